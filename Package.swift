@@ -1,0 +1,80 @@
+// swift-tools-version: 6.1
+// Chronir group server. Module layout and import rules: see README "Architecture" and STYLE.md.
+// A module imports only modules listed before it here (no upward arrows).
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "chronir-server",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "chronir-server", targets: ["Server"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // System C libraries (module.modulemap + shim.h only).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+
+        // Digests, HMAC, CSPRNG, scrypt, constant-time compare, base64url: the only user of COpenSSL.
+        .target(name: "Hashing", dependencies: ["COpenSSL"], swiftSettings: strict),
+        // Sans-I/O protocol cores: HTTP/1.1 parser and response writer (later: WebSocket frames).
+        .target(name: "Wire", swiftSettings: strict),
+        // Event loops on DispatchSource: listener, connections, timers, signals.
+        .target(name: "Transport", dependencies: ["Wire"], swiftSettings: strict),
+        // Thin safe Swift over sqlite3, writer queue + reader pool, migration runner. Knows no domain.
+        .target(name: "SQLite", dependencies: ["CSQLite", "Hashing"], swiftSettings: strict),
+        // Pure domain rules: accounts, emails, passwords policy, rate limits. No I/O.
+        .target(name: "Domain", dependencies: ["Hashing"], swiftSettings: strict),
+        // SQL for the Domain, row mapping, change_log writes; embeds Migrations/*.sql at build time.
+        .target(
+            name: "Store", dependencies: ["Domain", "SQLite", "Hashing"], swiftSettings: strict,
+            plugins: ["EmbedMigrations"]),
+        // Composition: routes, JSON handlers, auth, static files, config, access log.
+        .target(
+            name: "App",
+            dependencies: [
+                "Hashing", "Wire", "Transport", "SQLite", "Domain", "Store",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // chronir-server entry point.
+        .executableTarget(
+            name: "Server",
+            dependencies: [
+                "App", "Transport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // Test helpers shared by the test targets: chunk feeder, temp databases, loopback client, clock.
+        .target(
+            name: "TestSupport", dependencies: ["Wire", "SQLite", "Transport", "Domain"],
+            swiftSettings: strict),
+
+        // Build-time tool + plugin that turn Migrations/*.sql into Swift source inside Store, so the
+        // installed binary never depends on the current directory to find its schema.
+        .executableTarget(name: "EmbedMigrationsTool", swiftSettings: strict),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["EmbedMigrationsTool"]),
+
+        .testTarget(name: "HashingTests", dependencies: ["Hashing"], swiftSettings: strict),
+        .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TransportTests", dependencies: ["Transport", "Wire", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "DomainTests", dependencies: ["Domain", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "Domain", "SQLite", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "AppTests",
+            dependencies: ["App", "Store", "Domain", "Transport", "Wire", "SQLite", "TestSupport"],
+            swiftSettings: strict),
+    ]
+)

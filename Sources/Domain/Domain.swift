@@ -1,0 +1,1 @@
+// Domain module. See README "Architecture".

@@ -1,0 +1,1 @@
+// Hashing module. See README "Architecture".

@@ -1,0 +1,1 @@
+// SQLite module. See README "Architecture".

@@ -1,0 +1,1 @@
+print("chronir-server: skeleton")

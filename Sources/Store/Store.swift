@@ -1,0 +1,1 @@
+// Store module. See README "Architecture".

@@ -1,0 +1,1 @@
+// Transport module. See README "Architecture".
