@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 // Chronir group server. Module layout and import rules: see README "Architecture" and STYLE.md.
 // A module imports only modules listed before it here (no upward arrows).
 import PackageDescription
@@ -7,6 +7,8 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
+    // Warnings fail the build, locally and in CI (one command for both).
+    .treatAllWarnings(as: .error),
 ]
 
 let package = Package(

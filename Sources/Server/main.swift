@@ -1,1 +1,203 @@
-print("chronir-server: skeleton")
+import App
+import ArgumentParser
+import Dispatch
+import Domain
+import Foundation
+import Logging
+import SQLite
+import Synchronization
+import Transport
+
+/// `chronir-server`: the Chronir group server daemon. Every option can also be set through the
+/// `CHRONIR_*` environment variable named in its help; a flag wins over the environment.
+@main
+struct ChronirServer: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chronir-server",
+        abstract: "Self-hosted realtime server for groups that share recurring alarms.",
+        discussion: """
+            Runs on an embedded SQLite database in --data-dir (created on first start, with a generated \
+            server secret). Stop it with SIGTERM or Ctrl-C: it stops accepting, finishes in-flight \
+            requests, closes idle connections and exits 0 within --shutdown-timeout seconds.
+            """)
+
+    @Option(help: "Address to listen on. [env: CHRONIR_HOST] (default: 127.0.0.1)")
+    var host: String?
+
+    @Option(help: "TCP port; 0 picks a free one. [env: CHRONIR_PORT] (default: 8080)")
+    var port: Int?
+
+    @Option(help: "Directory for chronir.sqlite and server.secret. [env: CHRONIR_DATA_DIR] (default: ./data)")
+    var dataDir: String?
+
+    @Option(help: "Directory served at / (the web client); 'none' disables. [env: CHRONIR_PUBLIC_DIR] (default: ./Public)")
+    var publicDir: String?
+
+    @Option(help: "Event loops (threads serving sockets). [env: CHRONIR_LOOPS] (default: active processors)")
+    var loops: Int?
+
+    @Option(help: "trace|debug|info|notice|warning|error|critical. [env: CHRONIR_LOG_LEVEL] (default: info)")
+    var logLevel: String?
+
+    @Option(help: "text|json. [env: CHRONIR_LOG_FORMAT] (default: text)")
+    var logFormat: String?
+
+    @Option(help: "normal (WAL, fsync at checkpoint) | full (fsync every commit). [env: CHRONIR_DURABILITY] (default: normal)")
+    var durability: String?
+
+    @Option(help: "Tier of new accounts: free|plus|premium. [env: CHRONIR_DEFAULT_TIER] (default: free)")
+    var defaultTier: String?
+
+    @Option(help: "Public base URL for links the server hands out. [env: CHRONIR_PUBLIC_BASE_URL] (default: http://HOST:PORT)")
+    var publicBaseUrl: String?
+
+    @Option(help: "Maximum open client connections. [env: CHRONIR_MAX_CONNECTIONS] (default: 10000)")
+    var maxConnections: Int?
+
+    @Option(help: "Seconds to wait for in-flight requests on shutdown. [env: CHRONIR_SHUTDOWN_TIMEOUT] (default: 10)")
+    var shutdownTimeout: Int?
+
+    @Option(help: "scrypt cost: interactive | fast (tests only: weak). [env: CHRONIR_PASSWORD_HASHING] (default: interactive)")
+    var passwordHashing: String?
+
+    func run() throws {
+        let env = ProcessInfo.processInfo.environment
+        func value(_ flag: String?, _ name: String) -> String? { flag ?? env["CHRONIR_\(name)"] }
+        func parse<T>(_ flag: String?, _ name: String, _ fallback: T, _ convert: (String) -> T?) throws -> T {
+            guard let text = value(flag, name) else { return fallback }
+            guard let parsed = convert(text) else {
+                throw ValidationError("invalid value '\(text)' for \(name.lowercased().replacingOccurrences(of: "_", with: "-"))")
+            }
+            return parsed
+        }
+
+        let host = value(host, "HOST") ?? "127.0.0.1"
+        let port = try parse(port.map(String.init), "PORT", 8080) { Int($0).flatMap { (0...65535).contains($0) ? $0 : nil } }
+        let loops = try parse(loops.map(String.init), "LOOPS", ProcessInfo.processInfo.activeProcessorCount) {
+            Int($0).flatMap { (1...256).contains($0) ? $0 : nil }
+        }
+        let level = try parse(logLevel, "LOG_LEVEL", Logger.Level.info) { Logger.Level(rawValue: $0.lowercased()) }
+        let format = try parse(logFormat, "LOG_FORMAT", LogFormat.text) { LogFormat(rawValue: $0.lowercased()) }
+        let durability = try parse(durability, "DURABILITY", Durability.normal) { Durability(rawValue: $0.lowercased()) }
+        let tier = try parse(defaultTier, "DEFAULT_TIER", Tier.free) { Tier(rawValue: $0.lowercased()) }
+        let maxConnections = try parse(maxConnections.map(String.init), "MAX_CONNECTIONS", 10_000) {
+            Int($0).flatMap { $0 >= 1 ? $0 : nil }
+        }
+        let shutdownSeconds = try parse(shutdownTimeout.map(String.init), "SHUTDOWN_TIMEOUT", 10) {
+            Int($0).flatMap { $0 >= 0 ? $0 : nil }
+        }
+        let hashing = try parse(passwordHashing, "PASSWORD_HASHING", PasswordHashingCost.interactive) {
+            PasswordHashingCost(rawValue: $0.lowercased())
+        }
+        let publicDirText = value(publicDir, "PUBLIC_DIR") ?? "./Public"
+        let config = AppConfig(
+            dataDirectory: value(dataDir, "DATA_DIR") ?? "./data",
+            publicDirectory: publicDirText == "none" ? nil : publicDirText,
+            durability: durability, defaultTier: tier,
+            publicBaseURL: value(publicBaseUrl, "PUBLIC_BASE_URL") ?? "http://\(host):\(port)",
+            workerThreads: max(1, ProcessInfo.processInfo.activeProcessorCount),
+            passwordHashing: hashing)
+
+        let sink = LogSink(fd: 2)
+        LoggingSystem.bootstrap { label in ChronirLogHandler(label: label, level: level, format: format, sink: sink) }
+        let logger = Logger(label: "chronir.server")
+
+        let database: Database
+        do {
+            database = try Bootstrap.openDatabase(
+                config: config, logger: logger, nowMilliseconds: SystemClock().nowMilliseconds())
+            _ = try ServerSecret.loadOrCreate(path: config.secretPath)
+        } catch {
+            logger.critical("start-up failed", metadata: ["error": "\(error)"])
+            sink.flush()
+            throw ExitCode(1)
+        }
+
+        let services = Services(
+            config: config, database: database, clock: SystemClock(),
+            workers: WorkerPool(width: config.workerThreads), logger: logger)
+        let application = Application(services: services, accessLog: Logger(label: "chronir.access"))
+        if config.publicDirectory != nil, application.staticFiles == nil {
+            logger.warning("public directory not found; no static files served", metadata: ["path": "\(publicDirText)"])
+        }
+
+        var serverConfiguration = ServerConfiguration()
+        serverConfiguration.host = host
+        serverConfiguration.port = port
+        serverConfiguration.loopCount = loops
+        serverConfiguration.maxConnections = maxConnections
+        serverConfiguration.shutdownGracePeriod = .seconds(shutdownSeconds)
+        let transportLogger = Logger(label: "chronir.transport")
+        let server = HTTPServer(configuration: serverConfiguration, responder: application) { event in
+            transportLogger.debug("\(event)")
+        }
+        let boundPort: Int
+        do {
+            boundPort = try server.start()
+        } catch {
+            logger.critical("cannot listen", metadata: ["host": "\(host)", "port": "\(port)", "error": "\(error)"])
+            sink.flush()
+            throw ExitCode(1)
+        }
+        logger.notice(
+            "listening",
+            metadata: [
+                "address": "\(host):\(boundPort)", "loops": "\(loops)", "database": "\(config.databasePath)",
+                "durability": "\(durability.rawValue)",
+            ])
+        sink.flush()
+
+        let shutdown = Shutdown(server: server, database: database, logger: logger, sink: sink)
+        let watcher = SignalWatcher(signals: [SIGTERM, SIGINT, SIGHUP]) { signal in
+            shutdown.handle(signal: signal)
+        }
+        withExtendedLifetime(watcher) { dispatchMain() }
+    }
+}
+
+/// Graceful shutdown on the first SIGTERM/SIGINT; a second one exits at once.
+final class Shutdown: Sendable {
+    let server: HTTPServer
+    let database: Database
+    let logger: Logger
+    let sink: LogSink
+    private let started = ManagedFlag()
+
+    init(server: HTTPServer, database: Database, logger: Logger, sink: LogSink) {
+        self.server = server
+        self.database = database
+        self.logger = logger
+        self.sink = sink
+    }
+
+    func handle(signal: Int32) {
+        if signal == SIGHUP {
+            logger.notice("SIGHUP: nothing to reload (logs go to stderr)")
+            return
+        }
+        guard started.setOnce() else {
+            logger.warning("second signal: exiting now")
+            sink.flush()
+            exit(1)
+        }
+        logger.notice("shutting down", metadata: ["signal": "\(signal == SIGTERM ? "SIGTERM" : "SIGINT")"])
+        server.shutdown { [self] in
+            do {
+                try database.checkpoint()
+            } catch {
+                logger.error("WAL checkpoint failed", metadata: ["error": "\(error)"])
+            }
+            database.close()
+            logger.notice("stopped")
+            sink.flush()
+            exit(0)
+        }
+    }
+}
+
+/// A flag that can be set once, from any thread.
+final class ManagedFlag: Sendable {
+    private let state = Mutex(false)
+    /// Sets the flag; returns false when it was already set.
+    func setOnce() -> Bool { state.withLock { if $0 { return false }; $0 = true; return true } }
+}

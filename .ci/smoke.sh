@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Smoke test of a built chronir-server on an ephemeral port with a fresh data directory:
+# health, readiness, register, login, me, logout, then SIGTERM must exit 0.
+# Usage: .ci/smoke.sh PATH/TO/chronir-server
+set -euo pipefail
+bin=$(realpath "$1")
+work=$(mktemp -d)
+trap 'kill -9 "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+fail() { echo "SMOKE FAIL: $*" >&2; echo "--- server log:" >&2; cat "$work/log" >&2; exit 1; }
+
+"$bin" --port 0 --data-dir "$work/data" --public-dir none --log-format json 2>"$work/log" &
+pid=$!
+port=""
+for _ in $(seq 1 100); do
+    port=$(grep -o '"address":"127.0.0.1:[0-9]*"' "$work/log" 2>/dev/null | head -1 | grep -o '[0-9]*"$' | tr -d '"' || true)
+    [ -n "$port" ] && break
+    kill -0 "$pid" 2>/dev/null || fail "server exited during start-up"
+    sleep 0.1
+done
+[ -n "$port" ] || fail "server did not report its port"
+base="http://127.0.0.1:$port"
+echo "server pid $pid on $base"
+
+expect() {  # expect STATUS METHOD PATH [BODY] [TOKEN] -> prints body
+    local want=$1 method=$2 path=$3 body=${4:-} token=${5:-}
+    local args=(-s -o "$work/body" -w '%{http_code}' -X "$method" "$base$path")
+    [ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data "$body")
+    [ -n "$token" ] && args+=(-H "Authorization: Bearer $token")
+    local got
+    got=$(curl "${args[@]}") || fail "$method $path: curl failed"
+    [ "$got" = "$want" ] || fail "$method $path: status $got, want $want: $(cat "$work/body")"
+    cat "$work/body"
+}
+json() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
+
+expect 200 GET /healthz >/dev/null
+expect 200 GET /readyz >/dev/null
+reg=$(expect 201 POST /v1/auth/register '{"email":" Smoke@Example.com ","password":"correct horse","display_name":"Smoke"}')
+[ "$(echo "$reg" | json "['user']['email']")" = "smoke@example.com" ] || fail "email not normalised: $reg"
+expect 409 POST /v1/auth/register '{"email":"smoke@example.com","password":"correct horse","display_name":"Again"}' >/dev/null
+expect 401 POST /v1/auth/login '{"email":"smoke@example.com","password":"wrong password"}' >/dev/null
+login=$(expect 200 POST /v1/auth/login '{"email":"smoke@example.com","password":"correct horse"}')
+token=$(echo "$login" | json "['token']")
+me=$(expect 200 GET /v1/me "" "$token")
+[ "$(echo "$me" | json "['display_name']")" = "Smoke" ] || fail "me: $me"
+expect 401 GET /v1/me >/dev/null
+expect 204 POST /v1/auth/logout "" "$token" >/dev/null
+expect 401 GET /v1/me "" "$token" >/dev/null
+expect 404 GET /v1/nothing-here >/dev/null
+expect 405 DELETE /healthz >/dev/null
+
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+[ "$status" = 0 ] || fail "SIGTERM: exit status $status, want 0"
+grep -q '"msg":"stopped"' "$work/log" || fail "no 'stopped' log line after SIGTERM"
+echo "smoke: all checks passed; SIGTERM exit 0"

@@ -1,0 +1,170 @@
+import Domain
+import Hashing
+import SQLite
+import Store
+import Wire
+
+/// `/v1/auth/*` and `/v1/me`: registration, login, logout, profile.
+enum AccountRoutes {
+    struct RegisterBody: Decodable {
+        var email: String
+        var password: String
+        var displayName: String
+        enum CodingKeys: String, CodingKey {
+            case email, password
+            case displayName = "display_name"
+        }
+    }
+
+    struct LoginBody: Decodable {
+        var email: String
+        var password: String
+    }
+
+    /// `PATCH /v1/me`: absent fields stay; `"timezone": null` clears the zone.
+    struct ProfilePatch: Decodable {
+        var displayName: String?
+        var timezone: String??
+        var version: Int64?
+        enum CodingKeys: String, CodingKey {
+            case displayName = "display_name"
+            case timezone, version
+        }
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            displayName = try c.decodeIfPresent(String.self, forKey: .displayName)
+            if c.contains(.timezone) {
+                timezone = .some(try c.decodeNil(forKey: .timezone) ? nil : try c.decode(String.self, forKey: .timezone))
+            }
+            version = try c.decodeIfPresent(Int64.self, forKey: .version)
+        }
+    }
+
+    /// The body of a successful register/login.
+    struct SessionBody: Encodable {
+        var user: User
+        var token: String
+        var expiresAt: Timestamp
+        enum CodingKeys: String, CodingKey {
+            case user, token
+            case expiresAt = "expires_at"
+        }
+    }
+
+    static func register(in router: inout Router<Handler>, services: Services) {
+        router.add(.post, "/v1/auth/register", .async { request in try await register(request, services) })
+        router.add(.post, "/v1/auth/login", .async { request in try await login(request, services) })
+        router.add(.post, "/v1/auth/logout", .async { request in try await logout(request, services) })
+        router.add(.get, "/v1/me", .async { request in
+            JSONBody.response(try await services.authenticate(request).user)
+        })
+        router.add(.patch, "/v1/me", .async { request in try await patchMe(request, services) })
+    }
+
+    static func register(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let body = try JSONBody.decode(RegisterBody.self, from: request)
+        let email = try AccountRules.normalizeEmail(body.email)
+        try AccountRules.validatePassword(body.password)
+        let displayName = try AccountRules.normalizeDisplayName(body.displayName)
+        let scrypt = services.scrypt
+        let password = body.password
+        let hash = try await services.workers.run { PasswordHash.make(password: password, parameters: scrypt) }
+        let (token, tokenHash) = TokenHashing.generate()
+        let now = services.clock.nowMilliseconds()
+        let tier = services.config.defaultTier
+        let userAgent = request.headers[first: "user-agent"]
+        let ip = request.context.remoteAddress
+        let user = try await services.database.write { db in
+            let user = try AccountStore.register(
+                email: email, displayName: displayName, passwordHash: hash, tier: tier, at: now, on: db)
+            try SessionStore.create(
+                tokenHash: tokenHash, userID: user.id, userAgent: userAgent, clientIP: ip, at: now, on: db)
+            return user
+        }
+        services.logger.info("account registered", metadata: ["user_id": "\(user.id)", "request_id": "\(request.requestID)"])
+        return JSONBody.response(
+            SessionBody(
+                user: user, token: token,
+                expiresAt: Timestamp(milliseconds: now + SessionStore.idleLifetimeMilliseconds)),
+            status: .created)
+    }
+
+    static func login(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let body = try JSONBody.decode(LoginBody.self, from: request)
+        let email = try AccountRules.normalizeEmail(body.email)
+        guard body.password.utf8.count <= AccountRules.maxPasswordBytes else { throw DomainError.invalidCredentials }
+        let now = services.clock.nowMilliseconds()
+        let subjects = [LoginFailureStore.emailSubject(email), LoginFailureStore.ipSubject(request.context.remoteAddress)]
+        let window = AttemptWindow.login
+
+        // Refuse before spending scrypt time when either subject is over its limit.
+        let (decision, stored) = try await services.database.read { db in
+            var worst = AttemptWindow.Decision.allowed
+            for subject in subjects {
+                let times = try LoginFailureStore.failureTimes(subject: subject, window: window, at: now, on: db)
+                if case .refused(let s) = window.evaluate(failureTimes: times, now: now) {
+                    if case .refused(let w) = worst, w >= s { continue }
+                    worst = .refused(retryAfterSeconds: s)
+                }
+            }
+            return (worst, try AccountStore.credentials(email: email, on: db))
+        }
+        if case .refused(let seconds) = decision { throw DomainError.rateLimited(retryAfterSeconds: seconds) }
+
+        let password = body.password
+        let encoded = stored?.passwordHash ?? services.decoyPasswordHash
+        let verified = try await services.workers.run { PasswordHash.verify(password: password, encoded: encoded) }
+        guard verified, let user = stored?.user else {
+            try await services.database.write { db in try LoginFailureStore.record(subjects: subjects, at: now, on: db) }
+            services.logger.notice(
+                "login failed",
+                metadata: ["client_ip": "\(request.context.remoteAddress)", "request_id": "\(request.requestID)"])
+            throw DomainError.invalidCredentials
+        }
+        guard user.status == .active else { throw DomainError.accountSuspended }
+
+        let (token, tokenHash) = TokenHashing.generate()
+        let userAgent = request.headers[first: "user-agent"]
+        let ip = request.context.remoteAddress
+        try await services.database.write { db in
+            try SessionStore.create(
+                tokenHash: tokenHash, userID: user.id, userAgent: userAgent, clientIP: ip, at: now, on: db)
+            try LoginFailureStore.clear(subject: subjects[0], on: db)
+        }
+        return JSONBody.response(
+            SessionBody(
+                user: user, token: token,
+                expiresAt: Timestamp(milliseconds: now + SessionStore.idleLifetimeMilliseconds)))
+    }
+
+    static func logout(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let principal = try await services.authenticate(request)
+        let now = services.clock.nowMilliseconds()
+        try await services.database.write { db in
+            try SessionStore.revoke(tokenHash: principal.tokenHash, at: now, on: db)
+        }
+        return HTTPResponse(status: .noContent)
+    }
+
+    static func patchMe(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let principal = try await services.authenticate(request)
+        let patch = try JSONBody.decode(ProfilePatch.self, from: request)
+        let displayName = try patch.displayName.map { name throws(DomainError) in
+            try AccountRules.normalizeDisplayName(name)
+        }
+        var timezone: String?? = nil
+        if let requested = patch.timezone {
+            timezone = .some(try requested.map { zone throws(DomainError) in try AccountRules.validateTimezone(zone) })
+        }
+        let now = services.clock.nowMilliseconds()
+        let userID = principal.user.id
+        let version = patch.version
+        let tz = timezone
+        let user = try await services.database.write { db in
+            try AccountStore.updateProfile(
+                userID: userID, displayName: displayName, timezone: tz, expectedVersion: version,
+                actor: .user(userID), at: now, on: db)
+        }
+        return JSONBody.response(user)
+    }
+}

@@ -1,0 +1,45 @@
+public import Domain
+public import SQLite
+
+/// Everything the application layer needs to know, resolved by the executable from flags and
+/// `CHRONIR_*` environment variables (README "Configuration").
+public struct AppConfig: Sendable {
+    /// Directory holding `chronir.sqlite` and `server.secret`.
+    public var dataDirectory: String
+    /// Directory served at `/` (the web client); nil serves no static files.
+    public var publicDirectory: String?
+    /// SQLite durability: `normal` (WAL, fsync at checkpoints) or `full` (fsync every commit).
+    public var durability: Durability
+    /// Tier given to new accounts.
+    public var defaultTier: Tier
+    /// Base URL used in links the server hands out (join links, invitation links).
+    public var publicBaseURL: String
+    /// Threads for blocking CPU work (password hashing), off the event loops.
+    public var workerThreads: Int
+    /// scrypt cost for new password hashes.
+    public var passwordHashing: PasswordHashingCost
+
+    public init(
+        dataDirectory: String = "./data", publicDirectory: String? = "./Public", durability: Durability = .normal,
+        defaultTier: Tier = .free, publicBaseURL: String = "http://127.0.0.1:8080", workerThreads: Int = 2,
+        passwordHashing: PasswordHashingCost = .interactive
+    ) {
+        self.dataDirectory = dataDirectory
+        self.publicDirectory = publicDirectory
+        self.durability = durability
+        self.defaultTier = defaultTier
+        self.publicBaseURL = publicBaseURL
+        self.workerThreads = workerThreads
+        self.passwordHashing = passwordHashing
+    }
+
+    /// The database file inside the data directory.
+    public var databasePath: String { dataDirectory + "/chronir.sqlite" }
+    /// The server secret file inside the data directory.
+    public var secretPath: String { dataDirectory + "/server.secret" }
+}
+
+/// scrypt cost presets. `interactive` for production; `fast` only for tests (it is weak).
+public enum PasswordHashingCost: String, Sendable {
+    case interactive, fast
+}

@@ -1,0 +1,126 @@
+import Dispatch
+import Domain
+import Hashing
+public import Logging
+import SQLite
+import Store
+public import Transport
+public import Wire
+
+/// The HTTP application: routes a request, runs its handler (inline when synchronous, as a task when
+/// asynchronous), maps any error to the envelope, stamps `X-Request-Id`, writes the access log line.
+public final class Application: HTTPResponder {
+    public let services: Services
+    let router: Router<Handler>
+    let staticFiles: StaticFiles?
+    let accessLog: Logger
+    private let requestIDPrefix: String
+    private let requestCounter = AtomicCounter()
+
+    /// Longest `X-Request-Id` accepted from a client; longer or odd ones are replaced.
+    public static let maxRequestIDLength = 128
+
+    public init(services: Services, accessLog: Logger) {
+        self.services = services
+        self.accessLog = accessLog
+        staticFiles = services.config.publicDirectory.flatMap(StaticFiles.init(directory:))
+        requestIDPrefix = Hex.encode(SecureRandom.bytes(4))
+        var router = Router<Handler>()
+        HealthRoutes.register(in: &router, services: services)
+        AccountRoutes.register(in: &router, services: services)
+        self.router = router
+    }
+
+    /// Every (method, template) the API serves.
+    public var routes: [(method: HTTPMethod, template: String)] { router.routes }
+
+    public func respond(to http: HTTPRequest, context: RequestContext, sink: ResponseSink) {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let requestID = Self.acceptableRequestID(http.head.headers[first: "x-request-id"])
+            ?? "\(requestIDPrefix)-\(requestCounter.next())"
+        let path = http.head.path
+        var request = Request(http: http, parameters: [:], context: context, requestID: requestID, route: "")
+
+        switch router.match(http.head.method, path: path) {
+        case .matched(let match):
+            request.parameters = match.parameters
+            request.route = match.template
+            switch match.handler {
+            case .sync(let handler):
+                let response: HTTPResponse
+                do { response = try handler(request) } catch { response = failure(error, request) }
+                finish(response, request, started, sink)
+            case .async(let handler):
+                Task {
+                    let response: HTTPResponse
+                    do { response = try await handler(request) } catch { response = self.failure(error, request) }
+                    self.finish(response, request, started, sink)
+                }
+            }
+        case .methodNotAllowed(let allowed):
+            let allow = allowed.map(\.rawValue).joined(separator: ", ")
+            let error = APIError(
+                .methodNotAllowed, "\(http.head.method) is not allowed here", headers: ["Allow": allow])
+            finish(ErrorMapping.response(for: error, requestID: requestID), request, started, sink)
+        case .badPath:
+            let error = APIError(.invalidRequest, "the path has an invalid percent-encoding")
+            finish(ErrorMapping.response(for: error, requestID: requestID), request, started, sink)
+        case .notFound:
+            guard let staticFiles, http.head.method == .get || http.head.method == .head, !path.hasPrefix("/v1/")
+            else {
+                let error = APIError(.notFound, "no such resource")
+                finish(ErrorMapping.response(for: error, requestID: requestID), request, started, sink)
+                return
+            }
+            request.route = "static"
+            let headers = http.head.headers
+            Task {
+                let response = (try? await self.services.workers.run { staticFiles.response(path: path, headers: headers) })
+                    ?? nil
+                self.finish(
+                    response ?? ErrorMapping.response(for: APIError(.notFound, "no such resource"), requestID: requestID),
+                    request, started, sink)
+            }
+        }
+    }
+
+    private func failure(_ error: any Error, _ request: Request) -> HTTPResponse {
+        let apiError = ErrorMapping.apiError(for: error)
+        if apiError.code.status.code >= 500 {
+            services.logger.error(
+                "request failed",
+                metadata: [
+                    "request_id": "\(request.requestID)", "route": "\(request.route)",
+                    "error": "\(String(describing: error))",
+                ])
+        }
+        return ErrorMapping.response(for: apiError, requestID: request.requestID)
+    }
+
+    private func finish(_ response: HTTPResponse, _ request: Request, _ started: UInt64, _ sink: ResponseSink) {
+        var response = response
+        response.headers.add(name: "X-Request-Id", value: request.requestID)
+        sink.send(response)
+        if accessLog.logLevel <= .info {
+            let micros = (DispatchTime.now().uptimeNanoseconds - started) / 1000
+            accessLog.info(
+                "request",
+                metadata: [
+                    "method": "\(request.method)", "path": "\(request.http.head.path)",
+                    "route": "\(request.route)", "status": "\(response.status.code)",
+                    "bytes": "\(response.body.count)", "duration_us": "\(micros)",
+                    "request_id": "\(request.requestID)", "client_ip": "\(request.context.remoteAddress)",
+                ])
+        }
+    }
+
+    /// A client-supplied request id is kept when it is 1…128 characters of `[A-Za-z0-9._-]`.
+    static func acceptableRequestID(_ value: String?) -> String? {
+        guard let value, !value.isEmpty, value.utf8.count <= maxRequestIDLength,
+            value.utf8.allSatisfy({ b in
+                (b >= 48 && b <= 57) || (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 45 || b == 46 || b == 95
+            })
+        else { return nil }
+        return value
+    }
+}

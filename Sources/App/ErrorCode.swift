@@ -1,0 +1,60 @@
+public import Wire
+
+/// An API error code: the stable `code`/`name` pair of the error envelope and its HTTP status.
+/// CA001–CA015 are the API seed's (§12); CA016 onwards are this server's. README lists them all.
+public struct ErrorCode: Hashable, Sendable {
+    public var code: String
+    public var name: String
+    public var status: HTTPStatus
+
+    public static let alarmLimitReached = ErrorCode(code: "CA001", name: "ALARM_LIMIT_REACHED", status: .forbidden)
+    public static let tierRequired = ErrorCode(code: "CA002", name: "TIER_REQUIRED", status: .forbidden)
+    public static let groupMemberLimit = ErrorCode(code: "CA003", name: "GROUP_MEMBER_LIMIT", status: .conflict)
+    public static let invitationExpired = ErrorCode(code: "CA004", name: "INVITATION_EXPIRED", status: .conflict)
+    public static let invitationAlreadyAccepted = ErrorCode(
+        code: "CA005", name: "INVITATION_ALREADY_ACCEPTED", status: .conflict)
+    public static let alarmNotFound = ErrorCode(code: "CA006", name: "ALARM_NOT_FOUND", status: .notFound)
+    public static let permissionDenied = ErrorCode(code: "CA007", name: "PERMISSION_DENIED", status: .forbidden)
+    public static let scheduleInvalid = ErrorCode(
+        code: "CA008", name: "SCHEDULE_INVALID", status: .unprocessableContent)
+    public static let photoTooLarge = ErrorCode(code: "CA009", name: "PHOTO_TOO_LARGE", status: .contentTooLarge)
+    public static let syncConflict = ErrorCode(code: "CA010", name: "SYNC_CONFLICT", status: .conflict)
+    // CA011 NETWORK_UNAVAILABLE, CA014 OS_ALARM_PERMISSION_DENIED and CA015 NOTIFICATION_PERMISSION_DENIED
+    // are client-side conditions in the seed; the server never sends them but keeps the numbers reserved.
+    public static let authRequired = ErrorCode(code: "CA012", name: "AUTH_REQUIRED", status: .unauthorized)
+    public static let subscriptionExpired = ErrorCode(
+        code: "CA013", name: "SUBSCRIPTION_EXPIRED", status: .forbidden)
+
+    public static let invalidRequest = ErrorCode(code: "CA016", name: "INVALID_REQUEST", status: .badRequest)
+    public static let validationFailed = ErrorCode(
+        code: "CA017", name: "VALIDATION_FAILED", status: .unprocessableContent)
+    public static let notFound = ErrorCode(code: "CA018", name: "NOT_FOUND", status: .notFound)
+    public static let methodNotAllowed = ErrorCode(
+        code: "CA019", name: "METHOD_NOT_ALLOWED", status: .methodNotAllowed)
+    public static let rateLimited = ErrorCode(code: "CA020", name: "RATE_LIMITED", status: .tooManyRequests)
+    public static let invalidCredentials = ErrorCode(
+        code: "CA021", name: "INVALID_CREDENTIALS", status: .unauthorized)
+    public static let emailTaken = ErrorCode(code: "CA022", name: "EMAIL_TAKEN", status: .conflict)
+    public static let payloadTooLarge = ErrorCode(
+        code: "CA023", name: "PAYLOAD_TOO_LARGE", status: .contentTooLarge)
+    public static let accountSuspended = ErrorCode(code: "CA024", name: "ACCOUNT_SUSPENDED", status: .forbidden)
+    public static let unsupportedMediaType = ErrorCode(
+        code: "CA025", name: "UNSUPPORTED_MEDIA_TYPE", status: .unsupportedMediaType)
+    public static let internalError = ErrorCode(
+        code: "CA026", name: "INTERNAL_ERROR", status: .internalServerError)
+    public static let serviceUnavailable = ErrorCode(
+        code: "CA027", name: "SERVICE_UNAVAILABLE", status: .serviceUnavailable)
+    public static let uriTooLong = ErrorCode(code: "CA028", name: "URI_TOO_LONG", status: .uriTooLong)
+    public static let headersTooLarge = ErrorCode(
+        code: "CA029", name: "HEADERS_TOO_LARGE", status: .requestHeaderFieldsTooLarge)
+    public static let requestTimeout = ErrorCode(code: "CA030", name: "REQUEST_TIMEOUT", status: .requestTimeout)
+
+    /// Every code the server can send, in number order (README table, tests).
+    public static let all: [ErrorCode] = [
+        .alarmLimitReached, .tierRequired, .groupMemberLimit, .invitationExpired, .invitationAlreadyAccepted,
+        .alarmNotFound, .permissionDenied, .scheduleInvalid, .photoTooLarge, .syncConflict, .authRequired,
+        .subscriptionExpired, .invalidRequest, .validationFailed, .notFound, .methodNotAllowed, .rateLimited,
+        .invalidCredentials, .emailTaken, .payloadTooLarge, .accountSuspended, .unsupportedMediaType,
+        .internalError, .serviceUnavailable, .uriTooLong, .headersTooLarge, .requestTimeout,
+    ]
+}

@@ -1,0 +1,91 @@
+import Domain
+import SQLite
+public import Wire
+
+/// The one place that turns any error into an HTTP response with the JSON error envelope
+/// `{"error":{"code","name","message","request_id",…}}`. Nothing internal reaches the peer:
+/// unknown errors become 500 INTERNAL_ERROR and are logged with the request id.
+public enum ErrorMapping {
+    /// Maps a thrown error to its wire form.
+    public static func apiError(for error: any Error) -> APIError {
+        switch error {
+        case let error as APIError:
+            return error
+        case let error as DomainError:
+            return apiError(for: error)
+        case let error as SQLiteError where error.isFull || error.isReadOnly || error.isIOError || error.isBusy:
+            return APIError(.serviceUnavailable, "storage is temporarily unavailable; try again", retryAfterSeconds: 5)
+        default:
+            return APIError(.internalError, "internal error")
+        }
+    }
+
+    static func apiError(for error: DomainError) -> APIError {
+        switch error {
+        case .invalidField(let field, let message):
+            return APIError(.validationFailed, message, field: field)
+        case .authenticationRequired:
+            return APIError(.authRequired, "authentication required")
+        case .invalidCredentials:
+            return APIError(.invalidCredentials, "email or password is incorrect")
+        case .accountSuspended:
+            return APIError(.accountSuspended, "this account is suspended")
+        case .permissionDenied(let what):
+            return APIError(.permissionDenied, what)
+        case .notFound(let what):
+            return APIError(.notFound, "\(what) not found")
+        case .emailTaken:
+            return APIError(.emailTaken, "an account with this email already exists", field: "email")
+        case .versionConflict(let current):
+            return APIError(.syncConflict, "the document changed; current version attached", current: current)
+        case .rateLimited(let seconds):
+            return APIError(.rateLimited, "too many attempts; retry later", retryAfterSeconds: seconds)
+        case .tierRequired(let what):
+            return APIError(.tierRequired, what)
+        }
+    }
+
+    /// The response for `error`, stamped with `requestID`.
+    public static func response(for error: any Error, requestID: String) -> HTTPResponse {
+        response(for: apiError(for: error), requestID: requestID)
+    }
+
+    /// The response for an `APIError`.
+    public static func response(for error: APIError, requestID: String) -> HTTPResponse {
+        var body = #"{"error":{"code":"# + JSONText.quote(error.code.code)
+        body += #","name":"# + JSONText.quote(error.code.name)
+        body += #","message":"# + JSONText.quote(error.message)
+        if let field = error.field { body += #","field":"# + JSONText.quote(field) }
+        if let seconds = error.retryAfterSeconds { body += #","retry_after":"# + String(seconds) }
+        if let current = error.current { body += #","current":"# + String(decoding: current, as: UTF8.self) }
+        body += #","request_id":"# + JSONText.quote(requestID) + "}}"
+        var headers = error.headers
+        headers.add(name: "Content-Type", value: JSONText.contentType)
+        if let seconds = error.retryAfterSeconds { headers.add(name: "Retry-After", value: String(seconds)) }
+        return HTTPResponse(status: error.code.status, headers: headers, body: Array(body.utf8))
+    }
+}
+
+/// Minimal JSON text helpers for hand-built bodies.
+enum JSONText {
+    static let contentType = "application/json; charset=utf-8"
+
+    /// `value` as a JSON string literal (RFC 8259 §7 escaping).
+    static func quote(_ value: String) -> String {
+        var out = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case let s where s.value < 0x20:
+                let hex = String(s.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,25 @@
+import SQLite
+import Store
+import Wire
+
+/// `GET /healthz` (the process is up and serving) and `GET /readyz` (the database answers and every
+/// migration this binary knows is applied).
+enum HealthRoutes {
+    static let healthyBody = Array(#"{"status":"ok"}"#.utf8)
+
+    static func register(in router: inout Router<Handler>, services: Services) {
+        router.add(.get, "/healthz", .sync { _ in
+            HTTPResponse(status: .ok, headers: ["Content-Type": JSONText.contentType], body: healthyBody)
+        })
+        router.add(.get, "/readyz", .async { _ in
+            let pending = try await services.database.read { db in
+                try MigrationRunner.pending(db, migrations: Schema.migrations)
+            }
+            guard pending.isEmpty else {
+                throw APIError(.serviceUnavailable, "migrations pending: \(pending.joined(separator: ", "))")
+            }
+            return HTTPResponse(
+                status: .ok, headers: ["Content-Type": JSONText.contentType], body: Array(#"{"status":"ready"}"#.utf8))
+        })
+    }
+}

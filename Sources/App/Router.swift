@@ -1,0 +1,130 @@
+public import Wire
+
+/// Routes by method and path template. Templates are `/`-separated literal segments and `{name}`
+/// parameters (`/v1/groups/{id}/members/{user_id}`). Static paths resolve through one dictionary
+/// lookup; parameterised ones by segment comparison. HEAD falls back to the GET route.
+public struct Router<Handler: Sendable>: Sendable {
+    /// A route that matched.
+    public struct Match: Sendable {
+        public var handler: Handler
+        /// The template that matched (for logs and metrics: bounded cardinality).
+        public var template: String
+        /// Percent-decoded path parameters.
+        public var parameters: [String: String]
+    }
+
+    /// The outcome of `match`.
+    public enum Outcome: Sendable {
+        case matched(Match)
+        /// The path exists but not for this method; `allowed` is the `Allow` list.
+        case methodNotAllowed(allowed: [HTTPMethod])
+        case notFound
+        /// The path had an invalid percent-encoding.
+        case badPath
+    }
+
+    private struct Entry: Sendable {
+        var template: String
+        var segments: [Segment]
+        var handlers: [HTTPMethod: Handler]
+    }
+
+    private enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    private var staticRoutes: [String: Entry] = [:]
+    private var parameterRoutes: [Entry] = []
+
+    public init() {}
+
+    /// Registers `handler` for `method` on `template`. Registering the same pair twice is a bug.
+    public mutating func add(_ method: HTTPMethod, _ template: String, _ handler: Handler) {
+        let segments = template.split(separator: "/").map { part -> Segment in
+            part.hasPrefix("{") && part.hasSuffix("}")
+                ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
+        }
+        let isStatic = !segments.contains { if case .parameter = $0 { true } else { false } }
+        if isStatic {
+            var entry = staticRoutes[template] ?? Entry(template: template, segments: segments, handlers: [:])
+            precondition(entry.handlers[method] == nil, "duplicate route \(method) \(template)")
+            entry.handlers[method] = handler
+            staticRoutes[template] = entry
+        } else if let i = parameterRoutes.firstIndex(where: { $0.segments == segments }) {
+            precondition(parameterRoutes[i].handlers[method] == nil, "duplicate route \(method) \(template)")
+            parameterRoutes[i].handlers[method] = handler
+        } else {
+            parameterRoutes.append(Entry(template: template, segments: segments, handlers: [method: handler]))
+        }
+    }
+
+    /// Every registered (method, template) pair, sorted (for the API description check).
+    public var routes: [(method: HTTPMethod, template: String)] {
+        (Array(staticRoutes.values) + parameterRoutes)
+            .flatMap { entry in entry.handlers.keys.map { (method: $0, template: entry.template) } }
+            .sorted { ($0.template, $0.method.rawValue) < ($1.template, $1.method.rawValue) }
+    }
+
+    /// Finds the route for a request path (without query; still percent-encoded).
+    public func match(_ method: HTTPMethod, path: Substring) -> Outcome {
+        if let entry = staticRoutes[String(path)] {
+            return select(entry, method: method, parameters: [:])
+        }
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        for entry in parameterRoutes where entry.segments.count == parts.count {
+            var parameters: [String: String] = [:]
+            var matched = true
+            for (segment, part) in zip(entry.segments, parts) {
+                switch segment {
+                case .literal(let literal):
+                    if literal != part { matched = false }
+                case .parameter(let name):
+                    guard let decoded = PercentDecoding.decode(part) else { return .badPath }
+                    parameters[name] = decoded
+                }
+                if !matched { break }
+            }
+            if matched { return select(entry, method: method, parameters: parameters) }
+        }
+        return .notFound
+    }
+
+    private func select(_ entry: Entry, method: HTTPMethod, parameters: [String: String]) -> Outcome {
+        if let handler = entry.handlers[method] ?? (method == .head ? entry.handlers[.get] : nil) {
+            return .matched(Match(handler: handler, template: entry.template, parameters: parameters))
+        }
+        var allowed = Array(entry.handlers.keys)
+        if entry.handlers[.get] != nil, entry.handlers[.head] == nil { allowed.append(.head) }
+        return .methodNotAllowed(allowed: allowed.sorted { $0.rawValue < $1.rawValue })
+    }
+}
+
+/// RFC 3986 §2.1 percent-decoding of one path segment.
+enum PercentDecoding {
+    /// The decoded text, or nil for a malformed escape or invalid UTF-8.
+    static func decode(_ segment: Substring) -> String? {
+        guard segment.utf8.contains(UInt8(ascii: "%")) else { return String(segment) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(segment.utf8.count)
+        var it = segment.utf8.makeIterator()
+        while let b = it.next() {
+            if b == UInt8(ascii: "%") {
+                guard let h = it.next().flatMap(hexValue), let l = it.next().flatMap(hexValue) else { return nil }
+                bytes.append(h << 4 | l)
+            } else {
+                bytes.append(b)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

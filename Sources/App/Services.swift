@@ -1,0 +1,78 @@
+public import Domain
+import Hashing
+public import Logging
+public import SQLite
+import Store
+
+/// The shared dependencies route handlers capture: one instance per server process.
+public struct Services: Sendable {
+    public var config: AppConfig
+    public var database: Database
+    public var clock: any Clock
+    public var workers: WorkerPool
+    public var logger: Logger
+    /// A hash of a random password with the configured cost, verified when a login names an unknown
+    /// email so that a miss takes as long as a wrong password (no account enumeration by timing).
+    let decoyPasswordHash: String
+
+    public init(config: AppConfig, database: Database, clock: any Clock, workers: WorkerPool, logger: Logger) {
+        self.config = config
+        self.database = database
+        self.clock = clock
+        self.workers = workers
+        self.logger = logger
+        decoyPasswordHash = PasswordHash.make(
+            password: Base64URL.encode(SecureRandom.bytes(16)), parameters: Self.scrypt(config.passwordHashing))
+    }
+
+    /// scrypt parameters for new password hashes.
+    var scrypt: ScryptParameters { Self.scrypt(config.passwordHashing) }
+
+    static func scrypt(_ cost: PasswordHashingCost) -> ScryptParameters {
+        switch cost {
+        case .interactive: .interactive
+        case .fast: .testing
+        }
+    }
+
+    /// The signed-in user behind the request's bearer token. Throws 401 AUTH_REQUIRED for a missing,
+    /// malformed, unknown, expired or revoked token, 403 ACCOUNT_SUSPENDED for a suspended account.
+    public func authenticate(_ request: Request) async throws -> AuthenticatedUser {
+        guard let token = request.bearerToken, let tokenHash = TokenHashing.hash(token: token) else {
+            throw DomainError.authenticationRequired
+        }
+        let now = clock.nowMilliseconds()
+        let lookup = try await database.read { db in try SessionStore.lookup(tokenHash: tokenHash, at: now, on: db) }
+        guard let lookup else { throw DomainError.authenticationRequired }
+        guard lookup.user.status == .active else { throw DomainError.accountSuspended }
+        if lookup.needsTouch {
+            try await database.write { db in try SessionStore.touch(tokenHash: tokenHash, at: now, on: db) }
+        }
+        return AuthenticatedUser(user: lookup.user, tokenHash: tokenHash)
+    }
+}
+
+/// A request's authenticated principal.
+public struct AuthenticatedUser: Sendable {
+    public var user: User
+    /// SHA-256 of the bearer token (to revoke this session on logout).
+    public var tokenHash: [UInt8]
+}
+
+/// Bearer tokens: 256 random bits, base64url without padding (43 characters); stored as SHA-256.
+public enum TokenHashing {
+    /// Bytes of randomness in a token.
+    public static let tokenBytes = 32
+
+    /// A fresh token and its stored hash.
+    public static func generate() -> (token: String, hash: [UInt8]) {
+        let raw = SecureRandom.bytes(tokenBytes)
+        return (Base64URL.encode(raw), SHA256.hash(raw))
+    }
+
+    /// The stored hash of a presented token, or nil when it cannot be one of ours.
+    public static func hash(token: String) -> [UInt8]? {
+        guard token.utf8.count == 43, let raw = Base64URL.decode(token), raw.count == tokenBytes else { return nil }
+        return SHA256.hash(raw)
+    }
+}

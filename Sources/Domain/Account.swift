@@ -1,0 +1,120 @@
+import Foundation
+
+/// Subscription tier (data-schema seed §5). Creating groups and invitations needs `premium`.
+public enum Tier: String, Sendable, Codable, CaseIterable {
+    case free, plus, premium
+}
+
+/// Account status. A suspended account cannot authenticate; its tokens are revoked.
+public enum UserStatus: String, Sendable, Codable, CaseIterable {
+    case active, suspended
+}
+
+/// A user account as the API and the change log show it (never the password hash).
+public struct User: Sendable, Codable, Equatable {
+    public var id: String
+    public var email: String
+    public var displayName: String
+    public var timezone: String?
+    public var tier: Tier
+    public var status: UserStatus
+    public var version: Int64
+    public var createdAt: Timestamp
+    public var updatedAt: Timestamp
+
+    public init(
+        id: String, email: String, displayName: String, timezone: String?, tier: Tier, status: UserStatus,
+        version: Int64, createdAt: Timestamp, updatedAt: Timestamp
+    ) {
+        self.id = id
+        self.email = email
+        self.displayName = displayName
+        self.timezone = timezone
+        self.tier = tier
+        self.status = status
+        self.version = version
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, email, timezone, tier, status, version
+        case displayName = "display_name"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(email, forKey: .email)
+        try c.encode(displayName, forKey: .displayName)
+        try c.encode(timezone, forKey: .timezone)  // explicit null: the field always exists
+        try c.encode(tier, forKey: .tier)
+        try c.encode(status, forKey: .status)
+        try c.encode(version, forKey: .version)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(updatedAt, forKey: .updatedAt)
+    }
+}
+
+/// Account field rules: normalisation and validation, as pure functions.
+public enum AccountRules {
+    /// Shortest accepted password, in bytes of UTF-8.
+    public static let minPasswordBytes = 8
+    /// Longest accepted password: bounds the work one login can cause.
+    public static let maxPasswordBytes = 1024
+    /// Longest accepted email (RFC 5321 path limit).
+    public static let maxEmailBytes = 254
+    /// Longest display name, in characters (data-schema seed: String(100)).
+    public static let maxDisplayNameCharacters = 100
+    /// Longest IANA zone name accepted (data-schema seed: String(50)).
+    public static let maxTimezoneBytes = 50
+
+    /// Trims surrounding whitespace and lowercases; then checks a plausible `local@domain` shape.
+    public static func normalizeEmail(_ raw: String) throws(DomainError) -> String {
+        let email = raw.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        guard !email.isEmpty else { throw .invalidField(field: "email", message: "email is required") }
+        guard email.utf8.count <= maxEmailBytes else {
+            throw .invalidField(field: "email", message: "email is longer than \(maxEmailBytes) bytes")
+        }
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."),
+            !parts[1].hasSuffix("."),
+            !email.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
+        else { throw .invalidField(field: "email", message: "email is not a valid address") }
+        return email
+    }
+
+    /// Checks the password length bounds (bytes of UTF-8).
+    public static func validatePassword(_ password: String) throws(DomainError) {
+        let n = password.utf8.count
+        guard n >= minPasswordBytes else {
+            throw .invalidField(field: "password", message: "password must be at least \(minPasswordBytes) bytes")
+        }
+        guard n <= maxPasswordBytes else {
+            throw .invalidField(field: "password", message: "password must be at most \(maxPasswordBytes) bytes")
+        }
+    }
+
+    /// Trims and checks 1…100 characters with no control characters.
+    public static func normalizeDisplayName(_ raw: String) throws(DomainError) -> String {
+        let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty else { throw .invalidField(field: "display_name", message: "display_name is required") }
+        guard name.count <= maxDisplayNameCharacters else {
+            throw .invalidField(
+                field: "display_name", message: "display_name is longer than \(maxDisplayNameCharacters) characters")
+        }
+        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalidField(field: "display_name", message: "display_name contains control characters")
+        }
+        return name
+    }
+
+    /// Accepts only zone identifiers the system's tz database knows (`America/New_York`, `UTC`).
+    public static func validateTimezone(_ name: String) throws(DomainError) -> String {
+        guard name.utf8.count <= maxTimezoneBytes, TimeZone(identifier: name) != nil, name.contains("/") || name == "UTC"
+        else { throw .invalidField(field: "timezone", message: "timezone is not a known IANA zone") }
+        return name
+    }
+}

@@ -1,0 +1,24 @@
+/// Errors a domain rule can raise. The App maps each case to an HTTP status and the error envelope in
+/// one place (`ErrorMapping`); nothing here knows about HTTP.
+public enum DomainError: Error, Equatable, Sendable {
+    /// A field failed validation; `field` is the JSON field name (snake_case).
+    case invalidField(field: String, message: String)
+    /// No credentials, or a token that is unknown, expired or revoked.
+    case authenticationRequired
+    /// Email/password pair did not match (deliberately not saying which).
+    case invalidCredentials
+    /// The account is suspended by an operator.
+    case accountSuspended
+    /// The caller may see the resource but lacks the role for this action.
+    case permissionDenied(String)
+    /// The resource does not exist, or the caller may not know it exists.
+    case notFound(String)
+    /// The email address is already registered.
+    case emailTaken
+    /// The caller named a stale `version`; `current` is the current document as JSON.
+    case versionConflict(current: [UInt8])
+    /// Too many attempts; retry after the given number of seconds.
+    case rateLimited(retryAfterSeconds: Int)
+    /// The feature needs a higher tier.
+    case tierRequired(String)
+}

@@ -1,0 +1,135 @@
+/// An instant as epoch milliseconds that encodes in JSON as RFC 3339 UTC with milliseconds
+/// (`2026-02-06T09:00:00.000Z`), per DESIGN §3. Stored in SQLite as the integer `*_ms` value.
+public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    public var milliseconds: Int64
+    public init(milliseconds: Int64) { self.milliseconds = milliseconds }
+
+    public static func < (a: Timestamp, b: Timestamp) -> Bool { a.milliseconds < b.milliseconds }
+
+    /// RFC 3339 text, e.g. `2026-02-06T09:00:00.000Z`.
+    public var description: String { Self.format(milliseconds) }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let ms = Self.parse(text) else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "expected an RFC 3339 timestamp"))
+        }
+        milliseconds = ms
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(description)
+    }
+
+    /// Formats epoch milliseconds as RFC 3339 UTC with exactly three fractional digits.
+    public static func format(_ ms: Int64) -> String {
+        let (secs, milli) = ms.quotientAndRemainderFloor(1000)
+        let (days, secOfDay) = secs.quotientAndRemainderFloor(86_400)
+        let (y, m, d) = CivilDate.fromDays(days)
+        func pad(_ v: Int64, _ width: Int) -> String {
+            let s = String(v)
+            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+        }
+        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secOfDay / 3600, 2)):\(pad(secOfDay / 60 % 60, 2)):"
+            + "\(pad(secOfDay % 60, 2)).\(pad(milli, 3))Z"
+    }
+
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fff…](Z|±HH:MM)`; fractional digits beyond milliseconds are
+    /// truncated. Returns nil for anything else.
+    public static func parse(_ text: String) -> Int64? {
+        let b = Array(text.utf8)
+        func num(_ from: Int, _ count: Int) -> Int64? {
+            guard from + count <= b.count else { return nil }
+            var v: Int64 = 0
+            for i in from..<(from + count) {
+                guard b[i] >= 48, b[i] <= 57 else { return nil }
+                v = v * 10 + Int64(b[i] - 48)
+            }
+            return v
+        }
+        guard b.count >= 20, b[4] == 45, b[7] == 45, b[10] == 84 || b[10] == 116, b[13] == 58, b[16] == 58,
+            let y = num(0, 4), let mo = num(5, 2), let d = num(8, 2),
+            let h = num(11, 2), let mi = num(14, 2), let s = num(17, 2),
+            (1...12).contains(mo), d >= 1, d <= CivilDate.daysInMonth(year: y, month: mo), h < 24, mi < 60, s < 60
+        else { return nil }
+        var i = 19
+        var milli: Int64 = 0
+        if i < b.count, b[i] == 46 {
+            i += 1
+            var digits = 0
+            while i < b.count, b[i] >= 48, b[i] <= 57 {
+                if digits < 3 { milli = milli * 10 + Int64(b[i] - 48) }
+                digits += 1
+                i += 1
+            }
+            guard digits > 0 else { return nil }
+            for _ in digits..<3 where digits < 3 { milli *= 10 }
+        }
+        var offsetSeconds: Int64 = 0
+        guard i < b.count else { return nil }
+        if b[i] == 90 || b[i] == 122 {
+            i += 1
+        } else if b[i] == 43 || b[i] == 45, let oh = num(i + 1, 2), b.count > i + 3, b[i + 3] == 58,
+            let om = num(i + 4, 2), oh < 24, om < 60
+        {
+            offsetSeconds = (oh * 3600 + om * 60) * (b[i] == 45 ? -1 : 1)
+            i += 6
+        } else {
+            return nil
+        }
+        guard i == b.count else { return nil }
+        let days = CivilDate.toDays(year: y, month: mo, day: d)
+        return ((days * 86_400 + h * 3600 + mi * 60 + s) - offsetSeconds) * 1000 + milli
+    }
+}
+
+/// Proleptic Gregorian calendar arithmetic on day numbers (days since 1970-01-01), after
+/// Howard Hinnant's `days_from_civil` / `civil_from_days`.
+public enum CivilDate {
+    /// Day number of the given civil date.
+    public static func toDays(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// Civil date of the given day number.
+    public static func fromDays(_ days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+
+    /// Whether `year` is a Gregorian leap year.
+    public static func isLeap(_ year: Int64) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
+
+    /// Number of days in `month` (1–12) of `year`.
+    public static func daysInMonth(year: Int64, month: Int64) -> Int64 {
+        switch month {
+        case 2: return isLeap(year) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+}
+
+extension Int64 {
+    fileprivate func quotientAndRemainderFloor(_ d: Int64) -> (Int64, Int64) {
+        var q = self / d
+        var r = self % d
+        if r < 0 { q -= 1; r += d }
+        return (q, r)
+    }
+}

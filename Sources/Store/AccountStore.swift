@@ -1,0 +1,113 @@
+public import Domain
+import Foundation
+public import SQLite
+
+/// SQL for accounts, sessions and failed-login records. Every function runs on a `Connection` the
+/// caller owns, inside the caller's transaction (`Database.write`/`read`), so the API and the admin CLI
+/// share one copy of these rules.
+public enum AccountStore {
+    /// Columns `userFromRow` reads, optionally qualified by a table alias (`u.id, u.email, …`).
+    static func userColumns(_ alias: String = "") -> String {
+        let prefix = alias.isEmpty ? "" : alias + "."
+        return ["id", "email", "display_name", "timezone", "tier", "status", "version", "created_ms", "updated_ms"]
+            .map { prefix + $0 }.joined(separator: ", ")
+    }
+
+    /// Creates an account and its change-log row. Throws `DomainError.emailTaken` when the
+    /// normalised email already exists.
+    public static func register(
+        email: String, displayName: String, passwordHash: String, tier: Tier, at now: Int64, on db: Connection
+    ) throws -> User {
+        let id = UUID().uuidString.lowercased()
+        do {
+            try db.run(
+                """
+                INSERT INTO users (id, email, display_name, password_hash, tier, status, version, created_ms, updated_ms)
+                VALUES (?1, ?2, ?3, ?4, ?5, 'active', 1, ?6, ?6)
+                """,
+                [.text(id), .text(email), .text(displayName), .text(passwordHash), .text(tier.rawValue), .integer(now)])
+        } catch let error as SQLiteError where error.isUniqueViolation {
+            throw DomainError.emailTaken
+        }
+        let user = User(
+            id: id, email: email, displayName: displayName, timezone: nil, tier: tier, status: .active, version: 1,
+            createdAt: Timestamp(milliseconds: now), updatedAt: Timestamp(milliseconds: now))
+        try ChangeLog.append(
+            Change(
+                topic: ChangeLog.userTopic(id), kind: "user", op: .added, entityID: id,
+                document: DocumentCoding.encode(user)),
+            actor: .user(id), at: now, on: db)
+        return user
+    }
+
+    /// The live (not deleted) account with this normalised email, and its password hash.
+    public static func credentials(email: String, on db: Connection) throws -> (user: User, passwordHash: String)? {
+        guard
+            let row = try db.queryOne(
+                "SELECT \(userColumns()), password_hash FROM users WHERE email = ?1 AND deleted_ms IS NULL",
+                [.text(email)])
+        else { return nil }
+        return (try userFromRow(row), row.string("password_hash") ?? "")
+    }
+
+    /// The live account with this id.
+    public static func user(id: String, on db: Connection) throws -> User? {
+        guard
+            let row = try db.queryOne(
+                "SELECT \(userColumns()) FROM users WHERE id = ?1 AND deleted_ms IS NULL", [.text(id)])
+        else { return nil }
+        return try userFromRow(row)
+    }
+
+    /// Applies a profile change (`nil` = leave as is; `timezone: .some(nil)` clears it), bumping
+    /// `version` and appending a change-log row. `expectedVersion`, when given, must match the stored
+    /// version, else `DomainError.versionConflict` carries the current document.
+    public static func updateProfile(
+        userID: String, displayName: String?, timezone: String??, expectedVersion: Int64?, actor: Actor,
+        at now: Int64, on db: Connection
+    ) throws -> User {
+        guard var user = try user(id: userID, on: db) else { throw DomainError.notFound("user") }
+        if let expectedVersion, expectedVersion != user.version {
+            throw DomainError.versionConflict(current: DocumentCoding.encode(user))
+        }
+        if let displayName { user.displayName = displayName }
+        if let timezone { user.timezone = timezone }
+        user.version += 1
+        user.updatedAt = Timestamp(milliseconds: now)
+        try db.run(
+            "UPDATE users SET display_name = ?2, timezone = ?3, version = ?4, updated_ms = ?5 WHERE id = ?1",
+            [.text(userID), .text(user.displayName), user.timezone.map { .text($0) } ?? .null,
+             .integer(user.version), .integer(now)])
+        try ChangeLog.append(
+            Change(
+                topic: ChangeLog.userTopic(userID), kind: "user", op: .modified, entityID: userID,
+                document: DocumentCoding.encode(user)),
+            actor: actor, at: now, on: db)
+        return user
+    }
+
+    static func userFromRow(_ row: Row) throws -> User {
+        guard let id = row.string("id"), let email = row.string("email"),
+            let displayName = row.string("display_name"),
+            let tier = row.string("tier").flatMap(Tier.init(rawValue:)),
+            let status = row.string("status").flatMap(UserStatus.init(rawValue:)),
+            let version = row.int("version"), let created = row.int("created_ms"), let updated = row.int("updated_ms")
+        else { throw StoreError.corruptRow(table: "users") }
+        return User(
+            id: id, email: email, displayName: displayName, timezone: row.string("timezone"), tier: tier,
+            status: status, version: version, createdAt: Timestamp(milliseconds: created),
+            updatedAt: Timestamp(milliseconds: updated))
+    }
+}
+
+/// Failures inside the store that are not domain outcomes.
+public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A row violated an invariant the schema should guarantee (a bug or a hand-edited file).
+    case corruptRow(table: String)
+
+    public var description: String {
+        switch self {
+        case .corruptRow(let table): "a row in \(table) does not match the schema's invariants"
+        }
+    }
+}

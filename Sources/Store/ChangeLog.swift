@@ -1,0 +1,65 @@
+public import Domain
+public import SQLite
+
+/// Who caused a change, as recorded in `change_log.actor`.
+public struct Actor: RawRepresentable, Hashable, Sendable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// A signed-in user acting through the API.
+    public static func user(_ id: String) -> Actor { Actor(rawValue: "user:\(id)") }
+    /// An operator using chronir-admin.
+    public static let admin = Actor(rawValue: "admin")
+    /// The server itself (sweeper, schedule advance).
+    public static let system = Actor(rawValue: "system")
+}
+
+/// One document change: the unit the realtime feed pushes (`changes:[{kind, op, id, doc?, reason?}]`).
+public struct Change: Sendable, Equatable {
+    /// `added | modified | removed` (DESIGN §5).
+    public enum Op: String, Sendable, Codable { case added, modified, removed }
+    public var topic: String
+    public var kind: String
+    public var op: Op
+    public var entityID: String
+    /// The whole new document as JSON; nil when removed.
+    public var document: [UInt8]?
+    public var reason: String?
+
+    public init(topic: String, kind: String, op: Op, entityID: String, document: [UInt8]?, reason: String? = nil) {
+        self.topic = topic
+        self.kind = kind
+        self.op = op
+        self.entityID = entityID
+        self.document = document
+        self.reason = reason
+    }
+}
+
+/// The append-only `change_log` — the spine every mutation writes in its own transaction.
+public enum ChangeLog {
+    /// Topic of a user's private feed.
+    public static func userTopic(_ userID: String) -> String { "user:\(userID)" }
+
+    /// Appends `change` inside the caller's transaction and returns its `seq`.
+    @discardableResult
+    public static func append(_ change: Change, actor: Actor, at now: Int64, on db: Connection) throws -> Int64 {
+        try db.run(
+            """
+            INSERT INTO change_log (at_ms, actor, topic, kind, op, entity_id, document, reason)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            """,
+            [
+                .integer(now), .text(actor.rawValue), .text(change.topic), .text(change.kind),
+                .text(change.op.rawValue), .text(change.entityID),
+                change.document.map { .text(String(decoding: $0, as: UTF8.self)) } ?? .null,
+                change.reason.map { .text($0) } ?? .null,
+            ])
+        return db.lastInsertRowID
+    }
+
+    /// The highest `seq` written so far (0 when empty).
+    public static func latestSeq(on db: Connection) throws -> Int64 {
+        if case .integer(let v) = try db.scalar("SELECT COALESCE(MAX(seq), 0) FROM change_log") { return v }
+        return 0
+    }
+}

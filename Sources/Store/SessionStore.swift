@@ -1,0 +1,108 @@
+public import Domain
+public import SQLite
+
+/// Bearer-token sessions. Only SHA-256(token) is stored; a token expires after `idleLifetime`
+/// without use and is revoked by logout. `last_used_ms` is refreshed at most once per
+/// `touchInterval`, so authenticating a request is a read, not a write, almost always.
+public enum SessionStore {
+    /// A session expires after 30 days without use.
+    public static let idleLifetimeMilliseconds: Int64 = 30 * 24 * 3600 * 1000
+    /// How stale `last_used_ms` may get before a request refreshes it.
+    public static let touchIntervalMilliseconds: Int64 = 3600 * 1000
+
+    /// Records a new session for `userID`.
+    public static func create(
+        tokenHash: [UInt8], userID: String, userAgent: String?, clientIP: String?, at now: Int64, on db: Connection
+    ) throws {
+        try db.run(
+            """
+            INSERT INTO sessions (token_hash, user_id, created_ms, last_used_ms, expires_ms, user_agent, client_ip)
+            VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6)
+            """,
+            [.blob(tokenHash), .text(userID), .integer(now), .integer(now + idleLifetimeMilliseconds),
+             userAgent.map { .text(String($0.prefix(256))) } ?? .null, clientIP.map { .text($0) } ?? .null])
+    }
+
+    /// What a token currently grants.
+    public struct Lookup: Sendable {
+        public var user: User
+        /// Whether the caller should call `touch` (last use is older than the touch interval).
+        public var needsTouch: Bool
+    }
+
+    /// The active user behind a live session, or nil for unknown, revoked, expired tokens and
+    /// deleted accounts. Suspended users are returned; the caller refuses them with `accountSuspended`.
+    public static func lookup(tokenHash: [UInt8], at now: Int64, on db: Connection) throws -> Lookup? {
+        guard
+            let row = try db.queryOne(
+                """
+                SELECT s.last_used_ms AS last_used_ms, \(AccountStore.userColumns("u"))
+                FROM sessions s JOIN users u ON u.id = s.user_id
+                WHERE s.token_hash = ?1 AND s.revoked_ms IS NULL AND s.expires_ms > ?2 AND u.deleted_ms IS NULL
+                """,
+                [.blob(tokenHash), .integer(now)])
+        else { return nil }
+        let lastUsed = row.int("last_used_ms") ?? 0
+        return Lookup(user: try AccountStore.userFromRow(row), needsTouch: now - lastUsed >= touchIntervalMilliseconds)
+    }
+
+    /// Slides the idle expiry forward from `now`.
+    public static func touch(tokenHash: [UInt8], at now: Int64, on db: Connection) throws {
+        try db.run(
+            "UPDATE sessions SET last_used_ms = ?2, expires_ms = ?3 WHERE token_hash = ?1 AND revoked_ms IS NULL",
+            [.blob(tokenHash), .integer(now), .integer(now + idleLifetimeMilliseconds)])
+    }
+
+    /// Revokes one session (logout). Returns whether a live session was revoked.
+    @discardableResult
+    public static func revoke(tokenHash: [UInt8], at now: Int64, on db: Connection) throws -> Bool {
+        try db.run(
+            "UPDATE sessions SET revoked_ms = ?2 WHERE token_hash = ?1 AND revoked_ms IS NULL",
+            [.blob(tokenHash), .integer(now)]) > 0
+    }
+
+    /// Revokes every live session of a user (suspension, password change, account deletion).
+    @discardableResult
+    public static func revokeAll(userID: String, at now: Int64, on db: Connection) throws -> Int {
+        try db.run(
+            "UPDATE sessions SET revoked_ms = ?2 WHERE user_id = ?1 AND revoked_ms IS NULL",
+            [.text(userID), .integer(now)])
+    }
+}
+
+/// Failed-login records, counted per subject (`email:<addr>`, `ip:<addr>`) by `AttemptWindow`.
+/// Kept in the database so limits hold across restarts and across server processes.
+public enum LoginFailureStore {
+    /// Subject key for an email address.
+    public static func emailSubject(_ email: String) -> String { "email:\(email)" }
+    /// Subject key for a client IP address.
+    public static func ipSubject(_ ip: String) -> String { "ip:\(ip)" }
+
+    /// Failure times for `subject` inside the window ending at `now`.
+    public static func failureTimes(
+        subject: String, window: AttemptWindow, at now: Int64, on db: Connection
+    ) throws -> [Int64] {
+        try db.query(
+            "SELECT at_ms FROM login_failures WHERE subject = ?1 AND at_ms > ?2 ORDER BY at_ms",
+            [.text(subject), .integer(window.windowStart(now: now))]
+        ).compactMap { $0.int("at_ms") }
+    }
+
+    /// Records one failure for each subject.
+    public static func record(subjects: [String], at now: Int64, on db: Connection) throws {
+        for subject in subjects {
+            try db.run("INSERT INTO login_failures (subject, at_ms) VALUES (?1, ?2)", [.text(subject), .integer(now)])
+        }
+    }
+
+    /// Forgets the failures of `subject` (after a successful login for that email).
+    public static func clear(subject: String, on db: Connection) throws {
+        try db.run("DELETE FROM login_failures WHERE subject = ?1", [.text(subject)])
+    }
+
+    /// Deletes records older than `olderThan` (retention sweep).
+    @discardableResult
+    public static func purge(olderThan cutoff: Int64, on db: Connection) throws -> Int {
+        try db.run("DELETE FROM login_failures WHERE at_ms < ?1", [.integer(cutoff)])
+    }
+}

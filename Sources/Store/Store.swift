@@ -1,1 +1,0 @@
-// Store module. See README "Architecture".

@@ -1,0 +1,89 @@
+import Domain
+import Testing
+
+@Suite("Account rules")
+struct AccountRulesTests {
+    @Test("emails are trimmed and lowercased")
+    func normalizesEmail() throws {
+        #expect(try AccountRules.normalizeEmail("  Alice@Example.COM \n") == "alice@example.com")
+    }
+
+    @Test("malformed emails name the field", arguments: [
+        "", "   ", "alice", "alice@", "@example.com", "alice@example", "a b@example.com", "a@b@c.com",
+        "alice@.example.com", "alice@example.com.",
+    ])
+    func rejectsEmail(raw: String) {
+        #expect(throws: DomainError.self) { try AccountRules.normalizeEmail(raw) }
+        do {
+            _ = try AccountRules.normalizeEmail(raw)
+        } catch {
+            guard case .invalidField(let field, _) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(field == "email")
+        }
+    }
+
+    @Test("an email of exactly the limit is accepted, one byte over is not")
+    func emailLimit() throws {
+        let domain = "@example.com"
+        let atLimit = String(repeating: "a", count: AccountRules.maxEmailBytes - domain.count) + domain
+        #expect(try AccountRules.normalizeEmail(atLimit) == atLimit)
+        #expect(throws: DomainError.self) { try AccountRules.normalizeEmail("a" + atLimit) }
+    }
+
+    @Test("password length is bounded in bytes: 8 … 1024")
+    func passwordBounds() throws {
+        try AccountRules.validatePassword(String(repeating: "x", count: 8))
+        try AccountRules.validatePassword(String(repeating: "x", count: 1024))
+        #expect(throws: DomainError.self) { try AccountRules.validatePassword(String(repeating: "x", count: 7)) }
+        #expect(throws: DomainError.self) { try AccountRules.validatePassword(String(repeating: "x", count: 1025)) }
+        // Multi-byte characters count as their UTF-8 bytes: 2 × "é" (2 bytes each) + 4 = 8 bytes.
+        try AccountRules.validatePassword("éé1234")
+        #expect(throws: DomainError.self) { try AccountRules.validatePassword("é12345") }
+    }
+
+    @Test("display names are trimmed, non-empty, ≤ 100 characters, without control characters")
+    func displayName() throws {
+        #expect(try AccountRules.normalizeDisplayName("  Ana ") == "Ana")
+        #expect(try AccountRules.normalizeDisplayName(String(repeating: "é", count: 100)).count == 100)
+        #expect(throws: DomainError.self) { try AccountRules.normalizeDisplayName(String(repeating: "é", count: 101)) }
+        #expect(throws: DomainError.self) { try AccountRules.normalizeDisplayName("   ") }
+        #expect(throws: DomainError.self) { try AccountRules.normalizeDisplayName("A\u{7}B") }
+    }
+
+    @Test("time zones must be known IANA names")
+    func timezones() throws {
+        #expect(try AccountRules.validateTimezone("America/New_York") == "America/New_York")
+        #expect(try AccountRules.validateTimezone("Asia/Kathmandu") == "Asia/Kathmandu")
+        #expect(try AccountRules.validateTimezone("UTC") == "UTC")
+        #expect(throws: DomainError.self) { try AccountRules.validateTimezone("Mars/Olympus_Mons") }
+        #expect(throws: DomainError.self) { try AccountRules.validateTimezone("") }
+        #expect(throws: DomainError.self) { try AccountRules.validateTimezone("GMT+5") }
+    }
+}
+
+@Suite("AttemptWindow — sliding-window attempt limits")
+struct AttemptWindowTests {
+    let window = AttemptWindow(maxAttempts: 3, windowMilliseconds: 60_000)
+
+    @Test("allows until the limit is reached inside the window")
+    func allowsBelowLimit() {
+        #expect(window.evaluate(failureTimes: [], now: 100_000) == .allowed)
+        #expect(window.evaluate(failureTimes: [90_000, 95_000], now: 100_000) == .allowed)
+        #expect(window.evaluate(failureTimes: [50_000, 90_000, 95_000], now: 100_000) == .allowed)  // 50s is out
+    }
+
+    @Test("refuses at the limit and says when the oldest counted failure leaves the window")
+    func refusesAtLimit() {
+        #expect(window.evaluate(failureTimes: [95_000, 41_000, 90_000], now: 100_000) == .refused(retryAfterSeconds: 1))
+        #expect(window.evaluate(failureTimes: [70_000, 80_000, 90_000], now: 100_000) == .refused(retryAfterSeconds: 30))
+        // With more failures than the limit, the wait is until enough expire to go below it.
+        #expect(
+            window.evaluate(failureTimes: [70_000, 80_000, 90_000, 95_000], now: 100_000)
+                == .refused(retryAfterSeconds: 40))
+    }
+
+    @Test("the login policy is 10 failures per 15 minutes")
+    func loginPolicy() {
+        #expect(AttemptWindow.login == AttemptWindow(maxAttempts: 10, windowMilliseconds: 900_000))
+    }
+}
