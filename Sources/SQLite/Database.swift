@@ -57,7 +57,7 @@ public final class Database: Sendable {
                     path: path, mode: .readOnly, durability: options.durability,
                     busyTimeoutMilliseconds: options.busyTimeoutMilliseconds))
         }
-        writer = WriterSlot(writerConnection)
+        writer = WriterSlot(writerConnection, queue: writerQueue)
         readers = ReaderPool(readerConnections)
     }
 
@@ -128,23 +128,30 @@ public final class Database: Sendable {
     }
 }
 
-/// Holds the writer connection. Only `Database.writerQueue` touches it, which is what makes the
-/// unchecked Sendable sound.
+/// Holds the writer connection. Only `queue` touches it (checked with `dispatchPrecondition`),
+/// which is what makes the unchecked Sendable sound.
 final class WriterSlot: @unchecked Sendable {
     /// The connection; nil after close.
     private var open: Connection?
+    /// The serial queue that owns the connection.
+    private let queue: DispatchQueue
 
-    /// Takes ownership of `connection`.
-    init(_ connection: Connection) { open = connection }
+    /// Takes ownership of `connection` for `queue`.
+    init(_ connection: Connection, queue: DispatchQueue) {
+        open = connection
+        self.queue = queue
+    }
 
-    /// The connection, or "database is closed".
+    /// The connection, or "database is closed". Must be called on the owning queue.
     func connection() throws(SQLiteError) -> Connection {
+        dispatchPrecondition(condition: .onQueue(queue))
         guard let open else { throw .misuse("database is closed") }
         return open
     }
 
-    /// Closes and drops the connection.
+    /// Closes and drops the connection. Must be called on the owning queue.
     func close() {
+        dispatchPrecondition(condition: .onQueue(queue))
         open?.close()
         open = nil
     }
