@@ -1,0 +1,158 @@
+import CSQLite
+import Dispatch
+
+/// How a `Database` opens its connections.
+public struct DatabaseOptions: Sendable {
+    /// `PRAGMA synchronous` for every connection.
+    public var durability: Durability = .normal
+    /// How long a connection waits for a lock held by another connection or process before SQLITE_BUSY.
+    public var busyTimeoutMilliseconds: Int32 = 5000
+    /// Number of read-only connections in the reader pool (at least 1).
+    public var readerCount = 2
+
+    /// Creates options; the defaults suit one small server.
+    public init(durability: Durability = .normal, busyTimeoutMilliseconds: Int32 = 5000, readerCount: Int = 2) {
+        self.durability = durability
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        self.readerCount = readerCount
+    }
+}
+
+/// One database file in WAL mode: a single writer connection owned by a serial queue, and a
+/// small pool of read-only connections so reads run concurrently with the writer and each other.
+///
+/// Never call the blocking or async entry points from inside a `write`/`withWriter` body (the writer
+/// queue would wait on itself), nor `readSync` from inside a read body (the pool may be empty).
+public final class Database: Sendable {
+    /// The SQLite library version this process runs against (`sqlite3_libversion`).
+    public static let sqliteVersion = String(cString: sqlite3_libversion())
+
+    /// The database file.
+    public let path: String
+    /// The options the connections were opened with.
+    public let options: DatabaseOptions
+    /// The writer's serial queue; the writer connection is touched only on it.
+    private let writerQueue = DispatchQueue(label: "chronir.sqlite.writer")
+    /// The writer connection (owned by `writerQueue`).
+    private let writer: WriterSlot
+    /// The read-only connections.
+    private let readers: ReaderPool
+
+    /// Opens the writer first (creating the file and switching it to WAL), then the readers.
+    /// A file path is required: each connection to ":memory:" would see its own empty database.
+    public init(path: String, options: DatabaseOptions = DatabaseOptions()) throws(SQLiteError) {
+        guard !path.isEmpty, path != ":memory:" else {
+            throw .misuse("Database needs a file path; readers cannot share an in-memory database")
+        }
+        precondition(options.readerCount >= 1, "DatabaseOptions.readerCount must be at least 1")
+        self.path = path
+        self.options = options
+        let writerConnection = try Connection(
+            path: path, mode: .readWrite, durability: options.durability,
+            busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
+        var readerConnections: [Connection] = []
+        for _ in 0..<options.readerCount {
+            readerConnections.append(
+                try Connection(
+                    path: path, mode: .readOnly, durability: options.durability,
+                    busyTimeoutMilliseconds: options.busyTimeoutMilliseconds))
+        }
+        writer = WriterSlot(writerConnection, queue: writerQueue)
+        readers = ReaderPool(readerConnections)
+    }
+
+    /// Runs body on the writer queue inside one IMMEDIATE transaction; commits or rolls back. Never call from the writer queue itself.
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            writerQueue.async { [writer] in
+                continuation.resume(with: Result { try writer.connection().transaction(.immediate, body) })
+            }
+        }
+    }
+
+    /// Runs body on a reader connection, inside a DEFERRED transaction (one consistent snapshot),
+    /// on the readers' Dispatch queue; waits without blocking a thread when all readers are busy.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            readers.acquire { [readers] slot in
+                guard let slot else { return continuation.resume(throwing: SQLiteError.misuse("database is closed")) }
+                let result = Result { try slot.connection.transaction(.deferred, body) }
+                readers.release(slot)
+                continuation.resume(with: result)
+            }
+        }
+    }
+
+    /// Blocking `write`: runs body on the writer queue in one IMMEDIATE transaction and waits.
+    @discardableResult
+    public func writeSync<T>(_ body: (Connection) throws -> T) throws -> T {
+        try withWriter { connection in try connection.transaction(.immediate, body) }
+    }
+
+    /// Blocking `read`: takes a reader (waiting if all are busy) and runs body on the calling thread
+    /// inside a DEFERRED transaction.
+    public func readSync<T>(_ body: (Connection) throws -> T) throws -> T {
+        let slot = try readers.acquireSync()
+        defer { readers.release(slot) }
+        return try slot.connection.transaction(.deferred, body)
+    }
+
+    /// Runs `body` on the writer connection WITHOUT an enclosing transaction (for migrations, PRAGMAs, checkpoints).
+    @discardableResult
+    public func withWriter<T>(_ body: (Connection) throws -> T) throws -> T {
+        dispatchPrecondition(condition: .notOnQueue(writerQueue))
+        return try writerQueue.sync {
+            try body(writer.connection())
+        }
+    }
+
+    /// Copies the WAL into the database file and truncates it (`PRAGMA wal_checkpoint(TRUNCATE)`);
+    /// throws SQLITE_BUSY when readers kept it from completing.
+    public func checkpoint() throws {
+        try withWriter { connection in
+            let row = try connection.queryOne("PRAGMA wal_checkpoint(TRUNCATE)")
+            if let row, row[0] == .integer(1) {
+                throw SQLiteError(code: SQLITE_BUSY, message: "checkpoint could not complete: readers are active",
+                                  sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+        }
+    }
+
+    /// Closes the writer (after queued writes finish) and the readers (busy ones when released).
+    /// Later calls throw SQLITE_MISUSE "database is closed". Idempotent.
+    public func close() {
+        dispatchPrecondition(condition: .notOnQueue(writerQueue))
+        writerQueue.sync { writer.close() }
+        readers.close()
+    }
+}
+
+/// Holds the writer connection. Only `queue` touches it (checked with `dispatchPrecondition`),
+/// which is what makes the unchecked Sendable sound.
+final class WriterSlot: @unchecked Sendable {
+    /// The connection; nil after close.
+    private var open: Connection?
+    /// The serial queue that owns the connection.
+    private let queue: DispatchQueue
+
+    /// Takes ownership of `connection` for `queue`.
+    init(_ connection: Connection, queue: DispatchQueue) {
+        open = connection
+        self.queue = queue
+    }
+
+    /// The connection, or "database is closed". Must be called on the owning queue.
+    func connection() throws(SQLiteError) -> Connection {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let open else { throw .misuse("database is closed") }
+        return open
+    }
+
+    /// Closes and drops the connection. Must be called on the owning queue.
+    func close() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        open?.close()
+        open = nil
+    }
+}

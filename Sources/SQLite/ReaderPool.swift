@@ -1,0 +1,105 @@
+import Dispatch
+import Synchronization
+
+/// One pooled read-only connection. Whoever took it from the pool owns it exclusively until it
+/// gives it back, which is what makes the unchecked Sendable sound.
+final class ReaderSlot: @unchecked Sendable {
+    /// The read-only connection.
+    let connection: Connection
+
+    /// Wraps `connection`.
+    init(_ connection: Connection) { self.connection = connection }
+}
+
+/// A lock-protected free list of reader connections. A reader is handed to a waiter in FIFO
+/// order; async waiters get it on the readers' queue, so no thread blocks while the pool is empty.
+final class ReaderPool: Sendable {
+    /// Called with a reader, or nil when the pool is closed.
+    typealias Handler = @Sendable (ReaderSlot?) -> Void
+
+    /// The mutable part of the pool.
+    private struct State {
+        /// Readers nobody holds.
+        var idle: [ReaderSlot]
+        /// Callers waiting for a reader, oldest first.
+        var waiters: [Handler] = []
+        /// Set by `close()`.
+        var closed = false
+    }
+
+    /// Concurrent queue on which async read bodies run.
+    private let queue = DispatchQueue(label: "chronir.sqlite.readers", attributes: .concurrent)
+    /// The guarded state.
+    private let state: Mutex<State>
+
+    /// Pools `connections`.
+    init(_ connections: [Connection]) {
+        state = Mutex(State(idle: connections.map(ReaderSlot.init)))
+    }
+
+    /// Calls `handler` on the readers' queue with a reader as soon as one is free (nil if closed).
+    /// The handler must give the reader back with `release`.
+    func acquire(_ handler: @escaping Handler) {
+        enum Outcome { case slot(ReaderSlot), closed, queued }
+        let outcome: Outcome = state.withLock { state in
+            if state.closed { return .closed }
+            if let slot = state.idle.popLast() { return .slot(slot) }
+            state.waiters.append(handler)
+            return .queued
+        }
+        switch outcome {
+        case .slot(let slot): queue.async { handler(slot) }
+        case .closed: queue.async { handler(nil) }
+        case .queued: break
+        }
+    }
+
+    /// Blocks the calling thread until a reader is free; throws once the pool is closed.
+    func acquireSync() throws(SQLiteError) -> ReaderSlot {
+        let idle = state.withLock { state in state.closed ? nil : state.idle.popLast() }
+        if let idle { return idle }
+        let handoff = Handoff()
+        acquire { slot in
+            handoff.slot = slot
+            handoff.ready.signal()
+        }
+        handoff.ready.wait()
+        guard let slot = handoff.slot else { throw .misuse("database is closed") }
+        return slot
+    }
+
+    /// Gives `slot` back: to the oldest waiter, or to the free list (closing it if the pool closed).
+    func release(_ slot: ReaderSlot) {
+        let next: Handler? = state.withLock { state in
+            if state.closed {
+                slot.connection.close()
+                return nil
+            }
+            if !state.waiters.isEmpty { return state.waiters.removeFirst() }
+            state.idle.append(slot)
+            return nil
+        }
+        if let next { queue.async { next(slot) } }
+    }
+
+    /// Closes idle readers now and busy ones when released; pending waiters get nil.
+    func close() {
+        let waiters: [Handler] = state.withLock { state in
+            state.closed = true
+            for slot in state.idle { slot.connection.close() }
+            state.idle.removeAll()
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { queue.async { waiter(nil) } }
+    }
+
+    /// Carries a reader from the readers' queue to a thread blocked in `acquireSync`; the
+    /// semaphore orders the write before the read, which makes the unchecked Sendable sound.
+    private final class Handoff: @unchecked Sendable {
+        /// The reader handed over, or nil if the pool closed.
+        var slot: ReaderSlot?
+        /// Signalled once `slot` is set.
+        let ready = DispatchSemaphore(value: 0)
+    }
+}

@@ -1,1 +1,0 @@
-// SQLite module. See README "Architecture".
