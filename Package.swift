@@ -13,7 +13,7 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "chronir-server",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "chronir-server", targets: ["Server"]),
     ],

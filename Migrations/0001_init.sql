@@ -6,7 +6,7 @@ CREATE TABLE users (
     id              TEXT PRIMARY KEY NOT NULL,
     email           TEXT NOT NULL UNIQUE,          -- normalised: trimmed, lowercased
     display_name    TEXT NOT NULL,
-    password_hash   TEXT NOT NULL,                 -- scrypt$N$r$p$salt$key (base64url)
+    password_hash   TEXT NOT NULL,                 -- scrypt$<log2 N>$r$p$salt$key (base64url)
     timezone        TEXT,                          -- IANA zone name, optional
     tier            TEXT NOT NULL DEFAULT 'free' CHECK (tier IN ('free', 'plus', 'premium')),
     status          TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'suspended')),

@@ -1,7 +1,9 @@
 import Domain
 import Hashing
+import Logging
 import SQLite
 import Store
+import Transport
 import Wire
 
 /// `/v1/auth/*` and `/v1/me`: registration, login, logout, profile.

@@ -12,7 +12,8 @@ public import Wire
 public final class Application: HTTPResponder {
     public let services: Services
     let router: Router<Handler>
-    let staticFiles: StaticFiles?
+    /// The static file server, when the public directory exists.
+    public let staticFiles: StaticFiles?
     let accessLog: Logger
     private let requestIDPrefix: String
     private let requestCounter = AtomicCounter()

@@ -12,8 +12,9 @@ enum HealthRoutes {
             HTTPResponse(status: .ok, headers: ["Content-Type": JSONText.contentType], body: healthyBody)
         })
         router.add(.get, "/readyz", .async { _ in
-            let pending = try await services.database.read { db in
-                try MigrationRunner.pending(db, migrations: Schema.migrations)
+            let database = services.database
+            let pending = try await services.workers.run {
+                try MigrationRunner.pending(database, migrations: Schema.migrations)
             }
             guard pending.isEmpty else {
                 throw APIError(.serviceUnavailable, "migrations pending: \(pending.joined(separator: ", "))")

@@ -1,4 +1,4 @@
-import Dispatch
+@preconcurrency public import Dispatch
 import Domain
 import Foundation
 public import Logging

@@ -65,7 +65,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
                 i += 1
             }
             guard digits > 0 else { return nil }
-            for _ in digits..<3 where digits < 3 { milli *= 10 }
+            if digits < 3 { for _ in digits..<3 { milli *= 10 } }
         }
         var offsetSeconds: Int64 = 0
         guard i < b.count else { return nil }

@@ -26,7 +26,7 @@ public enum AccountStore {
                 VALUES (?1, ?2, ?3, ?4, ?5, 'active', 1, ?6, ?6)
                 """,
                 [.text(id), .text(email), .text(displayName), .text(passwordHash), .text(tier.rawValue), .integer(now)])
-        } catch let error as SQLiteError where error.isUniqueViolation {
+        } catch where error.isUniqueViolation {
             throw DomainError.emailTaken
         }
         let user = User(

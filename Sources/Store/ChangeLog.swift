@@ -1,4 +1,4 @@
-public import Domain
+import Domain
 public import SQLite
 
 /// Who caused a change, as recorded in `change_log.actor`.

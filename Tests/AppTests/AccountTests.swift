@@ -1,0 +1,249 @@
+@testable import App
+import Domain
+import Foundation
+import SQLite
+import Store
+import TestSupport
+import Testing
+import Wire
+
+@Suite("Accounts — register, login, logout, me")
+struct AccountTests {
+    @Test("register normalises the email, returns a token that authenticates, and writes the change log")
+    func registerAndMe() async throws {
+        let h = try AppHarness()
+        let reply = await h.send(
+            .post, "/v1/auth/register",
+            json: #"{"email":"  Ana@Example.COM ","password":"correct horse","display_name":" Ana "}"#)
+        #expect(reply.status == 201)
+        let user = try #require(reply.json["user"] as? [String: Any])
+        #expect(user["email"] as? String == "ana@example.com")
+        #expect(user["display_name"] as? String == "Ana")
+        #expect(user["tier"] as? String == "free")
+        #expect(user["status"] as? String == "active")
+        #expect(user["password_hash"] == nil)
+        let token = try #require(reply.json["token"] as? String)
+        #expect(token.utf8.count == 43)
+        #expect(reply.header("x-request-id") != nil)
+
+        let me = await h.send(.get, "/v1/me", token: token)
+        #expect(me.status == 200)
+        #expect(me.json["id"] as? String == user["id"] as? String)
+
+        // Only the token's hash is stored; the change log has the new user document.
+        let (storedHashes, log) = try h.database.readSync { db in
+            (
+                try db.query("SELECT token_hash FROM sessions").compactMap { $0.blob("token_hash") },
+                try db.query("SELECT topic, kind, op, document FROM change_log")
+            )
+        }
+        #expect(storedHashes.count == 1)
+        #expect(storedHashes[0].count == 32)
+        #expect(!storedHashes.contains(Array(token.utf8)))
+        #expect(log.count == 1)
+        #expect(log.first?.string("topic") == "user:\(user["id"] as! String)")
+        #expect(log.first?.string("op") == "added")
+        #expect(log.first?.string("document")?.contains("\"display_name\":\"Ana\"") == true)
+    }
+
+    @Test("the default tier comes from configuration")
+    func defaultTier() async throws {
+        let h = try AppHarness(defaultTier: .premium)
+        let (token, _) = try await h.register("p@example.com")
+        #expect(await h.send(.get, "/v1/me", token: token).json["tier"] as? String == "premium")
+    }
+
+    @Test("a second account with the same normalised email is 409 EMAIL_TAKEN")
+    func duplicateEmail() async throws {
+        let h = try AppHarness()
+        _ = try await h.register("dup@example.com")
+        let reply = await h.send(
+            .post, "/v1/auth/register",
+            json: #"{"email":"DUP@example.com","password":"another one","display_name":"B"}"#)
+        #expect(reply.status == 409)
+        #expect(reply.errorName == "EMAIL_TAKEN")
+    }
+
+    @Test("invalid bodies are 422 naming the field", arguments: [
+        (#"{"email":"x@example.com","password":"short","display_name":"A"}"#, "password"),
+        (#"{"email":"nope","password":"long enough","display_name":"A"}"#, "email"),
+        (#"{"email":"x@example.com","password":"long enough"}"#, "display_name"),
+        (#"{"email":"x@example.com","password":12345678,"display_name":"A"}"#, "password"),
+        (#"{"email":"x@example.com","password":"long enough","display_name":"   "}"#, "display_name"),
+    ])
+    func invalidRegistration(body: String, field: String) async throws {
+        let h = try AppHarness()
+        let reply = await h.send(.post, "/v1/auth/register", json: body)
+        #expect(reply.status == 422)
+        #expect(reply.errorName == "VALIDATION_FAILED")
+        #expect(reply.errorField == field)
+        #expect(try h.database.readSync { try $0.scalar("SELECT count(*) FROM users") } == .integer(0))
+    }
+
+    @Test("malformed JSON is 422, a non-JSON content type 415")
+    func malformedBodies() async throws {
+        let h = try AppHarness()
+        let broken = await h.send(.post, "/v1/auth/register", json: #"{"email": "#)
+        #expect(broken.status == 422)
+        let wrongType = await h.send(
+            .post, "/v1/auth/login", headers: [("Content-Type", "text/plain")])
+        #expect(wrongType.status == 415)
+    }
+
+    @Test("login with the right password gives a new token; a wrong one is 401 INVALID_CREDENTIALS")
+    func login() async throws {
+        let h = try AppHarness()
+        _ = try await h.register("ana@example.com")
+        let ok = await h.send(.post, "/v1/auth/login", json: #"{"email":"ANA@example.com","password":"correct horse"}"#)
+        #expect(ok.status == 200)
+        #expect(ok.json["token"] is String)
+        let wrong = await h.send(.post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"wrong horse"}"#)
+        #expect(wrong.status == 401)
+        #expect(wrong.errorName == "INVALID_CREDENTIALS")
+        let unknown = await h.send(.post, "/v1/auth/login", json: #"{"email":"bob@example.com","password":"wrong horse"}"#)
+        #expect(unknown.status == 401)
+        #expect(unknown.errorName == "INVALID_CREDENTIALS")
+    }
+
+    @Test("logout revokes the token; other tokens keep working")
+    func logout() async throws {
+        let h = try AppHarness()
+        let (first, _) = try await h.register("ana@example.com")
+        let second = try #require(
+            await h.send(.post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#)
+                .json["token"] as? String)
+        #expect(await h.send(.post, "/v1/auth/logout", token: first).status == 204)
+        #expect(await h.send(.get, "/v1/me", token: first).status == 401)
+        #expect(await h.send(.post, "/v1/auth/logout", token: first).status == 401)
+        #expect(await h.send(.get, "/v1/me", token: second).status == 200)
+    }
+
+    @Test("missing, malformed and unknown tokens are 401 AUTH_REQUIRED")
+    func badTokens() async throws {
+        let h = try AppHarness()
+        #expect(await h.send(.get, "/v1/me").errorName == "AUTH_REQUIRED")
+        #expect(await h.send(.get, "/v1/me", token: "abc").status == 401)
+        #expect(await h.send(.get, "/v1/me", token: String(repeating: "A", count: 43)).status == 401)
+        #expect(
+            await h.send(.get, "/v1/me", headers: [("Authorization", "Basic dXNlcjpwYXNz")]).status == 401)
+    }
+
+    @Test("tokens expire after 30 days idle and use slides the expiry")
+    func idleExpiry() async throws {
+        let h = try AppHarness()
+        let (token, _) = try await h.register("ana@example.com")
+        let day: Int64 = 24 * 3600 * 1000
+        h.clock.advance(by: 29 * day)
+        #expect(await h.send(.get, "/v1/me", token: token).status == 200)  // touches: expiry moves on
+        h.clock.advance(by: 29 * day)
+        #expect(await h.send(.get, "/v1/me", token: token).status == 200)
+        h.clock.advance(by: 30 * day + 1)
+        #expect(await h.send(.get, "/v1/me", token: token).status == 401)
+    }
+
+    @Test("a suspended account cannot use its token or log in")
+    func suspended() async throws {
+        let h = try AppHarness()
+        let (token, id) = try await h.register("ana@example.com")
+        try h.database.writeSync { db in try db.run("UPDATE users SET status = 'suspended' WHERE id = ?1", [.text(id)]) }
+        #expect(await h.send(.get, "/v1/me", token: token).errorName == "ACCOUNT_SUSPENDED")
+        let login = await h.send(.post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#)
+        #expect(login.errorName == "ACCOUNT_SUSPENDED")
+    }
+
+    @Test("failed logins are limited per email: the 11th attempt within 15 minutes is 429 with Retry-After")
+    func loginRateLimitPerEmail() async throws {
+        let h = try AppHarness()
+        _ = try await h.register("ana@example.com")
+        for i in 0..<10 {
+            let reply = await h.send(
+                .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"wrong \#(i)xx"}"#,
+                remoteAddress: "10.0.0.\(i)")
+            #expect(reply.status == 401)
+            h.clock.advance(by: 1000)
+        }
+        // Even the right password is refused while limited, from a fresh address.
+        let limited = await h.send(
+            .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#,
+            remoteAddress: "10.0.1.1")
+        #expect(limited.status == 429)
+        #expect(limited.errorName == "RATE_LIMITED")
+        let retryAfter = try #require(limited.header("retry-after").flatMap(Int.init))
+        #expect(retryAfter > 0 && retryAfter <= 15 * 60)
+        h.clock.advance(by: Int64(retryAfter) * 1000)
+        let again = await h.send(
+            .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#,
+            remoteAddress: "10.0.1.1")
+        #expect(again.status == 200)
+    }
+
+    @Test("failed logins are limited per client IP across many emails")
+    func loginRateLimitPerIP() async throws {
+        let h = try AppHarness()
+        for i in 0..<10 {
+            let reply = await h.send(
+                .post, "/v1/auth/login", json: #"{"email":"u\#(i)@example.com","password":"wrong pass"}"#,
+                remoteAddress: "192.0.2.7")
+            #expect(reply.status == 401)
+        }
+        let limited = await h.send(
+            .post, "/v1/auth/login", json: #"{"email":"other@example.com","password":"wrong pass"}"#,
+            remoteAddress: "192.0.2.7")
+        #expect(limited.status == 429)
+        let elsewhere = await h.send(
+            .post, "/v1/auth/login", json: #"{"email":"other@example.com","password":"wrong pass"}"#,
+            remoteAddress: "192.0.2.8")
+        #expect(elsewhere.status == 401)
+    }
+
+    @Test("PATCH /v1/me updates name and zone, bumps version, and refuses a stale version with 409")
+    func patchMe() async throws {
+        let h = try AppHarness()
+        let (token, _) = try await h.register("ana@example.com")
+        let ok = await h.send(
+            .patch, "/v1/me", json: #"{"display_name":"Ana B","timezone":"Europe/London","version":1}"#, token: token)
+        #expect(ok.status == 200)
+        #expect(ok.json["display_name"] as? String == "Ana B")
+        #expect(ok.json["timezone"] as? String == "Europe/London")
+        #expect(ok.json["version"] as? Int == 2)
+
+        let stale = await h.send(.patch, "/v1/me", json: #"{"display_name":"Old","version":1}"#, token: token)
+        #expect(stale.status == 409)
+        #expect(stale.errorName == "SYNC_CONFLICT")
+        let current = try #require((stale.json["error"] as? [String: Any])?["current"] as? [String: Any])
+        #expect(current["version"] as? Int == 2)
+
+        let cleared = await h.send(.patch, "/v1/me", json: #"{"timezone":null}"#, token: token)
+        #expect(cleared.status == 200)
+        #expect(cleared.json["timezone"] is NSNull)
+        let badZone = await h.send(.patch, "/v1/me", json: #"{"timezone":"Nowhere/Land"}"#, token: token)
+        #expect(badZone.status == 422)
+        #expect(badZone.errorField == "timezone")
+        let modified = try h.database.readSync {
+            try $0.scalar("SELECT count(*) FROM change_log WHERE op = 'modified'")
+        }
+        #expect(modified == .integer(2))
+    }
+
+    @Test("405 carries Allow; unknown API paths are 404 NOT_FOUND; client request ids are echoed")
+    func routingErrors() async throws {
+        let h = try AppHarness()
+        let notAllowed = await h.send(.delete, "/v1/me")
+        #expect(notAllowed.status == 405)
+        #expect(notAllowed.header("allow") == "GET, HEAD, PATCH")
+        let missing = await h.send(.get, "/v1/unknown")
+        #expect(missing.status == 404)
+        #expect(missing.errorName == "NOT_FOUND")
+        let echoed = await h.send(.get, "/healthz", headers: [("X-Request-Id", "abc-123")])
+        #expect(echoed.header("x-request-id") == "abc-123")
+        let replaced = await h.send(.get, "/healthz", headers: [("X-Request-Id", "bad id with spaces")])
+        #expect(replaced.header("x-request-id") != "bad id with spaces")
+    }
+
+    @Test("healthz and readyz")
+    func health() async throws {
+        let h = try AppHarness()
+        #expect(await h.send(.get, "/healthz").text == #"{"status":"ok"}"#)
+        #expect(await h.send(.get, "/readyz").status == 200)
+    }
+}

@@ -1,0 +1,81 @@
+@testable import App
+import Domain
+import Foundation
+import Logging
+import SQLite
+import Synchronization
+import TestSupport
+import Transport
+import Wire
+
+/// An Application on a temporary database and a manual clock, driven without sockets.
+final class AppHarness: Sendable {
+    let directory: TemporaryDirectory
+    let clock: ManualClock
+    let app: Application
+    let database: Database
+
+    init(defaultTier: Tier = .free, publicDirectory: String? = nil) throws {
+        directory = TemporaryDirectory()
+        clock = ManualClock()
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let config = AppConfig(
+            dataDirectory: directory.path, publicDirectory: publicDirectory, defaultTier: defaultTier,
+            workerThreads: 2, passwordHashing: .fast)
+        database = try Bootstrap.openDatabase(config: config, logger: logger, nowMilliseconds: clock.nowMilliseconds())
+        let services = Services(
+            config: config, database: database, clock: clock, workers: WorkerPool(width: 2), logger: logger)
+        app = Application(services: services, accessLog: logger)
+    }
+
+    /// The response the application gives to one request.
+    func send(
+        _ method: HTTPMethod, _ target: String, json: String? = nil, token: String? = nil,
+        headers extra: [(String, String)] = [], remoteAddress: String = "127.0.0.1"
+    ) async -> Reply {
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: "test")
+        if json != nil { headers.add(name: "Content-Type", value: "application/json") }
+        if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
+        for (name, value) in extra { headers.add(name: name, value: value) }
+        let request = HTTPRequest(
+            head: HTTPRequestHead(method: method, target: target, headers: headers),
+            body: Array((json ?? "").utf8))
+        let response = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPResponse, Never>) in
+            app.respond(
+                to: request, context: RequestContext(remoteAddress: remoteAddress, connectionID: 1),
+                sink: ResponseSink { continuation.resume(returning: $0) })
+        }
+        return Reply(response: response)
+    }
+
+    /// Registers an account and returns its token and id.
+    func register(_ email: String, password: String = "correct horse", name: String = "Ana") async throws
+        -> (token: String, id: String)
+    {
+        let reply = await send(
+            .post, "/v1/auth/register",
+            json: #"{"email":"\#(email)","password":"\#(password)","display_name":"\#(name)"}"#)
+        guard reply.status == 201, let token = reply.json["token"] as? String,
+            let user = reply.json["user"] as? [String: Any], let id = user["id"] as? String
+        else { throw HarnessError.unexpected(reply.text) }
+        return (token, id)
+    }
+
+    enum HarnessError: Error { case unexpected(String) }
+}
+
+/// A response with JSON conveniences.
+struct Reply: Sendable {
+    let response: HTTPResponse
+    var status: Int { response.status.code }
+    var text: String { String(decoding: response.body, as: UTF8.self) }
+    var json: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+    }
+    /// `error.name` of an error envelope.
+    var errorName: String? { (json["error"] as? [String: Any])?["name"] as? String }
+    var errorField: String? { (json["error"] as? [String: Any])?["field"] as? String }
+    func header(_ name: String) -> String? { response.headers[first: name] }
+}

@@ -1,0 +1,88 @@
+import Domain
+import SQLite
+import Store
+import TestSupport
+import Testing
+
+@Suite("Store — schema, accounts, sessions, change log")
+struct AccountStoreTests {
+    func database() throws -> (TemporaryDirectory, Database) {
+        let dir = TemporaryDirectory()
+        let db = try Database(path: dir.path + "/t.sqlite")
+        _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)
+        return (dir, db)
+    }
+
+    @Test("the embedded migrations are the files in Migrations/, in order")
+    func embedded() throws {
+        #expect(Schema.migrations.first?.name == "0001_init")
+        #expect(Schema.migrations.map(\.name) == Schema.migrations.map(\.name).sorted())
+        let (_, db) = try database()
+        #expect(try MigrationRunner.pending(db, migrations: Schema.migrations).isEmpty)
+    }
+
+    @Test("register writes the user and one change-log row in the same transaction")
+    func register() throws {
+        let (_, db) = try database()
+        let user = try db.writeSync { c in
+            try AccountStore.register(
+                email: "a@example.com", displayName: "A", passwordHash: "h", tier: .plus, at: 1000, on: c)
+        }
+        #expect(user.version == 1)
+        #expect(user.createdAt == Timestamp(milliseconds: 1000))
+        let rows = try db.readSync { try $0.query("SELECT seq, actor, topic, kind, op, entity_id FROM change_log") }
+        #expect(rows.count == 1)
+        #expect(rows[0].string("actor") == "user:\(user.id)")
+        #expect(rows[0].string("entity_id") == user.id)
+        #expect(try db.readSync { try AccountStore.user(id: user.id, on: $0) } == user)
+    }
+
+    @Test("a failing mutation leaves neither its row nor its change-log row")
+    func atomicity() throws {
+        let (_, db) = try database()
+        _ = try db.writeSync { c in
+            try AccountStore.register(email: "a@example.com", displayName: "A", passwordHash: "h", tier: .free, at: 1, on: c)
+        }
+        #expect(throws: DomainError.emailTaken) {
+            try db.writeSync { c in
+                try AccountStore.register(
+                    email: "a@example.com", displayName: "B", passwordHash: "h", tier: .free, at: 2, on: c)
+            }
+        }
+        #expect(try db.readSync { try $0.scalar("SELECT count(*) FROM change_log") } == .integer(1))
+        #expect(try db.readSync { try $0.scalar("SELECT count(*) FROM users") } == .integer(1))
+    }
+
+    @Test("the change log refuses updates")
+    func appendOnly() throws {
+        let (_, db) = try database()
+        _ = try db.writeSync { c in
+            try AccountStore.register(email: "a@example.com", displayName: "A", passwordHash: "h", tier: .free, at: 1, on: c)
+        }
+        #expect(throws: SQLiteError.self) {
+            try db.writeSync { c in try c.run("UPDATE change_log SET actor = 'mallory'") }
+        }
+    }
+
+    @Test("sessions: lookup, touch interval, revoke, revoke all")
+    func sessions() throws {
+        let (_, db) = try database()
+        let user = try db.writeSync { c in
+            try AccountStore.register(email: "a@example.com", displayName: "A", passwordHash: "h", tier: .free, at: 0, on: c)
+        }
+        let hash = [UInt8](repeating: 7, count: 32)
+        try db.writeSync { c in
+            try SessionStore.create(tokenHash: hash, userID: user.id, userAgent: nil, clientIP: "127.0.0.1", at: 0, on: c)
+        }
+        let fresh = try db.readSync { try SessionStore.lookup(tokenHash: hash, at: 1000, on: $0) }
+        #expect(fresh?.user.id == user.id)
+        #expect(fresh?.needsTouch == false)
+        let later = try db.readSync {
+            try SessionStore.lookup(tokenHash: hash, at: SessionStore.touchIntervalMilliseconds, on: $0)
+        }
+        #expect(later?.needsTouch == true)
+        #expect(try db.readSync { try SessionStore.lookup(tokenHash: hash, at: SessionStore.idleLifetimeMilliseconds, on: $0) } == nil)
+        #expect(try db.writeSync { try SessionStore.revokeAll(userID: user.id, at: 5, on: $0) } == 1)
+        #expect(try db.readSync { try SessionStore.lookup(tokenHash: hash, at: 6, on: $0) } == nil)
+    }
+}
