@@ -79,17 +79,19 @@ public final class Connection: @unchecked Sendable {
     private var outboundStart = 0
     private var readingPausedByHandler = false
     private var inputClosed = false
-    /// False from when queued output exceeds `maxOutboundBytes` until it drains to half of it.
-    public private(set) var isWritable = true
+    /// Hysteresis: false from when a flush left more than `maxOutboundBytes` queued until the
+    /// queue drains to half of it.
+    private var writableFlag = true
+
+    /// Whether the handler should produce more output now: false while more than
+    /// `maxOutboundBytes` are queued (and until the queue drains to half of it after a flush).
+    public var isWritable: Bool { writableFlag && outbound.count - outboundStart <= environment.maxOutboundBytes }
 
     private var handlerDeadline = UInt64.max
     private var writeDeadline = UInt64.max
     private var lingerDeadline = UInt64.max
     /// Position in the loop's registry (maintained by `LoopState`).
     var registryIndex = -1
-
-    /// A connection closed because no deadline or handler could help; for the timeout event.
-    private var closeReason: TransportEvent.TimeoutKind?
 
     init(
         fd: Int32, id: UInt64, remoteAddress: String, loop: EventLoop,
@@ -151,7 +153,6 @@ public final class Connection: @unchecked Sendable {
             writeSourceResumed = true
             source.cancel()
         }
-        if let reason = closeReason { environment.onEvent(.timedOut(connectionID: id, reason)) }
         handler.connectionClosed(self)
     }
 
@@ -202,7 +203,7 @@ public final class Connection: @unchecked Sendable {
 
     private var wantsToRead: Bool {
         switch lifecycle {
-        case .open: return !inputClosed && !readingPausedByHandler && isWritable
+        case .open: return !inputClosed && !readingPausedByHandler && writableFlag
         case .closingAfterFlush, .lingering: return !inputClosed
         case .closed: return false
         }
@@ -358,11 +359,11 @@ public final class Connection: @unchecked Sendable {
 
     private func updateWritability() {
         let pending = pendingOutboundBytes
-        if isWritable && pending > environment.maxOutboundBytes {
-            isWritable = false
+        if writableFlag && pending > environment.maxOutboundBytes {
+            writableFlag = false
             updateReadInterest()
-        } else if !isWritable && pending <= environment.maxOutboundBytes / 2 {
-            isWritable = true
+        } else if !writableFlag && pending <= environment.maxOutboundBytes / 2 {
+            writableFlag = true
             updateReadInterest()
             if lifecycle == .open { handler.writabilityChanged(on: self) }
         }
@@ -395,10 +396,9 @@ public final class Connection: @unchecked Sendable {
     /// Sets the handler's deadline to an absolute monotonic time in nanoseconds (`.max` = none).
     func setDeadline(monotonicNanoseconds deadline: UInt64) { handlerDeadline = deadline }
 
-    /// Closes at once, reporting that `kind`'s deadline passed.
-    func closeForTimeout(_ kind: TransportEvent.TimeoutKind) {
-        closeReason = kind
-        closeNow()
+    /// Reports that `kind`'s deadline closed (or is closing) this connection.
+    func reportTimeout(_ kind: TransportEvent.TimeoutKind) {
+        environment.onEvent(.timedOut(connectionID: id, kind))
     }
 
     var nextDeadline: UInt64 { min(handlerDeadline, writeDeadline, lingerDeadline) }
@@ -408,7 +408,8 @@ public final class Connection: @unchecked Sendable {
         if lingerDeadline <= now {
             closeNow()
         } else if writeDeadline <= now {
-            closeForTimeout(.write)
+            reportTimeout(.write)
+            closeNow()
         } else if handlerDeadline <= now {
             handlerDeadline = .max
             if lifecycle == .open { handler.deadlinePassed(on: self) }

@@ -1,3 +1,5 @@
+public import Wire
+
 /// How an `HTTPServer` listens, and the limits and timeouts that protect it. Every field has a
 /// default suited to a small VM facing the internet, and the reason for it beside it.
 public struct ServerConfiguration: Sendable {
@@ -37,6 +39,8 @@ public struct ServerConfiguration: Sendable {
     /// input while waiting for its close (closing with unread input sends RST, which can destroy
     /// the response the peer has not read yet).
     public var lingerTimeout: Duration = .seconds(2)
+    /// HTTP parser limits (request line 414, header block and field count 431, body 413).
+    public var limits: HTTPLimits = HTTPLimits()
     /// During graceful shutdown, how long in-flight requests may take before every connection
     /// still open is closed anyway: bounds how long a deploy or `systemctl stop` waits.
     public var shutdownGracePeriod: Duration = .seconds(10)

@@ -5,6 +5,12 @@ import Glibc
 /// `DispatchSource.makeSignalSource`. The default disposition of each watched signal is set to
 /// ignore first, so the signal no longer kills the process and only the source sees it.
 ///
+/// Linux: libdispatch reads signals through a `signalfd`, which only sees a signal that every
+/// thread blocks (a thread that does not block it may take it, and with `SIG_IGN` drop it).
+/// libdispatch's own threads block signals; the watcher also blocks them in the calling thread.
+/// So create the watcher on the main thread at startup, before anything starts threads of its
+/// own: threads created afterwards inherit the mask.
+///
 /// Keep the watcher alive for as long as the signals should be handled; `cancel()` stops watching
 /// (the signals stay ignored).
 public final class SignalWatcher: @unchecked Sendable {
@@ -28,6 +34,10 @@ public final class SignalWatcher: @unchecked Sendable {
     ) {
         sources = signals.map { number in
             signal(number, SIG_IGN)
+            var mask = sigset_t()
+            sigemptyset(&mask)
+            sigaddset(&mask, number)
+            pthread_sigmask(SIG_BLOCK, &mask, nil)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler { handler(number) }
             source.activate()
