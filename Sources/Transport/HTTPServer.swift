@@ -57,7 +57,8 @@ public final class HTTPServer: Sendable {
             let (fd, port) = try Socket.listen(
                 host: configuration.host, port: configuration.port, backlog: configuration.backlog)
             let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: listenerQueue)
-            source.setEventHandler { [unowned self] in self.acceptAvailable(listenFD: fd) }
+            // Strong: a listening server stays alive until `shutdown` cancels this source.
+            source.setEventHandler { self.acceptAvailable(listenFD: fd) }
             source.setCancelHandler { Glibc.close(fd) }
             listener.started = true
             listener.fd = fd
