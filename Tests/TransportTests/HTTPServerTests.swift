@@ -24,6 +24,9 @@ struct TestResponder: HTTPResponder {
             sink.upgrade(
                 HTTPResponse(status: .switchingProtocols, headers: ["Connection": "Upgrade", "Upgrade": "echo"])
             ) { EchoHandler() }
+        } else if path == "/twice" {
+            sink.send(response)
+            sink.send(HTTPResponse(status: .internalServerError))  // programming error: ignored
         } else if path == "/close" {
             sink.send(HTTPResponse(status: .ok, headers: ["Connection": "close"], body: Array("bye".utf8)))
         } else {
@@ -170,6 +173,22 @@ struct HTTPServerTests {
             #expect(text(response.body) == "bye")
             #expect(client.waitForClose())
         }
+    }
+
+    @Test func aSecondResponseToTheSameRequestIsIgnored() throws {
+        try withHTTPServer { _, port, _ in
+            let client = try LoopbackClient(port: port)
+            #expect(try client.request("GET", "/twice").status == 200)
+            let next = try client.request("GET", "/after")
+            #expect(next.status == 200)
+            #expect(text(next.body).hasPrefix("GET /after|"))
+        }
+    }
+
+    @Test func closureSinkDeliversToItsClosure() {
+        let got = Counter()
+        ResponseSink { response in got.store(response.status.code) }.send(HTTPResponse(status: .noContent))
+        #expect(got.value == 204)
     }
 
     @Test func http10WithoutKeepAliveCloses() throws {
