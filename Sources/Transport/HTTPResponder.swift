@@ -22,10 +22,49 @@ public struct RequestContext: Sendable {
 }
 
 /// Delivers the response for one request back to its connection. Sendable: call it from any
-/// thread; the connection hops to its own loop. Calling it more than once is a programming error.
+/// thread; the connection hops to its own loop. Calling it more than once is a programming error
+/// (later calls are ignored), and so is never calling it (the connection waits for the answer
+/// until the peer or a server shutdown closes it).
+///
+/// Called on the connection's loop while `respond` is still running, the response is written in
+/// the same turn of the loop, together with the answers to any pipelined requests behind it.
 public struct ResponseSink: Sendable {
-    let deliver: @Sendable (HTTPResponse) -> Void
-    public init(_ deliver: @escaping @Sendable (HTTPResponse) -> Void) { self.deliver = deliver }
+    enum Target: Sendable {
+        case closure(@Sendable (HTTPResponse) -> Void)
+        case connection(HTTPConnectionHandler, request: UInt64, loop: EventLoop)
+    }
+
+    let target: Target
+
+    /// A sink that hands the response to `deliver` (for unit tests of responders, and adapters).
+    public init(_ deliver: @escaping @Sendable (HTTPResponse) -> Void) { target = .closure(deliver) }
+
+    init(handler: HTTPConnectionHandler, request: UInt64, loop: EventLoop) {
+        target = .connection(handler, request: request, loop: loop)
+    }
+
     /// Sends `response` on the request's connection, in request order.
-    public func send(_ response: HTTPResponse) { deliver(response) }
+    public func send(_ response: HTTPResponse) { deliver(response, upgrade: nil) }
+
+    /// Sends `response` (normally `101 Switching Protocols`) and then hands the connection to the
+    /// handler `makeHandler` creates on the connection's loop. Bytes the client sent after the
+    /// upgrade request are passed to the new handler first. The response goes out with
+    /// `keepAlive`, whatever the request said; the HTTP exchange on this connection is over.
+    /// On a closure-backed sink only the response is delivered.
+    public func upgrade(_ response: HTTPResponse, to makeHandler: @escaping @Sendable () -> any ConnectionHandler) {
+        deliver(response, upgrade: makeHandler)
+    }
+
+    private func deliver(_ response: HTTPResponse, upgrade: (@Sendable () -> any ConnectionHandler)?) {
+        switch target {
+        case let .closure(deliver):
+            deliver(response)
+        case let .connection(handler, request, loop):
+            if loop.inEventLoop {
+                handler.deliver(response, request: request, upgrade: upgrade)
+            } else {
+                loop.execute { handler.deliver(response, request: request, upgrade: upgrade) }
+            }
+        }
+    }
 }

@@ -8,7 +8,8 @@ public struct HTTPRequestHead: Sendable {
     /// Whether the connection stays open after this exchange: 1.1 unless `Connection: close`;
     /// 1.0 only with `Connection: keep-alive`.
     public var keepAlive: Bool
-    /// Whether the client sent `Expect: 100-continue` and waits for an interim response.
+    /// Whether the client sent `Expect: 100-continue` and waits for an interim response. The parser
+    /// sets it only for HTTP/1.1 requests that have a body (RFC 9110 §10.1.1).
     public var expectsContinue: Bool
 
     public init(

@@ -1,0 +1,425 @@
+import Dispatch
+import Glibc
+
+/// What a connection needs from the server that accepted it: limits, timeouts, event hook and
+/// bookkeeping. Immutable and shared by every connection of one server.
+final class ConnectionEnvironment: Sendable {
+    let maxOutboundBytes: Int
+    let writeTimeout: UInt64
+    let lingerTimeout: UInt64
+    let sweepTick: Duration
+    let onEvent: @Sendable (TransportEvent) -> Void
+    /// Called on the loop after the fd is closed.
+    let onClosed: @Sendable (Connection) -> Void
+
+    init(
+        maxOutboundBytes: Int, writeTimeout: Duration, lingerTimeout: Duration, sweepTick: Duration,
+        onEvent: @escaping @Sendable (TransportEvent) -> Void,
+        onClosed: @escaping @Sendable (Connection) -> Void
+    ) {
+        self.maxOutboundBytes = maxOutboundBytes
+        self.writeTimeout = UInt64(writeTimeout.clampedNanoseconds)
+        self.lingerTimeout = UInt64(lingerTimeout.clampedNanoseconds)
+        self.sweepTick = sweepTick
+        self.onEvent = onEvent
+        self.onClosed = onClosed
+    }
+}
+
+/// One accepted TCP connection, living on exactly one `EventLoop`.
+///
+/// It owns the socket, a read source, a write source (created only the first time a write hits
+/// `EAGAIN`, and resumed only while output is pending), and the outbound byte queue. Bytes read go
+/// to the current `ConnectionHandler`; the handler queues output with `write`/`withOutbound` and
+/// sends it with `flush()`. The fd is closed only in the sources' cancel handler, after both
+/// sources have been cancelled, so no event can ever run on a reused fd number.
+///
+/// Back-pressure: when more than `maxOutboundBytes` are queued the connection stops reading
+/// (suspends its read source) and `isWritable` turns false; once the peer has taken enough that
+/// the queue is at or below half the limit, reading resumes and the handler hears
+/// `writabilityChanged`. Queued output that makes no progress for `writeTimeout` closes the
+/// connection.
+///
+/// Every member except `id`, `loop` and `remoteAddress` must be used on `loop` only.
+public final class Connection: @unchecked Sendable {
+    // @unchecked: all mutable state is confined to `loop.queue` (checked in debug builds with
+    // dispatchPrecondition); cross-thread callers hop with `loop.execute`.
+
+    /// A process-unique number, for logs.
+    public let id: UInt64
+    /// The loop this connection lives on.
+    public let loop: EventLoop
+    /// The peer's IP address as text.
+    public let remoteAddress: String
+
+    let fd: Int32
+    let environment: ConnectionEnvironment
+    private(set) var handler: any ConnectionHandler
+
+    private enum Lifecycle {
+        /// Reading and writing.
+        case open
+        /// `close()` was called: flushing what is queued, then `shutdown(SHUT_WR)`.
+        case closingAfterFlush
+        /// Our side is shut down; discarding input until the peer closes or `lingerTimeout` passes
+        /// (closing with unread input would send RST and could destroy the response in flight).
+        case lingering
+        /// Sources cancelled; the fd closes when both cancel handlers have run.
+        case closed
+    }
+
+    private var lifecycle = Lifecycle.open
+    private var readSource: (any DispatchSourceRead)?
+    private var readSourceSuspended = false
+    private var writeSource: (any DispatchSourceWrite)?
+    private var writeSourceResumed = false
+    private var pendingCancelHandlers = 0
+
+    private var outbound: [UInt8] = []
+    private var outboundStart = 0
+    private var readingPausedByHandler = false
+    private var inputClosed = false
+    /// Hysteresis: false from when a flush left more than `maxOutboundBytes` queued until the
+    /// queue drains to half of it.
+    private var writableFlag = true
+
+    /// Whether the handler should produce more output now: false while more than
+    /// `maxOutboundBytes` are queued (and until the queue drains to half of it after a flush).
+    public var isWritable: Bool { writableFlag && outbound.count - outboundStart <= environment.maxOutboundBytes }
+
+    private var handlerDeadline = UInt64.max
+    private var writeDeadline = UInt64.max
+    private var lingerDeadline = UInt64.max
+    /// Position in the loop's registry (maintained by `LoopState`).
+    var registryIndex = -1
+
+    init(
+        fd: Int32, id: UInt64, remoteAddress: String, loop: EventLoop,
+        environment: ConnectionEnvironment, handler: any ConnectionHandler
+    ) {
+        self.fd = fd
+        self.id = id
+        self.remoteAddress = remoteAddress
+        self.loop = loop
+        self.environment = environment
+        self.handler = handler
+    }
+
+    // MARK: Lifecycle
+
+    /// Registers the connection on its loop and starts reading. Call on `loop`.
+    func start() {
+        debugPreconditionInLoop()
+        loop.state.register(self, tick: environment.sweepTick)
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: loop.queue)
+        source.setEventHandler { [unowned self] in self.readable() }
+        // Strong: keeps the connection alive until the fd is closed.
+        source.setCancelHandler { self.sourceCancelled() }
+        readSource = source
+        pendingCancelHandlers = 1
+        source.activate()  // no event can run before this turn of the loop ends
+        handler.handlerAdded(to: self)
+    }
+
+    /// Whether the connection is closed (or closing) and will take no more output.
+    public var isClosed: Bool { lifecycle != .open }
+
+    /// Flushes queued output, then shuts down the sending side and closes once the peer has
+    /// closed too (or after a short linger). Further input is discarded. Idempotent.
+    public func close() {
+        debugPreconditionInLoop()
+        guard lifecycle == .open else { return }
+        lifecycle = .closingAfterFlush
+        handlerDeadline = .max
+        updateReadInterest()
+        flush()
+    }
+
+    /// Closes at once, dropping queued output. Idempotent.
+    public func closeNow() {
+        debugPreconditionInLoop()
+        guard lifecycle != .closed else { return }
+        lifecycle = .closed
+        loop.state.unregister(self)
+        outbound = []
+        outboundStart = 0
+        if let source = readSource {
+            if readSourceSuspended { source.resume() }
+            readSourceSuspended = false
+            source.cancel()
+        }
+        if let source = writeSource {
+            if !writeSourceResumed { source.resume() }
+            writeSourceResumed = true
+            source.cancel()
+        }
+        handler.connectionClosed(self)
+    }
+
+    private func sourceCancelled() {
+        pendingCancelHandlers -= 1
+        guard pendingCancelHandlers == 0 else { return }
+        Glibc.close(fd)
+        readSource = nil
+        writeSource = nil
+        environment.onClosed(self)
+    }
+
+    /// Installs `newHandler` in place of the current one (e.g. WebSocket after `101`), then feeds
+    /// it `initialBytes`: input that arrived after the upgrade request (from
+    /// `HTTPRequestParser.takeBufferedBytes()`). The old handler gets no further calls.
+    public func replaceHandler(_ newHandler: any ConnectionHandler, initialBytes: [UInt8] = []) {
+        debugPreconditionInLoop()
+        guard lifecycle == .open else { return }
+        handler = newHandler
+        handlerDeadline = .max
+        newHandler.handlerAdded(to: self)
+        if !initialBytes.isEmpty, lifecycle == .open {
+            initialBytes.withUnsafeBytes { newHandler.received($0, on: self) }
+        }
+    }
+
+    /// Asks the handler to wind down (graceful server shutdown).
+    func requestShutdown() {
+        guard lifecycle == .open else { return }
+        handler.shutdownRequested(on: self)
+    }
+
+    // MARK: Reading
+
+    /// Stops reading until `resumeReading()` (in addition to back-pressure pauses).
+    public func pauseReading() {
+        debugPreconditionInLoop()
+        readingPausedByHandler = true
+        updateReadInterest()
+    }
+
+    /// Undoes `pauseReading()`.
+    public func resumeReading() {
+        debugPreconditionInLoop()
+        readingPausedByHandler = false
+        updateReadInterest()
+    }
+
+    private var wantsToRead: Bool {
+        switch lifecycle {
+        case .open: return !inputClosed && !readingPausedByHandler && writableFlag
+        case .closingAfterFlush, .lingering: return !inputClosed
+        case .closed: return false
+        }
+    }
+
+    private func updateReadInterest() {
+        guard let source = readSource, lifecycle != .closed else { return }
+        let want = wantsToRead
+        if want && readSourceSuspended {
+            readSourceSuspended = false
+            source.resume()
+        } else if !want && !readSourceSuspended {
+            readSourceSuspended = true
+            source.suspend()
+        }
+    }
+
+    private func readable() {
+        let buffer = loop.state.readBuffer
+        while lifecycle != .closed && !readSourceSuspended {
+            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            if n > 0 {
+                if lifecycle == .open {
+                    handler.received(UnsafeRawBufferPointer(rebasing: buffer[..<n]), on: self)
+                }
+                // A short read emptied the socket buffer; the source fires again if more arrives.
+                if n < buffer.count { return }
+            } else if n == 0 {
+                inputClosed = true
+                updateReadInterest()
+                switch lifecycle {
+                case .open: handler.inputEnded(on: self)
+                case .closingAfterFlush: break  // keep flushing; linger ends at once afterwards
+                case .lingering: closeNow()
+                case .closed: break
+                }
+                return
+            } else {
+                let code = Glibc.errno
+                if code == EINTR { continue }
+                if code == EAGAIN || code == EWOULDBLOCK { return }
+                fail(SocketError(call: "read", errno: code))
+                return
+            }
+        }
+    }
+
+    private func fail(_ error: SocketError) {
+        // A peer resetting is routine, not an operator's problem.
+        if error.errno != ECONNRESET && error.errno != EPIPE {
+            environment.onEvent(.error(connectionID: id, error))
+        }
+        closeNow()
+    }
+
+    // MARK: Writing
+
+    /// Bytes queued and not yet accepted by the kernel.
+    public var pendingOutboundBytes: Int { outbound.count - outboundStart }
+
+    /// Queues `bytes` (sent by the next `flush()`). Ignored once the connection is closing.
+    public func write(_ bytes: UnsafeRawBufferPointer) {
+        debugPreconditionInLoop()
+        guard lifecycle == .open else { return }
+        outbound.append(contentsOf: bytes)
+    }
+
+    /// Queues `bytes` (sent by the next `flush()`). Ignored once the connection is closing.
+    public func write(_ bytes: [UInt8]) {
+        debugPreconditionInLoop()
+        guard lifecycle == .open else { return }
+        outbound.append(contentsOf: bytes)
+    }
+
+    /// Lets `body` append to the outbound queue in place (serialise straight into it, no copy).
+    /// `body` must only append. Returns nil, without calling `body`, once the connection is closing.
+    @discardableResult
+    public func withOutbound<R>(_ body: (inout [UInt8]) throws -> R) rethrows -> R? {
+        debugPreconditionInLoop()
+        guard lifecycle == .open else { return nil }
+        return try body(&outbound)
+    }
+
+    /// Sends queued output now, as far as the kernel takes it; the rest goes when the socket is
+    /// writable again. Most responses leave in this one `send`, with no write source involved.
+    public func flush() {
+        debugPreconditionInLoop()
+        guard lifecycle == .open || lifecycle == .closingAfterFlush else { return }
+        if writeSourceResumed {  // waiting for writability; the source will call us
+            updateWritability()
+            return
+        }
+        writeQueued()
+    }
+
+    private func writeQueued() {
+        var progressed = false
+        while outboundStart < outbound.count {
+            let n = outbound.withUnsafeBytes { raw in
+                send(fd, raw.baseAddress! + outboundStart, raw.count - outboundStart, Int32(MSG_NOSIGNAL))
+            }
+            if n >= 0 {
+                outboundStart += n
+                progressed = true
+                continue
+            }
+            let code = Glibc.errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { break }
+            fail(SocketError(call: "send", errno: code))
+            return
+        }
+        if outboundStart == outbound.count {
+            // Drained: keep a modest buffer for the next response, release a big one.
+            if outbound.capacity > 256 * 1024 { outbound = [] } else { outbound.removeAll(keepingCapacity: true) }
+            outboundStart = 0
+            writeDeadline = .max
+            if writeSourceResumed {
+                writeSourceResumed = false
+                writeSource?.suspend()
+            }
+        } else {
+            if outboundStart >= 64 * 1024 && outboundStart >= outbound.count / 2 {
+                outbound.removeSubrange(0..<outboundStart)
+                outboundStart = 0
+            }
+            if progressed || writeDeadline == .max {
+                writeDeadline = monotonicNanoseconds() &+ environment.writeTimeout
+            }
+            armWriteSource()
+        }
+        updateWritability()
+        if lifecycle == .closingAfterFlush && outbound.isEmpty { beginLinger() }
+    }
+
+    private func armWriteSource() {
+        guard !writeSourceResumed else { return }
+        if writeSource == nil {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: loop.queue)
+            source.setEventHandler { [unowned self] in self.writable() }
+            source.setCancelHandler { self.sourceCancelled() }
+            writeSource = source
+            pendingCancelHandlers += 1
+        }
+        writeSourceResumed = true
+        writeSource!.resume()
+    }
+
+    private func writable() {
+        guard lifecycle == .open || lifecycle == .closingAfterFlush else { return }
+        writeQueued()
+    }
+
+    private func updateWritability() {
+        let pending = pendingOutboundBytes
+        if writableFlag && pending > environment.maxOutboundBytes {
+            writableFlag = false
+            updateReadInterest()
+        } else if !writableFlag && pending <= environment.maxOutboundBytes / 2 {
+            writableFlag = true
+            updateReadInterest()
+            if lifecycle == .open { handler.writabilityChanged(on: self) }
+        }
+    }
+
+    private func beginLinger() {
+        lifecycle = .lingering
+        if inputClosed {
+            closeNow()
+            return
+        }
+        Glibc.shutdown(fd, Int32(SHUT_WR))
+        lingerDeadline = monotonicNanoseconds() &+ environment.lingerTimeout
+        updateReadInterest()
+    }
+
+    // MARK: Deadlines
+
+    /// Sets the handler's deadline `after` from now on the monotonic clock (nil clears it).
+    /// When it passes, the handler hears `deadlinePassed`. Resolution is the loop's sweep tick.
+    public func setDeadline(after delay: Duration?) {
+        debugPreconditionInLoop()
+        guard let delay else {
+            handlerDeadline = .max
+            return
+        }
+        handlerDeadline = monotonicNanoseconds() &+ UInt64(delay.clampedNanoseconds)
+    }
+
+    /// Sets the handler's deadline to an absolute monotonic time in nanoseconds (`.max` = none).
+    func setDeadline(monotonicNanoseconds deadline: UInt64) { handlerDeadline = deadline }
+
+    /// Reports that `kind`'s deadline closed (or is closing) this connection.
+    func reportTimeout(_ kind: TransportEvent.TimeoutKind) {
+        environment.onEvent(.timedOut(connectionID: id, kind))
+    }
+
+    var nextDeadline: UInt64 { min(handlerDeadline, writeDeadline, lingerDeadline) }
+
+    func deadlinesPassed(now: UInt64) {
+        guard lifecycle != .closed else { return }
+        if lingerDeadline <= now {
+            closeNow()
+        } else if writeDeadline <= now {
+            reportTimeout(.write)
+            closeNow()
+        } else if handlerDeadline <= now {
+            handlerDeadline = .max
+            if lifecycle == .open { handler.deadlinePassed(on: self) }
+        }
+    }
+
+    @inline(__always)
+    private func debugPreconditionInLoop() {
+        #if DEBUG
+            loop.preconditionInEventLoop()
+        #endif
+    }
+}

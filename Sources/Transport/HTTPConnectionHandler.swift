@@ -1,0 +1,308 @@
+import Wire
+
+/// HTTP/1.1 settings each connection handler needs, derived once from `ServerConfiguration`.
+struct HTTPSettings: Sendable {
+    var limits: HTTPLimits
+    var headerTimeout: UInt64
+    var bodyTimeout: UInt64
+    var idleTimeout: UInt64
+    /// While a request is with the responder, input beyond this many buffered bytes pauses
+    /// reading (pipelined requests wait in the kernel, not in our memory).
+    var readAheadLimit: Int
+
+    init(_ configuration: ServerConfiguration) {
+        limits = configuration.limits
+        headerTimeout = UInt64(configuration.requestHeaderTimeout.clampedNanoseconds)
+        bodyTimeout = UInt64(configuration.requestBodyTimeout.clampedNanoseconds)
+        idleTimeout = UInt64(configuration.idleTimeout.clampedNanoseconds)
+        readAheadLimit = configuration.limits.maxRequestLineBytes + configuration.limits.maxHeaderBlockBytes
+    }
+}
+
+/// Serves HTTP/1.1 on one connection: feeds input to `HTTPRequestParser`, hands each complete
+/// request to the `HTTPResponder`, writes the responses, and enforces the request deadlines.
+///
+/// Pipelining: one request at a time. While a request is with the responder, later pipelined
+/// requests stay unparsed in the parser's buffer (reading pauses past `readAheadLimit`); when the
+/// response arrives it is serialised into the connection's outbound buffer and parsing resumes
+/// with the buffered input. Responses are therefore in request order by construction, however
+/// late or from whichever thread the responder answers. A responder that answers inline has all
+/// the answers to one read's worth of pipelined requests leave in one `send`.
+///
+/// Deadlines (one per connection, swept by the loop; setting one is a store, not a timer):
+///
+///     waiting (fresh)  --first byte-->  head  --.head-->  body  --.request-->  responding
+///       ^  header timeout: close          |  header: 408   |  body: 408          |
+///       |                                 '----------------'---------------------'
+///       '-- waiting (keep-alive, idle timeout: close) <--- response written ------'
+final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
+    // @unchecked: all state is confined to the connection's loop; `ResponseSink` holds this
+    // object only to hop back to that loop before calling `deliver`.
+
+    private enum Phase {
+        /// Between requests, nothing of the next one buffered.
+        case waiting
+        /// Some of a request head has arrived.
+        case head
+        /// The head is parsed; the body is arriving.
+        case body
+        /// The request is with the responder.
+        case responding
+        /// Handed to another protocol after `101`.
+        case upgraded
+        /// Closing or closed; nothing more to do.
+        case finished
+    }
+
+    private let responder: any HTTPResponder
+    private let settings: HTTPSettings
+    private var parser: HTTPRequestParser
+    private var connection: Connection?
+    private var context = RequestContext(remoteAddress: "", connectionID: 0)
+
+    private var phase = Phase.waiting
+    private var servedRequests: UInt64 = 0
+    private var currentKeepAlive = true
+    private var currentVersion = HTTPVersion.http1_1
+    private var currentIsHead = false
+    private var continuePending = false
+    private var isProcessing = false
+    private var readingPausedForReadAhead = false
+    private var inputEnded = false
+    private var shuttingDown = false
+    /// Monotonic time read at the start of the current turn (deadlines, `Date` cache).
+    private var now: UInt64 = 0
+
+    init(responder: any HTTPResponder, settings: HTTPSettings) {
+        self.responder = responder
+        self.settings = settings
+        self.parser = HTTPRequestParser(limits: settings.limits)
+    }
+
+    // MARK: ConnectionHandler
+
+    func handlerAdded(to connection: Connection) {
+        self.connection = connection
+        context = RequestContext(remoteAddress: connection.remoteAddress, connectionID: connection.id)
+        now = monotonicNanoseconds()
+        // A fresh connection must deliver its first head within the header timeout.
+        connection.setDeadline(monotonicNanoseconds: now &+ settings.headerTimeout)
+    }
+
+    func received(_ bytes: UnsafeRawBufferPointer, on connection: Connection) {
+        parser.append(bytes)
+        if phase == .responding {
+            if !readingPausedForReadAhead && parser.bufferedByteCount > settings.readAheadLimit {
+                readingPausedForReadAhead = true
+                connection.pauseReading()
+            }
+            return
+        }
+        now = monotonicNanoseconds()
+        process(connection)
+    }
+
+    func inputEnded(on connection: Connection) {
+        inputEnded = true
+        // A request in flight is still answered (the peer may have half-closed after sending),
+        // and so are complete requests behind it; `process` closes when nothing is left.
+        if phase != .responding { process(connection) }
+    }
+
+    func writabilityChanged(on connection: Connection) {
+        if phase != .responding { process(connection) }
+    }
+
+    func deadlinePassed(on connection: Connection) {
+        switch phase {
+        case .waiting:
+            connection.reportTimeout(servedRequests == 0 ? .header : .idle)
+            phase = .finished
+            connection.closeNow()
+        case .head:
+            connection.reportTimeout(.header)
+            fail(HTTPParseError(status: .requestTimeout, reason: "request head not received in time"), on: connection)
+        case .body:
+            connection.reportTimeout(.body)
+            fail(HTTPParseError(status: .requestTimeout, reason: "request body not received in time"), on: connection)
+        case .responding, .upgraded, .finished:
+            break
+        }
+    }
+
+    func shutdownRequested(on connection: Connection) {
+        shuttingDown = true
+        // Idle keep-alive connections close now; a request being received or answered finishes
+        // first and its response carries `Connection: close`.
+        if phase == .waiting {
+            phase = .finished
+            connection.close()
+        }
+    }
+
+    func connectionClosed(_ connection: Connection) {
+        phase = .finished
+        self.connection = nil  // breaks the connection ⇄ handler cycle
+    }
+
+    // MARK: Requests
+
+    /// Parses and dispatches buffered requests until one is with the responder, input runs out,
+    /// or the peer must read before we answer more; then sends what was produced.
+    private func process(_ connection: Connection) {
+        isProcessing = true
+        defer { isProcessing = false }
+        while connection.isWritable {
+            switch phase {
+            case .waiting, .head, .body: break
+            case .responding, .upgraded, .finished:
+                connection.flush()
+                return
+            }
+            let event: HTTPParserEvent?
+            do {
+                event = try parser.next()
+            } catch {
+                fail(error, on: connection)
+                return
+            }
+            guard let event else {
+                awaitInput(connection)
+                break
+            }
+            switch event {
+            case let .head(head):
+                continuePending = head.expectsContinue
+                phase = .body
+                connection.setDeadline(monotonicNanoseconds: now &+ settings.bodyTimeout)
+            case let .request(request):
+                continuePending = false
+                dispatch(request, on: connection)
+            }
+        }
+        if readingPausedForReadAhead && phase != .responding {
+            readingPausedForReadAhead = false
+            connection.resumeReading()
+        }
+        connection.flush()
+    }
+
+    /// The parser needs more bytes: track which deadline applies, answer `Expect: 100-continue`.
+    private func awaitInput(_ connection: Connection) {
+        if inputEnded {
+            // Nothing more will come: an incomplete request can never complete.
+            phase = .finished
+            connection.close()
+            return
+        }
+        switch parser.state {
+        case .idle:
+            if phase != .waiting {
+                phase = .waiting
+                connection.setDeadline(monotonicNanoseconds: now &+ settings.idleTimeout)
+            }
+        case .head:
+            if phase != .head {  // the header deadline runs from the head's first byte
+                phase = .head
+                connection.setDeadline(monotonicNanoseconds: now &+ settings.headerTimeout)
+            }
+        case .body:
+            if continuePending {  // RFC 9110 §10.1.1: the client waits for this before the body
+                continuePending = false
+                connection.withOutbound { HTTPResponseWriter.writeContinue(into: &$0) }
+            }
+        }
+    }
+
+    private func dispatch(_ request: HTTPRequest, on connection: Connection) {
+        phase = .responding
+        connection.setDeadline(monotonicNanoseconds: .max)
+        servedRequests &+= 1
+        currentKeepAlive = request.head.keepAlive
+        currentVersion = request.head.version
+        currentIsHead = request.head.method == .head
+        let sink = ResponseSink(handler: self, request: servedRequests, loop: connection.loop)
+        responder.respond(to: request, context: context, sink: sink)
+    }
+
+    /// Writes the response to request number `request` (on the loop). Ignores a second response
+    /// to the same request and responses for a connection that has closed meanwhile.
+    func deliver(_ response: HTTPResponse, request: UInt64, upgrade: (@Sendable () -> any ConnectionHandler)?) {
+        guard let connection, phase == .responding, request == servedRequests else { return }
+        if !isProcessing { now = monotonicNanoseconds() }
+        let keepAlive =
+            upgrade != nil
+            || (currentKeepAlive && !shuttingDown && !Self.asksToClose(response.headers))
+        let date = connection.loop.state.httpDate(now: now, format: HTTPDate.format(epochSeconds:))
+        let version = currentVersion
+        let isHead = currentIsHead
+        connection.withOutbound { buffer in
+            HTTPResponseWriter.write(
+                response, into: &buffer, date: date, keepAlive: keepAlive, requestVersion: version,
+                isHeadRequest: isHead)
+        }
+        if let upgrade {
+            phase = .upgraded
+            connection.flush()
+            let rest = parser.takeBufferedBytes()
+            if readingPausedForReadAhead { connection.resumeReading() }
+            self.connection = nil
+            connection.replaceHandler(upgrade(), initialBytes: rest)
+            return
+        }
+        guard keepAlive else {
+            phase = .finished
+            connection.close()
+            return
+        }
+        phase = .waiting
+        connection.setDeadline(monotonicNanoseconds: now &+ settings.idleTimeout)
+        if !isProcessing { process(connection) }  // inline answers: the running loop continues
+    }
+
+    /// Answers a request that cannot be served (parse error, timeout) and closes.
+    private func fail(_ error: HTTPParseError, on connection: Connection) {
+        phase = .finished
+        if error.status.code != 408 {
+            connection.environment.onEvent(
+                .badRequest(connectionID: connection.id, status: error.status.code, reason: error.reason))
+        }
+        let response = HTTPResponse(
+            status: error.status, headers: ["Content-Type": "text/plain; charset=utf-8"],
+            body: Array("\(error.status.code) \(error.status.reasonPhrase): \(error.reason)\n".utf8))
+        let date = connection.loop.state.httpDate(now: monotonicNanoseconds(), format: HTTPDate.format(epochSeconds:))
+        connection.withOutbound { buffer in
+            HTTPResponseWriter.write(
+                response, into: &buffer, date: date, keepAlive: false, requestVersion: .http1_1,
+                isHeadRequest: false)
+        }
+        connection.close()
+    }
+
+    /// Whether the application set `Connection: close` on its response.
+    private static func asksToClose(_ headers: HTTPHeaders) -> Bool {
+        for field in headers where HTTPHeaders.namesEqual(field.name, "connection") {
+            for token in field.value.split(separator: ",") {
+                var token = token[...]
+                while token.first == " " || token.first == "\t" { token = token.dropFirst() }
+                while token.last == " " || token.last == "\t" { token = token.dropLast() }
+                if HTTPHeaders.namesEqual(String(token), "close") { return true }
+            }
+        }
+        return false
+    }
+}
+
+extension HTTPServer {
+    /// An HTTP/1.1 server answering every request with `responder`.
+    /// `onEvent` receives `TransportEvent`s for the application's logger.
+    public convenience init(
+        configuration: ServerConfiguration, responder: any HTTPResponder,
+        onEvent: @escaping @Sendable (TransportEvent) -> Void = { _ in }
+    ) {
+        let settings = HTTPSettings(configuration)
+        self.init(configuration: configuration, onEvent: onEvent) {
+            HTTPConnectionHandler(responder: responder, settings: settings)
+        }
+    }
+}

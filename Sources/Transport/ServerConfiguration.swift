@@ -1,0 +1,60 @@
+public import Wire
+
+/// How an `HTTPServer` listens, and the limits and timeouts that protect it. Every field has a
+/// default suited to a small VM facing the internet, and the reason for it beside it.
+public struct ServerConfiguration: Sendable {
+    /// Address to bind, IPv4 or IPv6 literal (`"127.0.0.1"`, `"0.0.0.0"`, `"::1"`, `"::"`).
+    /// Default loopback: exposing the server is an explicit decision (usually behind a proxy).
+    public var host: String = "127.0.0.1"
+    /// TCP port; 0 picks an ephemeral port (tests), reported by `HTTPServer.start()`.
+    public var port: Int = 8080
+    /// Number of event loops. One per core: a loop is serial, so more loops than cores only adds
+    /// contention, fewer leaves cores idle.
+    public var loopCount: Int = System.activeProcessorCount
+    /// `listen(2)` backlog: connections the kernel queues before we accept them. Large enough to
+    /// absorb a reconnect storm; the kernel caps it at `net.core.somaxconn`.
+    public var backlog: Int = 1024
+    /// Connections served at once. Past it the newest connection gets a canned `503` with
+    /// `Connection: close` and is closed, so a flood degrades into refusals, not into running out
+    /// of file descriptors or memory.
+    public var maxConnections: Int = 10_000
+    /// Deadline for the whole request head, from its first byte (or, on a new connection, from
+    /// accept). Not reset by each byte arriving: a slowloris peer trickling a byte at a time is cut
+    /// off at the deadline. Expiry answers `408` and closes (or just closes if nothing came).
+    public var requestHeaderTimeout: Duration = .seconds(10)
+    /// Deadline for the whole body once the head is complete (`408` and close when it passes):
+    /// bodies are at most `limits.maxBodyBytes`, so an honest client needs far less.
+    public var requestBodyTimeout: Duration = .seconds(30)
+    /// How long a keep-alive connection may sit between requests before it is closed: idle
+    /// sockets cost memory and file descriptors.
+    public var idleTimeout: Duration = .seconds(60)
+    /// Output queued per connection before the server stops reading from that peer (and stops
+    /// answering its pipelined requests) until the peer catches up. Bounds memory per connection
+    /// against a peer that sends requests but never reads responses.
+    public var maxOutboundBytes: Int = 4 * 1024 * 1024
+    /// How long queued output may make no progress before the connection is closed: a peer that
+    /// stopped reading must not hold its buffer forever.
+    public var writeTimeout: Duration = .seconds(30)
+    /// After the last response on a closing connection, how long to keep discarding the peer's
+    /// input while waiting for its close (closing with unread input sends RST, which can destroy
+    /// the response the peer has not read yet).
+    public var lingerTimeout: Duration = .seconds(2)
+    /// HTTP parser limits (request line 414, header block and field count 431, body 413).
+    public var limits: HTTPLimits = HTTPLimits()
+    /// During graceful shutdown, how long in-flight requests may take before every connection
+    /// still open is closed anyway: bounds how long a deploy or `systemctl stop` waits.
+    public var shutdownGracePeriod: Duration = .seconds(10)
+
+    /// The defaults, listening on `host:port`.
+    public init(host: String = "127.0.0.1", port: Int = 8080) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Resolution of the per-loop deadline sweep: a tenth of the shortest timeout, between 10 ms
+    /// and 250 ms. Timeouts fire within one tick after their deadline.
+    var sweepTick: Duration {
+        let shortest = [requestHeaderTimeout, requestBodyTimeout, idleTimeout, writeTimeout, lingerTimeout].min()!
+        return min(max(shortest / 10, .milliseconds(10)), .milliseconds(250))
+    }
+}

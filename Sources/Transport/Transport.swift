@@ -1,1 +1,0 @@
-// Transport module. See README "Architecture".

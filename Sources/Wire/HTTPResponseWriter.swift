@@ -1,0 +1,162 @@
+/// Serialises responses (RFC 9112 §4, §6, §7.1) by appending to a caller-owned buffer, so a
+/// response (or several pipelined ones) goes out in one write.
+///
+/// ```
+/// HTTP/1.1 <code> <reason>CRLF
+/// <the response's own fields>CRLF…
+/// Date: <date>CRLF                       unless the response has one
+/// Content-Length: <n>CRLF                unless 1xx/204/304, or the response has
+///                                        Content-Length or Transfer-Encoding
+/// Connection: close | keep-alive CRLF    see `write`; unless the response has one
+/// CRLF
+/// <body>                                 omitted for HEAD and 1xx/204/304
+/// ```
+///
+/// Header fields are written as given, except that a field whose name is not a token is dropped
+/// and any CTL other than HTAB in a value (CR, LF, NUL…) becomes SP — a handler can never split a
+/// response. The reason phrase gets the same treatment.
+public enum HTTPResponseWriter {
+    /// Appends `response` to `buffer`. `Connection: close` is added when `!keepAlive`, and
+    /// `Connection: keep-alive` when `keepAlive` and the request was HTTP/1.0 (where close is the
+    /// default). For a HEAD request the body is left out while `Content-Length` still gives its
+    /// length (RFC 9110 §9.3.2). 1xx, 204 and 304 responses never carry a body (RFC 9110 §6.4.1).
+    public static func write(
+        _ response: HTTPResponse, into buffer: inout [UInt8], date: String, keepAlive: Bool,
+        requestVersion: HTTPVersion, isHeadRequest: Bool
+    ) {
+        let code = response.status.code
+        let bodiless = code < 200 || code == 204 || code == 304
+        appendStatusLine(response.status, into: &buffer)
+        var present = PresentFields()
+        for field in response.headers {
+            present.note(field.name)
+            appendField(name: field.name, value: field.value, into: &buffer)
+        }
+        if !present.date { appendField(name: "Date", value: date, into: &buffer) }
+        if !bodiless, !present.contentLength, !present.transferEncoding {
+            buffer.append(contentsOf: "Content-Length: ".utf8)
+            appendInteger(response.body.count, radix: 10, into: &buffer)
+            appendCRLF(into: &buffer)
+        }
+        if !present.connection { appendConnection(keepAlive: keepAlive, requestVersion: requestVersion, into: &buffer) }
+        appendCRLF(into: &buffer)
+        if !isHeadRequest, !bodiless { buffer.append(contentsOf: response.body) }
+    }
+
+    /// Appends `HTTP/1.1 100 Continue\r\n\r\n` (RFC 9110 §15.2.1).
+    public static func writeContinue(into buffer: inout [UInt8]) {
+        buffer.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
+    }
+
+    /// Appends the head of a chunked response: status line, `headers` (any `Content-Length` or
+    /// `Transfer-Encoding` among them dropped), `Date` unless present, `Transfer-Encoding: chunked`
+    /// and the `Connection` field as in `write`. Follow with `writeChunk`s and `writeLastChunk`.
+    /// HTTP/1.0 clients do not understand chunked: answer them with `write` instead.
+    public static func writeChunkedHead(
+        status: HTTPStatus, headers: HTTPHeaders, into buffer: inout [UInt8], date: String, keepAlive: Bool,
+        requestVersion: HTTPVersion
+    ) {
+        appendStatusLine(status, into: &buffer)
+        var present = PresentFields()
+        for field in headers {
+            if isFramingField(field.name) { continue }
+            present.note(field.name)
+            appendField(name: field.name, value: field.value, into: &buffer)
+        }
+        if !present.date { appendField(name: "Date", value: date, into: &buffer) }
+        buffer.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8)
+        if !present.connection { appendConnection(keepAlive: keepAlive, requestVersion: requestVersion, into: &buffer) }
+        appendCRLF(into: &buffer)
+    }
+
+    /// Appends one chunk: `<hex size>\r\n<bytes>\r\n`. Empty `bytes` append nothing (an empty
+    /// chunk would be the last-chunk).
+    public static func writeChunk(_ bytes: [UInt8], into buffer: inout [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        appendInteger(bytes.count, radix: 16, into: &buffer)
+        appendCRLF(into: &buffer)
+        buffer.append(contentsOf: bytes)
+        appendCRLF(into: &buffer)
+    }
+
+    /// Appends the last-chunk and an empty trailer section: `0\r\n\r\n`.
+    public static func writeLastChunk(into buffer: inout [UInt8]) {
+        buffer.append(contentsOf: "0\r\n\r\n".utf8)
+    }
+
+    // MARK: Pieces
+
+    /// Which of the fields the writer would add the response already carries.
+    private struct PresentFields {
+        var date = false
+        var contentLength = false
+        var transferEncoding = false
+        var connection = false
+
+        mutating func note(_ name: String) {
+            switch name.utf8.count {
+            case 4: if HTTPHeaders.namesEqual(name, "date") { date = true }
+            case 10: if HTTPHeaders.namesEqual(name, "connection") { connection = true }
+            case 14: if HTTPHeaders.namesEqual(name, "content-length") { contentLength = true }
+            case 17: if HTTPHeaders.namesEqual(name, "transfer-encoding") { transferEncoding = true }
+            default: break
+            }
+        }
+    }
+
+    private static func isFramingField(_ name: String) -> Bool {
+        HTTPHeaders.namesEqual(name, "content-length") || HTTPHeaders.namesEqual(name, "transfer-encoding")
+    }
+
+    private static func appendStatusLine(_ status: HTTPStatus, into buffer: inout [UInt8]) {
+        buffer.append(contentsOf: "HTTP/1.1 ".utf8)
+        appendInteger(status.code, radix: 10, into: &buffer)
+        buffer.append(ASCII.sp)
+        appendSanitized(status.reasonPhrase, into: &buffer)
+        appendCRLF(into: &buffer)
+    }
+
+    private static func appendConnection(keepAlive: Bool, requestVersion: HTTPVersion, into buffer: inout [UInt8]) {
+        if !keepAlive {
+            buffer.append(contentsOf: "Connection: close\r\n".utf8)
+        } else if requestVersion == .http1_0 {
+            buffer.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+        }
+    }
+
+    /// `name: value\r\n`; dropped when `name` is not a token.
+    private static func appendField(name: String, value: String, into buffer: inout [UInt8]) {
+        guard !name.isEmpty, name.utf8.allSatisfy(ASCII.isTchar) else { return }
+        buffer.append(contentsOf: name.utf8)
+        buffer.append(ASCII.colon)
+        buffer.append(ASCII.sp)
+        appendSanitized(value, into: &buffer)
+        appendCRLF(into: &buffer)
+    }
+
+    /// Appends `text`, turning every CTL other than HTAB (and DEL) into SP.
+    private static func appendSanitized(_ text: String, into buffer: inout [UInt8]) {
+        if text.utf8.allSatisfy(ASCII.isFieldValueByte) {
+            buffer.append(contentsOf: text.utf8)
+        } else {
+            for b in text.utf8 { buffer.append(ASCII.isFieldValueByte(b) ? b : ASCII.sp) }
+        }
+    }
+
+    private static func appendCRLF(into buffer: inout [UInt8]) {
+        buffer.append(ASCII.cr)
+        buffer.append(ASCII.lf)
+    }
+
+    /// ASCII digits of a non-negative integer (lower-case for hex), without building a `String`.
+    private static func appendInteger(_ value: Int, radix: Int, into buffer: inout [UInt8]) {
+        let first = buffer.count
+        var rest = max(value, 0)
+        repeat {
+            let digit = UInt8(rest % radix)
+            buffer.append(digit < 10 ? 0x30 + digit : 0x57 + digit)
+            rest /= radix
+        } while rest > 0
+        buffer[first...].reverse()
+    }
+}

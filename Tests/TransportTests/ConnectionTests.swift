@@ -1,0 +1,146 @@
+import TestSupport
+import Testing
+import Transport
+
+/// Echoes every byte back; closes when the peer sends `q`.
+final class EchoHandler: ConnectionHandler {
+    func received(_ bytes: UnsafeRawBufferPointer, on connection: Connection) {
+        connection.write(bytes)
+        connection.flush()
+        if bytes.contains(UInt8(ascii: "q")) { connection.close() }
+    }
+}
+
+/// Answers every byte received with `size` bytes of output, and counts input.
+final class FloodHandler: ConnectionHandler {
+    let size: Int
+    let received: Counter
+    let maxPending: Counter
+    init(size: Int, received: Counter, maxPending: Counter) {
+        self.size = size
+        self.received = received
+        self.maxPending = maxPending
+    }
+    func received(_ bytes: UnsafeRawBufferPointer, on connection: Connection) {
+        received.add(bytes.count)
+        for _ in 0..<bytes.count where connection.isWritable {
+            connection.write([UInt8](repeating: UInt8(ascii: "x"), count: size))
+            connection.flush()
+        }
+        maxPending.raise(to: connection.pendingOutboundBytes)
+    }
+}
+
+@Suite("Connections (raw bytes)")
+struct ConnectionTests {
+    @Test func echoesBytesAndClosesOnRequest() throws {
+        let server = HTTPServer(configuration: testConfiguration()) { EchoHandler() }
+        let port = try server.start()
+        let client = try LoopbackClient(port: port)
+        try client.send("hello")
+        var got: [UInt8] = []
+        while got.count < 5 { got += try client.receive() }
+        #expect(String(decoding: got, as: UTF8.self) == "hello")
+        #expect(server.openConnectionCount == 1)
+        try client.send("q")
+        #expect(try client.readUntilClose() == Array("q".utf8))
+        #expect(eventually { server.openConnectionCount == 0 })
+        #expect(shutdownAndWait(server))
+    }
+
+    @Test func bindingATakenPortFailsWithSocketError() throws {
+        let first = HTTPServer(configuration: testConfiguration()) { EchoHandler() }
+        let port = try first.start()
+        let second = HTTPServer(configuration: testConfiguration { $0.port = port }) { EchoHandler() }
+        #expect(throws: SocketError.self) { try second.start() }
+        #expect(shutdownAndWait(first))
+    }
+
+    @Test func listensOnIPv6Loopback() throws {
+        let server = HTTPServer(configuration: testConfiguration { $0.host = "::1" }) { EchoHandler() }
+        #expect(try server.start() > 0)
+        #expect(shutdownAndWait(server))
+    }
+
+    @Test func connectionsPastTheLimitGet503AndClose() throws {
+        let events = EventLog()
+        let server = HTTPServer(configuration: testConfiguration { $0.maxConnections = 3 }, onEvent: events.hook) {
+            EchoHandler()
+        }
+        let port = try server.start()
+        let clients = try (0..<3).map { _ in try LoopbackClient(port: port) }
+        for client in clients {  // each is served: echo answers
+            try client.send("a")
+            #expect(try client.receive() == Array("a".utf8))
+        }
+        let fourth = try LoopbackClient(port: port)
+        let response = try fourth.readResponse()
+        #expect(response.status == 503)
+        #expect(LoopbackClient.value(of: "connection", in: response.headers) == "close")
+        #expect(fourth.waitForClose())
+        #expect(server.openConnectionCount == 3)
+        #expect(events.count { if case .connectionLimitReached = $0 { true } else { false } } == 1)
+        clients.forEach { $0.close() }
+        #expect(eventually { server.openConnectionCount == 0 })
+        let fifth = try LoopbackClient(port: port)  // room again
+        try fifth.send("b")
+        #expect(try fifth.receive() == Array("b".utf8))
+        #expect(shutdownAndWait(server))
+    }
+
+    @Test func peerThatNeverReadsStopsBeingReadFrom() throws {
+        let received = Counter()
+        let maxPending = Counter()
+        let limit = 256 * 1024
+        let server = HTTPServer(configuration: testConfiguration { $0.maxOutboundBytes = limit }) {
+            FloodHandler(size: 1024 * 1024, received: received, maxPending: maxPending)
+        }
+        let port = try server.start()
+        let client = try LoopbackClient(port: port)
+        // Each byte asks for 1 MiB; we never read. Once the kernel's socket buffers (a few MiB on
+        // loopback) are full, the server must stop reading from us.
+        for _ in 0..<200 {
+            try client.send([0x61])
+            usleepMillis(2)
+        }
+        usleepMillis(200)
+        let seen = received.value
+        #expect(seen < 200)
+        // Pending output never exceeds the limit by more than one write's worth.
+        #expect(maxPending.value <= limit + 1024 * 1024)
+        // Reading drains the output, after which the server reads again.
+        var drained = 0
+        while let chunk = try? client.receive(timeout: .milliseconds(300)), !chunk.isEmpty { drained += chunk.count }
+        #expect(drained > 0)
+        #expect(eventually { received.value > seen })
+        #expect(shutdownAndWait(server))
+    }
+
+    @Test func stalledPeerIsClosedAfterWriteTimeout() throws {
+        let received = Counter()
+        let maxPending = Counter()
+        let server = HTTPServer(
+            configuration: testConfiguration {
+                $0.maxOutboundBytes = 64 * 1024
+                $0.writeTimeout = .milliseconds(300)
+            }
+        ) { FloodHandler(size: 64 * 1024 * 1024, received: received, maxPending: maxPending) }
+        let port = try server.start()
+        let client = try LoopbackClient(port: port)
+        try client.send([0x61])
+        #expect(eventually { server.openConnectionCount == 1 })
+        #expect(eventually(timeout: .seconds(5)) { server.openConnectionCount == 0 })
+        #expect(shutdownAndWait(server))
+    }
+
+    @Test func shutdownRefusesNewConnectionsAndCompletes() throws {
+        let server = HTTPServer(configuration: testConfiguration()) { EchoHandler() }
+        let port = try server.start()
+        let client = try LoopbackClient(port: port)
+        try client.send("x")
+        _ = try client.receive()
+        #expect(shutdownAndWait(server))  // echo's default shutdown: flush and close
+        #expect(client.waitForClose())
+        #expect(throws: LoopbackClient.Failure.self) { try LoopbackClient(port: port) }
+    }
+}
