@@ -85,6 +85,21 @@ public final class Application: HTTPResponder {
         }
     }
 
+    /// Transport-level refusals get the same envelope as every other error.
+    public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
+        let code: ErrorCode =
+            switch error.status.code {
+            case 408: .requestTimeout
+            case 413: .payloadTooLarge
+            case 414: .uriTooLong
+            case 431: .headersTooLarge
+            default: .invalidRequest
+            }
+        var apiError = APIError(code, error.reason)
+        apiError.code.status = error.status  // keep 501/505/417 exactly as the parser decided
+        return ErrorMapping.response(for: apiError, requestID: "\(requestIDPrefix)-\(requestCounter.next())")
+    }
+
     private func failure(_ error: any Error, _ request: Request) -> HTTPResponse {
         let apiError = ErrorMapping.apiError(for: error)
         if apiError.code.status.code >= 500 {
@@ -108,8 +123,8 @@ public final class Application: HTTPResponder {
                 "request",
                 metadata: [
                     "method": "\(request.method)", "path": "\(request.http.head.path)",
-                    "route": "\(request.route)", "status": "\(response.status.code)",
-                    "bytes": "\(response.body.count)", "duration_us": "\(micros)",
+                    "route": "\(request.route)", "status": .stringConvertible(response.status.code),
+                    "bytes": .stringConvertible(response.body.count), "duration_us": .stringConvertible(micros),
                     "request_id": "\(request.requestID)", "client_ip": "\(request.context.remoteAddress)",
                 ])
         }

@@ -61,6 +61,12 @@ struct ChronirServer: ParsableCommand {
     var passwordHashing: String?
 
     func run() throws {
+        // First, before anything starts a thread: signals are delivered through a signalfd, which
+        // sees only signals every thread blocks (see SignalWatcher). The handler is bound later.
+        let shutdown = Shutdown()
+        let watcher = SignalWatcher(signals: SignalWatcher.shutdownAndReload) { signal in
+            shutdown.handle(signal: signal)
+        }
         let env = ProcessInfo.processInfo.environment
         func value(_ flag: String?, _ name: String) -> String? { flag ?? env["CHRONIR_\(name)"] }
         func parse<T>(_ flag: String?, _ name: String, _ fallback: T, _ convert: (String) -> T?) throws -> T {
@@ -129,7 +135,7 @@ struct ChronirServer: ParsableCommand {
         serverConfiguration.shutdownGracePeriod = .seconds(shutdownSeconds)
         let transportLogger = Logger(label: "chronir.transport")
         let server = HTTPServer(configuration: serverConfiguration, responder: application) { event in
-            transportLogger.debug("\(event)")
+            TransportLog.log(event, to: transportLogger)
         }
         let boundPort: Int
         do {
@@ -147,41 +153,48 @@ struct ChronirServer: ParsableCommand {
             ])
         sink.flush()
 
-        let shutdown = Shutdown(server: server, database: database, logger: logger, sink: sink)
-        let watcher = SignalWatcher(signals: [SIGTERM, SIGINT, SIGHUP]) { signal in
-            shutdown.handle(signal: signal)
-        }
+        shutdown.bind(Shutdown.Target(server: server, database: database, logger: logger, sink: sink))
         withExtendedLifetime(watcher) { dispatchMain() }
     }
 }
 
-/// Graceful shutdown on the first SIGTERM/SIGINT; a second one exits at once.
+/// Graceful shutdown on the first SIGTERM/SIGINT; a second one exits at once. A signal that
+/// arrives before the server is running exits at once (nothing is in flight yet).
 final class Shutdown: Sendable {
-    let server: HTTPServer
-    let database: Database
-    let logger: Logger
-    let sink: LogSink
-    private let started = ManagedFlag()
-
-    init(server: HTTPServer, database: Database, logger: Logger, sink: LogSink) {
-        self.server = server
-        self.database = database
-        self.logger = logger
-        self.sink = sink
+    struct Target: Sendable {
+        let server: HTTPServer
+        let database: Database
+        let logger: Logger
+        let sink: LogSink
     }
 
+    private let state = Mutex<(target: Target?, started: Bool)>((nil, false))
+
+    /// Makes the running server the target of later signals.
+    func bind(_ target: Target) { state.withLock { $0.target = target } }
+
     func handle(signal: Int32) {
+        let (target, first) = state.withLock { state -> (Target?, Bool) in
+            if signal == SIGHUP { return (state.target, true) }
+            defer { state.started = true }
+            return (state.target, !state.started)
+        }
+        guard let target else { exit(signal == SIGHUP ? 0 : 1) }
+        let logger = target.logger
         if signal == SIGHUP {
             logger.notice("SIGHUP: nothing to reload (logs go to stderr)")
             return
         }
-        guard started.setOnce() else {
+        guard first else {
             logger.warning("second signal: exiting now")
-            sink.flush()
+            target.sink.flush()
             exit(1)
         }
-        logger.notice("shutting down", metadata: ["signal": "\(signal == SIGTERM ? "SIGTERM" : "SIGINT")"])
-        server.shutdown { [self] in
+        logger.notice("shutting down", metadata: ["signal": "\(SignalWatcher.name(of: signal))"])
+        target.sink.flush()
+        let database = target.database
+        let sink = target.sink
+        target.server.shutdown {
             do {
                 try database.checkpoint()
             } catch {
@@ -195,9 +208,18 @@ final class Shutdown: Sendable {
     }
 }
 
-/// A flag that can be set once, from any thread.
-final class ManagedFlag: Sendable {
-    private let state = Mutex(false)
-    /// Sets the flag; returns false when it was already set.
-    func setOnce() -> Bool { state.withLock { if $0 { return false }; $0 = true; return true } }
+/// Transport events at the levels an operator wants: per-connection ones at debug, trouble higher.
+enum TransportLog {
+    static func log(_ event: TransportEvent, to logger: Logger) {
+        switch event {
+        case .listening, .accepted, .closed, .timedOut, .badRequest, .shutdownCompleted, .shutdownStarted:
+            logger.debug("\(event)")
+        case .error(let id, let error):
+            logger.warning("socket error", metadata: ["connection": "\(id.map(String.init) ?? "listener")", "error": "\(error)"])
+        case .connectionLimitReached(let limit):
+            logger.warning("connection limit reached; refusing with 503", metadata: ["limit": "\(limit)"])
+        case .acceptPaused(let error):
+            logger.error("accept paused: out of file descriptors", metadata: ["error": "\(error)"])
+        }
+    }
 }

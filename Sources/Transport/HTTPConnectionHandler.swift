@@ -267,9 +267,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
             connection.environment.onEvent(
                 .badRequest(connectionID: connection.id, status: error.status.code, reason: error.reason))
         }
-        let response = HTTPResponse(
-            status: error.status, headers: ["Content-Type": "text/plain; charset=utf-8"],
-            body: Array("\(error.status.code) \(error.status.reasonPhrase): \(error.reason)\n".utf8))
+        let response = responder.errorResponse(for: error)
         let date = connection.loop.state.httpDate(now: monotonicNanoseconds(), format: HTTPDate.format(epochSeconds:))
         connection.withOutbound { buffer in
             HTTPResponseWriter.write(

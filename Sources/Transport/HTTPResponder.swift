@@ -7,6 +7,19 @@ public protocol HTTPResponder: Sendable {
     /// Must eventually call `sink.send(_:)` exactly once, from any thread (blocking work goes
     /// elsewhere and the sink hops back to the loop).
     func respond(to request: HTTPRequest, context: RequestContext, sink: ResponseSink)
+
+    /// The response for a request the transport refuses before it reaches `respond` (malformed or
+    /// oversized input, a missed deadline). The connection closes after it. Called on the loop.
+    func errorResponse(for error: HTTPParseError) -> HTTPResponse
+}
+
+extension HTTPResponder {
+    /// Default: a short plain-text body naming the status and reason.
+    public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
+        HTTPResponse(
+            status: error.status, headers: ["Content-Type": "text/plain; charset=utf-8"],
+            body: Array("\(error.status.code) \(error.status.reasonPhrase): \(error.reason)\n".utf8))
+    }
 }
 
 /// Facts about the connection a request arrived on.

@@ -15,11 +15,12 @@ final class AppHarness: Sendable {
     let app: Application
     let database: Database
 
-    init(defaultTier: Tier = .free, publicDirectory: String? = nil) throws {
+    init(defaultTier: Tier = .free, publicDirectory: String? = nil, logger: Logger? = nil) throws {
         directory = TemporaryDirectory()
         clock = ManualClock()
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
+        var quiet = Logger(label: "test")
+        quiet.logLevel = .critical
+        let logger = logger ?? quiet
         let config = AppConfig(
             dataDirectory: directory.path, publicDirectory: publicDirectory, defaultTier: defaultTier,
             workerThreads: 2, passwordHashing: .fast)

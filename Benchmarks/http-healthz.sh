@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# HTTP keep-alive throughput on a tiny endpoint, chronir-server beside nginx on the same machine.
+#
+#   Benchmarks/http-healthz.sh [SECONDS] [CONNECTIONS]
+#
+# Builds chronir-server in release mode, starts it on a free port with its default log level (info:
+# one access-log line per request), runs `wrk -t2 -cN -dS` against GET /healthz, and reports
+# requests/s with the CPU time the server used (user+sys from /proc). Then the same against nginx
+# (`return 200` of the same 15-byte body) for a ratio. Needs: wrk, nginx (apt-get install wrk nginx-light).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-10}
+conns=${2:-64}
+work=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+cpu_ticks() {  # user+sys ticks of a process and its direct children (nginx workers)
+    local total=0 p
+    for p in "$1" $(pgrep -P "$1" || true); do
+        total=$((total + $(awk '{print $14+$15}' "/proc/$p/stat")))
+    done
+    echo "$total"
+}
+
+run_wrk() {  # run_wrk NAME PID URL
+    local name=$1 pid=$2 url=$3 before after hz rps
+    wrk -t2 -c"$conns" -d1s "$url" >/dev/null  # warm-up
+    before=$(cpu_ticks "$pid")
+    wrk -t2 -c"$conns" -d"${seconds}s" --latency "$url" >"$work/$name.txt"
+    after=$(cpu_ticks "$pid")
+    hz=$(getconf CLK_TCK)
+    rps=$(awk '/Requests\/sec/ {print $2}' "$work/$name.txt")
+    printf '%-16s %10s req/s   server CPU %5.2f s over %ss (%3.0f%% of one core)   p50 %s  p99 %s\n' \
+        "$name" "$rps" "$(echo "($after-$before)/$hz" | bc -l)" "$seconds" \
+        "$(echo "100*($after-$before)/$hz/$seconds" | bc -l)" \
+        "$(awk '$1=="50%" {print $2}' "$work/$name.txt")" "$(awk '$1=="99%" {print $2}' "$work/$name.txt")"
+    echo "$rps" >"$work/$name.rps"
+}
+
+swift build -c release --product chronir-server >/dev/null
+port=$(free_port)
+.build/release/chronir-server --port "$port" --data-dir "$work/data" --public-dir none 2>"$work/server.log" &
+pids+=($!)
+server=$!
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+echo "wrk -t2 -c$conns -d${seconds}s, keep-alive, GET /healthz (15-byte JSON body), $(nproc) cores"
+run_wrk chronir-server "$server" "http://127.0.0.1:$port/healthz"
+
+if command -v nginx >/dev/null; then
+    nport=$(free_port)
+    mkdir -p "$work/nginx"
+    cat >"$work/nginx/nginx.conf" <<CONF
+worker_processes auto;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $work/nginx; proxy_temp_path $work/nginx; fastcgi_temp_path $work/nginx;
+    uwsgi_temp_path $work/nginx; scgi_temp_path $work/nginx;
+    server {
+        listen 127.0.0.1:$nport;
+        location = /healthz { default_type application/json; return 200 '{"status":"ok"}'; }
+    }
+}
+CONF
+    nginx -c "$work/nginx/nginx.conf" -g 'daemon off;' &
+    pids+=($!)
+    nginx_master=$!
+    for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$nport/healthz" >/dev/null && break; sleep 0.1; done
+    run_wrk nginx "$nginx_master" "http://127.0.0.1:$nport/healthz"
+    echo "ratio chronir/nginx: $(echo "$(cat "$work/chronir-server.rps")/$(cat "$work/nginx.rps")" | bc -l | cut -c1-5)"
+fi

@@ -1,0 +1,58 @@
+@testable import App
+import Foundation
+import Logging
+import Testing
+import Wire
+
+@Suite("Access log — one line per request, never a secret")
+struct AccessLogTests {
+    /// Runs `body` with a JSON logger writing into a pipe and returns what it wrote.
+    func captureLog(_ body: (Logger) async throws -> Void) async throws -> String {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+        let sink = LogSink(fd: fds[1])
+        let logger = Logger(label: "chronir.access") { label in
+            ChronirLogHandler(label: label, level: .info, format: .json, sink: sink)
+        }
+        try await body(logger)
+        sink.flush()
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fds[0], &chunk, chunk.count)
+            if n <= 0 { break }
+            output += chunk[0..<n]
+        }
+        close(fds[0])
+        close(fds[1])
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    @Test("register, login and me are logged with method, path, status, bytes, duration and request id — no token, no password")
+    func noSecrets() async throws {
+        var token = ""
+        let log = try await captureLog { logger in
+            let h = try AppHarness(logger: logger)
+            let (t, _) = try await h.register("ana@example.com", password: "hunter2-secret-pass")
+            token = t
+            _ = await h.send(.post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"hunter2-secret-pass"}"#)
+            _ = await h.send(.get, "/v1/me?probe=1", token: token, headers: [("X-Request-Id", "req-42")])
+        }
+        #expect(!token.isEmpty)
+        #expect(!log.contains(token))
+        #expect(!log.contains("hunter2-secret-pass"))
+        let lines = log.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let requests = lines.filter { $0["msg"] as? String == "request" }
+        #expect(requests.count == 3)
+        let me = try #require(requests.first { $0["request_id"] as? String == "req-42" })
+        #expect(me["method"] as? String == "GET")
+        #expect(me["path"] as? String == "/v1/me")  // the query string is not logged
+        #expect(me["status"] as? Int == 200)
+        #expect(me["route"] as? String == "/v1/me")
+        #expect((me["bytes"] as? Int ?? 0) > 0)
+        #expect(me["duration_us"] is Int)
+    }
+}
