@@ -29,8 +29,10 @@ artifacts=$out/artifacts-$target
 log=$out/fuzz-$target.log
 mkdir -p "$out" "$corpus" "$artifacts"
 
+linker=()
+command -v ld.lld >/dev/null && linker=(-use-ld=lld)  # gold warns about ASan's local symbols
 echo "building $binary"
-swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -g \
+swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -g "${linker[@]}" \
     "${sources[@]}" -o "$binary"
 
 cp Tests/Fuzz/corpus/"$target"/* "$corpus"/
