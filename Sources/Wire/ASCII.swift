@@ -28,6 +28,31 @@ enum ASCII {
     @inline(__always)
     static func isFieldValueByte(_ b: UInt8) -> Bool { b >= sp ? b != del : b == htab }
 
+    /// Whether every byte is a field-value byte (`isFieldValueByte`). Checks eight bytes at a time:
+    /// field values are most of a request's header bytes.
+    static func allFieldValueBytes(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        let end = bytes.count
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while i &+ 8 <= end {
+                let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                // Some byte < 0x20 (only ASCII bytes can be flagged), or some byte == 0x7F: let
+                // the exact per-byte check below decide (HTAB is allowed).
+                let low = (word &- 0x2020_2020_2020_2020) & ~word & 0x8080_8080_8080_8080
+                let delXor = word ^ 0x7F7F_7F7F_7F7F_7F7F
+                let del = (delXor &- 0x0101_0101_0101_0101) & ~delXor & 0x8080_8080_8080_8080
+                if low | del != 0 { break }
+                i &+= 8
+            }
+        }
+        while i < end {
+            if !isFieldValueByte(bytes[i]) { return false }
+            i &+= 1
+        }
+        return true
+    }
+
     /// `OWS` member: SP or HTAB.
     @inline(__always)
     static func isWhitespace(_ b: UInt8) -> Bool { b == sp || b == htab }

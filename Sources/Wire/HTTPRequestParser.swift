@@ -371,6 +371,7 @@ public struct HTTPRequestParser: Sendable {
             return (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
         }
         pending.facts = facts
+        if pending.head.headers.count == 0 { pending.head.headers.fields.reserveCapacity(16) }
         pending.head.headers.add(name: field.name, value: field.value)
     }
 
@@ -401,13 +402,11 @@ public struct HTTPRequestParser: Sendable {
         i += 1
         while i < count, ASCII.isWhitespace(line[i]) { i += 1 }
         let valueStart = i
-        var valueEnd = i
-        while i < count {
-            let b = line[i]
-            guard ASCII.isFieldValueByte(b) else { throw .badRequest("invalid character in header field value") }
-            i += 1
-            if !ASCII.isWhitespace(b) { valueEnd = i }
+        guard ASCII.allFieldValueBytes(UnsafeBufferPointer(rebasing: line[valueStart...])) else {
+            throw .badRequest("invalid character in header field value")
         }
+        var valueEnd = count
+        while valueEnd > valueStart, ASCII.isWhitespace(line[valueEnd - 1]) { valueEnd -= 1 }
         return (nameEnd, valueStart..<valueEnd)
     }
 

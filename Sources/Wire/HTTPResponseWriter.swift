@@ -126,7 +126,10 @@ public enum HTTPResponseWriter {
 
     /// `name: value\r\n`; dropped when `name` is not a token.
     private static func appendField(name: String, value: String, into buffer: inout [UInt8]) {
-        guard !name.isEmpty, name.utf8.allSatisfy(ASCII.isTchar) else { return }
+        let isToken =
+            name.utf8.withContiguousStorageIfAvailable { utf8 in !utf8.isEmpty && utf8.allSatisfy(ASCII.isTchar) }
+            ?? (!name.isEmpty && name.utf8.allSatisfy(ASCII.isTchar))
+        guard isToken else { return }
         buffer.append(contentsOf: name.utf8)
         buffer.append(ASCII.colon)
         buffer.append(ASCII.sp)
@@ -136,9 +139,14 @@ public enum HTTPResponseWriter {
 
     /// Appends `text`, turning every CTL other than HTAB (and DEL) into SP.
     private static func appendSanitized(_ text: String, into buffer: inout [UInt8]) {
-        if text.utf8.allSatisfy(ASCII.isFieldValueByte) {
-            buffer.append(contentsOf: text.utf8)
-        } else {
+        let appended: Void? = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            if ASCII.allFieldValueBytes(utf8) {
+                buffer.append(contentsOf: utf8)
+            } else {
+                for b in utf8 { buffer.append(ASCII.isFieldValueByte(b) ? b : ASCII.sp) }
+            }
+        }
+        if appended == nil {
             for b in text.utf8 { buffer.append(ASCII.isFieldValueByte(b) ? b : ASCII.sp) }
         }
     }

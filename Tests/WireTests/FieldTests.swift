@@ -49,6 +49,25 @@ struct FieldTests {
         expectAtEverySplit(bytes("GET / HTTP/1.1\r\n\(host)\(field)\r\n\r\n"), [.error(400)])
     }
 
+    @Test(
+        "a CTL is refused and other bytes accepted at every position of a value",
+        arguments: [UInt8(0x00), 0x01, 0x0D, 0x1B, 0x1F, 0x7F, 0x09, 0x20, 0x21, 0x7E, 0x80, 0xFF])
+    func valueByteAtEveryPosition(_ byte: UInt8) {
+        let allowed = byte == 0x09 || (byte >= 0x20 && byte != 0x7F)
+        for position in 0..<24 {
+            var value = [UInt8](repeating: 0x76, count: 24)
+            value[position] = byte
+            var parser = HTTPRequestParser()
+            parser.append(bytes("GET / HTTP/1.1\r\nHost: a\r\nX: ") + value + bytes("\r\n\r\n"))
+            let events = drain(&parser)
+            if allowed {
+                #expect(events.count == 2, "byte \(byte) at \(position)")
+            } else {
+                #expect(events == [.error(400)], "byte \(byte) at \(position)")
+            }
+        }
+    }
+
     @Test func hostIsRequiredOnceInHTTP11() {
         expectAtEverySplit(bytes("GET / HTTP/1.1\r\nX: y\r\n\r\n"), [.error(400)])
         expectAtEverySplit(bytes("GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n"), [.error(400)])

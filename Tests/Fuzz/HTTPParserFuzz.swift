@@ -1,0 +1,127 @@
+// libFuzzer harness for `HTTPRequestParser`. Built by `Tests/Fuzz/fuzz.sh http` with swiftc
+// together with Sources/Wire/*.swift (so no `import Wire`: one module).
+//
+// Each input is parsed with the default limits and with small ones (so the limit paths are reached
+// by short inputs), each fed four ways: whole, one byte at a time, in two halves, and in chunks of
+// input-derived sizes. Invariants, any breach of which traps (a crash for libFuzzer):
+// - every split yields the same transcript (events and the final error, reason included);
+// - `.request` follows exactly one `.head` and carries the same head; no event after a throw,
+//   and a dead parser rethrows the same error even after more input;
+// - bodies, field counts and targets stay within the limits; statuses are the documented ones;
+// - `state` and `bufferedByteCount` agree with the events; `takeBufferedBytes` returns exactly
+//   the unconsumed suffix of the input.
+
+let smallLimits = HTTPLimits(
+    maxRequestLineBytes: 64, maxHeaderBlockBytes: 128, maxHeaderFields: 4, maxBodyBytes: 64,
+    maxChunkExtensionBytes: 16, maxLeadingEmptyLines: 2)
+
+let allowedStatuses: Set<Int> = [400, 413, 414, 417, 431, 501, 505]
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let input = Array(UnsafeBufferPointer(start: data, count: size))
+    for limits in [HTTPLimits(), smallLimits] {
+        let whole = transcript(input, chunkSizes: [size], limits: limits)
+        let patterns: [(String, [Int])] = [
+            ("one byte at a time", Array(repeating: 1, count: size)),
+            ("halves", [size / 2, size - size / 2]),
+            ("derived", derivedChunkSizes(input)),
+        ]
+        for (name, sizes) in patterns {
+            let other = transcript(input, chunkSizes: sizes, limits: limits)
+            if other != whole {
+                fatalError("split '\(name)' disagrees:\n  whole: \(whole)\n  \(name): \(other)")
+            }
+        }
+    }
+    return 0
+}
+
+/// Chunk sizes 1…31 from a PRNG seeded by the input, covering `input.count` bytes.
+func derivedChunkSizes(_ input: [UInt8]) -> [Int] {
+    var state: UInt64 = 0xCBF2_9CE4_8422_2325
+    for byte in input.prefix(64) { state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+    var sizes: [Int] = []
+    var remaining = input.count
+    while remaining > 0 {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        let next = min(Int(state >> 59) + 1, remaining)
+        sizes.append(next)
+        remaining -= next
+    }
+    return sizes
+}
+
+func check(_ condition: Bool, _ message: @autoclosure () -> String) {
+    if !condition { fatalError(message()) }
+}
+
+func describe(_ head: HTTPRequestHead) -> String {
+    let fields = head.headers.map { "\($0.name):\($0.value)" }.joined(separator: "|")
+    return "\(head.method) \(head.target) \(head.version) [\(fields)] ka=\(head.keepAlive) ec=\(head.expectsContinue)"
+}
+
+/// Feeds `input` in chunks of `chunkSizes`, draining events after each, checking invariants.
+func transcript(_ input: [UInt8], chunkSizes: [Int], limits: HTTPLimits) -> [String] {
+    var parser = HTTPRequestParser(limits: limits)
+    var records: [String] = []
+    var openHead: String?
+    var failure: HTTPParseError?
+    var offset = 0
+
+    feeding: for length in chunkSizes {
+        let end = min(offset + length, input.count)
+        input[offset..<end].withUnsafeBytes { parser.append($0) }
+        offset = end
+        while true {
+            let event: HTTPParserEvent?
+            do {
+                event = try parser.next()
+            } catch {
+                check(allowedStatuses.contains(error.status.code), "unexpected status \(error.status)")
+                check(!error.reason.isEmpty, "empty reason")
+                failure = error
+                records.append("error \(error.status.code) \(error.reason)")
+                break feeding
+            }
+            guard let event else { break }
+            check(parser.bufferedByteCount >= 0 && parser.bufferedByteCount <= offset, "bufferedByteCount out of range")
+            switch event {
+            case .head(let head):
+                check(openHead == nil, ".head twice without .request")
+                check(parser.state == .body, ".head must leave the parser in .body")
+                check(head.headers.count <= limits.maxHeaderFields, "too many fields")
+                check(head.target.utf8.count <= limits.maxRequestLineBytes, "target over the limit")
+                let text = describe(head)
+                openHead = text
+                records.append("head \(text)")
+            case .request(let request):
+                let text = describe(request.head)
+                check(openHead == text, ".request without its .head")
+                check(request.body.count <= limits.maxBodyBytes, "body over the limit")
+                check(
+                    parser.state == (parser.bufferedByteCount == 0 ? .idle : .head),
+                    "state after .request disagrees with the buffer")
+                openHead = nil
+                records.append("request \(text) body=\(request.body)")
+            }
+        }
+    }
+
+    if let failure {
+        check(parser.bufferedByteCount == 0, "dead parser keeps bytes")
+        parser.append([0x47, 0x45, 0x54, 0x20])
+        do {
+            let event = try parser.next()
+            fatalError("event after a throw: \(String(describing: event))")
+        } catch {
+            check(error == failure, "a dead parser must rethrow its error")
+        }
+    } else {
+        let count = parser.bufferedByteCount
+        let rest = parser.takeBufferedBytes()
+        check(rest.count == count && rest[...] == input.suffix(count), "takeBufferedBytes is not the unconsumed suffix")
+        check(parser.state == .idle && parser.bufferedByteCount == 0, "takeBufferedBytes must reset to .idle")
+    }
+    return records
+}
