@@ -1,7 +1,7 @@
 import Dispatch
 import Domain
 import Hashing
-public import Logging
+import Logging
 import SQLite
 import Store
 public import Transport
@@ -14,14 +14,15 @@ public final class Application: HTTPResponder {
     let router: Router<Handler>
     /// The static file server, when the public directory exists.
     public let staticFiles: StaticFiles?
-    let accessLog: Logger
+    let accessLog: AccessLog?
     private let requestIDPrefix: String
     private let requestCounter = AtomicCounter()
 
     /// Longest `X-Request-Id` accepted from a client; longer or odd ones are replaced.
     public static let maxRequestIDLength = 128
 
-    public init(services: Services, accessLog: Logger) {
+    /// `accessLog` nil writes no access lines.
+    public init(services: Services, accessLog: AccessLog?) {
         self.services = services
         self.accessLog = accessLog
         staticFiles = services.config.publicDirectory.flatMap(StaticFiles.init(directory:))
@@ -117,17 +118,12 @@ public final class Application: HTTPResponder {
         var response = response
         response.headers.add(name: "X-Request-Id", value: request.requestID)
         sink.send(response)
-        if accessLog.logLevel <= .info {
-            let micros = (DispatchTime.now().uptimeNanoseconds - started) / 1000
-            accessLog.info(
-                "request",
-                metadata: [
-                    "method": "\(request.method)", "path": "\(request.http.head.path)",
-                    "route": "\(request.route)", "status": .stringConvertible(response.status.code),
-                    "bytes": .stringConvertible(response.body.count), "duration_us": .stringConvertible(micros),
-                    "request_id": "\(request.requestID)", "client_ip": "\(request.context.remoteAddress)",
-                ])
-        }
+        guard let accessLog, accessLog.isEnabled else { return }
+        accessLog.record(
+            method: request.method.rawValue, path: request.http.head.path, route: request.route,
+            status: response.status.code, bytes: response.body.count,
+            durationMicroseconds: (DispatchTime.now().uptimeNanoseconds - started) / 1000,
+            requestID: request.requestID, clientIP: request.context.remoteAddress)
     }
 
     /// A client-supplied request id is kept when it is 1…128 characters of `[A-Za-z0-9._-]`.

@@ -23,17 +23,25 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
         try c.encode(description)
     }
 
-    /// Formats epoch milliseconds as RFC 3339 UTC with exactly three fractional digits.
-    public static func format(_ ms: Int64) -> String {
+    /// UTC calendar fields of epoch milliseconds.
+    public static func components(_ ms: Int64) -> (
+        year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64, millisecond: Int64
+    ) {
         let (secs, milli) = ms.quotientAndRemainderFloor(1000)
         let (days, secOfDay) = secs.quotientAndRemainderFloor(86_400)
         let (y, m, d) = CivilDate.fromDays(days)
+        return (y, m, d, secOfDay / 3600, secOfDay / 60 % 60, secOfDay % 60, milli)
+    }
+
+    /// Formats epoch milliseconds as RFC 3339 UTC with exactly three fractional digits.
+    public static func format(_ ms: Int64) -> String {
+        let (y, m, d, hour, minute, second, milli) = components(ms)
         func pad(_ v: Int64, _ width: Int) -> String {
             let s = String(v)
             return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
         }
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secOfDay / 3600, 2)):\(pad(secOfDay / 60 % 60, 2)):"
-            + "\(pad(secOfDay % 60, 2)).\(pad(milli, 3))Z"
+        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2))"
+            + ".\(pad(milli, 3))Z"
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fff…](Z|±HH:MM)`; fractional digits beyond milliseconds are

@@ -122,7 +122,7 @@ struct ChronirServer: ParsableCommand {
         let services = Services(
             config: config, database: database, clock: SystemClock(),
             workers: WorkerPool(width: config.workerThreads), logger: logger)
-        let application = Application(services: services, accessLog: Logger(label: "chronir.access"))
+        let application = Application(services: services, accessLog: AccessLog(sink: sink, format: format, level: level))
         if config.publicDirectory != nil, application.staticFiles == nil {
             logger.warning("public directory not found; no static files served", metadata: ["path": "\(publicDirText)"])
         }

@@ -7,7 +7,7 @@ import Wire
 @Suite("Access log — one line per request, never a secret")
 struct AccessLogTests {
     /// Runs `body` with a JSON logger writing into a pipe and returns what it wrote.
-    func captureLog(_ body: (Logger) async throws -> Void) async throws -> String {
+    func captureLog(_ body: (Logger, AccessLog) async throws -> Void) async throws -> String {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
@@ -15,7 +15,7 @@ struct AccessLogTests {
         let logger = Logger(label: "chronir.access") { label in
             ChronirLogHandler(label: label, level: .info, format: .json, sink: sink)
         }
-        try await body(logger)
+        try await body(logger, AccessLog(sink: sink, format: .json, level: .info))
         sink.flush()
         var output: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
@@ -32,8 +32,8 @@ struct AccessLogTests {
     @Test("register, login and me are logged with method, path, status, bytes, duration and request id — no token, no password")
     func noSecrets() async throws {
         var token = ""
-        let log = try await captureLog { logger in
-            let h = try AppHarness(logger: logger)
+        let log = try await captureLog { logger, accessLog in
+            let h = try AppHarness(logger: logger, accessLog: accessLog)
             let (t, _) = try await h.register("ana@example.com", password: "hunter2-secret-pass")
             token = t
             _ = await h.send(.post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"hunter2-secret-pass"}"#)

@@ -15,7 +15,9 @@ final class AppHarness: Sendable {
     let app: Application
     let database: Database
 
-    init(defaultTier: Tier = .free, publicDirectory: String? = nil, logger: Logger? = nil) throws {
+    init(
+        defaultTier: Tier = .free, publicDirectory: String? = nil, logger: Logger? = nil, accessLog: AccessLog? = nil
+    ) throws {
         directory = TemporaryDirectory()
         clock = ManualClock()
         var quiet = Logger(label: "test")
@@ -27,7 +29,7 @@ final class AppHarness: Sendable {
         database = try Bootstrap.openDatabase(config: config, logger: logger, nowMilliseconds: clock.nowMilliseconds())
         let services = Services(
             config: config, database: database, clock: clock, workers: WorkerPool(width: 2), logger: logger)
-        app = Application(services: services, accessLog: logger)
+        app = Application(services: services, accessLog: accessLog)
     }
 
     /// The response the application gives to one request.
