@@ -29,8 +29,9 @@ let package = Package(
 
         // Digests, HMAC, CSPRNG, scrypt, constant-time compare, base64url: the only user of COpenSSL.
         .target(name: "Hashing", dependencies: ["COpenSSL"], swiftSettings: strict),
-        // Sans-I/O protocol cores: HTTP/1.1 parser and response writer (later: WebSocket frames).
-        .target(name: "Wire", swiftSettings: strict),
+        // Sans-I/O protocol cores: HTTP/1.1 parser and response writer, WebSocket frames and
+        // permessage-deflate (zlib). Imports no other module of ours, so fuzzers compile it standalone.
+        .target(name: "Wire", dependencies: ["CZlib"], swiftSettings: strict),
         // Event loops on DispatchSource: listener, connections, timers, signals.
         .target(name: "Transport", dependencies: ["Wire"], swiftSettings: strict),
         // Thin safe Swift over sqlite3, writer queue + reader pool, migration runner. Knows no domain.

@@ -18,11 +18,13 @@ public struct AppConfig: Sendable {
     public var workerThreads: Int
     /// scrypt cost for new password hashes.
     public var passwordHashing: PasswordHashingCost
+    /// Default `max_members` of a new group (seed: 10).
+    public var maxMembersPerGroup: Int
 
     public init(
         dataDirectory: String = "./data", publicDirectory: String? = "./Public", durability: Durability = .normal,
         defaultTier: Tier = .free, publicBaseURL: String = "http://127.0.0.1:8080", workerThreads: Int = 2,
-        passwordHashing: PasswordHashingCost = .interactive
+        passwordHashing: PasswordHashingCost = .interactive, maxMembersPerGroup: Int = 10
     ) {
         self.dataDirectory = dataDirectory
         self.publicDirectory = publicDirectory
@@ -31,6 +33,7 @@ public struct AppConfig: Sendable {
         self.publicBaseURL = publicBaseURL
         self.workerThreads = workerThreads
         self.passwordHashing = passwordHashing
+        self.maxMembersPerGroup = maxMembersPerGroup
     }
 
     /// The database file inside the data directory.

@@ -11,12 +11,17 @@ public struct Services: Sendable {
     public var clock: any Clock
     public var workers: WorkerPool
     public var logger: Logger
+    /// The server's keyed-hash secret (`ServerSecret`): invite codes are stored as HMAC-SHA-256 under it.
+    public var secret: [UInt8]
     /// A hash of a random password with the configured cost, verified when a login names an unknown
     /// email so that a miss takes as long as a wrong password (no account enumeration by timing).
     let decoyPasswordHash: String
 
-    public init(config: AppConfig, database: Database, clock: any Clock, workers: WorkerPool, logger: Logger) {
+    public init(
+        config: AppConfig, database: Database, clock: any Clock, workers: WorkerPool, logger: Logger, secret: [UInt8]
+    ) {
         self.config = config
+        self.secret = secret
         self.database = database
         self.clock = clock
         self.workers = workers

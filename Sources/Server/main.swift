@@ -51,6 +51,9 @@ struct ChronirServer: ParsableCommand {
     @Option(help: "Public base URL for links the server hands out. [env: CHRONIR_PUBLIC_BASE_URL] (default: http://HOST:PORT)")
     var publicBaseUrl: String?
 
+    @Option(help: "Default member limit of a new group. [env: CHRONIR_MAX_MEMBERS] (default: 10)")
+    var maxMembers: Int?
+
     @Option(help: "Maximum open client connections. [env: CHRONIR_MAX_CONNECTIONS] (default: 10000)")
     var maxConnections: Int?
 
@@ -95,6 +98,9 @@ struct ChronirServer: ParsableCommand {
         let hashing = try parse(passwordHashing, "PASSWORD_HASHING", PasswordHashingCost.interactive) {
             PasswordHashingCost(rawValue: $0.lowercased())
         }
+        let maxMembers = try parse(maxMembers.map(String.init), "MAX_MEMBERS", 10) {
+            Int($0).flatMap { (2...1000).contains($0) ? $0 : nil }
+        }
         let publicDirText = value(publicDir, "PUBLIC_DIR") ?? "./Public"
         let config = AppConfig(
             dataDirectory: value(dataDir, "DATA_DIR") ?? "./data",
@@ -102,17 +108,18 @@ struct ChronirServer: ParsableCommand {
             durability: durability, defaultTier: tier,
             publicBaseURL: value(publicBaseUrl, "PUBLIC_BASE_URL") ?? "http://\(host):\(port)",
             workerThreads: max(1, ProcessInfo.processInfo.activeProcessorCount),
-            passwordHashing: hashing)
+            passwordHashing: hashing, maxMembersPerGroup: maxMembers)
 
         let sink = LogSink(fd: 2)
         LoggingSystem.bootstrap { label in ChronirLogHandler(label: label, level: level, format: format, sink: sink) }
         let logger = Logger(label: "chronir.server")
 
         let database: Database
+        let secret: [UInt8]
         do {
             database = try Bootstrap.openDatabase(
                 config: config, logger: logger, nowMilliseconds: SystemClock().nowMilliseconds())
-            _ = try ServerSecret.loadOrCreate(path: config.secretPath)
+            secret = try ServerSecret.loadOrCreate(path: config.secretPath)
         } catch {
             logger.critical("start-up failed", metadata: ["error": "\(error)"])
             sink.flush()
@@ -121,7 +128,7 @@ struct ChronirServer: ParsableCommand {
 
         let services = Services(
             config: config, database: database, clock: SystemClock(),
-            workers: WorkerPool(width: config.workerThreads), logger: logger)
+            workers: WorkerPool(width: config.workerThreads), logger: logger, secret: secret)
         let application = Application(services: services, accessLog: AccessLog(sink: sink, format: format, level: level))
         if config.publicDirectory != nil, application.staticFiles == nil {
             logger.warning("public directory not found; no static files served", metadata: ["path": "\(publicDirText)"])

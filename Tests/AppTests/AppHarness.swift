@@ -28,7 +28,8 @@ final class AppHarness: Sendable {
             workerThreads: 2, passwordHashing: .fast)
         database = try Bootstrap.openDatabase(config: config, logger: logger, nowMilliseconds: clock.nowMilliseconds())
         let services = Services(
-            config: config, database: database, clock: clock, workers: WorkerPool(width: 2), logger: logger)
+            config: config, database: database, clock: clock, workers: WorkerPool(width: 2), logger: logger,
+            secret: Array(repeating: 0x5A, count: 32))
         app = Application(services: services, accessLog: accessLog)
     }
 
