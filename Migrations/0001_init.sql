@@ -40,8 +40,11 @@ CREATE INDEX login_failures_subject ON login_failures(subject, at_ms);
 
 -- The append-only spine: every mutation appends its rows here in the same transaction.
 -- Realtime fan-out, resume, the admin audit view and cross-process propagation read it.
+-- One mutation = one batch of consecutive rows sharing `batch` (the batch's first seq) and `event`.
 CREATE TABLE change_log (
     seq             INTEGER PRIMARY KEY,           -- assigned by the store, never reused
+    batch           INTEGER NOT NULL,              -- seq of the first row written by the same mutation
+    event           TEXT NOT NULL,                 -- what happened: 'user_registered', 'member_joined', ...
     at_ms           INTEGER NOT NULL,
     actor           TEXT NOT NULL,                 -- 'user:<id>', 'admin', 'system'
     topic           TEXT NOT NULL,                 -- 'user:<id>', 'group:<id>'
@@ -52,6 +55,7 @@ CREATE TABLE change_log (
     reason          TEXT
 ) STRICT;
 CREATE INDEX change_log_topic ON change_log(topic, seq);
+CREATE INDEX change_log_batch ON change_log(batch);
 
 CREATE TRIGGER change_log_no_update BEFORE UPDATE ON change_log
 BEGIN SELECT RAISE(ABORT, 'change_log is append-only'); END;

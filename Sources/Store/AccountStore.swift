@@ -33,10 +33,11 @@ public enum AccountStore {
             id: id, email: email, displayName: displayName, timezone: nil, tier: tier, status: .active, version: 1,
             createdAt: Timestamp(milliseconds: now), updatedAt: Timestamp(milliseconds: now))
         try ChangeLog.append(
-            Change(
-                topic: ChangeLog.userTopic(id), kind: "user", op: .added, entityID: id,
-                document: DocumentCoding.encode(user)),
-            actor: .user(id), at: now, on: db)
+            [
+                Change(
+                    topic: ChangeLog.userTopic(id), kind: "user", op: .added, entityID: id,
+                    document: DocumentCoding.encode(user))
+            ], event: "user_registered", actor: .user(id), at: now, on: db)
         return user
     }
 
@@ -79,10 +80,11 @@ public enum AccountStore {
             [.text(userID), .text(user.displayName), user.timezone.map { .text($0) } ?? .null,
              .integer(user.version), .integer(now)])
         try ChangeLog.append(
-            Change(
-                topic: ChangeLog.userTopic(userID), kind: "user", op: .modified, entityID: userID,
-                document: DocumentCoding.encode(user)),
-            actor: actor, at: now, on: db)
+            [
+                Change(
+                    topic: ChangeLog.userTopic(userID), kind: "user", op: .modified, entityID: userID,
+                    document: DocumentCoding.encode(user))
+            ], event: "user_updated", actor: actor, at: now, on: db)
         return user
     }
 

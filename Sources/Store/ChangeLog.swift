@@ -37,24 +37,35 @@ public struct Change: Sendable, Equatable {
 
 /// The append-only `change_log` — the spine every mutation writes in its own transaction.
 public enum ChangeLog {
-    /// Topic of a user's private feed.
+    /// Topic of a user's private feed (my groups, my invitations, my profile).
     public static func userTopic(_ userID: String) -> String { "user:\(userID)" }
+    /// Topic of a group's feed (group, members, shared alarms, completions).
+    public static func groupTopic(_ groupID: String) -> String { "group:\(groupID)" }
 
-    /// Appends `change` inside the caller's transaction and returns its `seq`.
+    /// Appends one mutation's changes as one batch, inside the caller's (IMMEDIATE) transaction:
+    /// consecutive `seq`s, all rows carrying the batch's first seq, its `event` name and `actor`.
+    /// Returns the seqs written. Writers are serialised by SQLite's write lock, so reading MAX(seq)
+    /// here cannot race another writer, in this process or another.
     @discardableResult
-    public static func append(_ change: Change, actor: Actor, at now: Int64, on db: Connection) throws -> Int64 {
-        try db.run(
-            """
-            INSERT INTO change_log (at_ms, actor, topic, kind, op, entity_id, document, reason)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-            """,
-            [
-                .integer(now), .text(actor.rawValue), .text(change.topic), .text(change.kind),
-                .text(change.op.rawValue), .text(change.entityID),
-                change.document.map { .text(String(decoding: $0, as: UTF8.self)) } ?? .null,
-                change.reason.map { .text($0) } ?? .null,
-            ])
-        return db.lastInsertRowID
+    public static func append(
+        _ changes: [Change], event: String, actor: Actor, at now: Int64, on db: Connection
+    ) throws -> ClosedRange<Int64> {
+        precondition(!changes.isEmpty, "a mutation appends at least one change")
+        let first = try latestSeq(on: db) + 1
+        for (offset, change) in changes.enumerated() {
+            try db.run(
+                """
+                INSERT INTO change_log (seq, batch, event, at_ms, actor, topic, kind, op, entity_id, document, reason)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                """,
+                [
+                    .integer(first + Int64(offset)), .integer(first), .text(event), .integer(now),
+                    .text(actor.rawValue), .text(change.topic), .text(change.kind), .text(change.op.rawValue),
+                    .text(change.entityID), change.document.map { .text(String(decoding: $0, as: UTF8.self)) } ?? .null,
+                    change.reason.map { .text($0) } ?? .null,
+                ])
+        }
+        return first...(first + Int64(changes.count) - 1)
     }
 
     /// The highest `seq` written so far (0 when empty).

@@ -30,8 +30,12 @@ struct AccountStoreTests {
         }
         #expect(user.version == 1)
         #expect(user.createdAt == Timestamp(milliseconds: 1000))
-        let rows = try db.readSync { try $0.query("SELECT seq, actor, topic, kind, op, entity_id FROM change_log") }
+        let rows = try db.readSync {
+            try $0.query("SELECT seq, batch, event, actor, topic, kind, op, entity_id FROM change_log")
+        }
         #expect(rows.count == 1)
+        #expect(rows[0].int("batch") == rows[0].int("seq"))
+        #expect(rows[0].string("event") == "user_registered")
         #expect(rows[0].string("actor") == "user:\(user.id)")
         #expect(rows[0].string("entity_id") == user.id)
         #expect(try db.readSync { try AccountStore.user(id: user.id, on: $0) } == user)
@@ -51,6 +55,20 @@ struct AccountStoreTests {
         }
         #expect(try db.readSync { try $0.scalar("SELECT count(*) FROM change_log") } == .integer(1))
         #expect(try db.readSync { try $0.scalar("SELECT count(*) FROM users") } == .integer(1))
+    }
+
+    @Test("a batch gets consecutive seqs sharing the first seq as its batch")
+    func batches() throws {
+        let (_, db) = try database()
+        let change = Change(topic: "group:g", kind: "group", op: .modified, entityID: "g", document: Array("{}".utf8))
+        let first = try db.writeSync { try ChangeLog.append([change], event: "a", actor: .system, at: 1, on: $0) }
+        let second = try db.writeSync {
+            try ChangeLog.append([change, change, change], event: "b", actor: .admin, at: 2, on: $0)
+        }
+        #expect(first == 1...1)
+        #expect(second == 2...4)
+        let batches = try db.readSync { try $0.query("SELECT batch FROM change_log WHERE event = 'b'") }
+        #expect(batches.map { $0.int("batch") } == [2, 2, 2])
     }
 
     @Test("the change log refuses updates")
