@@ -19,7 +19,8 @@ public struct LocalDate: Hashable, Comparable, Sendable, Codable, CustomStringCo
         self.day = day
     }
 
-    /// The date `daysSinceEpoch` days after 1970-01-01 (negative before it).
+    /// The date `daysSinceEpoch` days after 1970-01-01 (negative before it). Not range-checked: day
+    /// numbers past 9999-12-31 give five-digit years, which only arithmetic near the limit produces.
     public init(daysSinceEpoch: Int64) {
         let (y, m, d) = CivilDate.fromDays(daysSinceEpoch)
         year = Int(y)

@@ -22,14 +22,22 @@ import Foundation
 public enum NextFire {
     /// Hard cap on the scheduled days one call inspects; in practice it looks at no more than about six.
     public static let maxDaysInspected = 32
+    /// Instants after this (9999-12-31T23:59:59.999Z) have no next fire: it keeps every computation far
+    /// from `Int64` overflow whatever instant a caller passes.
+    public static let latestInstant: Int64 = 253_402_300_799_999
 
     /// The first fire strictly after `instantMilliseconds` (epoch ms), as epoch ms on a whole minute, or
     /// nil when the alarm never fires again (past `end_date`, a one-time alarm that has fired, an unknown
     /// zone or no times of day).
     public static func after(_ instantMilliseconds: Int64, timing: AlarmTiming) -> Int64? {
-        guard let zone = TimeZone(identifier: timing.timezone), !timing.timesOfDay.isEmpty else { return nil }
+        guard instantMilliseconds <= latestInstant, !timing.timesOfDay.isEmpty,
+            let zone = TimeZone(identifier: timing.timezone)
+        else { return nil }
         let times = Set(timing.timesOfDay).sorted()
-        let seconds = floorDiv(instantMilliseconds, 1000)
+        // Nothing fires before start_date, so an earlier instant may start the walk days before it
+        // (this also keeps far-past instants away from the zone lookup).
+        let earliest = (timing.schedule.startDate.daysSinceEpoch - 4) * 86_400
+        let seconds = max(floorDiv(instantMilliseconds, 1000), earliest)
         let localDay = floorDiv(seconds + offset(zone, seconds), 86_400)
         var from = LocalDate(daysSinceEpoch: localDay - 2)
         var best: Int64?

@@ -177,6 +177,24 @@ struct NextFireCalendarTests {
         #expect(Fixture.fires(timing, after: "1999-01-01T00:00:00Z", count: 1) == ["2026-05-10T09:00:00.000Z"])
     }
 
+    @Test("far from start_date the answer is found by interval arithmetic, not a day walk")
+    func farFromStart() {
+        let weekly = Fixture.timing(.weekly(daysOfWeek: [3], interval: 99), start: "1900-01-03")
+        #expect(Fixture.fires(weekly, after: "2990-01-01T00:00:00Z", count: 2) == [
+            "2990-12-29T09:00:00.000Z", "2992-11-21T09:00:00.000Z",
+        ])
+        let custom = Fixture.timing(.customDays(intervalDays: 3660), start: "1900-01-01")
+        #expect(Fixture.fires(custom, after: "2990-01-01T00:00:00Z", count: 1) == ["2992-04-05T09:00:00.000Z"])
+    }
+
+    @Test("instants at the ends of Int64 are safe")
+    func extremes() {
+        let daily = Fixture.timing(.customDays(intervalDays: 1), start: "2026-01-01", zone: "America/New_York")
+        #expect(NextFire.after(.min, timing: daily) == Fixture.ms("2026-01-01T14:00:00Z"))
+        #expect(NextFire.after(.max, timing: daily) == nil)
+        #expect(NextFire.after(NextFire.latestInstant + 1, timing: daily) == nil)
+    }
+
     @Test("an unknown zone or no times of day yields no fire")
     func unusable() {
         #expect(NextFire.after(0, timing: Fixture.timing(.customDays(intervalDays: 1), start: "2026-01-01",
@@ -259,6 +277,20 @@ struct NextFireZoneTests {
             zone: "Pacific/Apia")
         #expect(Fixture.fires(onlySkippedDay, after: "2011-12-01T00:00:00Z", count: 2) == [
             "2011-12-30T19:00:00.000Z"
+        ])
+    }
+
+    @Test("America/Santiago changes at midnight: 00:30 in the gap fires 01:30 -03; 23:30 in the overlap fires -03")
+    func santiago() {
+        let spring = Fixture.timing(Self.daily, start: "2026-09-05", times: [Fixture.time(0, 30)],
+            zone: "America/Santiago")
+        #expect(Fixture.fires(spring, after: "2026-09-05T00:00:00Z", count: 3) == [
+            "2026-09-05T04:30:00.000Z", "2026-09-06T04:30:00.000Z", "2026-09-07T03:30:00.000Z",
+        ])
+        let fall = Fixture.timing(Self.daily, start: "2026-04-04", times: [Fixture.time(23, 30)],
+            zone: "America/Santiago")
+        #expect(Fixture.fires(fall, after: "2026-04-04T00:00:00Z", count: 2) == [
+            "2026-04-05T02:30:00.000Z", "2026-04-06T03:30:00.000Z",
         ])
     }
 
