@@ -53,7 +53,8 @@ public enum ScheduleRules {
         case .monthlyRelative(let week, let weekday, let interval):
             guard [1, 2, 3, 4, 5, -1].contains(week) else {
                 throw .invalidSchedule(
-                    field: "schedule.week_of_month", message: "schedule.week_of_month must be 1–4, or -1 (or 5) for last")
+                    field: "schedule.week_of_month",
+                    message: "schedule.week_of_month must be 1–4, or -1 (or 5) for last")
             }
             guard (1...7).contains(weekday) else {
                 throw .invalidSchedule(

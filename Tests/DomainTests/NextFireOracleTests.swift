@@ -72,7 +72,8 @@ struct NextFireOracleTests {
         }
         print(
             "oracle \(zone): \(Self.schedulesPerZone) schedules × 3 starts × ≤\(Self.fireChain) fires = "
-                + "\(compared) compared (\(stats.gaps) in gaps, \(stats.overlaps) in overlaps) in \(clock.now - started)")
+                + "\(compared) compared (\(stats.gaps) in gaps, \(stats.overlaps) in overlaps) in \(clock.now - started)"
+        )
         if zone != "UTC", zone != "Asia/Kathmandu" {
             #expect(stats.gaps > 20 && stats.overlaps > 20, "too few DST cases exercised in \(zone)")
         }
@@ -194,7 +195,8 @@ enum Oracle {
         while day <= lastDay, day <= stopAfterDay {
             if matches(schedule, day: day) {
                 for time in timing.timesOfDay {
-                    let (second, mapping) = table.resolve(wall: day * 86_400 + Int64(time.hour * 3600 + time.minute * 60))
+                    let (second, mapping) = table.resolve(
+                        wall: day * 86_400 + Int64(time.hour * 3600 + time.minute * 60))
                     let fire = second * 1000
                     if fire > from, !found.contains(fire) {
                         found.append(fire)
@@ -331,7 +333,9 @@ enum RandomTiming {
         return AlarmTiming(schedule: Schedule(rule, startDate: start, endDate: end), timesOfDay: times, timezone: zone)
     }
 
-    private static func distinct<T: Hashable>(_ rng: inout SplitMix64, _ count: Int, _ draw: (inout SplitMix64) -> T) -> [T] {
+    private static func distinct<T: Hashable>(_ rng: inout SplitMix64, _ count: Int, _ draw: (inout SplitMix64) -> T)
+        -> [T]
+    {
         var out: [T] = []
         while out.count < count {
             let value = draw(&rng)
