@@ -73,6 +73,52 @@ struct ScheduleCodingTests {
         }
     }
 
+    /// The part of an alarm body that carries its timing, as an App request type would declare it.
+    struct AlarmBody: Decodable {
+        var schedule: Schedule
+        var timesOfDay: [TimeOfDay]
+        enum CodingKeys: String, CodingKey {
+            case schedule
+            case timesOfDay = "times_of_day"
+        }
+    }
+
+    @Test(
+        "inside an alarm body the coding path spells the dotted field the App reports",
+        arguments: [
+            (
+                #"{"schedule":{"type":"weekly","days_of_week":[1,"x"],"start_date":"2026-01-01"},"times_of_day":[]}"#,
+                "schedule.days_of_week.1"
+            ),
+            (#"{"schedule":{"type":"nope","start_date":"2026-01-01"},"times_of_day":[]}"#, "schedule.type"),
+            (#"{"schedule":{"type":"one_time","date":"2026-13-01"},"times_of_day":[]}"#, "schedule.date"),
+            (
+                #"{"schedule":{"type":"one_time","date":"2026-12-01"},"times_of_day":[{"hour":9,"minute":60}]}"#,
+                "times_of_day.0.minute"
+            ),
+            (
+                #"{"schedule":{"type":"one_time","date":"2026-12-01"},"times_of_day":[{"hour":9}]}"#,
+                "times_of_day.0.minute"
+            ),
+        ])
+    func nestedPath(json: String, path: String) {
+        do {
+            _ = try DocumentCoding.decode(AlarmBody.self, from: Array(json.utf8))
+            Issue.record("decoded \(json)")
+        } catch let error as DecodingError {
+            var keys: [any CodingKey] = []
+            switch error {
+            case .keyNotFound(let key, let context): keys = context.codingPath + [key]
+            case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+                keys = context.codingPath
+            @unknown default: break
+            }
+            #expect(keys.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".") == path)
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
     @Test("times of day and dates have strict text forms")
     func valueForms() throws {
         #expect(String(decoding: DocumentCoding.encode(Fixture.time(7, 5)), as: UTF8.self) == #"{"hour":7,"minute":5}"#)
