@@ -4,7 +4,7 @@ import Foundation
 /// tech-spec §5.2, DESIGN §4). Pure: the instant is passed in, never read from a clock.
 ///
 /// Local days come from `Schedule.firstDate(onOrAfter:)`; each (day, time of day) pair is turned into an
-/// instant in the alarm's zone by `instant(of:at:in:)`, whose DST rules are:
+/// instant in the alarm's zone by `instant(of:at:timezone:)`, whose DST rules are:
 ///
 /// - **Gap** (spring forward; the wall time does not exist): the time is read with the offset in force
 ///   *before* the transition, which is the same as moving the clock forward by the gap's length.
