@@ -1,5 +1,23 @@
 /// Validation of an alarm's timing (issue 4; data-schema seed §3.1.1, §4.6). Every failure is
-/// `DomainError.invalidSchedule` naming the JSON field: `timezone`, `times_of_day`, or `schedule.<key>`.
+/// `DomainError.invalidSchedule` naming the JSON field:
+///
+/// | field                     | rule                                                              |
+/// | ------------------------- | ----------------------------------------------------------------- |
+/// | `timezone`                | a known IANA zone (`AccountRules.validateTimezone`)               |
+/// | `times_of_day`            | 1…5 distinct times, hour 0–23, minute 0–59                        |
+/// | `schedule.days_of_week`   | non-empty, distinct, each 1–7                                     |
+/// | `schedule.days_of_month`  | non-empty, distinct, each 1–31                                    |
+/// | `schedule.week_of_month`  | 1–4, -1 (last) or 5 (last)                                        |
+/// | `schedule.day_of_week`    | 1–7                                                               |
+/// | `schedule.month`          | 1–12                                                              |
+/// | `schedule.day_of_month`   | exists in that month in a leap year (Feb 29 yes, Feb 30 no)       |
+/// | `schedule.interval`       | 1…`maxInterval`                                                   |
+/// | `schedule.interval_days`  | 1…`maxIntervalDays`                                               |
+/// | `schedule.start_date`     | year in `years`                                                   |
+/// | `schedule.end_date`       | year in `years`, not before `start_date`                          |
+/// | `schedule.date`           | year in `years`, not before `start_date`, some time still ahead   |
+///
+/// An `end_date` already past is not an error: the alarm is simply inactive (`NextFire` gives nil).
 public enum ScheduleRules {
     /// At most this many `times_of_day` (data-schema seed §3.1: "Max 5").
     public static let maxTimesOfDay = 5
