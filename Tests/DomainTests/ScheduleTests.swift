@@ -23,7 +23,7 @@ struct ScheduleCodingTests {
         func decode(_ json: String) throws -> Schedule {
             try DocumentCoding.decode(Schedule.self, from: Array(json.utf8))
         }
-        let start = Fixture.day("2026-01-01")
+        let start = ScheduleFixture.day("2026-01-01")
         #expect(
             try decode(#"{"type":"monthly_date","day_of_month":15,"start_date":"2026-01-01"}"#)
                 == Schedule(.monthlyDate(daysOfMonth: [15], interval: 1), startDate: start))
@@ -34,7 +34,8 @@ struct ScheduleCodingTests {
                 == Schedule(.monthlyRelative(weekOfMonth: -1, dayOfWeek: 5, interval: 1), startDate: start))
         #expect(
             try decode(#"{"type":"one_time","date":"2026-03-01"}"#)
-                == Schedule(.oneTime(date: Fixture.day("2026-03-01")), startDate: Fixture.day("2026-03-01")))
+                == Schedule(
+                    .oneTime(date: ScheduleFixture.day("2026-03-01")), startDate: ScheduleFixture.day("2026-03-01")))
         #expect(
             try decode(#"{"type":"weekly","days_of_week":[1],"start_date":"2026-01-01","end_date":null}"#)
                 == Schedule(.weekly(daysOfWeek: [1], interval: 1), startDate: start))
@@ -121,27 +122,29 @@ struct ScheduleCodingTests {
 
     @Test("times of day and dates have strict text forms")
     func valueForms() throws {
-        #expect(String(decoding: DocumentCoding.encode(Fixture.time(7, 5)), as: UTF8.self) == #"{"hour":7,"minute":5}"#)
+        #expect(
+            String(decoding: DocumentCoding.encode(ScheduleFixture.time(7, 5)), as: UTF8.self)
+                == #"{"hour":7,"minute":5}"#)
         #expect(
             try DocumentCoding.decode(TimeOfDay.self, from: Array(#"{"hour":23,"minute":59}"#.utf8))
-                == Fixture.time(23, 59))
+                == ScheduleFixture.time(23, 59))
         #expect(throws: DecodingError.self) {
             try DocumentCoding.decode(TimeOfDay.self, from: Array(#"{"hour":24,"minute":0}"#.utf8))
         }
-        #expect(TimeOfDay(parsing: "09:30") == Fixture.time(9, 30))
+        #expect(TimeOfDay(parsing: "09:30") == ScheduleFixture.time(9, 30))
         for bad in ["9:30", "24:00", "09:60", "09-30", "0930 "] { #expect(TimeOfDay(parsing: bad) == nil) }
         #expect(LocalDate(parsing: "2024-02-29")?.isoWeekday == 4)
         for bad in ["2025-02-29", "2026-1-01", "2026-01-01T", "20260101", "2026-00-10", "2026-04-31"] {
             #expect(LocalDate(parsing: bad) == nil)
         }
         #expect(LocalDate(daysSinceEpoch: 0).description == "1970-01-01")
-        #expect(Fixture.day("2026-12-31").adding(days: 1) == Fixture.day("2027-01-01"))
+        #expect(ScheduleFixture.day("2026-12-31").adding(days: 1) == ScheduleFixture.day("2027-01-01"))
     }
 }
 
 @Suite("Issue 4 — schedule validation names the field")
 struct ScheduleRulesTests {
-    static let now = Fixture.ms("2026-06-01T12:00:00Z")
+    static let now = ScheduleFixture.ms("2026-06-01T12:00:00Z")
 
     static func failure(_ timing: AlarmTiming) -> String? {
         do {
@@ -159,12 +162,15 @@ struct ScheduleRulesTests {
             .weekly(daysOfWeek: [1, 7], interval: 99), .monthlyDate(daysOfMonth: [1, 31], interval: 1),
             .monthlyRelative(weekOfMonth: -1, dayOfWeek: 7, interval: 12),
             .monthlyRelative(weekOfMonth: 5, dayOfWeek: 1, interval: 1), .annual(month: 2, dayOfMonth: 29, interval: 1),
-            .customDays(intervalDays: 3660), .oneTime(date: Fixture.day("2026-06-01")),
+            .customDays(intervalDays: 3660), .oneTime(date: ScheduleFixture.day("2026-06-01")),
         ]
         for rule in rules {
-            let timing = Fixture.timing(
+            let timing = ScheduleFixture.timing(
                 rule, start: "2026-06-01", end: "2026-12-31",
-                times: [Fixture.time(0), Fixture.time(6), Fixture.time(12), Fixture.time(18), Fixture.time(23, 59)],
+                times: [
+                    ScheduleFixture.time(0), ScheduleFixture.time(6), ScheduleFixture.time(12),
+                    ScheduleFixture.time(18), ScheduleFixture.time(23, 59),
+                ],
                 zone: "Europe/London")
             #expect(Self.failure(timing) == nil, "\(rule)")
         }
@@ -173,77 +179,122 @@ struct ScheduleRulesTests {
     @Test(
         "each invalid case names its field",
         arguments: [
-            (Fixture.timing(.customDays(intervalDays: 1), start: "2026-06-01", zone: "Mars/Olympus"), "timezone"),
-            (Fixture.timing(.customDays(intervalDays: 1), start: "2026-06-01", zone: ""), "timezone"),
-            (Fixture.timing(.customDays(intervalDays: 1), start: "2026-06-01", times: []), "times_of_day"),
             (
-                Fixture.timing(
+                ScheduleFixture.timing(.customDays(intervalDays: 1), start: "2026-06-01", zone: "Mars/Olympus"),
+                "timezone"
+            ),
+            (ScheduleFixture.timing(.customDays(intervalDays: 1), start: "2026-06-01", zone: ""), "timezone"),
+            (ScheduleFixture.timing(.customDays(intervalDays: 1), start: "2026-06-01", times: []), "times_of_day"),
+            (
+                ScheduleFixture.timing(
                     .customDays(intervalDays: 1), start: "2026-06-01",
-                    times: (0..<6).map { Fixture.time($0) }), "times_of_day"
+                    times: (0..<6).map { ScheduleFixture.time($0) }), "times_of_day"
             ),
             (
-                Fixture.timing(
+                ScheduleFixture.timing(
                     .customDays(intervalDays: 1), start: "2026-06-01",
-                    times: [Fixture.time(9), Fixture.time(9)]), "times_of_day"
+                    times: [ScheduleFixture.time(9), ScheduleFixture.time(9)]), "times_of_day"
             ),
-            (Fixture.timing(.weekly(daysOfWeek: [], interval: 1), start: "2026-06-01"), "schedule.days_of_week"),
-            (Fixture.timing(.weekly(daysOfWeek: [0], interval: 1), start: "2026-06-01"), "schedule.days_of_week"),
-            (Fixture.timing(.weekly(daysOfWeek: [8], interval: 1), start: "2026-06-01"), "schedule.days_of_week"),
-            (Fixture.timing(.weekly(daysOfWeek: [2, 2], interval: 1), start: "2026-06-01"), "schedule.days_of_week"),
-            (Fixture.timing(.weekly(daysOfWeek: [1], interval: 0), start: "2026-06-01"), "schedule.interval"),
-            (Fixture.timing(.weekly(daysOfWeek: [1], interval: 100), start: "2026-06-01"), "schedule.interval"),
             (
-                Fixture.timing(.monthlyDate(daysOfMonth: [32], interval: 1), start: "2026-06-01"),
+                ScheduleFixture.timing(.weekly(daysOfWeek: [], interval: 1), start: "2026-06-01"),
+                "schedule.days_of_week"
+            ),
+            (
+                ScheduleFixture.timing(.weekly(daysOfWeek: [0], interval: 1), start: "2026-06-01"),
+                "schedule.days_of_week"
+            ),
+            (
+                ScheduleFixture.timing(.weekly(daysOfWeek: [8], interval: 1), start: "2026-06-01"),
+                "schedule.days_of_week"
+            ),
+            (
+                ScheduleFixture.timing(.weekly(daysOfWeek: [2, 2], interval: 1), start: "2026-06-01"),
+                "schedule.days_of_week"
+            ),
+            (ScheduleFixture.timing(.weekly(daysOfWeek: [1], interval: 0), start: "2026-06-01"), "schedule.interval"),
+            (ScheduleFixture.timing(.weekly(daysOfWeek: [1], interval: 100), start: "2026-06-01"), "schedule.interval"),
+            (
+                ScheduleFixture.timing(.monthlyDate(daysOfMonth: [32], interval: 1), start: "2026-06-01"),
                 "schedule.days_of_month"
             ),
             (
-                Fixture.timing(.monthlyDate(daysOfMonth: [0], interval: 1), start: "2026-06-01"),
+                ScheduleFixture.timing(.monthlyDate(daysOfMonth: [0], interval: 1), start: "2026-06-01"),
                 "schedule.days_of_month"
             ),
-            (Fixture.timing(.monthlyDate(daysOfMonth: [], interval: 1), start: "2026-06-01"), "schedule.days_of_month"),
-            (Fixture.timing(.monthlyDate(daysOfMonth: [1], interval: -1), start: "2026-06-01"), "schedule.interval"),
             (
-                Fixture.timing(.monthlyRelative(weekOfMonth: 0, dayOfWeek: 1, interval: 1), start: "2026-06-01"),
+                ScheduleFixture.timing(.monthlyDate(daysOfMonth: [], interval: 1), start: "2026-06-01"),
+                "schedule.days_of_month"
+            ),
+            (
+                ScheduleFixture.timing(.monthlyDate(daysOfMonth: [1], interval: -1), start: "2026-06-01"),
+                "schedule.interval"
+            ),
+            (
+                ScheduleFixture.timing(
+                    .monthlyRelative(weekOfMonth: 0, dayOfWeek: 1, interval: 1), start: "2026-06-01"),
                 "schedule.week_of_month"
             ),
             (
-                Fixture.timing(.monthlyRelative(weekOfMonth: 6, dayOfWeek: 1, interval: 1), start: "2026-06-01"),
+                ScheduleFixture.timing(
+                    .monthlyRelative(weekOfMonth: 6, dayOfWeek: 1, interval: 1), start: "2026-06-01"),
                 "schedule.week_of_month"
             ),
             (
-                Fixture.timing(.monthlyRelative(weekOfMonth: -2, dayOfWeek: 1, interval: 1), start: "2026-06-01"),
+                ScheduleFixture.timing(
+                    .monthlyRelative(weekOfMonth: -2, dayOfWeek: 1, interval: 1), start: "2026-06-01"),
                 "schedule.week_of_month"
             ),
             (
-                Fixture.timing(.monthlyRelative(weekOfMonth: 1, dayOfWeek: 0, interval: 1), start: "2026-06-01"),
+                ScheduleFixture.timing(
+                    .monthlyRelative(weekOfMonth: 1, dayOfWeek: 0, interval: 1), start: "2026-06-01"),
                 "schedule.day_of_week"
             ),
             (
-                Fixture.timing(.monthlyRelative(weekOfMonth: 1, dayOfWeek: 1, interval: 0), start: "2026-06-01"),
+                ScheduleFixture.timing(
+                    .monthlyRelative(weekOfMonth: 1, dayOfWeek: 1, interval: 0), start: "2026-06-01"),
                 "schedule.interval"
             ),
-            (Fixture.timing(.annual(month: 13, dayOfMonth: 1, interval: 1), start: "2026-06-01"), "schedule.month"),
             (
-                Fixture.timing(.annual(month: 2, dayOfMonth: 30, interval: 1), start: "2026-06-01"),
+                ScheduleFixture.timing(.annual(month: 13, dayOfMonth: 1, interval: 1), start: "2026-06-01"),
+                "schedule.month"
+            ),
+            (
+                ScheduleFixture.timing(.annual(month: 2, dayOfMonth: 30, interval: 1), start: "2026-06-01"),
                 "schedule.day_of_month"
             ),
             (
-                Fixture.timing(.annual(month: 4, dayOfMonth: 31, interval: 1), start: "2026-06-01"),
+                ScheduleFixture.timing(.annual(month: 4, dayOfMonth: 31, interval: 1), start: "2026-06-01"),
                 "schedule.day_of_month"
             ),
-            (Fixture.timing(.annual(month: 1, dayOfMonth: 1, interval: 0), start: "2026-06-01"), "schedule.interval"),
-            (Fixture.timing(.customDays(intervalDays: 0), start: "2026-06-01"), "schedule.interval_days"),
-            (Fixture.timing(.customDays(intervalDays: 3661), start: "2026-06-01"), "schedule.interval_days"),
-            (Fixture.timing(.customDays(intervalDays: 1), start: "2026-06-01", end: "2026-05-31"), "schedule.end_date"),
-            (Fixture.timing(.customDays(intervalDays: 1), start: "1899-12-31"), "schedule.start_date"),
-            (Fixture.timing(.customDays(intervalDays: 1), start: "2026-06-01", end: "3000-01-01"), "schedule.end_date"),
-            (Fixture.timing(.oneTime(date: Fixture.day("2026-05-31")), start: "2026-05-31"), "schedule.date"),
             (
-                Fixture.timing(
-                    .oneTime(date: Fixture.day("2026-06-01")), start: "2026-06-01", times: [Fixture.time(12)]),
+                ScheduleFixture.timing(.annual(month: 1, dayOfMonth: 1, interval: 0), start: "2026-06-01"),
+                "schedule.interval"
+            ),
+            (ScheduleFixture.timing(.customDays(intervalDays: 0), start: "2026-06-01"), "schedule.interval_days"),
+            (ScheduleFixture.timing(.customDays(intervalDays: 3661), start: "2026-06-01"), "schedule.interval_days"),
+            (
+                ScheduleFixture.timing(.customDays(intervalDays: 1), start: "2026-06-01", end: "2026-05-31"),
+                "schedule.end_date"
+            ),
+            (ScheduleFixture.timing(.customDays(intervalDays: 1), start: "1899-12-31"), "schedule.start_date"),
+            (
+                ScheduleFixture.timing(.customDays(intervalDays: 1), start: "2026-06-01", end: "3000-01-01"),
+                "schedule.end_date"
+            ),
+            (
+                ScheduleFixture.timing(.oneTime(date: ScheduleFixture.day("2026-05-31")), start: "2026-05-31"),
                 "schedule.date"
             ),
-            (Fixture.timing(.oneTime(date: Fixture.day("2026-06-05")), start: "2026-06-06"), "schedule.date"),
+            (
+                ScheduleFixture.timing(
+                    .oneTime(date: ScheduleFixture.day("2026-06-01")), start: "2026-06-01",
+                    times: [ScheduleFixture.time(12)]),
+                "schedule.date"
+            ),
+            (
+                ScheduleFixture.timing(.oneTime(date: ScheduleFixture.day("2026-06-05")), start: "2026-06-06"),
+                "schedule.date"
+            ),
         ])
     func namesField(timing: AlarmTiming, field: String) {
         #expect(Self.failure(timing) == field)
@@ -251,16 +302,17 @@ struct ScheduleRulesTests {
 
     @Test("a one-time alarm later today is not in the past; the zone decides what today is")
     func oneTimeToday() {
-        let date = Fixture.day("2026-06-01")
+        let date = ScheduleFixture.day("2026-06-01")
         #expect(
-            Self.failure(Fixture.timing(.oneTime(date: date), start: "2026-06-01", times: [Fixture.time(12, 1)]))
+            Self.failure(
+                ScheduleFixture.timing(.oneTime(date: date), start: "2026-06-01", times: [ScheduleFixture.time(12, 1)]))
                 == nil)
         // 12:00Z is 08:00 in New York: 09:00 there is still ahead; in Kathmandu (17:45) it is gone.
         #expect(
-            Self.failure(Fixture.timing(.oneTime(date: date), start: "2026-06-01", zone: "America/New_York"))
+            Self.failure(ScheduleFixture.timing(.oneTime(date: date), start: "2026-06-01", zone: "America/New_York"))
                 == nil)
         #expect(
-            Self.failure(Fixture.timing(.oneTime(date: date), start: "2026-06-01", zone: "Asia/Kathmandu"))
+            Self.failure(ScheduleFixture.timing(.oneTime(date: date), start: "2026-06-01", zone: "Asia/Kathmandu"))
                 == "schedule.date")
     }
 }
