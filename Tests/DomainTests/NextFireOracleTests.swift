@@ -16,7 +16,7 @@ import Testing
 /// Santiago, UTC) = 14,000 schedule–zone pairs; × 3 starting instants (near the start date, random within
 /// three years, just before a transition) = 42,000 chains of up to 6 consecutive fires, each fed back in:
 /// about 212,000 compared fires, of which about 6,000 fall in gaps and 5,800 in overlaps (printed per
-/// zone). About 4.5 s in a debug build on 2 cores (zones run in parallel).
+/// zone). 4.5–10 s in a debug build on 2 shared cores (zones run in parallel).
 @Suite("Next fire — brute-force oracle over random schedules and DST zones")
 struct NextFireOracleTests {
     static let zones = [
