@@ -21,4 +21,7 @@ public enum DomainError: Error, Equatable, Sendable {
     case rateLimited(retryAfterSeconds: Int)
     /// The feature needs a higher tier.
     case tierRequired(String)
+    /// An alarm's schedule, times of day or zone is unusable; `field` is the JSON path of the offending
+    /// field (`timezone`, `times_of_day`, `schedule.days_of_month`, …).
+    case invalidSchedule(field: String, message: String)
 }
