@@ -14,6 +14,14 @@ struct EndToEndTests {
         return (server, try server.start())
     }
 
+    /// Runs blocking socket I/O on a Dispatch thread: a test must not block a cooperative thread
+    /// while the application's handler task needs one.
+    func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
     func json(_ body: [UInt8]) -> [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
     }
@@ -23,14 +31,18 @@ struct EndToEndTests {
         let h = try AppHarness()
         let (server, port) = try serve(h)
         defer { server.shutdown() }
-        let client = try LoopbackClient(port: port)
-        defer { client.close() }
-        let registered = try client.request(
-            "POST", "/v1/auth/register", headers: [("Content-Type", "application/json")],
-            body: #"{"email":"e2e@example.com","password":"correct horse","display_name":"E"}"#)
+        let (registered, me) = try await blocking {
+            let client = try LoopbackClient(port: port, timeout: .seconds(60))
+            defer { client.close() }
+            let registered = try client.request(
+                "POST", "/v1/auth/register", headers: [("Content-Type", "application/json")],
+                body: #"{"email":"e2e@example.com","password":"correct horse","display_name":"E"}"#)
+            let token = (try? JSONSerialization.jsonObject(with: Data(registered.body)) as? [String: Any])?["token"]
+                as? String ?? ""
+            let me = try client.request("GET", "/v1/me", headers: [("Authorization", "Bearer \(token)")])
+            return (registered, me)
+        }
         #expect(registered.status == 201)
-        let token = try #require(json(registered.body)["token"] as? String)
-        let me = try client.request("GET", "/v1/me", headers: [("Authorization", "Bearer \(token)")])
         #expect(me.status == 200)
         #expect(json(me.body)["email"] as? String == "e2e@example.com")
     }
@@ -44,13 +56,16 @@ struct EndToEndTests {
         let h = try AppHarness()
         let (server, port) = try serve(h)
         defer { server.shutdown() }
-        let client = try LoopbackClient(port: port)
-        defer { client.close() }
-        try client.send(raw)
-        let response = try client.readResponse()
+        let (response, closed) = try await blocking {
+            let client = try LoopbackClient(port: port, timeout: .seconds(60))
+            defer { client.close() }
+            try client.send(raw)
+            let response = try client.readResponse()
+            return (response, client.waitForClose())
+        }
         #expect(response.status == status)
         let error = try #require(json(response.body)["error"] as? [String: Any])
         #expect(error["name"] as? String == name)
-        #expect(client.waitForClose())
+        #expect(closed)
     }
 }

@@ -92,6 +92,17 @@ struct ErrorEnvelopeTests {
         #expect(!String(decoding: internalError.body, as: UTF8.self).contains("do-not-leak"))
     }
 
+    @Test("domain errors map to their codes and statuses")
+    func domainMapping() {
+        let schedule = ErrorMapping.apiError(for: DomainError.invalidSchedule(field: "schedule.interval", message: "m"))
+        #expect(schedule.code == .scheduleInvalid)
+        #expect(schedule.code.status.code == 422)
+        #expect(schedule.field == "schedule.interval")
+        #expect(ErrorMapping.apiError(for: DomainError.versionConflict(current: [])).code == .syncConflict)
+        #expect(ErrorMapping.apiError(for: DomainError.emailTaken).code.status.code == 409)
+        #expect(ErrorMapping.apiError(for: DomainError.authenticationRequired).code == .authRequired)
+    }
+
     @Test("codes are unique and CA001–CA015 keep the seed's names")
     func codes() {
         #expect(Set(ErrorCode.all.map(\.code)).count == ErrorCode.all.count)

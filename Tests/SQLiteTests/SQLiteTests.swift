@@ -273,22 +273,26 @@ struct DatabaseTests {
         try database.writeSync { try $0.execute("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);") }
         let inWrite = DispatchSemaphore(value: 0)
         let readDone = DispatchSemaphore(value: 0)
-        let writer = Task {
-            try await database.write { connection in
+        let writeFinished = DispatchSemaphore(value: 0)
+        // The writer runs on a plain Dispatch thread, not a task: under a loaded parallel test run the
+        // two cooperative threads may be busy with CPU-heavy tests for many seconds.
+        DispatchQueue.global().async {
+            _ = try? database.writeSync { connection in
                 try connection.run("INSERT INTO t VALUES (2)")
                 inWrite.signal()
                 // Hold the write transaction open until the reads below have finished.
-                _ = readDone.wait(timeout: .now() + .seconds(10))
+                _ = readDone.wait(timeout: .now() + .seconds(120))
             }
+            writeFinished.signal()
         }
-        #expect(await wait(for: inWrite))
+        #expect(await wait(for: inWrite, seconds: 120))
         // Both pool readers and the blocking variant read the last committed snapshot, not the open write.
         async let first = database.read { try $0.scalar("SELECT count(*) FROM t") }
         async let second = database.read { try $0.scalar("SELECT count(*) FROM t") }
         let during = try await [first, second]
         let duringSync = try database.readSync { try $0.scalar("SELECT count(*) FROM t") }
         readDone.signal()
-        try await writer.value
+        #expect(await wait(for: writeFinished, seconds: 120))
         #expect(during == [1, 1] && duringSync == 1)
         #expect(try await database.read { try $0.scalar("SELECT count(*) FROM t") } == 2)
     }
