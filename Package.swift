@@ -16,6 +16,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "chronir-server", targets: ["Server"]),
+        .executable(name: "chronir-admin", targets: ["Admin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -55,6 +56,15 @@ let package = Package(
             name: "Server",
             dependencies: [
                 "App", "Transport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // chronir-admin: moderation and database commands over the same Store code as the API.
+        .executableTarget(
+            name: "Admin",
+            dependencies: [
+                "App", "Store", "Domain", "SQLite", "Hashing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

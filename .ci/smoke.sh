@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Smoke test of a built chronir-server on an ephemeral port with a fresh data directory:
-# health, readiness, register, login, me, logout, then SIGTERM must exit 0.
-# Usage: .ci/smoke.sh PATH/TO/chronir-server
+# health, readiness, register, login, me, logout; chronir-admin on the live database (create,
+# set-tier, suspend → the user's token stops working, audit, db check, db backup); then SIGTERM must
+# exit 0. Usage: .ci/smoke.sh PATH/TO/chronir-server [PATH/TO/chronir-admin]
 set -euo pipefail
 bin=$(realpath "$1")
+admin=$(realpath "${2:-$(dirname "$1")/chronir-admin}")
 work=$(mktemp -d)
 trap 'kill -9 "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 fail() { echo "SMOKE FAIL: $*" >&2; echo "--- server log:" >&2; cat "$work/log" >&2; exit 1; }
@@ -49,9 +51,28 @@ expect 401 GET /v1/me "" "$token" >/dev/null
 expect 404 GET /v1/nothing-here >/dev/null
 expect 405 DELETE /healthz >/dev/null
 
+# chronir-admin against the live database.
+A() { "$admin" "$@" --data-dir "$work/data"; }
+password=$(A users create ops@example.com --name Ops | sed -n 's/^one-time password: //p')
+[ -n "$password" ] || fail "admin users create printed no password"
+A users set-tier ops@example.com premium --reason smoke >/dev/null
+ops=$(expect 200 POST /v1/auth/login "{\"email\":\"ops@example.com\",\"password\":\"$password\"}")
+[ "$(echo "$ops" | json "['user']['tier']")" = "premium" ] || fail "tier set by admin not visible: $ops"
+ops_token=$(echo "$ops" | json "['token']")
+expect 200 GET /v1/me "" "$ops_token" >/dev/null
+A users suspend ops@example.com --reason smoke </dev/null >/dev/null 2>&1 && fail "suspend without --yes and no terminal must refuse"
+A users suspend ops@example.com --reason smoke --yes >/dev/null
+expect 401 GET /v1/me "" "$ops_token" >/dev/null
+expect 403 POST /v1/auth/login "{\"email\":\"ops@example.com\",\"password\":\"$password\"}" >/dev/null
+A audit --json | grep -q '"event":"user_suspended"' || fail "audit does not show the suspension"
+A db check >/dev/null || fail "db check failed"
+A db backup "$work/backup.sqlite" >/dev/null || fail "db backup failed"
+"$admin" users show ops@example.com --json --db "$work/backup.sqlite" | grep -q '"status":"suspended"' || fail "backup lacks data"
+A users show nobody@example.com >/dev/null 2>&1 && fail "unknown user must exit non-zero"
+
 kill -TERM "$pid"
 status=0
 wait "$pid" || status=$?
 [ "$status" = 0 ] || fail "SIGTERM: exit status $status, want 0"
 grep -q '"msg":"stopped"' "$work/log" || fail "no 'stopped' log line after SIGTERM"
-echo "smoke: all checks passed; SIGTERM exit 0"
+echo "smoke: all checks passed (server API, chronir-admin on the live database); SIGTERM exit 0"

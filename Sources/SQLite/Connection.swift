@@ -193,7 +193,7 @@ public final class Connection {
     // MARK: - Statements
 
     /// The handle, or a misuse error naming `sql` once closed.
-    private func openHandle(_ sql: String?) throws(SQLiteError) -> OpaquePointer {
+    func openHandle(_ sql: String?) throws(SQLiteError) -> OpaquePointer {
         guard let handle else { throw .misuse("connection is closed", sql: sql) }
         return handle
     }

@@ -156,3 +156,11 @@ final class WriterSlot: @unchecked Sendable {
         open = nil
     }
 }
+
+extension Database {
+    /// Writes a consistent snapshot of the database to a new file (`Connection.backup`), using a
+    /// reader connection so writers are never blocked.
+    public func backup(to destinationPath: String) throws {
+        try readSync { connection in try connection.backup(to: destinationPath) }
+    }
+}

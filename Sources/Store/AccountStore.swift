@@ -14,9 +14,10 @@ public enum AccountStore {
     }
 
     /// Creates an account and its change-log row. Throws `DomainError.emailTaken` when the
-    /// normalised email already exists.
+    /// normalised email already exists. `actor` defaults to the new user (self-registration).
     public static func register(
-        email: String, displayName: String, passwordHash: String, tier: Tier, at now: Int64, on db: Connection
+        email: String, displayName: String, passwordHash: String, tier: Tier, at now: Int64, on db: Connection,
+        actor: Actor? = nil
     ) throws -> User {
         let id = UUID().uuidString.lowercased()
         do {
@@ -26,8 +27,10 @@ public enum AccountStore {
                 VALUES (?1, ?2, ?3, ?4, ?5, 'active', 1, ?6, ?6)
                 """,
                 [.text(id), .text(email), .text(displayName), .text(passwordHash), .text(tier.rawValue), .integer(now)])
-        } catch where error.isUniqueViolation {
-            throw DomainError.emailTaken
+        } catch {
+            // A separate `if` rather than `catch where`: the latter crashes the 6.3 compiler here.
+            if error.isUniqueViolation { throw DomainError.emailTaken }
+            throw error
         }
         let user = User(
             id: id, email: email, displayName: displayName, timezone: nil, tier: tier, status: .active, version: 1,
@@ -37,7 +40,7 @@ public enum AccountStore {
                 Change(
                     topic: ChangeLog.userTopic(id), kind: "user", op: .added, entityID: id,
                     document: DocumentCoding.encode(user))
-            ], event: "user_registered", actor: .user(id), at: now, on: db)
+            ], event: "user_registered", actor: actor ?? .user(id), at: now, on: db)
         return user
     }
 

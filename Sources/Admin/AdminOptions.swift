@@ -1,0 +1,59 @@
+import App
+import ArgumentParser
+import Domain
+import Foundation
+import SQLite
+import Store
+
+/// Options every command takes: where the database is, and how to print.
+struct AdminOptions: ParsableArguments {
+    @Option(help: "Server data directory holding chronir.sqlite. [env: CHRONIR_DATA_DIR] (default: ./data)")
+    var dataDir: String?
+
+    @Option(help: "Database file; overrides --data-dir. [env: CHRONIR_DB]")
+    var db: String?
+
+    @Flag(help: "Print JSON instead of a table.")
+    var json = false
+
+    /// The database path from flags, then environment, then the server's default.
+    var databasePath: String {
+        let env = ProcessInfo.processInfo.environment
+        if let db = db ?? env["CHRONIR_DB"] { return db }
+        return (dataDir ?? env["CHRONIR_DATA_DIR"] ?? "./data") + "/chronir.sqlite"
+    }
+
+    /// Opens the existing database and checks its schema is the one this binary knows.
+    func openDatabase(requireCurrentSchema: Bool = true) throws -> Database {
+        guard FileManager.default.fileExists(atPath: databasePath) else {
+            throw AdminError("no database at \(databasePath) (start chronir-server once, or run `chronir-admin db migrate`)")
+        }
+        let database = try Database(path: databasePath, options: DatabaseOptions(readerCount: 1))
+        if requireCurrentSchema {
+            let pending = try MigrationRunner.pending(database, migrations: Schema.migrations)
+            guard pending.isEmpty else {
+                throw AdminError(
+                    "the database schema is behind this chronir-admin (pending: \(pending.joined(separator: ", "))); "
+                        + "run `chronir-admin db migrate`")
+            }
+        }
+        return database
+    }
+
+    /// Milliseconds now.
+    var now: Int64 { SystemClock().nowMilliseconds() }
+}
+
+/// A failure explained to the operator; exits 1.
+struct AdminError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Asks for confirmation on a terminal unless `--yes`; without a terminal, refuses.
+func confirm(_ question: String, yes: Bool) throws {
+    if yes { return }
+    guard isatty(0) == 1 else { throw AdminError("\(question) — refusing without --yes (no terminal to ask)") }
+    print("\(question) [y/N] ", terminator: "")
+    guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else { throw AdminError("cancelled") }
+}

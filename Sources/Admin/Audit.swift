@@ -1,0 +1,76 @@
+import ArgumentParser
+import Dispatch
+import Domain
+import Foundation
+import SQLite
+import Store
+
+/// `chronir-admin audit`: the change log as a readable trail.
+struct Audit: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the change log as an audit trail (newest last).",
+        discussion: """
+            Examples: chronir-admin audit --user ana@example.com --since 2026-11-01T00:00:00Z
+                      chronir-admin audit --follow
+            """)
+    @OptionGroup var options: AdminOptions
+    @Option(help: "Only changes to this user's feed (id or email).") var user: String?
+    @Option(help: "Only changes to this group's feed (group id).") var group: String?
+    @Option(help: "Only changes by this actor: admin, system, or user:<id>.") var actor: String?
+    @Option(help: "Only changes at or after this RFC 3339 time.") var since: String?
+    @Option(help: "At most this many rows (default 50, newest).") var limit = 50
+    @Flag(help: "Keep printing new changes as they are committed (Ctrl-C to stop).") var follow = false
+
+    func run() throws {
+        let database = try options.openDatabase()
+        var filter = AuditTrail.Filter(actor: actor)
+        if let user {
+            filter.topic = ChangeLog.userTopic(try Users.find(user, in: database).id)
+        } else if let group {
+            filter.topic = ChangeLog.groupTopic(group.lowercased())
+        }
+        if let since {
+            guard let ms = Timestamp.parse(since) else { throw AdminError("--since must be an RFC 3339 time") }
+            filter.sinceMilliseconds = ms
+        }
+        let entries = try database.readSync { try AuditTrail.entries(filter, limit: limit, on: $0) }
+        if !options.json {
+            printTable(["SEQ", "AT", "EVENT", "ACTOR", "TOPIC", "KIND", "OP", "ENTITY", "REASON"], entries.map(Self.row))
+        } else {
+            entries.forEach(Self.printJSONLine)
+        }
+        guard follow else { return }
+        // Poll for new rows: the server and other tools commit from other processes.
+        var lastSeq = try entries.last?.seq ?? database.readSync { try ChangeLog.latestSeq(on: $0) }
+        while true {
+            filter.afterSeq = lastSeq
+            let fresh = try database.readSync { try AuditTrail.entries(filter, limit: 1000, newest: false, on: $0) }
+            for entry in fresh {
+                if options.json { Self.printJSONLine(entry) } else { print(Self.row(entry).joined(separator: "  ")) }
+                lastSeq = entry.seq
+            }
+            fflush(nil)  // all output streams (stdout is a C global Swift 6 will not touch)
+            if fresh.isEmpty { usleep(250_000) }
+        }
+    }
+
+    static func row(_ e: AuditTrail.Entry) -> [String] {
+        [String(e.seq), Timestamp.format(e.atMilliseconds), e.event, e.actor, e.topic, e.kind, e.op, e.entityID, e.reason ?? ""]
+    }
+
+    static func printJSONLine(_ e: AuditTrail.Entry) {
+        var fields: [String] = [
+            "\"seq\":\(e.seq)", "\"batch\":\(e.batch)", "\"event\":\(quote(e.event))",
+            "\"at\":\(quote(Timestamp.format(e.atMilliseconds)))", "\"actor\":\(quote(e.actor))",
+            "\"topic\":\(quote(e.topic))", "\"kind\":\(quote(e.kind))", "\"op\":\(quote(e.op))",
+            "\"id\":\(quote(e.entityID))",
+        ]
+        if let document = e.document { fields.append("\"doc\":\(document)") }
+        if let reason = e.reason { fields.append("\"reason\":\(quote(reason))") }
+        print("{" + fields.joined(separator: ",") + "}")
+    }
+
+    static func quote(_ s: String) -> String {
+        String(decoding: DocumentCoding.encode(s), as: UTF8.self)
+    }
+}

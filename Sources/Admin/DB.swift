@@ -1,0 +1,113 @@
+import App
+import ArgumentParser
+import Domain
+import Foundation
+import Logging
+import SQLite
+import Store
+
+/// `chronir-admin db …`
+struct DB: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Database maintenance: migrate, status, check, backup.",
+        subcommands: [Migrate.self, Status.self, Check.self, Backup.self])
+
+    struct Migrate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create the database if missing and apply pending migrations.",
+            discussion: "Example: chronir-admin db migrate --data-dir /var/lib/chronir")
+        @OptionGroup var options: AdminOptions
+
+        func run() throws {
+            let path = options.databasePath
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
+            let database = try Database(path: path)
+            let applied = try MigrationRunner.migrate(database, migrations: Schema.migrations, nowMilliseconds: options.now)
+            if options.json {
+                printJSON(["applied": applied])
+            } else {
+                print(applied.isEmpty ? "up to date" : "applied: \(applied.joined(separator: ", "))")
+            }
+        }
+    }
+
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Applied migrations with their checksums, and what is pending.")
+        @OptionGroup var options: AdminOptions
+
+        func run() throws {
+            let database = try options.openDatabase(requireCurrentSchema: false)
+            let rows = try database.readSync {
+                try $0.query("SELECT name, checksum, applied_ms FROM schema_migrations ORDER BY name")
+            }
+            let pending = try MigrationRunner.pending(database, migrations: Schema.migrations)
+            let known = Dictionary(uniqueKeysWithValues: Schema.migrations.map { ($0.name, $0.checksum) })
+            let table = rows.map { row -> [String] in
+                let name = row.string("name") ?? ""
+                let checksum = row.string("checksum") ?? ""
+                let state = known[name] == nil ? "unknown to this binary" : known[name] == checksum ? "ok" : "CHANGED"
+                return [name, String(checksum.prefix(16)), Timestamp.format(row.int("applied_ms") ?? 0), state]
+            } + pending.map { [$0, String(known[$0]?.prefix(16) ?? ""), "-", "pending"] }
+            if options.json {
+                printJSON(table.map { ["name": $0[0], "checksum": $0[1], "applied_at": $0[2], "state": $0[3]] })
+            } else {
+                printTable(["MIGRATION", "SHA-256", "APPLIED", "STATE"], table)
+            }
+        }
+    }
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "PRAGMA integrity_check and foreign_key_check; exit 1 on any problem.")
+        @OptionGroup var options: AdminOptions
+
+        func run() throws {
+            let database = try options.openDatabase(requireCurrentSchema: false)
+            let (integrity, foreignKeys) = try database.readSync { db in
+                (
+                    try db.query("PRAGMA integrity_check").compactMap { $0.string("integrity_check") },
+                    try db.query("PRAGMA foreign_key_check").map { row in
+                        "\(row.string("table") ?? "?") row \(row.int("rowid").map(String.init) ?? "?") → \(row.string("parent") ?? "?")"
+                    }
+                )
+            }
+            let ok = integrity == ["ok"] && foreignKeys.isEmpty
+            if options.json {
+                printJSON(["ok": ok ? "true" : "false"])
+            } else {
+                print("integrity_check: \(integrity.joined(separator: "; "))")
+                print("foreign_key_check: \(foreignKeys.isEmpty ? "ok" : foreignKeys.joined(separator: "; "))")
+            }
+            if !ok { throw ExitCode(1) }
+        }
+    }
+
+    struct Backup: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Copy the database to a new file with SQLite's online backup API (safe while the server writes).",
+            discussion: "Example: chronir-admin db backup /var/backups/chronir-$(date +%F).sqlite")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "Destination file (must not exist).") var destination: String
+
+        func run() throws {
+            guard !FileManager.default.fileExists(atPath: destination) else {
+                throw AdminError("\(destination) already exists")
+            }
+            let database = try options.openDatabase(requireCurrentSchema: false)
+            try database.backup(to: destination)
+            let copy = try Database(path: destination, options: DatabaseOptions(readerCount: 1))
+            let integrity = try copy.readSync { try $0.scalar("PRAGMA integrity_check") }
+            copy.close()
+            guard integrity == .text("ok") else { throw AdminError("the copy failed integrity_check: \(integrity)") }
+            let size = (try? FileManager.default.attributesOfItem(atPath: destination)[.size] as? Int) ?? 0
+            if options.json {
+                printJSON(["path": destination, "bytes": String(size), "integrity": "ok"])
+            } else {
+                print("backed up to \(destination) (\(size) bytes, integrity ok)")
+            }
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import App
+import ArgumentParser
+import Domain
+import Foundation
+import Hashing
+import SQLite
+import Store
+
+/// `chronir-admin users …`
+struct Users: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List, create and moderate accounts.",
+        subcommands: [List.self, Show.self, Create.self, SetTier.self, Suspend.self, Unsuspend.self])
+
+    static func row(_ u: User) -> [String] {
+        [u.id, u.email, u.displayName, u.tier.rawValue, u.status.rawValue, u.createdAt.description]
+    }
+    static let header = ["ID", "EMAIL", "NAME", "TIER", "STATUS", "CREATED"]
+
+    static func find(_ user: String, in database: Database) throws -> User {
+        guard let found = try database.readSync({ try AccountStore.find(user, on: $0) }) else {
+            throw AdminError("no user \(user)")
+        }
+        return found
+    }
+
+    static func report(_ user: User, json: Bool) {
+        if json { printJSON(user) } else { printTable(header, [row(user)]) }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List accounts.", discussion: "Example: chronir-admin users list --search example.com")
+        @OptionGroup var options: AdminOptions
+        @Option(help: "Only accounts whose email or name contains this text.") var search: String?
+        @Option(help: "At most this many (default 100).") var limit = 100
+
+        func run() throws {
+            let database = try options.openDatabase()
+            let users = try database.readSync { try AccountStore.list(search: search, limit: limit, on: $0) }
+            if options.json { printJSON(users) } else { printTable(Users.header, users.map(Users.row)) }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show one account (by id or email).", discussion: "Example: chronir-admin users show ana@example.com")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "User id or email.") var user: String
+
+        func run() throws {
+            Users.report(try Users.find(user, in: try options.openDatabase()), json: options.json)
+        }
+    }
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create an account (bootstrap).",
+            discussion: """
+                Prints a generated one-time password, or reads the password from standard input with \
+                --password-stdin. Example: chronir-admin users create ops@example.com --name Ops --tier premium
+                """)
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "Email address.") var email: String
+        @Option(help: "Display name (default: the part of the email before @).") var name: String?
+        @Option(help: "free|plus|premium (default: free).") var tier = "free"
+        @Flag(help: "Read the password from the first line of standard input.") var passwordStdin = false
+
+        func run() throws {
+            guard let tier = Tier(rawValue: tier) else { throw AdminError("tier must be free, plus or premium") }
+            let normalized = try AccountRules.normalizeEmail(email)
+            let displayName = try AccountRules.normalizeDisplayName(name ?? String(normalized.prefix { $0 != "@" }))
+            let generated = !passwordStdin
+            let password: String
+            if passwordStdin {
+                guard let line = readLine(strippingNewline: true) else { throw AdminError("no password on standard input") }
+                password = line
+            } else {
+                password = Base64URL.encode(SecureRandom.bytes(12))
+            }
+            try AccountRules.validatePassword(password)
+            let hash = PasswordHash.make(password: password)
+            let database = try options.openDatabase()
+            let now = options.now
+            let user = try database.writeSync { db in
+                try AccountStore.register(
+                    email: normalized, displayName: displayName, passwordHash: hash, tier: tier, at: now, on: db,
+                    actor: .admin)
+            }
+            Users.report(user, json: options.json)
+            if generated && !options.json { print("one-time password: \(password)") }
+        }
+    }
+
+    struct SetTier: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-tier", abstract: "Change an account's tier.",
+            discussion: "Example: chronir-admin users set-tier ana@example.com premium --reason 'paid annual plan'")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "User id or email.") var user: String
+        @Argument(help: "free|plus|premium.") var tier: String
+        @Option(help: "Why (recorded in the change log).") var reason: String?
+
+        func run() throws {
+            guard let tier = Tier(rawValue: tier) else { throw AdminError("tier must be free, plus or premium") }
+            let database = try options.openDatabase()
+            let id = try Users.find(user, in: database).id
+            let now = options.now
+            let updated = try database.writeSync { db in
+                try AccountStore.setTier(userID: id, tier: tier, actor: .admin, reason: reason, at: now, on: db)
+            }
+            Users.report(updated, json: options.json)
+        }
+    }
+
+    struct Suspend: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Suspend an account: it can no longer sign in and every token is revoked.",
+            discussion: "Example: chronir-admin users suspend ana@example.com --reason 'spam' --yes")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "User id or email.") var user: String
+        @Option(help: "Why (required; recorded in the change log).") var reason: String
+        @Flag(help: "Do not ask for confirmation.") var yes = false
+
+        func run() throws {
+            let database = try options.openDatabase()
+            let target = try Users.find(user, in: database)
+            try confirm("Suspend \(target.email) and revoke all their sessions?", yes: yes)
+            let now = options.now
+            let updated = try database.writeSync { db in
+                try AccountStore.setStatus(
+                    userID: target.id, status: .suspended, actor: .admin, reason: reason, at: now, on: db)
+            }
+            Users.report(updated, json: options.json)
+        }
+    }
+
+    struct Unsuspend: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Reinstate a suspended account (it signs in again with its password).",
+            discussion: "Example: chronir-admin users unsuspend ana@example.com --reason 'appeal accepted'")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "User id or email.") var user: String
+        @Option(help: "Why (required; recorded in the change log).") var reason: String
+
+        func run() throws {
+            let database = try options.openDatabase()
+            let id = try Users.find(user, in: database).id
+            let now = options.now
+            let updated = try database.writeSync { db in
+                try AccountStore.setStatus(userID: id, status: .active, actor: .admin, reason: reason, at: now, on: db)
+            }
+            Users.report(updated, json: options.json)
+        }
+    }
+}
