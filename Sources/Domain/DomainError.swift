@@ -21,4 +21,15 @@ public enum DomainError: Error, Equatable, Sendable {
     case rateLimited(retryAfterSeconds: Int)
     /// The feature needs a higher tier.
     case tierRequired(String)
+    /// The group already has `max_members` active members.
+    case groupMemberLimit
+    /// An invite code that cannot be used, for whatever reason (unknown, expired, disabled, locked,
+    /// older than the caller's departure): one answer for all, so nothing can be learned from it.
+    case inviteCodeInvalid
+    /// The invitation is past its expiry (or no longer valid for the caller).
+    case invitationExpired
+    /// The invitation was already accepted (by someone else) or is otherwise answered.
+    case invitationAlreadyAccepted
+    /// The owner must transfer ownership before leaving.
+    case ownerMustTransfer
 }
