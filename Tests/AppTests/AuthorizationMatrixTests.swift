@@ -85,7 +85,9 @@ struct AuthorizationMatrixTests {
         #expect(Set(Self.table.map(\.0.rawValue)).count == Endpoint.allCases.count)
     }
 
-    @Test("row", arguments: rows)
+    // Serialized: 133 fixtures at once would starve the shared Dispatch pool that timing-sensitive
+    // suites elsewhere rely on.
+    @Test("row", .serialized, arguments: rows)
     func row(_ row: Row) async throws {
         let f = try await GroupFixture.make()
         let h = f.h
