@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 import Wire
 
-@Suite("Groups — CRUD, roles, transfer, removal and leave, change log")
+@Suite("Groups — CRUD, roles, transfer, removal and leave, change log", .serialized)
 struct GroupTests {
     func document(_ row: Row) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data((row.string("document") ?? "").utf8)) as? [String: Any])

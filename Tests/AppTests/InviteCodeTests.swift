@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 import Wire
 
-@Suite("Invite codes — creation, expiry, rotation, lockout, budgets, rejoin, storage")
+@Suite("Invite codes — creation, expiry, rotation, lockout, budgets, rejoin, storage", .serialized)
 struct InviteCodeTests {
     static let hour: Int64 = 3600 * 1000
     static let day: Int64 = 24 * hour
