@@ -74,7 +74,7 @@ CREATE TABLE invitations (
     CHECK ((method = 'email') = (invitee_email IS NOT NULL)),
     CHECK ((method = 'link') = (token_hash IS NOT NULL))
 ) STRICT;
-CREATE INDEX invitations_group ON invitations(group_id, status);
+CREATE INDEX invitations_group ON invitations(group_id, created_ms);
 CREATE INDEX invitations_invitee ON invitations(invitee_email, status) WHERE invitee_email IS NOT NULL;
 CREATE INDEX invitations_inviter ON invitations(invited_by, created_ms);
 CREATE INDEX invitations_expires ON invitations(expires_ms);

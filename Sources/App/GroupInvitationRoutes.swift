@@ -40,6 +40,20 @@ enum GroupInvitationRoutes {
 
     struct List: Encodable {
         var invitations: [Invitation]
+        var nextCursor: String?
+        enum CodingKeys: String, CodingKey {
+            case invitations
+            case nextCursor = "next_cursor"
+        }
+        init(_ page: GroupStore.Page<Invitation>) {
+            invitations = page.items
+            nextCursor = page.next.map(ListQuery.cursor)
+        }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(invitations, forKey: .invitations)
+            try c.encode(nextCursor, forKey: .nextCursor)
+        }
     }
 
     static func register(in router: inout Router<Handler>, services: Services) {
@@ -82,20 +96,23 @@ enum GroupInvitationRoutes {
     static func listGroup(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let userID = try await services.authenticate(request).user.id
         let groupID = try request.parameter("id")
+        let query = try ListQuery(request)
         let now = services.clock.nowMilliseconds()
-        let invitations = try await services.database.read { db in
-            try InvitationStore.list(groupID: groupID, actorID: userID, at: now, on: db)
+        let page = try await services.database.read { db in
+            try InvitationStore.list(
+                groupID: groupID, actorID: userID, after: query.after, limit: query.limit, at: now, on: db)
         }
-        return JSONBody.response(List(invitations: invitations))
+        return JSONBody.response(List(page))
     }
 
     static func listMine(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let email = try await services.authenticate(request).user.email
+        let query = try ListQuery(request)
         let now = services.clock.nowMilliseconds()
-        let invitations = try await services.database.read { db in
-            try InvitationStore.pending(forEmail: email, at: now, on: db)
+        let page = try await services.database.read { db in
+            try InvitationStore.pending(forEmail: email, after: query.after, limit: query.limit, at: now, on: db)
         }
-        return JSONBody.response(List(invitations: invitations))
+        return JSONBody.response(List(page))
     }
 
     static func accept(_ request: Request, _ services: Services) async throws -> HTTPResponse {

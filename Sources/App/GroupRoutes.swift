@@ -1,4 +1,5 @@
 import Domain
+import Hashing
 import SQLite
 import Store
 import Wire
@@ -70,6 +71,16 @@ enum GroupRoutes {
 
     struct GroupList: Encodable {
         var groups: [Group]
+        var nextCursor: String?
+        enum CodingKeys: String, CodingKey {
+            case groups
+            case nextCursor = "next_cursor"
+        }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(groups, forKey: .groups)
+            try c.encode(nextCursor, forKey: .nextCursor)
+        }
     }
 
     static func register(in router: inout Router<Handler>, services: Services) {
@@ -103,8 +114,11 @@ enum GroupRoutes {
 
     static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let userID = try await services.authenticate(request).user.id
-        let groups = try await services.database.read { db in try GroupStore.groups(ofUser: userID, on: db) }
-        return JSONBody.response(GroupList(groups: groups))
+        let query = try ListQuery(request)
+        let page = try await services.database.read { db in
+            try GroupStore.groups(ofUser: userID, after: query.after, limit: query.limit, on: db)
+        }
+        return JSONBody.response(GroupList(groups: page.items, nextCursor: page.next.map(ListQuery.cursor)))
     }
 
     static func show(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -204,5 +218,51 @@ enum StrictKeys {
     static func nullable<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> String?? {
         guard c.contains(key) else { return nil }
         return .some(try c.decodeNil(forKey: key) ? nil : try c.decode(String.self, forKey: key))
+    }
+}
+
+/// `?limit=&cursor=` of list endpoints (DESIGN §3): `limit` 1…100 (default 50); `cursor` is the
+/// opaque `next_cursor` of the previous page.
+struct ListQuery {
+    /// Largest page.
+    static let maxLimit = 100
+    /// Page size when `limit` is absent.
+    static let defaultLimit = 50
+
+    var limit = ListQuery.defaultLimit
+    var after: GroupStore.PageKey?
+
+    init(_ request: Request) throws(DomainError) {
+        guard let query = request.http.head.query else { return }
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let value = parts.count == 2 ? String(parts[1]) : ""
+            switch parts.first {
+            case "limit":
+                guard let n = Int(value), (1...Self.maxLimit).contains(n) else {
+                    throw .invalidField(field: "limit", message: "limit must be an integer from 1 to \(Self.maxLimit)")
+                }
+                limit = n
+            case "cursor":
+                guard let key = Self.key(value) else { throw .invalidField(field: "cursor", message: "cursor is invalid") }
+                after = key
+            default:
+                continue
+            }
+        }
+    }
+
+    /// The opaque form of a page key: base64url of `<ms>.<id>`.
+    static func cursor(_ key: GroupStore.PageKey) -> String {
+        Base64URL.encode(Array("\(key.milliseconds).\(key.id)".utf8))
+    }
+
+    static func key(_ cursor: String) -> GroupStore.PageKey? {
+        guard cursor.utf8.count <= 128, let bytes = Base64URL.decode(cursor),
+            let text = String(validating: bytes, as: UTF8.self)
+        else { return nil }
+        let parts = text.split(separator: ".", maxSplits: 1)
+        guard parts.count == 2, let ms = Int64(parts[0]), parts[1].utf8.count == 36 else { return nil }
+        return GroupStore.PageKey(milliseconds: ms, id: String(parts[1]))
     }
 }

@@ -9,7 +9,8 @@ extension GroupStore {
     /// group passes to its longest-standing admin, else its longest-standing member, else is
     /// soft-deleted; every other membership ends as `left`; sessions and failed-login records are
     /// deleted; personal fields are replaced (email → `deleted+<id>@invalid`, name → "Deleted User",
-    /// password hash emptied, cached member names too) and `deleted_ms` set. One batch, event
+    /// password hash emptied, cached member names too) and `deleted_ms` set; pending invitations it
+    /// sent are revoked, those addressed to it lose the address. One batch, event
     /// `account_deleted`. Throws `notFound("user")` for an unknown or already deleted account.
     public static func deleteAccount(userID: String, at now: Int64, on db: Connection) throws {
         guard let user = try AccountStore.user(id: userID, on: db) else { throw DomainError.notFound("user") }
@@ -53,6 +54,18 @@ extension GroupStore {
                 updated_ms = ?4, deleted_ms = ?4
             WHERE id = ?1
             """, [.text(userID), .text(tombstone), .text(deletedUserName), .integer(now)])
+        // Links and addressed invitations this account sent stop working (after the tombstone, so
+        // their documents carry "Deleted User").
+        let sent = try db.query(
+            "SELECT id FROM invitations WHERE invited_by = ?1 AND status = 'pending'", [.text(userID)]
+        ).compactMap { $0.string("id") }
+        for id in sent {
+            try db.run(
+                "UPDATE invitations SET status = 'revoked', responded_ms = ?2 WHERE id = ?1", [.text(id), .integer(now)])
+            if let invitation = try InvitationStore.invitation(id: id, at: now, on: db) {
+                changes += try InvitationStore.feedChanges(invitation, op: .modified, on: db)
+            }
+        }
         changes.append(
             Change(topic: ChangeLog.userTopic(userID), kind: "user", op: .removed, entityID: userID, document: nil,
                    reason: "account_deleted"))

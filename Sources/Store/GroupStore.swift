@@ -13,8 +13,14 @@ public enum GroupStore {
         public var members: [GroupMember]
     }
 
-    static let groupColumns =
-        "id, name, description, icon_name, color_tag, owner_id, max_members, member_count, version, created_ms, updated_ms"
+    /// Columns `groupFromRow` reads, optionally qualified by a table alias.
+    static func groupColumns(alias: String = "") -> String {
+        let prefix = alias.isEmpty ? "" : alias + "."
+        return [
+            "id", "name", "description", "icon_name", "color_tag", "owner_id", "max_members", "member_count", "version",
+            "created_ms", "updated_ms",
+        ].map { prefix + $0 }.joined(separator: ", ")
+    }
     static let memberColumns =
         "group_id, user_id, display_name, role, status, joined_ms, removed_ms, removed_by"
 
@@ -22,7 +28,7 @@ public enum GroupStore {
 
     /// The live (not deleted) group with this id.
     public static func group(id: String, on db: Connection) throws -> Group? {
-        try db.queryOne("SELECT \(groupColumns) FROM groups WHERE id = ?1 AND deleted_ms IS NULL", [.text(id)])
+        try db.queryOne("SELECT \(groupColumns()) FROM groups WHERE id = ?1 AND deleted_ms IS NULL", [.text(id)])
             .map(groupFromRow)
     }
 
@@ -65,16 +71,21 @@ public enum GroupStore {
         Detail(group: group, members: try activeMembers(groupID: group.id, on: db))
     }
 
-    /// The live groups where the user is an active member, oldest first.
-    public static func groups(ofUser userID: String, on db: Connection) throws -> [Group] {
-        try db.query(
+    /// The live groups where the user is an active member, oldest first, `limit` at a time after
+    /// `after`.
+    public static func groups(
+        ofUser userID: String, after: PageKey? = nil, limit: Int = 100, on db: Connection
+    ) throws -> Page<Group> {
+        let rows = try db.query(
             """
-            SELECT \(groupColumns.split(separator: ",").map { "g." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
-            FROM groups g JOIN group_members m ON m.group_id = g.id
+            SELECT \(groupColumns(alias: "g")) FROM groups g JOIN group_members m ON m.group_id = g.id
             WHERE m.user_id = ?1 AND m.status = 'active' AND g.deleted_ms IS NULL
+              AND (?2 IS NULL OR g.created_ms > ?2 OR (g.created_ms = ?2 AND g.id > ?3))
             ORDER BY g.created_ms, g.id
-            """, [.text(userID)]
+            LIMIT ?4
+            """, [.text(userID), SQLValue(after?.milliseconds), SQLValue(after?.id), .integer(Int64(limit) + 1)]
         ).map(groupFromRow)
+        return page(rows, limit: limit) { PageKey(milliseconds: $0.createdAt.milliseconds, id: $0.id) }
     }
 
     // MARK: - Mutations
@@ -153,7 +164,7 @@ public enum GroupStore {
     public static func changeRole(
         groupID: String, actorID: String, targetID: String, role: GroupRole, at now: Int64, on db: Connection
     ) throws -> GroupMember {
-        let (group, actor) = try access(groupID: groupID, userID: actorID, on: db)
+        let (_, actor) = try access(groupID: groupID, userID: actorID, on: db)
         guard actor.role == .owner else { throw DomainError.permissionDenied("only the owner can change roles") }
         guard var target = try member(groupID: groupID, userID: targetID, on: db), target.status == .active else {
             throw DomainError.notFound("member")
@@ -165,7 +176,6 @@ public enum GroupStore {
         try ChangeLog.append(
             [memberChange(target, .modified), memberFeedChange(target)], event: "role_changed", actor: .user(actorID),
             at: now, on: db)
-        _ = group
         return target
     }
 

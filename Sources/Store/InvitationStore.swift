@@ -66,21 +66,45 @@ public enum InvitationStore {
             .map { try fromRow($0, now) }
     }
 
-    /// Pending, unexpired invitations addressed to `email` (in live groups), newest first.
-    public static func pending(forEmail email: String, at now: Int64, on db: Connection) throws -> [Invitation] {
-        try db.query(
+    /// Pending, unexpired invitations addressed to `email` (in live groups), newest first, `limit` at
+    /// a time after `after`.
+    public static func pending(
+        forEmail email: String, after: GroupStore.PageKey? = nil, limit: Int = 100, at now: Int64, on db: Connection
+    ) throws -> GroupStore.Page<Invitation> {
+        let rows = try db.query(
             select + """
                  WHERE i.invitee_email = ?1 AND i.status = 'pending' AND i.expires_ms > ?2 AND g.deleted_ms IS NULL
-                ORDER BY i.created_ms DESC, i.id
-                """, [.text(email), .integer(now)]
+                  AND (?3 IS NULL OR i.created_ms < ?3 OR (i.created_ms = ?3 AND i.id < ?4))
+                ORDER BY i.created_ms DESC, i.id DESC
+                LIMIT ?5
+                """,
+            [.text(email), .integer(now), SQLValue(after?.milliseconds), SQLValue(after?.id), .integer(Int64(limit) + 1)]
         ).map { try fromRow($0, now) }
+        return GroupStore.page(rows, limit: limit) { GroupStore.PageKey(milliseconds: $0.createdAt.milliseconds, id: $0.id) }
     }
 
     /// Every invitation of a group (owner/admin), newest first, with expiry applied to the status.
-    public static func list(groupID: String, actorID: String, at now: Int64, on db: Connection) throws -> [Invitation] {
+    public static func list(
+        groupID: String, actorID: String, after: GroupStore.PageKey? = nil, limit: Int = 100, at now: Int64,
+        on db: Connection
+    ) throws -> GroupStore.Page<Invitation> {
         _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
-        return try db.query(select + " WHERE i.group_id = ?1 ORDER BY i.created_ms DESC, i.id", [.text(groupID)])
-            .map { try fromRow($0, now) }
+        let rows = try db.query(
+            select + """
+                 WHERE i.group_id = ?1 AND (?2 IS NULL OR i.created_ms < ?2 OR (i.created_ms = ?2 AND i.id < ?3))
+                ORDER BY i.created_ms DESC, i.id DESC
+                LIMIT ?4
+                """, [.text(groupID), SQLValue(after?.milliseconds), SQLValue(after?.id), .integer(Int64(limit) + 1)]
+        ).map { try fromRow($0, now) }
+        return GroupStore.page(rows, limit: limit) { GroupStore.PageKey(milliseconds: $0.createdAt.milliseconds, id: $0.id) }
+    }
+
+    /// Deletes invitations that expired before `cutoff` without being answered (retention sweeper:
+    /// 30 days after expiry, `Invitation.retentionAfterExpiryMilliseconds`).
+    @discardableResult
+    public static func purgeExpired(expiredBefore cutoff: Int64, on db: Connection) throws -> Int {
+        try db.run(
+            "DELETE FROM invitations WHERE expires_ms < ?1 AND status IN ('pending', 'expired')", [.integer(cutoff)])
     }
 
     /// How the caller names an invitation: its id (email invitations, by their addressee) or a link
