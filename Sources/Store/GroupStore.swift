@@ -129,10 +129,12 @@ public enum GroupStore {
         if let expectedVersion, expectedVersion != group.version {
             throw DomainError.versionConflict(current: DocumentCoding.encode(group))
         }
+        let before = group
         if let name { group.name = name }
         if let description { group.description = description }
         if let iconName { group.iconName = iconName }
         if let colorTag { group.colorTag = colorTag }
+        guard group != before else { return group }  // nothing changed: no new version, no log row
         try saveGroup(&group, at: now, on: db)
         try ChangeLog.append([groupChange(group, .modified)], event: "group_updated", actor: .user(actorID), at: now, on: db)
         return group

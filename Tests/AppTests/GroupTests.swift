@@ -117,6 +117,11 @@ struct GroupTests {
         #expect(currentDoc?["name"] as? String == "Home")
         #expect(currentDoc?["version"] as? Int == version + 1)
         #expect(await f.h.send(.patch, g, json: #"{"nmae":"typo"}"#, token: f.owner.token).errorField == "nmae")
+        // A patch that changes nothing writes nothing.
+        let seq = try f.h.database.readSync { try $0.scalar("SELECT MAX(seq) FROM change_log") }
+        let same = await f.h.send(.patch, g, json: #"{"name":"Home"}"#, token: f.owner.token)
+        #expect(same.json["version"] as? Int == version + 1)
+        #expect(try f.h.database.readSync { try $0.scalar("SELECT MAX(seq) FROM change_log") } == seq)
     }
 
     @Test("roles: the owner promotes and demotes; nobody else changes roles; the owner's role only by transfer")
