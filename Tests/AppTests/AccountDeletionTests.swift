@@ -97,4 +97,21 @@ struct AccountDeletionTests {
         #expect(again.status == 201)
         #expect(await f.h.send(.get, "/v1/groups/\(f.groupID)", token: again.json["token"] as? String).status == 404)
     }
+
+    @Test("links the deleted account sent stop working; their documents name \"Deleted User\"")
+    func sentInvitations() async throws {
+        let f = try await GroupFixture.make()
+        let created = try await f.h.expect(
+            201, .post, "/v1/groups/\(f.groupID)/invitations", json: #"{"role":"member"}"#, token: f.admin.token)
+        let token = try #require(created.json["token"] as? String)
+        try await f.h.expect(204, .delete, "/v1/me", token: f.admin.token)
+        #expect(await f.h.send(.post, "/v1/invitations/\(token)/accept", token: f.outsider.token).status == 404)
+        let list = try await f.h.expect(200, .get, "/v1/groups/\(f.groupID)/invitations", token: f.owner.token)
+        let invitation = (list.json["invitations"] as? [[String: Any]])?.first
+        #expect(invitation?["status"] as? String == "revoked")
+        #expect(invitation?["invited_by_name"] as? String == "Deleted User")
+        let revoked = try f.h.lastBatch().filter { $0.string("kind") == "invitation" }
+        #expect(revoked.count == 1)
+        #expect(revoked.first?.string("document")?.contains("Deleted User") == true)
+    }
 }
