@@ -61,6 +61,7 @@ enum AccountRoutes {
             JSONBody.response(try await services.authenticate(request).user)
         })
         router.add(.patch, "/v1/me", .async { request in try await patchMe(request, services) })
+        router.add(.delete, "/v1/me", .async { request in try await deleteMe(request, services) })
     }
 
     static func register(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -168,5 +169,14 @@ enum AccountRoutes {
                 actor: .user(userID), at: now, on: db)
         }
         return JSONBody.response(user)
+    }
+
+    /// `DELETE /v1/me`: deletes the account in one transaction (`GroupStore.deleteAccount`) → 204.
+    static func deleteMe(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let now = services.clock.nowMilliseconds()
+        try await services.database.write { db in try GroupStore.deleteAccount(userID: userID, at: now, on: db) }
+        services.logger.info("account deleted", metadata: ["user_id": "\(userID)", "request_id": "\(request.requestID)"])
+        return HTTPResponse(status: .noContent)
     }
 }

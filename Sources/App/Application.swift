@@ -30,6 +30,9 @@ public final class Application: HTTPResponder {
         var router = Router<Handler>()
         HealthRoutes.register(in: &router, services: services)
         AccountRoutes.register(in: &router, services: services)
+        GroupRoutes.register(in: &router, services: services)
+        InviteCodeRoutes.register(in: &router, services: services)
+        GroupInvitationRoutes.register(in: &router, services: services)
         self.router = router
     }
 

@@ -48,6 +48,10 @@ public struct ErrorCode: Hashable, Sendable {
     public static let headersTooLarge = ErrorCode(
         code: "CA029", name: "HEADERS_TOO_LARGE", status: .requestHeaderFieldsTooLarge)
     public static let requestTimeout = ErrorCode(code: "CA030", name: "REQUEST_TIMEOUT", status: .requestTimeout)
+    /// Every unusable invite code (unknown, expired, disabled, locked, older than the caller's
+    /// departure) gets this one answer: 404, like anything else that names nothing the caller may join.
+    public static let inviteCodeInvalid = ErrorCode(code: "CA031", name: "INVITE_CODE_INVALID", status: .notFound)
+    public static let ownerMustTransfer = ErrorCode(code: "CA032", name: "OWNER_MUST_TRANSFER", status: .conflict)
 
     /// Every code the server can send, in number order (README table, tests).
     public static let all: [ErrorCode] = [
@@ -56,5 +60,6 @@ public struct ErrorCode: Hashable, Sendable {
         .subscriptionExpired, .invalidRequest, .validationFailed, .notFound, .methodNotAllowed, .rateLimited,
         .invalidCredentials, .emailTaken, .payloadTooLarge, .accountSuspended, .unsupportedMediaType,
         .internalError, .serviceUnavailable, .uriTooLong, .headersTooLarge, .requestTimeout,
+        .inviteCodeInvalid, .ownerMustTransfer,
     ]
 }

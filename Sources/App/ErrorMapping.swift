@@ -44,6 +44,16 @@ public enum ErrorMapping {
             return APIError(.tierRequired, what)
         case .invalidSchedule(let field, let message):
             return APIError(.scheduleInvalid, message, field: field)
+        case .groupMemberLimit:
+            return APIError(.groupMemberLimit, "the group has reached its member limit")
+        case .inviteCodeInvalid:
+            return APIError(.inviteCodeInvalid, "this invite code is not valid")
+        case .invitationExpired:
+            return APIError(.invitationExpired, "this invitation has expired")
+        case .invitationAlreadyAccepted:
+            return APIError(.invitationAlreadyAccepted, "this invitation has already been answered")
+        case .ownerMustTransfer:
+            return APIError(.ownerMustTransfer, "the owner must transfer ownership before leaving")
         }
     }
 

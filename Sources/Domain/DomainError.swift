@@ -24,4 +24,15 @@ public enum DomainError: Error, Equatable, Sendable {
     /// An alarm's schedule, times of day or zone is unusable; `field` is the JSON path of the offending
     /// field (`timezone`, `times_of_day`, `schedule.days_of_month`, …).
     case invalidSchedule(field: String, message: String)
+    /// The group already has `max_members` active members.
+    case groupMemberLimit
+    /// An invite code that cannot be used, for whatever reason (unknown, expired, disabled, locked,
+    /// older than the caller's departure): one answer for all, so nothing can be learned from it.
+    case inviteCodeInvalid
+    /// The invitation is past its expiry (or no longer valid for the caller).
+    case invitationExpired
+    /// The invitation was already accepted (by someone else) or is otherwise answered.
+    case invitationAlreadyAccepted
+    /// The owner must transfer ownership before leaving.
+    case ownerMustTransfer
 }

@@ -228,9 +228,9 @@ struct AccountTests {
     @Test("405 carries Allow; unknown API paths are 404 NOT_FOUND; client request ids are echoed")
     func routingErrors() async throws {
         let h = try AppHarness()
-        let notAllowed = await h.send(.delete, "/v1/me")
+        let notAllowed = await h.send(.put, "/v1/me")
         #expect(notAllowed.status == 405)
-        #expect(notAllowed.header("allow") == "GET, HEAD, PATCH")
+        #expect(notAllowed.header("allow") == "DELETE, GET, HEAD, PATCH")
         let missing = await h.send(.get, "/v1/unknown")
         #expect(missing.status == 404)
         #expect(missing.errorName == "NOT_FOUND")

@@ -1,0 +1,153 @@
+import Domain
+import Hashing
+import SQLite
+import Store
+import Wire
+
+/// Invitations by email or link: `/v1/groups/{id}/invitations` and `/v1/invitations…` (API seed §6).
+enum GroupInvitationRoutes {
+    struct CreateBody: Decodable {
+        var inviteeEmail: String?
+        var role: GroupRole
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case role
+            case inviteeEmail = "invitee_email"
+        }
+        init(from decoder: any Decoder) throws {
+            try StrictKeys.check(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            inviteeEmail = try c.decodeIfPresent(String.self, forKey: .inviteeEmail)
+            role = try c.decodeIfPresent(GroupRole.self, forKey: .role) ?? .member
+        }
+    }
+
+    /// A created invitation; a link invitation's token and URL appear only in this answer.
+    struct Created: Encodable {
+        var invitation: Invitation
+        var token: String?
+        var inviteURL: String?
+        enum CodingKeys: String, CodingKey {
+            case invitation, token
+            case inviteURL = "invite_url"
+        }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(invitation, forKey: .invitation)
+            try c.encode(token, forKey: .token)
+            try c.encode(inviteURL, forKey: .inviteURL)
+        }
+    }
+
+    struct List: Encodable {
+        var invitations: [Invitation]
+        var nextCursor: String?
+        enum CodingKeys: String, CodingKey {
+            case invitations
+            case nextCursor = "next_cursor"
+        }
+        init(_ page: GroupStore.Page<Invitation>) {
+            invitations = page.items
+            nextCursor = page.next.map(ListQuery.cursor)
+        }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(invitations, forKey: .invitations)
+            try c.encode(nextCursor, forKey: .nextCursor)
+        }
+    }
+
+    static func register(in router: inout Router<Handler>, services: Services) {
+        router.add(.post, "/v1/groups/{id}/invitations", .async { request in try await create(request, services) })
+        router.add(.get, "/v1/groups/{id}/invitations", .async { request in try await listGroup(request, services) })
+        router.add(.get, "/v1/invitations", .async { request in try await listMine(request, services) })
+        router.add(.post, "/v1/invitations/{ref}/accept", .async { request in try await accept(request, services) })
+        router.add(.post, "/v1/invitations/{ref}/decline", .async { request in try await decline(request, services) })
+        router.add(.delete, "/v1/invitations/{ref}", .async { request in try await revoke(request, services) })
+    }
+
+    static func create(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let user = try await services.authenticate(request).user
+        let groupID = try request.parameter("id")
+        let body = try JSONBody.decode(CreateBody.self, from: request)
+        var email: String?
+        if let raw = body.inviteeEmail {
+            do { email = try AccountRules.normalizeEmail(raw) } catch {
+                throw DomainError.invalidField(field: "invitee_email", message: "invitee_email is not a valid address")
+            }
+        }
+        guard body.role != .owner else {
+            throw DomainError.invalidField(field: "role", message: "role must be member or admin")
+        }
+        let link = email == nil ? TokenHashing.generate() : nil
+        let now = services.clock.nowMilliseconds()
+        let (inviteeEmail, role, tokenHash) = (email, body.role, link?.hash)
+        let invitation = try await services.database.write { db in
+            _ = try GroupStore.managerAccess(groupID: groupID, userID: user.id, on: db)
+            guard user.tier == .premium else { throw DomainError.tierRequired("invitations need the premium tier") }
+            return try InvitationStore.create(
+                groupID: groupID, actor: user, inviteeEmail: inviteeEmail, role: role, tokenHash: tokenHash, at: now,
+                on: db)
+        }
+        return JSONBody.response(
+            Created(invitation: invitation, token: link?.token, inviteURL: link.map { Links.url(services, "invite", $0.token) }),
+            status: .created)
+    }
+
+    static func listGroup(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let groupID = try request.parameter("id")
+        let query = try ListQuery(request)
+        let now = services.clock.nowMilliseconds()
+        let page = try await services.database.read { db in
+            try InvitationStore.list(
+                groupID: groupID, actorID: userID, after: query.after, limit: query.limit, at: now, on: db)
+        }
+        return JSONBody.response(List(page))
+    }
+
+    static func listMine(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let email = try await services.authenticate(request).user.email
+        let query = try ListQuery(request)
+        let now = services.clock.nowMilliseconds()
+        let page = try await services.database.read { db in
+            try InvitationStore.pending(forEmail: email, after: query.after, limit: query.limit, at: now, on: db)
+        }
+        return JSONBody.response(List(page))
+    }
+
+    static func accept(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let user = try await services.authenticate(request).user
+        let reference = try reference(request)
+        let now = services.clock.nowMilliseconds()
+        let detail = try await services.database.write { db in
+            try InvitationStore.accept(reference, user: user, at: now, on: db)
+        }
+        return JSONBody.response(detail)
+    }
+
+    static func decline(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let user = try await services.authenticate(request).user
+        let reference = try reference(request)
+        let now = services.clock.nowMilliseconds()
+        let invitation = try await services.database.write { db in
+            try InvitationStore.decline(reference, user: user, at: now, on: db)
+        }
+        return JSONBody.response(invitation)
+    }
+
+    static func revoke(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let id = try request.parameter("ref")
+        let now = services.clock.nowMilliseconds()
+        try await services.database.write { db in try InvitationStore.revoke(id: id, actorID: userID, at: now, on: db) }
+        return HTTPResponse(status: .noContent)
+    }
+
+    /// `{ref}` is an invitation id (lowercase UUID) or a link token (43 base64url characters).
+    static func reference(_ request: Request) throws -> InvitationStore.Reference {
+        let ref = try request.parameter("ref")
+        if ref.utf8.count == 36 { return .id(ref) }
+        guard let hash = TokenHashing.hash(token: ref) else { throw DomainError.notFound("invitation") }
+        return .tokenHash(hash)
+    }
+}

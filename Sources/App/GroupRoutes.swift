@@ -1,0 +1,268 @@
+import Domain
+import Hashing
+import SQLite
+import Store
+import Wire
+
+/// `/v1/groups…`: groups, roles, membership (issue 3; API seed §5, DESIGN §4). Non-members —
+/// including removed and left ones — get 404 for everything about a group; members lacking the role
+/// get 403 PERMISSION_DENIED.
+enum GroupRoutes {
+    struct CreateBody: Decodable {
+        var name: String
+        var description: String?
+        var iconName: String?
+        var colorTag: String?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case name, description
+            case iconName = "icon_name"
+            case colorTag = "color_tag"
+        }
+        init(from decoder: any Decoder) throws {
+            try StrictKeys.check(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            name = try c.decode(String.self, forKey: .name)
+            description = try c.decodeIfPresent(String.self, forKey: .description)
+            iconName = try c.decodeIfPresent(String.self, forKey: .iconName)
+            colorTag = try c.decodeIfPresent(String.self, forKey: .colorTag)
+        }
+    }
+
+    /// Absent fields stay; `null` clears an optional field.
+    struct PatchBody: Decodable {
+        var name: String?
+        var description: String??
+        var iconName: String??
+        var colorTag: String??
+        var version: Int64?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case name, description, version
+            case iconName = "icon_name"
+            case colorTag = "color_tag"
+        }
+        init(from decoder: any Decoder) throws {
+            try StrictKeys.check(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            name = try c.decodeIfPresent(String.self, forKey: .name)
+            description = try StrictKeys.nullable(c, .description)
+            iconName = try StrictKeys.nullable(c, .iconName)
+            colorTag = try StrictKeys.nullable(c, .colorTag)
+            version = try c.decodeIfPresent(Int64.self, forKey: .version)
+        }
+    }
+
+    struct RoleBody: Decodable {
+        var role: GroupRole
+        enum CodingKeys: String, CodingKey, CaseIterable { case role }
+        init(from decoder: any Decoder) throws {
+            try StrictKeys.check(decoder, CodingKeys.self)
+            role = try decoder.container(keyedBy: CodingKeys.self).decode(GroupRole.self, forKey: .role)
+        }
+    }
+
+    struct TransferBody: Decodable {
+        var userID: String
+        enum CodingKeys: String, CodingKey, CaseIterable { case userID = "user_id" }
+        init(from decoder: any Decoder) throws {
+            try StrictKeys.check(decoder, CodingKeys.self)
+            userID = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .userID)
+        }
+    }
+
+    struct GroupList: Encodable {
+        var groups: [Group]
+        var nextCursor: String?
+        enum CodingKeys: String, CodingKey {
+            case groups
+            case nextCursor = "next_cursor"
+        }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(groups, forKey: .groups)
+            try c.encode(nextCursor, forKey: .nextCursor)
+        }
+    }
+
+    static func register(in router: inout Router<Handler>, services: Services) {
+        router.add(.post, "/v1/groups", .async { request in try await create(request, services) })
+        router.add(.get, "/v1/groups", .async { request in try await list(request, services) })
+        router.add(.get, "/v1/groups/{id}", .async { request in try await show(request, services) })
+        router.add(.patch, "/v1/groups/{id}", .async { request in try await patch(request, services) })
+        router.add(.delete, "/v1/groups/{id}", .async { request in try await delete(request, services) })
+        router.add(.patch, "/v1/groups/{id}/members/{user_id}", .async { request in try await changeRole(request, services) })
+        router.add(.delete, "/v1/groups/{id}/members/{user_id}", .async { request in try await remove(request, services) })
+        router.add(.post, "/v1/groups/{id}/transfer", .async { request in try await transfer(request, services) })
+    }
+
+    static func create(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let user = try await services.authenticate(request).user
+        let body = try JSONBody.decode(CreateBody.self, from: request)
+        let name = try GroupRules.normalizeName(body.name)
+        let description = try GroupRules.normalizeDescription(body.description)
+        let icon = try GroupRules.validateIconName(body.iconName)
+        let color = try GroupRules.validateColorTag(body.colorTag)
+        guard user.tier == .premium else { throw DomainError.tierRequired("creating a group needs the premium tier") }
+        let now = services.clock.nowMilliseconds()
+        let maxMembers = Int64(services.config.maxMembersPerGroup)
+        let detail = try await services.database.write { db in
+            try GroupStore.create(
+                name: name, description: description, iconName: icon, colorTag: color, maxMembers: maxMembers,
+                owner: user, at: now, on: db)
+        }
+        return JSONBody.response(detail, status: .created)
+    }
+
+    static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let query = try ListQuery(request)
+        let page = try await services.database.read { db in
+            try GroupStore.groups(ofUser: userID, after: query.after, limit: query.limit, on: db)
+        }
+        return JSONBody.response(GroupList(groups: page.items, nextCursor: page.next.map(ListQuery.cursor)))
+    }
+
+    static func show(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let groupID = try request.parameter("id")
+        let detail = try await services.database.read { db in
+            let (group, _) = try GroupStore.access(groupID: groupID, userID: userID, on: db)
+            return try GroupStore.detail(group, on: db)
+        }
+        return JSONBody.response(detail)
+    }
+
+    static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let groupID = try request.parameter("id")
+        let body = try JSONBody.decode(PatchBody.self, from: request)
+        let name = try body.name.map { n throws(DomainError) in try GroupRules.normalizeName(n) }
+        var description: String?? = nil
+        if let d = body.description { description = .some(try GroupRules.normalizeDescription(d)) }
+        var icon: String?? = nil
+        if let i = body.iconName { icon = .some(try GroupRules.validateIconName(i)) }
+        var color: String?? = nil
+        if let c = body.colorTag { color = .some(try GroupRules.validateColorTag(c)) }
+        let now = services.clock.nowMilliseconds()
+        let (d, i, c, version) = (description, icon, color, body.version)
+        let group = try await services.database.write { db in
+            try GroupStore.update(
+                groupID: groupID, actorID: userID, name: name, description: d, iconName: i, colorTag: c,
+                expectedVersion: version, at: now, on: db)
+        }
+        return JSONBody.response(group)
+    }
+
+    static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let groupID = try request.parameter("id")
+        let now = services.clock.nowMilliseconds()
+        try await services.database.write { db in try GroupStore.delete(groupID: groupID, actorID: userID, at: now, on: db) }
+        return HTTPResponse(status: .noContent)
+    }
+
+    static func changeRole(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let groupID = try request.parameter("id")
+        let targetID = try request.parameter("user_id")
+        let body = try JSONBody.decode(RoleBody.self, from: request)
+        let now = services.clock.nowMilliseconds()
+        let member = try await services.database.write { db in
+            try GroupStore.changeRole(groupID: groupID, actorID: userID, targetID: targetID, role: body.role, at: now, on: db)
+        }
+        return JSONBody.response(member)
+    }
+
+    static func remove(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let groupID = try request.parameter("id")
+        let targetID = try request.parameter("user_id")
+        let now = services.clock.nowMilliseconds()
+        try await services.database.write { db in
+            _ = try GroupStore.removeMember(groupID: groupID, actorID: userID, targetID: targetID, at: now, on: db)
+        }
+        return HTTPResponse(status: .noContent)
+    }
+
+    static func transfer(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let groupID = try request.parameter("id")
+        let body = try JSONBody.decode(TransferBody.self, from: request)
+        let now = services.clock.nowMilliseconds()
+        let detail = try await services.database.write { db in
+            try GroupStore.transfer(groupID: groupID, actorID: userID, targetID: body.userID, at: now, on: db)
+        }
+        return JSONBody.response(detail)
+    }
+}
+
+/// Strict request bodies: a field the endpoint does not know is a 422 naming it, not silently ignored.
+enum StrictKeys {
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Throws `dataCorrupted` at the first key that is not one of `Keys`.
+    static func check<Keys: CodingKey & CaseIterable>(_ decoder: any Decoder, _ keys: Keys.Type) throws {
+        let allowed = Set(Keys.allCases.map(\.stringValue))
+        let container = try decoder.container(keyedBy: AnyKey.self)
+        if let extra = container.allKeys.first(where: { !allowed.contains($0.stringValue) }) {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath + [extra], debugDescription: "unknown field"))
+        }
+    }
+
+    /// Absent → nil; `null` → `.some(nil)`; a string → `.some(value)`.
+    static func nullable<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> String?? {
+        guard c.contains(key) else { return nil }
+        return .some(try c.decodeNil(forKey: key) ? nil : try c.decode(String.self, forKey: key))
+    }
+}
+
+/// `?limit=&cursor=` of list endpoints (DESIGN §3): `limit` 1…100 (default 50); `cursor` is the
+/// opaque `next_cursor` of the previous page.
+struct ListQuery {
+    /// Largest page.
+    static let maxLimit = 100
+    /// Page size when `limit` is absent.
+    static let defaultLimit = 50
+
+    var limit = ListQuery.defaultLimit
+    var after: GroupStore.PageKey?
+
+    init(_ request: Request) throws(DomainError) {
+        guard let query = request.http.head.query else { return }
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let value = parts.count == 2 ? String(parts[1]) : ""
+            switch parts.first {
+            case "limit":
+                guard let n = Int(value), (1...Self.maxLimit).contains(n) else {
+                    throw .invalidField(field: "limit", message: "limit must be an integer from 1 to \(Self.maxLimit)")
+                }
+                limit = n
+            case "cursor":
+                guard let key = Self.key(value) else { throw .invalidField(field: "cursor", message: "cursor is invalid") }
+                after = key
+            default:
+                continue
+            }
+        }
+    }
+
+    /// The opaque form of a page key: base64url of `<ms>.<id>`.
+    static func cursor(_ key: GroupStore.PageKey) -> String {
+        Base64URL.encode(Array("\(key.milliseconds).\(key.id)".utf8))
+    }
+
+    static func key(_ cursor: String) -> GroupStore.PageKey? {
+        guard cursor.utf8.count <= 128, let bytes = Base64URL.decode(cursor),
+            let text = String(validating: bytes, as: UTF8.self)
+        else { return nil }
+        let parts = text.split(separator: ".", maxSplits: 1)
+        guard parts.count == 2, let ms = Int64(parts[0]), parts[1].utf8.count == 36 else { return nil }
+        return GroupStore.PageKey(milliseconds: ms, id: String(parts[1]))
+    }
+}

@@ -1,0 +1,98 @@
+import Domain
+import Logging
+import SQLite
+import Store
+import Transport
+import Wire
+
+/// `/v1/groups/{id}/invite-code` and `POST /v1/join` (sync-rules seed "Invite Code Security").
+enum InviteCodeRoutes {
+    struct JoinBody: Decodable {
+        var code: String
+        enum CodingKeys: String, CodingKey, CaseIterable { case code }
+        init(from decoder: any Decoder) throws {
+            try StrictKeys.check(decoder, CodingKeys.self)
+            code = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .code)
+        }
+    }
+
+    /// The answer of a create/rotate: the code, shown this once.
+    struct CodeBody: Encodable {
+        var code: String
+        var joinURL: String
+        var createdAt: Timestamp
+        var expiresAt: Timestamp
+        enum CodingKeys: String, CodingKey {
+            case code
+            case joinURL = "join_url"
+            case createdAt = "created_at"
+            case expiresAt = "expires_at"
+        }
+    }
+
+    static func register(in router: inout Router<Handler>, services: Services) {
+        router.add(.post, "/v1/groups/{id}/invite-code", .async { request in try await rotate(request, services) })
+        router.add(.delete, "/v1/groups/{id}/invite-code", .async { request in try await disable(request, services) })
+        router.add(.post, "/v1/join", .async { request in try await join(request, services) })
+    }
+
+    static func rotate(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let user = try await services.authenticate(request).user
+        let groupID = try request.parameter("id")
+        let now = services.clock.nowMilliseconds()
+        let secret = services.secret
+        let (code, record) = try await services.database.write { db in
+            _ = try GroupStore.managerAccess(groupID: groupID, userID: user.id, on: db)
+            guard user.tier == .premium else { throw DomainError.tierRequired("invite codes need the premium tier") }
+            return try InviteCodeStore.rotate(groupID: groupID, actorID: user.id, secret: secret, at: now, on: db)
+        }
+        return JSONBody.response(
+            CodeBody(
+                code: code.text, joinURL: Links.url(services, "join", code.text), createdAt: record.createdAt,
+                expiresAt: record.expiresAt),
+            status: .created)
+    }
+
+    static func disable(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let groupID = try request.parameter("id")
+        let now = services.clock.nowMilliseconds()
+        try await services.database.write { db in
+            try InviteCodeStore.disable(groupID: groupID, actorID: userID, at: now, on: db)
+        }
+        return HTTPResponse(status: .noContent)
+    }
+
+    /// Any tier may join. Every unusable code gets the same 404 INVITE_CODE_INVALID; a spent per-user
+    /// or per-IP failure budget gets 429 with `Retry-After`.
+    static func join(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let user = try await services.authenticate(request).user
+        let body = try JSONBody.decode(JoinBody.self, from: request)
+        let hash = InviteCode(normalizing: body.code)?.hash(secret: services.secret)
+        let now = services.clock.nowMilliseconds()
+        let ip = request.context.remoteAddress
+        let outcome = try await services.database.write { db in
+            try InviteCodeStore.join(codeHash: hash, user: user, clientIP: ip, at: now, on: db)
+        }
+        switch outcome {
+        case .joined(let detail), .alreadyMember(let detail):
+            return JSONBody.response(detail)
+        case .invalid:
+            services.logger.notice(
+                "invite code refused", metadata: ["user_id": "\(user.id)", "client_ip": "\(ip)", "request_id": "\(request.requestID)"])
+            throw DomainError.inviteCodeInvalid
+        case .rateLimited(let seconds):
+            throw DomainError.rateLimited(retryAfterSeconds: seconds)
+        }
+    }
+}
+
+/// Links the server hands out, under `public_base_url`.
+enum Links {
+    /// `{public_base_url}/{kind}/{value}`.
+    static func url(_ services: Services, _ kind: String, _ value: String) -> String {
+        var base = services.config.publicBaseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        return "\(base)/\(kind)/\(value)"
+    }
+}

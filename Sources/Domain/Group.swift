@@ -1,0 +1,61 @@
+/// A group as the API and the change log show it (data-schema seed §4.4). The invite code is never
+/// part of it: only its keyed hash is stored, and the code is shown once to whoever created it.
+public struct Group: Sendable, Codable, Equatable {
+    public var id: String
+    public var name: String
+    public var description: String?
+    public var iconName: String?
+    /// `#RRGGBB`.
+    public var colorTag: String?
+    public var ownerID: String
+    public var maxMembers: Int64
+    /// Active members, owner included.
+    public var memberCount: Int64
+    /// Bumped on every change of this document (optimistic locking, CA010).
+    public var version: Int64
+    public var createdAt: Timestamp
+    public var updatedAt: Timestamp
+
+    public init(
+        id: String, name: String, description: String?, iconName: String?, colorTag: String?, ownerID: String,
+        maxMembers: Int64, memberCount: Int64, version: Int64, createdAt: Timestamp, updatedAt: Timestamp
+    ) {
+        self.id = id
+        self.name = name
+        self.description = description
+        self.iconName = iconName
+        self.colorTag = colorTag
+        self.ownerID = ownerID
+        self.maxMembers = maxMembers
+        self.memberCount = memberCount
+        self.version = version
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, description, version
+        case iconName = "icon_name"
+        case colorTag = "color_tag"
+        case ownerID = "owner_id"
+        case maxMembers = "max_members"
+        case memberCount = "member_count"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(name, forKey: .name)
+        try c.encode(description, forKey: .description)  // explicit nulls: every field always exists
+        try c.encode(iconName, forKey: .iconName)
+        try c.encode(colorTag, forKey: .colorTag)
+        try c.encode(ownerID, forKey: .ownerID)
+        try c.encode(maxMembers, forKey: .maxMembers)
+        try c.encode(memberCount, forKey: .memberCount)
+        try c.encode(version, forKey: .version)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(updatedAt, forKey: .updatedAt)
+    }
+}

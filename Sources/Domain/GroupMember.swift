@@ -1,0 +1,57 @@
+/// One membership of a user in a group (data-schema seed §4.5, sync-rules seed "Membership
+/// Lifecycle"). Leaving or removal keeps the record with its end time.
+public struct GroupMember: Sendable, Codable, Equatable {
+    /// Membership state: `active → removed | left`; removed/left may rejoin with a newer invite.
+    public enum Status: String, Sendable, Codable, CaseIterable {
+        case active, removed, left
+    }
+
+    public var groupID: String
+    public var userID: String
+    /// Cached from the user's profile when they joined.
+    public var displayName: String
+    public var role: GroupRole
+    public var status: Status
+    /// The latest (re)join.
+    public var joinedAt: Timestamp
+    /// When the membership ended (removed or left); nil while active.
+    public var removedAt: Timestamp?
+    /// Who removed the member; nil while active and when they left.
+    public var removedBy: String?
+
+    public init(
+        groupID: String, userID: String, displayName: String, role: GroupRole, status: Status, joinedAt: Timestamp,
+        removedAt: Timestamp? = nil, removedBy: String? = nil
+    ) {
+        self.groupID = groupID
+        self.userID = userID
+        self.displayName = displayName
+        self.role = role
+        self.status = status
+        self.joinedAt = joinedAt
+        self.removedAt = removedAt
+        self.removedBy = removedBy
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case role, status
+        case groupID = "group_id"
+        case userID = "user_id"
+        case displayName = "display_name"
+        case joinedAt = "joined_at"
+        case removedAt = "removed_at"
+        case removedBy = "removed_by"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(groupID, forKey: .groupID)
+        try c.encode(userID, forKey: .userID)
+        try c.encode(displayName, forKey: .displayName)
+        try c.encode(role, forKey: .role)
+        try c.encode(status, forKey: .status)
+        try c.encode(joinedAt, forKey: .joinedAt)
+        try c.encode(removedAt, forKey: .removedAt)  // explicit null: the field always exists
+        try c.encode(removedBy, forKey: .removedBy)
+    }
+}

@@ -1,0 +1,74 @@
+import Domain
+public import SQLite
+
+extension GroupStore {
+    /// Display name that replaces a deleted account's name everywhere it was cached.
+    public static let deletedUserName = "Deleted User"
+
+    /// Deletes an account in the caller's transaction (data-schema seed §8.1, DESIGN §4): each owned
+    /// group passes to its longest-standing admin, else its longest-standing member, else is
+    /// soft-deleted; every other membership ends as `left`; sessions and failed-login records are
+    /// deleted; personal fields are replaced (email → `deleted+<id>@invalid`, name → "Deleted User",
+    /// password hash emptied, cached member names too) and `deleted_ms` set; pending invitations it
+    /// sent are revoked, those addressed to it lose the address. One batch, event
+    /// `account_deleted`. Throws `notFound("user")` for an unknown or already deleted account.
+    public static func deleteAccount(userID: String, at now: Int64, on db: Connection) throws {
+        guard let user = try AccountStore.user(id: userID, on: db) else { throw DomainError.notFound("user") }
+        var changes: [Change] = []
+        let memberships = try db.query(
+            "SELECT \(memberColumns) FROM group_members WHERE user_id = ?1 AND status = 'active' ORDER BY joined_ms",
+            [.text(userID)]
+        ).map(memberFromRow)
+        for var membership in memberships {
+            guard var group = try group(id: membership.groupID, on: db) else { continue }
+            if membership.role == .owner {
+                let successor = try activeMembers(groupID: group.id, on: db)
+                    .filter { $0.userID != userID }
+                    .min { ($0.role == .admin ? 0 : 1, $0.joinedAt, $0.userID) < ($1.role == .admin ? 0 : 1, $1.joinedAt, $1.userID) }
+                guard var successor else {
+                    changes += try softDelete(group, reason: "account_deleted", at: now, on: db)
+                    continue
+                }
+                changes += try handOver(&group, from: &membership, to: &successor, at: now, on: db)
+            }
+            membership.displayName = deletedUserName
+            changes += try end(&membership, of: &group, as: .left, by: nil, at: now, on: db)
+        }
+        // Completions are not stored yet: the alarms issue anonymises them here
+        // (completed_by_name = "Deleted User", completed_by_uid removed), in this same transaction.
+
+        // Invitations addressed to this email lose the address; pending ones end.
+        let tombstone = "deleted+\(userID)@invalid"
+        try db.run(
+            """
+            UPDATE invitations SET status = CASE status WHEN 'pending' THEN 'revoked' ELSE status END,
+                responded_ms = CASE status WHEN 'pending' THEN ?3 ELSE responded_ms END, invitee_email = ?2
+            WHERE invitee_email = ?1
+            """, [.text(user.email), .text(tombstone), .integer(now)])
+        try db.run("UPDATE group_members SET display_name = ?2 WHERE user_id = ?1", [.text(userID), .text(deletedUserName)])
+        try db.run("DELETE FROM sessions WHERE user_id = ?1", [.text(userID)])
+        try db.run("DELETE FROM login_failures WHERE subject = ?1", [.text(LoginFailureStore.emailSubject(user.email))])
+        try db.run(
+            """
+            UPDATE users SET email = ?2, display_name = ?3, password_hash = '', timezone = NULL, version = version + 1,
+                updated_ms = ?4, deleted_ms = ?4
+            WHERE id = ?1
+            """, [.text(userID), .text(tombstone), .text(deletedUserName), .integer(now)])
+        // Links and addressed invitations this account sent stop working (after the tombstone, so
+        // their documents carry "Deleted User").
+        let sent = try db.query(
+            "SELECT id FROM invitations WHERE invited_by = ?1 AND status = 'pending'", [.text(userID)]
+        ).compactMap { $0.string("id") }
+        for id in sent {
+            try db.run(
+                "UPDATE invitations SET status = 'revoked', responded_ms = ?2 WHERE id = ?1", [.text(id), .integer(now)])
+            if let invitation = try InvitationStore.invitation(id: id, at: now, on: db) {
+                changes += try InvitationStore.feedChanges(invitation, op: .modified, on: db)
+            }
+        }
+        changes.append(
+            Change(topic: ChangeLog.userTopic(userID), kind: "user", op: .removed, entityID: userID, document: nil,
+                   reason: "account_deleted"))
+        try ChangeLog.append(changes, event: "account_deleted", actor: .user(userID), at: now, on: db)
+    }
+}

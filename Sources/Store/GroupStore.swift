@@ -1,0 +1,369 @@
+public import Domain
+import Foundation
+public import SQLite
+
+/// SQL for groups and memberships. Every function runs inside the caller's transaction; every
+/// mutation appends one change-log batch with whole new documents: group and member documents to
+/// `group:<id>`, and to each affected user's `user:<id>` the group they gained (`added`) or lost
+/// (`removed`, reason `left | removed | group_deleted | account_deleted`) access to.
+public enum GroupStore {
+    /// A group with its active members (the answer of `GET /v1/groups/{id}`).
+    public struct Detail: Sendable, Encodable {
+        public var group: Group
+        public var members: [GroupMember]
+    }
+
+    /// Columns `groupFromRow` reads, optionally qualified by a table alias.
+    static func groupColumns(alias: String = "") -> String {
+        let prefix = alias.isEmpty ? "" : alias + "."
+        return [
+            "id", "name", "description", "icon_name", "color_tag", "owner_id", "max_members", "member_count", "version",
+            "created_ms", "updated_ms",
+        ].map { prefix + $0 }.joined(separator: ", ")
+    }
+    static let memberColumns =
+        "group_id, user_id, display_name, role, status, joined_ms, removed_ms, removed_by"
+
+    // MARK: - Reads
+
+    /// The live (not deleted) group with this id.
+    public static func group(id: String, on db: Connection) throws -> Group? {
+        try db.queryOne("SELECT \(groupColumns()) FROM groups WHERE id = ?1 AND deleted_ms IS NULL", [.text(id)])
+            .map(groupFromRow)
+    }
+
+    /// The membership record of a user in a group, whatever its status.
+    public static func member(groupID: String, userID: String, on db: Connection) throws -> GroupMember? {
+        try db.queryOne(
+            "SELECT \(memberColumns) FROM group_members WHERE group_id = ?1 AND user_id = ?2",
+            [.text(groupID), .text(userID)]
+        ).map(memberFromRow)
+    }
+
+    /// The group and the caller's active membership. Anyone else — never a member, removed, left, or
+    /// the group deleted — gets `notFound("group")`: a non-member learns nothing about the group.
+    public static func access(groupID: String, userID: String, on db: Connection) throws -> (Group, GroupMember) {
+        guard UUIDText.isCanonical(groupID), let group = try group(id: groupID, on: db),
+            let member = try member(groupID: groupID, userID: userID, on: db), member.status == .active
+        else { throw DomainError.notFound("group") }
+        return (group, member)
+    }
+
+    /// Like `access`, and the member must be owner or admin (else `permissionDenied`).
+    public static func managerAccess(groupID: String, userID: String, on db: Connection) throws -> (Group, GroupMember) {
+        let (group, member) = try access(groupID: groupID, userID: userID, on: db)
+        guard member.role.canManage else { throw DomainError.permissionDenied("only the owner or an admin can do this") }
+        return (group, member)
+    }
+
+    /// Active members, owner first, then by join time.
+    public static func activeMembers(groupID: String, on db: Connection) throws -> [GroupMember] {
+        try db.query(
+            """
+            SELECT \(memberColumns) FROM group_members WHERE group_id = ?1 AND status = 'active'
+            ORDER BY role = 'owner' DESC, joined_ms, user_id
+            """, [.text(groupID)]
+        ).map(memberFromRow)
+    }
+
+    /// The group and its active members.
+    public static func detail(_ group: Group, on db: Connection) throws -> Detail {
+        Detail(group: group, members: try activeMembers(groupID: group.id, on: db))
+    }
+
+    /// The live groups where the user is an active member, oldest first, `limit` at a time after
+    /// `after`.
+    public static func groups(
+        ofUser userID: String, after: PageKey? = nil, limit: Int = 100, on db: Connection
+    ) throws -> Page<Group> {
+        let rows = try db.query(
+            """
+            SELECT \(groupColumns(alias: "g")) FROM groups g JOIN group_members m ON m.group_id = g.id
+            WHERE m.user_id = ?1 AND m.status = 'active' AND g.deleted_ms IS NULL
+              AND (?2 IS NULL OR g.created_ms > ?2 OR (g.created_ms = ?2 AND g.id > ?3))
+            ORDER BY g.created_ms, g.id
+            LIMIT ?4
+            """, [.text(userID), SQLValue(after?.milliseconds), SQLValue(after?.id), .integer(Int64(limit) + 1)]
+        ).map(groupFromRow)
+        return page(rows, limit: limit) { PageKey(milliseconds: $0.createdAt.milliseconds, id: $0.id) }
+    }
+
+    // MARK: - Mutations
+
+    /// Creates a group owned by `owner` (who becomes its first member). Event `group_created`.
+    public static func create(
+        name: String, description: String?, iconName: String?, colorTag: String?, maxMembers: Int64, owner: User,
+        at now: Int64, on db: Connection
+    ) throws -> Detail {
+        let id = UUID().uuidString.lowercased()
+        let group = Group(
+            id: id, name: name, description: description, iconName: iconName, colorTag: colorTag, ownerID: owner.id,
+            maxMembers: maxMembers, memberCount: 1, version: 1, createdAt: Timestamp(milliseconds: now),
+            updatedAt: Timestamp(milliseconds: now))
+        try db.run(
+            """
+            INSERT INTO groups (id, name, description, icon_name, color_tag, owner_id, max_members, member_count,
+                                version, created_ms, updated_ms)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, 1, ?8, ?8)
+            """,
+            [.text(id), .text(name), SQLValue(description), SQLValue(iconName), SQLValue(colorTag), .text(owner.id),
+             .integer(maxMembers), .integer(now)])
+        let member = GroupMember(
+            groupID: id, userID: owner.id, displayName: owner.displayName, role: .owner, status: .active,
+            joinedAt: Timestamp(milliseconds: now))
+        try saveMember(member, insert: true, on: db)
+        try ChangeLog.append(
+            [groupChange(group, .added), memberChange(member, .added), accessChange(owner.id, group, gained: true)],
+            event: "group_created", actor: .user(owner.id), at: now, on: db)
+        return Detail(group: group, members: [member])
+    }
+
+    /// Edits name/description/icon/color (owner or admin). `nil` leaves a field; `.some(nil)` clears
+    /// an optional one. A stale `expectedVersion` → `versionConflict` with the current document.
+    /// Event `group_updated`.
+    public static func update(
+        groupID: String, actorID: String, name: String?, description: String??, iconName: String??, colorTag: String??,
+        expectedVersion: Int64?, at now: Int64, on db: Connection
+    ) throws -> Group {
+        var (group, _) = try managerAccess(groupID: groupID, userID: actorID, on: db)
+        if let expectedVersion, expectedVersion != group.version {
+            throw DomainError.versionConflict(current: DocumentCoding.encode(group))
+        }
+        let before = group
+        if let name { group.name = name }
+        if let description { group.description = description }
+        if let iconName { group.iconName = iconName }
+        if let colorTag { group.colorTag = colorTag }
+        guard group != before else { return group }  // nothing changed: no new version, no log row
+        try saveGroup(&group, at: now, on: db)
+        try ChangeLog.append([groupChange(group, .modified)], event: "group_updated", actor: .user(actorID), at: now, on: db)
+        return group
+    }
+
+    /// Soft-deletes the group (owner only): every member's access ends at once. Event `group_deleted`.
+    public static func delete(groupID: String, actorID: String, at now: Int64, on db: Connection) throws {
+        let (group, member) = try access(groupID: groupID, userID: actorID, on: db)
+        guard member.role == .owner else { throw DomainError.permissionDenied("only the owner can delete the group") }
+        let changes = try softDelete(group, reason: "group_deleted", at: now, on: db)
+        try ChangeLog.append(changes, event: "group_deleted", actor: .user(actorID), at: now, on: db)
+    }
+
+    /// Marks the group deleted and disables its code; returns the changes to log (the group removed
+    /// from its topic and from every active member's feed). Member rows stay, for the audit trail.
+    static func softDelete(_ group: Group, reason: String, at now: Int64, on db: Connection) throws -> [Change] {
+        let members = try activeMembers(groupID: group.id, on: db)
+        try db.run("UPDATE groups SET deleted_ms = ?2, updated_ms = ?2 WHERE id = ?1", [.text(group.id), .integer(now)])
+        try db.run("UPDATE invite_codes SET disabled_ms = ?2 WHERE group_id = ?1 AND disabled_ms IS NULL", [.text(group.id), .integer(now)])
+        var changes = [
+            Change(topic: ChangeLog.groupTopic(group.id), kind: "group", op: .removed, entityID: group.id,
+                   document: nil, reason: reason)
+        ]
+        changes += members.map { accessChange($0.userID, group, gained: false, reason: reason) }
+        return changes
+    }
+
+    /// `member ↔ admin`, by the owner. Event `role_changed`.
+    public static func changeRole(
+        groupID: String, actorID: String, targetID: String, role: GroupRole, at now: Int64, on db: Connection
+    ) throws -> GroupMember {
+        let (_, actor) = try access(groupID: groupID, userID: actorID, on: db)
+        guard actor.role == .owner else { throw DomainError.permissionDenied("only the owner can change roles") }
+        guard var target = try member(groupID: groupID, userID: targetID, on: db), target.status == .active else {
+            throw DomainError.notFound("member")
+        }
+        try GroupRules.checkRoleChange(actor: actor, target: target, to: role)
+        guard target.role != role else { return target }
+        target.role = role
+        try saveMember(target, insert: false, on: db)
+        try ChangeLog.append(
+            [memberChange(target, .modified), memberFeedChange(target)], event: "role_changed", actor: .user(actorID),
+            at: now, on: db)
+        return target
+    }
+
+    /// Hands the group to another active member (owner only); the old owner becomes admin.
+    /// Event `ownership_transferred`.
+    public static func transfer(
+        groupID: String, actorID: String, targetID: String, at now: Int64, on db: Connection
+    ) throws -> Detail {
+        var (group, actor) = try access(groupID: groupID, userID: actorID, on: db)
+        guard actor.role == .owner else { throw DomainError.permissionDenied("only the owner can transfer the group") }
+        guard targetID != actorID else { return try detail(group, on: db) }
+        guard var target = try member(groupID: groupID, userID: targetID, on: db), target.status == .active else {
+            throw DomainError.notFound("member")
+        }
+        let changes = try handOver(&group, from: &actor, to: &target, at: now, on: db)
+        try ChangeLog.append(changes, event: "ownership_transferred", actor: .user(actorID), at: now, on: db)
+        return try detail(group, on: db)
+    }
+
+    /// Makes `target` the owner and `from` an admin; returns the changes to log.
+    static func handOver(
+        _ group: inout Group, from old: inout GroupMember, to target: inout GroupMember, at now: Int64, on db: Connection
+    ) throws -> [Change] {
+        old.role = .admin
+        try saveMember(old, insert: false, on: db)
+        target.role = .owner
+        try saveMember(target, insert: false, on: db)
+        group.ownerID = target.userID
+        try saveGroup(&group, at: now, on: db)
+        return [
+            groupChange(group, .modified), memberChange(old, .modified), memberChange(target, .modified),
+            memberFeedChange(old), memberFeedChange(target),
+        ]
+    }
+
+    /// Removes a member or, when the actor names themself, leaves (`GroupRules.removalOutcome`).
+    /// Events `member_removed` / `member_left`.
+    public static func removeMember(
+        groupID: String, actorID: String, targetID: String, at now: Int64, on db: Connection
+    ) throws -> GroupMember {
+        var (group, actor) = try access(groupID: groupID, userID: actorID, on: db)
+        guard var target = try member(groupID: groupID, userID: targetID, on: db), target.status == .active else {
+            throw DomainError.notFound("member")
+        }
+        let outcome = try GroupRules.removalOutcome(actor: actor, target: target)
+        let changes = try end(&target, of: &group, as: outcome, by: outcome == .removed ? actorID : nil, at: now, on: db)
+        try ChangeLog.append(
+            changes, event: outcome == .left ? "member_left" : "member_removed", actor: .user(actorID), at: now, on: db)
+        return target
+    }
+
+    /// Ends an active membership (`removed` or `left`) and returns the changes to log.
+    static func end(
+        _ member: inout GroupMember, of group: inout Group, as status: GroupMember.Status, by remover: String?,
+        at now: Int64, on db: Connection
+    ) throws -> [Change] {
+        member.status = status
+        member.removedAt = Timestamp(milliseconds: now)
+        member.removedBy = remover
+        try saveMember(member, insert: false, on: db)
+        group.memberCount -= 1
+        try saveGroup(&group, at: now, on: db)
+        return [
+            memberChange(member, .modified), groupChange(group, .modified),
+            accessChange(member.userID, group, gained: false, reason: status.rawValue),
+        ]
+    }
+
+    /// Admits `user` to `group` with `role` — a new member, or a former one rejoining — enforcing
+    /// `max_members` inside the caller's write transaction (the single writer serialises joins, so
+    /// the last free seat goes to exactly one). Returns the changes to log. Throws `groupMemberLimit`.
+    static func admit(
+        _ user: User, to group: inout Group, role: GroupRole, previous: GroupMember?, at now: Int64, on db: Connection
+    ) throws -> (GroupMember, [Change]) {
+        guard group.memberCount < group.maxMembers else { throw DomainError.groupMemberLimit }
+        let member = GroupMember(
+            groupID: group.id, userID: user.id, displayName: user.displayName, role: role, status: .active,
+            joinedAt: Timestamp(milliseconds: now))
+        try saveMember(member, insert: previous == nil, on: db)
+        group.memberCount += 1
+        try saveGroup(&group, at: now, on: db)
+        return (member, [
+            memberChange(member, previous == nil ? .added : .modified), groupChange(group, .modified),
+            accessChange(user.id, group, gained: true),
+        ])
+    }
+
+    // MARK: - Rows and changes
+
+    /// Writes every mutable column, bumping `version` and `updated_at`.
+    static func saveGroup(_ group: inout Group, at now: Int64, on db: Connection) throws {
+        group.version += 1
+        group.updatedAt = Timestamp(milliseconds: now)
+        try db.run(
+            """
+            UPDATE groups SET name = ?2, description = ?3, icon_name = ?4, color_tag = ?5, owner_id = ?6,
+                member_count = ?7, version = ?8, updated_ms = ?9
+            WHERE id = ?1
+            """,
+            [.text(group.id), .text(group.name), SQLValue(group.description), SQLValue(group.iconName),
+             SQLValue(group.colorTag), .text(group.ownerID), .integer(group.memberCount), .integer(group.version),
+             .integer(now)])
+    }
+
+    static func saveMember(_ m: GroupMember, insert: Bool, on db: Connection) throws {
+        let values: [SQLValue] = [
+            .text(m.groupID), .text(m.userID), .text(m.displayName), .text(m.role.rawValue), .text(m.status.rawValue),
+            .integer(m.joinedAt.milliseconds), SQLValue(m.removedAt?.milliseconds), SQLValue(m.removedBy),
+        ]
+        if insert {
+            try db.run(
+                """
+                INSERT INTO group_members (group_id, user_id, display_name, role, status, joined_ms, removed_ms, removed_by)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                """, values)
+        } else {
+            try db.run(
+                """
+                UPDATE group_members SET display_name = ?3, role = ?4, status = ?5, joined_ms = ?6, removed_ms = ?7,
+                    removed_by = ?8
+                WHERE group_id = ?1 AND user_id = ?2
+                """, values)
+        }
+    }
+
+    /// The group document on its own topic.
+    static func groupChange(_ group: Group, _ op: Change.Op) -> Change {
+        Change(topic: ChangeLog.groupTopic(group.id), kind: "group", op: op, entityID: group.id,
+               document: DocumentCoding.encode(group))
+    }
+
+    /// A member document on the group's topic (entity id `<group_id>:<user_id>`).
+    static func memberChange(_ member: GroupMember, _ op: Change.Op) -> Change {
+        Change(topic: ChangeLog.groupTopic(member.groupID), kind: "member", op: op,
+               entityID: "\(member.groupID):\(member.userID)", document: DocumentCoding.encode(member))
+    }
+
+    /// The user's own membership document on their feed (role changes).
+    static func memberFeedChange(_ member: GroupMember) -> Change {
+        Change(topic: ChangeLog.userTopic(member.userID), kind: "member", op: .modified,
+               entityID: "\(member.groupID):\(member.userID)", document: DocumentCoding.encode(member))
+    }
+
+    /// "My groups": the user gained (`added`, whole group) or lost (`removed`, with reason) access.
+    static func accessChange(_ userID: String, _ group: Group, gained: Bool, reason: String? = nil) -> Change {
+        Change(topic: ChangeLog.userTopic(userID), kind: "group", op: gained ? .added : .removed, entityID: group.id,
+               document: gained ? DocumentCoding.encode(group) : nil, reason: reason)
+    }
+
+    static func groupFromRow(_ row: Row) throws -> Group {
+        guard let id = row.string("id"), let name = row.string("name"), let owner = row.string("owner_id"),
+            let maxMembers = row.int("max_members"), let count = row.int("member_count"),
+            let version = row.int("version"), let created = row.int("created_ms"), let updated = row.int("updated_ms")
+        else { throw StoreError.corruptRow(table: "groups") }
+        return Group(
+            id: id, name: name, description: row.string("description"), iconName: row.string("icon_name"),
+            colorTag: row.string("color_tag"), ownerID: owner, maxMembers: maxMembers, memberCount: count,
+            version: version, createdAt: Timestamp(milliseconds: created), updatedAt: Timestamp(milliseconds: updated))
+    }
+
+    static func memberFromRow(_ row: Row) throws -> GroupMember {
+        guard let groupID = row.string("group_id"), let userID = row.string("user_id"),
+            let name = row.string("display_name"),
+            let role = row.string("role").flatMap(GroupRole.init(rawValue:)),
+            let status = row.string("status").flatMap(GroupMember.Status.init(rawValue:)),
+            let joined = row.int("joined_ms")
+        else { throw StoreError.corruptRow(table: "group_members") }
+        return GroupMember(
+            groupID: groupID, userID: userID, displayName: name, role: role, status: status,
+            joinedAt: Timestamp(milliseconds: joined), removedAt: row.int("removed_ms").map(Timestamp.init(milliseconds:)),
+            removedBy: row.string("removed_by"))
+    }
+}
+
+/// Lowercase UUID text as this server issues ids (so a malformed id is a plain 404, not a query).
+enum UUIDText {
+    static func isCanonical(_ text: String) -> Bool {
+        let b = Array(text.utf8)
+        guard b.count == 36 else { return false }
+        for (i, c) in b.enumerated() {
+            if i == 8 || i == 13 || i == 18 || i == 23 {
+                guard c == 45 else { return false }
+            } else {
+                guard (c >= 48 && c <= 57) || (c >= 97 && c <= 102) else { return false }
+            }
+        }
+        return true
+    }
+}

@@ -1,0 +1,182 @@
+public import Domain
+public import SQLite
+
+/// A group's invite code and the join flow (sync-rules seed "Invite Code Security"). The code is
+/// stored only as its keyed hash; the caller hashes (`InviteCode.hash(secret:)`) before calling.
+public enum InviteCodeStore {
+    /// Subject of the per-code failure count.
+    static func codeSubject(_ groupID: String) -> String { "code:\(groupID)" }
+    /// Subject of the per-user failure budget.
+    public static func userSubject(_ userID: String) -> String { "user:\(userID)" }
+    /// Subject of the per-client-IP failure budget.
+    public static func ipSubject(_ ip: String) -> String { "ip:\(ip)" }
+
+    /// Creates the group's code or rotates it (owner/admin): the old hash stops matching at once, the
+    /// lock and failure count start over. Returns the new code — the only time it exists outside the
+    /// caller's memory. Events `invite_code_created` / `invite_code_rotated`.
+    public static func rotate(
+        groupID: String, actorID: String, secret: [UInt8], at now: Int64, on db: Connection
+    ) throws -> (code: InviteCode, record: InviteCodeRecord) {
+        _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
+        let existed = try db.queryOne("SELECT 1 FROM invite_codes WHERE group_id = ?1", [.text(groupID)]) != nil
+        let expires = now + InviteCode.lifetimeMilliseconds
+        var code = InviteCode.generate()
+        var attempt = 0
+        while true {
+            do {
+                try upsert(groupID: groupID, codeHash: code.hash(secret: secret), actorID: actorID, at: now, expires: expires, on: db)
+                break
+            } catch let error as SQLiteError where error.isUniqueViolation && attempt < 8 {
+                // Another group holds this code (1 in ~887 million per live code): draw again.
+                attempt += 1
+                code = InviteCode.generate()
+            }
+        }
+        try db.run("DELETE FROM invite_attempts WHERE subject = ?1", [.text(codeSubject(groupID))])
+        let record = InviteCodeRecord(
+            groupID: groupID, createdBy: actorID, createdAt: Timestamp(milliseconds: now),
+            expiresAt: Timestamp(milliseconds: expires), disabledAt: nil)
+        try ChangeLog.append(
+            [change(record)], event: existed ? "invite_code_rotated" : "invite_code_created", actor: .user(actorID),
+            at: now, on: db)
+        return (code, record)
+    }
+
+    static func upsert(
+        groupID: String, codeHash: [UInt8], actorID: String, at now: Int64, expires: Int64, on db: Connection
+    ) throws {
+        try db.run(
+            """
+            INSERT INTO invite_codes (group_id, code_hash, created_by, created_ms, expires_ms)
+            VALUES (?1, ?2, ?3, ?4, ?5)
+            ON CONFLICT (group_id) DO UPDATE SET code_hash = excluded.code_hash, created_by = excluded.created_by,
+                created_ms = excluded.created_ms, expires_ms = excluded.expires_ms, disabled_ms = NULL,
+                locked_until_ms = NULL
+            """,
+            [.text(groupID), .blob(codeHash), .text(actorID), .integer(now), .integer(expires)])
+    }
+
+    /// Disables the group's code (owner/admin). Idempotent: no code, or one already disabled, is a
+    /// no-op. Event `invite_code_disabled`.
+    public static func disable(groupID: String, actorID: String, at now: Int64, on db: Connection) throws {
+        _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
+        guard var record = try record(groupID: groupID, on: db), record.disabledAt == nil else { return }
+        try db.run("UPDATE invite_codes SET disabled_ms = ?2 WHERE group_id = ?1", [.text(groupID), .integer(now)])
+        record.disabledAt = Timestamp(milliseconds: now)
+        try ChangeLog.append([change(record)], event: "invite_code_disabled", actor: .user(actorID), at: now, on: db)
+    }
+
+    /// The code's public facts.
+    public static func record(groupID: String, on db: Connection) throws -> InviteCodeRecord? {
+        guard let row = try db.queryOne(
+            "SELECT group_id, created_by, created_ms, expires_ms, disabled_ms FROM invite_codes WHERE group_id = ?1",
+            [.text(groupID)])
+        else { return nil }
+        return try recordFromRow(row)
+    }
+
+    /// What `POST /v1/join` comes to. Failures are recorded in the same transaction, so the answer
+    /// is returned (a thrown error would roll them back).
+    public enum JoinOutcome: Sendable {
+        /// Admitted now.
+        case joined(GroupStore.Detail)
+        /// Already an active member (idempotent retry).
+        case alreadyMember(GroupStore.Detail)
+        /// One generic answer for every unusable code.
+        case invalid
+        /// The user's or the client IP's failure budget is spent.
+        case rateLimited(retryAfterSeconds: Int)
+    }
+
+    /// Joins `user` to the group whose live code hashes to `codeHash` (nil: input that cannot be a
+    /// code). Order: user and IP budgets (429), lookup, lock, expiry/disabled, rejoin rule, then the
+    /// member limit (throws `groupMemberLimit`). Failures count against the user and the IP; those
+    /// that name an existing code also against that code, and its fifth within an hour locks it for
+    /// an hour. Event `member_joined`.
+    public static func join(
+        codeHash: [UInt8]?, user: User, clientIP: String, at now: Int64, on db: Connection
+    ) throws -> JoinOutcome {
+        let budgets = [(userSubject(user.id), InviteCode.userWindow), (ipSubject(clientIP), InviteCode.ipWindow)]
+        var worst = 0
+        for (subject, window) in budgets {
+            if case .refused(let seconds) = window.evaluate(
+                failureTimes: try failureTimes(subject: subject, window: window, at: now, on: db), now: now)
+            {
+                worst = max(worst, seconds)
+            }
+        }
+        if worst > 0 { return .rateLimited(retryAfterSeconds: worst) }
+        let budgetSubjects = budgets.map(\.0)
+
+        guard let codeHash,
+            let row = try db.queryOne(
+                """
+                SELECT group_id, created_ms, expires_ms, disabled_ms, locked_until_ms FROM invite_codes
+                WHERE code_hash = ?1
+                """, [.blob(codeHash)]),
+            let groupID = row.string("group_id"), let created = row.int("created_ms"),
+            let expires = row.int("expires_ms")
+        else {
+            try record(subjects: budgetSubjects, at: now, on: db)
+            return .invalid
+        }
+        if let lockedUntil = row.int("locked_until_ms"), lockedUntil > now {
+            try record(subjects: budgetSubjects, at: now, on: db)
+            return .invalid
+        }
+        let previous = try GroupStore.member(groupID: groupID, userID: user.id, on: db)
+        guard var group = try GroupStore.group(id: groupID, on: db), row.int("disabled_ms") == nil, expires > now,
+            previous?.status == .active || GroupRules.mayRejoin(endedMs: previous?.removedAt?.milliseconds, inviteCreatedMs: created)
+        else {
+            try record(subjects: budgetSubjects + [codeSubject(groupID)], at: now, on: db)
+            let codeFailures = try failureTimes(subject: codeSubject(groupID), window: InviteCode.codeWindow, at: now, on: db)
+            if case .refused = InviteCode.codeWindow.evaluate(failureTimes: codeFailures, now: now) {
+                try db.run(
+                    "UPDATE invite_codes SET locked_until_ms = ?2 WHERE group_id = ?1",
+                    [.text(groupID), .integer(now + InviteCode.lockMilliseconds)])
+            }
+            return .invalid
+        }
+        if previous?.status == .active { return .alreadyMember(try GroupStore.detail(group, on: db)) }
+        let (_, changes) = try GroupStore.admit(user, to: &group, role: .member, previous: previous, at: now, on: db)
+        try ChangeLog.append(changes, event: "member_joined", actor: .user(user.id), at: now, on: db)
+        return .joined(try GroupStore.detail(group, on: db))
+    }
+
+    // MARK: - Attempt records
+
+    /// Failure times of `subject` inside the window ending at `now`.
+    static func failureTimes(subject: String, window: AttemptWindow, at now: Int64, on db: Connection) throws -> [Int64] {
+        try db.query(
+            "SELECT at_ms FROM invite_attempts WHERE subject = ?1 AND at_ms > ?2 ORDER BY at_ms",
+            [.text(subject), .integer(window.windowStart(now: now))]
+        ).compactMap { $0.int("at_ms") }
+    }
+
+    static func record(subjects: [String], at now: Int64, on db: Connection) throws {
+        for subject in subjects {
+            try db.run("INSERT INTO invite_attempts (subject, at_ms) VALUES (?1, ?2)", [.text(subject), .integer(now)])
+        }
+    }
+
+    /// Deletes attempt records older than `cutoff` (retention sweeper: 24 hours).
+    @discardableResult
+    public static func purgeAttempts(olderThan cutoff: Int64, on db: Connection) throws -> Int {
+        try db.run("DELETE FROM invite_attempts WHERE at_ms < ?1", [.integer(cutoff)])
+    }
+
+    static func change(_ record: InviteCodeRecord) -> Change {
+        Change(topic: ChangeLog.groupTopic(record.groupID), kind: "invite_code", op: .modified,
+               entityID: record.groupID, document: DocumentCoding.encode(record))
+    }
+
+    static func recordFromRow(_ row: Row) throws -> InviteCodeRecord {
+        guard let groupID = row.string("group_id"), let by = row.string("created_by"),
+            let created = row.int("created_ms"), let expires = row.int("expires_ms")
+        else { throw StoreError.corruptRow(table: "invite_codes") }
+        return InviteCodeRecord(
+            groupID: groupID, createdBy: by, createdAt: Timestamp(milliseconds: created),
+            expiresAt: Timestamp(milliseconds: expires),
+            disabledAt: row.int("disabled_ms").map(Timestamp.init(milliseconds:)))
+    }
+}
