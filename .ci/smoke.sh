@@ -70,6 +70,26 @@ A db backup "$work/backup.sqlite" >/dev/null || fail "db backup failed"
 "$admin" users show ops@example.com --json --db "$work/backup.sqlite" | grep -q '"status":"suspended"' || fail "backup lacks data"
 A users show nobody@example.com >/dev/null 2>&1 && fail "unknown user must exit non-zero"
 
+# Groups through the API, moderated with chronir-admin while the server runs.
+echo "owner pass 1" | A users create owner@example.com --password-stdin --tier premium >/dev/null
+owner=$(expect 200 POST /v1/auth/login '{"email":"owner@example.com","password":"owner pass 1"}' | json "['token']")
+group=$(expect 201 POST /v1/groups '{"name":"Flat 4B"}' "$owner" | json "['group']['id']")
+A groups list --json | grep -q "\"$group\"" || fail "groups list lacks the new group"
+code=$(A invites rotate "$group" --json | json "['code']")
+guest=$(expect 201 POST /v1/auth/register '{"email":"guest@example.com","password":"guest pass 1","display_name":"Guest"}' | json "['token']")
+expect 200 POST /v1/join "{\"code\":\"$code\"}" "$guest" >/dev/null
+[ "$(A members list "$group" --json | json ".__len__()")" = 2 ] || fail "members list after join"
+A groups show "$group" | grep -q "invite code: live" || fail "groups show: code status"
+A members remove "$group" guest@example.com --reason smoke --yes >/dev/null
+expect 404 GET "/v1/groups/$group" "" "$guest" >/dev/null
+A invites rotate "$group" >/dev/null
+other=$(expect 201 POST /v1/auth/register '{"email":"other@example.com","password":"other pass 1","display_name":"Other"}' | json "['token']")
+expect 404 POST /v1/join "{\"code\":\"$code\"}" "$other" >/dev/null   # the rotated-out code is dead
+A groups delete "$group" --reason smoke --yes >/dev/null
+expect 404 GET "/v1/groups/$group" "" "$owner" >/dev/null
+A stats --json | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["groups"] == 0 and s["users"] >= 5, s' \
+    || fail "stats"
+
 kill -TERM "$pid"
 status=0
 wait "$pid" || status=$?

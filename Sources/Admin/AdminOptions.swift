@@ -23,6 +23,11 @@ struct AdminOptions: ParsableArguments {
         return (dataDir ?? env["CHRONIR_DATA_DIR"] ?? "./data") + "/chronir.sqlite"
     }
 
+    /// The server secret file: in the data directory, or next to `--db`.
+    var secretPath: String {
+        (databasePath as NSString).deletingLastPathComponent + "/server.secret"
+    }
+
     /// Opens the existing database and checks its schema is the one this binary knows.
     func openDatabase(requireCurrentSchema: Bool = true) throws -> Database {
         guard FileManager.default.fileExists(atPath: databasePath) else {

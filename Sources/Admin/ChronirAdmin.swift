@@ -7,11 +7,13 @@ import ArgumentParser
 struct ChronirAdmin: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chronir-admin",
-        abstract: "Moderate a Chronir server: users, the audit trail, the database.",
+        abstract: "Moderate a Chronir server: users, groups, members, invites, the audit trail, the database.",
         discussion: """
             Works on the server's database file (--data-dir or --db, or CHRONIR_DATA_DIR / CHRONIR_DB), \
             also while the server runs. Output is a table for people; --json prints JSON for scripts. \
             Exit status 0 on success, 1 on failure (with a message on stderr), 64 on bad usage.
             """,
-        subcommands: [Users.self, Audit.self, DB.self])
+        subcommands: [
+            Users.self, Groups.self, Members.self, Invites.self, Invitations.self, Audit.self, Stats.self, DB.self,
+        ])
 }

@@ -198,6 +198,23 @@ public enum InvitationStore {
         guard invitation.invitedBy == actorID || member.role == .owner else {
             throw DomainError.permissionDenied("only the inviter or the owner can revoke an invitation")
         }
+        try markRevoked(&invitation, actor: .user(actorID), reason: nil, at: now, on: db)
+    }
+
+    /// Revokes an invitation for an operator (idempotent). Event `invitation_revoked`.
+    public static func adminRevoke(id: String, reason: String?, at now: Int64, on db: Connection) throws -> Invitation {
+        guard var invitation = try invitation(id: id.lowercased(), at: now, on: db) else {
+            throw DomainError.notFound("invitation")
+        }
+        try markRevoked(&invitation, actor: .admin, reason: reason, at: now, on: db)
+        return invitation
+    }
+
+    /// Moves a pending (or expired) invitation to `revoked` and logs it; shared by the API and the operator.
+    static func markRevoked(
+        _ invitation: inout Invitation, actor: Actor, reason: String?, at now: Int64, on db: Connection
+    ) throws {
+        let id = invitation.id
         switch invitation.status {
         case .revoked: return
         case .accepted, .declined: throw DomainError.invitationAlreadyAccepted
@@ -208,8 +225,8 @@ public enum InvitationStore {
         try db.run(
             "UPDATE invitations SET status = 'revoked', responded_ms = ?2 WHERE id = ?1", [.text(id), .integer(now)])
         try ChangeLog.append(
-            try feedChanges(invitation, op: .modified, on: db), event: "invitation_revoked", actor: .user(actorID),
-            at: now, on: db)
+            try feedChanges(invitation, op: .modified, on: db).map { $0.with(reason: reason) },
+            event: "invitation_revoked", actor: actor, at: now, on: db)
     }
 
     /// The invitation document on the inviter's feed, the addressee's (when an account has that

@@ -18,13 +18,22 @@ public enum InviteCodeStore {
         groupID: String, actorID: String, secret: [UInt8], at now: Int64, on db: Connection
     ) throws -> (code: InviteCode, record: InviteCodeRecord) {
         _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
+        return try install(groupID: groupID, createdBy: actorID, actor: .user(actorID), reason: nil, secret: secret, at: now, on: db)
+    }
+
+    /// Draws a fresh code for the group, replacing any previous one, and logs it. Shared by the API's
+    /// rotate and the operator's.
+    static func install(
+        groupID: String, createdBy: String, actor: Actor, reason: String?, secret: [UInt8], at now: Int64,
+        on db: Connection
+    ) throws -> (code: InviteCode, record: InviteCodeRecord) {
         let existed = try db.queryOne("SELECT 1 FROM invite_codes WHERE group_id = ?1", [.text(groupID)]) != nil
         let expires = now + InviteCode.lifetimeMilliseconds
         var code = InviteCode.generate()
         var attempt = 0
         while true {
             do {
-                try upsert(groupID: groupID, codeHash: code.hash(secret: secret), actorID: actorID, at: now, expires: expires, on: db)
+                try upsert(groupID: groupID, codeHash: code.hash(secret: secret), actorID: createdBy, at: now, expires: expires, on: db)
                 break
             } catch let error as SQLiteError where error.isUniqueViolation && attempt < 8 {
                 // Another group holds this code (1 in ~887 million per live code): draw again.
@@ -34,11 +43,10 @@ public enum InviteCodeStore {
         }
         try db.run("DELETE FROM invite_attempts WHERE subject = ?1", [.text(codeSubject(groupID))])
         let record = InviteCodeRecord(
-            groupID: groupID, createdBy: actorID, createdAt: Timestamp(milliseconds: now),
+            groupID: groupID, createdBy: createdBy, createdAt: Timestamp(milliseconds: now),
             expiresAt: Timestamp(milliseconds: expires), disabledAt: nil)
         try ChangeLog.append(
-            [change(record)], event: existed ? "invite_code_rotated" : "invite_code_created", actor: .user(actorID),
-            at: now, on: db)
+            [change(record).with(reason: reason)], event: existed ? "invite_code_rotated" : "invite_code_created", actor: actor, at: now, on: db)
         return (code, record)
     }
 
@@ -60,10 +68,15 @@ public enum InviteCodeStore {
     /// no-op. Event `invite_code_disabled`.
     public static func disable(groupID: String, actorID: String, at now: Int64, on db: Connection) throws {
         _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
+        try markDisabled(groupID: groupID, actor: .user(actorID), reason: nil, at: now, on: db)
+    }
+
+    /// Disables the code if it is live and logs it; shared by the API and the operator.
+    static func markDisabled(groupID: String, actor: Actor, reason: String?, at now: Int64, on db: Connection) throws {
         guard var record = try record(groupID: groupID, on: db), record.disabledAt == nil else { return }
         try db.run("UPDATE invite_codes SET disabled_ms = ?2 WHERE group_id = ?1", [.text(groupID), .integer(now)])
         record.disabledAt = Timestamp(milliseconds: now)
-        try ChangeLog.append([change(record)], event: "invite_code_disabled", actor: .user(actorID), at: now, on: db)
+        try ChangeLog.append([change(record).with(reason: reason)], event: "invite_code_disabled", actor: actor, at: now, on: db)
     }
 
     /// The code's public facts.

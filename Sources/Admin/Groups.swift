@@ -1,0 +1,233 @@
+import App
+import ArgumentParser
+import Domain
+import Foundation
+import SQLite
+import Store
+
+/// `chronir-admin groups …`
+struct Groups: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List, inspect and moderate groups.",
+        subcommands: [List.self, Show.self, Rename.self, Delete.self, Transfer.self])
+
+    static let header = ["ID", "NAME", "OWNER", "MEMBERS", "CREATED"]
+    static func row(_ g: Group) -> [String] {
+        [g.id, g.name, g.ownerID, "\(g.memberCount)/\(g.maxMembers)", g.createdAt.description]
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List live groups, newest first.",
+            discussion: "Example: chronir-admin groups list --owner ana@example.com")
+        @OptionGroup var options: AdminOptions
+        @Option(help: "Only groups whose name contains this text.") var search: String?
+        @Option(help: "Only groups owned by this email.") var owner: String?
+        @Option(help: "At most this many (default 100).") var limit = 100
+
+        func run() throws {
+            let database = try options.openDatabase()
+            let groups = try database.readSync {
+                try GroupStore.moderationList(search: search, ownerEmail: owner, limit: limit, on: $0)
+            }
+            if options.json { printJSON(groups) } else { printTable(Groups.header, groups.map(Groups.row)) }
+        }
+    }
+
+    /// What `groups show` prints as JSON.
+    struct Report: Encodable {
+        var group: Group
+        var members: [GroupMember]
+        var inviteCode: CodeReport?
+        enum CodingKeys: String, CodingKey {
+            case group, members
+            case inviteCode = "invite_code"
+        }
+    }
+
+    struct CodeReport: Encodable {
+        var createdAt: Timestamp
+        var expiresAt: Timestamp
+        var disabledAt: Timestamp?
+        var recentFailures: Int
+        var lockedUntil: Timestamp?
+        enum CodingKeys: String, CodingKey {
+            case createdAt = "created_at"
+            case expiresAt = "expires_at"
+            case disabledAt = "disabled_at"
+            case recentFailures = "failures_last_hour"
+            case lockedUntil = "locked_until"
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a group: members and roles, invite code status (expiry, failed attempts, lock).",
+            discussion: "Example: chronir-admin groups show 0b9c…")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "Group id.") var group: String
+
+        func run() throws {
+            let database = try options.openDatabase()
+            let now = options.now
+            let report = try database.readSync { db -> Report in
+                let group = try GroupStore.liveGroup(group, on: db)
+                let code = try InviteCodeStore.status(groupID: group.id, at: now, on: db)
+                return Report(
+                    group: group, members: try GroupStore.activeMembers(groupID: group.id, on: db),
+                    inviteCode: code.record.map {
+                        CodeReport(
+                            createdAt: $0.createdAt, expiresAt: $0.expiresAt, disabledAt: $0.disabledAt,
+                            recentFailures: code.recentFailures, lockedUntil: code.lockedUntil)
+                    })
+            }
+            if options.json { printJSON(report); return }
+            printTable(Groups.header, [Groups.row(report.group)])
+            print("")
+            printTable(Members.header, report.members.map(Members.row))
+            print("")
+            if let code = report.inviteCode {
+                let state =
+                    code.disabledAt != nil ? "disabled" : code.expiresAt.milliseconds <= now ? "expired"
+                    : code.lockedUntil != nil ? "locked until \(code.lockedUntil!)" : "live"
+                print("invite code: \(state); expires \(code.expiresAt); failed attempts in the last hour: \(code.recentFailures)")
+            } else {
+                print("invite code: none")
+            }
+        }
+    }
+
+    struct Rename: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Rename a group.", discussion: "Example: chronir-admin groups rename 0b9c… 'Flat 4B' --reason 'abusive name'")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "Group id.") var group: String
+        @Argument(help: "New name.") var name: String
+        @Option(help: "Why (recorded in the change log).") var reason: String?
+
+        func run() throws {
+            let database = try options.openDatabase()
+            let now = options.now
+            let renamed = try database.writeSync {
+                try GroupStore.adminRename(groupID: group, name: name, reason: reason, at: now, on: $0)
+            }
+            if options.json { printJSON(renamed) } else { printTable(Groups.header, [Groups.row(renamed)]) }
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a group (soft delete: every member loses access at once).",
+            discussion: "Example: chronir-admin groups delete 0b9c… --reason 'reported spam' --yes")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "Group id.") var group: String
+        @Option(help: "Why (required; recorded in the change log).") var reason: String
+        @Flag(help: "Do not ask for confirmation.") var yes = false
+        @Flag(help: "Show what would be deleted and change nothing.") var dryRun = false
+
+        func run() throws {
+            let database = try options.openDatabase()
+            let target = try database.readSync { try GroupStore.liveGroup(group, on: $0) }
+            if dryRun {
+                print("would delete group \(target.id) '\(target.name)' with \(target.memberCount) members")
+                return
+            }
+            try confirm("Delete group '\(target.name)' (\(target.memberCount) members lose access)?", yes: yes)
+            let now = options.now
+            try database.writeSync { try GroupStore.adminDelete(groupID: target.id, reason: reason, at: now, on: $0) }
+            print("deleted group \(target.id)")
+        }
+    }
+
+    struct Transfer: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make an active member the owner (the old owner becomes admin).",
+            discussion: "Example: chronir-admin groups transfer 0b9c… bob@example.com --reason 'owner left the household'")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "Group id.") var group: String
+        @Argument(help: "New owner: user id or email.") var user: String
+        @Option(help: "Why (recorded in the change log).") var reason: String?
+
+        func run() throws {
+            let database = try options.openDatabase()
+            let userID = try Users.find(user, in: database).id
+            let now = options.now
+            let detail = try database.writeSync {
+                try GroupStore.adminTransfer(groupID: group, userID: userID, reason: reason, at: now, on: $0)
+            }
+            if options.json { printJSON(detail) } else { printTable(Members.header, detail.members.map(Members.row)) }
+        }
+    }
+}
+
+/// `chronir-admin members …`
+struct Members: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List and moderate a group's members.", subcommands: [List.self, Remove.self, Role.self])
+
+    static let header = ["USER", "NAME", "ROLE", "STATUS", "JOINED"]
+    static func row(_ m: GroupMember) -> [String] {
+        [m.userID, m.displayName, m.role.rawValue, m.status.rawValue, m.joinedAt.description]
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Active members of a group with their roles.", discussion: "Example: chronir-admin members list 0b9c…")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "Group id.") var group: String
+
+        func run() throws {
+            let database = try options.openDatabase()
+            let members = try database.readSync { db in
+                try GroupStore.activeMembers(groupID: try GroupStore.liveGroup(group, on: db).id, on: db)
+            }
+            if options.json { printJSON(members) } else { printTable(Members.header, members.map(Members.row)) }
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove a member (not the owner: transfer first). Their access ends at once.",
+            discussion: "Example: chronir-admin members remove 0b9c… bob@example.com --reason harassment --yes")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "Group id.") var group: String
+        @Argument(help: "User id or email.") var user: String
+        @Option(help: "Why (required; recorded in the change log).") var reason: String
+        @Flag(help: "Do not ask for confirmation.") var yes = false
+
+        func run() throws {
+            let database = try options.openDatabase()
+            let target = try Users.find(user, in: database)
+            try confirm("Remove \(target.email) from group \(group)?", yes: yes)
+            let now = options.now
+            let member = try database.writeSync {
+                try GroupStore.adminRemoveMember(groupID: group, userID: target.id, reason: reason, at: now, on: $0)
+            }
+            if options.json { printJSON(member) } else { printTable(Members.header, [Members.row(member)]) }
+        }
+    }
+
+    struct Role: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set a member's role to admin or member.",
+            discussion: "Example: chronir-admin members role 0b9c… bob@example.com admin")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "Group id.") var group: String
+        @Argument(help: "User id or email.") var user: String
+        @Argument(help: "admin|member.") var role: String
+        @Option(help: "Why (recorded in the change log).") var reason: String?
+
+        func run() throws {
+            guard let role = GroupRole(rawValue: role), role != .owner else {
+                throw AdminError("role must be admin or member (ownership moves with `groups transfer`)")
+            }
+            let database = try options.openDatabase()
+            let userID = try Users.find(user, in: database).id
+            let now = options.now
+            let member = try database.writeSync {
+                try GroupStore.adminChangeRole(groupID: group, userID: userID, role: role, reason: reason, at: now, on: $0)
+            }
+            if options.json { printJSON(member) } else { printTable(Members.header, [Members.row(member)]) }
+        }
+    }
+}
