@@ -90,6 +90,18 @@ expect 404 GET "/v1/groups/$group" "" "$owner" >/dev/null
 A stats --json | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["groups"] == 0 and s["users"] >= 5, s' \
     || fail "stats"
 
+# The change log is a hash chain: intact now; an edit behind the server's back is caught.
+A audit verify | grep -q '^ok: ' || fail "audit verify on an intact log"
+python3 - "$work/data/chronir.sqlite" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("DROP TRIGGER change_log_no_update")
+db.execute("UPDATE change_log SET actor = 'user:mallory' WHERE seq = 3")
+db.commit()
+PY
+A audit verify >"$work/verify.txt" 2>&1 && fail "audit verify missed a tampered row"
+grep -q 'BROKEN at seq 3' "$work/verify.txt" || fail "audit verify: $(cat "$work/verify.txt")"
+
 kill -TERM "$pid"
 status=0
 wait "$pid" || status=$?

@@ -5,8 +5,39 @@ import Foundation
 import SQLite
 import Store
 
-/// `chronir-admin audit`: the change log as a readable trail.
+/// `chronir-admin audit …`: the change log as a trail, and its hash chain.
 struct Audit: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The change log: show it as an audit trail (default), or verify its hash chain.",
+        subcommands: [Trail.self, Verify.self], defaultSubcommand: Trail.self)
+}
+
+/// `chronir-admin audit verify`
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Recompute the change log's hash chain; exit 1 and name the first broken row if it does not match.",
+        discussion: "Example: chronir-admin audit verify")
+    @OptionGroup var options: AdminOptions
+
+    func run() throws {
+        let database = try options.openDatabase()
+        let report = try database.readSync { try ChangeLogChain.verify(on: $0) }
+        if options.json {
+            var fields = ["\"verified\":\(report.verified)", "\"unchained\":\(report.unchained)"]
+            if let seq = report.firstBroken { fields.append("\"first_broken_seq\":\(seq)") }
+            if let problem = report.problem { fields.append("\"problem\":\(Trail.quote(problem))") }
+            print("{" + fields.joined(separator: ",") + "}")
+        } else if let seq = report.firstBroken {
+            print("BROKEN at seq \(seq): \(report.problem ?? "")  (\(report.verified) rows verified before it)")
+        } else {
+            print("ok: \(report.verified) rows verified" + (report.unchained > 0 ? ", \(report.unchained) older rows unchained" : ""))
+        }
+        if report.firstBroken != nil { throw ExitCode(1) }
+    }
+}
+
+/// `chronir-admin audit [trail]`
+struct Trail: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the change log as an audit trail (newest last).",
         discussion: """

@@ -1,4 +1,5 @@
 import Domain
+import Hashing
 public import SQLite
 
 /// Who caused a change, as recorded in `change_log.actor`.
@@ -43,27 +44,35 @@ public enum ChangeLog {
     public static func groupTopic(_ groupID: String) -> String { "group:\(groupID)" }
 
     /// Appends one mutation's changes as one batch, inside the caller's (IMMEDIATE) transaction:
-    /// consecutive `seq`s, all rows carrying the batch's first seq, its `event` name and `actor`.
-    /// Returns the seqs written. Writers are serialised by SQLite's write lock, so reading MAX(seq)
-    /// here cannot race another writer, in this process or another.
+    /// consecutive `seq`s, all rows carrying the batch's first seq, its `event` name and `actor`, each
+    /// row hash-chained to the one before (`ChangeLogChain`). Returns the seqs written. Writers are
+    /// serialised by SQLite's write lock, so reading the last row here cannot race another writer, in
+    /// this process or another.
     @discardableResult
     public static func append(
         _ changes: [Change], event: String, actor: Actor, at now: Int64, on db: Connection
     ) throws -> ClosedRange<Int64> {
         precondition(!changes.isEmpty, "a mutation appends at least one change")
-        let first = try latestSeq(on: db) + 1
+        let last = try db.queryOne("SELECT seq, hash FROM change_log ORDER BY seq DESC LIMIT 1")
+        let first = (last?.int("seq") ?? 0) + 1
+        var previousHash = last?.blob("hash") ?? ChangeLogChain.genesis
         for (offset, change) in changes.enumerated() {
+            let row = ChangeLogChain.Row(
+                seq: first + Int64(offset), batch: first, event: event, atMilliseconds: now, actor: actor.rawValue,
+                topic: change.topic, kind: change.kind, op: change.op.rawValue, entityID: change.entityID,
+                document: change.document.map { String(decoding: $0, as: UTF8.self) }, reason: change.reason)
+            let hash = ChangeLogChain.hash(row, previous: previousHash)
             try db.run(
                 """
-                INSERT INTO change_log (seq, batch, event, at_ms, actor, topic, kind, op, entity_id, document, reason)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                INSERT INTO change_log (seq, batch, event, at_ms, actor, topic, kind, op, entity_id, document, reason, hash)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
                 """,
                 [
-                    .integer(first + Int64(offset)), .integer(first), .text(event), .integer(now),
-                    .text(actor.rawValue), .text(change.topic), .text(change.kind), .text(change.op.rawValue),
-                    .text(change.entityID), change.document.map { .text(String(decoding: $0, as: UTF8.self)) } ?? .null,
-                    change.reason.map { .text($0) } ?? .null,
+                    .integer(row.seq), .integer(row.batch), .text(event), .integer(now), .text(row.actor),
+                    .text(row.topic), .text(row.kind), .text(row.op), .text(row.entityID),
+                    row.document.map { .text($0) } ?? .null, row.reason.map { .text($0) } ?? .null, .blob(hash),
                 ])
+            previousHash = hash
         }
         return first...(first + Int64(changes.count) - 1)
     }
