@@ -160,7 +160,9 @@ struct ChronirServer: ParsableCommand {
             ])
         sink.flush()
 
-        shutdown.bind(Shutdown.Target(server: server, database: database, logger: logger, sink: sink))
+        let sweeper = Sweeper(database: database, clock: SystemClock(), logger: logger)
+        shutdown.bind(
+            Shutdown.Target(server: server, sweeper: sweeper, database: database, logger: logger, sink: sink))
         withExtendedLifetime(watcher) { dispatchMain() }
     }
 }
@@ -170,6 +172,7 @@ struct ChronirServer: ParsableCommand {
 final class Shutdown: Sendable {
     struct Target: Sendable {
         let server: HTTPServer
+        let sweeper: Sweeper
         let database: Database
         let logger: Logger
         let sink: LogSink
@@ -201,6 +204,7 @@ final class Shutdown: Sendable {
         target.sink.flush()
         let database = target.database
         let sink = target.sink
+        target.sweeper.stop()
         target.server.shutdown {
             do {
                 try database.checkpoint()

@@ -1,0 +1,45 @@
+public import SQLite
+
+/// How long short-lived records are kept (DESIGN §4 "Retention"), and the sweep that deletes what
+/// is older. The sweep runs in one write transaction; it deletes only bookkeeping rows (never a
+/// document a client could see), so it appends nothing to the change log.
+public struct RetentionPolicy: Sendable, Equatable {
+    /// Failed invite-code attempts (per code, user, IP): the 24 hours — longer than every window.
+    public var inviteAttemptsMilliseconds: Int64 = 24 * 3600 * 1000
+    /// Failed logins: same reasoning; the login window is 15 minutes.
+    public var loginFailuresMilliseconds: Int64 = 24 * 3600 * 1000
+    /// Invitations that expired unanswered: the seed's 30 days after expiry.
+    public var expiredInvitationsMilliseconds: Int64 = 30 * 24 * 3600 * 1000
+    /// Sessions expired or revoked this long ago (kept a while for the audit of who signed in).
+    public var deadSessionsMilliseconds: Int64 = 30 * 24 * 3600 * 1000
+
+    public init() {}
+}
+
+/// What one sweep deleted.
+public struct RetentionReport: Sendable, Equatable {
+    public var inviteAttempts = 0
+    public var loginFailures = 0
+    public var expiredInvitations = 0
+    public var deadSessions = 0
+    /// Rows deleted in total.
+    public var total: Int { inviteAttempts + loginFailures + expiredInvitations + deadSessions }
+}
+
+/// The retention sweep.
+public enum Retention {
+    /// Deletes records past `policy` at `now`, inside the caller's transaction.
+    public static func sweep(policy: RetentionPolicy = RetentionPolicy(), at now: Int64, on db: Connection) throws
+        -> RetentionReport
+    {
+        var report = RetentionReport()
+        report.inviteAttempts = try InviteCodeStore.purgeAttempts(olderThan: now - policy.inviteAttemptsMilliseconds, on: db)
+        report.loginFailures = try LoginFailureStore.purge(olderThan: now - policy.loginFailuresMilliseconds, on: db)
+        report.expiredInvitations = try InvitationStore.purgeExpired(
+            expiredBefore: now - policy.expiredInvitationsMilliseconds, on: db)
+        report.deadSessions = try db.run(
+            "DELETE FROM sessions WHERE expires_ms < ?1 OR revoked_ms < ?1",
+            [.integer(now - policy.deadSessionsMilliseconds)])
+        return report
+    }
+}

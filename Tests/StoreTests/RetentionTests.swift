@@ -1,0 +1,39 @@
+import Domain
+import SQLite
+import Store
+import TestSupport
+import Testing
+
+@Suite("Retention sweep")
+struct RetentionTests {
+    @Test("deletes login failures, invite attempts and dead sessions past their periods, keeps the rest")
+    func sweep() throws {
+        let dir = TemporaryDirectory()
+        defer { withExtendedLifetime(dir) {} }
+        let db = try Database(path: dir.path + "/t.sqlite")
+        _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)
+        let day: Int64 = 24 * 3600 * 1000
+        let now = 100 * day
+        let user = try db.writeSync { c in
+            try AccountStore.register(email: "a@example.com", displayName: "A", passwordHash: "h", tier: .free, at: 0, on: c)
+        }
+        try db.writeSync { c in
+            try LoginFailureStore.record(subjects: ["ip:1"], at: now - 2 * day, on: c)  // old
+            try LoginFailureStore.record(subjects: ["ip:1"], at: now - 1000, on: c)  // recent
+            try c.run("INSERT INTO invite_attempts (subject, at_ms) VALUES ('user:x', ?1), ('user:x', ?2)",
+                      [.integer(now - 25 * 3600 * 1000), .integer(now - 3600 * 1000)])
+            try SessionStore.create(tokenHash: [UInt8](repeating: 1, count: 32), userID: user.id, userAgent: nil, clientIP: nil, at: 0, on: c)
+            try SessionStore.create(tokenHash: [UInt8](repeating: 2, count: 32), userID: user.id, userAgent: nil, clientIP: nil, at: now - day, on: c)
+        }
+        let report = try db.writeSync { try Retention.sweep(at: now, on: $0) }
+        #expect(report.loginFailures == 1)
+        #expect(report.inviteAttempts == 1)
+        #expect(report.deadSessions == 1)  // created at 0: expired at 30 days, 70 days ago
+        let left = try db.readSync { c in
+            (try c.scalar("SELECT count(*) FROM login_failures"), try c.scalar("SELECT count(*) FROM invite_attempts"),
+             try c.scalar("SELECT count(*) FROM sessions"))
+        }
+        #expect(left.0 == .integer(1) && left.1 == .integer(1) && left.2 == .integer(1))
+        #expect(try db.writeSync { try Retention.sweep(at: now, on: $0) }.total == 0)  // idempotent
+    }
+}
