@@ -43,11 +43,14 @@ let package = Package(
         .target(
             name: "Store", dependencies: ["Domain", "SQLite", "Hashing"], swiftSettings: strict,
             plugins: ["EmbedMigrations"]),
+        // The realtime feed's core: topics, subscriptions, change-log fan-out, resume, revocation,
+        // per-subscriber budgets and conflation — sans-I/O (bytes out, no sockets, no clocks).
+        .target(name: "Realtime", dependencies: ["Domain", "Store", "SQLite"], swiftSettings: strict),
         // Composition: routes, JSON handlers, auth, static files, config, access log.
         .target(
             name: "App",
             dependencies: [
-                "Hashing", "Wire", "Transport", "SQLite", "Domain", "Store",
+                "Hashing", "Wire", "Transport", "SQLite", "Domain", "Store", "Realtime",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -85,6 +88,9 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DomainTests", dependencies: ["Domain", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Domain", "SQLite", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "RealtimeTests", dependencies: ["Realtime", "Store", "Domain", "SQLite", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "AppTests",
             dependencies: ["App", "Store", "Domain", "Transport", "Wire", "SQLite", "TestSupport"],

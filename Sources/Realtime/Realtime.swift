@@ -1,0 +1,1 @@
+// Realtime module: see README "Architecture". Types are added per feature file.
