@@ -37,7 +37,8 @@ public struct WebSocketFrameDecoder: Sendable {
 
     private enum Phase: Sendable {
         case header
-        case payload(Header)
+        /// Reading the payload; the first `unmasked` bytes of it in the buffer are unmasked already.
+        case payload(Header, unmasked: Int)
         case failed(WebSocketProtocolError)
     }
 
@@ -89,12 +90,22 @@ public struct WebSocketFrameDecoder: Sendable {
                     throw error
                 case .header:
                     guard let header = try parseHeader() else { return nil }
-                    phase = .payload(header)
-                case .payload(let header):
-                    guard bufferedByteCount >= header.length else { return nil }
-                    var payload = Array(buffer[start..<(start + header.length)])
+                    phase = .payload(header, unmasked: 0)
+                case .payload(let header, let unmasked):
+                    let available = min(bufferedByteCount, header.length)
+                    if let key = header.maskingKey, available > unmasked {
+                        buffer.withUnsafeMutableBytes { raw in
+                            Self.applyMask(
+                                key, to: UnsafeMutableRawBufferPointer(rebasing: raw[(start + unmasked)..<(start + available)]),
+                                startingAt: unmasked)
+                        }
+                    }
+                    guard available == header.length else {
+                        phase = .payload(header, unmasked: available)
+                        return nil
+                    }
+                    let payload = Array(buffer[start..<(start + header.length)])
                     start += header.length
-                    if let key = header.maskingKey { Self.applyMask(key, to: &payload) }
                     phase = .header
                     return WebSocketFrame(
                         fin: header.fin, rsv1: header.rsv1, opcode: header.opcode, maskingKey: header.maskingKey,
@@ -183,28 +194,40 @@ public struct WebSocketFrameDecoder: Sendable {
         return Header(fin: fin, rsv1: rsv1, opcode: opcode, maskingKey: key, length: length)
     }
 
+    /// The data frame whose payload is arriving, when `next()` last returned nil inside one: its
+    /// opcode, RSV1 and the payload bytes received so far, unmasked. Lets a text message's UTF-8
+    /// be checked before its frame is complete (RFC 6455 §8.1 fail fast). Nil otherwise.
+    public var partialDataFrame: (opcode: WebSocketOpcode, rsv1: Bool, payloadPrefix: ArraySlice<UInt8>)? {
+        guard case .payload(let header, let unmasked) = phase, !header.opcode.isControl else { return nil }
+        return (header.opcode, header.rsv1, buffer[start..<(start + unmasked)])
+    }
+
     /// XORs `payload` with the masking key (RFC 6455 §5.3), eight bytes at a time.
     static func applyMask(_ key: (UInt8, UInt8, UInt8, UInt8), to payload: inout [UInt8]) {
-        let k0 = UInt64(key.0), k1 = UInt64(key.1), k2 = UInt64(key.2), k3 = UInt64(key.3)
-        let key32 = k0 | k1 << 8 | k2 << 16 | k3 << 24
-        let key64 = key32 | key32 << 32
-        let keyBytes = [key.0, key.1, key.2, key.3]
-        payload.withUnsafeMutableBytes { raw in
-            var i = 0
-            let count = raw.count
-            #if _endian(little)
-            if let base = raw.baseAddress {
-                while i &+ 8 <= count {
-                    let word = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                    base.storeBytes(of: word ^ key64, toByteOffset: i, as: UInt64.self)
-                    i &+= 8
-                }
+        payload.withUnsafeMutableBytes { applyMask(key, to: $0, startingAt: 0) }
+    }
+
+    /// XORs `raw` with the masking key, `raw[0]` being byte `position` of the payload.
+    static func applyMask(_ key: (UInt8, UInt8, UInt8, UInt8), to raw: UnsafeMutableRawBufferPointer, startingAt position: Int) {
+        // Little-endian: byte j of `key32` is key[j]; rotating by the position aligns it.
+        let key32 = UInt32(key.0) | UInt32(key.1) << 8 | UInt32(key.2) << 16 | UInt32(key.3) << 24
+        let rotation = UInt32((position & 3) * 8)
+        let rotated = rotation == 0 ? key32 : key32 >> rotation | key32 << (32 - rotation)
+        var i = 0
+        let count = raw.count
+        #if _endian(little)
+        if let base = raw.baseAddress {
+            let key64 = UInt64(rotated) | UInt64(rotated) << 32
+            while i &+ 8 <= count {
+                let word = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                base.storeBytes(of: word ^ key64, toByteOffset: i, as: UInt64.self)
+                i &+= 8
             }
-            #endif
-            while i < count {
-                raw[i] ^= keyBytes[i & 3]
-                i &+= 1
-            }
+        }
+        #endif
+        while i < count {
+            raw[i] ^= UInt8(truncatingIfNeeded: rotated >> UInt32((i & 3) * 8))
+            i &+= 1
         }
     }
 }

@@ -81,6 +81,8 @@ public struct WebSocketProtocol: Sendable {
         var utf8 = UTF8Validator()
     }
     private var assembly: Assembly?
+    /// UTF-8 state over the prefix of a text frame still arriving, and how many bytes it covers.
+    private var partialText: (validator: UTF8Validator, count: Int)?
     private var queue: [WebSocketAction] = []
     private var queueStart = 0
     private var endOfStream = false
@@ -149,6 +151,7 @@ public struct WebSocketProtocol: Sendable {
                 continue
             }
             guard let frame else {
+                if !checkPartialText() { continue }
                 if endOfStream {
                     finish(event: .closed(.abnormalClosure, ""), sending: nil)
                     continue
@@ -163,6 +166,35 @@ public struct WebSocketProtocol: Sendable {
         }
     }
 
+    /// Validates the UTF-8 of an uncompressed text frame whose payload is still arriving, so
+    /// invalid text fails before its frame completes (RFC 6455 §8.1; Autobahn 6.4). False when it
+    /// failed the connection.
+    private mutating func checkPartialText() -> Bool {
+        guard let partial = decoder.partialDataFrame, !partial.payloadPrefix.isEmpty else { return true }
+        var state: (validator: UTF8Validator, count: Int)
+        if let partialText {
+            state = partialText
+        } else if partial.opcode == .text, !partial.rsv1 {
+            state = (UTF8Validator(), 0)
+        } else if partial.opcode == .continuation, let assembly, assembly.isText, !assembly.compressed {
+            state = (assembly.utf8, 0)
+        } else {
+            return true
+        }
+        let prefix = partial.payloadPrefix
+        guard state.count < prefix.count else { return true }
+        let valid = prefix.withUnsafeBufferPointer {
+            state.validator.validate(UnsafeBufferPointer(rebasing: $0[state.count...]))
+        }
+        guard valid else {
+            fail(.invalidUTF8)
+            return false
+        }
+        state.count = prefix.count
+        partialText = state
+        return true
+    }
+
     private mutating func enqueue(_ action: WebSocketAction) {
         queue.append(action)
     }
@@ -174,6 +206,7 @@ public struct WebSocketProtocol: Sendable {
         enqueue(.closeConnection)
         state = .closed
         assembly = nil
+        partialText = nil
         decompressor?.reset()
     }
 
@@ -224,7 +257,13 @@ public struct WebSocketProtocol: Sendable {
     private mutating func append(_ frame: WebSocketFrame) throws(WebSocketProtocolError) {
         guard var message = assembly else { return }
         assembly = nil  // keep the buffer uniquely referenced while appending
-        let before = message.bytes.count
+        var before = message.bytes.count
+        if let partialText {
+            // This frame's prefix was validated while it arrived.
+            message.utf8 = partialText.validator
+            before += partialText.count
+            self.partialText = nil
+        }
         if message.compressed, let decompressor {
             try decompressor.decompress(
                 frame.payload, final: frame.fin, into: &message.bytes, maxOutput: limits.maxInflatedMessageSize)

@@ -54,6 +54,11 @@ struct WebSocketExamplesTests {
         #expect(WS.run(WS.frame(.binary, small)) == [.deliver(.binary(small))])
     }
 
+    @Test func maskingAcrossArbitraryChunksMatchesWholeFrames() {
+        let payload = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        #expect(WS.run(WS.frame(.binary, payload, key: (1, 2, 3, 250))) == [.deliver(.binary(payload))])
+    }
+
     @Test func nonMinimalLengthsAreAccepted() {
         // "Hi" with a 16-bit and a 64-bit length field, masked with a zero key.
         let sixteen = WS.hex("81 fe 00 02 00 00 00 00 48 69")

@@ -87,6 +87,23 @@ struct WebSocketMessageTests {
         #expect(WS.run(later) == WS.failure(.invalidFramePayloadData, "invalid UTF-8"))
     }
 
+    @Test func invalidUTF8FailsFastInsideAFrameStillArriving() {
+        // Autobahn 6.4.x: the frame is announced as 100 bytes; the invalid byte is in its first 6.
+        let frame = WS.frame(.text, Array("hello".utf8) + [0xC0] + [UInt8](repeating: 0x61, count: 94))
+        var proto = WebSocketProtocol()
+        #expect(WS.drain(&proto, Array(frame[..<9])) == [])  // header + "hel"
+        #expect(WS.drain(&proto, Array(frame[9..<12])) == WS.failure(.invalidFramePayloadData, "invalid UTF-8"))
+        // In a continuation, and with a sequence split across the prefix boundary.
+        var second = WebSocketProtocol()
+        let input = WS.frame(.text, [0xCE], fin: false) + WS.frame(.continuation, [0xBA, 0xE1, 0xBD, 0xB9] + [UInt8](repeating: 0x62, count: 50))
+        let cut = input.count - 40
+        #expect(WS.drain(&second, Array(input[..<cut])) == [])
+        #expect(WS.drain(&second, Array(input[cut...])) == [.deliver(.text("κό" + String(repeating: "b", count: 50)))])
+        var third = WebSocketProtocol()
+        let bad = WS.frame(.text, [0xCE], fin: false) + WS.frame(.continuation, [0x41] + [UInt8](repeating: 0x62, count: 50))
+        #expect(WS.drain(&third, Array(bad[..<(bad.count - 40)])) == WS.failure(.invalidFramePayloadData, "invalid UTF-8"))
+    }
+
     @Test func sequenceTruncatedAtTheFinalFragmentIs1007() {
         let input = WS.frame(.text, [0x61], fin: false) + WS.frame(.continuation, [0xF0, 0x9F, 0x98])
         #expect(WS.run(input) == WS.failure(.invalidFramePayloadData, "invalid UTF-8"))
