@@ -114,39 +114,37 @@ public final class PerMessageDeflateDecompressor: @unchecked Sendable {
         input.withUnsafeBufferPointer { inBuffer in
             stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuffer.baseAddress)
             stream.pointee.avail_in = uInt(inBuffer.count)
-            inflating: while true {
-                // One byte more than the cap allows, so overflowing is seen without a second call.
-                let room = max(1, min(Self.chunkSize, maxOutput - output.count + 1))
-                let before = output.count
-                var status: Int32 = Z_OK
-                var produced = 0
-                output.append(contentsOf: repeatElement(0, count: room))
-                output.withUnsafeMutableBufferPointer { out in
-                    stream.pointee.next_out = out.baseAddress! + before
+            // Inflate into a stack scratch chunk, so no output memory is zero-filled or reserved
+            // beyond what the message really inflates to.
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.chunkSize) { scratch in
+                inflating: while true {
+                    // One byte more than the cap allows, so overflowing is seen without a second call.
+                    let room = max(1, min(Self.chunkSize, maxOutput - output.count + 1))
+                    stream.pointee.next_out = scratch.baseAddress
                     stream.pointee.avail_out = uInt(room)
-                    status = inflate(stream, Z_SYNC_FLUSH)
-                    produced = room - Int(stream.pointee.avail_out)
+                    let status = inflate(stream, Z_SYNC_FLUSH)
+                    let produced = room - Int(stream.pointee.avail_out)
+                    output.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<produced]))
+                    if output.count > maxOutput { failure = .messageTooLarge; break inflating }
+                    switch status {
+                    case Z_OK:
+                        if stream.pointee.avail_in == 0 && stream.pointee.avail_out != 0 { break inflating }
+                        continue
+                    case Z_BUF_ERROR:
+                        // No progress possible: all input is consumed (a full output chunk would
+                        // have been reported as Z_OK).
+                        if stream.pointee.avail_in == 0 { break inflating }
+                        failure = .decompressionFailed
+                    case Z_STREAM_END:
+                        // A final block (BFINAL): what follows starts a new raw stream.
+                        inflateReset(stream)
+                        if stream.pointee.avail_in == 0 { break inflating }
+                        continue
+                    default:
+                        failure = .decompressionFailed
+                    }
+                    break inflating
                 }
-                output.removeLast(room - produced)
-                if output.count > maxOutput { failure = .messageTooLarge; break inflating }
-                switch status {
-                case Z_OK:
-                    if stream.pointee.avail_in == 0 && stream.pointee.avail_out != 0 { break inflating }
-                    continue
-                case Z_BUF_ERROR:
-                    // No progress possible: either all input is consumed, or output is full
-                    // (impossible here: the cap check above would have thrown).
-                    if stream.pointee.avail_in == 0 { break inflating }
-                    failure = .decompressionFailed
-                case Z_STREAM_END:
-                    // A final block (BFINAL): what follows starts a new raw stream.
-                    inflateReset(stream)
-                    if stream.pointee.avail_in == 0 { break inflating }
-                    continue
-                default:
-                    failure = .decompressionFailed
-                }
-                break inflating
             }
             stream.pointee.next_in = nil
             stream.pointee.avail_in = 0

@@ -70,8 +70,10 @@ public struct WebSocketProtocol: Sendable {
     public private(set) var failure: WebSocketProtocolError?
 
     private var decoder: WebSocketFrameDecoder
-    private let compressor: PerMessageDeflateCompressor?
-    private let decompressor: PerMessageDeflateDecompressor?
+    /// Created on first use: a connection that only receives shared broadcast encodings never
+    /// allocates a compressor (zlib's deflate state is ~256 KiB at window 15, memLevel 8).
+    private var compressor: PerMessageDeflateCompressor?
+    private var decompressor: PerMessageDeflateDecompressor?
 
     /// The data message being assembled.
     private struct Assembly: Sendable {
@@ -92,16 +94,6 @@ public struct WebSocketProtocol: Sendable {
         self.limits = limits
         self.deflate = deflate
         decoder = WebSocketFrameDecoder(limits: limits, requireMasked: true, perMessageDeflate: deflate != nil)
-        if let deflate {
-            compressor = PerMessageDeflateCompressor(
-                windowBits: deflate.serverMaxWindowBits, noContextTakeover: deflate.serverNoContextTakeover,
-                level: deflate.compressionLevel)
-            decompressor = PerMessageDeflateDecompressor(
-                windowBits: deflate.clientMaxWindowBits, noContextTakeover: deflate.clientNoContextTakeover)
-        } else {
-            compressor = nil
-            decompressor = nil
-        }
     }
 
     // MARK: Input
@@ -264,7 +256,12 @@ public struct WebSocketProtocol: Sendable {
             before += partialText.count
             self.partialText = nil
         }
-        if message.compressed, let decompressor {
+        if message.compressed, let deflate {
+            let decompressor =
+                self.decompressor
+                ?? PerMessageDeflateDecompressor(
+                    windowBits: deflate.clientMaxWindowBits, noContextTakeover: deflate.clientNoContextTakeover)
+            self.decompressor = decompressor
             try decompressor.decompress(
                 frame.payload, final: frame.fin, into: &message.bytes, maxOutput: limits.maxInflatedMessageSize)
         } else {
@@ -316,7 +313,13 @@ public struct WebSocketProtocol: Sendable {
 
     private mutating func sendMessage(opcode: WebSocketOpcode, payload: [UInt8]) -> WebSocketAction {
         guard state == .open else { return .doNothing }
-        if let compressor {
+        if let deflate {
+            let compressor =
+                self.compressor
+                ?? PerMessageDeflateCompressor(
+                    windowBits: deflate.serverMaxWindowBits, noContextTakeover: deflate.serverNoContextTakeover,
+                    level: deflate.compressionLevel)
+            self.compressor = compressor
             return .send(WebSocketFrameEncoder.encodeMessage(opcode: opcode, payload: compressor.compress(payload), compressed: true))
         }
         return .send(WebSocketFrameEncoder.encodeMessage(opcode: opcode, payload: payload))
