@@ -68,6 +68,9 @@ public struct WebSocketProtocol: Sendable {
     public let deflate: PerMessageDeflateParameters?
     /// The error that failed the connection, if one did.
     public private(set) var failure: WebSocketProtocolError?
+    /// Bytes held for the peer: received and not yet decoded, plus the message being assembled.
+    /// Bounded by the limits (about `maxFrameSize` + `maxInflatedMessageSize` + one read).
+    public var bufferedByteCount: Int { decoder.bufferedByteCount + (assembly?.bytes.count ?? 0) }
 
     private var decoder: WebSocketFrameDecoder
     /// Created on first use: a connection that only receives shared broadcast encodings never
@@ -264,6 +267,8 @@ public struct WebSocketProtocol: Sendable {
             self.decompressor = decompressor
             try decompressor.decompress(
                 frame.payload, final: frame.fin, into: &message.bytes, maxOutput: limits.maxInflatedMessageSize)
+        } else if message.bytes.isEmpty {
+            message.bytes = frame.payload  // an unfragmented message: no copy
         } else {
             message.bytes.append(contentsOf: frame.payload)
         }

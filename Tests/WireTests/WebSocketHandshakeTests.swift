@@ -96,3 +96,34 @@ struct WebSocketHandshakeTests {
         #expect(try #require(rejected(twoKeys)).reason == "invalid Sec-WebSocket-Key")
     }
 }
+
+@Suite("RFC 6455 §4 Upgrade from the HTTP parser")
+struct WebSocketUpgradeTests {
+    @Test func bytesAfterTheUpgradeRequestReachTheProtocol() throws {
+        let request = Array(
+            ("GET /v1/realtime HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                + "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n").utf8)
+        var parser = HTTPRequestParser()
+        parser.append(request + WS.frame(.text, WS.hex("f2 48 cd c9 c9 07 00"), rsv1: true) + WS.hex("81 85 37 fa"))
+        guard case .head(let head) = try parser.next() else { Issue.record("no head"); return }
+        guard case .request = try parser.next() else { Issue.record("no request"); return }
+        guard case .accept(let accepted) = WebSocketHandshake.evaluate(head, deflate: PerMessageDeflateConfiguration(), sha1: sha1)
+        else { Issue.record("rejected"); return }
+        var buffer: [UInt8] = []
+        HTTPResponseWriter.write(
+            accepted.response, into: &buffer, date: "Sat, 21 Nov 2026 07:00:00 GMT", keepAlive: true, requestVersion: .http1_1,
+            isHeadRequest: false)
+        #expect(
+            String(decoding: buffer, as: UTF8.self)
+                == "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+                + "Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover\r\n"
+                + "Date: Sat, 21 Nov 2026 07:00:00 GMT\r\n\r\n")
+        var proto = WebSocketProtocol(deflate: accepted.deflate)
+        #expect(WS.drain(&proto, parser.takeBufferedBytes()) == [.deliver(.text("Hello"))])
+        #expect(proto.bufferedByteCount == 4)
+        #expect(WS.drain(&proto, WS.hex("21 3d 7f 9f 4d 51 58")) == [.deliver(.text("Hello"))])
+        #expect(proto.bufferedByteCount == 0)
+    }
+}
