@@ -25,7 +25,9 @@ public enum WebSocketFrameEncoder {
 
     /// The bytes of a whole unfragmented, unmasked message: one frame with FIN set and `payload`
     /// (already compressed when `compressed`, which sets RSV1 — RFC 7692 §6).
-    public static func encodeMessage(opcode: WebSocketOpcode, payload: [UInt8], compressed: Bool = false) -> [UInt8] {
+    public static func encodeMessage<Payload: Collection<UInt8>>(
+        opcode: WebSocketOpcode, payload: Payload, compressed: Bool = false
+    ) -> [UInt8] {
         var buffer: [UInt8] = []
         buffer.reserveCapacity(payload.count + 10)
         appendHeader(fin: true, rsv1: compressed, opcode: opcode, length: payload.count, maskingKey: nil, into: &buffer)

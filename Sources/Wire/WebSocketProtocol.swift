@@ -295,7 +295,9 @@ public struct WebSocketProtocol: Sendable {
 
     /// Sends a text message (compressed when permessage-deflate was agreed); `.doNothing` unless open.
     public mutating func send(text: String) -> WebSocketAction {
-        sendMessage(opcode: .text, payload: Array(text.utf8))
+        guard state == .open else { return .doNothing }
+        if deflate == nil { return .send(WebSocketFrameEncoder.encodeMessage(opcode: .text, payload: text.utf8)) }
+        return sendMessage(opcode: .text, payload: Array(text.utf8))
     }
 
     /// Sends a binary message (compressed when permessage-deflate was agreed); `.doNothing` unless open.
@@ -338,11 +340,12 @@ public struct WebSocketProtocol: Sendable {
     }
 
     /// Starts the close handshake (RFC 6455 §7.1.2): `.sendClose(frame)` and state `.closing`;
-    /// `.doNothing` unless open. `code` must be valid on the wire (e.g. 1000, 1001, 1008, 1011,
-    /// 4000); `reason` is cut to 123 bytes.
+    /// `.doNothing` unless open. `code` should be valid on the wire (e.g. 1000, 1001, 1008, 1011,
+    /// 4000); one that is not (1005, 1006, 1015…) sends a Close without code or reason, which
+    /// the peer reads as 1005. `reason` is cut to 123 bytes.
     public mutating func close(code: WebSocketCloseCode = .normalClosure, reason: String = "") -> WebSocketAction {
         guard state == .open else { return .doNothing }
         state = .closing
-        return .sendClose(WebSocketFrameEncoder.encodeClose(code: code, reason: reason))
+        return .sendClose(WebSocketFrameEncoder.encodeClose(code: code.isValidOnWire ? code : nil, reason: reason))
     }
 }

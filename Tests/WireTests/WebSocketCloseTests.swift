@@ -79,6 +79,11 @@ struct WebSocketClosingTests {
         #expect(WS.drain(&proto, WS.text("after")) == [])
     }
 
+    @Test func closeWithACodeNotValidOnTheWireSendsNoCode() {
+        var proto = WebSocketProtocol()
+        #expect(proto.close(code: .abnormalClosure, reason: "x") == .sendClose(WS.hex("88 00")))
+    }
+
     @Test func closeTimeoutEndsAClosingConnection() {
         var proto = WebSocketProtocol()
         _ = proto.close()
