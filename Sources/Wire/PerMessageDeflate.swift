@@ -38,6 +38,7 @@ public struct PerMessageDeflateParameters: Sendable, Equatable {
     /// zlib compression level for outgoing messages.
     public var compressionLevel: Int
 
+    /// Parameters as stated; the defaults are RFC 7692's when the offer and response name none.
     public init(
         serverNoContextTakeover: Bool = false, clientNoContextTakeover: Bool = false, serverMaxWindowBits: Int = 15,
         clientMaxWindowBits: Int = 15, compressionLevel: Int = 6
@@ -58,8 +59,11 @@ public enum PerMessageDeflate {
     /// One extension of a `Sec-WebSocket-Extensions` list: its name and parameters (values
     /// unquoted; nil when a parameter has no value).
     public struct Extension: Sendable, Equatable {
+        /// The extension token, e.g. "permessage-deflate".
         public var name: String
+        /// Its parameters, in order.
         public var parameters: [Parameter]
+        /// An extension with these parameters.
         public init(name: String, parameters: [Parameter]) {
             self.name = name
             self.parameters = parameters
@@ -68,8 +72,11 @@ public enum PerMessageDeflate {
 
     /// A parameter of an extension offer.
     public struct Parameter: Sendable, Equatable {
+        /// The parameter token, e.g. "client_max_window_bits".
         public var name: String
+        /// Its value, unquoted; nil when it has none.
         public var value: String?
+        /// A parameter with this value.
         public init(name: String, value: String?) {
             self.name = name
             self.value = value
@@ -79,7 +86,9 @@ public enum PerMessageDeflate {
     /// The outcome of negotiation: the parameters and the response header value
     /// (`Sec-WebSocket-Extensions`) that states them.
     public struct Agreement: Sendable, Equatable {
+        /// What both sides use.
         public var parameters: PerMessageDeflateParameters
+        /// The `Sec-WebSocket-Extensions` value of the 101 response.
         public var responseHeaderValue: String
     }
 

@@ -18,6 +18,7 @@
 public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The 16-bit status code.
     public let rawValue: UInt16
+    /// The code with this value (any value; see `isValidOnWire`).
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
     /// 1000: the purpose of the connection was fulfilled.
@@ -61,5 +62,6 @@ public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
         }
     }
 
+    /// The decimal code, e.g. "1000".
     public var description: String { String(rawValue) }
 }

@@ -24,6 +24,7 @@ public struct WebSocketFrame: Sendable, Equatable {
     /// RSV2, RSV3: no extension we negotiate uses them.
     public var rsv2: Bool
     public var rsv3: Bool
+    /// What the payload is (data, continuation or control).
     public var opcode: WebSocketOpcode
     /// The masking key the frame was (or is to be) sent with; nil when unmasked. Clients MUST mask
     /// (RFC 6455 §5.3); servers MUST NOT.
@@ -34,6 +35,7 @@ public struct WebSocketFrame: Sendable, Equatable {
     /// Whether the MASK bit is set.
     public var masked: Bool { maskingKey != nil }
 
+    /// A frame; by default a final, unmasked one without RSV bits.
     public init(
         fin: Bool = true, rsv1: Bool = false, rsv2: Bool = false, rsv3: Bool = false,
         opcode: WebSocketOpcode, maskingKey: (UInt8, UInt8, UInt8, UInt8)? = nil, payload: [UInt8] = []
@@ -47,6 +49,7 @@ public struct WebSocketFrame: Sendable, Equatable {
         self.payload = payload
     }
 
+    /// Field-wise equality (the masking key compared by value).
     public static func == (a: WebSocketFrame, b: WebSocketFrame) -> Bool {
         a.fin == b.fin && a.rsv1 == b.rsv1 && a.rsv2 == b.rsv2 && a.rsv3 == b.rsv3 && a.opcode == b.opcode
             && a.maskingKey.map { [$0.0, $0.1, $0.2, $0.3] } == b.maskingKey.map { [$0.0, $0.1, $0.2, $0.3] }

@@ -37,6 +37,7 @@ public enum WebSocketHandshake {
             return HTTPResponse(status: status, headers: fields, body: Array((reason + "\n").utf8))
         }
 
+        /// Same reason, status and fields in the same order.
         public static func == (a: Rejected, b: Rejected) -> Bool {
             a.reason == b.reason && a.status == b.status && Array(a.headers.map { "\($0.name): \($0.value)" })
                 == Array(b.headers.map { "\($0.name): \($0.value)" })

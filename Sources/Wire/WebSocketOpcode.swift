@@ -24,6 +24,7 @@ public struct WebSocketOpcode: RawRepresentable, Hashable, Sendable, CustomStrin
     /// Whether RFC 6455 defines this opcode (0, 1, 2, 8, 9, 10).
     public var isDefined: Bool { rawValue <= 0x2 || (rawValue >= 0x8 && rawValue <= 0xA) }
 
+    /// The opcode's name, e.g. "text", or "reserved(3)".
     public var description: String {
         switch rawValue {
         case 0x0: "continuation"
