@@ -91,7 +91,8 @@ public struct WebSocketEncodedMessage: Sendable {
     public let payload: [UInt8]
     /// The whole unmasked frame, uncompressed.
     public let plainFrame: [UInt8]
-    /// The whole frame with RSV1 and the payload compressed on its own (no context), or nil.
+    /// The whole frame with RSV1 and the payload compressed on its own (no context); nil when
+    /// not asked for, or when compressing does not make the payload smaller.
     public let deflatedFrame: [UInt8]?
     /// Log2 of the window `deflatedFrame` was compressed with.
     public let deflateWindowBits: Int
@@ -112,8 +113,10 @@ public struct WebSocketEncodedMessage: Sendable {
         plainFrame = WebSocketFrameEncoder.encodeMessage(opcode: opcode, payload: payload)
         if let bits = deflateWindowBits {
             let compressor = PerMessageDeflateCompressor(windowBits: bits, noContextTakeover: true, level: compressionLevel)
-            deflatedFrame = WebSocketFrameEncoder.encodeMessage(
-                opcode: opcode, payload: compressor.compress(payload), compressed: true)
+            let compressed = compressor.compress(payload)
+            deflatedFrame =
+                compressed.count < payload.count
+                ? WebSocketFrameEncoder.encodeMessage(opcode: opcode, payload: compressed, compressed: true) : nil
             self.deflateWindowBits = max(bits, 9)
         } else {
             deflatedFrame = nil

@@ -310,10 +310,11 @@ public struct WebSocketProtocol: Sendable {
     public mutating func send(_ message: WebSocketEncodedMessage) -> WebSocketAction {
         guard state == .open else { return .doNothing }
         guard let deflate else { return .send(message.plainFrame) }
-        if deflate.serverNoContextTakeover, let deflated = message.deflatedFrame,
-            message.deflateWindowBits <= max(deflate.serverMaxWindowBits, 9)
-        {
-            return .send(deflated)
+        if deflate.serverNoContextTakeover {
+            if message.deflatedFrame == nil { return .send(message.plainFrame) }  // incompressible
+            if let deflated = message.deflatedFrame, message.deflateWindowBits <= max(deflate.serverMaxWindowBits, 9) {
+                return .send(deflated)
+            }
         }
         return sendMessage(opcode: message.opcode, payload: message.payload)
     }
@@ -327,7 +328,14 @@ public struct WebSocketProtocol: Sendable {
                     windowBits: deflate.serverMaxWindowBits, noContextTakeover: deflate.serverNoContextTakeover,
                     level: deflate.compressionLevel)
             self.compressor = compressor
-            return .send(WebSocketFrameEncoder.encodeMessage(opcode: opcode, payload: compressor.compress(payload), compressed: true))
+            let compressed = compressor.compress(payload)
+            // Without context takeover an uncompressed message leaves both sides' state alone, so
+            // a payload that does not shrink goes out as is (RFC 7692 §6: RSV1 is per message).
+            // With takeover the compressor's window already holds it: it must go compressed.
+            if deflate.serverNoContextTakeover, compressed.count >= payload.count {
+                return .send(WebSocketFrameEncoder.encodeMessage(opcode: opcode, payload: payload))
+            }
+            return .send(WebSocketFrameEncoder.encodeMessage(opcode: opcode, payload: compressed, compressed: true))
         }
         return .send(WebSocketFrameEncoder.encodeMessage(opcode: opcode, payload: payload))
     }
