@@ -49,6 +49,14 @@ struct PerMessageDeflateExamplesTests {
         #expect(WS.run(input, deflate: takeover) == [.deliver(.text("Hello")), .deliver(.text("Hello"))])
     }
 
+    @Test func clientNoContextTakeoverResetsTheInflaterAfterEveryMessage() {
+        // §7.2.3.2's second message refers back into the first: valid only with a shared window.
+        let input =
+            WS.frame(.text, WS.hex("f2 48 cd c9 c9 07 00"), rsv1: true) + WS.frame(.text, WS.hex("f2 00 11 00 00"), rsv1: true)
+        let noContext = PerMessageDeflateParameters(clientNoContextTakeover: true)
+        #expect(WS.run(input, deflate: noContext) == [.deliver(.text("Hello"))] + WS.failure(.protocolError, "decompression failed"))
+    }
+
     @Test func emptyCompressedMessage() {
         #expect(WS.run(WS.frame(.binary, [0x00], rsv1: true), deflate: takeover) == [.deliver(.binary([]))])
     }
