@@ -39,8 +39,8 @@ public enum WebSocketHandshake {
 
         /// Same reason, status and fields in the same order.
         public static func == (a: Rejected, b: Rejected) -> Bool {
-            a.reason == b.reason && a.status == b.status && Array(a.headers.map { "\($0.name): \($0.value)" })
-                == Array(b.headers.map { "\($0.name): \($0.value)" })
+            a.reason == b.reason && a.status == b.status
+                && a.headers.map { "\($0.name): \($0.value)" } == b.headers.map { "\($0.name): \($0.value)" }
         }
     }
 
@@ -79,10 +79,13 @@ public enum WebSocketHandshake {
             fields.add(name: "Sec-WebSocket-Version", value: version)
             return .reject(Rejected(reason: "unsupported WebSocket version", status: .upgradeRequired, headers: fields))
         }
+        // RFC 6455 §4.2.1 item 5: a base64-encoded 16-byte value, sent once.
         let keys = headers[all: "Sec-WebSocket-Key"]
-        guard keys.count == 1, let key = Optional(String(keys[0][...].trimmingASCIIWhitespace())),
-            let decoded = Base64.decode(key), decoded.count == 16
-        else { return .reject(badRequest("invalid Sec-WebSocket-Key")) }
+        guard keys.count == 1 else { return .reject(badRequest("invalid Sec-WebSocket-Key")) }
+        let key = String(keys[0][...].trimmingASCIIWhitespace())
+        guard let decoded = Base64.decode(key), decoded.count == 16 else {
+            return .reject(badRequest("invalid Sec-WebSocket-Key"))
+        }
 
         var fields = HTTPHeaders()
         fields.add(name: "Upgrade", value: "websocket")
