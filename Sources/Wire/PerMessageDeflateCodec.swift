@@ -3,13 +3,17 @@ import CZlib
 /// The raw-deflate half of permessage-deflate (RFC 7692 §7.2.1): compresses one message payload
 /// at a time with `Z_SYNC_FLUSH` and strips the trailing `00 00 FF FF`.
 ///
-/// A class because zlib's stream must not move in memory; one connection owns each instance (or
-/// it is used once, for a broadcast encoding), hence `@unchecked Sendable`: never share one
-/// between queues.
+/// A class because zlib's stream must not move in memory, hence `@unchecked Sendable`: use one
+/// instance on one queue only. With `noContextTakeover` it keeps no state between messages, so
+/// one instance can serve every connection of an event loop (`WebSocketProtocol`'s
+/// `sharedCompressor`) and every broadcast encoding made there — zlib's deflate state is
+/// ~256 KiB at window 15, memLevel 8, too much to keep per connection at 10k connections.
 public final class PerMessageDeflateCompressor: @unchecked Sendable {
     private let stream: UnsafeMutablePointer<z_stream>
     /// Whether the LZ77 window is dropped after every message (`server_no_context_takeover`).
     public let noContextTakeover: Bool
+    /// Log2 of the window actually used, 9…15.
+    public let windowBits: Int
 
     /// A compressor with a `2^windowBits` window (8…15; 8 becomes 9, which zlib requires for raw
     /// deflate — still valid for a peer with a 256-byte window, because zlib never emits a
@@ -19,6 +23,7 @@ public final class PerMessageDeflateCompressor: @unchecked Sendable {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         let bits = Int32(min(max(windowBits, 9), 15))
+        self.windowBits = Int(bits)
         let status = deflateInit2_(
             stream, Int32(level), Z_DEFLATED, -bits, Int32(min(max(memLevel, 1), 9)), Z_DEFAULT_STRATEGY,
             zlibVersion(), Int32(MemoryLayout<z_stream>.size))

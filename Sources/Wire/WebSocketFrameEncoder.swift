@@ -97,30 +97,50 @@ public struct WebSocketEncodedMessage: Sendable {
     /// Log2 of the window `deflatedFrame` was compressed with.
     public let deflateWindowBits: Int
 
-    /// Encodes a text message; with `deflateWindowBits`, also its compressed frame.
+    /// Encodes a text message; with `deflateWindowBits`, also its compressed frame (made with a
+    /// compressor created for the purpose; pass a shared one with `init(text:compressor:)`).
     public init(text: String, deflateWindowBits: Int? = 15, compressionLevel: Int = 6) {
-        self.init(opcode: .text, payload: Array(text.utf8), deflateWindowBits: deflateWindowBits, compressionLevel: compressionLevel)
+        self.init(
+            opcode: .text, payload: Array(text.utf8),
+            compressor: deflateWindowBits.map {
+                PerMessageDeflateCompressor(windowBits: $0, noContextTakeover: true, level: compressionLevel)
+            })
     }
 
     /// Encodes a binary message; with `deflateWindowBits`, also its compressed frame.
     public init(binary: [UInt8], deflateWindowBits: Int? = 15, compressionLevel: Int = 6) {
-        self.init(opcode: .binary, payload: binary, deflateWindowBits: deflateWindowBits, compressionLevel: compressionLevel)
+        self.init(
+            opcode: .binary, payload: binary,
+            compressor: deflateWindowBits.map {
+                PerMessageDeflateCompressor(windowBits: $0, noContextTakeover: true, level: compressionLevel)
+            })
     }
 
-    private init(opcode: WebSocketOpcode, payload: [UInt8], deflateWindowBits: Int?, compressionLevel: Int) {
+    /// Encodes a text message, compressing it with `compressor` (which must be
+    /// `noContextTakeover`; typically the event loop's shared one), or not when nil.
+    public init(text: String, compressor: PerMessageDeflateCompressor?) {
+        self.init(opcode: .text, payload: Array(text.utf8), compressor: compressor)
+    }
+
+    /// Encodes a binary message, compressing it with `compressor` (`noContextTakeover`), or not.
+    public init(binary: [UInt8], compressor: PerMessageDeflateCompressor?) {
+        self.init(opcode: .binary, payload: binary, compressor: compressor)
+    }
+
+    private init(opcode: WebSocketOpcode, payload: [UInt8], compressor: PerMessageDeflateCompressor?) {
         self.opcode = opcode
         self.payload = payload
         plainFrame = WebSocketFrameEncoder.encodeMessage(opcode: opcode, payload: payload)
-        if let bits = deflateWindowBits {
-            let compressor = PerMessageDeflateCompressor(windowBits: bits, noContextTakeover: true, level: compressionLevel)
+        if let compressor {
+            precondition(compressor.noContextTakeover, "a shared encoding needs a compressor without context takeover")
             let compressed = compressor.compress(payload)
             deflatedFrame =
                 compressed.count < payload.count
                 ? WebSocketFrameEncoder.encodeMessage(opcode: opcode, payload: compressed, compressed: true) : nil
-            self.deflateWindowBits = max(bits, 9)
+            deflateWindowBits = compressor.windowBits
         } else {
             deflatedFrame = nil
-            self.deflateWindowBits = 15
+            deflateWindowBits = 15
         }
     }
 }

@@ -93,10 +93,23 @@ public struct WebSocketProtocol: Sendable {
     private var endOfStream = false
 
     /// A protocol for a connection whose handshake agreed `deflate` (nil: no extension).
-    public init(limits: WebSocketLimits = WebSocketLimits(), deflate: PerMessageDeflateParameters? = nil) {
+    ///
+    /// `sharedCompressor`: a `noContextTakeover` compressor shared by the connections of one
+    /// event loop (all on its queue), used instead of a compressor of this connection's own when
+    /// the agreement has `server_no_context_takeover` and a window at least as large (a window of
+    /// 8 counts as 9). Saves zlib's ~256 KiB of deflate state per connection.
+    public init(
+        limits: WebSocketLimits = WebSocketLimits(), deflate: PerMessageDeflateParameters? = nil,
+        sharedCompressor: PerMessageDeflateCompressor? = nil
+    ) {
         self.limits = limits
         self.deflate = deflate
         decoder = WebSocketFrameDecoder(limits: limits, requireMasked: true, perMessageDeflate: deflate != nil)
+        if let deflate, let sharedCompressor, deflate.serverNoContextTakeover, sharedCompressor.noContextTakeover,
+            sharedCompressor.windowBits <= max(deflate.serverMaxWindowBits, 9)
+        {
+            compressor = sharedCompressor
+        }
     }
 
     // MARK: Input

@@ -169,6 +169,21 @@ struct PerMessageDeflateRoundTripTests {
         #expect(takeover.send(message) != .send(message.deflatedFrame!))  // then it uses its window
     }
 
+    @Test func sharedCompressorServesEveryNoContextConnectionOfALoop() {
+        let shared = PerMessageDeflateCompressor(windowBits: 15, noContextTakeover: true)
+        let text = String(repeating: "shared ", count: 40)
+        let encoded = WebSocketEncodedMessage(text: text, compressor: shared)
+        var a = WebSocketProtocol(deflate: PerMessageDeflateParameters(serverNoContextTakeover: true), sharedCompressor: shared)
+        var b = WebSocketProtocol(deflate: PerMessageDeflateParameters(serverNoContextTakeover: true), sharedCompressor: shared)
+        #expect(a.send(text: text) == .send(encoded.deflatedFrame!))
+        #expect(b.send(text: text) == .send(encoded.deflatedFrame!))
+        #expect(a.send(text: text) == .send(encoded.deflatedFrame!))
+        // Not used under context takeover: the second "Hello" refers back into the first.
+        var takeover = WebSocketProtocol(deflate: PerMessageDeflateParameters(), sharedCompressor: shared)
+        _ = takeover.send(text: "Hello")
+        #expect(takeover.send(text: "Hello") == .send(WS.hex("c1 05 f2 00 11 00 00")))
+    }
+
     @Test func windowBits8CompressesWithZlibs9AndStaysDecodable() throws {
         let payload = Array(String(repeating: "0123456789abcdefghij", count: 200).utf8)
         let compressed = PerMessageDeflateCompressor(windowBits: 8, noContextTakeover: true).compress(payload)
