@@ -69,10 +69,15 @@ public struct WebSocketFrameDecoder: Sendable {
         bytes.withUnsafeBytes { append($0) }
     }
 
+    /// Largest buffer capacity kept once everything buffered is consumed. WebSocket connections
+    /// are long-lived and mostly idle: an idle one keeps at most this much, not its largest frame.
+    static let retainedCapacity = 16 * 1024
+
+    /// Drops consumed bytes when that costs no more than the bytes consumed since.
     private mutating func compact() {
         guard start > 0 else { return }
         if start == buffer.count {
-            if buffer.capacity > 64 * 1024 { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
+            if buffer.capacity > Self.retainedCapacity { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
             start = 0
         } else if start >= buffer.count - start {
             buffer.removeSubrange(0..<start)
@@ -106,6 +111,10 @@ public struct WebSocketFrameDecoder: Sendable {
                     }
                     let payload = Array(buffer[start..<(start + header.length)])
                     start += header.length
+                    if start == buffer.count, buffer.capacity > Self.retainedCapacity {
+                        buffer = []  // don't keep a large frame's worth of memory while idle
+                        start = 0
+                    }
                     phase = .header
                     return WebSocketFrame(
                         fin: header.fin, rsv1: header.rsv1, opcode: header.opcode, maskingKey: header.maskingKey,
