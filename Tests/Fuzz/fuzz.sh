@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds a libFuzzer harness with swiftc and runs it on a scratch copy of its seed corpus.
 #
-#   Tests/Fuzz/fuzz.sh http [libFuzzer options, e.g. -runs=100000 | -max_total_time=600]
+#   Tests/Fuzz/fuzz.sh http|ws [libFuzzer options, e.g. -runs=100000 | -max_total_time=600]
 #
 # Build products, the working corpus (seeds plus what the fuzzer finds) and crash artifacts go to
 # .build-fuzz/ (gitignored). A crash's reproducer is .build-fuzz/artifacts-<target>/crash-*: rerun it
@@ -11,14 +11,14 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."  # the repository root
 
-usage() { echo "usage: $0 <http> [libFuzzer options…]" >&2; exit 2; }
+usage() { echo "usage: $0 <http|ws> [libFuzzer options…]" >&2; exit 2; }
 [[ $# -ge 1 ]] || usage
 target=$1
 shift
 
 case "$target" in
     http) sources=(Sources/Wire/*.swift Tests/Fuzz/HTTPParserFuzz.swift) ;;
-    # ws) sources=(Sources/Wire/*.swift Tests/Fuzz/WebSocketFrameFuzz.swift) ;;
+    ws) sources=(Sources/Wire/*.swift Tests/Fuzz/WebSocketFrameFuzz.swift) ;;
     *) usage ;;
 esac
 
@@ -32,8 +32,9 @@ mkdir -p "$out" "$corpus" "$artifacts"
 linker=()
 command -v ld.lld >/dev/null && linker=(-use-ld=lld)  # gold warns about ASan's local symbols
 echo "building $binary"
+# Wire imports CZlib (permessage-deflate): its module map, and libz.
 swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -g "${linker[@]}" \
-    "${sources[@]}" -o "$binary"
+    -I Sources/CZlib -lz "${sources[@]}" -o "$binary"
 
 cp Tests/Fuzz/corpus/"$target"/* "$corpus"/
 options=(-artifact_prefix="$artifacts/" -print_final_stats=1)
