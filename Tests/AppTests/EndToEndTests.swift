@@ -47,12 +47,29 @@ struct EndToEndTests {
         #expect(json(me.body)["email"] as? String == "e2e@example.com")
     }
 
-    @Test("transport-level refusals carry the JSON error envelope", arguments: [
-        ("GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400, "INVALID_REQUEST"),
-        ("GET /\(String(repeating: "a", count: 9000)) HTTP/1.1\r\nHost: x\r\n\r\n", 414, "URI_TOO_LONG"),
-        ("POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n", 413, "PAYLOAD_TOO_LARGE"),
-    ])
-    func transportErrors(raw: String, status: Int, name: String) async throws {
+    /// Requests the transport refuses, by name (the raw bytes are long; test output shows the name).
+    enum Refusal: String, CaseIterable, Sendable {
+        case smuggling, longTarget, hugeBody
+        var raw: String {
+            switch self {
+            case .smuggling: "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
+            case .longTarget: "GET /\(String(repeating: "a", count: 9000)) HTTP/1.1\r\nHost: x\r\n\r\n"
+            case .hugeBody: "POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n"
+            }
+        }
+        var expected: (status: Int, name: String) {
+            switch self {
+            case .smuggling: (400, "INVALID_REQUEST")
+            case .longTarget: (414, "URI_TOO_LONG")
+            case .hugeBody: (413, "PAYLOAD_TOO_LARGE")
+            }
+        }
+    }
+
+    @Test("transport-level refusals carry the JSON error envelope", arguments: Refusal.allCases)
+    func transportErrors(refusal: Refusal) async throws {
+        let raw = refusal.raw
+        let (status, name) = refusal.expected
         let h = try AppHarness()
         let (server, port) = try serve(h)
         defer { server.shutdown() }
