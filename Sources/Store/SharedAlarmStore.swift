@@ -222,6 +222,16 @@ public enum SharedAlarmStore {
         return alarms.count
     }
 
+    /// How long a soft-deleted alarm is kept before `purgeDeleted` removes it (DESIGN §4: 30 days).
+    public static let retentionAfterDeleteMilliseconds: Int64 = 30 * 86_400_000
+
+    /// Retention sweeper: removes alarms soft-deleted before `cutoff`, and with them (ON DELETE
+    /// CASCADE) their completions. Returns how many alarms went.
+    @discardableResult
+    public static func purgeDeleted(deletedBefore cutoff: Int64, on db: Connection) throws -> Int {
+        try db.run("DELETE FROM shared_alarms WHERE deleted_ms < ?1", [.integer(cutoff)])
+    }
+
     /// The change-log document of a missed occurrence.
     struct MissedOccurrence: Encodable {
         var alarmID: String

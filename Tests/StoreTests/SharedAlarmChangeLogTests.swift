@@ -122,8 +122,23 @@ struct SharedAlarmChangeLogTests {
         #expect(deleted.event == "shared_alarm_deleted")
         #expect(deleted.summary == ["shared_alarm removed"])
 
+        #expect(try db.writeSync { try SharedAlarmStore.purgeDeleted(deletedBefore: Self.nine + 4, on: $0) } == 0)
+        #expect(try db.writeSync { try SharedAlarmStore.purgeDeleted(deletedBefore: Self.nine + 5, on: $0) } == 1)
+        #expect(try db.readSync { try $0.scalar("SELECT COUNT(*) FROM shared_completions") } == .integer(0))
+        let (_, again) = try logged { c in
+            var onlyA = settings
+            onlyA.assignedTo = [a.id]
+            return try SharedAlarmStore.create(groupID: g, actorID: o.id, settings: onlyA, at: Self.nine + 6, on: c)
+        }
+        #expect(again.event == "shared_alarm_created")
+        _ = try logged { c in
+            try CompletionStore.record(groupID: g, alarmID: again.rows[0].entity, userID: a.id, answer: answer, at: Self.nine + 7, on: c)
+        }
         #expect(throws: SQLiteError.self) {
             try db.writeSync { c in try c.run("UPDATE shared_completions SET status = 'skipped'") }
+        }
+        #expect(throws: SQLiteError.self) {
+            try db.writeSync { c in try c.run("UPDATE shared_completions SET completed_ms = 0") }
         }
     }
 }
