@@ -436,4 +436,59 @@ struct SharedAlarmTests {
         #expect(now["assigned_to_uids"] as? [String] == [f.members[1].id])
         #expect(now["next_fire_at"] as? String == F.firstFire)
     }
+
+    @Test("PATCH and completion bodies: errors name their field; a deleted alarm is ALARM_NOT_FOUND")
+    func patchAndAnswerValidation() async throws {
+        let f = try await F.make(members: 1)
+        let id = try #require(try await f.createAlarm(assignees: [f.members[0]])["id"] as? String)
+        let a = "\(f.g)/alarms/\(id)"
+        let cases: [(String, String, String)] = [
+            (#"{"schedule":{"type":"monthly_date","days_of_month":[32],"start_date":"2026-02-01"}}"#, "SCHEDULE_INVALID", "schedule.days_of_month"),
+            (#"{"times_of_day":[]}"#, "SCHEDULE_INVALID", "times_of_day"),
+            (#"{"timezone":"Nowhere/City"}"#, "SCHEDULE_INVALID", "timezone"),
+            (#"{"title":"   "}"#, "VALIDATION_FAILED", "title"),
+            (#"{"assigned_to_uids":["\#(UUID().uuidString.lowercased())"]}"#, "VALIDATION_FAILED", "assigned_to_uids"),
+            (#"{"assigned_to_uids":["\#(f.members[0].id)","\#(f.members[0].id)"]}"#, "VALIDATION_FAILED", "assigned_to_uids"),
+            (#"{"next_fire_at":"2026-01-01T00:00:00Z"}"#, "VALIDATION_FAILED", "next_fire_at"),
+        ]
+        for (body, name, field) in cases {
+            let reply = await f.h.send(.patch, a, json: body, token: f.owner.token)
+            #expect(reply.status == 422, "\(body) \(reply.text)")
+            #expect(reply.errorName == name, "\(body) \(reply.text)")
+            #expect(reply.errorField == field, "\(body) \(reply.text)")
+        }
+        #expect(try await f.alarm(id)["version"] as? Int == 1)
+        let answers: [(String, String)] = [
+            (#"{}"#, "status"),
+            (#"{"status":"done"}"#, "status"),
+            (#"{"status":"completed","completion_method":"telepathy"}"#, "completion_method"),
+            (#"{"status":"completed","snooze_count":-1}"#, "snooze_count"),
+            (#"{"status":"completed","scheduled_at":"tomorrow"}"#, "scheduled_at"),
+            (#"{"status":"completed","extra":1}"#, "extra"),
+        ]
+        for (body, field) in answers {
+            let reply = await f.h.send(.post, "\(a)/completions", json: body, token: f.members[0].token)
+            #expect(reply.status == 422, "\(body) \(reply.text)")
+            #expect(reply.errorField == field, "\(body) \(reply.text)")
+        }
+        try await f.h.expect(204, .delete, a, token: f.owner.token)
+        let gone = await f.h.send(.patch, a, json: #"{"title":"X"}"#, token: f.owner.token)
+        #expect(gone.status == 404)
+        #expect(gone.errorName == "ALARM_NOT_FOUND")
+        #expect(await f.h.send(.delete, a, token: f.owner.token).errorName == "ALARM_NOT_FOUND")
+        // History of a deleted alarm stays readable until it is purged.
+        #expect(await f.h.send(.get, "\(a)/completions", token: f.owner.token).status == 200)
+    }
+
+    @Test("DST: an alarm at 02:30 New York fires at 03:30 EDT on the spring-forward day, then advances to 02:30 EDT")
+    func dst() async throws {
+        let f = try await F.make(members: 1)
+        f.h.clock.set(1_772_892_000_000)  // 2026-03-07T14:00:00Z
+        let json = #"{"title":"Meds","schedule":{"type":"custom_days","interval_days":1,"start_date":"2026-03-01"},"times_of_day":[{"hour":2,"minute":30}],"timezone":"America/New_York"}"#
+        let alarm = try await f.h.expect(201, .post, "\(f.g)/alarms", json: json, token: f.owner.token).json
+        #expect(alarm["next_fire_at"] as? String == "2026-03-08T07:30:00.000Z")
+        let id = try #require(alarm["id"] as? String)
+        let reply = await f.answer(id, by: f.members[0])
+        #expect(reply.object("alarm")?["next_fire_at"] as? String == "2026-03-09T06:30:00.000Z")
+    }
 }
