@@ -108,22 +108,7 @@ enum SharedAlarmRoutes {
             if let dismissMethod { s.dismissMethod = dismissMethod }
             if let colorTag { s.colorTag = colorTag }
             if let iconName { s.iconName = iconName }
-            if let category {
-                guard let raw = category, !raw.isEmpty else {
-                    s.category = nil
-                    return try applyRest(to: &s)
-                }
-                guard let value = AlarmCategory(rawValue: raw) else {
-                    throw .invalidField(
-                        field: "category",
-                        message: "category must be one of \(AlarmCategory.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                s.category = value
-            }
-            try applyRest(to: &s)
-        }
-
-        private func applyRest(to s: inout SharedAlarmSettings) throws(DomainError) {
+            if let category { s.category = try Self.category(category) }
             if let assignedTo { s.assignedTo = assignedTo ?? [] }
             if let rule = try SharedAlarmRules.completionRule(
                 named: completionRule, requireAny: requireAny, requireAll: requireAll)
@@ -131,6 +116,17 @@ enum SharedAlarmRoutes {
                 s.completionRule = rule
             }
             if let graceMinutes { s.graceMinutes = graceMinutes }
+        }
+
+        /// `category`: one of the seed's §5.11 values; null or empty clears it.
+        static func category(_ raw: String?) throws(DomainError) -> AlarmCategory? {
+            guard let raw, !raw.isEmpty else { return nil }
+            guard let value = AlarmCategory(rawValue: raw) else {
+                throw .invalidField(
+                    field: "category",
+                    message: "category must be one of \(AlarmCategory.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return value
         }
     }
 

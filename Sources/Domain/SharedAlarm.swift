@@ -16,10 +16,14 @@
 public struct SharedAlarm: Sendable, Codable, Equatable {
     public var id: String
     public var groupID: String
+    /// `created_by_uid`: may delete the alarm even without a manager role.
     public var createdBy: String
     public var settings: SharedAlarmSettings
+    /// The open occurrence's time; nil when the alarm never fires again.
     public var nextFireAt: Timestamp?
+    /// When the last occurrence closed with at least one `completed` answer (the closing answer's time).
     public var lastCompletedAt: Timestamp?
+    /// The scheduled time of the last occurrence the overdue sweep marked `missed`.
     public var lastMissedAt: Timestamp?
     /// The current (open) occurrence, or the last one once the alarm never fires again.
     public var occurrence: Occurrence?

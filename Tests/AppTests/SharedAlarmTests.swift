@@ -272,6 +272,15 @@ struct SharedAlarmTests {
         #expect(moved.occurrence["scheduled_at"] as? String == "2026-02-06T11:30:00.000Z")
         #expect((moved.occurrence["answered"] as? [Any])?.count == 0)
         #expect(try f.h.lastBatch().first?.string("event") == "shared_alarm_updated")
+        // all → any once someone has answered closes the occurrence and advances.
+        #expect(await f.answer(id, by: f.members[1]).status == 201)
+        let closing = try await f.h.expect(
+            200, .patch, "\(f.g)/alarms/\(id)", json: #"{"completion_rule":"any","version":5}"#, token: f.owner.token
+        ).json
+        #expect(closing["next_fire_at"] as? String == "2026-02-07T11:30:00.000Z")
+        #expect(closing["last_completed_at"] is String)
+        try await f.h.expect(
+            200, .patch, "\(f.g)/alarms/\(id)", json: #"{"require_all_completion":true,"version":6}"#, token: f.owner.token)
         // Switching the rule to any: the open occurrence has no answers yet, stays open.
         let any = try await f.h.expect(
             200, .patch, "\(f.g)/alarms/\(id)", json: #"{"require_any_completion":true}"#, token: f.owner.token
