@@ -54,8 +54,11 @@ enum CompletionRoutes {
     }
 
     static func register(in router: inout Router<Handler>, services: Services) {
-        router.add(.post, "/v1/groups/{id}/alarms/{aid}/completions", .async { request in try await record(request, services) })
-        router.add(.get, "/v1/groups/{id}/alarms/{aid}/completions", .async { request in try await list(request, services) })
+        router.add(
+            .post, "/v1/groups/{id}/alarms/{aid}/completions", .async { request in try await record(request, services) }
+        )
+        router.add(
+            .get, "/v1/groups/{id}/alarms/{aid}/completions", .async { request in try await list(request, services) })
         router.add(.get, "/v1/groups/{id}/completions", .async { request in try await list(request, services) })
     }
 
@@ -72,7 +75,8 @@ enum CompletionRoutes {
             snoozeCount: snoozes, note: note, scheduledAt: body.scheduledAt?.milliseconds)
         let now = services.clock.nowMilliseconds()
         let recorded = try await services.database.write { db in
-            try CompletionStore.record(groupID: groupID, alarmID: alarmID, userID: userID, answer: answer, at: now, on: db)
+            try CompletionStore.record(
+                groupID: groupID, alarmID: alarmID, userID: userID, answer: answer, at: now, on: db)
         }
         return JSONBody.response(
             Recorded(completion: recorded.completion, alarm: recorded.alarm), status: recorded.created ? .created : .ok)

@@ -73,7 +73,8 @@ enum SharedAlarmRoutes {
             iconName = try StrictKeys.nullable(c, .iconName)
             category = try StrictKeys.nullable(c, .category)
             if c.contains(.assignedTo) {
-                assignedTo = .some(try c.decodeNil(forKey: .assignedTo) ? nil : try c.decode([String].self, forKey: .assignedTo))
+                assignedTo = .some(
+                    try c.decodeNil(forKey: .assignedTo) ? nil : try c.decode([String].self, forKey: .assignedTo))
             }
             completionRule = try c.decodeIfPresent(CompletionRule.self, forKey: .completionRule)
             requireAny = try c.decodeIfPresent(Bool.self, forKey: .requireAny)
@@ -124,7 +125,8 @@ enum SharedAlarmRoutes {
             guard let value = AlarmCategory(rawValue: raw) else {
                 throw .invalidField(
                     field: "category",
-                    message: "category must be one of \(AlarmCategory.allCases.map(\.rawValue).joined(separator: ", "))")
+                    message: "category must be one of \(AlarmCategory.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
             }
             return value
         }
@@ -161,11 +163,15 @@ enum SharedAlarmRoutes {
             throw APIError(.validationFailed, "version is invalid: unknown field", field: "version")
         }
         guard let title = body.title else { throw APIError(.validationFailed, "title is required", field: "title") }
-        guard let schedule = body.schedule else { throw DomainError.invalidSchedule(field: "schedule", message: "schedule is required") }
+        guard let schedule = body.schedule else {
+            throw DomainError.invalidSchedule(field: "schedule", message: "schedule is required")
+        }
         guard let times = body.timesOfDay else {
             throw DomainError.invalidSchedule(field: "times_of_day", message: "times_of_day is required")
         }
-        guard let zone = body.timezone else { throw DomainError.invalidSchedule(field: "timezone", message: "timezone is required") }
+        guard let zone = body.timezone else {
+            throw DomainError.invalidSchedule(field: "timezone", message: "timezone is required")
+        }
         let now = services.clock.nowMilliseconds()
         var settings = SharedAlarmSettings(
             title: title, timing: AlarmTiming(schedule: schedule, timesOfDay: times, timezone: zone))
@@ -186,11 +192,13 @@ enum SharedAlarmRoutes {
         switch params["include_deleted"] {
         case nil, "false", "0": includeDeleted = false
         case "true", "1", "": includeDeleted = true
-        default: throw DomainError.invalidField(field: "include_deleted", message: "include_deleted must be true or false")
+        default:
+            throw DomainError.invalidField(field: "include_deleted", message: "include_deleted must be true or false")
         }
         let page = try await services.database.read { db in
             try SharedAlarmStore.alarms(
-                groupID: groupID, userID: userID, includeDeleted: includeDeleted, after: query.after, limit: query.limit,
+                groupID: groupID, userID: userID, includeDeleted: includeDeleted, after: query.after,
+                limit: query.limit,
                 on: db)
         }
         return JSONBody.response(AlarmList(alarms: page.items, nextCursor: page.next.map(ListQuery.cursor)))

@@ -58,18 +58,22 @@ public enum SharedAlarmRules {
         if let sound = s.soundID, sound.isEmpty { s.soundID = nil }
         if let sound = s.soundID {
             guard sound.utf8.count <= maxSoundIDBytes, !sound.containsControlCharacters else {
-                throw .invalidField(field: "sound_id", message: "sound_id must be at most \(maxSoundIDBytes) bytes of text")
+                throw .invalidField(
+                    field: "sound_id", message: "sound_id must be at most \(maxSoundIDBytes) bytes of text")
             }
         }
         guard (1...maxPreAlarmOffset).contains(s.preAlarmOffset) else {
-            throw .invalidField(field: "pre_alarm_offset", message: "pre_alarm_offset must be 1–\(maxPreAlarmOffset) minutes")
+            throw .invalidField(
+                field: "pre_alarm_offset", message: "pre_alarm_offset must be 1–\(maxPreAlarmOffset) minutes")
         }
         guard s.snoozeOptions.count <= maxSnoozeOptions, Set(s.snoozeOptions).count == s.snoozeOptions.count,
             s.snoozeOptions.allSatisfy({ (1...maxSnoozeMinutes).contains($0) })
         else {
             throw .invalidField(
                 field: "snooze_options",
-                message: "snooze_options needs at most \(maxSnoozeOptions) distinct durations of 1–\(maxSnoozeMinutes) minutes")
+                message:
+                    "snooze_options needs at most \(maxSnoozeOptions) distinct durations of 1–\(maxSnoozeMinutes) minutes"
+            )
         }
         s.colorTag = try GroupRules.validateColorTag(s.colorTag)
         s.iconName = try GroupRules.validateIconName(s.iconName)
@@ -115,7 +119,9 @@ public enum SharedAlarmRules {
 
     private static func text(_ raw: String?, field: String, max: Int) throws(DomainError) -> String? {
         guard let text = raw?.trimmingWhitespace(), !text.isEmpty else { return nil }
-        guard text.count <= max else { throw .invalidField(field: field, message: "\(field) is longer than \(max) characters") }
+        guard text.count <= max else {
+            throw .invalidField(field: field, message: "\(field) is longer than \(max) characters")
+        }
         return text
     }
 }

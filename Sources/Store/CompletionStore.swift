@@ -69,14 +69,18 @@ public enum CompletionStore {
             completedAt: Timestamp(milliseconds: now))
         try db.run(
             "INSERT INTO shared_completions (\(columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            [.text(completion.id), .text(groupID), .text(alarmID), .text(userID), .text(completion.userName),
-             .integer(open.scheduledAt.milliseconds), .text(answer.status.rawValue), .text(answer.method.rawValue),
-             .integer(answer.snoozeCount), SQLValue(answer.note), .integer(now)])
+            [
+                .text(completion.id), .text(groupID), .text(alarmID), .text(userID), .text(completion.userName),
+                .integer(open.scheduledAt.milliseconds), .text(answer.status.rawValue), .text(answer.method.rawValue),
+                .integer(answer.snoozeCount), SQLValue(answer.note), .integer(now),
+            ])
         let closed = open.answer(
-            userID: userID, status: answer.status, at: Timestamp(milliseconds: now), rule: alarm.settings.completionRule)
+            userID: userID, status: answer.status, at: Timestamp(milliseconds: now), rule: alarm.settings.completionRule
+        )
         alarm.occurrence = open
         if closed {
-            alarm.advanceAfterClose(at: now, activeMembers: try SharedAlarmStore.activeMemberIDs(groupID: groupID, on: db))
+            alarm.advanceAfterClose(
+                at: now, activeMembers: try SharedAlarmStore.activeMemberIDs(groupID: groupID, on: db))
         }
         try SharedAlarmStore.save(&alarm, at: now, on: db)
         try ChangeLog.append(
@@ -129,9 +133,11 @@ public enum CompletionStore {
             ORDER BY completed_ms DESC, id DESC
             LIMIT ?9
             """,
-            [.text(groupID), SQLValue(alarmID), SQLValue(filter.userID), SQLValue(filter.status?.rawValue),
-             SQLValue(filter.from), SQLValue(filter.to), SQLValue(after?.milliseconds), SQLValue(after?.id),
-             .integer(Int64(limit) + 1)]
+            [
+                .text(groupID), SQLValue(alarmID), SQLValue(filter.userID), SQLValue(filter.status?.rawValue),
+                SQLValue(filter.from), SQLValue(filter.to), SQLValue(after?.milliseconds), SQLValue(after?.id),
+                .integer(Int64(limit) + 1),
+            ]
         ).map(completionFromRow)
         return GroupStore.page(rows, limit: limit) {
             GroupStore.PageKey(milliseconds: $0.completedAt.milliseconds, id: $0.id)
@@ -158,8 +164,9 @@ public enum CompletionStore {
 
     /// The completion document on its group's topic.
     static func completionChange(_ completion: SharedCompletion, _ op: Change.Op) -> Change {
-        Change(topic: ChangeLog.groupTopic(completion.groupID), kind: "shared_completion", op: op,
-               entityID: completion.id, document: DocumentCoding.encode(completion))
+        Change(
+            topic: ChangeLog.groupTopic(completion.groupID), kind: "shared_completion", op: op,
+            entityID: completion.id, document: DocumentCoding.encode(completion))
     }
 
     static func completionFromRow(_ row: Row) throws -> SharedCompletion {

@@ -51,10 +51,14 @@ public enum SharedAlarmStore {
             ORDER BY created_ms, id
             LIMIT ?5
             """,
-            [.text(groupID), .integer(includeDeleted ? 1 : 0), SQLValue(after?.milliseconds), SQLValue(after?.id),
-             .integer(Int64(limit) + 1)]
+            [
+                .text(groupID), .integer(includeDeleted ? 1 : 0), SQLValue(after?.milliseconds), SQLValue(after?.id),
+                .integer(Int64(limit) + 1),
+            ]
         ).map(alarmFromRow)
-        return GroupStore.page(rows, limit: limit) { GroupStore.PageKey(milliseconds: $0.createdAt.milliseconds, id: $0.id) }
+        return GroupStore.page(rows, limit: limit) {
+            GroupStore.PageKey(milliseconds: $0.createdAt.milliseconds, id: $0.id)
+        }
     }
 
     /// Active member ids of the group, owner first then by join time.
@@ -158,7 +162,9 @@ public enum SharedAlarmStore {
 
     /// Soft-deletes an alarm (its creator or the group owner; anyone else `permissionDenied`).
     /// Event `shared_alarm_deleted` (op `removed`, reason `deleted`).
-    public static func delete(groupID: String, alarmID: String, actorID: String, at now: Int64, on db: Connection) throws {
+    public static func delete(groupID: String, alarmID: String, actorID: String, at now: Int64, on db: Connection)
+        throws
+    {
         let (member, found) = try access(groupID: groupID, alarmID: alarmID, userID: actorID, on: db)
         var alarm = found
         guard member.role == .owner || alarm.createdBy == actorID else {
@@ -167,8 +173,11 @@ public enum SharedAlarmStore {
         alarm.deletedAt = Timestamp(milliseconds: now)
         try save(&alarm, at: now, on: db)
         try ChangeLog.append(
-            [Change(topic: ChangeLog.groupTopic(groupID), kind: "shared_alarm", op: .removed, entityID: alarm.id,
-                    document: nil, reason: "deleted")],
+            [
+                Change(
+                    topic: ChangeLog.groupTopic(groupID), kind: "shared_alarm", op: .removed, entityID: alarm.id,
+                    document: nil, reason: "deleted")
+            ],
             event: "shared_alarm_deleted", actor: .user(actorID), at: now, on: db)
     }
 
@@ -214,9 +223,13 @@ public enum SharedAlarmStore {
             try save(&alarm, at: now, on: db)
             let record = MissedOccurrence(alarmID: alarm.id, groupID: alarm.groupID, occurrence: missed)
             try ChangeLog.append(
-                [Change(topic: ChangeLog.groupTopic(alarm.groupID), kind: "missed_occurrence", op: .added,
-                        entityID: "\(alarm.id):\(missed.scheduledAt.milliseconds)", document: DocumentCoding.encode(record)),
-                 alarmChange(alarm, .modified)],
+                [
+                    Change(
+                        topic: ChangeLog.groupTopic(alarm.groupID), kind: "missed_occurrence", op: .added,
+                        entityID: "\(alarm.id):\(missed.scheduledAt.milliseconds)",
+                        document: DocumentCoding.encode(record)),
+                    alarmChange(alarm, .modified),
+                ],
                 event: "missed_alarm_followup", actor: .system, at: now, on: db)
         }
         return alarms.count
@@ -271,16 +284,19 @@ public enum SharedAlarmStore {
                 updated_ms = ?7, deleted_ms = ?8
             WHERE id = ?1
             """,
-            [.text(alarm.id), .text(document), SQLValue(alarm.nextFireAt?.milliseconds),
-             SQLValue(alarm.openOccurrence?.scheduledAt.milliseconds),
-             .integer(Int64(alarm.settings.graceMinutes) * 60_000), .integer(alarm.version),
-             .integer(alarm.updatedAt.milliseconds), SQLValue(alarm.deletedAt?.milliseconds)])
+            [
+                .text(alarm.id), .text(document), SQLValue(alarm.nextFireAt?.milliseconds),
+                SQLValue(alarm.openOccurrence?.scheduledAt.milliseconds),
+                .integer(Int64(alarm.settings.graceMinutes) * 60_000), .integer(alarm.version),
+                .integer(alarm.updatedAt.milliseconds), SQLValue(alarm.deletedAt?.milliseconds),
+            ])
     }
 
     /// The alarm document on its group's topic.
     static func alarmChange(_ alarm: SharedAlarm, _ op: Change.Op) -> Change {
-        Change(topic: ChangeLog.groupTopic(alarm.groupID), kind: "shared_alarm", op: op, entityID: alarm.id,
-               document: DocumentCoding.encode(alarm))
+        Change(
+            topic: ChangeLog.groupTopic(alarm.groupID), kind: "shared_alarm", op: op, entityID: alarm.id,
+            document: DocumentCoding.encode(alarm))
     }
 
     static func alarmFromRow(_ row: Row) throws -> SharedAlarm {
