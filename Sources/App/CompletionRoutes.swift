@@ -10,7 +10,8 @@ import Wire
 enum CompletionRoutes {
     /// `completion_method` defaults to `on_time` (`skipped` for a skip), `snooze_count` to 0;
     /// `scheduled_at` names the occurrence (default: the open one) — send it so that a retry after the
-    /// occurrence closed returns the first answer instead of answering the next occurrence.
+    /// occurrence closed returns the first answer instead of answering the next occurrence
+    /// (`scheduled_date`, the seed's name, is accepted too).
     struct CompletionBody: Decodable {
         var status: CompletionStatus
         var note: String?
@@ -22,6 +23,8 @@ enum CompletionRoutes {
             case completionMethod = "completion_method"
             case snoozeCount = "snooze_count"
             case scheduledAt = "scheduled_at"
+            /// The data-schema seed's name for the same field (§4.7 `scheduled_date`).
+            case scheduledDate = "scheduled_date"
         }
         init(from decoder: any Decoder) throws {
             try StrictKeys.check(decoder, CodingKeys.self)
@@ -30,7 +33,9 @@ enum CompletionRoutes {
             note = try c.decodeIfPresent(String.self, forKey: .note)
             completionMethod = try c.decodeIfPresent(CompletionMethod.self, forKey: .completionMethod)
             snoozeCount = try c.decodeIfPresent(Int64.self, forKey: .snoozeCount)
-            scheduledAt = try c.decodeIfPresent(Timestamp.self, forKey: .scheduledAt)
+            scheduledAt =
+                try c.decodeIfPresent(Timestamp.self, forKey: .scheduledAt)
+                ?? c.decodeIfPresent(Timestamp.self, forKey: .scheduledDate)
         }
     }
 

@@ -162,6 +162,15 @@ public enum CompletionStore {
         return changes
     }
 
+    /// How long completions are kept (data-schema seed §8: Plus+ completion logs, 3 years).
+    public static let retentionMilliseconds: Int64 = 3 * 365 * 86_400_000
+
+    /// Retention sweeper: deletes completions recorded before `cutoff`. Returns how many went.
+    @discardableResult
+    public static func purge(completedBefore cutoff: Int64, on db: Connection) throws -> Int {
+        try db.run("DELETE FROM shared_completions WHERE completed_ms < ?1", [.integer(cutoff)])
+    }
+
     /// The completion document on its group's topic.
     static func completionChange(_ completion: SharedCompletion, _ op: Change.Op) -> Change {
         Change(

@@ -140,5 +140,7 @@ struct SharedAlarmChangeLogTests {
         #expect(throws: SQLiteError.self) {
             try db.writeSync { c in try c.run("UPDATE shared_completions SET completed_ms = 0") }
         }
+        #expect(try db.writeSync { try CompletionStore.purge(completedBefore: Self.nine + 7, on: $0) } == 0)
+        #expect(try db.writeSync { try CompletionStore.purge(completedBefore: Self.nine + 8, on: $0) } == 1)
     }
 }
