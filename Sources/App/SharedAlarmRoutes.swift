@@ -17,6 +17,8 @@ enum SharedAlarmRoutes {
         var note: String??
         var schedule: Schedule?
         var timesOfDay: [TimeOfDay]?
+        /// The seed's legacy single `time_of_day` ("HH:mm"), used when `times_of_day` is absent.
+        var timeOfDay: TimeOfDay?
         var timezone: String?
         var persistenceLevel: PersistenceLevel?
         var soundID: String??
@@ -38,6 +40,7 @@ enum SharedAlarmRoutes {
         enum CodingKeys: String, CodingKey, CaseIterable {
             case title, note, schedule, timezone, category, version
             case timesOfDay = "times_of_day"
+            case timeOfDay = "time_of_day"
             case persistenceLevel = "persistence_level"
             case soundID = "sound_id"
             case preAlarmEnabled = "pre_alarm_enabled"
@@ -62,6 +65,12 @@ enum SharedAlarmRoutes {
             schedule = try Self.timing(c, .schedule)
             timesOfDay = try Self.timing(c, .timesOfDay)
             timezone = try Self.timing(c, .timezone)
+            if let text: String = try Self.timing(c, .timeOfDay) {
+                guard let time = TimeOfDay(parsing: text) else {
+                    throw DomainError.invalidSchedule(field: "time_of_day", message: "time_of_day must be HH:mm")
+                }
+                timeOfDay = time
+            }
             persistenceLevel = try c.decodeIfPresent(PersistenceLevel.self, forKey: .persistenceLevel)
             soundID = try StrictKeys.nullable(c, .soundID)
             preAlarmEnabled = try c.decodeIfPresent(Bool.self, forKey: .preAlarmEnabled)
@@ -98,7 +107,7 @@ enum SharedAlarmRoutes {
             if let title { s.title = title }
             if let note { s.note = note }
             if let schedule { s.timing.schedule = schedule }
-            if let timesOfDay { s.timing.timesOfDay = timesOfDay }
+            if let times = timesOfDay ?? timeOfDay.map({ [$0] }) { s.timing.timesOfDay = times }
             if let timezone { s.timing.timezone = timezone }
             if let persistenceLevel { s.persistenceLevel = persistenceLevel }
             if let soundID { s.soundID = soundID }
@@ -166,7 +175,7 @@ enum SharedAlarmRoutes {
         guard let schedule = body.schedule else {
             throw DomainError.invalidSchedule(field: "schedule", message: "schedule is required")
         }
-        guard let times = body.timesOfDay else {
+        guard let times = body.timesOfDay ?? body.timeOfDay.map({ [$0] }) else {
             throw DomainError.invalidSchedule(field: "times_of_day", message: "times_of_day is required")
         }
         guard let zone = body.timezone else {

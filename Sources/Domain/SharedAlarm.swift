@@ -68,7 +68,7 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
 
     /// Opens the first occurrence strictly after `instant` (epoch ms) with a fresh required set, or —
     /// when nothing fires again — sets `next_fire_at` null and keeps the last occurrence.
-    public mutating func openOccurrence(after instant: Int64, activeMembers: [String]) {
+    public mutating func openNextOccurrence(after instant: Int64, activeMembers: [String]) {
         guard let next = NextFire.after(instant, timing: settings.timing) else {
             nextFireAt = nil
             return
@@ -86,7 +86,7 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         if closed.answered.contains(where: { $0.status == .completed }) {
             lastCompletedAt = Timestamp(milliseconds: now)
         }
-        openOccurrence(after: closed.scheduledAt.milliseconds, activeMembers: activeMembers)
+        openNextOccurrence(after: closed.scheduledAt.milliseconds, activeMembers: activeMembers)
     }
 
     /// Marks the open occurrence `missed` (the overdue sweep) and opens the next one. Returns the missed
@@ -96,7 +96,7 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         open.status = .missed
         occurrence = open
         lastMissedAt = open.scheduledAt
-        openOccurrence(after: open.scheduledAt.milliseconds, activeMembers: activeMembers)
+        openNextOccurrence(after: open.scheduledAt.milliseconds, activeMembers: activeMembers)
         return open
     }
 

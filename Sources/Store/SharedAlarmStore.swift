@@ -94,7 +94,7 @@ public enum SharedAlarmStore {
         var alarm = SharedAlarm(
             id: UUID().uuidString.lowercased(), groupID: groupID, createdBy: actorID, settings: settings,
             createdAt: Timestamp(milliseconds: now), updatedAt: Timestamp(milliseconds: now))
-        alarm.openOccurrence(after: now, activeMembers: members)
+        alarm.openNextOccurrence(after: now, activeMembers: members)
         try db.run(
             """
             INSERT INTO shared_alarms (id, group_id, created_by, document, next_fire_ms, open_ms, grace_ms, version,
@@ -137,7 +137,7 @@ public enum SharedAlarmStore {
                     open.status = .closed  // nothing fires again: the open occurrence ends unanswered
                     alarm.occurrence = open
                 }
-                alarm.openOccurrence(after: now, activeMembers: members)
+                alarm.openNextOccurrence(after: now, activeMembers: members)
             }
         }
         if !settings.assignedTo.isEmpty, var open = alarm.openOccurrence {

@@ -457,6 +457,7 @@ struct SharedAlarmTests {
             (#"{"schedule":{"type":"monthly_date","days_of_month":[32],"start_date":"2026-02-01"}}"#, "SCHEDULE_INVALID", "schedule.days_of_month"),
             (#"{"times_of_day":[]}"#, "SCHEDULE_INVALID", "times_of_day"),
             (#"{"timezone":"Nowhere/City"}"#, "SCHEDULE_INVALID", "timezone"),
+            (#"{"time_of_day":"25:00"}"#, "SCHEDULE_INVALID", "time_of_day"),
             (#"{"title":"   "}"#, "VALIDATION_FAILED", "title"),
             (#"{"assigned_to_uids":["\#(UUID().uuidString.lowercased())"]}"#, "VALIDATION_FAILED", "assigned_to_uids"),
             (#"{"assigned_to_uids":["\#(f.members[0].id)","\#(f.members[0].id)"]}"#, "VALIDATION_FAILED", "assigned_to_uids"),
@@ -469,6 +470,10 @@ struct SharedAlarmTests {
             #expect(reply.errorField == field, "\(body) \(reply.text)")
         }
         #expect(try await f.alarm(id)["version"] as? Int == 1)
+        // The seed's legacy single time of day.
+        let legacy = try await f.h.expect(200, .patch, a, json: #"{"time_of_day":"11:15"}"#, token: f.owner.token).json
+        #expect(legacy["times_of_day"] as? [[String: Int]] == [["hour": 11, "minute": 15]])
+        #expect(legacy["next_fire_at"] as? String == "2026-02-06T11:15:00.000Z")
         let answers: [(String, String)] = [
             (#"{}"#, "status"),
             (#"{"status":"done"}"#, "status"),

@@ -58,7 +58,7 @@ struct OccurrenceTests {
             id: "x", groupID: "g", createdBy: "o", settings: SharedAlarmSettings(title: "T", timing: timing),
             createdAt: Self.t0, updatedAt: Self.t0)
         let nine: Int64 = 1_770_368_400_000  // 2026-02-06T09:00Z
-        alarm.openOccurrence(after: nine, activeMembers: ["o"])
+        alarm.openNextOccurrence(after: nine, activeMembers: ["o"])
         #expect(alarm.nextFireAt?.milliseconds == nine + 3_600_000)
         var occ = try #require(alarm.openOccurrence)
         _ = occ.answer(userID: "o", status: .skipped, at: Self.t0, rule: .any)
