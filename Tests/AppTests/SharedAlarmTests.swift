@@ -115,6 +115,26 @@ struct SharedAlarmTests {
         #expect(closes.count == 1)
     }
 
+    @Test("answers racing the removal of the last pending member: one close, one advance")
+    func concurrentRemoval() async throws {
+        let f = try await F.make()
+        let alarm = try await f.createAlarm(rule: "all", assignees: f.members)
+        let id = try #require(alarm["id"] as? String)
+        let leaving = f.members[4]
+        let statuses = await withTaskGroup(of: Int.self) { group in
+            for account in f.members.prefix(4) {
+                group.addTask { await f.answer(id, by: account, scheduledAt: F.firstFire).status }
+            }
+            group.addTask { await f.h.send(.delete, "\(f.g)/members/\(leaving.id)", token: f.owner.token).status }
+            return await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.sorted() == [201, 201, 201, 201, 204])
+        let now = try await f.alarm(id)
+        #expect(now["next_fire_at"] as? String == F.secondFire)
+        #expect(now.occurrence["required_uids"] as? [String] == f.members.prefix(4).map(\.id))
+        #expect(now["version"] as? Int == 6)
+    }
+
     @Test("concurrent answers under rule any: one 201, the others 409, one advance")
     func concurrentAny() async throws {
         let f = try await F.make()
