@@ -33,6 +33,7 @@ public final class Application: HTTPResponder {
         GroupRoutes.register(in: &router, services: services)
         InviteCodeRoutes.register(in: &router, services: services)
         GroupInvitationRoutes.register(in: &router, services: services)
+        SharedAlarmRoutes.register(in: &router, services: services)
         self.router = router
     }
 

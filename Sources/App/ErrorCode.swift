@@ -52,6 +52,8 @@ public struct ErrorCode: Hashable, Sendable {
     /// departure) gets this one answer: 404, like anything else that names nothing the caller may join.
     public static let inviteCodeInvalid = ErrorCode(code: "CA031", name: "INVITE_CODE_INVALID", status: .notFound)
     public static let ownerMustTransfer = ErrorCode(code: "CA032", name: "OWNER_MUST_TRANSFER", status: .conflict)
+    /// An answer for a shared-alarm occurrence that is closed or not the current one.
+    public static let occurrenceClosed = ErrorCode(code: "CA033", name: "OCCURRENCE_CLOSED", status: .conflict)
 
     /// Every code the server can send, in number order (README table, tests).
     public static let all: [ErrorCode] = [
@@ -60,6 +62,6 @@ public struct ErrorCode: Hashable, Sendable {
         .subscriptionExpired, .invalidRequest, .validationFailed, .notFound, .methodNotAllowed, .rateLimited,
         .invalidCredentials, .emailTaken, .payloadTooLarge, .accountSuspended, .unsupportedMediaType,
         .internalError, .serviceUnavailable, .uriTooLong, .headersTooLarge, .requestTimeout,
-        .inviteCodeInvalid, .ownerMustTransfer,
+        .inviteCodeInvalid, .ownerMustTransfer, .occurrenceClosed,
     ]
 }

@@ -54,6 +54,12 @@ public enum ErrorMapping {
             return APIError(.invitationAlreadyAccepted, "this invitation has already been answered")
         case .ownerMustTransfer:
             return APIError(.ownerMustTransfer, "the owner must transfer ownership before leaving")
+        case .alarmNotFound:
+            return APIError(.alarmNotFound, "shared alarm not found")
+        case .alarmLimitReached:
+            return APIError(.alarmLimitReached, "the group has reached its shared-alarm limit")
+        case .occurrenceClosed(let current):
+            return APIError(.occurrenceClosed, "that occurrence is closed; current alarm attached", current: current)
         }
     }
 

@@ -35,4 +35,10 @@ public enum DomainError: Error, Equatable, Sendable {
     case invitationAlreadyAccepted
     /// The owner must transfer ownership before leaving.
     case ownerMustTransfer
+    /// No live shared alarm with that id in the group (or the caller may not know it exists).
+    case alarmNotFound
+    /// The group already has `SharedAlarmRules.maxAlarmsPerGroup` live shared alarms.
+    case alarmLimitReached
+    /// An answer for an occurrence that is closed or is not the current one; `current` is the alarm.
+    case occurrenceClosed(current: [UInt8])
 }

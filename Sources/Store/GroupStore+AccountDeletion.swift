@@ -34,8 +34,8 @@ extension GroupStore {
             membership.displayName = deletedUserName
             changes += try end(&membership, of: &group, as: .left, by: nil, at: now, on: db)
         }
-        // Completions are not stored yet: the alarms issue anonymises them here
-        // (completed_by_name = "Deleted User", completed_by_uid removed), in this same transaction.
+        // Shared completions keep their place in history as "Deleted User" (completed_by_uid null).
+        changes += try CompletionStore.anonymise(userID: userID, on: db)
 
         // Invitations addressed to this email lose the address; pending ones end.
         let tombstone = "deleted+\(userID)@invalid"

@@ -229,7 +229,8 @@ public enum GroupStore {
         return target
     }
 
-    /// Ends an active membership (`removed` or `left`) and returns the changes to log.
+    /// Ends an active membership (`removed` or `left`) and returns the changes to log, including the
+    /// shared alarms it unassigns them from (`SharedAlarmStore.memberEnded`).
     static func end(
         _ member: inout GroupMember, of group: inout Group, as status: GroupMember.Status, by remover: String?,
         at now: Int64, on db: Connection
@@ -243,7 +244,7 @@ public enum GroupStore {
         return [
             memberChange(member, .modified), groupChange(group, .modified),
             accessChange(member.userID, group, gained: false, reason: status.rawValue),
-        ]
+        ] + (try SharedAlarmStore.memberEnded(groupID: group.id, userID: member.userID, at: now, on: db))
     }
 
     /// Admits `user` to `group` with `role` — a new member, or a former one rejoining — enforcing

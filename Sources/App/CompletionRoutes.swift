@@ -1,0 +1,120 @@
+import Domain
+import SQLite
+import Store
+import Wire
+
+/// Shared completions (issue 4; data-schema seed §4.7, API seed §7): `POST …/alarms/{aid}/completions`
+/// by a member of the open occurrence's required set (201 new, 200 a retry's existing record, 409
+/// OCCURRENCE_CLOSED with the alarm), and the newest-first lists of one alarm or the whole group.
+/// Completions are immutable: there is no update or delete.
+enum CompletionRoutes {
+    /// `completion_method` defaults to `on_time` (`skipped` for a skip), `snooze_count` to 0;
+    /// `scheduled_at` names the occurrence (default: the open one) — send it so that a retry after the
+    /// occurrence closed returns the first answer instead of answering the next occurrence
+    /// (`scheduled_date`, the seed's name, is accepted too).
+    struct CompletionBody: Decodable {
+        var status: CompletionStatus
+        var note: String?
+        var completionMethod: CompletionMethod?
+        var snoozeCount: Int64?
+        var scheduledAt: Timestamp?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case status, note
+            case completionMethod = "completion_method"
+            case snoozeCount = "snooze_count"
+            case scheduledAt = "scheduled_at"
+            /// The data-schema seed's name for the same field (§4.7 `scheduled_date`).
+            case scheduledDate = "scheduled_date"
+        }
+        init(from decoder: any Decoder) throws {
+            try StrictKeys.check(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            status = try c.decode(CompletionStatus.self, forKey: .status)
+            note = try c.decodeIfPresent(String.self, forKey: .note)
+            completionMethod = try c.decodeIfPresent(CompletionMethod.self, forKey: .completionMethod)
+            snoozeCount = try c.decodeIfPresent(Int64.self, forKey: .snoozeCount)
+            scheduledAt =
+                try c.decodeIfPresent(Timestamp.self, forKey: .scheduledAt)
+                ?? c.decodeIfPresent(Timestamp.self, forKey: .scheduledDate)
+        }
+    }
+
+    struct Recorded: Encodable {
+        var completion: SharedCompletion
+        var alarm: SharedAlarm
+    }
+
+    struct CompletionList: Encodable {
+        var completions: [SharedCompletion]
+        var nextCursor: String?
+        enum CodingKeys: String, CodingKey {
+            case completions
+            case nextCursor = "next_cursor"
+        }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(completions, forKey: .completions)
+            try c.encode(nextCursor, forKey: .nextCursor)
+        }
+    }
+
+    static func register(in router: inout Router<Handler>, services: Services) {
+        router.add(
+            .post, "/v1/groups/{id}/alarms/{aid}/completions", .async { request in try await record(request, services) }
+        )
+        router.add(
+            .get, "/v1/groups/{id}/alarms/{aid}/completions", .async { request in try await list(request, services) })
+        router.add(.get, "/v1/groups/{id}/completions", .async { request in try await list(request, services) })
+    }
+
+    static func record(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let groupID = try request.parameter("id")
+        let alarmID = try request.parameter("aid")
+        let body = try JSONBody.decode(CompletionBody.self, from: request)
+        let note = try SharedAlarmRules.completionNote(body.note)
+        let snoozes = body.snoozeCount ?? 0
+        try SharedAlarmRules.checkSnoozeCount(snoozes)
+        let answer = CompletionStore.Answer(
+            status: body.status, method: body.completionMethod ?? (body.status == .skipped ? .skipped : .onTime),
+            snoozeCount: snoozes, note: note, scheduledAt: body.scheduledAt?.milliseconds)
+        let now = services.clock.nowMilliseconds()
+        let recorded = try await services.database.write { db in
+            try CompletionStore.record(
+                groupID: groupID, alarmID: alarmID, userID: userID, answer: answer, at: now, on: db)
+        }
+        return JSONBody.response(
+            Recorded(completion: recorded.completion, alarm: recorded.alarm), status: recorded.created ? .created : .ok)
+    }
+
+    /// `?user_id=&status=&from=&to=` (RFC 3339; `completed_at` in `[from, to)`) plus `limit`/`cursor`.
+    static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let groupID = try request.parameter("id")
+        let alarmID = request.parameters["aid"]
+        let query = try ListQuery(request)
+        let params = QueryParameters(request)
+        var filter = CompletionStore.Filter(userID: params["user_id"])
+        if let status = params["status"] {
+            guard let value = CompletionStatus(rawValue: status) else {
+                throw DomainError.invalidField(field: "status", message: "status must be completed or skipped")
+            }
+            filter.status = value
+        }
+        for name in ["from", "to"] {
+            guard let text = params[name] else { continue }
+            guard let ms = Timestamp.parse(text) else {
+                throw DomainError.invalidField(field: name, message: "\(name) must be an RFC 3339 timestamp")
+            }
+            if name == "from" { filter.from = ms } else { filter.to = ms }
+        }
+        let chosen = filter
+        let page = try await services.database.read { db in
+            try CompletionStore.completions(
+                groupID: groupID, alarmID: alarmID, userID: userID, filter: chosen, after: query.after,
+                limit: query.limit, on: db)
+        }
+        return JSONBody.response(
+            CompletionList(completions: page.items, nextCursor: page.next.map(ListQuery.cursor)))
+    }
+}

@@ -1,0 +1,81 @@
+/// How a completion rule counts answers (data-schema seed §4.6 `require_any_completion` /
+/// `require_all_completion`): `any` — the first answer closes the occurrence; `all` — every required
+/// member must answer.
+public enum CompletionRule: String, Sendable, Codable, CaseIterable {
+    case any, all
+}
+
+/// A member's answer to an occurrence.
+public enum CompletionStatus: String, Sendable, Codable, CaseIterable {
+    case completed, skipped
+}
+
+/// How the member got there (data-schema seed §5.5 `CompletionMethod`).
+public enum CompletionMethod: String, Sendable, Codable, CaseIterable {
+    case onTime = "on_time"
+    case snoozedThenDone = "snoozed_then_done"
+    case manualBackfill = "manual_backfill"
+    case skipped
+}
+
+/// One immutable shared completion (data-schema seed §4.7). `completed_by_uid` is null and
+/// `completed_by_name` "Deleted User" once the account that answered is deleted.
+public struct SharedCompletion: Sendable, Codable, Equatable {
+    public var id: String
+    public var groupID: String
+    public var alarmID: String
+    public var userID: String?
+    public var userName: String
+    /// The occurrence answered.
+    public var scheduledAt: Timestamp
+    public var status: CompletionStatus
+    public var completionMethod: CompletionMethod
+    public var snoozeCount: Int64
+    public var note: String?
+    public var completedAt: Timestamp
+
+    public init(
+        id: String, groupID: String, alarmID: String, userID: String?, userName: String, scheduledAt: Timestamp,
+        status: CompletionStatus, completionMethod: CompletionMethod, snoozeCount: Int64, note: String?,
+        completedAt: Timestamp
+    ) {
+        self.id = id
+        self.groupID = groupID
+        self.alarmID = alarmID
+        self.userID = userID
+        self.userName = userName
+        self.scheduledAt = scheduledAt
+        self.status = status
+        self.completionMethod = completionMethod
+        self.snoozeCount = snoozeCount
+        self.note = note
+        self.completedAt = completedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, status, note
+        case groupID = "group_id"
+        case alarmID = "shared_alarm_id"
+        case userID = "completed_by_uid"
+        case userName = "completed_by_name"
+        case scheduledAt = "scheduled_at"
+        case completionMethod = "completion_method"
+        case snoozeCount = "snooze_count"
+        case completedAt = "completed_at"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(groupID, forKey: .groupID)
+        try c.encode(alarmID, forKey: .alarmID)
+        try c.encode(userID, forKey: .userID)  // explicit nulls: every field always exists
+        try c.encode(userName, forKey: .userName)
+        try c.encode(scheduledAt, forKey: .scheduledAt)
+        try c.encode(status, forKey: .status)
+        try c.encode(completionMethod, forKey: .completionMethod)
+        try c.encode(snoozeCount, forKey: .snoozeCount)
+        try c.encode(note, forKey: .note)
+        try c.encode(completedAt, forKey: .completedAt)
+    }
+}

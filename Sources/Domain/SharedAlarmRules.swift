@@ -1,0 +1,127 @@
+/// Shared-alarm field validation, limits and the completion checks (issue 4; data-schema seed §4.6,
+/// §4.7, §5; API seed §7, §13.3), as pure functions. Field errors name the JSON field; timing errors
+/// are `invalidSchedule` (422 SCHEDULE_INVALID).
+///
+/// | field               | rule                                                            |
+/// | ------------------- | --------------------------------------------------------------- |
+/// | `title`             | trimmed, 1…200 characters, no control characters                |
+/// | `note`              | ≤ 2000 characters; empty becomes null                           |
+/// | `sound_id`          | ≤ 100 bytes, no control characters; empty becomes null          |
+/// | `pre_alarm_offset`  | 1…`maxPreAlarmOffset` minutes                                   |
+/// | `snooze_options`    | ≤ `maxSnoozeOptions` distinct durations, each 1…`maxSnoozeMinutes` |
+/// | `color_tag`, `icon_name` | as for groups (`GroupRules`)                               |
+/// | `assigned_to_uids`  | ≤ `maxAssignees`, distinct (membership: the Store)              |
+/// | `grace_minutes`     | 1…`maxGraceMinutes`                                             |
+/// | completion `note`   | ≤ 500 characters                                                |
+/// | `snooze_count`      | 0…`maxSnoozeCount`                                              |
+public enum SharedAlarmRules {
+    /// data-schema seed §3.1 `title` String(200).
+    public static let maxTitleCharacters = 200
+    /// data-schema seed §3.1 `note` String(2000).
+    public static let maxNoteCharacters = 2000
+    /// A completion's note (issue 4).
+    public static let maxCompletionNoteCharacters = 500
+    /// data-schema seed §3.1 `sound_id` String(100).
+    public static let maxSoundIDBytes = 100
+    /// A pre-alarm at most 30 days ahead.
+    public static let maxPreAlarmOffset = 43_200
+    /// Snooze choices a client can show.
+    public static let maxSnoozeOptions = 10
+    /// A snooze of at most a year.
+    public static let maxSnoozeMinutes = 525_600
+    /// Assignees: no more than a group can have members (server-wide upper bound).
+    public static let maxAssignees = 1000
+    /// Overdue grace when the alarm sets none: 24 hours (issue 4).
+    public static let defaultGraceMinutes = 1440
+    /// Longest grace: a week.
+    public static let maxGraceMinutes = 10_080
+    /// Snoozes a completion may report.
+    public static let maxSnoozeCount: Int64 = 1000
+    /// Live (not deleted) shared alarms per group (issue 4).
+    public static let maxAlarmsPerGroup = 100
+    /// Creations per user: 5 per minute (API seed §13.3; issue 4), counted over created alarms.
+    public static let creationWindow = AttemptWindow(maxAttempts: 5, windowMilliseconds: 60_000)
+
+    /// Normalises and checks every field; `now` only matters for a one-time schedule in the past.
+    public static func validate(_ s: SharedAlarmSettings, now: Int64) throws(DomainError) -> SharedAlarmSettings {
+        var s = s
+        s.title = s.title.trimmingWhitespace()
+        guard !s.title.isEmpty else { throw .invalidField(field: "title", message: "title is required") }
+        guard s.title.count <= maxTitleCharacters else {
+            throw .invalidField(field: "title", message: "title is longer than \(maxTitleCharacters) characters")
+        }
+        guard !s.title.containsControlCharacters else {
+            throw .invalidField(field: "title", message: "title contains control characters")
+        }
+        s.note = try text(s.note, field: "note", max: maxNoteCharacters)
+        try ScheduleRules.validate(s.timing, now: now)
+        if let sound = s.soundID, sound.isEmpty { s.soundID = nil }
+        if let sound = s.soundID {
+            guard sound.utf8.count <= maxSoundIDBytes, !sound.containsControlCharacters else {
+                throw .invalidField(
+                    field: "sound_id", message: "sound_id must be at most \(maxSoundIDBytes) bytes of text")
+            }
+        }
+        guard (1...maxPreAlarmOffset).contains(s.preAlarmOffset) else {
+            throw .invalidField(
+                field: "pre_alarm_offset", message: "pre_alarm_offset must be 1–\(maxPreAlarmOffset) minutes")
+        }
+        guard s.snoozeOptions.count <= maxSnoozeOptions, Set(s.snoozeOptions).count == s.snoozeOptions.count,
+            s.snoozeOptions.allSatisfy({ (1...maxSnoozeMinutes).contains($0) })
+        else {
+            throw .invalidField(
+                field: "snooze_options",
+                message:
+                    "snooze_options needs at most \(maxSnoozeOptions) distinct durations of 1–\(maxSnoozeMinutes) minutes"
+            )
+        }
+        s.colorTag = try GroupRules.validateColorTag(s.colorTag)
+        s.iconName = try GroupRules.validateIconName(s.iconName)
+        guard s.assignedTo.count <= maxAssignees, Set(s.assignedTo).count == s.assignedTo.count else {
+            throw .invalidField(field: "assigned_to_uids", message: "assigned_to_uids must not repeat a member")
+        }
+        guard (1...maxGraceMinutes).contains(s.graceMinutes) else {
+            throw .invalidField(field: "grace_minutes", message: "grace_minutes must be 1–\(maxGraceMinutes)")
+        }
+        return s
+    }
+
+    /// The rule named by `completion_rule` and/or the seed's booleans. Absent everything → `any`.
+    /// Both booleans true, or a boolean contradicting `completion_rule`, is an error.
+    public static func completionRule(
+        named rule: CompletionRule?, requireAny: Bool?, requireAll: Bool?
+    ) throws(DomainError) -> CompletionRule? {
+        if requireAny == true, requireAll == true {
+            throw .invalidField(
+                field: "require_all_completion",
+                message: "require_any_completion and require_all_completion cannot both be true")
+        }
+        var fromBooleans: CompletionRule?
+        if requireAll == true || requireAny == false { fromBooleans = .all }
+        if requireAny == true || requireAll == false { fromBooleans = .any }
+        if let rule, let fromBooleans, rule != fromBooleans {
+            throw .invalidField(field: "completion_rule", message: "completion_rule contradicts require_*_completion")
+        }
+        return rule ?? fromBooleans
+    }
+
+    /// A completion note: ≤ 500 characters; empty becomes nil.
+    public static func completionNote(_ note: String?) throws(DomainError) -> String? {
+        try text(note, field: "note", max: maxCompletionNoteCharacters)
+    }
+
+    /// `snooze_count` 0…`maxSnoozeCount`.
+    public static func checkSnoozeCount(_ count: Int64) throws(DomainError) {
+        guard (0...maxSnoozeCount).contains(count) else {
+            throw .invalidField(field: "snooze_count", message: "snooze_count must be 0–\(maxSnoozeCount)")
+        }
+    }
+
+    private static func text(_ raw: String?, field: String, max: Int) throws(DomainError) -> String? {
+        guard let text = raw?.trimmingWhitespace(), !text.isEmpty else { return nil }
+        guard text.count <= max else {
+            throw .invalidField(field: field, message: "\(field) is longer than \(max) characters")
+        }
+        return text
+    }
+}

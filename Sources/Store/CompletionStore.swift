@@ -1,0 +1,193 @@
+public import Domain
+import Foundation
+public import SQLite
+
+/// SQL for shared completions (issue 4; data-schema seed §4.7, API seed §7). Completions are
+/// immutable: they are inserted, listed, and — only on account deletion — anonymised.
+public enum CompletionStore {
+    /// What `record` did.
+    public struct Recorded: Sendable {
+        /// The member's answer for the occurrence (new, or the one a retry names).
+        public var completion: SharedCompletion
+        /// The alarm after the answer (advanced if the answer closed its occurrence).
+        public var alarm: SharedAlarm
+        /// false: a retry; nothing was written.
+        public var created: Bool
+    }
+
+    /// The answer a member gives to an occurrence.
+    public struct Answer: Sendable {
+        public var status: CompletionStatus
+        public var method: CompletionMethod
+        public var snoozeCount: Int64
+        public var note: String?
+        /// The occurrence the member answers; nil = the current open one.
+        public var scheduledAt: Int64?
+
+        public init(
+            status: CompletionStatus, method: CompletionMethod, snoozeCount: Int64, note: String?, scheduledAt: Int64?
+        ) {
+            self.status = status
+            self.method = method
+            self.snoozeCount = snoozeCount
+            self.note = note
+            self.scheduledAt = scheduledAt
+        }
+    }
+
+    static let columns =
+        "id, group_id, alarm_id, user_id, user_name, scheduled_ms, status, completion_method, snooze_count, note, completed_ms"
+
+    /// Records `userID`'s answer to the alarm's occurrence. In order:
+    /// 1. the member already answered that occurrence (`scheduled_at`, or the open one) → that record,
+    ///    `created: false` (a retry — even after the occurrence closed);
+    /// 2. no open occurrence, or `scheduled_at` names another one → `occurrenceClosed` with the alarm;
+    /// 3. the member is not in the occurrence's required set → `permissionDenied`;
+    /// 4. otherwise the answer is stored and counted; if it meets the rule the occurrence closes and the
+    ///    alarm advances (`SharedAlarm.advanceAfterClose`). Event `shared_completion`: the completion
+    ///    (`added`) and the alarm (`modified`).
+    /// The single writer serialises answers, so concurrent answers close an occurrence exactly once.
+    public static func record(
+        groupID: String, alarmID: String, userID: String, answer: Answer, at now: Int64, on db: Connection
+    ) throws -> Recorded {
+        let (member, accessed) = try SharedAlarmStore.access(groupID: groupID, alarmID: alarmID, userID: userID, on: db)
+        var alarm = accessed
+        let target = answer.scheduledAt ?? alarm.openOccurrence?.scheduledAt.milliseconds
+        if let target, let existing = try completion(alarmID: alarmID, userID: userID, scheduledAt: target, on: db) {
+            return Recorded(completion: existing, alarm: alarm, created: false)
+        }
+        guard var open = alarm.openOccurrence, target == open.scheduledAt.milliseconds else {
+            throw DomainError.occurrenceClosed(current: DocumentCoding.encode(alarm))
+        }
+        guard open.requiredUIDs.contains(userID) else {
+            throw DomainError.permissionDenied("only members this occurrence is assigned to can answer it")
+        }
+        let completion = SharedCompletion(
+            id: UUID().uuidString.lowercased(), groupID: groupID, alarmID: alarmID, userID: userID,
+            userName: member.displayName, scheduledAt: open.scheduledAt, status: answer.status,
+            completionMethod: answer.method, snoozeCount: answer.snoozeCount, note: answer.note,
+            completedAt: Timestamp(milliseconds: now))
+        try db.run(
+            "INSERT INTO shared_completions (\(columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            [
+                .text(completion.id), .text(groupID), .text(alarmID), .text(userID), .text(completion.userName),
+                .integer(open.scheduledAt.milliseconds), .text(answer.status.rawValue), .text(answer.method.rawValue),
+                .integer(answer.snoozeCount), SQLValue(answer.note), .integer(now),
+            ])
+        let closed = open.answer(
+            userID: userID, status: answer.status, at: Timestamp(milliseconds: now), rule: alarm.settings.completionRule
+        )
+        alarm.occurrence = open
+        if closed {
+            alarm.advanceAfterClose(
+                at: now, activeMembers: try SharedAlarmStore.activeMemberIDs(groupID: groupID, on: db))
+        }
+        try SharedAlarmStore.save(&alarm, at: now, on: db)
+        try ChangeLog.append(
+            [completionChange(completion, .added), SharedAlarmStore.alarmChange(alarm, .modified)],
+            event: "shared_completion", actor: .user(userID), at: now, on: db)
+        return Recorded(completion: completion, alarm: alarm, created: true)
+    }
+
+    /// The member's answer to one occurrence, if any.
+    public static func completion(
+        alarmID: String, userID: String, scheduledAt: Int64, on db: Connection
+    ) throws -> SharedCompletion? {
+        try db.queryOne(
+            "SELECT \(columns) FROM shared_completions WHERE alarm_id = ?1 AND user_id = ?2 AND scheduled_ms = ?3",
+            [.text(alarmID), .text(userID), .integer(scheduledAt)]
+        ).map(completionFromRow)
+    }
+
+    /// Filters of the completion lists: `user_id`, `status`, and `completed_at` in `[from, to)`.
+    public struct Filter: Sendable, Equatable {
+        public var userID: String?
+        public var status: CompletionStatus?
+        public var from: Int64?
+        public var to: Int64?
+        public init(userID: String? = nil, status: CompletionStatus? = nil, from: Int64? = nil, to: Int64? = nil) {
+            self.userID = userID
+            self.status = status
+            self.from = from
+            self.to = to
+        }
+    }
+
+    /// Completions of one alarm (`alarmID`) or of the whole group (nil; deleted alarms' included),
+    /// newest first, `limit` at a time strictly after `after`. The caller must be an active member;
+    /// a named alarm may be deleted (its history stays readable until it is purged).
+    public static func completions(
+        groupID: String, alarmID: String?, userID: String, filter: Filter, after: GroupStore.PageKey? = nil,
+        limit: Int = 100, on db: Connection
+    ) throws -> GroupStore.Page<SharedCompletion> {
+        _ = try GroupStore.access(groupID: groupID, userID: userID, on: db)
+        if let alarmID, try SharedAlarmStore.alarm(id: alarmID, groupID: groupID, includeDeleted: true, on: db) == nil {
+            throw DomainError.alarmNotFound
+        }
+        let rows = try db.query(
+            """
+            SELECT \(columns) FROM shared_completions
+            WHERE group_id = ?1 AND (?2 IS NULL OR alarm_id = ?2) AND (?3 IS NULL OR user_id = ?3)
+              AND (?4 IS NULL OR status = ?4) AND (?5 IS NULL OR completed_ms >= ?5) AND (?6 IS NULL OR completed_ms < ?6)
+              AND (?7 IS NULL OR completed_ms < ?7 OR (completed_ms = ?7 AND id < ?8))
+            ORDER BY completed_ms DESC, id DESC
+            LIMIT ?9
+            """,
+            [
+                .text(groupID), SQLValue(alarmID), SQLValue(filter.userID), SQLValue(filter.status?.rawValue),
+                SQLValue(filter.from), SQLValue(filter.to), SQLValue(after?.milliseconds), SQLValue(after?.id),
+                .integer(Int64(limit) + 1),
+            ]
+        ).map(completionFromRow)
+        return GroupStore.page(rows, limit: limit) {
+            GroupStore.PageKey(milliseconds: $0.completedAt.milliseconds, id: $0.id)
+        }
+    }
+
+    /// Account-deletion hook (data-schema seed §8.1): the account's completions keep their place in
+    /// history as "Deleted User" with no user id. Returns the modified documents for the batch.
+    static func anonymise(userID: String, on db: Connection) throws -> [Change] {
+        let ids = try db.query("SELECT id FROM shared_completions WHERE user_id = ?1", [.text(userID)])
+            .compactMap { $0.string("id") }
+        guard !ids.isEmpty else { return [] }
+        try db.run(
+            "UPDATE shared_completions SET user_id = NULL, user_name = ?2 WHERE user_id = ?1",
+            [.text(userID), .text(GroupStore.deletedUserName)])
+        var changes: [Change] = []
+        for id in ids {
+            if let row = try db.queryOne("SELECT \(columns) FROM shared_completions WHERE id = ?1", [.text(id)]) {
+                changes.append(completionChange(try completionFromRow(row), .modified))
+            }
+        }
+        return changes
+    }
+
+    /// How long completions are kept (data-schema seed §8: Plus+ completion logs, 3 years).
+    public static let retentionMilliseconds: Int64 = 3 * 365 * 86_400_000
+
+    /// Retention sweeper: deletes completions recorded before `cutoff`. Returns how many went.
+    @discardableResult
+    public static func purge(completedBefore cutoff: Int64, on db: Connection) throws -> Int {
+        try db.run("DELETE FROM shared_completions WHERE completed_ms < ?1", [.integer(cutoff)])
+    }
+
+    /// The completion document on its group's topic.
+    static func completionChange(_ completion: SharedCompletion, _ op: Change.Op) -> Change {
+        Change(
+            topic: ChangeLog.groupTopic(completion.groupID), kind: "shared_completion", op: op,
+            entityID: completion.id, document: DocumentCoding.encode(completion))
+    }
+
+    static func completionFromRow(_ row: Row) throws -> SharedCompletion {
+        guard let id = row.string("id"), let groupID = row.string("group_id"), let alarmID = row.string("alarm_id"),
+            let name = row.string("user_name"), let scheduled = row.int("scheduled_ms"),
+            let status = row.string("status").flatMap(CompletionStatus.init(rawValue:)),
+            let method = row.string("completion_method").flatMap(CompletionMethod.init(rawValue:)),
+            let snoozes = row.int("snooze_count"), let completed = row.int("completed_ms")
+        else { throw StoreError.corruptRow(table: "shared_completions") }
+        return SharedCompletion(
+            id: id, groupID: groupID, alarmID: alarmID, userID: row.string("user_id"), userName: name,
+            scheduledAt: Timestamp(milliseconds: scheduled), status: status, completionMethod: method,
+            snoozeCount: snoozes, note: row.string("note"), completedAt: Timestamp(milliseconds: completed))
+    }
+}

@@ -1,0 +1,308 @@
+public import Domain
+import Foundation
+public import SQLite
+
+/// SQL for shared alarms (issue 4). Every function runs inside the caller's transaction; every
+/// mutation appends one change-log batch to `group:<id>` with whole new documents: kind
+/// `shared_alarm` (entity id = alarm id), `shared_completion`, and `missed_occurrence` (entity id
+/// `<alarm_id>:<scheduled ms>`). Events: `shared_alarm_created`, `shared_alarm_updated`,
+/// `shared_alarm_deleted`, `shared_completion`, `missed_alarm_followup`; membership hooks add their
+/// alarm changes to the membership batch (`member_removed`, `member_left`, `account_deleted`).
+///
+/// Access: any active member reads; owner/admin create and edit; the creator or the owner deletes.
+/// Non-members get 404 for the group (`GroupStore.access`); an unknown or deleted alarm is
+/// `alarmNotFound`.
+public enum SharedAlarmStore {
+    // MARK: - Reads
+
+    /// The alarm with this id in the group; deleted ones only with `includeDeleted`.
+    public static func alarm(
+        id: String, groupID: String, includeDeleted: Bool = false, on db: Connection
+    ) throws -> SharedAlarm? {
+        guard UUIDText.isCanonical(id) else { return nil }
+        return try db.queryOne(
+            "SELECT document FROM shared_alarms WHERE id = ?1 AND group_id = ?2 AND (?3 OR deleted_ms IS NULL)",
+            [.text(id), .text(groupID), .integer(includeDeleted ? 1 : 0)]
+        ).map(alarmFromRow)
+    }
+
+    /// The caller's membership and the live alarm; `notFound("group")` for non-members,
+    /// `alarmNotFound` for an unknown or deleted alarm.
+    public static func access(
+        groupID: String, alarmID: String, userID: String, on db: Connection
+    ) throws -> (GroupMember, SharedAlarm) {
+        let (_, member) = try GroupStore.access(groupID: groupID, userID: userID, on: db)
+        guard let alarm = try alarm(id: alarmID, groupID: groupID, on: db) else { throw DomainError.alarmNotFound }
+        return (member, alarm)
+    }
+
+    /// The group's alarms, oldest first, `limit` at a time after `after`; live ones unless
+    /// `includeDeleted`. The caller must be an active member.
+    public static func alarms(
+        groupID: String, userID: String, includeDeleted: Bool, after: GroupStore.PageKey? = nil, limit: Int = 100,
+        on db: Connection
+    ) throws -> GroupStore.Page<SharedAlarm> {
+        _ = try GroupStore.access(groupID: groupID, userID: userID, on: db)
+        let rows = try db.query(
+            """
+            SELECT document FROM shared_alarms
+            WHERE group_id = ?1 AND (?2 OR deleted_ms IS NULL)
+              AND (?3 IS NULL OR created_ms > ?3 OR (created_ms = ?3 AND id > ?4))
+            ORDER BY created_ms, id
+            LIMIT ?5
+            """,
+            [
+                .text(groupID), .integer(includeDeleted ? 1 : 0), SQLValue(after?.milliseconds), SQLValue(after?.id),
+                .integer(Int64(limit) + 1),
+            ]
+        ).map(alarmFromRow)
+        return GroupStore.page(rows, limit: limit) {
+            GroupStore.PageKey(milliseconds: $0.createdAt.milliseconds, id: $0.id)
+        }
+    }
+
+    /// Active member ids of the group, owner first then by join time.
+    static func activeMemberIDs(groupID: String, on db: Connection) throws -> [String] {
+        try GroupStore.activeMembers(groupID: groupID, on: db).map(\.userID)
+    }
+
+    // MARK: - Mutations
+
+    /// Creates an alarm (owner/admin) from validated `settings`, opening its first occurrence after
+    /// `now`. Assignees must be active members. At most `maxAlarmsPerGroup` live alarms per group
+    /// (`alarmLimitReached`) and 5 creations per user per minute (`rateLimited`). Event
+    /// `shared_alarm_created`.
+    public static func create(
+        groupID: String, actorID: String, settings: SharedAlarmSettings, at now: Int64, on db: Connection
+    ) throws -> SharedAlarm {
+        _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
+        let window = SharedAlarmRules.creationWindow
+        let recent = try db.query(
+            "SELECT created_ms FROM shared_alarms WHERE created_by = ?1 AND created_ms > ?2",
+            [.text(actorID), .integer(window.windowStart(now: now))]
+        ).compactMap { $0.int("created_ms") }
+        if case .refused(let seconds) = window.evaluate(failureTimes: recent, now: now) {
+            throw DomainError.rateLimited(retryAfterSeconds: seconds)
+        }
+        let live = try db.scalar(
+            "SELECT COUNT(*) FROM shared_alarms WHERE group_id = ?1 AND deleted_ms IS NULL", [.text(groupID)])
+        if case .integer(let count) = live, count >= SharedAlarmRules.maxAlarmsPerGroup {
+            throw DomainError.alarmLimitReached
+        }
+        let members = try activeMemberIDs(groupID: groupID, on: db)
+        try checkAssignees(settings.assignedTo, members: members)
+        var alarm = SharedAlarm(
+            id: UUID().uuidString.lowercased(), groupID: groupID, createdBy: actorID, settings: settings,
+            createdAt: Timestamp(milliseconds: now), updatedAt: Timestamp(milliseconds: now))
+        alarm.openNextOccurrence(after: now, activeMembers: members)
+        try db.run(
+            """
+            INSERT INTO shared_alarms (id, group_id, created_by, document, next_fire_ms, open_ms, grace_ms, version,
+                                       created_ms, updated_ms)
+            VALUES (?1, ?2, ?3, '{}', NULL, NULL, 1, 1, ?4, ?4)
+            """, [.text(alarm.id), .text(groupID), .text(actorID), .integer(now)])
+        try write(alarm, on: db)
+        try ChangeLog.append(
+            [alarmChange(alarm, .added)], event: "shared_alarm_created", actor: .user(actorID), at: now, on: db)
+        return alarm
+    }
+
+    /// Edits an alarm (owner/admin). `edit` changes a copy of the settings; the result is validated as
+    /// a whole. A stale `expectedVersion` → `versionConflict` with the current alarm. A timing change
+    /// re-opens the occurrence at the new next fire (kept when that instant is unchanged); unassigned
+    /// members leave the open occurrence; a rule change that the open occurrence already satisfies
+    /// closes and advances it. Nothing changed → nothing written. Event `shared_alarm_updated`.
+    public static func update(
+        groupID: String, alarmID: String, actorID: String, expectedVersion: Int64?, at now: Int64, on db: Connection,
+        edit: (inout SharedAlarmSettings) throws -> Void
+    ) throws -> SharedAlarm {
+        _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
+        guard var alarm = try alarm(id: alarmID, groupID: groupID, on: db) else { throw DomainError.alarmNotFound }
+        if let expectedVersion, expectedVersion != alarm.version {
+            throw DomainError.versionConflict(current: DocumentCoding.encode(alarm))
+        }
+        var settings = alarm.settings
+        try edit(&settings)
+        settings = try SharedAlarmRules.validate(settings, now: now)
+        guard settings != alarm.settings else { return alarm }
+        let members = try activeMemberIDs(groupID: groupID, on: db)
+        let added = settings.assignedTo.filter { !alarm.settings.assignedTo.contains($0) }
+        try checkAssignees(added, members: members)
+        let before = alarm.settings
+        alarm.settings = settings
+        if settings.timing != before.timing {
+            let next = NextFire.after(now, timing: settings.timing)
+            if next == nil || next != alarm.openOccurrence?.scheduledAt.milliseconds {
+                if var open = alarm.openOccurrence, next == nil {
+                    open.status = .closed  // nothing fires again: the open occurrence ends unanswered
+                    alarm.occurrence = open
+                }
+                alarm.openNextOccurrence(after: now, activeMembers: members)
+            }
+        }
+        if !settings.assignedTo.isEmpty, var open = alarm.openOccurrence {
+            let assigned = Set(settings.assignedTo)
+            for uid in open.requiredUIDs where !assigned.contains(uid) {
+                _ = open.drop(uid, rule: settings.completionRule)
+            }
+            alarm.occurrence = open
+        }
+        if var open = alarm.openOccurrence, open.isSatisfied(by: settings.completionRule) {
+            open.status = .closed
+            alarm.occurrence = open
+        }
+        if alarm.occurrence?.status == .closed, alarm.nextFireAt == alarm.occurrence?.scheduledAt {
+            alarm.advanceAfterClose(at: now, activeMembers: members)
+        }
+        try save(&alarm, at: now, on: db)
+        try ChangeLog.append(
+            [alarmChange(alarm, .modified)], event: "shared_alarm_updated", actor: .user(actorID), at: now, on: db)
+        return alarm
+    }
+
+    /// Soft-deletes an alarm (its creator or the group owner; anyone else `permissionDenied`).
+    /// Event `shared_alarm_deleted` (op `removed`, reason `deleted`).
+    public static func delete(groupID: String, alarmID: String, actorID: String, at now: Int64, on db: Connection)
+        throws
+    {
+        let (member, found) = try access(groupID: groupID, alarmID: alarmID, userID: actorID, on: db)
+        var alarm = found
+        guard member.role == .owner || alarm.createdBy == actorID else {
+            throw DomainError.permissionDenied("only the alarm's creator or the group owner can delete it")
+        }
+        alarm.deletedAt = Timestamp(milliseconds: now)
+        try save(&alarm, at: now, on: db)
+        try ChangeLog.append(
+            [
+                Change(
+                    topic: ChangeLog.groupTopic(groupID), kind: "shared_alarm", op: .removed, entityID: alarm.id,
+                    document: nil, reason: "deleted")
+            ],
+            event: "shared_alarm_deleted", actor: .user(actorID), at: now, on: db)
+    }
+
+    /// Membership hook: `userID` stopped being an active member of `groupID` (removed, left, account
+    /// deleted). Unassigns them from every live alarm and drops them from open occurrences — which may
+    /// close and advance them. Call after the membership row is updated, in the same transaction; the
+    /// returned changes join the membership batch.
+    static func memberEnded(groupID: String, userID: String, at now: Int64, on db: Connection) throws -> [Change] {
+        let members = try activeMemberIDs(groupID: groupID, on: db).filter { $0 != userID }
+        let alarms = try db.query(
+            "SELECT document FROM shared_alarms WHERE group_id = ?1 AND deleted_ms IS NULL ORDER BY created_ms, id",
+            [.text(groupID)]
+        ).map(alarmFromRow)
+        var changes: [Change] = []
+        for var alarm in alarms where alarm.dropMember(userID, at: now, activeMembers: members) {
+            try save(&alarm, at: now, on: db)
+            changes.append(alarmChange(alarm, .modified))
+        }
+        return changes
+    }
+
+    /// The overdue sweep (a timer calls it; issue 4): every live alarm of a live group whose open
+    /// occurrence is still open `grace_minutes` after its time is marked `missed` — once: the next
+    /// occurrence opens at once, after the missed one's time (*decision*: no answers are taken for a
+    /// missed occurrence; the schedule moves on as if it had closed, without `last_completed_at`).
+    /// One batch per alarm, event `missed_alarm_followup`, actor `system`: the missed occurrence
+    /// (kind `missed_occurrence`, with `alarm_id`, `pending_uids` naming who did not answer) and the
+    /// advanced alarm. At most `limit` alarms per call; returns how many were marked.
+    @discardableResult
+    public static func sweepOverdue(at now: Int64, limit: Int = 500, on db: Connection) throws -> Int {
+        let alarms = try db.query(
+            """
+            SELECT a.document FROM shared_alarms a JOIN groups g ON g.id = a.group_id
+            WHERE a.deleted_ms IS NULL AND g.deleted_ms IS NULL AND a.open_ms IS NOT NULL
+              AND a.open_ms <= ?1 - 60000 AND a.open_ms + a.grace_ms <= ?1  -- grace ≥ 1 minute: the index prunes
+            ORDER BY a.open_ms, a.id
+            LIMIT ?2
+            """, [.integer(now), .integer(Int64(limit))]
+        ).map(alarmFromRow)
+        for var alarm in alarms {
+            let members = try activeMemberIDs(groupID: alarm.groupID, on: db)
+            guard let missed = alarm.markMissed(at: now, activeMembers: members) else { continue }
+            try save(&alarm, at: now, on: db)
+            let record = MissedOccurrence(alarmID: alarm.id, groupID: alarm.groupID, occurrence: missed)
+            try ChangeLog.append(
+                [
+                    Change(
+                        topic: ChangeLog.groupTopic(alarm.groupID), kind: "missed_occurrence", op: .added,
+                        entityID: "\(alarm.id):\(missed.scheduledAt.milliseconds)",
+                        document: DocumentCoding.encode(record)),
+                    alarmChange(alarm, .modified),
+                ],
+                event: "missed_alarm_followup", actor: .system, at: now, on: db)
+        }
+        return alarms.count
+    }
+
+    /// How long a soft-deleted alarm is kept before `purgeDeleted` removes it (DESIGN §4: 30 days).
+    public static let retentionAfterDeleteMilliseconds: Int64 = 30 * 86_400_000
+
+    /// Retention sweeper: removes alarms soft-deleted before `cutoff`, and with them (ON DELETE
+    /// CASCADE) their completions. Returns how many alarms went.
+    @discardableResult
+    public static func purgeDeleted(deletedBefore cutoff: Int64, on db: Connection) throws -> Int {
+        try db.run("DELETE FROM shared_alarms WHERE deleted_ms < ?1", [.integer(cutoff)])
+    }
+
+    /// The change-log document of a missed occurrence.
+    struct MissedOccurrence: Encodable {
+        var alarmID: String
+        var groupID: String
+        var occurrence: Occurrence
+        enum CodingKeys: String, CodingKey {
+            case alarmID = "shared_alarm_id"
+            case groupID = "group_id"
+            case occurrence
+        }
+    }
+
+    // MARK: - Rows and changes
+
+    /// Every assignee must be an active member (`invalidField("assigned_to_uids")` otherwise).
+    static func checkAssignees(_ assignees: [String], members: [String]) throws {
+        let active = Set(members)
+        if let stranger = assignees.first(where: { !active.contains($0) }) {
+            throw DomainError.invalidField(
+                field: "assigned_to_uids", message: "assigned_to_uids: \(stranger) is not an active member")
+        }
+    }
+
+    /// Bumps `version` and `updated_at`, then writes the row.
+    static func save(_ alarm: inout SharedAlarm, at now: Int64, on db: Connection) throws {
+        alarm.version += 1
+        alarm.updatedAt = Timestamp(milliseconds: now)
+        try write(alarm, on: db)
+    }
+
+    /// Writes the document and the columns copied from it.
+    static func write(_ alarm: SharedAlarm, on db: Connection) throws {
+        let document = String(decoding: DocumentCoding.encode(alarm), as: UTF8.self)
+        try db.run(
+            """
+            UPDATE shared_alarms SET document = ?2, next_fire_ms = ?3, open_ms = ?4, grace_ms = ?5, version = ?6,
+                updated_ms = ?7, deleted_ms = ?8
+            WHERE id = ?1
+            """,
+            [
+                .text(alarm.id), .text(document), SQLValue(alarm.nextFireAt?.milliseconds),
+                SQLValue(alarm.openOccurrence?.scheduledAt.milliseconds),
+                .integer(Int64(alarm.settings.graceMinutes) * 60_000), .integer(alarm.version),
+                .integer(alarm.updatedAt.milliseconds), SQLValue(alarm.deletedAt?.milliseconds),
+            ])
+    }
+
+    /// The alarm document on its group's topic.
+    static func alarmChange(_ alarm: SharedAlarm, _ op: Change.Op) -> Change {
+        Change(
+            topic: ChangeLog.groupTopic(alarm.groupID), kind: "shared_alarm", op: op, entityID: alarm.id,
+            document: DocumentCoding.encode(alarm))
+    }
+
+    static func alarmFromRow(_ row: Row) throws -> SharedAlarm {
+        guard let text = row.string("document"),
+            let alarm = try? DocumentCoding.decode(SharedAlarm.self, from: Array(text.utf8))
+        else { throw StoreError.corruptRow(table: "shared_alarms") }
+        return alarm
+    }
+}
