@@ -3,43 +3,67 @@ public import Domain
 public import Logging
 public import SQLite
 import Store
+import Synchronization
 
-/// Runs periodic maintenance on its own queue (never an event loop): the retention sweep now;
-/// more jobs (overdue occurrences) plug in as `jobs`. Each run is one write transaction per job; a
-/// failing job is logged and retried at the next tick.
+/// Runs periodic maintenance on its own queue (never an event loop). Each job has its own period;
+/// the timer ticks every `tick` and runs the jobs that are due, each in its own write transaction.
+/// A failing job is logged and retried at its next period.
 public final class Sweeper: Sendable {
-    /// Time between runs.
-    public static let defaultInterval: DispatchTimeInterval = .seconds(600)
+    /// How often the timer checks for due jobs.
+    public static let defaultTick: DispatchTimeInterval = .seconds(30)
 
     private let timer: any DispatchSourceTimer
     private let queue = DispatchQueue(label: "chronir.sweeper")
 
-    /// One maintenance job: a name for logs and the work, given the database and "now".
+    /// One maintenance job: a name for logs, its period, and the work (returns rows affected).
     public struct Job: Sendable {
         public var name: String
+        public var everyMilliseconds: Int64
         public var run: @Sendable (Database, Int64) throws -> Int
-        public init(name: String, run: @escaping @Sendable (Database, Int64) throws -> Int) {
+        public init(name: String, everyMilliseconds: Int64, run: @escaping @Sendable (Database, Int64) throws -> Int) {
             self.name = name
+            self.everyMilliseconds = everyMilliseconds
             self.run = run
         }
 
-        /// The retention sweep (`Retention.sweep`).
-        public static let retention = Job(name: "retention") { database, now in
-            try database.writeSync { try Retention.sweep(at: now, on: $0) }.total
+        /// Marks shared-alarm occurrences still open past their grace as missed (issue 4), every minute,
+        /// in batches of 500 alarms per transaction until none is left.
+        public static let overdueOccurrences = Job(name: "overdue_occurrences", everyMilliseconds: 60_000) { db, now in
+            var total = 0
+            while true {
+                let marked = try db.writeSync { try SharedAlarmStore.sweepOverdue(at: now, limit: 500, on: $0) }
+                total += marked
+                if marked < 500 { return total }
+            }
         }
+
+        /// The retention sweep (`Retention.sweep`), every 10 minutes.
+        public static let retention = Job(name: "retention", everyMilliseconds: 600_000) { db, now in
+            try db.writeSync { try Retention.sweep(at: now, on: $0) }.total
+        }
+
+        /// What the server runs.
+        public static let standard: [Job] = [.overdueOccurrences, .retention]
     }
 
-    /// Starts the timer: the first run after `firstRunAfter`, then every `interval`.
+    /// Starts the timer; every job first runs at the first tick.
     public init(
-        database: Database, clock: any Clock, logger: Logger, jobs: [Job] = [.retention],
-        interval: DispatchTimeInterval = Sweeper.defaultInterval, firstRunAfter: DispatchTimeInterval = .seconds(5)
+        database: Database, clock: any Clock, logger: Logger, jobs: [Job] = Job.standard,
+        tick: DispatchTimeInterval = Sweeper.defaultTick, firstTickAfter: DispatchTimeInterval = .seconds(2)
     ) {
         let timer = DispatchSource.makeTimerSource(queue: queue)
         self.timer = timer
-        timer.schedule(deadline: .now() + firstRunAfter, repeating: interval, leeway: .seconds(1))
+        let lastRun = Mutex([Int64](repeating: Int64.min / 2, count: jobs.count))
+        timer.schedule(deadline: .now() + firstTickAfter, repeating: tick, leeway: .seconds(1))
         timer.setEventHandler {
             let now = clock.nowMilliseconds()
-            for job in jobs {
+            for (index, job) in jobs.enumerated() {
+                let due = lastRun.withLock { last -> Bool in
+                    guard now - last[index] >= job.everyMilliseconds else { return false }
+                    last[index] = now
+                    return true
+                }
+                guard due else { continue }
                 do {
                     let affected = try job.run(database, now)
                     if affected > 0 { logger.info("sweep", metadata: ["job": "\(job.name)", "rows": "\(affected)"]) }

@@ -1,8 +1,9 @@
 public import SQLite
 
 /// How long short-lived records are kept (DESIGN §4 "Retention"), and the sweep that deletes what
-/// is older. The sweep runs in one write transaction; it deletes only bookkeeping rows (never a
-/// document a client could see), so it appends nothing to the change log.
+/// is older. The sweep runs in one write transaction. It deletes bookkeeping rows and documents
+/// clients no longer see (alarms soft-deleted a month ago, completions past the log's retention), so
+/// it appends nothing to the change log.
 public struct RetentionPolicy: Sendable, Equatable {
     /// Failed invite-code attempts (per code, user, IP): the 24 hours — longer than every window.
     public var inviteAttemptsMilliseconds: Int64 = 24 * 3600 * 1000
@@ -12,6 +13,10 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var expiredInvitationsMilliseconds: Int64 = 30 * 24 * 3600 * 1000
     /// Sessions expired or revoked this long ago (kept a while for the audit of who signed in).
     public var deadSessionsMilliseconds: Int64 = 30 * 24 * 3600 * 1000
+    /// Soft-deleted shared alarms (with their completions): the seed's 30 days.
+    public var deletedAlarmsMilliseconds: Int64 = SharedAlarmStore.retentionAfterDeleteMilliseconds
+    /// Completions: the seed's completion-log retention (3 years).
+    public var completionsMilliseconds: Int64 = CompletionStore.retentionMilliseconds
 
     public init() {}
 }
@@ -22,8 +27,12 @@ public struct RetentionReport: Sendable, Equatable {
     public var loginFailures = 0
     public var expiredInvitations = 0
     public var deadSessions = 0
+    public var deletedAlarms = 0
+    public var completions = 0
     /// Rows deleted in total.
-    public var total: Int { inviteAttempts + loginFailures + expiredInvitations + deadSessions }
+    public var total: Int {
+        inviteAttempts + loginFailures + expiredInvitations + deadSessions + deletedAlarms + completions
+    }
 }
 
 /// The retention sweep.
@@ -40,6 +49,9 @@ public enum Retention {
         report.deadSessions = try db.run(
             "DELETE FROM sessions WHERE expires_ms < ?1 OR revoked_ms < ?1",
             [.integer(now - policy.deadSessionsMilliseconds)])
+        report.deletedAlarms = try SharedAlarmStore.purgeDeleted(
+            deletedBefore: now - policy.deletedAlarmsMilliseconds, on: db)
+        report.completions = try CompletionStore.purge(completedBefore: now - policy.completionsMilliseconds, on: db)
         return report
     }
 }

@@ -1,0 +1,75 @@
+@testable import App
+import Dispatch
+import Foundation
+import Logging
+import SQLite
+import Synchronization
+import TestSupport
+import Testing
+
+@Suite("Sweeper — periodic jobs on their own queue")
+struct SweeperTests {
+    /// Polls `condition` on a Dispatch thread (not a cooperative one) for up to `seconds`.
+    func eventually(_ seconds: Double = 10, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                let deadline = Date().addingTimeInterval(seconds)
+                while Date() < deadline {
+                    if condition() { continuation.resume(returning: true); return }
+                    usleep(5_000)
+                }
+                continuation.resume(returning: condition())
+            }
+        }
+    }
+
+    @Test("each job runs once per period of the injected clock, however often the timer ticks")
+    func periods() async throws {
+        let dir = TemporaryDirectory()
+        defer { withExtendedLifetime(dir) {} }
+        let db = try Database(path: dir.path + "/t.sqlite")
+        let clock = ManualClock()
+        let runs = Mutex([0, 0])
+        let fast = Sweeper.Job(name: "fast", everyMilliseconds: 1000) { _, _ in runs.withLock { $0[0] += 1 }; return 0 }
+        let slow = Sweeper.Job(name: "slow", everyMilliseconds: 60_000) { _, _ in runs.withLock { $0[1] += 1 }; return 0 }
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let sweeper = Sweeper(
+            database: db, clock: clock, logger: logger, jobs: [fast, slow], tick: .milliseconds(10),
+            firstTickAfter: .milliseconds(1))
+        defer { sweeper.stop() }
+        #expect(await eventually { runs.withLock { $0 } == [1, 1] })
+        // Many ticks later with the clock standing still: nothing runs again.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(runs.withLock { $0 } == [1, 1])
+        clock.advance(by: 1000)
+        #expect(await eventually { runs.withLock { $0 } == [2, 1] })
+        clock.advance(by: 60_000)
+        #expect(await eventually { runs.withLock { $0 } == [3, 2] })
+    }
+
+    @Test("a failing job is retried at its next period and does not stop the others")
+    func failures() async throws {
+        let dir = TemporaryDirectory()
+        defer { withExtendedLifetime(dir) {} }
+        let db = try Database(path: dir.path + "/t.sqlite")
+        let clock = ManualClock()
+        struct Boom: Error {}
+        let attempts = Mutex(0)
+        let others = Mutex(0)
+        let failing = Sweeper.Job(name: "failing", everyMilliseconds: 1000) { _, _ in
+            attempts.withLock { $0 += 1 }
+            throw Boom()
+        }
+        let fine = Sweeper.Job(name: "fine", everyMilliseconds: 1000) { _, _ in others.withLock { $0 += 1 }; return 1 }
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let sweeper = Sweeper(
+            database: db, clock: clock, logger: logger, jobs: [failing, fine], tick: .milliseconds(10),
+            firstTickAfter: .milliseconds(1))
+        defer { sweeper.stop() }
+        #expect(await eventually { others.withLock { $0 } == 1 && attempts.withLock { $0 } == 1 })
+        clock.advance(by: 1000)
+        #expect(await eventually { others.withLock { $0 } == 2 && attempts.withLock { $0 } == 2 })
+    }
+}
