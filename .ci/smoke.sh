@@ -87,7 +87,10 @@ other=$(expect 201 POST /v1/auth/register '{"email":"other@example.com","passwor
 expect 404 POST /v1/join "{\"code\":\"$code\"}" "$other" >/dev/null   # the rotated-out code is dead
 A groups delete "$group" --reason smoke --yes >/dev/null
 expect 404 GET "/v1/groups/$group" "" "$owner" >/dev/null
-A stats --json | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["groups"] == 0 and s["users"] >= 5, s' \
+A users delete other@example.com --reason smoke --yes >/dev/null
+expect 401 GET /v1/me "" "$other" >/dev/null
+A users show other@example.com >/dev/null 2>&1 && fail "a deleted account is still found by email"
+A stats --json | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["groups"] == 0 and s["users"] >= 4, s' \
     || fail "stats"
 
 # The change log is a hash chain: intact now; an edit behind the server's back is caught.

@@ -10,7 +10,7 @@ import Store
 struct Users: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List, create and moderate accounts.",
-        subcommands: [List.self, Show.self, Create.self, SetTier.self, Suspend.self, Unsuspend.self])
+        subcommands: [List.self, Show.self, Create.self, SetTier.self, Suspend.self, Unsuspend.self, Delete.self])
 
     static func row(_ u: User) -> [String] {
         [u.id, u.email, u.displayName, u.tier.rawValue, u.status.rawValue, u.createdAt.description]
@@ -151,6 +151,31 @@ struct Users: ParsableCommand {
                 try AccountStore.setStatus(userID: id, status: .active, actor: .admin, reason: reason, at: now, on: db)
             }
             Users.report(updated, json: options.json)
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete an account: the same cascade as DELETE /v1/me, in one transaction.",
+            discussion: """
+                Owned groups pass to the longest-standing admin (else member; else the group is deleted), \
+                memberships end, completions stay as "Deleted User", tokens and personal fields are removed. \
+                Example: chronir-admin users delete ana@example.com --reason 'GDPR request' --yes
+                """)
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "User id or email.") var user: String
+        @Option(help: "Why (required; recorded in the change log).") var reason: String
+        @Flag(help: "Do not ask for confirmation.") var yes = false
+
+        func run() throws {
+            let database = try options.openDatabase()
+            let target = try Users.find(user, in: database)
+            try confirm("Delete the account \(target.email) for good?", yes: yes)
+            let now = options.now
+            try database.writeSync {
+                try GroupStore.deleteAccount(userID: target.id, at: now, on: $0, actor: .admin, reason: reason)
+            }
+            print("deleted account \(target.id)")
         }
     }
 }

@@ -11,8 +11,11 @@ extension GroupStore {
     /// deleted; personal fields are replaced (email → `deleted+<id>@invalid`, name → "Deleted User",
     /// password hash emptied, cached member names too) and `deleted_ms` set; pending invitations it
     /// sent are revoked, those addressed to it lose the address. One batch, event
-    /// `account_deleted`. Throws `notFound("user")` for an unknown or already deleted account.
-    public static func deleteAccount(userID: String, at now: Int64, on db: Connection) throws {
+    /// `account_deleted`, by `actor` (default: the user themself; `admin` for chronir-admin, with
+    /// `reason`). Throws `notFound("user")` for an unknown or already deleted account.
+    public static func deleteAccount(
+        userID: String, at now: Int64, on db: Connection, actor: Actor? = nil, reason: String? = nil
+    ) throws {
         guard let user = try AccountStore.user(id: userID, on: db) else { throw DomainError.notFound("user") }
         var changes: [Change] = []
         let memberships = try db.query(
@@ -69,6 +72,8 @@ extension GroupStore {
         changes.append(
             Change(topic: ChangeLog.userTopic(userID), kind: "user", op: .removed, entityID: userID, document: nil,
                    reason: "account_deleted"))
-        try ChangeLog.append(changes, event: "account_deleted", actor: .user(userID), at: now, on: db)
+        try ChangeLog.append(
+            changes.map { $0.with(reason: reason) }, event: "account_deleted", actor: actor ?? .user(userID), at: now,
+            on: db)
     }
 }
