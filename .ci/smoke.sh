@@ -80,6 +80,11 @@ guest=$(expect 201 POST /v1/auth/register '{"email":"guest@example.com","passwor
 expect 200 POST /v1/join "{\"code\":\"$code\"}" "$guest" >/dev/null
 [ "$(A members list "$group" --json | json ".__len__()")" = 2 ] || fail "members list after join"
 A groups show "$group" | grep -q "invite code: live" || fail "groups show: code status"
+A groups freeze "$group" --reason smoke >/dev/null
+expect 409 PATCH "/v1/groups/$group" '{"name":"Frozen?"}' "$owner" >/dev/null
+expect 200 GET "/v1/groups/$group" "" "$guest" >/dev/null
+A groups unfreeze "$group" --reason smoke >/dev/null
+expect 200 PATCH "/v1/groups/$group" '{"name":"Flat 4C"}' "$owner" >/dev/null
 A members remove "$group" guest@example.com --reason smoke --yes >/dev/null
 expect 404 GET "/v1/groups/$group" "" "$guest" >/dev/null
 A invites rotate "$group" >/dev/null

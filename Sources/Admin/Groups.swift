@@ -9,11 +9,47 @@ import Store
 struct Groups: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List, inspect and moderate groups.",
-        subcommands: [List.self, Show.self, Rename.self, Delete.self, Transfer.self])
+        subcommands: [List.self, Show.self, Rename.self, Delete.self, Transfer.self, Freeze.self, Unfreeze.self])
 
-    static let header = ["ID", "NAME", "OWNER", "MEMBERS", "CREATED"]
+    static let header = ["ID", "NAME", "OWNER", "MEMBERS", "CREATED", "FROZEN"]
     static func row(_ g: Group) -> [String] {
-        [g.id, g.name, g.ownerID, "\(g.memberCount)/\(g.maxMembers)", g.createdAt.description]
+        [g.id, g.name, g.ownerID, "\(g.memberCount)/\(g.maxMembers)", g.createdAt.description,
+         g.frozenAt?.description ?? "-"]
+    }
+
+    struct Freeze: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Freeze a group: read-only for everyone (members, owner, and this CLI) until unfrozen.",
+            discussion: "Example: chronir-admin groups freeze 0b9c… --reason 'under review'")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "Group id.") var group: String
+        @Option(help: "Why (required; recorded in the change log).") var reason: String
+
+        func run() throws {
+            let database = try options.openDatabase()
+            let now = options.now
+            let frozen = try database.writeSync {
+                try GroupStore.adminSetFrozen(groupID: group, frozen: true, reason: reason, at: now, on: $0)
+            }
+            if options.json { printJSON(frozen) } else { printTable(Groups.header, [Groups.row(frozen)]) }
+        }
+    }
+
+    struct Unfreeze: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Unfreeze a group.", discussion: "Example: chronir-admin groups unfreeze 0b9c… --reason 'review done'")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "Group id.") var group: String
+        @Option(help: "Why (required; recorded in the change log).") var reason: String
+
+        func run() throws {
+            let database = try options.openDatabase()
+            let now = options.now
+            let thawed = try database.writeSync {
+                try GroupStore.adminSetFrozen(groupID: group, frozen: false, reason: reason, at: now, on: $0)
+            }
+            if options.json { printJSON(thawed) } else { printTable(Groups.header, [Groups.row(thawed)]) }
+        }
     }
 
     struct List: ParsableCommand {

@@ -54,6 +54,7 @@ public struct ErrorCode: Hashable, Sendable {
     public static let ownerMustTransfer = ErrorCode(code: "CA032", name: "OWNER_MUST_TRANSFER", status: .conflict)
     /// An answer for a shared-alarm occurrence that is closed or not the current one.
     public static let occurrenceClosed = ErrorCode(code: "CA033", name: "OCCURRENCE_CLOSED", status: .conflict)
+    public static let groupFrozen = ErrorCode(code: "CA034", name: "GROUP_FROZEN", status: .conflict)
 
     /// Every code the server can send, in number order (README table, tests).
     public static let all: [ErrorCode] = [
@@ -62,6 +63,6 @@ public struct ErrorCode: Hashable, Sendable {
         .subscriptionExpired, .invalidRequest, .validationFailed, .notFound, .methodNotAllowed, .rateLimited,
         .invalidCredentials, .emailTaken, .payloadTooLarge, .accountSuspended, .unsupportedMediaType,
         .internalError, .serviceUnavailable, .uriTooLong, .headersTooLarge, .requestTimeout,
-        .inviteCodeInvalid, .ownerMustTransfer, .occurrenceClosed,
+        .inviteCodeInvalid, .ownerMustTransfer, .occurrenceClosed, .groupFrozen,
     ]
 }

@@ -13,6 +13,9 @@ public enum ErrorMapping {
             return error
         case let error as DomainError:
             return apiError(for: error)
+        case let error as SQLiteError where error.isConstraintViolation && error.message.contains("group_frozen"):
+            // Raised by the freeze triggers (migration 0005) on any write to a frozen group's rows.
+            return APIError(.groupFrozen, "this group is frozen by an operator and is read-only")
         case let error as SQLiteError where error.isFull || error.isReadOnly || error.isIOError || error.isBusy:
             return APIError(.serviceUnavailable, "storage is temporarily unavailable; try again", retryAfterSeconds: 5)
         default:

@@ -15,11 +15,15 @@ public struct Group: Sendable, Codable, Equatable {
     public var version: Int64
     public var createdAt: Timestamp
     public var updatedAt: Timestamp
+    /// Set while an operator has frozen the group: it is read-only for everyone until unfrozen.
+    public var frozenAt: Timestamp?
 
     public init(
         id: String, name: String, description: String?, iconName: String?, colorTag: String?, ownerID: String,
-        maxMembers: Int64, memberCount: Int64, version: Int64, createdAt: Timestamp, updatedAt: Timestamp
+        maxMembers: Int64, memberCount: Int64, version: Int64, createdAt: Timestamp, updatedAt: Timestamp,
+        frozenAt: Timestamp? = nil
     ) {
+        self.frozenAt = frozenAt
         self.id = id
         self.name = name
         self.description = description
@@ -42,6 +46,7 @@ public struct Group: Sendable, Codable, Equatable {
         case memberCount = "member_count"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
+        case frozenAt = "frozen_at"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -57,5 +62,6 @@ public struct Group: Sendable, Codable, Equatable {
         try c.encode(version, forKey: .version)
         try c.encode(createdAt, forKey: .createdAt)
         try c.encode(updatedAt, forKey: .updatedAt)
+        try c.encode(frozenAt, forKey: .frozenAt)
     }
 }

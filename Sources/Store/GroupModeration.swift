@@ -50,6 +50,26 @@ extension GroupStore {
         try ChangeLog.append(changes, event: "group_deleted", actor: .admin, at: now, on: db)
     }
 
+    /// Freezes (`frozen: true`) or unfreezes a group. While frozen, database triggers (migration
+    /// 0005) refuse every write to the group's rows — from the API, the admin CLI or the sweeper —
+    /// with `group_frozen`. Events `group_frozen` / `group_unfrozen`; idempotent.
+    public static func adminSetFrozen(
+        groupID: String, frozen: Bool, reason: String?, at now: Int64, on db: Connection
+    ) throws -> Group {
+        var group = try liveGroup(groupID, on: db)
+        guard (group.frozenAt != nil) != frozen else { return group }
+        group.frozenAt = frozen ? Timestamp(milliseconds: now) : nil
+        group.version += 1
+        group.updatedAt = Timestamp(milliseconds: now)
+        try db.run(
+            "UPDATE groups SET frozen_ms = ?2, version = ?3, updated_ms = ?4 WHERE id = ?1",
+            [.text(group.id), SQLValue(group.frozenAt?.milliseconds), .integer(group.version), .integer(now)])
+        try ChangeLog.append(
+            [groupChange(group, .modified).with(reason: reason)], event: frozen ? "group_frozen" : "group_unfrozen",
+            actor: .admin, at: now, on: db)
+        return group
+    }
+
     /// Removes an active member other than the owner (transfer first). Event `member_removed`.
     public static func adminRemoveMember(
         groupID: String, userID: String, reason: String?, at now: Int64, on db: Connection

@@ -18,7 +18,7 @@ public enum GroupStore {
         let prefix = alias.isEmpty ? "" : alias + "."
         return [
             "id", "name", "description", "icon_name", "color_tag", "owner_id", "max_members", "member_count", "version",
-            "created_ms", "updated_ms",
+            "created_ms", "updated_ms", "frozen_ms",
         ].map { prefix + $0 }.joined(separator: ", ")
     }
     static let memberColumns =
@@ -336,7 +336,8 @@ public enum GroupStore {
         return Group(
             id: id, name: name, description: row.string("description"), iconName: row.string("icon_name"),
             colorTag: row.string("color_tag"), ownerID: owner, maxMembers: maxMembers, memberCount: count,
-            version: version, createdAt: Timestamp(milliseconds: created), updatedAt: Timestamp(milliseconds: updated))
+            version: version, createdAt: Timestamp(milliseconds: created), updatedAt: Timestamp(milliseconds: updated),
+            frozenAt: row.int("frozen_ms").map(Timestamp.init(milliseconds:)))
     }
 
     static func memberFromRow(_ row: Row) throws -> GroupMember {

@@ -211,7 +211,7 @@ public enum SharedAlarmStore {
         let alarms = try db.query(
             """
             SELECT a.document FROM shared_alarms a JOIN groups g ON g.id = a.group_id
-            WHERE a.deleted_ms IS NULL AND g.deleted_ms IS NULL AND a.open_ms IS NOT NULL
+            WHERE a.deleted_ms IS NULL AND g.deleted_ms IS NULL AND g.frozen_ms IS NULL AND a.open_ms IS NOT NULL
               AND a.open_ms <= ?1 - 60000 AND a.open_ms + a.grace_ms <= ?1  -- grace ≥ 1 minute: the index prunes
             ORDER BY a.open_ms, a.id
             LIMIT ?2
