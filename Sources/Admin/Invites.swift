@@ -117,38 +117,3 @@ struct Invitations: ParsableCommand {
         }
     }
 }
-
-/// `chronir-admin stats`
-struct Stats: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Counts: users, groups, members, invitations, change-log size, database and WAL size.")
-    @OptionGroup var options: AdminOptions
-
-    func run() throws {
-        let database = try options.openDatabase()
-        let counts = try database.readSync { db -> [(String, Int64)] in
-            let queries: [(String, String)] = [
-                ("users", "SELECT count(*) FROM users WHERE deleted_ms IS NULL"),
-                ("suspended_users", "SELECT count(*) FROM users WHERE status = 'suspended' AND deleted_ms IS NULL"),
-                ("groups", "SELECT count(*) FROM groups WHERE deleted_ms IS NULL"),
-                ("active_members", "SELECT count(*) FROM group_members WHERE status = 'active'"),
-                ("pending_invitations", "SELECT count(*) FROM invitations WHERE status = 'pending'"),
-                ("live_sessions", "SELECT count(*) FROM sessions WHERE revoked_ms IS NULL"),
-                ("change_log_rows", "SELECT count(*) FROM change_log"),
-            ]
-            return try queries.map { name, sql in
-                guard case .integer(let n) = try db.scalar(sql) else { return (name, 0) }
-                return (name, n)
-            }
-        }
-        func size(_ path: String) -> Int64 {
-            (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? 0
-        }
-        let all = counts + [("database_bytes", size(options.databasePath)), ("wal_bytes", size(options.databasePath + "-wal"))]
-        if options.json {
-            print("{" + all.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
-        } else {
-            printTable(["WHAT", "COUNT"], all.map { [$0.0, String($0.1)] })
-        }
-    }
-}
