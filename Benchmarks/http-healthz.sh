@@ -6,7 +6,9 @@
 # Builds chronir-server in release mode, starts it on a free port with its default log level (info:
 # one access-log line per request), runs `wrk -t2 -cN -dS` against GET /healthz, and reports
 # requests/s with the CPU time the server used (user+sys from /proc). Then the same against nginx
-# (`return 200` of the same 15-byte body) for a ratio. Needs: wrk, nginx (apt-get install wrk nginx-light).
+# (`return 200` of the same 15-byte body) for a ratio, and — with BENCH_HUMMINGBIRD=1 — the same
+# endpoint on Hummingbird 2 / SwiftNIO (Benchmarks/hummingbird-hello, built in release mode; the first
+# build takes a few minutes). Needs: wrk, nginx (apt-get install wrk nginx-light).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
@@ -47,6 +49,17 @@ server=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 echo "wrk -t2 -c$conns -d${seconds}s, keep-alive, GET /healthz (15-byte JSON body), $(nproc) cores"
 run_wrk chronir-server "$server" "http://127.0.0.1:$port/healthz"
+
+if [ "${BENCH_HUMMINGBIRD:-0}" = 1 ]; then
+    swift build -c release --package-path Benchmarks/hummingbird-hello >/dev/null
+    hport=$(free_port)
+    Benchmarks/hummingbird-hello/.build/release/HelloHummingbird "$hport" 2>/dev/null &
+    pids+=($!)
+    hb=$!
+    for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$hport/healthz" >/dev/null && break; sleep 0.1; done
+    run_wrk hummingbird-2 "$hb" "http://127.0.0.1:$hport/healthz"
+    echo "ratio chronir/hummingbird: $(echo "$(cat "$work/chronir-server.rps")/$(cat "$work/hummingbird-2.rps")" | bc -l | cut -c1-5)"
+fi
 
 if command -v nginx >/dev/null; then
     nport=$(free_port)
