@@ -1,0 +1,541 @@
+public import Store
+
+/// Identifies one WebSocket connection; assigned by the I/O shell, unique for the process lifetime.
+public struct ConnectionID: RawRepresentable, Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+    public static func < (a: ConnectionID, b: ConnectionID) -> Bool { a.rawValue < b.rawValue }
+    public var description: String { "#\(rawValue)" }
+}
+
+/// A read the hub asks the shell to do for one subscription. Hand it back unchanged with the result
+/// (`snapshotReady`, `replayReady`, `accessDenied`); a result for a request the hub no longer waits
+/// for (unsubscribed, revoked, closed, superseded) is ignored.
+public struct LoadRequest: Hashable, Sendable {
+    public let connection: ConnectionID
+    public let topic: Topic
+    /// Distinguishes successive reads for the same (connection, topic).
+    public let ticket: UInt64
+}
+
+/// What the shell must do after a hub call, in order. Switch over it with no `default:`.
+public enum HubAction: Equatable, Sendable {
+    /// Write `bytes` as one text message. Bytes of a `change` are shared by every subscriber of the
+    /// topic (encode/compress once, DESIGN §5).
+    case send(ConnectionID, [UInt8])
+    /// Check a bearer token from an `auth` message (session store, off the loop), then call
+    /// `authenticated(_:userID:)` or `authenticationFailed(_:)`.
+    case authenticate(ConnectionID, token: String)
+    /// In ONE read transaction: for a `group:` topic check the user's active membership (else call
+    /// `accessDenied`), read the topic's snapshot data and the log's max seq S at that read, then call
+    /// `snapshotReady(request, seq: S, data:)`.
+    case needSnapshot(LoadRequest)
+    /// In ONE read transaction: the same access check, then `ChangeFeed.replay(topic:after:maxRows:)`
+    /// with `limits.maxReplayRows`, then call `replayReady(request, replay)`.
+    case needReplay(LoadRequest, after: Int64)
+    /// Send a close frame with `code` and `reason`, then call `disconnect` once the socket is gone.
+    /// The hub sends nothing more to this connection.
+    case close(ConnectionID, CloseCode, reason: String)
+}
+
+/// The realtime feed's state machine: connections, subscriptions, fan-out of change-log batches,
+/// resume, revocation and per-connection outbound budgets. One per server process, owned by one
+/// serial queue (the shell's); every method returns the actions to perform. No I/O, no clocks.
+///
+/// Per (connection, topic) a subscription is:
+///
+///     subscribe ──▶ loading ──snapshotReady/replayReady──▶ live(seq) ──over soft limit──▶ stale
+///                      ▲  (changes held, capped)              │ changes with seq > position   │
+///                      └──────────── buffer drained: fresh snapshot (reset) ◀─────────────────┘
+///
+/// Ordering guarantee: after a snapshot or replay at S, only changes with seq > S are sent, each
+/// once and in order; a change that cannot be sent (budget, held overflow) is never skipped
+/// silently — the client gets a newer snapshot marked `reset` instead.
+public struct RealtimeHub: Sendable {
+    /// The limits in force.
+    public let limits: RealtimeLimits
+    /// The seq of the last change-log row ingested: poll `ChangeFeed.batches(after: position)`.
+    public private(set) var position: Int64
+
+    var connections: [ConnectionID: ConnectionState] = [:]
+    var subscribers: [Topic: Set<ConnectionID>] = [:]
+    var connectionsByUser: [String: Set<ConnectionID>] = [:]
+    var nextTicket: UInt64 = 0
+    let decoder: ClientMessageDecoder
+
+    /// A hub that delivers changes after `position` (the log's latest seq when the server starts).
+    public init(position: Int64, limits: RealtimeLimits = RealtimeLimits()) {
+        self.position = position
+        self.limits = limits
+        self.decoder = ClientMessageDecoder(limits: limits)
+    }
+
+    // MARK: - Connection state
+
+    enum Auth: Sendable {
+        case anonymous
+        case authenticating(queued: [ClientMessage])
+        case authenticated(userID: String)
+    }
+
+    enum LoadMode: Sendable, Equatable {
+        case snapshot(reset: Bool)
+        case replay(since: Int64)
+    }
+
+    struct Held: Sendable {
+        var changes: [EncodedChange] = []
+        var bytes = 0
+        /// Set when held changes were dropped (caps): a read at S below it is not enough.
+        var droppedThrough: Int64?
+    }
+
+    enum Phase: Sendable {
+        case loading(LoadRequest, LoadMode, Held)
+        case live(seq: Int64)
+        /// Conflating: changes are dropped until the buffer drains, then a fresh snapshot is read.
+        case stale(reset: Bool)
+    }
+
+    struct ConnectionState: Sendable {
+        var auth: Auth
+        var subscriptions: [Topic: Phase] = [:]
+        /// Outbound bytes queued: the shell's last report plus what the hub sent since.
+        var buffered = 0
+        var protocolErrors = 0
+        var closed = false
+
+        var userID: String? {
+            if case .authenticated(let id) = auth { return id }
+            return nil
+        }
+    }
+
+    // MARK: - Inspection (for the shell's metrics and for tests)
+
+    /// Open (not closed) connections.
+    public var connectionCount: Int { connections.values.count { !$0.closed } }
+
+    /// The topics a connection is subscribed to, in any phase.
+    public func topics(of connection: ConnectionID) -> Set<Topic> {
+        guard let state = connections[connection] else { return [] }
+        return Set(state.subscriptions.keys)
+    }
+
+    /// The outbound bytes the hub believes are queued for the connection.
+    public func bufferedBytes(of connection: ConnectionID) -> Int { connections[connection]?.buffered ?? 0 }
+
+    /// Changes held for a subscription whose snapshot or replay is being read (0 otherwise).
+    public func heldChangeCount(_ connection: ConnectionID, _ topic: Topic) -> Int {
+        if case .loading(_, _, let held)? = connections[connection]?.subscriptions[topic] { return held.changes.count }
+        return 0
+    }
+
+    // MARK: - Connections
+
+    /// A WebSocket was accepted. `userID` when the upgrade carried a valid `Authorization: Bearer`;
+    /// nil when the client must send `{"op":"auth"}` — the shell then starts the auth deadline timer
+    /// and calls `authDeadlinePassed` when it fires.
+    public mutating func connect(_ id: ConnectionID, userID: String?) -> [HubAction] {
+        guard connections[id] == nil else { return [] }
+        var out: [HubAction] = []
+        connections[id] = ConnectionState(auth: .anonymous)
+        if let userID { admit(id, userID: userID, &out) }
+        return out
+    }
+
+    /// The socket is gone (closed by either side). Forgets everything about it; no actions.
+    public mutating func disconnect(_ id: ConnectionID) {
+        guard let state = connections.removeValue(forKey: id) else { return }
+        for topic in state.subscriptions.keys { removeSubscriber(id, topic) }
+        if let userID = state.userID { removeUserConnection(id, userID) }
+    }
+
+    /// The token of an `auth` message is valid for `userID`: queued commands run now.
+    public mutating func authenticated(_ id: ConnectionID, userID: String) -> [HubAction] {
+        guard let state = connections[id], !state.closed, case .authenticating(let queued) = state.auth else { return [] }
+        var out: [HubAction] = []
+        admit(id, userID: userID, &out)
+        for message in queued { handle(id, message, &out) }
+        return out
+    }
+
+    /// The token of an `auth` message is invalid → close 4001.
+    public mutating func authenticationFailed(_ id: ConnectionID) -> [HubAction] {
+        var out: [HubAction] = []
+        close(id, .authenticationFailed, reason: "authentication failed", &out)
+        return out
+    }
+
+    /// The auth deadline (5 s after `connect` without a user) passed: close 4001 unless authenticated.
+    public mutating func authDeadlinePassed(_ id: ConnectionID) -> [HubAction] {
+        guard let state = connections[id], state.userID == nil else { return [] }
+        var out: [HubAction] = []
+        close(id, .authenticationFailed, reason: "authentication timeout", &out)
+        return out
+    }
+
+    /// The session behind this connection ended (logout, token revoked) → close 4003.
+    public mutating func sessionRevoked(_ id: ConnectionID) -> [HubAction] {
+        var out: [HubAction] = []
+        close(id, .sessionRevoked, reason: "session revoked", &out)
+        return out
+    }
+
+    /// Every session of `userID` ended (e.g. "log out everywhere") → close all its connections 4003.
+    public mutating func sessionsRevoked(userID: String) -> [HubAction] {
+        var out: [HubAction] = []
+        closeUser(userID, reason: "session revoked", &out)
+        return out
+    }
+
+    /// The shell's count of bytes queued on the socket and not yet written (report it when writes make
+    /// progress, and 0 when the queue empties). Past the hard limit → close 4008; at or below
+    /// `resumeOutboundBytes` the conflated topics get their fresh snapshot read.
+    public mutating func outboundBuffered(_ id: ConnectionID, bytes: Int) -> [HubAction] {
+        guard let state = connections[id], !state.closed else { return [] }
+        var out: [HubAction] = []
+        connections[id]?.buffered = bytes
+        if bytes > limits.hardOutboundBytes {
+            close(id, .slowConsumer, reason: "slow consumer", &out)
+            return out
+        }
+        guard bytes <= limits.resumeOutboundBytes else { return out }
+        for (topic, phase) in state.subscriptions.sorted(by: { $0.key.logName < $1.key.logName }) {
+            if case .stale(let reset) = phase { load(id, topic, .snapshot(reset: reset), Held(), &out) }
+        }
+        return out
+    }
+
+    // MARK: - Client messages
+
+    /// One complete text message from the client: decoded under the limits and handled.
+    public mutating func receive(_ id: ConnectionID, text: [UInt8]) -> [HubAction] {
+        guard let state = connections[id], !state.closed else { return [] }
+        var out: [HubAction] = []
+        do {
+            let message = try decoder.decode(text)
+            handle(id, message, &out)
+        } catch .tooLarge(let size) {
+            close(id, .messageTooBig, reason: "message of \(size) bytes is too big", &out)
+        } catch {
+            refuse(id, code: error.code, message: error.message, topic: nil, requestID: nil, &out)
+        }
+        return out
+    }
+
+    /// Handles a decoded client message (what `receive` does after decoding).
+    public mutating func handle(_ id: ConnectionID, _ message: ClientMessage) -> [HubAction] {
+        var out: [HubAction] = []
+        handle(id, message, &out)
+        return out
+    }
+
+    mutating func handle(_ id: ConnectionID, _ message: ClientMessage, _ out: inout [HubAction]) {
+        guard let state = connections[id], !state.closed else { return }
+        switch message {
+        case .ping(let requestID):
+            send(id, ServerMessage.pong(id: requestID), &out)
+        case .auth(let token, let requestID):
+            guard case .anonymous = state.auth else {
+                return refuse(id, code: "already_authenticated", message: "already authenticated", topic: nil,
+                              requestID: requestID, &out)
+            }
+            connections[id]?.auth = .authenticating(queued: [])
+            out.append(.authenticate(id, token: token))
+        case .subscribe(let wire, _, let requestID), .unsubscribe(let wire, let requestID):
+            switch state.auth {
+            case .anonymous:
+                refuse(id, code: "not_authenticated", message: "send auth first", topic: wire, requestID: requestID, &out)
+            case .authenticating(var queued):
+                guard queued.count < limits.maxCommandsWhileAuthenticating else {
+                    return refuse(id, code: "too_many_requests", message: "too many requests before authentication",
+                                  topic: wire, requestID: requestID, &out)
+                }
+                queued.append(message)
+                connections[id]?.auth = .authenticating(queued: queued)
+            case .authenticated(let userID):
+                let topic: Topic
+                do {
+                    topic = try Topic(wire: wire, userID: userID)
+                } catch {
+                    return refuse(id, code: "invalid_topic", message: "unknown topic", topic: wire, requestID: requestID, &out)
+                }
+                if case .subscribe(_, let since, _) = message {
+                    subscribe(id, topic, since: since, wire: wire, requestID: requestID, &out)
+                } else {
+                    unsubscribe(id, topic)
+                }
+            }
+        }
+    }
+
+    mutating func subscribe(
+        _ id: ConnectionID, _ topic: Topic, since: Int64?, wire: String, requestID: RequestID?, _ out: inout [HubAction]
+    ) {
+        guard let state = connections[id] else { return }
+        guard state.subscriptions[topic] == nil else {
+            return refuse(id, code: "already_subscribed", message: "already subscribed", topic: wire,
+                          requestID: requestID, &out)
+        }
+        guard state.subscriptions.count < limits.maxTopicsPerConnection else {
+            return refuse(
+                id, code: "too_many_topics", message: "at most \(limits.maxTopicsPerConnection) topics per connection",
+                topic: wire, requestID: requestID, &out)
+        }
+        subscribers[topic, default: []].insert(id)
+        load(id, topic, since.map { .replay(since: $0) } ?? .snapshot(reset: false), Held(), &out)
+    }
+
+    /// Ends a subscription at once: nothing more is sent for it (pending reads are ignored).
+    mutating func unsubscribe(_ id: ConnectionID, _ topic: Topic) {
+        guard connections[id]?.subscriptions.removeValue(forKey: topic) != nil else { return }
+        removeSubscriber(id, topic)
+    }
+
+    // MARK: - Read results
+
+    /// The snapshot for `request`, read together with the log's max seq `seq` (S). Sends it (unless
+    /// the connection is over its soft limit: then it is read again after the drain), then the held
+    /// changes with seq > S. If held changes were dropped past S, reads a newer snapshot instead.
+    public mutating func snapshotReady(_ request: LoadRequest, seq: Int64, data: [UInt8]) -> [HubAction] {
+        guard case .loading(let current, let mode, let held)? = phase(request), current == request else { return [] }
+        var out: [HubAction] = []
+        let id = request.connection, topic = request.topic
+        let reset: Bool
+        switch mode {
+        case .snapshot(let r): reset = r
+        case .replay: reset = true
+        }
+        if let dropped = held.droppedThrough, seq < dropped {
+            load(id, topic, .snapshot(reset: reset), held, &out)
+            return out
+        }
+        guard let state = connections[id], state.buffered <= limits.softOutboundBytes else {
+            connections[id]?.subscriptions[topic] = .stale(reset: reset)
+            return out
+        }
+        connections[id]?.subscriptions[topic] = .live(seq: seq)
+        send(id, ServerMessage.snapshot(topic: topic, seq: seq, data: data, reset: reset), &out)
+        for change in held.changes { deliver(change, to: id, &out) }
+        return out
+    }
+
+    /// The resume read for `request`: when the log reaches back to `since` (and not too far), sends
+    /// the topic's batches after `since`, then held changes after the read's `latestSeq`; otherwise
+    /// asks for a fresh snapshot marked `reset`.
+    public mutating func replayReady(_ request: LoadRequest, _ replay: ChangeFeed.Replay) -> [HubAction] {
+        guard case .loading(let current, .replay(let since), let held)? = phase(request), current == request else {
+            return []
+        }
+        var out: [HubAction] = []
+        let id = request.connection, topic = request.topic
+        let droppedTooMuch = held.droppedThrough.map { replay.latestSeq < $0 } ?? false
+        guard replay.reachesBack(to: since), !replay.truncated, !droppedTooMuch else {
+            load(id, topic, .snapshot(reset: true), held, &out)
+            return out
+        }
+        connections[id]?.subscriptions[topic] = .live(seq: since)
+        for batch in replay.batches {
+            let rows = batch.rows.filter { $0.topic == topic.logName }
+            guard !rows.isEmpty else { continue }
+            deliver(ServerMessage.change(topic: topic, event: batch.event, rows: rows), to: id, &out)
+        }
+        if case .live? = connections[id]?.subscriptions[topic] {
+            connections[id]?.subscriptions[topic] = .live(seq: max(since, replay.latestSeq))
+        }
+        for change in held.changes { deliver(change, to: id, &out) }
+        return out
+    }
+
+    /// The user may not read `request.topic` (not an active member, or no such group): the
+    /// subscription ends with `error` code `not_found` — the same answer whether or not the group exists.
+    public mutating func accessDenied(_ request: LoadRequest) -> [HubAction] {
+        guard case .loading(let current, _, _)? = phase(request), current == request else { return [] }
+        var out: [HubAction] = []
+        unsubscribe(request.connection, request.topic)
+        send(
+            request.connection,
+            ServerMessage.error(code: "not_found", message: "topic not found", topic: request.topic.wireName),
+            &out)
+        return out
+    }
+
+    // MARK: - Change-log fan-out
+
+    /// New change-log batches in seq order (`ChangeFeed.batches(after: position)`); batches at or
+    /// below `position` are skipped. Per batch, in this order: suspended/deleted accounts' connections
+    /// close (4003); subscriptions whose access the batch ends get `revoked` (before, and instead of,
+    /// the batch's change); then each topic's rows become one `change` (encoded once) for its
+    /// subscribers — sent when live, held while loading, dropped when stale.
+    public mutating func ingest(_ batches: [ChangeFeed.Batch]) -> [HubAction] {
+        var out: [HubAction] = []
+        for batch in batches where batch.lastSeq > position {
+            ingest(batch, &out)
+            position = batch.lastSeq
+        }
+        return out
+    }
+
+    mutating func ingest(_ batch: ChangeFeed.Batch, _ out: inout [HubAction]) {
+        for row in batch.rows where row.kind == "user" {
+            guard case .user(let userID)? = Topic(logName: row.topic), row.entityID == userID else { continue }
+            if batch.event == "user_suspended" {
+                closeUser(userID, reason: "account suspended", &out)
+            } else if row.op == .removed {
+                closeUser(userID, reason: "account deleted", &out)
+            }
+        }
+        for row in batch.rows where row.kind == "group" && row.op == .removed {
+            switch Topic(logName: row.topic) {
+            case .user(let userID)?:
+                for id in (connectionsByUser[userID] ?? []).sorted() {
+                    revoke(id, .group(row.entityID), seq: row.seq, reason: Self.revocationReason(batch.event), &out)
+                }
+            case .group(let groupID)? where groupID == row.entityID:
+                for id in (subscribers[.group(groupID)] ?? []).sorted() {
+                    revoke(id, .group(groupID), seq: row.seq, reason: "group_deleted", &out)
+                }
+            case .group?, nil:
+                break
+            }
+        }
+        var topics: [String] = []
+        var rowsByTopic: [String: [ChangeFeed.Row]] = [:]
+        for row in batch.rows {
+            if rowsByTopic[row.topic] == nil { topics.append(row.topic) }
+            rowsByTopic[row.topic, default: []].append(row)
+        }
+        for name in topics {
+            guard let topic = Topic(logName: name), let ids = subscribers[topic], !ids.isEmpty, let rows = rowsByTopic[name]
+            else { continue }
+            let change = ServerMessage.change(topic: topic, event: batch.event, rows: rows)
+            for id in ids.sorted() { deliver(change, to: id, &out) }
+        }
+    }
+
+    /// The `revoked.reason` for the event that ended access: `removed`, `left`, `group_deleted`,
+    /// `account_deleted`, else `access_revoked` (operator free text is never echoed).
+    public static func revocationReason(_ event: String) -> String {
+        switch event {
+        case "member_removed": "removed"
+        case "member_left": "left"
+        case "group_deleted": "group_deleted"
+        case "account_deleted": "account_deleted"
+        default: "access_revoked"
+        }
+    }
+
+    // MARK: - Internals
+
+    func phase(_ request: LoadRequest) -> Phase? {
+        connections[request.connection].flatMap { $0.closed ? nil : $0.subscriptions[request.topic] }
+    }
+
+    /// Registers an authenticated connection for its user, within the per-user limit.
+    mutating func admit(_ id: ConnectionID, userID: String, _ out: inout [HubAction]) {
+        connections[id]?.auth = .authenticated(userID: userID)
+        let existing = connectionsByUser[userID]?.count ?? 0
+        guard existing < limits.maxConnectionsPerUser else {
+            close(id, .tooManyConnections, reason: "too many connections", &out)
+            return
+        }
+        connectionsByUser[userID, default: []].insert(id)
+    }
+
+    /// Starts (or restarts) the read for a subscription with a new ticket.
+    mutating func load(_ id: ConnectionID, _ topic: Topic, _ mode: LoadMode, _ held: Held, _ out: inout [HubAction]) {
+        nextTicket += 1
+        let request = LoadRequest(connection: id, topic: topic, ticket: nextTicket)
+        connections[id]?.subscriptions[topic] = .loading(request, mode, held)
+        switch mode {
+        case .snapshot: out.append(.needSnapshot(request))
+        case .replay(let since): out.append(.needReplay(request, after: since))
+        }
+    }
+
+    /// One change for one subscriber, by phase.
+    mutating func deliver(_ change: EncodedChange, to id: ConnectionID, _ out: inout [HubAction]) {
+        guard let state = connections[id], !state.closed, let phase = state.subscriptions[change.topic] else { return }
+        switch phase {
+        case .live(let seq):
+            guard change.seq > seq else { return }
+            guard state.buffered <= limits.softOutboundBytes else {
+                connections[id]?.subscriptions[change.topic] = .stale(reset: true)
+                return
+            }
+            connections[id]?.subscriptions[change.topic] = .live(seq: change.seq)
+            send(id, change.bytes, &out)
+        case .loading(let request, let mode, var held):
+            if held.changes.count >= limits.maxHeldChanges || held.bytes + change.bytes.count > limits.maxHeldBytes {
+                held = Held(changes: [], bytes: 0, droppedThrough: change.seq)
+            } else {
+                held.changes.append(change)
+                held.bytes += change.bytes.count
+            }
+            connections[id]?.subscriptions[change.topic] = .loading(request, mode, held)
+        case .stale:
+            return
+        }
+    }
+
+    /// Ends a subscription whose access ended at `seq`, with a `revoked` message. A live subscription
+    /// whose snapshot is already at or past `seq` was authorized after it (the user rejoined) and stays.
+    mutating func revoke(_ id: ConnectionID, _ topic: Topic, seq: Int64, reason: String, _ out: inout [HubAction]) {
+        guard let phase = connections[id]?.subscriptions[topic] else { return }
+        if case .live(let position) = phase, position >= seq { return }
+        unsubscribe(id, topic)
+        send(id, ServerMessage.revoked(topic: topic, reason: reason), &out)
+    }
+
+    /// An `error` for a client request, counted towards `maxProtocolErrors` (then close 4000).
+    mutating func refuse(
+        _ id: ConnectionID, code: String, message: String, topic: String?, requestID: RequestID?,
+        _ out: inout [HubAction]
+    ) {
+        guard var state = connections[id], !state.closed else { return }
+        state.protocolErrors += 1
+        connections[id] = state
+        guard state.protocolErrors <= limits.maxProtocolErrors else {
+            close(id, .protocolError, reason: "too many invalid messages", &out)
+            return
+        }
+        send(id, ServerMessage.error(code: code, message: message, topic: topic, id: requestID), &out)
+    }
+
+    /// Queues bytes for a connection, counting them against its budget (hard limit → close 4008).
+    mutating func send(_ id: ConnectionID, _ bytes: [UInt8], _ out: inout [HubAction]) {
+        guard let state = connections[id], !state.closed else { return }
+        connections[id]?.buffered = state.buffered + bytes.count
+        out.append(.send(id, bytes))
+        if state.buffered + bytes.count > limits.hardOutboundBytes {
+            close(id, .slowConsumer, reason: "slow consumer", &out)
+        }
+    }
+
+    mutating func closeUser(_ userID: String, reason: String, _ out: inout [HubAction]) {
+        for id in (connectionsByUser[userID] ?? []).sorted() { close(id, .sessionRevoked, reason: reason, &out) }
+    }
+
+    /// Emits `.close` once and drops the connection's subscriptions; it stays known (closed) until
+    /// `disconnect`.
+    mutating func close(_ id: ConnectionID, _ code: CloseCode, reason: String, _ out: inout [HubAction]) {
+        guard let state = connections[id], !state.closed else { return }
+        for topic in state.subscriptions.keys { removeSubscriber(id, topic) }
+        if let userID = state.userID { removeUserConnection(id, userID) }
+        connections[id]?.subscriptions = [:]
+        connections[id]?.closed = true
+        out.append(.close(id, code, reason: reason))
+    }
+
+    mutating func removeSubscriber(_ id: ConnectionID, _ topic: Topic) {
+        subscribers[topic]?.remove(id)
+        if subscribers[topic]?.isEmpty == true { subscribers[topic] = nil }
+    }
+
+    mutating func removeUserConnection(_ id: ConnectionID, _ userID: String) {
+        connectionsByUser[userID]?.remove(id)
+        if connectionsByUser[userID]?.isEmpty == true { connectionsByUser[userID] = nil }
+    }
+}
