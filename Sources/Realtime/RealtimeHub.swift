@@ -14,6 +14,8 @@ public struct ConnectionID: RawRepresentable, Hashable, Sendable, Comparable, Cu
 /// for (unsubscribed, revoked, closed, superseded) is ignored.
 public struct LoadRequest: Hashable, Sendable {
     public let connection: ConnectionID
+    /// The connection's user: whose access to check, whose feed `.user` is.
+    public let userID: String
     public let topic: Topic
     /// Distinguishes successive reads for the same (connection, topic).
     public let ticket: UInt64
@@ -27,12 +29,13 @@ public enum HubAction: Equatable, Sendable {
     /// Check a bearer token from an `auth` message (session store, off the loop), then call
     /// `authenticated(_:userID:)` or `authenticationFailed(_:)`.
     case authenticate(ConnectionID, token: String)
-    /// In ONE read transaction: for a `group:` topic check the user's active membership (else call
-    /// `accessDenied`), read the topic's snapshot data and the log's max seq S at that read, then call
-    /// `snapshotReady(request, seq: S, data:)`.
+    /// In ONE read transaction begun after this action was returned: for a `group:` topic check
+    /// `request.userID`'s active membership (else call `accessDenied`), read the topic's snapshot data
+    /// and the log's max seq S, then call `snapshotReady(request, seq: S, data:)`.
     case needSnapshot(LoadRequest)
-    /// In ONE read transaction: the same access check, then `ChangeFeed.replay(topic:after:maxRows:)`
-    /// with `limits.maxReplayRows`, then call `replayReady(request, replay)`.
+    /// In ONE read transaction begun after this action was returned: the same access check, then
+    /// `ChangeFeed.replay(topic: request.topic.logName, after:, maxRows: limits.maxReplayRows,
+    /// member: request.userID)`, then call `replayReady(request, replay)`.
     case needReplay(LoadRequest, after: Int64)
     /// Send a close frame with `code` and `reason`, then call `disconnect` once the socket is gone.
     /// The hub sends nothing more to this connection.
@@ -55,6 +58,11 @@ public enum HubAction: Equatable, Sendable {
 public struct RealtimeHub: Sendable {
     /// The limits in force.
     public let limits: RealtimeLimits
+    /// Recently suspended or deleted accounts → the seq of that batch, so a token checked before it
+    /// but reported after it (`connect`/`authenticated` with `checkedAt`) still closes. Bounded by
+    /// `limits.maxRememberedAccountClosures` (oldest forgotten first).
+    var accountClosures: [String: Int64] = [:]
+    var accountClosureOrder: [String] = []
     /// The seq of the last change-log row ingested: poll `ChangeFeed.batches(after: position)`.
     public private(set) var position: Int64
 
@@ -85,6 +93,9 @@ public struct RealtimeHub: Sendable {
     }
 
     struct Held: Sendable {
+        /// The hub's position when the read was requested: a read at S below it would leave a gap
+        /// (changes ingested before the subscription existed), so it is requested again.
+        var floor: Int64 = 0
         var changes: [EncodedChange] = []
         var bytes = 0
         /// Set when held changes were dropped (caps): a read at S below it is not enough.
@@ -136,12 +147,13 @@ public struct RealtimeHub: Sendable {
 
     /// A WebSocket was accepted. `userID` when the upgrade carried a valid `Authorization: Bearer`;
     /// nil when the client must send `{"op":"auth"}` — the shell then starts the auth deadline timer
-    /// and calls `authDeadlinePassed` when it fires.
-    public mutating func connect(_ id: ConnectionID, userID: String?) -> [HubAction] {
+    /// and calls `authDeadlinePassed` when it fires. `checkedAt`: the log's max seq read together with
+    /// the token check; if the account was suspended or deleted after it, the socket closes (4003).
+    public mutating func connect(_ id: ConnectionID, userID: String?, checkedAt: Int64? = nil) -> [HubAction] {
         guard connections[id] == nil else { return [] }
         var out: [HubAction] = []
         connections[id] = ConnectionState(auth: .anonymous)
-        if let userID { admit(id, userID: userID, &out) }
+        if let userID { admit(id, userID: userID, checkedAt: checkedAt, &out) }
         return out
     }
 
@@ -152,11 +164,13 @@ public struct RealtimeHub: Sendable {
         if let userID = state.userID { removeUserConnection(id, userID) }
     }
 
-    /// The token of an `auth` message is valid for `userID`: queued commands run now.
-    public mutating func authenticated(_ id: ConnectionID, userID: String) -> [HubAction] {
+    /// The token of an `auth` message is valid for `userID` (checked in a read at log seq
+    /// `checkedAt`, see `connect`): queued commands run now.
+    public mutating func authenticated(_ id: ConnectionID, userID: String, checkedAt: Int64? = nil) -> [HubAction] {
         guard let state = connections[id], !state.closed, case .authenticating(let queued) = state.auth else { return [] }
         var out: [HubAction] = []
-        admit(id, userID: userID, &out)
+        admit(id, userID: userID, checkedAt: checkedAt, &out)
+        guard connections[id]?.closed == false else { return out }
         for message in queued { handle(id, message, &out) }
         return out
     }
@@ -308,7 +322,7 @@ public struct RealtimeHub: Sendable {
         case .snapshot(let r): reset = r
         case .replay: reset = true
         }
-        if let dropped = held.droppedThrough, seq < dropped {
+        if seq < held.floor || seq < (held.droppedThrough ?? 0) {
             load(id, topic, .snapshot(reset: reset), held, &out)
             return out
         }
@@ -331,8 +345,12 @@ public struct RealtimeHub: Sendable {
         }
         var out: [HubAction] = []
         let id = request.connection, topic = request.topic
-        let droppedTooMuch = held.droppedThrough.map { replay.latestSeq < $0 } ?? false
-        guard replay.reachesBack(to: since), !replay.truncated, !droppedTooMuch else {
+        if replay.latestSeq < held.floor {
+            load(id, topic, .replay(since: since), held, &out)
+            return out
+        }
+        let droppedTooMuch = replay.latestSeq < (held.droppedThrough ?? 0)
+        guard replay.reachesBack(to: since), !replay.truncated, !replay.accessChanged, !droppedTooMuch else {
             load(id, topic, .snapshot(reset: true), held, &out)
             return out
         }
@@ -382,8 +400,10 @@ public struct RealtimeHub: Sendable {
         for row in batch.rows where row.kind == "user" {
             guard case .user(let userID)? = Topic(logName: row.topic), row.entityID == userID else { continue }
             if batch.event == "user_suspended" {
+                rememberAccountClosure(userID, at: row.seq)
                 closeUser(userID, reason: "account suspended", &out)
             } else if row.op == .removed {
+                rememberAccountClosure(userID, at: row.seq)
                 closeUser(userID, reason: "account deleted", &out)
             }
         }
@@ -434,8 +454,12 @@ public struct RealtimeHub: Sendable {
     }
 
     /// Registers an authenticated connection for its user, within the per-user limit.
-    mutating func admit(_ id: ConnectionID, userID: String, _ out: inout [HubAction]) {
+    mutating func admit(_ id: ConnectionID, userID: String, checkedAt: Int64?, _ out: inout [HubAction]) {
         connections[id]?.auth = .authenticated(userID: userID)
+        if let checkedAt, let closedAt = accountClosures[userID], closedAt > checkedAt {
+            close(id, .sessionRevoked, reason: "session revoked", &out)
+            return
+        }
         let existing = connectionsByUser[userID]?.count ?? 0
         guard existing < limits.maxConnectionsPerUser else {
             close(id, .tooManyConnections, reason: "too many connections", &out)
@@ -446,8 +470,11 @@ public struct RealtimeHub: Sendable {
 
     /// Starts (or restarts) the read for a subscription with a new ticket.
     mutating func load(_ id: ConnectionID, _ topic: Topic, _ mode: LoadMode, _ held: Held, _ out: inout [HubAction]) {
+        guard let userID = connections[id]?.userID else { return }
         nextTicket += 1
-        let request = LoadRequest(connection: id, topic: topic, ticket: nextTicket)
+        let request = LoadRequest(connection: id, userID: userID, topic: topic, ticket: nextTicket)
+        var held = held
+        held.floor = position
         connections[id]?.subscriptions[topic] = .loading(request, mode, held)
         switch mode {
         case .snapshot: out.append(.needSnapshot(request))
@@ -469,7 +496,7 @@ public struct RealtimeHub: Sendable {
             send(id, change.bytes, &out)
         case .loading(let request, let mode, var held):
             if held.changes.count >= limits.maxHeldChanges || held.bytes + change.bytes.count > limits.maxHeldBytes {
-                held = Held(changes: [], bytes: 0, droppedThrough: change.seq)
+                held = Held(floor: held.floor, changes: [], bytes: 0, droppedThrough: change.seq)
             } else {
                 held.changes.append(change)
                 held.bytes += change.bytes.count
@@ -511,6 +538,15 @@ public struct RealtimeHub: Sendable {
         out.append(.send(id, bytes))
         if state.buffered + bytes.count > limits.hardOutboundBytes {
             close(id, .slowConsumer, reason: "slow consumer", &out)
+        }
+    }
+
+    mutating func rememberAccountClosure(_ userID: String, at seq: Int64) {
+        if accountClosures.updateValue(seq, forKey: userID) == nil { accountClosureOrder.append(userID) }
+        if accountClosureOrder.count > limits.maxRememberedAccountClosures {
+            let evicted = accountClosureOrder.count - limits.maxRememberedAccountClosures
+            for userID in accountClosureOrder.prefix(evicted) { accountClosures[userID] = nil }
+            accountClosureOrder.removeFirst(evicted)
         }
     }
 

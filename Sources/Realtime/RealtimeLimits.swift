@@ -29,6 +29,9 @@ public struct RealtimeLimits: Sendable, Equatable {
     /// Rows a resume may replay for one topic; more → a fresh snapshot with `reset: true` (cheaper to
     /// read and send than thousands of stale documents).
     public var maxReplayRows = 1000
+    /// Suspended/deleted accounts remembered (user id + seq, ~100 bytes each) to close a socket whose
+    /// token was checked just before the suspension but reported to the hub just after it.
+    public var maxRememberedAccountClosures = 4096
     /// Commands (subscribe/unsubscribe) queued while an `auth` message is being checked.
     public var maxCommandsWhileAuthenticating = 64
 

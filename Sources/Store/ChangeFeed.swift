@@ -68,12 +68,18 @@ public enum ChangeFeed {
         public var batches: [Batch]
         /// True when the topic has more than the allowed rows after `since`: send a snapshot instead.
         public var truncated: Bool
+        /// True when the member's access to the group changed after `since` (removed, left, rejoined):
+        /// the replay could carry changes from when they had no access, so send a snapshot instead.
+        public var accessChanged: Bool
 
-        public init(oldestRetainedSeq: Int64?, latestSeq: Int64, batches: [Batch], truncated: Bool) {
+        public init(
+            oldestRetainedSeq: Int64?, latestSeq: Int64, batches: [Batch], truncated: Bool, accessChanged: Bool = false
+        ) {
             self.oldestRetainedSeq = oldestRetainedSeq
             self.latestSeq = latestSeq
             self.batches = batches
             self.truncated = truncated
+            self.accessChanged = accessChanged
         }
 
         /// Whether the log still holds every row after `since` (`oldest ≤ since + 1`, or an empty log
@@ -113,10 +119,27 @@ public enum ChangeFeed {
     }
 
     /// The resume read for `topic` after `since`: the log's bounds and the topic's batches, at most
-    /// `maxRows` rows (else `truncated`). Call inside one read transaction.
-    public static func replay(topic: String, after since: Int64, maxRows: Int, on db: Connection) throws -> Replay {
+    /// `maxRows` rows (else `truncated`). For a `group:<id>` topic and `member`, also whether that
+    /// user's access to the group changed after `since` (rows `user:<member>` / kind `group` / that id).
+    /// Call inside one read transaction.
+    public static func replay(
+        topic: String, after since: Int64, maxRows: Int, member: String? = nil, on db: Connection
+    ) throws -> Replay {
         let latest = try ChangeLog.latestSeq(on: db)
         let oldest = try oldestRetainedSeq(on: db)
+        if let member, topic.hasPrefix("group:") {
+            let groupID = String(topic.dropFirst(6))
+            let changed = try db.queryOne(
+                """
+                SELECT 1 FROM change_log
+                WHERE topic = ?1 AND seq > ?2 AND kind = 'group' AND entity_id = ?3 AND op IN ('added', 'removed')
+                LIMIT 1
+                """,
+                [.text(ChangeLog.userTopic(member)), .integer(since), .text(groupID)])
+            if changed != nil {
+                return Replay(oldestRetainedSeq: oldest, latestSeq: latest, batches: [], truncated: false, accessChanged: true)
+            }
+        }
         let pending = try db.scalar(
             "SELECT COUNT(*) FROM (SELECT 1 FROM change_log WHERE topic = ?1 AND seq > ?2 LIMIT ?3)",
             [.text(topic), .integer(since), .integer(Int64(maxRows) + 1)])

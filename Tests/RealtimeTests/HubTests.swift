@@ -30,6 +30,17 @@ struct SnapshotOrderingTests {
         #expect(h.hub.ingest([groupBatch(21)]).seqs(to: c1) == [21])
     }
 
+    @Test("a read older than the position at subscribe (would leave a gap) is requested again")
+    func readBelowFloor() throws {
+        var h = Harness(position: 10)
+        let request = try need(h.subscribe(c1, user: "u1", group1))
+        #expect(request.userID == "u1")
+        let again = h.hub.snapshotReady(request, seq: 9, data: Array("{}".utf8))
+        #expect(again.sent(to: c1).isEmpty)
+        let retry = try need(again.snapshotRequests.first)
+        #expect(h.hub.snapshotReady(retry, seq: 10, data: Array("{}".utf8)).seqs(to: c1) == [10])
+    }
+
     @Test("a stale read result (after unsubscribe and resubscribe) is ignored")
     func staleTicket() throws {
         var h = Harness()
@@ -127,6 +138,25 @@ struct ResumeTests {
         var h2 = Harness(position: 10)
         let long = try resume(&h2, since: 0)
         #expect(h2.hub.replayReady(long, replay(oldest: 1, latest: 10, truncated: true)).snapshotRequests.count == 1)
+    }
+
+    @Test("access changed after since (removed and rejoined): a reset snapshot, never the replay")
+    func accessChanged() throws {
+        var h = Harness(position: 10)
+        let request = try resume(&h, since: 5)
+        let out = h.hub.replayReady(
+            request, ChangeFeed.Replay(oldestRetainedSeq: 1, latestSeq: 10, batches: [groupBatch(7)], truncated: false, accessChanged: true))
+        #expect(out.sent(to: c1).isEmpty)
+        #expect(out.snapshotRequests.count == 1)
+    }
+
+    @Test("a replay read older than the position at subscribe is requested again")
+    func replayBelowFloor() throws {
+        var h = Harness(position: 10)
+        let request = try resume(&h, since: 5)
+        let out = h.hub.replayReady(request, replay(oldest: 1, latest: 9, [groupBatch(7)]))
+        #expect(out.sent(to: c1).isEmpty)
+        #expect(out.replayRequests.map(\.1) == [5])
     }
 
     @Test("up to date: nothing to replay, then live")
@@ -263,6 +293,20 @@ struct RevocationTests {
 
         let deleted = h.hub.ingest([batch("account_deleted", row(4, "user:u1", kind: "user", op: .removed, id: "u1", doc: nil))])
         #expect(deleted.closes.map(\.0) == [c1])
+    }
+
+    @Test("a token checked before a suspension but reported after it still closes 4003")
+    func tokenCheckRace() {
+        var h = Harness()
+        _ = h.hub.ingest([batch("user_suspended", row(5, "user:u2", kind: "user", id: "u2"))])
+        #expect(h.hub.connect(c1, userID: "u2", checkedAt: 4).closes.map(\.1) == [.sessionRevoked])
+        #expect(h.hub.connect(c2, userID: "u2", checkedAt: 5).isEmpty, "checked after: a new session")
+        _ = h.hub.connect(c3, userID: nil)
+        _ = h.say(c3, #"{"op":"auth","token":"t"}"#)
+        _ = h.say(c3, #"{"op":"subscribe","topic":"user"}"#)
+        let out = h.hub.authenticated(c3, userID: "u2", checkedAt: 3)
+        #expect(out.closes.map(\.1) == [.sessionRevoked])
+        #expect(out.snapshotRequests.isEmpty)
     }
 
     @Test("a revoked session closes its socket with 4003")

@@ -38,7 +38,7 @@ struct StoreFeedTests {
 
     /// What the shell does for `.needSnapshot`: access check and max seq in one read transaction
     /// (the data here is just the group detail).
-    func serve(_ hub: inout RealtimeHub, _ actions: [HubAction], userID: String) throws -> [HubAction] {
+    func serve(_ hub: inout RealtimeHub, _ actions: [HubAction]) throws -> [HubAction] {
         var out: [HubAction] = []
         for action in actions {
             switch action {
@@ -46,7 +46,9 @@ struct StoreFeedTests {
                 let read: (Int64, [UInt8])? = try db.readSync { c in
                     let seq = try ChangeLog.latestSeq(on: c)
                     guard case .group(let id) = request.topic else { return (seq, Array("{}".utf8)) }
-                    guard let (group, _) = try? GroupStore.access(groupID: id, userID: userID, on: c) else { return nil }
+                    guard let (group, _) = try? GroupStore.access(groupID: id, userID: request.userID, on: c) else {
+                        return nil
+                    }
                     return (seq, DocumentCoding.encode(try GroupStore.detail(group, on: c)))
                 }
                 if let (seq, data) = read {
@@ -56,7 +58,9 @@ struct StoreFeedTests {
                 }
             case .needReplay(let request, let after):
                 let replay = try db.readSync { c in
-                    try ChangeFeed.replay(topic: request.topic.logName, after: after, maxRows: hub.limits.maxReplayRows, on: c)
+                    try ChangeFeed.replay(
+                        topic: request.topic.logName, after: after, maxRows: hub.limits.maxReplayRows, member: request.userID,
+                        on: c)
                 }
                 out += hub.replayReady(request, replay)
             case .send, .close, .authenticate:
@@ -94,6 +98,9 @@ struct StoreFeedTests {
             #expect(replay.latestSeq == seqs.last && replay.oldestRetainedSeq == 1 && !replay.truncated)
             #expect(replay.reachesBack(to: 3))
             #expect(try ChangeFeed.replay(topic: "group:\(g)", after: 0, maxRows: 2, on: c).truncated)
+            #expect(try ChangeFeed.replay(topic: "group:\(g)", after: 3, maxRows: 1000, member: a.id, on: c).accessChanged)
+            #expect(try !ChangeFeed.replay(topic: "group:\(g)", after: seqs.last ?? 0, maxRows: 1000, member: a.id, on: c).accessChanged)
+            #expect(try !ChangeFeed.replay(topic: "group:\(g)", after: 5, maxRows: 1000, member: o.id, on: c).accessChanged, "the owner gained access at 5")
         }
     }
 
@@ -111,8 +118,8 @@ struct StoreFeedTests {
         let stranger = try register("s")
         _ = hub.connect(outsider, userID: stranger.id)
         var out: [HubAction] = []
-        for (id, user) in [(c1, o), (c2, a), (c3, b), (outsider, stranger)] {
-            out += try serve(&hub, hub.receive(id, text: Array(#"{"op":"subscribe","topic":"group:\#(g)"}"#.utf8)), userID: user.id)
+        for id in [c1, c2, c3, outsider] {
+            out += try serve(&hub, hub.receive(id, text: Array(#"{"op":"subscribe","topic":"group:\#(g)"}"#.utf8)))
         }
         #expect(out.types(to: c1) == ["snapshot"])
         #expect(out.types(to: outsider) == ["error"])
@@ -153,7 +160,7 @@ struct StoreFeedTests {
         let g = try group(owner: o, members: [a])
         var hub = RealtimeHub(position: try db.readSync { try ChangeLog.latestSeq(on: $0) })
         _ = hub.connect(c1, userID: a.id)
-        var out = try serve(&hub, hub.receive(c1, text: Array(#"{"op":"subscribe","topic":"group:\#(g)"}"#.utf8)), userID: a.id)
+        var out = try serve(&hub, hub.receive(c1, text: Array(#"{"op":"subscribe","topic":"group:\#(g)"}"#.utf8)))
         let snapshotSeq = try need(out.seqs(to: c1).first)
         hub.disconnect(c1)
 
@@ -167,8 +174,7 @@ struct StoreFeedTests {
         _ = try poll(&hub)
         _ = hub.connect(c2, userID: a.id)
         out = try serve(
-            &hub, hub.receive(c2, text: Array(#"{"op":"subscribe","topic":"group:\#(g)","since":\#(snapshotSeq)}"#.utf8)),
-            userID: a.id)
+            &hub, hub.receive(c2, text: Array(#"{"op":"subscribe","topic":"group:\#(g)","since":\#(snapshotSeq)}"#.utf8)))
         #expect(out.types(to: c2) == ["change", "change", "change"])
         let seqs = out.seqs(to: c2)
         #expect(seqs == seqs.sorted() && seqs.allSatisfy { $0 > snapshotSeq })
