@@ -69,6 +69,8 @@ public struct RealtimeHub: Sendable {
     var connections: [ConnectionID: ConnectionState] = [:]
     var subscribers: [Topic: Set<ConnectionID>] = [:]
     var connectionsByUser: [String: Set<ConnectionID>] = [:]
+    /// Changes held per loading subscription.
+    var held: [SubscriptionKey: Held] = [:]
     var nextTicket: UInt64 = 0
     let decoder: ClientMessageDecoder
 
@@ -92,6 +94,11 @@ public struct RealtimeHub: Sendable {
         case replay(since: Int64)
     }
 
+    struct SubscriptionKey: Hashable, Sendable {
+        var connection: ConnectionID
+        var topic: Topic
+    }
+
     struct Held: Sendable {
         /// The hub's position when the read was requested: a read at S below it would leave a gap
         /// (changes ingested before the subscription existed), so it is requested again.
@@ -103,7 +110,8 @@ public struct RealtimeHub: Sendable {
     }
 
     enum Phase: Sendable {
-        case loading(LoadRequest, LoadMode, Held)
+        /// Held changes live in `RealtimeHub.held` (mutated in place, never copied per change).
+        case loading(LoadRequest, LoadMode)
         case live(seq: Int64)
         /// Conflating: changes are dropped until the buffer drains, then a fresh snapshot is read.
         case stale(reset: Bool)
@@ -139,8 +147,7 @@ public struct RealtimeHub: Sendable {
 
     /// Changes held for a subscription whose snapshot or replay is being read (0 otherwise).
     public func heldChangeCount(_ connection: ConnectionID, _ topic: Topic) -> Int {
-        if case .loading(_, _, let held)? = connections[connection]?.subscriptions[topic] { return held.changes.count }
-        return 0
+        held[SubscriptionKey(connection: connection, topic: topic)]?.changes.count ?? 0
     }
 
     // MARK: - Connections
@@ -217,7 +224,7 @@ public struct RealtimeHub: Sendable {
         }
         guard bytes <= limits.resumeOutboundBytes else { return out }
         for (topic, phase) in state.subscriptions.sorted(by: { $0.key.logName < $1.key.logName }) {
-            if case .stale(let reset) = phase { load(id, topic, .snapshot(reset: reset), Held(), &out) }
+            if case .stale(let reset) = phase { load(id, topic, .snapshot(reset: reset), &out) }
         }
         return out
     }
@@ -299,7 +306,7 @@ public struct RealtimeHub: Sendable {
                 topic: wire, requestID: requestID, &out)
         }
         subscribers[topic, default: []].insert(id)
-        load(id, topic, since.map { .replay(since: $0) } ?? .snapshot(reset: false), Held(), &out)
+        load(id, topic, since.map { .replay(since: $0) } ?? .snapshot(reset: false), &out)
     }
 
     /// Ends a subscription at once: nothing more is sent for it (pending reads are ignored).
@@ -314,19 +321,22 @@ public struct RealtimeHub: Sendable {
     /// the connection is over its soft limit: then it is read again after the drain), then the held
     /// changes with seq > S. If held changes were dropped past S, reads a newer snapshot instead.
     public mutating func snapshotReady(_ request: LoadRequest, seq: Int64, data: [UInt8]) -> [HubAction] {
-        guard case .loading(let current, let mode, let held)? = phase(request), current == request else { return [] }
+        guard case .loading(let current, let mode)? = phase(request), current == request else { return [] }
         var out: [HubAction] = []
         let id = request.connection, topic = request.topic
+        let key = SubscriptionKey(connection: id, topic: topic)
+        let held = self.held[key] ?? Held()
         let reset: Bool
         switch mode {
         case .snapshot(let r): reset = r
         case .replay: reset = true
         }
         if seq < held.floor || seq < (held.droppedThrough ?? 0) {
-            load(id, topic, .snapshot(reset: reset), held, &out)
+            load(id, topic, .snapshot(reset: reset), &out)
             return out
         }
-        guard let state = connections[id], state.buffered <= limits.softOutboundBytes else {
+        self.held[key] = nil
+        guard (connections[id]?.buffered ?? 0) <= limits.softOutboundBytes else {
             connections[id]?.subscriptions[topic] = .stale(reset: reset)
             return out
         }
@@ -340,20 +350,21 @@ public struct RealtimeHub: Sendable {
     /// the topic's batches after `since`, then held changes after the read's `latestSeq`; otherwise
     /// asks for a fresh snapshot marked `reset`.
     public mutating func replayReady(_ request: LoadRequest, _ replay: ChangeFeed.Replay) -> [HubAction] {
-        guard case .loading(let current, .replay(let since), let held)? = phase(request), current == request else {
-            return []
-        }
+        guard case .loading(let current, .replay(let since))? = phase(request), current == request else { return [] }
         var out: [HubAction] = []
         let id = request.connection, topic = request.topic
+        let key = SubscriptionKey(connection: id, topic: topic)
+        let held = self.held[key] ?? Held()
         if replay.latestSeq < held.floor {
-            load(id, topic, .replay(since: since), held, &out)
+            load(id, topic, .replay(since: since), &out)
             return out
         }
         let droppedTooMuch = replay.latestSeq < (held.droppedThrough ?? 0)
         guard replay.reachesBack(to: since), !replay.truncated, !replay.accessChanged, !droppedTooMuch else {
-            load(id, topic, .snapshot(reset: true), held, &out)
+            load(id, topic, .snapshot(reset: true), &out)
             return out
         }
+        self.held[key] = nil
         connections[id]?.subscriptions[topic] = .live(seq: since)
         for batch in replay.batches {
             let rows = batch.rows.filter { $0.topic == topic.logName }
@@ -370,7 +381,7 @@ public struct RealtimeHub: Sendable {
     /// The user may not read `request.topic` (not an active member, or no such group): the
     /// subscription ends with `error` code `not_found` — the same answer whether or not the group exists.
     public mutating func accessDenied(_ request: LoadRequest) -> [HubAction] {
-        guard case .loading(let current, _, _)? = phase(request), current == request else { return [] }
+        guard case .loading(let current, _)? = phase(request), current == request else { return [] }
         var out: [HubAction] = []
         unsubscribe(request.connection, request.topic)
         send(
@@ -469,13 +480,13 @@ public struct RealtimeHub: Sendable {
     }
 
     /// Starts (or restarts) the read for a subscription with a new ticket.
-    mutating func load(_ id: ConnectionID, _ topic: Topic, _ mode: LoadMode, _ held: Held, _ out: inout [HubAction]) {
+    /// Held changes are kept across a restart (the new read may still use them).
+    mutating func load(_ id: ConnectionID, _ topic: Topic, _ mode: LoadMode, _ out: inout [HubAction]) {
         guard let userID = connections[id]?.userID else { return }
         nextTicket += 1
         let request = LoadRequest(connection: id, userID: userID, topic: topic, ticket: nextTicket)
-        var held = held
-        held.floor = position
-        connections[id]?.subscriptions[topic] = .loading(request, mode, held)
+        held[SubscriptionKey(connection: id, topic: topic), default: Held()].floor = position
+        connections[id]?.subscriptions[topic] = .loading(request, mode)
         switch mode {
         case .snapshot: out.append(.needSnapshot(request))
         case .replay(let since): out.append(.needReplay(request, after: since))
@@ -483,25 +494,29 @@ public struct RealtimeHub: Sendable {
     }
 
     /// One change for one subscriber, by phase.
+    /// (No copy of the connection's state is held while it is mutated: its dictionaries stay unique.)
     mutating func deliver(_ change: EncodedChange, to id: ConnectionID, _ out: inout [HubAction]) {
-        guard let state = connections[id], !state.closed, let phase = state.subscriptions[change.topic] else { return }
+        guard connections[id]?.closed == false, let phase = connections[id]?.subscriptions[change.topic] else { return }
         switch phase {
         case .live(let seq):
             guard change.seq > seq else { return }
-            guard state.buffered <= limits.softOutboundBytes else {
+            guard (connections[id]?.buffered ?? 0) <= limits.softOutboundBytes else {
                 connections[id]?.subscriptions[change.topic] = .stale(reset: true)
                 return
             }
             connections[id]?.subscriptions[change.topic] = .live(seq: change.seq)
             send(id, change.bytes, &out)
-        case .loading(let request, let mode, var held):
-            if held.changes.count >= limits.maxHeldChanges || held.bytes + change.bytes.count > limits.maxHeldBytes {
-                held = Held(floor: held.floor, changes: [], bytes: 0, droppedThrough: change.seq)
+        case .loading:
+            let key = SubscriptionKey(connection: id, topic: change.topic)
+            let (count, bytes) = held[key].map { ($0.changes.count, $0.bytes) } ?? (0, 0)
+            if count >= limits.maxHeldChanges || bytes + change.bytes.count > limits.maxHeldBytes {
+                held[key, default: Held()].changes = []
+                held[key, default: Held()].bytes = 0
+                held[key, default: Held()].droppedThrough = change.seq
             } else {
-                held.changes.append(change)
-                held.bytes += change.bytes.count
+                held[key, default: Held()].changes.append(change)
+                held[key, default: Held()].bytes += change.bytes.count
             }
-            connections[id]?.subscriptions[change.topic] = .loading(request, mode, held)
         case .stale:
             return
         }
@@ -566,6 +581,7 @@ public struct RealtimeHub: Sendable {
     }
 
     mutating func removeSubscriber(_ id: ConnectionID, _ topic: Topic) {
+        held[SubscriptionKey(connection: id, topic: topic)] = nil
         subscribers[topic]?.remove(id)
         if subscribers[topic]?.isEmpty == true { subscribers[topic] = nil }
     }

@@ -60,7 +60,10 @@ struct SnapshotOrderingTests {
         #expect(h.hub.ingest([groupBatch(3)]).isEmpty)
         #expect(h.hub.topics(of: c1).isEmpty)
         let pending = try need(h.say(c1, #"{"op":"subscribe","topic":"\#(group1)"}"#).snapshotRequests.first)
+        _ = h.hub.ingest([groupBatch(4)])
+        #expect(h.hub.heldChangeCount(c1, .group(g1)) == 1)
         _ = h.say(c1, #"{"op":"unsubscribe","topic":"\#(group1)"}"#)
+        #expect(h.hub.heldChangeCount(c1, .group(g1)) == 0, "held changes freed with the subscription")
         #expect(h.hub.snapshotReady(pending, seq: 4, data: []).isEmpty)
         #expect(h.say(c1, #"{"op":"unsubscribe","topic":"user"}"#).isEmpty, "unsubscribing an unknown topic is a no-op")
     }
