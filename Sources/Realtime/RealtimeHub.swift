@@ -393,14 +393,17 @@ public struct RealtimeHub: Sendable {
 
     // MARK: - Change-log fan-out
 
-    /// New change-log batches in seq order (`ChangeFeed.batches(after: position)`); batches at or
-    /// below `position` are skipped. Per batch, in this order: suspended/deleted accounts' connections
+    /// New change-log batches in seq order, read for ALL topics (`ChangeFeed.batches(after: position)`);
+    /// batches at or below `position` are skipped. Seqs are dense, so a batch starting past
+    /// `position + 1` means rows were missed (retention, a shell bug): every subscription is then
+    /// re-read as a `reset` snapshot rather than continued over the gap. Per batch, in this order: suspended/deleted accounts' connections
     /// close (4003); subscriptions whose access the batch ends get `revoked` (before, and instead of,
     /// the batch's change); then each topic's rows become one `change` (encoded once) for its
     /// subscribers — sent when live, held while loading, dropped when stale.
     public mutating func ingest(_ batches: [ChangeFeed.Batch]) -> [HubAction] {
         var out: [HubAction] = []
         for batch in batches where batch.lastSeq > position {
+            if batch.batch > position + 1 { resynchronize(missedThrough: batch.batch - 1, &out) }
             ingest(batch, &out)
             position = batch.lastSeq
         }
@@ -443,6 +446,22 @@ public struct RealtimeHub: Sendable {
             else { continue }
             let change = ServerMessage.change(topic: topic, event: batch.event, rows: rows)
             for id in ids.sorted() { deliver(change, to: id, &out) }
+        }
+    }
+
+    /// After a gap in the ingested log: live subscriptions get a fresh `reset` snapshot; loading ones
+    /// refuse a read older than the gap; stale ones already wait for one.
+    mutating func resynchronize(missedThrough seq: Int64, _ out: inout [HubAction]) {
+        for id in connections.keys.sorted() where connections[id]?.closed == false {
+            for (topic, phase) in (connections[id]?.subscriptions ?? [:]).sorted(by: { $0.key.logName < $1.key.logName }) {
+                switch phase {
+                case .live: load(id, topic, .snapshot(reset: true), &out)
+                case .loading:
+                    let key = SubscriptionKey(connection: id, topic: topic)
+                    held[key, default: Held()].droppedThrough = max(held[key]?.droppedThrough ?? 0, seq)
+                case .stale: break
+                }
+            }
         }
     }
 

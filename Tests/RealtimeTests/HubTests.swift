@@ -9,16 +9,16 @@ let group1 = "group:\(g1)"
 struct SnapshotOrderingTests {
     @Test("changes before, equal to and after S while loading: only those after S follow the snapshot")
     func raceWhileLoading() throws {
-        var h = Harness(position: 0)
+        var h = Harness(position: 4)
         let request = try need(h.subscribe(c1, user: "u1", group1))
         #expect(request.topic == .group(g1))
-        let during = h.hub.ingest([groupBatch(5), groupBatch(7), groupBatch(9)])
+        let during = h.hub.ingest([groupBatch(5)] + others(6...6) + [groupBatch(7)] + others(8...8) + [groupBatch(9)])
         #expect(during.sent(to: c1).isEmpty, "held while loading")
         #expect(h.hub.heldChangeCount(c1, .group(g1)) == 3)
         let ready = h.hub.snapshotReady(request, seq: 7, data: Array("{}".utf8))
         #expect(ready.types(to: c1) == ["snapshot", "change"])
         #expect(ready.seqs(to: c1) == [7, 9])
-        let later = h.hub.ingest([groupBatch(9), groupBatch(11)])
+        let later = h.hub.ingest([groupBatch(9)] + others(10...10) + [groupBatch(11)])
         #expect(later.seqs(to: c1) == [11], "a batch at or below position is never delivered twice")
     }
 
@@ -26,7 +26,7 @@ struct SnapshotOrderingTests {
     func snapshotAhead() throws {
         var h = Harness(position: 10)
         _ = h.live(c1, user: "u1", group1, at: 20)
-        #expect(h.hub.ingest([groupBatch(15), groupBatch(20)]).sent(to: c1).isEmpty)
+        #expect(h.hub.ingest(others(11...14) + [groupBatch(15)] + others(16...19) + [groupBatch(20)]).sent(to: c1).isEmpty)
         #expect(h.hub.ingest([groupBatch(21)]).seqs(to: c1) == [21])
     }
 
@@ -41,6 +41,23 @@ struct SnapshotOrderingTests {
         #expect(h.hub.snapshotReady(retry, seq: 10, data: Array("{}".utf8)).seqs(to: c1) == [10])
     }
 
+    @Test("a gap in the ingested log: live subscriptions re-read a reset snapshot instead of skipping")
+    func gap() throws {
+        var h = Harness(position: 1)
+        _ = h.live(c1, user: "u1", group1, at: 1)
+        let out = h.hub.ingest([groupBatch(3)])
+        #expect(out.sent(to: c1).isEmpty)
+        let request = try need(out.snapshotRequests.first)
+        let loading = try need(h.subscribe(c2, user: "u2", group1))
+        _ = h.hub.ingest([groupBatch(5)])
+        let early = h.hub.snapshotReady(loading, seq: 3, data: Array("{}".utf8))
+        #expect(early.sent(to: c2).isEmpty && early.snapshotRequests.count == 1, "a read before the gap is not enough")
+        let ready = h.hub.snapshotReady(request, seq: 5, data: Array("{}".utf8))
+        #expect(ready.types(to: c1) == ["snapshot"])
+        #expect(ready.messages(to: c1)[0]["reset"] as? Bool == true)
+        #expect(h.hub.ingest([groupBatch(6)]).seqs(to: c1) == [6])
+    }
+
     @Test("a stale read result (after unsubscribe and resubscribe) is ignored")
     func staleTicket() throws {
         var h = Harness()
@@ -53,7 +70,7 @@ struct SnapshotOrderingTests {
 
     @Test("unsubscribe stops delivery at once; a pending read is ignored")
     func unsubscribe() throws {
-        var h = Harness()
+        var h = Harness(position: 1)
         _ = h.live(c1, user: "u1", group1, at: 1)
         #expect(h.hub.ingest([groupBatch(2)]).seqs(to: c1) == [2])
         #expect(h.say(c1, #"{"op":"unsubscribe","topic":"\#(group1)"}"#).isEmpty)
@@ -110,7 +127,7 @@ struct ResumeTests {
     func replays() throws {
         var h = Harness(position: 8)
         let request = try resume(&h, since: 5)
-        #expect(h.hub.ingest([groupBatch(9), groupBatch(12)]).isEmpty)
+        #expect(h.hub.ingest([groupBatch(9)] + others(10...11) + [groupBatch(12)]).isEmpty)
         let out = h.hub.replayReady(request, replay(oldest: 1, latest: 10, [groupBatch(6), groupBatch(9)]))
         #expect(out.types(to: c1) == ["change", "change", "change"])
         #expect(out.seqs(to: c1) == [6, 9, 12])
@@ -272,7 +289,7 @@ struct RevocationTests {
     func rejoinedBeforeSnapshot() {
         var h = Harness(position: 0)
         _ = h.live(c1, user: "u1", group1, at: 10)
-        #expect(h.hub.ingest([removal(1, user: "u1")]).types(to: c1).isEmpty)
+        #expect(h.hub.ingest([removal(1, user: "u1")] + others(4...10)).types(to: c1).isEmpty)
         #expect(h.hub.ingest([groupBatch(11)]).seqs(to: c1) == [11])
     }
 

@@ -81,3 +81,8 @@ struct Harness {
 func need<T>(_ value: T?, sourceLocation: SourceLocation = #_sourceLocation) throws -> T {
     try #require(value, sourceLocation: sourceLocation)
 }
+
+/// Filler batches on a topic nobody subscribes to, keeping the log's seqs dense.
+func others(_ seqs: ClosedRange<Int64>) -> [ChangeFeed.Batch] {
+    seqs.map { batch("profile_updated", row($0, "user:nobody", kind: "user", id: "nobody")) }
+}
