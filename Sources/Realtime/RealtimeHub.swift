@@ -53,8 +53,25 @@ public enum HubAction: Equatable, Sendable {
 ///                      └──────────── buffer drained: fresh snapshot (reset) ◀─────────────────┘
 ///
 /// Ordering guarantee: after a snapshot or replay at S, only changes with seq > S are sent, each
-/// once and in order; a change that cannot be sent (budget, held overflow) is never skipped
-/// silently — the client gets a newer snapshot marked `reset` instead.
+/// once and in order; a change that cannot be sent (budget, held overflow, a gap in the ingested
+/// log) is never skipped silently — the client gets a newer snapshot marked `reset` instead.
+///
+/// Driving it (the I/O shell; every call on the hub's one serial queue, actions performed in order):
+///
+/// - start: `RealtimeHub(position: ChangeLog.latestSeq)` read at startup.
+/// - upgrade accepted: `connect(id, userID:checkedAt:)` (nil user → start the 5 s auth timer, then
+///   `authDeadlinePassed`); text message: `receive(id, text:)`; socket gone: `disconnect(id)`.
+/// - `.authenticate(id, token)`: check the session off the loop (with `latestSeq` in the same read) →
+///   `authenticated(id, userID:checkedAt:)` or `authenticationFailed(id)`.
+/// - `.needSnapshot` / `.needReplay`: read on the reader pool in ONE transaction begun after the
+///   action (access check, data or `ChangeFeed.replay`, max seq), hop back, call `snapshotReady` /
+///   `replayReady` / `accessDenied` with the request unchanged.
+/// - commits: after a local write, or when `PRAGMA data_version` changes (another process), read
+///   `ChangeFeed.batches(after: position)` (all topics) and call `ingest`; loop while the read was full.
+/// - write progress: `outboundBuffered(id, bytes:)` with the bytes still queued (0 when drained).
+/// - logout: `sessionRevoked(id)` / `sessionsRevoked(userID:)`.
+/// - `.send`: frame (and compress) the bytes once per distinct array, write to the connection's loop;
+///   `.close`: close handshake with the code, then `disconnect` when the socket is gone.
 public struct RealtimeHub: Sendable {
     /// The limits in force.
     public let limits: RealtimeLimits
@@ -222,7 +239,8 @@ public struct RealtimeHub: Sendable {
             close(id, .slowConsumer, reason: "slow consumer", &out)
             return out
         }
-        guard bytes <= limits.resumeOutboundBytes else { return out }
+        let isStale: (Phase) -> Bool = { if case .stale = $0 { true } else { false } }
+        guard bytes <= limits.resumeOutboundBytes, state.subscriptions.values.contains(where: isStale) else { return out }
         for (topic, phase) in state.subscriptions.sorted(by: { $0.key.logName < $1.key.logName }) {
             if case .stale(let reset) = phase { load(id, topic, .snapshot(reset: reset), &out) }
         }
