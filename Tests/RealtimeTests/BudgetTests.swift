@@ -114,6 +114,66 @@ struct SlowConsumerTests {
     }
 }
 
+@Suite("Realtime hub — more limits at exactly and one over")
+struct MoreLimitTests {
+    @Test("a replay that crosses the soft limit stops there and conflates into a reset snapshot")
+    func replayConflates() throws {
+        var limits = RealtimeLimits()
+        limits.softOutboundBytes = 300
+        limits.resumeOutboundBytes = 0
+        var h = Harness(position: 10, limits: limits)
+        _ = h.hub.connect(c1, userID: "u1")
+        let (request, _) = try need(h.say(c1, #"{"op":"subscribe","topic":"\#(group1)","since":0}"#).replayRequests.first)
+        let replay = ChangeFeed.Replay(oldestRetainedSeq: 1, latestSeq: 10, batches: (1...10).map { groupBatch($0) }, truncated: false)
+        let out = h.hub.replayReady(request, replay)
+        let sent = out.seqs(to: c1)
+        #expect(sent.count >= 2 && sent.count < 10)
+        #expect(sent == Array(1...Int64(sent.count)), "in order, no gap, then nothing")
+        #expect(h.hub.ingest([groupBatch(11)]).isEmpty)
+        let snapshot = try need(h.hub.outboundBuffered(c1, bytes: 0).snapshotRequests.first)
+        let ready = h.hub.snapshotReady(snapshot, seq: 11, data: Array("{}".utf8))
+        #expect(ready.messages(to: c1).first?["reset"] as? Bool == true)
+    }
+
+    @Test("held bytes: exactly maxHeldBytes are kept, one byte more drops them")
+    func heldBytes() throws {
+        let size = ServerMessage.change(topic: .group(g1), event: "group_updated", rows: groupBatch(1).rows).bytes.count
+        var limits = RealtimeLimits()
+        limits.maxHeldBytes = size * 2
+        var h = Harness(limits: limits)
+        _ = try need(h.subscribe(c1, user: "u1", group1))
+        _ = h.hub.ingest([groupBatch(1), groupBatch(2)])
+        #expect(h.hub.heldChangeCount(c1, .group(g1)) == 2)
+        _ = h.hub.ingest([groupBatch(3)])
+        #expect(h.hub.heldChangeCount(c1, .group(g1)) == 0)
+    }
+
+    @Test("commands while authenticating: exactly the limit is queued, one more is refused")
+    func authQueue() {
+        var limits = RealtimeLimits()
+        limits.maxCommandsWhileAuthenticating = 2
+        var h = Harness(limits: limits)
+        _ = h.hub.connect(c1, userID: nil)
+        _ = h.say(c1, #"{"op":"auth","token":"t"}"#)
+        #expect(h.say(c1, #"{"op":"subscribe","topic":"user"}"#).isEmpty)
+        #expect(h.say(c1, #"{"op":"subscribe","topic":"\#(group1)"}"#).isEmpty)
+        let over = h.say(c1, #"{"op":"subscribe","topic":"group:\#(g2)"}"#)
+        #expect(over.messages(to: c1).first?["code"] as? String == "too_many_requests")
+        #expect(h.hub.authenticated(c1, userID: "u1").snapshotRequests.count == 2)
+    }
+
+    @Test("remembered account closures: the newest are kept, the oldest forgotten past the limit")
+    func rememberedClosures() {
+        var limits = RealtimeLimits()
+        limits.maxRememberedAccountClosures = 2
+        var h = Harness(limits: limits)
+        _ = h.hub.ingest((1...3).map { batch("user_suspended", row(Int64($0), "user:s\($0)", kind: "user", id: "s\($0)")) })
+        #expect(h.hub.connect(ConnectionID(1), userID: "s1", checkedAt: 0).isEmpty, "forgotten (bounded memory)")
+        #expect(h.hub.connect(ConnectionID(2), userID: "s2", checkedAt: 0).closes.count == 1)
+        #expect(h.hub.connect(ConnectionID(3), userID: "s3", checkedAt: 0).closes.count == 1)
+    }
+}
+
 @Suite("Realtime hub — limits and authentication")
 struct LimitTests {
     @Test("topics per connection: the 50th subscribe is accepted, the 51st refused with too_many_topics")

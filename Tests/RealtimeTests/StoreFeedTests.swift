@@ -97,7 +97,9 @@ struct StoreFeedTests {
             let replay = try ChangeFeed.replay(topic: "group:\(g)", after: 3, maxRows: 1000, on: c)
             #expect(replay.latestSeq == seqs.last && replay.oldestRetainedSeq == 1 && !replay.truncated)
             #expect(replay.reachesBack(to: 3))
-            #expect(try ChangeFeed.replay(topic: "group:\(g)", after: 0, maxRows: 2, on: c).truncated)
+            let topicRows = topic.reduce(0) { $0 + $1.rows.count }
+            #expect(try !ChangeFeed.replay(topic: "group:\(g)", after: 0, maxRows: topicRows, on: c).truncated)
+            #expect(try ChangeFeed.replay(topic: "group:\(g)", after: 0, maxRows: topicRows - 1, on: c).truncated)
             #expect(try ChangeFeed.replay(topic: "group:\(g)", after: 3, maxRows: 1000, member: a.id, on: c).accessChanged)
             #expect(try !ChangeFeed.replay(topic: "group:\(g)", after: seqs.last ?? 0, maxRows: 1000, member: a.id, on: c).accessChanged)
             #expect(try !ChangeFeed.replay(topic: "group:\(g)", after: 5, maxRows: 1000, member: o.id, on: c).accessChanged, "the owner gained access at 5")
