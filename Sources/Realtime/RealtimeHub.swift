@@ -23,9 +23,11 @@ public struct LoadRequest: Hashable, Sendable {
 
 /// What the shell must do after a hub call, in order. Switch over it with no `default:`.
 public enum HubAction: Equatable, Sendable {
-    /// Write `bytes` as one text message. Bytes of a `change` are shared by every subscriber of the
-    /// topic (encode/compress once, DESIGN §5).
+    /// Write `bytes` as one text message to one connection.
     case send(ConnectionID, [UInt8])
+    /// Write the same text message to every listed connection, in list order: frame (and, without
+    /// context takeover, compress) it ONCE (DESIGN §5). Live changes fan out this way.
+    case broadcast([ConnectionID], [UInt8])
     /// Check a bearer token from an `auth` message (session store, off the loop), then call
     /// `authenticated(_:userID:)` or `authenticationFailed(_:)`.
     case authenticate(ConnectionID, token: String)
@@ -70,7 +72,7 @@ public enum HubAction: Equatable, Sendable {
 ///   `ChangeFeed.batches(after: position)` (all topics) and call `ingest`; loop while the read was full.
 /// - write progress: `outboundBuffered(id, bytes:)` with the bytes still queued (0 when drained).
 /// - logout: `sessionRevoked(id)` / `sessionsRevoked(userID:)`.
-/// - `.send`: frame (and compress) the bytes once per distinct array, write to the connection's loop;
+/// - `.send` / `.broadcast`: frame (and compress) once per action, write to each connection's loop;
 ///   `.close`: close handshake with the code, then `disconnect` when the socket is gone.
 public struct RealtimeHub: Sendable {
     /// The limits in force.
@@ -417,7 +419,7 @@ public struct RealtimeHub: Sendable {
     /// re-read as a `reset` snapshot rather than continued over the gap. Per batch, in this order: suspended/deleted accounts' connections
     /// close (4003); subscriptions whose access the batch ends get `revoked` (before, and instead of,
     /// the batch's change); then each topic's rows become one `change` (encoded once) for its
-    /// subscribers — sent when live, held while loading, dropped when stale.
+    /// subscribers (one `.broadcast`) — sent when live, held while loading, dropped when stale.
     public mutating func ingest(_ batches: [ChangeFeed.Batch]) -> [HubAction] {
         var out: [HubAction] = []
         for batch in batches where batch.lastSeq > position {
@@ -463,7 +465,7 @@ public struct RealtimeHub: Sendable {
             guard let topic = Topic(logName: name), let ids = subscribers[topic], !ids.isEmpty, let rows = rowsByTopic[name]
             else { continue }
             let change = ServerMessage.change(topic: topic, event: batch.event, rows: rows)
-            for id in ids.sorted() { deliver(change, to: id, &out) }
+            fanOut(change, to: ids.sorted(), &out)
         }
     }
 
@@ -533,16 +535,37 @@ public struct RealtimeHub: Sendable {
     /// One change for one subscriber, by phase.
     /// (No copy of the connection's state is held while it is mutated: its dictionaries stay unique.)
     mutating func deliver(_ change: EncodedChange, to id: ConnectionID, _ out: inout [HubAction]) {
-        guard connections[id]?.closed == false, let phase = connections[id]?.subscriptions[change.topic] else { return }
+        if accept(change, for: id) { send(id, change.bytes, &out) }
+    }
+
+    /// One change for all of a topic's subscribers: ONE `.broadcast` action with every connection that
+    /// takes it now (then any hard-limit closes it caused).
+    mutating func fanOut(_ change: EncodedChange, to ids: [ConnectionID], _ out: inout [HubAction]) {
+        var recipients: [ConnectionID] = []
+        var overHard: [ConnectionID] = []
+        for id in ids where accept(change, for: id) {
+            let buffered = (connections[id]?.buffered ?? 0) + change.bytes.count
+            connections[id]?.buffered = buffered
+            recipients.append(id)
+            if buffered > limits.hardOutboundBytes { overHard.append(id) }
+        }
+        if !recipients.isEmpty { out.append(.broadcast(recipients, change.bytes)) }
+        for id in overHard { close(id, .slowConsumer, reason: "slow consumer", &out) }
+    }
+
+    /// Applies a change to one subscription by phase; true when it must be sent now (live, seq after
+    /// its position, under the soft limit — the position then moves to the change's seq).
+    mutating func accept(_ change: EncodedChange, for id: ConnectionID) -> Bool {
+        guard connections[id]?.closed == false, let phase = connections[id]?.subscriptions[change.topic] else { return false }
         switch phase {
         case .live(let seq):
-            guard change.seq > seq else { return }
+            guard change.seq > seq else { return false }
             guard (connections[id]?.buffered ?? 0) <= limits.softOutboundBytes else {
                 connections[id]?.subscriptions[change.topic] = .stale(reset: true)
-                return
+                return false
             }
             connections[id]?.subscriptions[change.topic] = .live(seq: change.seq)
-            send(id, change.bytes, &out)
+            return true
         case .loading:
             let key = SubscriptionKey(connection: id, topic: change.topic)
             let (count, bytes) = held[key].map { ($0.changes.count, $0.bytes) } ?? (0, 0)
@@ -554,8 +577,9 @@ public struct RealtimeHub: Sendable {
                 held[key, default: Held()].changes.append(change)
                 held[key, default: Held()].bytes += change.bytes.count
             }
+            return false
         case .stale:
-            return
+            return false
         }
     }
 

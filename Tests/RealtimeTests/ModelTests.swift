@@ -115,6 +115,10 @@ struct ModelTests {
                 switch action {
                 case .send(let id, let bytes):
                     if let i = clients.firstIndex(where: { $0.connection == id }) { clients[i].receive(json(bytes), log: log) }
+                case .broadcast(let ids, let bytes):
+                    for id in ids {
+                        if let i = clients.firstIndex(where: { $0.connection == id }) { clients[i].receive(json(bytes), log: log) }
+                    }
                 case .needSnapshot(let request):
                     pending.append(PendingRead(request: request, since: nil, readAt: Bool.random(using: &rng) ? log.latest : nil))
                 case .needReplay(let request, let since):

@@ -63,7 +63,7 @@ struct StoreFeedTests {
                         on: c)
                 }
                 out += hub.replayReady(request, replay)
-            case .send, .close, .authenticate:
+            case .send, .broadcast, .close, .authenticate:
                 out.append(action)
             }
         }

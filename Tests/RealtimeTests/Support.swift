@@ -33,7 +33,13 @@ func json(_ bytes: [UInt8]) -> [String: Any] {
 extension Array where Element == HubAction {
     /// The bytes sent to `id`, in order.
     func sent(to id: ConnectionID) -> [[UInt8]] {
-        compactMap { if case .send(id, let bytes) = $0 { bytes } else { nil } }
+        compactMap {
+            switch $0 {
+            case .send(id, let bytes): bytes
+            case .broadcast(let ids, let bytes) where ids.contains(id): bytes
+            default: nil
+            }
+        }
     }
     /// The messages sent to `id`, parsed.
     func messages(to id: ConnectionID) -> [[String: Any]] { sent(to: id).map(json) }
@@ -41,6 +47,8 @@ extension Array where Element == HubAction {
     func types(to id: ConnectionID) -> [String] { messages(to: id).map { $0["type"] as? String ?? "?" } }
     /// `seq` of each message sent to `id` (0 when absent).
     func seqs(to id: ConnectionID) -> [Int64] { messages(to: id).map { ($0["seq"] as? NSNumber)?.int64Value ?? 0 } }
+    /// Broadcast actions as (recipients, bytes).
+    var broadcasts: [([ConnectionID], [UInt8])] { compactMap { if case .broadcast(let ids, let b) = $0 { (ids, b) } else { nil } } }
     /// Snapshot requests, in order.
     var snapshotRequests: [LoadRequest] { compactMap { if case .needSnapshot(let r) = $0 { r } else { nil } } }
     /// Replay requests, in order.
