@@ -8,15 +8,16 @@ public enum RequestID: Hashable, Sendable {
 
 /// One decoded client message (JSON text):
 ///
-///     {"op":"subscribe","topic":"group:<uuid>"|"user","since"?:<seq ≥ 0>,"id"?:…}
+///     {"op":"subscribe","topic":"group:<uuid>"|"user","since"?:<seq ≥ 0>,"epoch"?:"…","id"?:…}
 ///     {"op":"unsubscribe","topic":…,"id"?:…}
 ///     {"op":"auth","token":"<bearer token>","id"?:…}
 ///     {"op":"ping","id"?:…}
 ///
-/// Topics stay as the client wrote them (`user` or `group:<id>`); the hub resolves them once the
+/// `epoch` is the one the client's last snapshot named: a different server epoch (restored or
+/// replaced database) turns the resume into a reset snapshot. Topics stay as the client wrote them (`user` or `group:<id>`); the hub resolves them once the
 /// connection's user is known.
 public enum ClientMessage: Equatable, Sendable {
-    case subscribe(topic: String, since: Int64?, id: RequestID?)
+    case subscribe(topic: String, since: Int64?, epoch: String?, id: RequestID?)
     case unsubscribe(topic: String, id: RequestID?)
     case auth(token: String, id: RequestID?)
     case ping(id: RequestID?)
@@ -24,7 +25,7 @@ public enum ClientMessage: Equatable, Sendable {
     /// The request id the client attached, if any.
     public var requestID: RequestID? {
         switch self {
-        case .subscribe(_, _, let id), .unsubscribe(_, let id), .auth(_, let id), .ping(let id): id
+        case .subscribe(_, _, _, let id), .unsubscribe(_, let id), .auth(_, let id), .ping(let id): id
         }
     }
 }
@@ -73,6 +74,7 @@ public struct ClientMessageDecoder: Sendable {
         var topic: String?
         var since: Int64?
         var token: String?
+        var epoch: String?
         var id: RequestID?
     }
 
@@ -91,7 +93,7 @@ public struct ClientMessageDecoder: Sendable {
         switch op {
         case "subscribe":
             guard let topic = fields.topic else { throw .missingField("topic") }
-            return .subscribe(topic: topic, since: fields.since, id: fields.id)
+            return .subscribe(topic: topic, since: fields.since, epoch: fields.epoch, id: fields.id)
         case "unsubscribe":
             guard let topic = fields.topic else { throw .missingField("topic") }
             return .unsubscribe(topic: topic, id: fields.id)

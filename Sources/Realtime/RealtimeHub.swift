@@ -19,6 +19,8 @@ public struct LoadRequest: Hashable, Sendable {
     public let topic: Topic
     /// Distinguishes successive reads for the same (connection, topic).
     public let ticket: UInt64
+    /// The client's `id` on the `subscribe` that caused the read (echoed in `error`), if any.
+    public let requestID: RequestID?
 }
 
 /// What the shell must do after a hub call, in order. Switch over it with no `default:`.
@@ -93,8 +95,14 @@ public struct RealtimeHub: Sendable {
     var nextTicket: UInt64 = 0
     let decoder: ClientMessageDecoder
 
+    /// The log's epoch named in snapshots (nil: none); see `ServerMessage`.
+    public let epoch: String?
+
     /// A hub that delivers changes after `position` (the log's latest seq when the server starts).
-    public init(position: Int64, limits: RealtimeLimits = RealtimeLimits()) {
+    /// `epoch` identifies the database's history (e.g. an id created with the database) so clients
+    /// can tell a restored database from a continued one.
+    public init(position: Int64, epoch: String? = nil, limits: RealtimeLimits = RealtimeLimits()) {
+        self.epoch = epoch
         self.position = position
         self.limits = limits
         self.decoder = ClientMessageDecoder(limits: limits)
@@ -285,7 +293,7 @@ public struct RealtimeHub: Sendable {
             }
             connections[id]?.auth = .authenticating(queued: [])
             out.append(.authenticate(id, token: token))
-        case .subscribe(let wire, _, let requestID), .unsubscribe(let wire, let requestID):
+        case .subscribe(let wire, _, _, let requestID), .unsubscribe(let wire, let requestID):
             switch state.auth {
             case .anonymous:
                 refuse(id, code: "not_authenticated", message: "send auth first", topic: wire, requestID: requestID, &out)
@@ -303,8 +311,8 @@ public struct RealtimeHub: Sendable {
                 } catch {
                     return refuse(id, code: "invalid_topic", message: "unknown topic", topic: wire, requestID: requestID, &out)
                 }
-                if case .subscribe(_, let since, _) = message {
-                    subscribe(id, topic, since: since, wire: wire, requestID: requestID, &out)
+                if case .subscribe(_, let since, let clientEpoch, _) = message {
+                    subscribe(id, topic, since: since, clientEpoch: clientEpoch, wire: wire, requestID: requestID, &out)
                 } else {
                     unsubscribe(id, topic)
                 }
@@ -313,7 +321,8 @@ public struct RealtimeHub: Sendable {
     }
 
     mutating func subscribe(
-        _ id: ConnectionID, _ topic: Topic, since: Int64?, wire: String, requestID: RequestID?, _ out: inout [HubAction]
+        _ id: ConnectionID, _ topic: Topic, since: Int64?, clientEpoch: String?, wire: String, requestID: RequestID?,
+        _ out: inout [HubAction]
     ) {
         guard let state = connections[id] else { return }
         guard state.subscriptions[topic] == nil else {
@@ -326,7 +335,13 @@ public struct RealtimeHub: Sendable {
                 topic: wire, requestID: requestID, &out)
         }
         subscribers[topic, default: []].insert(id)
-        load(id, topic, since.map { .replay(since: $0) } ?? .snapshot(reset: false), &out)
+        let mode: LoadMode
+        if let since {
+            mode = clientEpoch == nil || clientEpoch == epoch ? .replay(since: since) : .snapshot(reset: true)
+        } else {
+            mode = .snapshot(reset: false)
+        }
+        load(id, topic, mode, requestID: requestID, &out)
     }
 
     /// Ends a subscription at once: nothing more is sent for it (pending reads are ignored).
@@ -361,7 +376,7 @@ public struct RealtimeHub: Sendable {
             return out
         }
         connections[id]?.subscriptions[topic] = .live(seq: seq)
-        send(id, ServerMessage.snapshot(topic: topic, seq: seq, data: data, reset: reset), &out)
+        send(id, ServerMessage.snapshot(topic: topic, seq: seq, data: data, reset: reset, epoch: epoch), &out)
         for change in held.changes { deliver(change, to: id, &out) }
         return out
     }
@@ -406,7 +421,8 @@ public struct RealtimeHub: Sendable {
         unsubscribe(request.connection, request.topic)
         send(
             request.connection,
-            ServerMessage.error(code: "not_found", message: "topic not found", topic: request.topic.wireName),
+            ServerMessage.error(
+                code: "not_found", message: "topic not found", topic: request.topic.wireName, id: request.requestID),
             &out)
         return out
     }
@@ -520,10 +536,12 @@ public struct RealtimeHub: Sendable {
 
     /// Starts (or restarts) the read for a subscription with a new ticket.
     /// Held changes are kept across a restart (the new read may still use them).
-    mutating func load(_ id: ConnectionID, _ topic: Topic, _ mode: LoadMode, _ out: inout [HubAction]) {
+    mutating func load(
+        _ id: ConnectionID, _ topic: Topic, _ mode: LoadMode, requestID: RequestID? = nil, _ out: inout [HubAction]
+    ) {
         guard let userID = connections[id]?.userID else { return }
         nextTicket += 1
-        let request = LoadRequest(connection: id, userID: userID, topic: topic, ticket: nextTicket)
+        let request = LoadRequest(connection: id, userID: userID, topic: topic, ticket: nextTicket, requestID: requestID)
         held[SubscriptionKey(connection: id, topic: topic), default: Held()].floor = position
         connections[id]?.subscriptions[topic] = .loading(request, mode)
         switch mode {

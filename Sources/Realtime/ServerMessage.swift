@@ -14,7 +14,7 @@ public struct EncodedChange: Sendable, Equatable {
 /// Encodes the server's messages as exact JSON bytes. Every message is an object whose `type` names
 /// it; documents and snapshot data are embedded verbatim (they already are JSON):
 ///
-///     {"type":"snapshot","topic":T,"seq":S,"data":<json>[,"reset":true]}
+///     {"type":"snapshot","topic":T,"seq":S,"data":<json>[,"reset":true][,"epoch":E]}
 ///     {"type":"change","topic":T,"seq":S,"event":E,"changes":[{"kind":K,"op":"added|modified|removed",
 ///                                                             "id":I[,"doc":<json>][,"reason":R]},…]}
 ///     {"type":"revoked","topic":T,"reason":R}
@@ -23,10 +23,11 @@ public struct EncodedChange: Sendable, Equatable {
 ///
 /// `T` is the wire topic name (`user`, `group:<id>`). `reset: true` means the snapshot replaces what
 /// the client holds for the topic and its earlier seq cannot be continued (log pruned, or changes
-/// conflated for a slow reader).
+/// conflated for a slow reader). `epoch` names the log's history (when the server has one): a client
+/// resumes with it, and a restored database (another epoch) answers with a reset snapshot.
 public enum ServerMessage {
     /// `snapshot`: the topic's whole state as of `seq`.
-    public static func snapshot(topic: Topic, seq: Int64, data: [UInt8], reset: Bool) -> [UInt8] {
+    public static func snapshot(topic: Topic, seq: Int64, data: [UInt8], reset: Bool, epoch: String? = nil) -> [UInt8] {
         var out = JSONBytes(capacity: data.count + 96)
         out.raw(#"{"type":"snapshot","topic":"#)
         out.string(topic.wireName)
@@ -35,6 +36,10 @@ public enum ServerMessage {
         out.raw(#","data":"#)
         out.bytes.append(contentsOf: data)
         if reset { out.raw(#","reset":true"#) }
+        if let epoch {
+            out.raw(#","epoch":"#)
+            out.string(epoch)
+        }
         out.raw("}")
         return out.bytes
     }

@@ -98,8 +98,10 @@ struct SnapshotOrderingTests {
     @Test("access denied: error not_found naming the topic; the subscription is gone")
     func denied() throws {
         var h = Harness()
-        let request = try need(h.subscribe(c1, user: "u1", group1))
+        _ = h.hub.connect(c1, userID: "u1")
+        let request = try need(h.say(c1, #"{"op":"subscribe","topic":"\#(group1)","id":"s1"}"#).snapshotRequests.first)
         let out = h.hub.accessDenied(request)
+        #expect(out.messages(to: c1).first?["id"] as? String == "s1", "the subscribe's id is echoed")
         #expect(out.types(to: c1) == ["error"])
         #expect(out.messages(to: c1)[0]["code"] as? String == "not_found")
         #expect(out.messages(to: c1)[0]["topic"] as? String == group1)
@@ -177,6 +179,20 @@ struct ResumeTests {
         let out = h.hub.replayReady(request, replay(oldest: 1, latest: 9, [groupBatch(7)]))
         #expect(out.sent(to: c1).isEmpty)
         #expect(out.replayRequests.map(\.1) == [5])
+    }
+
+    @Test("epoch: snapshots name it; a resume from another epoch is a reset snapshot, from the same one a replay")
+    func epoch() throws {
+        var h = Harness()
+        h.hub = RealtimeHub(position: 10, epoch: "E2")
+        _ = h.hub.connect(c1, userID: "u1")
+        let other = h.say(c1, #"{"op":"subscribe","topic":"\#(group1)","since":5,"epoch":"E1"}"#)
+        #expect(other.replayRequests.isEmpty)
+        let request = try need(other.snapshotRequests.first)
+        let ready = h.hub.snapshotReady(request, seq: 10, data: Array("{}".utf8))
+        #expect(ready.messages(to: c1).first?["epoch"] as? String == "E2")
+        #expect(ready.messages(to: c1).first?["reset"] as? Bool == true)
+        #expect(h.say(c1, #"{"op":"subscribe","topic":"user","since":5,"epoch":"E2"}"#).replayRequests.count == 1)
     }
 
     @Test("up to date: nothing to replay, then live")

@@ -28,10 +28,10 @@ struct ClientMessageTests {
 
     @Test("the four ops, with optional since and id")
     func ops() throws {
-        #expect(try decode(#"{"op":"subscribe","topic":"user"}"#) == .subscribe(topic: "user", since: nil, id: nil))
+        #expect(try decode(#"{"op":"subscribe","topic":"user"}"#) == .subscribe(topic: "user", since: nil, epoch: nil, id: nil))
         #expect(
-            try decode(#"{"op":"subscribe","topic":"group:\#(g1)","since":42,"id":"a"}"#)
-                == .subscribe(topic: "group:\(g1)", since: 42, id: .string("a")))
+            try decode(#"{"op":"subscribe","topic":"group:\#(g1)","since":42,"epoch":"E1","id":"a"}"#)
+                == .subscribe(topic: "group:\(g1)", since: 42, epoch: "E1", id: .string("a")))
         #expect(try decode(#"{"op":"unsubscribe","topic":"user","id":7}"#) == .unsubscribe(topic: "user", id: .number(7)))
         #expect(try decode(#"{"op":"auth","token":"t"}"#) == .auth(token: "t", id: nil))
         #expect(try decode(#"{"op":"ping"}"#) == .ping(id: nil))
@@ -77,6 +77,9 @@ struct ServerMessageTests {
         #expect(
             text(ServerMessage.snapshot(topic: .user("u1"), seq: 0, data: Array("[]".utf8), reset: true))
                 == #"{"type":"snapshot","topic":"user","seq":0,"data":[],"reset":true}"#)
+        #expect(
+            text(ServerMessage.snapshot(topic: .user("u1"), seq: 3, data: Array("{}".utf8), reset: false, epoch: "E1"))
+                == #"{"type":"snapshot","topic":"user","seq":3,"data":{},"epoch":"E1"}"#)
     }
 
     @Test("change: the batch's rows in the topic, seq = highest, doc verbatim, reason when present")
