@@ -74,6 +74,7 @@ public enum HubAction: Equatable, Sendable {
 ///   `ChangeFeed.batches(after: position)` (all topics) and call `ingest`; loop while the read was full.
 /// - write progress: `outboundBuffered(id, bytes:)` with the bytes still queued (0 when drained).
 /// - logout: `sessionRevoked(id)` / `sessionsRevoked(userID:)`.
+/// - presence: `flushPresence()` every `limits.presenceIntervalMilliseconds` (one repeating timer).
 /// - `.send` / `.broadcast`: frame (and compress) once per action, write to each connection's loop;
 ///   `.close`: close handshake with the code, then `disconnect` when the socket is gone.
 public struct RealtimeHub: Sendable {
@@ -90,6 +91,10 @@ public struct RealtimeHub: Sendable {
     var connections: [ConnectionID: ConnectionState] = [:]
     var subscribers: [Topic: Set<ConnectionID>] = [:]
     var connectionsByUser: [String: Set<ConnectionID>] = [:]
+    /// Groups whose set of subscribed users may have changed since the last `flushPresence`.
+    var presenceDirty: Set<String> = []
+    /// Per group, the users last announced as present (in snapshots and `presence` messages).
+    var presenceAnnounced: [String: Set<String>] = [:]
     /// Changes held per loading subscription.
     var held: [SubscriptionKey: Held] = [:]
     var nextTicket: UInt64 = 0
@@ -335,6 +340,7 @@ public struct RealtimeHub: Sendable {
                 topic: wire, requestID: requestID, &out)
         }
         subscribers[topic, default: []].insert(id)
+        if case .group(let groupID) = topic { presenceDirty.insert(groupID) }
         let mode: LoadMode
         if let since {
             mode = clientEpoch == nil || clientEpoch == epoch ? .replay(since: since) : .snapshot(reset: true)
@@ -376,7 +382,10 @@ public struct RealtimeHub: Sendable {
             return out
         }
         connections[id]?.subscriptions[topic] = .live(seq: seq)
-        send(id, ServerMessage.snapshot(topic: topic, seq: seq, data: data, reset: reset, epoch: epoch), &out)
+        let presence: [String]? = if case .group(let groupID) = topic { (presenceAnnounced[groupID] ?? []).sorted() } else { nil }
+        send(
+            id, ServerMessage.snapshot(topic: topic, seq: seq, data: data, reset: reset, epoch: epoch, presence: presence),
+            &out)
         for change in held.changes { deliver(change, to: id, &out) }
         return out
     }
@@ -424,6 +433,46 @@ public struct RealtimeHub: Sendable {
             ServerMessage.error(
                 code: "not_found", message: "topic not found", topic: request.topic.wireName, id: request.requestID),
             &out)
+        return out
+    }
+
+    // MARK: - Presence
+
+    /// Announces who has each group subscribed. The shell calls it on a timer
+    /// (`limits.presenceIntervalMilliseconds`), which is the debounce: a connection that drops and
+    /// comes back between two calls announces nothing. Per changed group, one `presence` broadcast
+    /// (joined/left user ids) to its live subscribers; snapshots carry the announced set, so a client
+    /// holds snapshot presence + later presence messages. A subscriber over its soft limit gets no
+    /// message and conflates into a reset snapshot instead.
+    public mutating func flushPresence() -> [HubAction] {
+        var out: [HubAction] = []
+        let dirty = presenceDirty
+        presenceDirty = []
+        for groupID in dirty.sorted() {
+            let topic = Topic.group(groupID)
+            let ids = (subscribers[topic] ?? []).sorted()
+            let current = Set(ids.compactMap { connections[$0]?.userID })
+            let announced = presenceAnnounced[groupID] ?? []
+            presenceAnnounced[groupID] = current.isEmpty ? nil : current
+            let joined = current.subtracting(announced).sorted(), left = announced.subtracting(current).sorted()
+            guard !joined.isEmpty || !left.isEmpty else { continue }
+            let bytes = ServerMessage.presence(topic: topic, joined: joined, left: left)
+            var recipients: [ConnectionID] = []
+            var overHard: [ConnectionID] = []
+            for id in ids {
+                guard case .live? = connections[id]?.subscriptions[topic], connections[id]?.closed == false else { continue }
+                let buffered = connections[id]?.buffered ?? 0
+                guard buffered <= limits.softOutboundBytes else {
+                    connections[id]?.subscriptions[topic] = .stale(reset: true)
+                    continue
+                }
+                connections[id]?.buffered = buffered + bytes.count
+                recipients.append(id)
+                if buffered + bytes.count > limits.hardOutboundBytes { overHard.append(id) }
+            }
+            if !recipients.isEmpty { out.append(.broadcast(recipients, bytes)) }
+            for id in overHard { close(id, .slowConsumer, reason: "slow consumer", &out) }
+        }
         return out
     }
 
@@ -660,6 +709,7 @@ public struct RealtimeHub: Sendable {
     }
 
     mutating func removeSubscriber(_ id: ConnectionID, _ topic: Topic) {
+        if case .group(let groupID) = topic { presenceDirty.insert(groupID) }
         held[SubscriptionKey(connection: id, topic: topic)] = nil
         subscribers[topic]?.remove(id)
         if subscribers[topic]?.isEmpty == true { subscribers[topic] = nil }

@@ -14,12 +14,13 @@ public struct EncodedChange: Sendable, Equatable {
 /// Encodes the server's messages as exact JSON bytes. Every message is an object whose `type` names
 /// it; documents and snapshot data are embedded verbatim (they already are JSON):
 ///
-///     {"type":"snapshot","topic":T,"seq":S,"data":<json>[,"reset":true][,"epoch":E]}
+///     {"type":"snapshot","topic":T,"seq":S,"data":<json>[,"reset":true][,"epoch":E][,"presence":[U,…]]}
 ///     {"type":"change","topic":T,"seq":S,"event":E,"changes":[{"kind":K,"op":"added|modified|removed",
 ///                                                             "id":I[,"doc":<json>][,"reason":R]},…]}
 ///     {"type":"revoked","topic":T,"reason":R}
 ///     {"type":"error","code":C,"message":M[,"topic":T][,"id":ID]}
 ///     {"type":"pong"[,"id":ID]}
+///     {"type":"presence","topic":T,"joined":[U,…],"left":[U,…]}
 ///
 /// `T` is the wire topic name (`user`, `group:<id>`). `reset: true` means the snapshot replaces what
 /// the client holds for the topic and its earlier seq cannot be continued (log pruned, or changes
@@ -27,7 +28,9 @@ public struct EncodedChange: Sendable, Equatable {
 /// resumes with it, and a restored database (another epoch) answers with a reset snapshot.
 public enum ServerMessage {
     /// `snapshot`: the topic's whole state as of `seq`.
-    public static func snapshot(topic: Topic, seq: Int64, data: [UInt8], reset: Bool, epoch: String? = nil) -> [UInt8] {
+    public static func snapshot(
+        topic: Topic, seq: Int64, data: [UInt8], reset: Bool, epoch: String? = nil, presence: [String]? = nil
+    ) -> [UInt8] {
         var out = JSONBytes(capacity: data.count + 96)
         out.raw(#"{"type":"snapshot","topic":"#)
         out.string(topic.wireName)
@@ -39,6 +42,10 @@ public enum ServerMessage {
         if let epoch {
             out.raw(#","epoch":"#)
             out.string(epoch)
+        }
+        if let presence {
+            out.raw(#","presence":"#)
+            out.strings(presence)
         }
         out.raw("}")
         return out.bytes
@@ -109,6 +116,20 @@ public enum ServerMessage {
         return out.bytes
     }
 
+    /// `presence`: users who started or stopped having the group subscribed since the last one
+    /// (user ids, sorted). Not a change-log event: it carries no seq and is not replayed.
+    public static func presence(topic: Topic, joined: [String], left: [String]) -> [UInt8] {
+        var out = JSONBytes(capacity: 64 + 40 * (joined.count + left.count))
+        out.raw(#"{"type":"presence","topic":"#)
+        out.string(topic.wireName)
+        out.raw(#","joined":"#)
+        out.strings(joined)
+        out.raw(#","left":"#)
+        out.strings(left)
+        out.raw("}")
+        return out.bytes
+    }
+
     /// `pong`: the answer to `ping`.
     public static func pong(id: RequestID?) -> [UInt8] {
         var out = JSONBytes(capacity: 32)
@@ -130,6 +151,15 @@ struct JSONBytes {
 
     mutating func raw(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func strings(_ values: [String]) {
+        raw("[")
+        for (i, value) in values.enumerated() {
+            if i > 0 { raw(",") }
+            string(value)
+        }
+        raw("]")
     }
 
     mutating func integer(_ value: Int64) {

@@ -354,3 +354,56 @@ struct RevocationTests {
         #expect(h.hub.sessionsRevoked(userID: "u1").closes.map(\.0) == [c2])
     }
 }
+
+@Suite("Realtime hub — presence")
+struct PresenceTests {
+    func presence(_ out: [HubAction], to id: ConnectionID) -> [([String], [String])] {
+        out.messages(to: id).filter { $0["type"] as? String == "presence" }.map {
+            ($0["joined"] as? [String] ?? [], $0["left"] as? [String] ?? [])
+        }
+    }
+
+    @Test("joins and leaves are announced per flush; snapshots carry the announced set; flapping is silent")
+    func presenceFlow() throws {
+        var h = Harness()
+        _ = h.live(c1, user: "u1", group1, at: 0)
+        _ = h.live(c2, user: "u2", group1, at: 0)
+        let first = h.hub.flushPresence()
+        #expect(first.broadcasts.map(\.0) == [[c1, c2]], "one encode for all subscribers")
+        #expect(presence(first, to: c1).map(\.0) == [["u1", "u2"]])
+        #expect(h.hub.flushPresence().isEmpty, "nothing changed")
+
+        let snapshot = h.live(c3, user: "u3", group1, at: 0)
+        #expect(snapshot.messages(to: c3).first?["presence"] as? [String] == ["u1", "u2"])
+        #expect(presence(h.hub.flushPresence(), to: c3).map(\.0) == [["u3"]])
+
+        h.hub.disconnect(c2)
+        _ = h.live(ConnectionID(4), user: "u2", group1, at: 0)
+        #expect(h.hub.flushPresence().isEmpty, "a reconnect between two flushes announces nothing")
+
+        _ = h.live(ConnectionID(5), user: "u1", group1, at: 0)
+        _ = h.say(c1, #"{"op":"unsubscribe","topic":"\#(group1)"}"#)
+        #expect(h.hub.flushPresence().isEmpty, "u1 still has the group subscribed on another socket")
+
+        _ = h.say(c3, #"{"op":"unsubscribe","topic":"\#(group1)"}"#)
+        let left = h.hub.flushPresence()
+        #expect(presence(left, to: ConnectionID(4)).map(\.1) == [["u3"]])
+        #expect(left.sent(to: c3).isEmpty)
+        #expect(h.live(ConnectionID(6), user: "u1", "user", at: 0).messages(to: ConnectionID(6)).first?["presence"] == nil)
+    }
+
+    @Test("a subscriber over the soft limit gets no presence message but a reset snapshot after the drain")
+    func presenceConflates() throws {
+        var limits = RealtimeLimits()
+        limits.softOutboundBytes = 100
+        limits.resumeOutboundBytes = 0
+        var h = Harness(limits: limits)
+        _ = h.live(c1, user: "u1", group1, at: 0)
+        _ = h.hub.outboundBuffered(c1, bytes: 101)
+        #expect(h.hub.flushPresence().sent(to: c1).isEmpty)
+        let request = try need(h.hub.outboundBuffered(c1, bytes: 0).snapshotRequests.first)
+        let ready = h.hub.snapshotReady(request, seq: 0, data: Array("{}".utf8))
+        #expect(ready.messages(to: c1).first?["presence"] as? [String] == ["u1"])
+        #expect(ready.messages(to: c1).first?["reset"] as? Bool == true)
+    }
+}
