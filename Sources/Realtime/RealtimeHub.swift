@@ -62,7 +62,7 @@ public enum HubAction: Equatable, Sendable {
 ///
 /// Driving it (the I/O shell; every call on the hub's one serial queue, actions performed in order):
 ///
-/// - start: `RealtimeHub(position: ChangeLog.latestSeq)` read at startup.
+/// - start: `RealtimeHub(position: ChangeLog.latestSeq, epoch:)`, the seq read at startup.
 /// - upgrade accepted: `connect(id, userID:checkedAt:)` (nil user → start the 5 s auth timer, then
 ///   `authDeadlinePassed`); text message: `receive(id, text:)`; socket gone: `disconnect(id)`.
 /// - `.authenticate(id, token)`: check the session off the loop (with `latestSeq` in the same read) →
