@@ -652,6 +652,8 @@ public struct RealtimeHub: Sendable {
 
     /// Ends a subscription whose access ended at `seq`, with a `revoked` message. A live subscription
     /// whose snapshot is already at or past `seq` was authorized after it (the user rejoined) and stays.
+    /// A loading one is revoked at once (conservative: its read may predate the removal); the client
+    /// may subscribe again, which re-checks access.
     mutating func revoke(_ id: ConnectionID, _ topic: Topic, seq: Int64, reason: String, _ out: inout [HubAction]) {
         guard let phase = connections[id]?.subscriptions[topic] else { return }
         if case .live(let position) = phase, position >= seq { return }
