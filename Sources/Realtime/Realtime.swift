@@ -1,1 +1,0 @@
-// Realtime module: see README "Architecture". Types are added per feature file.

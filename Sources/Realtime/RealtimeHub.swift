@@ -1,0 +1,724 @@
+public import Store
+
+/// Identifies one WebSocket connection; assigned by the I/O shell, unique for the process lifetime.
+public struct ConnectionID: RawRepresentable, Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+    public static func < (a: ConnectionID, b: ConnectionID) -> Bool { a.rawValue < b.rawValue }
+    public var description: String { "#\(rawValue)" }
+}
+
+/// A read the hub asks the shell to do for one subscription. Hand it back unchanged with the result
+/// (`snapshotReady`, `replayReady`, `accessDenied`); a result for a request the hub no longer waits
+/// for (unsubscribed, revoked, closed, superseded) is ignored.
+public struct LoadRequest: Hashable, Sendable {
+    public let connection: ConnectionID
+    /// The connection's user: whose access to check, whose feed `.user` is.
+    public let userID: String
+    public let topic: Topic
+    /// Distinguishes successive reads for the same (connection, topic).
+    public let ticket: UInt64
+    /// The client's `id` on the `subscribe` that caused the read (echoed in `error`), if any.
+    public let requestID: RequestID?
+}
+
+/// What the shell must do after a hub call, in order. Switch over it with no `default:`.
+public enum HubAction: Equatable, Sendable {
+    /// Write `bytes` as one text message to one connection.
+    case send(ConnectionID, [UInt8])
+    /// Write the same text message to every listed connection, in list order: frame (and, without
+    /// context takeover, compress) it ONCE (DESIGN §5). Live changes fan out this way.
+    case broadcast([ConnectionID], [UInt8])
+    /// Check a bearer token from an `auth` message (session store, off the loop), then call
+    /// `authenticated(_:userID:)` or `authenticationFailed(_:)`.
+    case authenticate(ConnectionID, token: String)
+    /// In ONE read transaction begun after this action was returned: for a `group:` topic check
+    /// `request.userID`'s active membership (else call `accessDenied`), read the topic's snapshot data
+    /// and the log's max seq S, then call `snapshotReady(request, seq: S, data:)`.
+    case needSnapshot(LoadRequest)
+    /// In ONE read transaction begun after this action was returned: the same access check, then
+    /// `ChangeFeed.replay(topic: request.topic.logName, after:, maxRows: limits.maxReplayRows,
+    /// member: request.userID)`, then call `replayReady(request, replay)`.
+    case needReplay(LoadRequest, after: Int64)
+    /// Send a close frame with `code` and `reason`, then call `disconnect` once the socket is gone.
+    /// The hub sends nothing more to this connection.
+    case close(ConnectionID, CloseCode, reason: String)
+}
+
+/// The realtime feed's state machine: connections, subscriptions, fan-out of change-log batches,
+/// resume, revocation and per-connection outbound budgets. One per server process, owned by one
+/// serial queue (the shell's); every method returns the actions to perform. No I/O, no clocks.
+///
+/// Per (connection, topic) a subscription is:
+///
+///     subscribe ──▶ loading ──snapshotReady/replayReady──▶ live(seq) ──over soft limit──▶ stale
+///                      ▲  (changes held, capped)              │ changes with seq > position   │
+///                      └──────────── buffer drained: fresh snapshot (reset) ◀─────────────────┘
+///
+/// Ordering guarantee: after a snapshot or replay at S, only changes with seq > S are sent, each
+/// once and in order; a change that cannot be sent (budget, held overflow, a gap in the ingested
+/// log) is never skipped silently — the client gets a newer snapshot marked `reset` instead.
+///
+/// Driving it (the I/O shell; every call on the hub's one serial queue, actions performed in order):
+///
+/// - start: `RealtimeHub(position: ChangeLog.latestSeq, epoch:)`, the seq read at startup.
+/// - upgrade accepted: `connect(id, userID:checkedAt:)` (nil user → start the 5 s auth timer, then
+///   `authDeadlinePassed`); text message: `receive(id, text:)`; socket gone: `disconnect(id)`.
+/// - `.authenticate(id, token)`: check the session off the loop (with `latestSeq` in the same read) →
+///   `authenticated(id, userID:checkedAt:)` or `authenticationFailed(id)`.
+/// - `.needSnapshot` / `.needReplay`: read on the reader pool in ONE transaction begun after the
+///   action (access check, data or `ChangeFeed.replay`, max seq), hop back, call `snapshotReady` /
+///   `replayReady` / `accessDenied` with the request unchanged.
+/// - commits: after a local write, or when `PRAGMA data_version` changes (another process), read
+///   `ChangeFeed.batches(after: position)` (all topics) and call `ingest`; loop while the read was full.
+/// - write progress: `outboundBuffered(id, bytes:)` with the bytes still queued (0 when drained).
+/// - logout: `sessionRevoked(id)` / `sessionsRevoked(userID:)`.
+/// - presence: `flushPresence()` every `limits.presenceIntervalMilliseconds` (one repeating timer).
+/// - `.send` / `.broadcast`: frame (and compress) once per action, write to each connection's loop;
+///   `.close`: close handshake with the code, then `disconnect` when the socket is gone.
+public struct RealtimeHub: Sendable {
+    /// The limits in force.
+    public let limits: RealtimeLimits
+    /// Recently suspended or deleted accounts → the seq of that batch, so a token checked before it
+    /// but reported after it (`connect`/`authenticated` with `checkedAt`) still closes. Bounded by
+    /// `limits.maxRememberedAccountClosures` (oldest forgotten first).
+    var accountClosures: [String: Int64] = [:]
+    var accountClosureOrder: [String] = []
+    /// The seq of the last change-log row ingested: poll `ChangeFeed.batches(after: position)`.
+    public private(set) var position: Int64
+
+    var connections: [ConnectionID: ConnectionState] = [:]
+    var subscribers: [Topic: Set<ConnectionID>] = [:]
+    var connectionsByUser: [String: Set<ConnectionID>] = [:]
+    /// Groups whose set of subscribed users may have changed since the last `flushPresence`.
+    var presenceDirty: Set<String> = []
+    /// Per group, the users last announced as present (in snapshots and `presence` messages).
+    var presenceAnnounced: [String: Set<String>] = [:]
+    /// Changes held per loading subscription.
+    var held: [SubscriptionKey: Held] = [:]
+    var nextTicket: UInt64 = 0
+    let decoder: ClientMessageDecoder
+
+    /// The log's epoch named in snapshots (nil: none); see `ServerMessage`.
+    public let epoch: String?
+
+    /// A hub that delivers changes after `position` (the log's latest seq when the server starts).
+    /// `epoch` identifies the database's history (e.g. an id created with the database) so clients
+    /// can tell a restored database from a continued one.
+    public init(position: Int64, epoch: String? = nil, limits: RealtimeLimits = RealtimeLimits()) {
+        self.epoch = epoch
+        self.position = position
+        self.limits = limits
+        self.decoder = ClientMessageDecoder(limits: limits)
+    }
+
+    // MARK: - Connection state
+
+    enum Auth: Sendable {
+        case anonymous
+        case authenticating(queued: [ClientMessage])
+        case authenticated(userID: String)
+    }
+
+    enum LoadMode: Sendable, Equatable {
+        case snapshot(reset: Bool)
+        case replay(since: Int64)
+    }
+
+    struct SubscriptionKey: Hashable, Sendable {
+        var connection: ConnectionID
+        var topic: Topic
+    }
+
+    struct Held: Sendable {
+        /// The hub's position when the read was requested: a read at S below it would leave a gap
+        /// (changes ingested before the subscription existed), so it is requested again.
+        var floor: Int64 = 0
+        var changes: [EncodedChange] = []
+        var bytes = 0
+        /// Set when held changes were dropped (caps): a read at S below it is not enough.
+        var droppedThrough: Int64?
+    }
+
+    enum Phase: Sendable {
+        /// Held changes live in `RealtimeHub.held` (mutated in place, never copied per change).
+        case loading(LoadRequest, LoadMode)
+        case live(seq: Int64)
+        /// Conflating: changes are dropped until the buffer drains, then a fresh snapshot is read.
+        case stale(reset: Bool)
+    }
+
+    struct ConnectionState: Sendable {
+        var auth: Auth
+        var subscriptions: [Topic: Phase] = [:]
+        /// Outbound bytes queued: the shell's last report plus what the hub sent since.
+        var buffered = 0
+        var protocolErrors = 0
+        var closed = false
+
+        var userID: String? {
+            if case .authenticated(let id) = auth { return id }
+            return nil
+        }
+    }
+
+    // MARK: - Inspection (for the shell's metrics and for tests)
+
+    /// Open (not closed) connections.
+    public var connectionCount: Int { connections.values.count { !$0.closed } }
+
+    /// The topics a connection is subscribed to, in any phase.
+    public func topics(of connection: ConnectionID) -> Set<Topic> {
+        guard let state = connections[connection] else { return [] }
+        return Set(state.subscriptions.keys)
+    }
+
+    /// The outbound bytes the hub believes are queued for the connection.
+    public func bufferedBytes(of connection: ConnectionID) -> Int { connections[connection]?.buffered ?? 0 }
+
+    /// Changes held for a subscription whose snapshot or replay is being read (0 otherwise).
+    public func heldChangeCount(_ connection: ConnectionID, _ topic: Topic) -> Int {
+        held[SubscriptionKey(connection: connection, topic: topic)]?.changes.count ?? 0
+    }
+
+    // MARK: - Connections
+
+    /// A WebSocket was accepted. `userID` when the upgrade carried a valid `Authorization: Bearer`;
+    /// nil when the client must send `{"op":"auth"}` — the shell then starts the auth deadline timer
+    /// and calls `authDeadlinePassed` when it fires. `checkedAt`: the log's max seq read together with
+    /// the token check; if the account was suspended or deleted after it, the socket closes (4003).
+    public mutating func connect(_ id: ConnectionID, userID: String?, checkedAt: Int64? = nil) -> [HubAction] {
+        guard connections[id] == nil else { return [] }
+        var out: [HubAction] = []
+        connections[id] = ConnectionState(auth: .anonymous)
+        if let userID { admit(id, userID: userID, checkedAt: checkedAt, &out) }
+        return out
+    }
+
+    /// The socket is gone (closed by either side). Forgets everything about it; no actions.
+    public mutating func disconnect(_ id: ConnectionID) {
+        guard let state = connections.removeValue(forKey: id) else { return }
+        for topic in state.subscriptions.keys { removeSubscriber(id, topic) }
+        if let userID = state.userID { removeUserConnection(id, userID) }
+    }
+
+    /// The token of an `auth` message is valid for `userID` (checked in a read at log seq
+    /// `checkedAt`, see `connect`): queued commands run now.
+    public mutating func authenticated(_ id: ConnectionID, userID: String, checkedAt: Int64? = nil) -> [HubAction] {
+        guard let state = connections[id], !state.closed, case .authenticating(let queued) = state.auth else { return [] }
+        var out: [HubAction] = []
+        admit(id, userID: userID, checkedAt: checkedAt, &out)
+        guard connections[id]?.closed == false else { return out }
+        for message in queued { handle(id, message, &out) }
+        return out
+    }
+
+    /// The token of an `auth` message is invalid → close 4001.
+    public mutating func authenticationFailed(_ id: ConnectionID) -> [HubAction] {
+        var out: [HubAction] = []
+        close(id, .authenticationFailed, reason: "authentication failed", &out)
+        return out
+    }
+
+    /// The auth deadline (5 s after `connect` without a user) passed: close 4001 unless authenticated.
+    public mutating func authDeadlinePassed(_ id: ConnectionID) -> [HubAction] {
+        guard let state = connections[id], state.userID == nil else { return [] }
+        var out: [HubAction] = []
+        close(id, .authenticationFailed, reason: "authentication timeout", &out)
+        return out
+    }
+
+    /// The session behind this connection ended (logout, token revoked) → close 4003.
+    public mutating func sessionRevoked(_ id: ConnectionID) -> [HubAction] {
+        var out: [HubAction] = []
+        close(id, .sessionRevoked, reason: "session revoked", &out)
+        return out
+    }
+
+    /// Every session of `userID` ended (e.g. "log out everywhere") → close all its connections 4003.
+    public mutating func sessionsRevoked(userID: String) -> [HubAction] {
+        var out: [HubAction] = []
+        closeUser(userID, reason: "session revoked", &out)
+        return out
+    }
+
+    /// The shell's count of bytes queued on the socket and not yet written (report it when writes make
+    /// progress, and 0 when the queue empties). Past the hard limit → close 4008; at or below
+    /// `resumeOutboundBytes` the conflated topics get their fresh snapshot read.
+    public mutating func outboundBuffered(_ id: ConnectionID, bytes: Int) -> [HubAction] {
+        guard let state = connections[id], !state.closed else { return [] }
+        var out: [HubAction] = []
+        connections[id]?.buffered = bytes
+        if bytes > limits.hardOutboundBytes {
+            close(id, .slowConsumer, reason: "slow consumer", &out)
+            return out
+        }
+        let isStale: (Phase) -> Bool = { if case .stale = $0 { true } else { false } }
+        guard bytes <= limits.resumeOutboundBytes, state.subscriptions.values.contains(where: isStale) else { return out }
+        for (topic, phase) in state.subscriptions.sorted(by: { $0.key.logName < $1.key.logName }) {
+            if case .stale(let reset) = phase { load(id, topic, .snapshot(reset: reset), &out) }
+        }
+        return out
+    }
+
+    // MARK: - Client messages
+
+    /// One complete text message from the client: decoded under the limits and handled.
+    public mutating func receive(_ id: ConnectionID, text: [UInt8]) -> [HubAction] {
+        guard let state = connections[id], !state.closed else { return [] }
+        var out: [HubAction] = []
+        do {
+            let message = try decoder.decode(text)
+            handle(id, message, &out)
+        } catch .tooLarge(let size) {
+            close(id, .messageTooBig, reason: "message of \(size) bytes is too big", &out)
+        } catch {
+            refuse(id, code: error.code, message: error.message, topic: nil, requestID: nil, &out)
+        }
+        return out
+    }
+
+    /// Handles a decoded client message (what `receive` does after decoding).
+    public mutating func handle(_ id: ConnectionID, _ message: ClientMessage) -> [HubAction] {
+        var out: [HubAction] = []
+        handle(id, message, &out)
+        return out
+    }
+
+    mutating func handle(_ id: ConnectionID, _ message: ClientMessage, _ out: inout [HubAction]) {
+        guard let state = connections[id], !state.closed else { return }
+        switch message {
+        case .ping(let requestID):
+            send(id, ServerMessage.pong(id: requestID), &out)
+        case .auth(let token, let requestID):
+            guard case .anonymous = state.auth else {
+                return refuse(id, code: "already_authenticated", message: "already authenticated", topic: nil,
+                              requestID: requestID, &out)
+            }
+            connections[id]?.auth = .authenticating(queued: [])
+            out.append(.authenticate(id, token: token))
+        case .subscribe(let wire, _, _, let requestID), .unsubscribe(let wire, let requestID):
+            switch state.auth {
+            case .anonymous:
+                refuse(id, code: "not_authenticated", message: "send auth first", topic: wire, requestID: requestID, &out)
+            case .authenticating(var queued):
+                guard queued.count < limits.maxCommandsWhileAuthenticating else {
+                    return refuse(id, code: "too_many_requests", message: "too many requests before authentication",
+                                  topic: wire, requestID: requestID, &out)
+                }
+                queued.append(message)
+                connections[id]?.auth = .authenticating(queued: queued)
+            case .authenticated(let userID):
+                let topic: Topic
+                do {
+                    topic = try Topic(wire: wire, userID: userID)
+                } catch {
+                    return refuse(id, code: "invalid_topic", message: "unknown topic", topic: wire, requestID: requestID, &out)
+                }
+                if case .subscribe(_, let since, let clientEpoch, _) = message {
+                    subscribe(id, topic, since: since, clientEpoch: clientEpoch, wire: wire, requestID: requestID, &out)
+                } else {
+                    unsubscribe(id, topic)
+                }
+            }
+        }
+    }
+
+    mutating func subscribe(
+        _ id: ConnectionID, _ topic: Topic, since: Int64?, clientEpoch: String?, wire: String, requestID: RequestID?,
+        _ out: inout [HubAction]
+    ) {
+        guard let state = connections[id] else { return }
+        guard state.subscriptions[topic] == nil else {
+            return refuse(id, code: "already_subscribed", message: "already subscribed", topic: wire,
+                          requestID: requestID, &out)
+        }
+        guard state.subscriptions.count < limits.maxTopicsPerConnection else {
+            return refuse(
+                id, code: "too_many_topics", message: "at most \(limits.maxTopicsPerConnection) topics per connection",
+                topic: wire, requestID: requestID, &out)
+        }
+        subscribers[topic, default: []].insert(id)
+        if case .group(let groupID) = topic { presenceDirty.insert(groupID) }
+        let mode: LoadMode
+        if let since {
+            mode = clientEpoch == nil || clientEpoch == epoch ? .replay(since: since) : .snapshot(reset: true)
+        } else {
+            mode = .snapshot(reset: false)
+        }
+        load(id, topic, mode, requestID: requestID, &out)
+    }
+
+    /// Ends a subscription at once: nothing more is sent for it (pending reads are ignored).
+    mutating func unsubscribe(_ id: ConnectionID, _ topic: Topic) {
+        guard connections[id]?.subscriptions.removeValue(forKey: topic) != nil else { return }
+        removeSubscriber(id, topic)
+    }
+
+    // MARK: - Read results
+
+    /// The snapshot for `request`, read together with the log's max seq `seq` (S). Sends it (unless
+    /// the connection is over its soft limit: then it is read again after the drain), then the held
+    /// changes with seq > S. If held changes were dropped past S, reads a newer snapshot instead.
+    public mutating func snapshotReady(_ request: LoadRequest, seq: Int64, data: [UInt8]) -> [HubAction] {
+        guard case .loading(let current, let mode)? = phase(request), current == request else { return [] }
+        var out: [HubAction] = []
+        let id = request.connection, topic = request.topic
+        let key = SubscriptionKey(connection: id, topic: topic)
+        let held = self.held[key] ?? Held()
+        let reset: Bool
+        switch mode {
+        case .snapshot(let r): reset = r
+        case .replay: reset = true
+        }
+        if seq < held.floor || seq < (held.droppedThrough ?? 0) {
+            load(id, topic, .snapshot(reset: reset), &out)
+            return out
+        }
+        self.held[key] = nil
+        guard (connections[id]?.buffered ?? 0) <= limits.softOutboundBytes else {
+            connections[id]?.subscriptions[topic] = .stale(reset: reset)
+            return out
+        }
+        connections[id]?.subscriptions[topic] = .live(seq: seq)
+        let presence: [String]? = if case .group(let groupID) = topic { (presenceAnnounced[groupID] ?? []).sorted() } else { nil }
+        send(
+            id, ServerMessage.snapshot(topic: topic, seq: seq, data: data, reset: reset, epoch: epoch, presence: presence),
+            &out)
+        for change in held.changes { deliver(change, to: id, &out) }
+        return out
+    }
+
+    /// The resume read for `request`: when the log reaches back to `since` (and not too far), sends
+    /// the topic's batches after `since`, then held changes after the read's `latestSeq`; otherwise
+    /// asks for a fresh snapshot marked `reset`.
+    public mutating func replayReady(_ request: LoadRequest, _ replay: ChangeFeed.Replay) -> [HubAction] {
+        guard case .loading(let current, .replay(let since))? = phase(request), current == request else { return [] }
+        var out: [HubAction] = []
+        let id = request.connection, topic = request.topic
+        let key = SubscriptionKey(connection: id, topic: topic)
+        let held = self.held[key] ?? Held()
+        if replay.latestSeq < held.floor {
+            load(id, topic, .replay(since: since), &out)
+            return out
+        }
+        let droppedTooMuch = replay.latestSeq < (held.droppedThrough ?? 0)
+        guard replay.reachesBack(to: since), !replay.truncated, !replay.accessChanged, !droppedTooMuch else {
+            load(id, topic, .snapshot(reset: true), &out)
+            return out
+        }
+        self.held[key] = nil
+        connections[id]?.subscriptions[topic] = .live(seq: since)
+        for batch in replay.batches {
+            let rows = batch.rows.filter { $0.topic == topic.logName }
+            guard !rows.isEmpty else { continue }
+            deliver(ServerMessage.change(topic: topic, event: batch.event, rows: rows), to: id, &out)
+        }
+        if case .live? = connections[id]?.subscriptions[topic] {
+            connections[id]?.subscriptions[topic] = .live(seq: max(since, replay.latestSeq))
+        }
+        for change in held.changes { deliver(change, to: id, &out) }
+        return out
+    }
+
+    /// The user may not read `request.topic` (not an active member, or no such group): the
+    /// subscription ends with `error` code `not_found` — the same answer whether or not the group exists.
+    public mutating func accessDenied(_ request: LoadRequest) -> [HubAction] {
+        guard case .loading(let current, _)? = phase(request), current == request else { return [] }
+        var out: [HubAction] = []
+        unsubscribe(request.connection, request.topic)
+        send(
+            request.connection,
+            ServerMessage.error(
+                code: "not_found", message: "topic not found", topic: request.topic.wireName, id: request.requestID),
+            &out)
+        return out
+    }
+
+    // MARK: - Presence
+
+    /// Announces who has each group subscribed. The shell calls it on a timer
+    /// (`limits.presenceIntervalMilliseconds`), which is the debounce: a connection that drops and
+    /// comes back between two calls announces nothing. Per changed group, one `presence` broadcast
+    /// (joined/left user ids) to its live subscribers; snapshots carry the announced set, so a client
+    /// holds snapshot presence + later presence messages. A subscriber over its soft limit gets no
+    /// message and conflates into a reset snapshot instead.
+    public mutating func flushPresence() -> [HubAction] {
+        var out: [HubAction] = []
+        let dirty = presenceDirty
+        presenceDirty = []
+        for groupID in dirty.sorted() {
+            let topic = Topic.group(groupID)
+            let ids = (subscribers[topic] ?? []).sorted()
+            let current = Set(ids.compactMap { connections[$0]?.userID })
+            let announced = presenceAnnounced[groupID] ?? []
+            presenceAnnounced[groupID] = current.isEmpty ? nil : current
+            let joined = current.subtracting(announced).sorted(), left = announced.subtracting(current).sorted()
+            guard !joined.isEmpty || !left.isEmpty else { continue }
+            let bytes = ServerMessage.presence(topic: topic, joined: joined, left: left)
+            var recipients: [ConnectionID] = []
+            var overHard: [ConnectionID] = []
+            for id in ids {
+                guard case .live? = connections[id]?.subscriptions[topic], connections[id]?.closed == false else { continue }
+                let buffered = connections[id]?.buffered ?? 0
+                guard buffered <= limits.softOutboundBytes else {
+                    connections[id]?.subscriptions[topic] = .stale(reset: true)
+                    continue
+                }
+                connections[id]?.buffered = buffered + bytes.count
+                recipients.append(id)
+                if buffered + bytes.count > limits.hardOutboundBytes { overHard.append(id) }
+            }
+            if !recipients.isEmpty { out.append(.broadcast(recipients, bytes)) }
+            for id in overHard { close(id, .slowConsumer, reason: "slow consumer", &out) }
+        }
+        return out
+    }
+
+    // MARK: - Change-log fan-out
+
+    /// New change-log batches in seq order, read for ALL topics (`ChangeFeed.batches(after: position)`);
+    /// batches at or below `position` are skipped. Seqs are dense, so a batch starting past
+    /// `position + 1` means rows were missed (retention, a shell bug): every subscription is then
+    /// re-read as a `reset` snapshot rather than continued over the gap. Per batch, in this order: suspended/deleted accounts' connections
+    /// close (4003); subscriptions whose access the batch ends get `revoked` (before, and instead of,
+    /// the batch's change); then each topic's rows become one `change` (encoded once) for its
+    /// subscribers (one `.broadcast`) — sent when live, held while loading, dropped when stale.
+    public mutating func ingest(_ batches: [ChangeFeed.Batch]) -> [HubAction] {
+        var out: [HubAction] = []
+        for batch in batches where batch.lastSeq > position {
+            if batch.batch > position + 1 { resynchronize(missedThrough: batch.batch - 1, &out) }
+            ingest(batch, &out)
+            position = batch.lastSeq
+        }
+        return out
+    }
+
+    mutating func ingest(_ batch: ChangeFeed.Batch, _ out: inout [HubAction]) {
+        for row in batch.rows where row.kind == "user" {
+            guard case .user(let userID)? = Topic(logName: row.topic), row.entityID == userID else { continue }
+            if batch.event == "user_suspended" {
+                rememberAccountClosure(userID, at: row.seq)
+                closeUser(userID, reason: "account suspended", &out)
+            } else if row.op == .removed {
+                rememberAccountClosure(userID, at: row.seq)
+                closeUser(userID, reason: "account deleted", &out)
+            }
+        }
+        for row in batch.rows where row.kind == "group" && row.op == .removed {
+            switch Topic(logName: row.topic) {
+            case .user(let userID)?:
+                for id in (connectionsByUser[userID] ?? []).sorted() {
+                    revoke(id, .group(row.entityID), seq: row.seq, reason: Self.revocationReason(batch.event), &out)
+                }
+            case .group(let groupID)? where groupID == row.entityID:
+                for id in (subscribers[.group(groupID)] ?? []).sorted() {
+                    revoke(id, .group(groupID), seq: row.seq, reason: "group_deleted", &out)
+                }
+            case .group?, nil:
+                break
+            }
+        }
+        var topics: [String] = []
+        var rowsByTopic: [String: [ChangeFeed.Row]] = [:]
+        for row in batch.rows {
+            if rowsByTopic[row.topic] == nil { topics.append(row.topic) }
+            rowsByTopic[row.topic, default: []].append(row)
+        }
+        for name in topics {
+            guard let topic = Topic(logName: name), let ids = subscribers[topic], !ids.isEmpty, let rows = rowsByTopic[name]
+            else { continue }
+            let change = ServerMessage.change(topic: topic, event: batch.event, rows: rows)
+            fanOut(change, to: ids.sorted(), &out)
+        }
+    }
+
+    /// After a gap in the ingested log: live subscriptions get a fresh `reset` snapshot; loading ones
+    /// refuse a read older than the gap; stale ones already wait for one.
+    mutating func resynchronize(missedThrough seq: Int64, _ out: inout [HubAction]) {
+        for id in connections.keys.sorted() where connections[id]?.closed == false {
+            for (topic, phase) in (connections[id]?.subscriptions ?? [:]).sorted(by: { $0.key.logName < $1.key.logName }) {
+                switch phase {
+                case .live: load(id, topic, .snapshot(reset: true), &out)
+                case .loading:
+                    let key = SubscriptionKey(connection: id, topic: topic)
+                    held[key, default: Held()].droppedThrough = max(held[key]?.droppedThrough ?? 0, seq)
+                case .stale: break
+                }
+            }
+        }
+    }
+
+    /// The `revoked.reason` for the event that ended access: `removed`, `left`, `group_deleted`,
+    /// `account_deleted`, else `access_revoked` (operator free text is never echoed).
+    public static func revocationReason(_ event: String) -> String {
+        switch event {
+        case "member_removed": "removed"
+        case "member_left": "left"
+        case "group_deleted": "group_deleted"
+        case "account_deleted": "account_deleted"
+        default: "access_revoked"
+        }
+    }
+
+    // MARK: - Internals
+
+    func phase(_ request: LoadRequest) -> Phase? {
+        connections[request.connection].flatMap { $0.closed ? nil : $0.subscriptions[request.topic] }
+    }
+
+    /// Registers an authenticated connection for its user, within the per-user limit.
+    mutating func admit(_ id: ConnectionID, userID: String, checkedAt: Int64?, _ out: inout [HubAction]) {
+        connections[id]?.auth = .authenticated(userID: userID)
+        if let checkedAt, let closedAt = accountClosures[userID], closedAt > checkedAt {
+            close(id, .sessionRevoked, reason: "session revoked", &out)
+            return
+        }
+        let existing = connectionsByUser[userID]?.count ?? 0
+        guard existing < limits.maxConnectionsPerUser else {
+            close(id, .tooManyConnections, reason: "too many connections", &out)
+            return
+        }
+        connectionsByUser[userID, default: []].insert(id)
+    }
+
+    /// Starts (or restarts) the read for a subscription with a new ticket.
+    /// Held changes are kept across a restart (the new read may still use them).
+    mutating func load(
+        _ id: ConnectionID, _ topic: Topic, _ mode: LoadMode, requestID: RequestID? = nil, _ out: inout [HubAction]
+    ) {
+        guard let userID = connections[id]?.userID else { return }
+        nextTicket += 1
+        let request = LoadRequest(connection: id, userID: userID, topic: topic, ticket: nextTicket, requestID: requestID)
+        held[SubscriptionKey(connection: id, topic: topic), default: Held()].floor = position
+        connections[id]?.subscriptions[topic] = .loading(request, mode)
+        switch mode {
+        case .snapshot: out.append(.needSnapshot(request))
+        case .replay(let since): out.append(.needReplay(request, after: since))
+        }
+    }
+
+    /// One change for one subscriber, by phase.
+    /// (No copy of the connection's state is held while it is mutated: its dictionaries stay unique.)
+    mutating func deliver(_ change: EncodedChange, to id: ConnectionID, _ out: inout [HubAction]) {
+        if accept(change, for: id) { send(id, change.bytes, &out) }
+    }
+
+    /// One change for all of a topic's subscribers: ONE `.broadcast` action with every connection that
+    /// takes it now (then any hard-limit closes it caused).
+    mutating func fanOut(_ change: EncodedChange, to ids: [ConnectionID], _ out: inout [HubAction]) {
+        var recipients: [ConnectionID] = []
+        var overHard: [ConnectionID] = []
+        for id in ids where accept(change, for: id) {
+            let buffered = (connections[id]?.buffered ?? 0) + change.bytes.count
+            connections[id]?.buffered = buffered
+            recipients.append(id)
+            if buffered > limits.hardOutboundBytes { overHard.append(id) }
+        }
+        if !recipients.isEmpty { out.append(.broadcast(recipients, change.bytes)) }
+        for id in overHard { close(id, .slowConsumer, reason: "slow consumer", &out) }
+    }
+
+    /// Applies a change to one subscription by phase; true when it must be sent now (live, seq after
+    /// its position, under the soft limit — the position then moves to the change's seq).
+    mutating func accept(_ change: EncodedChange, for id: ConnectionID) -> Bool {
+        guard connections[id]?.closed == false, let phase = connections[id]?.subscriptions[change.topic] else { return false }
+        switch phase {
+        case .live(let seq):
+            guard change.seq > seq else { return false }
+            guard (connections[id]?.buffered ?? 0) <= limits.softOutboundBytes else {
+                connections[id]?.subscriptions[change.topic] = .stale(reset: true)
+                return false
+            }
+            connections[id]?.subscriptions[change.topic] = .live(seq: change.seq)
+            return true
+        case .loading:
+            let key = SubscriptionKey(connection: id, topic: change.topic)
+            let (count, bytes) = held[key].map { ($0.changes.count, $0.bytes) } ?? (0, 0)
+            if count >= limits.maxHeldChanges || bytes + change.bytes.count > limits.maxHeldBytes {
+                held[key, default: Held()].changes = []
+                held[key, default: Held()].bytes = 0
+                held[key, default: Held()].droppedThrough = change.seq
+            } else {
+                held[key, default: Held()].changes.append(change)
+                held[key, default: Held()].bytes += change.bytes.count
+            }
+            return false
+        case .stale:
+            return false
+        }
+    }
+
+    /// Ends a subscription whose access ended at `seq`, with a `revoked` message. A live subscription
+    /// whose snapshot is already at or past `seq` was authorized after it (the user rejoined) and stays.
+    /// A loading one is revoked at once (conservative: its read may predate the removal); the client
+    /// may subscribe again, which re-checks access.
+    mutating func revoke(_ id: ConnectionID, _ topic: Topic, seq: Int64, reason: String, _ out: inout [HubAction]) {
+        guard let phase = connections[id]?.subscriptions[topic] else { return }
+        if case .live(let position) = phase, position >= seq { return }
+        unsubscribe(id, topic)
+        send(id, ServerMessage.revoked(topic: topic, reason: reason), &out)
+    }
+
+    /// An `error` for a client request, counted towards `maxProtocolErrors` (then close 4000).
+    mutating func refuse(
+        _ id: ConnectionID, code: String, message: String, topic: String?, requestID: RequestID?,
+        _ out: inout [HubAction]
+    ) {
+        guard var state = connections[id], !state.closed else { return }
+        state.protocolErrors += 1
+        connections[id] = state
+        guard state.protocolErrors <= limits.maxProtocolErrors else {
+            close(id, .protocolError, reason: "too many invalid messages", &out)
+            return
+        }
+        send(id, ServerMessage.error(code: code, message: message, topic: topic, id: requestID), &out)
+    }
+
+    /// Queues bytes for a connection, counting them against its budget (hard limit → close 4008).
+    mutating func send(_ id: ConnectionID, _ bytes: [UInt8], _ out: inout [HubAction]) {
+        guard let state = connections[id], !state.closed else { return }
+        connections[id]?.buffered = state.buffered + bytes.count
+        out.append(.send(id, bytes))
+        if state.buffered + bytes.count > limits.hardOutboundBytes {
+            close(id, .slowConsumer, reason: "slow consumer", &out)
+        }
+    }
+
+    mutating func rememberAccountClosure(_ userID: String, at seq: Int64) {
+        if accountClosures.updateValue(seq, forKey: userID) == nil { accountClosureOrder.append(userID) }
+        if accountClosureOrder.count > limits.maxRememberedAccountClosures {
+            let evicted = accountClosureOrder.count - limits.maxRememberedAccountClosures
+            for userID in accountClosureOrder.prefix(evicted) { accountClosures[userID] = nil }
+            accountClosureOrder.removeFirst(evicted)
+        }
+    }
+
+    mutating func closeUser(_ userID: String, reason: String, _ out: inout [HubAction]) {
+        for id in (connectionsByUser[userID] ?? []).sorted() { close(id, .sessionRevoked, reason: reason, &out) }
+    }
+
+    /// Emits `.close` once and drops the connection's subscriptions; it stays known (closed) until
+    /// `disconnect`.
+    mutating func close(_ id: ConnectionID, _ code: CloseCode, reason: String, _ out: inout [HubAction]) {
+        guard let state = connections[id], !state.closed else { return }
+        for topic in state.subscriptions.keys { removeSubscriber(id, topic) }
+        if let userID = state.userID { removeUserConnection(id, userID) }
+        connections[id]?.subscriptions = [:]
+        connections[id]?.closed = true
+        out.append(.close(id, code, reason: reason))
+    }
+
+    mutating func removeSubscriber(_ id: ConnectionID, _ topic: Topic) {
+        if case .group(let groupID) = topic { presenceDirty.insert(groupID) }
+        held[SubscriptionKey(connection: id, topic: topic)] = nil
+        subscribers[topic]?.remove(id)
+        if subscribers[topic]?.isEmpty == true { subscribers[topic] = nil }
+    }
+
+    mutating func removeUserConnection(_ id: ConnectionID, _ userID: String) {
+        connectionsByUser[userID]?.remove(id)
+        if connectionsByUser[userID]?.isEmpty == true { connectionsByUser[userID] = nil }
+    }
+}
