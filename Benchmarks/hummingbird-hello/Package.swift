@@ -6,9 +6,14 @@ import PackageDescription
 let package = Package(
     name: "hummingbird-hello",
     platforms: [.macOS(.v14)],
-    dependencies: [.package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1")],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
     targets: [
         .executableTarget(
-            name: "HelloHummingbird", dependencies: [.product(name: "Hummingbird", package: "hummingbird")])
+            name: "HelloHummingbird", dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+            ])
     ]
 )

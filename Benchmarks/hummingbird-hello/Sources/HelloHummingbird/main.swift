@@ -1,5 +1,6 @@
 // GET /healthz → {"status":"ok"} on Hummingbird 2, default configuration, no logging per request.
 import Hummingbird
+import Logging
 
 let port = Int(CommandLine.arguments.dropFirst().first ?? "8081") ?? 8081
 let router = Router()
