@@ -159,7 +159,7 @@ public final class WebSocketConnectionHandler: ConnectionHandler, @unchecked Sen
     }
 
     public func received(_ bytes: UnsafeRawBufferPointer, on connection: Connection) {
-        if let idle = configuration.idleTimeout {
+        if let idle = configuration.idleTimeout, webSocket.state == .open {
             idleDeadline = monotonicNanoseconds() &+ UInt64(idle.clampedNanoseconds)
         }
         webSocket.receive(bytes)

@@ -114,6 +114,30 @@ struct WebSocketHandshakeSocketTests {
         }
     }
 
+    @Test func upgradeHelperExposesTheOriginAndHonoursADisabledDeflate() throws {
+        var headers: HTTPHeaders = [
+            "Upgrade": "websocket", "Connection": "keep-alive, Upgrade", "Sec-WebSocket-Key": WebSocketTestClient.key,
+            "Sec-WebSocket-Version": "13", "Origin": "https://evil.example",
+        ]
+        headers.add(name: "Sec-WebSocket-Extensions", value: "permessage-deflate")
+        let request = HTTPRequest(head: HTTPRequestHead(method: .get, target: "/v1/realtime", headers: headers))
+        var configuration = WebSocketConfiguration()
+        configuration.deflate = nil
+        guard case let .accept(accepted) = WebSocketUpgrade.evaluate(request, configuration: configuration, sha1: testSHA1)
+        else {
+            Issue.record("refused a valid handshake")
+            return
+        }
+        #expect(accepted.origin == "https://evil.example")
+        #expect(accepted.deflate == nil)
+        #expect(accepted.response.status == .switchingProtocols)
+        guard case .accept(let withDeflate) = WebSocketUpgrade.evaluate(request, sha1: testSHA1) else {
+            Issue.record("refused a valid handshake")
+            return
+        }
+        #expect(withDeflate.deflate?.serverNoContextTakeover == true)
+    }
+
     @Test func missingKeyIs400AndTheConnectionStaysHTTP() throws {
         try withWebSocketServer { _, port, recorder in
             let ws = try WebSocketTestClient(port: port, extraHeaders: [("Sec-WebSocket-Key", "")])
