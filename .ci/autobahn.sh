@@ -4,25 +4,26 @@
 #
 #   .ci/autobahn.sh [CASES] [OUTDIR]
 #
-# Default cases — what CI runs (about a minute once wstest is installed; setup.sh installs it into
-# a Python 2.7 virtualenv the first time, about 2 minutes):
-#   1.* 2.* 3.* 4.* 5.* 6.* 7.* 10.*   framing, pings, reserved bits, opcodes, fragmentation,
-#                                      UTF-8, close handling, auto-fragmentation
-#   12.*.[1-6]$ 13.*.[1-6]$            permessage-deflate, the quick subset: per case group the
-#                                      messages of 16 B … 1 KiB. `$` pins the id (a bare `12.*.1`
-#                                      would also select 12.x.10-18).
-# Excluded from CI, run by hand (pass the cases as $1, e.g. '*' for everything):
-#   9.*                performance: up to 16 MiB messages and 1M-frame streams; minutes, and the
-#                      verdict is about speed, not conformance.
-#   12.*.7-18, 13.*.7-18  the bigger deflate messages (4 KiB … 256 KiB, 1000 each): ~17 minutes,
-#                      almost all of it in wstest's own Python deflate code.
+# Default cases — what CI runs (~95 s once wstest is installed; setup.sh installs it into a
+# Python 2.7 virtualenv the first time, about 2 minutes):
+#   1.* 2.* 3.* 4.* 5.* 6.* 7.*   framing, pings, reserved bits, opcodes, fragmentation, UTF-8,
+#                                 close handling
+#   9.*                           "performance": messages up to 16 MiB, 1 M-frame streams. Named slow
+#                                 in the issue, but 14 s in total here (debug build), so CI runs them.
+#   10.*                          auto-fragmentation
+#   12.*.[1-6]$ 13.*.[1-6]$       permessage-deflate, the quick subset: per case group the messages
+#                                 of 16 B … 1 KiB. `$` pins the id (a bare `12.*.1` would also select
+#                                 12.x.10-18).
+# Excluded from CI, run by hand (`.ci/autobahn.sh '*' /tmp/ab-full` for everything):
+#   12.*.7-18, 13.*.7-18          the bigger deflate messages (4 KiB … 256 KiB, 1000 each): ~17 min,
+#                                 almost all of it in wstest's own Python deflate code.
 #
 # Fails (exit non-zero) on any FAILED case, or when cases are missing (the server died). NON-STRICT,
 # INFORMATIONAL and UNIMPLEMENTED are reported by summarize.py, not failures.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 AUTOBAHN=${AUTOBAHN_DIR:-$(dirname "$REPO")/shared/autobahn}
-CASES=${1:-'1.*,2.*,3.*,4.*,5.*,6.*,7.*,10.*,12.*.[1-6]$,13.*.[1-6]$'}
+CASES=${1:-'1.*,2.*,3.*,4.*,5.*,6.*,7.*,9.*,10.*,12.*.[1-6]$,13.*.[1-6]$'}
 OUT=${2:-$REPO/.build/autobahn-report}
 ECHO=$REPO/.build/debug/chronir-ws-echo
 
