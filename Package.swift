@@ -17,6 +17,7 @@ let package = Package(
     products: [
         .executable(name: "chronir-server", targets: ["Server"]),
         .executable(name: "chronir-admin", targets: ["Admin"]),
+        .executable(name: "chronir-ws-echo", targets: ["WebSocketEcho"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -72,6 +73,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
+        // chronir-ws-echo: a WebSocket echo endpoint on the same Transport + Wire stack, the
+        // testee of the Autobahn|Testsuite (.ci/autobahn.sh). Not part of the server.
+        .executableTarget(
+            name: "WebSocketEcho", dependencies: ["Transport", "Wire", "Hashing"], swiftSettings: strict),
         // Test helpers shared by the test targets: chunk feeder, temp databases, loopback client, clock.
         .target(
             name: "TestSupport", dependencies: ["Wire", "SQLite", "Transport", "Domain"],
@@ -84,7 +89,8 @@ let package = Package(
 
         .testTarget(name: "HashingTests", dependencies: ["Hashing"], swiftSettings: strict),
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "TransportTests", dependencies: ["Transport", "Wire", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "TransportTests", dependencies: ["Transport", "Wire", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DomainTests", dependencies: ["Domain", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Domain", "SQLite", "TestSupport"], swiftSettings: strict),
