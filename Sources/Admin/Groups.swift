@@ -17,6 +17,16 @@ struct Groups: ParsableCommand {
          g.frozenAt?.description ?? "-"]
     }
 
+    /// Freezes or unfreezes `group` and prints it (shared by `freeze` and `unfreeze`).
+    static func setFrozen(_ frozen: Bool, group: String, reason: String, options: AdminOptions) throws {
+        let database = try options.openDatabase()
+        let now = options.now
+        let updated = try database.writeSync {
+            try GroupStore.adminSetFrozen(groupID: group, frozen: frozen, reason: reason, at: now, on: $0)
+        }
+        if options.json { printJSON(updated) } else { printTable(Groups.header, [Groups.row(updated)]) }
+    }
+
     struct Freeze: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Freeze a group: read-only for everyone (members, owner, and this CLI) until unfrozen.",
@@ -25,14 +35,7 @@ struct Groups: ParsableCommand {
         @Argument(help: "Group id.") var group: String
         @Option(help: "Why (required; recorded in the change log).") var reason: String
 
-        func run() throws {
-            let database = try options.openDatabase()
-            let now = options.now
-            let frozen = try database.writeSync {
-                try GroupStore.adminSetFrozen(groupID: group, frozen: true, reason: reason, at: now, on: $0)
-            }
-            if options.json { printJSON(frozen) } else { printTable(Groups.header, [Groups.row(frozen)]) }
-        }
+        func run() throws { try Groups.setFrozen(true, group: group, reason: reason, options: options) }
     }
 
     struct Unfreeze: ParsableCommand {
@@ -42,14 +45,7 @@ struct Groups: ParsableCommand {
         @Argument(help: "Group id.") var group: String
         @Option(help: "Why (required; recorded in the change log).") var reason: String
 
-        func run() throws {
-            let database = try options.openDatabase()
-            let now = options.now
-            let thawed = try database.writeSync {
-                try GroupStore.adminSetFrozen(groupID: group, frozen: false, reason: reason, at: now, on: $0)
-            }
-            if options.json { printJSON(thawed) } else { printTable(Groups.header, [Groups.row(thawed)]) }
-        }
+        func run() throws { try Groups.setFrozen(false, group: group, reason: reason, options: options) }
     }
 
     struct List: ParsableCommand {
