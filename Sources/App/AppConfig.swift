@@ -20,6 +20,9 @@ public struct AppConfig: Sendable {
     public var passwordHashing: PasswordHashingCost
     /// Default `max_members` of a new group (seed: 10).
     public var maxMembersPerGroup: Int
+    /// Origins (`scheme://host[:port]`) allowed to open `/v1/realtime`. Empty: same-origin only
+    /// (an `Origin` equal to `publicBaseURL`'s origin), plus clients that send no `Origin`.
+    public var allowedOrigins: [String] = []
 
     public init(
         dataDirectory: String = "./data", publicDirectory: String? = "./Public", durability: Durability = .normal,

@@ -15,6 +15,8 @@ public final class Application: HTTPResponder {
     /// The static file server, when the public directory exists.
     public let staticFiles: StaticFiles?
     let accessLog: AccessLog?
+    /// The realtime feed behind `GET /v1/realtime`.
+    public let realtime: RealtimeFeed
     private let requestIDPrefix: String
     private let requestCounter = AtomicCounter()
 
@@ -27,6 +29,7 @@ public final class Application: HTTPResponder {
         self.accessLog = accessLog
         staticFiles = services.config.publicDirectory.flatMap(StaticFiles.init(directory:))
         requestIDPrefix = Hex.encode(SecureRandom.bytes(4))
+        realtime = RealtimeFeed(services: services)
         var router = Router<Handler>()
         HealthRoutes.register(in: &router, services: services)
         AccountRoutes.register(in: &router, services: services)
@@ -34,6 +37,7 @@ public final class Application: HTTPResponder {
         InviteCodeRoutes.register(in: &router, services: services)
         GroupInvitationRoutes.register(in: &router, services: services)
         SharedAlarmRoutes.register(in: &router, services: services)
+        RealtimeRoutes.register(in: &router, feed: realtime)
         self.router = router
     }
 
@@ -61,6 +65,14 @@ public final class Application: HTTPResponder {
                     let response: HTTPResponse
                     do { response = try await handler(request) } catch { response = self.failure(error, request) }
                     self.finish(response, request, started, sink)
+                }
+            case .upgrade(let handler):
+                let response: HTTPResponse?
+                do { response = try handler(request, sink) } catch { response = failure(error, request) }
+                if let response {
+                    finish(response, request, started, sink)
+                } else {
+                    log(status: 101, bytes: 0, request, started)
                 }
             }
         case .methodNotAllowed(let allowed):
@@ -122,10 +134,14 @@ public final class Application: HTTPResponder {
         var response = response
         response.headers.add(name: "X-Request-Id", value: request.requestID)
         sink.send(response)
+        log(status: response.status.code, bytes: response.body.count, request, started)
+    }
+
+    private func log(status: Int, bytes: Int, _ request: Request, _ started: UInt64) {
         guard let accessLog, accessLog.isEnabled else { return }
         accessLog.record(
             method: request.method.rawValue, path: request.http.head.path, route: request.route,
-            status: response.status.code, bytes: response.body.count,
+            status: status, bytes: bytes,
             durationMicroseconds: (DispatchTime.now().uptimeNanoseconds - started) / 1000,
             requestID: request.requestID, clientIP: request.context.remoteAddress)
     }

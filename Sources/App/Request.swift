@@ -43,4 +43,7 @@ extension String {
 public enum Handler: Sendable {
     case sync(@Sendable (Request) throws -> HTTPResponse)
     case async(@Sendable (Request) async throws -> HTTPResponse)
+    /// Gets the raw sink (WebSocket upgrade): returns the response to send, or nil once it took
+    /// the connection over (access-logged as 101).
+    case upgrade(@Sendable (Request, ResponseSink) throws -> HTTPResponse?)
 }

@@ -54,6 +54,9 @@ struct ChronirServer: ParsableCommand {
     @Option(help: "Default member limit of a new group. [env: CHRONIR_MAX_MEMBERS] (default: 10)")
     var maxMembers: Int?
 
+    @Option(help: "Origins allowed to open /v1/realtime, comma-separated. [env: CHRONIR_ALLOWED_ORIGINS] (default: the public base URL's origin only)")
+    var allowedOrigins: String?
+
     @Option(help: "Maximum open client connections. [env: CHRONIR_MAX_CONNECTIONS] (default: 10000)")
     var maxConnections: Int?
 
@@ -102,13 +105,15 @@ struct ChronirServer: ParsableCommand {
             Int($0).flatMap { (2...1000).contains($0) ? $0 : nil }
         }
         let publicDirText = value(publicDir, "PUBLIC_DIR") ?? "./Public"
-        let config = AppConfig(
+        var config = AppConfig(
             dataDirectory: value(dataDir, "DATA_DIR") ?? "./data",
             publicDirectory: publicDirText == "none" ? nil : publicDirText,
             durability: durability, defaultTier: tier,
             publicBaseURL: value(publicBaseUrl, "PUBLIC_BASE_URL") ?? "http://\(host):\(port)",
             workerThreads: max(1, ProcessInfo.processInfo.activeProcessorCount),
             passwordHashing: hashing, maxMembersPerGroup: maxMembers)
+        config.allowedOrigins = (value(allowedOrigins, "ALLOWED_ORIGINS") ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
 
         let sink = LogSink(fd: 2)
         LoggingSystem.bootstrap { label in ChronirLogHandler(label: label, level: level, format: format, sink: sink) }
@@ -162,7 +167,8 @@ struct ChronirServer: ParsableCommand {
 
         let sweeper = Sweeper(database: database, clock: SystemClock(), logger: logger)
         shutdown.bind(
-            Shutdown.Target(server: server, sweeper: sweeper, database: database, logger: logger, sink: sink))
+            Shutdown.Target(
+                server: server, sweeper: sweeper, realtime: application.realtime, database: database, logger: logger, sink: sink))
         withExtendedLifetime(watcher) { dispatchMain() }
     }
 }
@@ -173,6 +179,7 @@ final class Shutdown: Sendable {
     struct Target: Sendable {
         let server: HTTPServer
         let sweeper: Sweeper
+        let realtime: RealtimeFeed
         let database: Database
         let logger: Logger
         let sink: LogSink
@@ -205,6 +212,7 @@ final class Shutdown: Sendable {
         let database = target.database
         let sink = target.sink
         target.sweeper.stop()
+        target.realtime.stop()
         target.server.shutdown {
             do {
                 try database.checkpoint()

@@ -1,0 +1,293 @@
+import Dispatch
+import Domain
+import Hashing
+import Realtime
+import SQLite
+import Store
+import Synchronization
+import Transport
+import Wire
+
+/// The I/O shell around `RealtimeHub`: one serial queue owns the hub and performs its actions in
+/// order; reads run on the database's reader pool and hop back. Changes (local or from another
+/// process such as chronir-admin) are noticed by polling `PRAGMA data_version` on a dedicated
+/// read connection every `pollInterval` (so a change reaches subscribers within about that long).
+public final class RealtimeFeed: @unchecked Sendable {
+    let services: Services
+    let queue = DispatchQueue(label: "chronir.realtime")
+    // Everything below is touched only on `queue`.
+    private var hub: RealtimeHub?
+    private var sockets: [ConnectionID: WebSocket] = [:]
+    private var nextID: UInt64 = 0
+    private var poller: (any DispatchSourceTimer)?
+    private var presence: (any DispatchSourceTimer)?
+    private var versionConnection: SQLite.Connection?
+    private var dataVersion: Int64 = -1
+    private var stopped = false
+    /// How often `PRAGMA data_version` is checked.
+    static let pollInterval: DispatchTimeInterval = .milliseconds(150)
+
+    init(services: Services) { self.services = services }
+
+    deinit {
+        poller?.cancel()
+        presence?.cancel()
+    }
+
+    /// Stops the timers and closes every socket (server shutdown).
+    public func stop() {
+        queue.sync {
+            stopped = true
+            poller?.cancel()
+            presence?.cancel()
+            poller = nil
+            presence = nil
+            for socket in sockets.values { socket.close(code: .goingAway, reason: "server shutting down") }
+        }
+    }
+
+    /// Starts the hub and its timers on first use (queue only).
+    private func startIfNeeded() throws -> Bool {
+        guard !stopped else { return false }
+        if hub != nil { return true }
+        let db = services.database
+        let connection = try SQLite.Connection(
+            path: db.path, mode: .readOnly, durability: db.options.durability,
+            busyTimeoutMilliseconds: db.options.busyTimeoutMilliseconds)
+        let position = try db.readSync { c in try ChangeLog.latestSeq(on: c) }
+        versionConnection = connection
+        dataVersion = try Self.dataVersion(connection)
+        let hub = RealtimeHub(position: position)
+        self.hub = hub
+        let poll = DispatchSource.makeTimerSource(queue: queue)
+        poll.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval)
+        poll.setEventHandler { [weak self] in self?.poll() }
+        poll.resume()
+        poller = poll
+        let flush = DispatchSource.makeTimerSource(queue: queue)
+        let interval = DispatchTimeInterval.milliseconds(hub.limits.presenceIntervalMilliseconds)
+        flush.schedule(deadline: .now() + interval, repeating: interval)
+        flush.setEventHandler { [weak self] in
+            guard let self, self.hub != nil else { return }
+            self.perform(self.hub!.flushPresence())
+        }
+        flush.resume()
+        presence = flush
+        return true
+    }
+
+    private static func dataVersion(_ connection: SQLite.Connection) throws -> Int64 {
+        if case .integer(let v) = try connection.scalar("PRAGMA data_version") { return v }
+        return 0
+    }
+
+    /// Ingests the change log when the database changed (queue only).
+    private func poll() {
+        guard let connection = versionConnection, hub != nil else { return }
+        guard let version = try? Self.dataVersion(connection), version != dataVersion else { return }
+        dataVersion = version
+        while let position = hub?.position,
+            let batches = try? services.database.readSync({ c in try ChangeFeed.batches(after: position, on: c) }),
+            !batches.isEmpty
+        {
+            perform(hub!.ingest(batches))
+            if batches.count < 1000 { break }
+        }
+    }
+
+    // MARK: - Connections
+
+    /// A socket opened; `userID` when the upgrade's bearer token was valid, `tokenRejected` when it
+    /// carried a bad one (→ 4001).
+    func opened(_ socket: WebSocket, userID: String?, checkedAt: Int64?, tokenRejected: Bool, _ assign: @escaping @Sendable (ConnectionID) -> Void) {
+        queue.async { [self] in
+            guard (try? startIfNeeded()) == true else {
+                socket.close(code: .goingAway, reason: "unavailable")
+                return
+            }
+            nextID += 1
+            let id = ConnectionID(nextID)
+            sockets[id] = socket
+            assign(id)
+            perform(hub!.connect(id, userID: userID, checkedAt: checkedAt))
+            if tokenRejected {
+                perform(hub!.authenticationFailed(id))
+            } else if userID == nil {
+                queue.asyncAfter(deadline: .now() + 5) { [weak self] in
+                    guard let self, self.hub != nil else { return }
+                    self.perform(self.hub!.authDeadlinePassed(id))
+                }
+            }
+        }
+    }
+
+    func received(_ id: ConnectionID, text: String) {
+        queue.async { [self] in
+            guard hub != nil else { return }
+            perform(hub!.receive(id, text: Array(text.utf8)))
+        }
+    }
+
+    func closed(_ id: ConnectionID) {
+        queue.async { [self] in
+            sockets[id] = nil
+            hub?.disconnect(id)
+        }
+    }
+
+    func writable(_ id: ConnectionID, socket: WebSocket) { report(id, socket) }
+
+    /// Reports the socket's queued bytes to the hub (read on the socket's loop).
+    private func report(_ id: ConnectionID, _ socket: WebSocket) {
+        socket.loop.execute { [weak self] in
+            let bytes = socket.pendingOutboundBytes
+            self?.queue.async { [weak self] in
+                guard let self, self.hub != nil, self.sockets[id] != nil else { return }
+                self.perform(self.hub!.outboundBuffered(id, bytes: bytes))
+            }
+        }
+    }
+
+    // MARK: - Actions
+
+    private func perform(_ actions: [HubAction]) {
+        for action in actions {
+            switch action {
+            case .send(let id, let bytes):
+                guard let socket = sockets[id] else { continue }
+                socket.send(text: String(decoding: bytes, as: UTF8.self))
+                report(id, socket)
+            case .broadcast(let ids, let bytes):
+                let text = String(decoding: bytes, as: UTF8.self)
+                for id in ids {
+                    guard let socket = sockets[id] else { continue }
+                    socket.send(text: text)
+                    report(id, socket)
+                }
+            case .authenticate(let id, let token):
+                let database = services.database, now = services.clock.nowMilliseconds()
+                Self.offLoop {
+                    let result = Self.check(token: token, database: database, now: now)
+                    self.queue.async {
+                        guard self.hub != nil else { return }
+                        if let result {
+                            self.perform(self.hub!.authenticated(id, userID: result.userID, checkedAt: result.seq))
+                        } else {
+                            self.perform(self.hub!.authenticationFailed(id))
+                        }
+                    }
+                }
+            case .needSnapshot(let request):
+                let database = services.database, now = services.clock.nowMilliseconds()
+                Self.offLoop {
+                    let result = try? database.readSync { db in
+                        try RealtimeSnapshots.read(request.topic, userID: request.userID, at: now, on: db)
+                    }
+                    self.queue.async {
+                        guard self.hub != nil else { return }
+                        if let result {
+                            self.perform(self.hub!.snapshotReady(request, seq: result.seq, data: result.data))
+                        } else {
+                            self.perform(self.hub!.accessDenied(request))
+                        }
+                    }
+                }
+            case .needReplay(let request, let after):
+                let database = services.database, maxRows = hub!.limits.maxReplayRows
+                Self.offLoop {
+                    let result = try? database.readSync { db in
+                        try RealtimeSnapshots.replay(
+                            request.topic, userID: request.userID, after: after, maxRows: maxRows, on: db)
+                    }
+                    self.queue.async {
+                        guard self.hub != nil else { return }
+                        if let result {
+                            self.perform(self.hub!.replayReady(request, result))
+                        } else {
+                            self.perform(self.hub!.accessDenied(request))
+                        }
+                    }
+                }
+            case .close(let id, let code, let reason):
+                sockets[id]?.close(code: WebSocketCloseCode(rawValue: code.rawValue), reason: reason)
+            }
+        }
+    }
+
+    /// Runs blocking reads (`Database.readSync`, one transaction each) on a Dispatch thread: never
+    /// on the feed's queue, the event loops or the cooperative pool.
+    static func offLoop(_ work: @escaping @Sendable () -> Void) {
+        DispatchQueue.global().async(execute: work)
+    }
+
+    /// The user of a live session with an active account, and the log's seq in the same read.
+    /// Blocking: call it off the loops (`offLoop`).
+    static func check(token: String, database: Database, now: Int64) -> (userID: String, seq: Int64)? {
+        guard let hash = TokenHashing.hash(token: token) else { return nil }
+        let found = try? database.readSync { db -> (String, Int64)? in
+            guard let lookup = try SessionStore.lookup(tokenHash: hash, at: now, on: db), lookup.user.status == .active
+            else { return nil }
+            return (lookup.user.id, try ChangeLog.latestSeq(on: db))
+        }
+        guard let found else { return nil }
+        return (found.0, found.1)
+    }
+}
+
+/// Forwards one socket's events to the feed.
+final class RealtimeConnection: WebSocketDelegate, Sendable {
+    let feed: RealtimeFeed
+    let userID: String?
+    let checkedAt: Int64?
+    let tokenRejected: Bool
+    private struct State {
+        var id: ConnectionID?
+        var pending: [String] = []
+        var closedEarly = false
+    }
+    private let state = Mutex(State())
+
+    init(feed: RealtimeFeed, userID: String?, checkedAt: Int64?, tokenRejected: Bool) {
+        self.feed = feed
+        self.userID = userID
+        self.checkedAt = checkedAt
+        self.tokenRejected = tokenRejected
+    }
+
+    func webSocketOpened(_ socket: WebSocket) {
+        feed.opened(socket, userID: userID, checkedAt: checkedAt, tokenRejected: tokenRejected) { [self] id in
+            // On the feed's queue, after `connect`'s slot exists: events that came first follow it.
+            let (texts, closed) = state.withLock { s -> ([String], Bool) in
+                s.id = id
+                defer { s.pending = [] }
+                return (s.pending, s.closedEarly)
+            }
+            for text in texts { feed.received(id, text: text) }
+            if closed { feed.closed(id) }
+        }
+    }
+
+    func webSocket(_ socket: WebSocket, received event: WebSocketEvent) {
+        let id: ConnectionID? = state.withLock { s in
+            if s.id == nil {
+                switch event {
+                case .text(let text): s.pending.append(text)
+                case .closed: s.closedEarly = true
+                default: break
+                }
+            }
+            return s.id
+        }
+        guard let id else { return }
+        switch event {
+        case .text(let text): feed.received(id, text: text)
+        case .closed: feed.closed(id)
+        case .binary, .ping, .pong: break
+        }
+    }
+
+    func webSocketBecameWritable(_ socket: WebSocket) {
+        guard let id = state.withLock({ $0.id }) else { return }
+        feed.writable(id, socket: socket)
+    }
+}

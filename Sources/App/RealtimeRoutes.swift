@@ -1,0 +1,64 @@
+import Domain
+import Hashing
+import Transport
+import Wire
+
+/// `GET /v1/realtime`: the WebSocket upgrade into the realtime feed. The `Origin` must be allowed
+/// (`AppConfig.allowedOrigins`, default same-origin; none at all is fine for non-browser clients),
+/// else 403. An `Authorization: Bearer` token is checked before the 101; a bad one closes with 4001
+/// right after it; without one the client has 5 s to send `{"op":"auth","token":…}`.
+enum RealtimeRoutes {
+    static let webSocket = WebSocketConfiguration()
+
+    static func register(in router: inout Router<Handler>, feed: RealtimeFeed) {
+        router.add(.get, "/v1/realtime", .upgrade { request, sink in
+            switch WebSocketUpgrade.evaluate(request.http, configuration: webSocket, sha1: { SHA1.hash($0) }) {
+            case .reject(let rejected):
+                return rejected.response
+            case .accept(var accepted):
+                guard originAllowed(accepted.origin, config: feed.services.config) else {
+                    throw APIError(.permissionDenied, "origin not allowed")
+                }
+                accepted.response.headers.add(name: "X-Request-Id", value: request.requestID)
+                let handshake = accepted
+                guard let token = request.bearerToken else {
+                    sink.upgradeToWebSocket(handshake, configuration: webSocket) {
+                        RealtimeConnection(feed: feed, userID: nil, checkedAt: nil, tokenRejected: false)
+                    }
+                    return nil
+                }
+                let services = feed.services
+                let now = services.clock.nowMilliseconds()
+                RealtimeFeed.offLoop {
+                    let found = RealtimeFeed.check(token: token, database: services.database, now: now)
+                    sink.upgradeToWebSocket(handshake, configuration: webSocket) {
+                        RealtimeConnection(
+                            feed: feed, userID: found?.userID, checkedAt: found?.seq, tokenRejected: found == nil)
+                    }
+                }
+                return nil
+            }
+        })
+    }
+
+    /// `scheme://host[:port]` of a URL (lowercased scheme and host, default ports dropped).
+    static func origin(of url: String) -> String? {
+        guard let range = url.firstRange(of: "://") else { return nil }
+        let scheme = url[..<range.lowerBound].lowercased()
+        let rest = url[range.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard !scheme.isEmpty, !authority.isEmpty else { return nil }
+        var host = authority.lowercased()
+        if scheme == "http", host.hasSuffix(":80") { host.removeLast(3) }
+        if scheme == "https", host.hasSuffix(":443") { host.removeLast(4) }
+        return "\(scheme)://\(host)"
+    }
+
+    /// No `Origin` (not a browser), or one on the allow-list (default: `public_base_url`'s origin).
+    static func originAllowed(_ origin: String?, config: AppConfig) -> Bool {
+        guard let origin else { return true }
+        guard let given = Self.origin(of: origin) else { return false }
+        let allowed = config.allowedOrigins.isEmpty ? [config.publicBaseURL] : config.allowedOrigins
+        return allowed.contains { Self.origin(of: $0) == given }
+    }
+}

@@ -1,0 +1,209 @@
+@testable import App
+import Domain
+import Foundation
+import SQLite
+import Store
+import TestSupport
+import Testing
+import Transport
+import Wire
+
+/// `GET /v1/realtime` behind the real transport on 127.0.0.1: blocking client I/O runs on Dispatch
+/// threads; every wait is bounded (10 s) and the assertions are about messages, not timings.
+@Suite("Realtime feed — WebSocket end to end")
+struct RealtimeTests {
+    func serve(_ h: AppHarness) throws -> (HTTPServer, Int) {
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
+        configuration.loopCount = 2
+        let server = HTTPServer(configuration: configuration, responder: h.app)
+        return (server, try server.start())
+    }
+
+    func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    enum Failure: Error { case closed(UInt16?), unexpected(String) }
+
+    /// One decoded server message (a JSON object), passed between threads read-only.
+    struct Message: @unchecked Sendable {
+        let object: [String: Any]
+        subscript(_ key: String) -> Any? { object[key] }
+    }
+
+    /// A feed client: JSON text messages in, close codes out.
+    final class Feed: @unchecked Sendable {
+        let ws: WebSocketTestClient
+        init(port: Int, token: String?, origin: String? = nil) throws {
+            var headers: [(String, String)] = []
+            if let token { headers.append(("Authorization", "Bearer \(token)")) }
+            if let origin { headers.append(("Origin", origin)) }
+            ws = try WebSocketTestClient(port: port, path: "/v1/realtime", extraHeaders: headers, timeout: .seconds(10))
+        }
+        var status: Int { ws.handshake.status }
+        func send(_ json: String) throws { try ws.send(text: json) }
+        /// The next text message matching `predicate` (others are skipped); throws on close.
+        func next(_ predicate: ([String: Any]) -> Bool = { _ in true }) throws -> Message {
+            while true {
+                let frame = try ws.readFrame(timeout: .seconds(10))
+                if frame.opcode == .close { throw Failure.closed(frame.closeCode) }
+                guard frame.opcode == .text,
+                    let object = (try? JSONSerialization.jsonObject(with: Data(frame.payload))) as? [String: Any]
+                else { continue }
+                if predicate(object) { return Message(object: object) }
+            }
+        }
+        /// The close code the server sends (text messages before it are skipped).
+        func closeCode() throws -> UInt16? {
+            while true {
+                let frame = try ws.readFrame(timeout: .seconds(10))
+                if frame.opcode == .close { return frame.closeCode }
+            }
+        }
+        func close() { ws.connection.close() }
+    }
+
+    static func type(_ type: String, _ topic: String? = nil) -> ([String: Any]) -> Bool {
+        { m in m["type"] as? String == type && (topic == nil || m["topic"] as? String == topic) }
+    }
+
+    @Test("bearer upgrade: user and group snapshots, then an HTTP mutation arrives as a change")
+    func snapshotsAndChanges() async throws {
+        let f = try await GroupFixture.make()
+        let (server, port) = try serve(f.h)
+        defer { server.shutdown() }
+        let (feed, user, group) = try await blocking {
+            let feed = try Feed(port: port, token: f.owner.token)
+            guard feed.status == 101 else { throw Failure.unexpected("status \(feed.status)") }
+            try feed.send(#"{"op":"subscribe","topic":"user"}"#)
+            let user = try feed.next(Self.type("snapshot", "user"))
+            try feed.send(#"{"op":"subscribe","topic":"group:\#(f.groupID)"}"#)
+            let group = try feed.next(Self.type("snapshot", "group:\(f.groupID)"))
+            return (feed, user, group)
+        }
+        defer { feed.close() }
+        let userData = user["data"] as? [String: Any] ?? [:]
+        #expect((userData["user"] as? [String: Any])?["id"] as? String == f.owner.id)
+        #expect((userData["groups"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [f.groupID])
+        #expect(userData["invitations"] as? [Any] != nil)
+        let groupData = group["data"] as? [String: Any] ?? [:]
+        #expect((groupData["group"] as? [String: Any])?["id"] as? String == f.groupID)
+        let memberIDs = Set((groupData["members"] as? [[String: Any]] ?? []).compactMap { $0["user_id"] as? String })
+        #expect(memberIDs.contains(f.member.id) && !memberIDs.contains(f.removed.id))
+        #expect(groupData["alarms"] as? [Any] != nil)
+        #expect(groupData["recent_completions"] as? [Any] != nil)
+
+        try await f.h.expect(
+            200, .patch, "/v1/groups/\(f.groupID)/members/\(f.member.id)", json: #"{"role":"admin"}"#,
+            token: f.owner.token)
+        let change = try await blocking { try feed.next(Self.type("change", "group:\(f.groupID)")) }
+        let rows = change["changes"] as? [[String: Any]] ?? []
+        let doc = rows.first { ($0["doc"] as? [String: Any])?["user_id"] as? String == f.member.id }?["doc"]
+            as? [String: Any]
+        #expect(doc?["role"] as? String == "admin")
+    }
+
+    @Test("a non-member's group subscribe gets error not_found; removal revokes the subscriber")
+    func accessAndRevocation() async throws {
+        let f = try await GroupFixture.make()
+        let (server, port) = try serve(f.h)
+        defer { server.shutdown() }
+        let topic = "group:\(f.groupID)"
+        let error = try await blocking {
+            let feed = try Feed(port: port, token: f.outsider.token)
+            defer { feed.close() }
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)","id":7}"#)
+            return try feed.next(Self.type("error"))
+        }
+        #expect(error["code"] as? String == "not_found")
+        #expect(error["topic"] as? String == topic)
+
+        let feed = try await blocking {
+            let feed = try Feed(port: port, token: f.other.token)
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+            _ = try feed.next(Self.type("snapshot", topic))
+            return feed
+        }
+        defer { feed.close() }
+        try await f.h.expect(204, .delete, "/v1/groups/\(f.groupID)/members/\(f.other.id)", token: f.owner.token)
+        let revoked = try await blocking { try feed.next(Self.type("revoked", topic)) }
+        #expect(revoked["topic"] as? String == topic)
+    }
+
+    @Test("first-message auth; a bad token or a bad auth message closes with 4001")
+    func firstMessageAuth() async throws {
+        let h = try AppHarness()
+        let (token, id) = try await h.register("rt@example.com")
+        let (server, port) = try serve(h)
+        defer { server.shutdown() }
+        let snapshot = try await blocking {
+            let feed = try Feed(port: port, token: nil)
+            defer { feed.close() }
+            try feed.send(#"{"op":"auth","token":"\#(token)"}"#)
+            try feed.send(#"{"op":"subscribe","topic":"user"}"#)
+            return try feed.next(Self.type("snapshot", "user"))
+        }
+        #expect(((snapshot["data"] as? [String: Any])?["user"] as? [String: Any])?["id"] as? String == id)
+        let codes = try await blocking {
+            let bad = try Feed(port: port, token: String(repeating: "A", count: 43))
+            defer { bad.close() }
+            let badAuth = try Feed(port: port, token: nil)
+            defer { badAuth.close() }
+            try badAuth.send(#"{"op":"auth","token":"nope"}"#)
+            return [bad.status == 101 ? try bad.closeCode() : nil, try badAuth.closeCode()]
+        }
+        #expect(codes == [4001, 4001])
+    }
+
+    @Test("a foreign Origin is refused with 403; the public base URL's origin is accepted")
+    func origins() async throws {
+        let h = try AppHarness()
+        let (server, port) = try serve(h)
+        defer { server.shutdown() }
+        let statuses = try await blocking {
+            let foreign = try Feed(port: port, token: nil, origin: "https://evil.example")
+            defer { foreign.close() }
+            let same = try Feed(port: port, token: nil, origin: "http://127.0.0.1:8080")
+            defer { same.close() }
+            return [foreign.status, same.status]
+        }
+        #expect(statuses == [403, 101])
+        #expect(RealtimeRoutes.originAllowed(nil, config: AppConfig()))
+        var config = AppConfig()
+        config.allowedOrigins = ["https://app.example.com"]
+        #expect(RealtimeRoutes.originAllowed("https://APP.example.com:443", config: config))
+        #expect(!RealtimeRoutes.originAllowed("http://127.0.0.1:8080", config: config))
+    }
+
+    @Test("changes written straight to the database (as chronir-admin does) reach subscribers; suspension closes 4003")
+    func crossProcessChanges() async throws {
+        let f = try await GroupFixture.make()
+        let (server, port) = try serve(f.h)
+        defer { server.shutdown() }
+        let topic = "group:\(f.groupID)"
+        let feed = try await blocking {
+            let feed = try Feed(port: port, token: f.member.token)
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+            _ = try feed.next(Self.type("snapshot", topic))
+            return feed
+        }
+        defer { feed.close() }
+        // A second database handle on the same file, like another process.
+        let other = try Database(path: f.h.database.path)
+        defer { other.close() }
+        let now = f.h.clock.nowMilliseconds()
+        try other.writeSync { db in
+            _ = try GroupStore.removeMember(groupID: f.groupID, actorID: f.owner.id, targetID: f.other.id, at: now, on: db)
+        }
+        let change = try await blocking { try feed.next(Self.type("change", topic)) }
+        #expect(change["topic"] as? String == topic)
+        try other.writeSync { db in
+            _ = try AccountStore.setStatus(
+                userID: f.member.id, status: .suspended, actor: .admin, reason: nil, at: now, on: db)
+        }
+        let code = try await blocking { try feed.closeCode() }
+        #expect(code == 4003)
+    }
+}
