@@ -206,4 +206,30 @@ struct RealtimeTests {
         let code = try await blocking { try feed.closeCode() }
         #expect(code == 4003)
     }
+
+    @Test("resume with since: the changes after it arrive as change messages, without a new snapshot")
+    func resume() async throws {
+        let f = try await GroupFixture.make()
+        let (server, port) = try serve(f.h)
+        defer { server.shutdown() }
+        let topic = "group:\(f.groupID)"
+        let seq = try await blocking {
+            let feed = try Feed(port: port, token: f.member.token)
+            defer { feed.close() }
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+            return try feed.next(Self.type("snapshot", topic))["seq"] as? Int ?? -1
+        }
+        #expect(seq > 0)
+        try await f.h.expect(
+            200, .patch, "/v1/groups/\(f.groupID)/members/\(f.admin.id)", json: #"{"role":"member"}"#,
+            token: f.owner.token)
+        let first = try await blocking {
+            let feed = try Feed(port: port, token: f.member.token)
+            defer { feed.close() }
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)","since":\#(seq)}"#)
+            return try feed.next { m in m["type"] as? String == "change" || m["type"] as? String == "snapshot" }
+        }
+        #expect(first["type"] as? String == "change")
+        #expect((first["seq"] as? Int ?? 0) > seq)
+    }
 }
