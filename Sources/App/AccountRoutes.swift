@@ -53,10 +53,18 @@ enum AccountRoutes {
         }
     }
 
-    static func register(in router: inout Router<Handler>, services: Services) {
+    /// `sessionEnded` is told the token hash of every session a logout revokes (the realtime feed
+    /// closes that session's sockets).
+    static func register(
+        in router: inout Router<Handler>, services: Services, sessionEnded: @escaping @Sendable ([UInt8]) -> Void
+    ) {
         router.add(.post, "/v1/auth/register", .async { request in try await register(request, services) })
         router.add(.post, "/v1/auth/login", .async { request in try await login(request, services) })
-        router.add(.post, "/v1/auth/logout", .async { request in try await logout(request, services) })
+        router.add(.post, "/v1/auth/logout", .async { request in
+            let response = try await logout(request, services)
+            if let hash = request.bearerToken.flatMap(TokenHashing.hash(token:)) { sessionEnded(hash) }
+            return response
+        })
         router.add(.get, "/v1/me", .async { request in
             JSONBody.response(try await services.authenticate(request).user)
         })

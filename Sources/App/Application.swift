@@ -32,7 +32,9 @@ public final class Application: HTTPResponder {
         realtime = RealtimeFeed(services: services)
         var router = Router<Handler>()
         HealthRoutes.register(in: &router, services: services)
-        AccountRoutes.register(in: &router, services: services)
+        AccountRoutes.register(in: &router, services: services) { [realtime] hash in
+            realtime.sessionRevoked(tokenHash: hash)
+        }
         GroupRoutes.register(in: &router, services: services)
         InviteCodeRoutes.register(in: &router, services: services)
         GroupInvitationRoutes.register(in: &router, services: services)

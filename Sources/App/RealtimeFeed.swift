@@ -18,6 +18,9 @@ public final class RealtimeFeed: @unchecked Sendable {
     // Everything below is touched only on `queue`.
     private var hub: RealtimeHub?
     private var sockets: [ConnectionID: WebSocket] = [:]
+    /// The session (SHA-256 of the bearer token) each authenticated socket uses, so a logout can
+    /// close exactly that session's sockets.
+    private var sessions: [ConnectionID: [UInt8]] = [:]
     private var nextID: UInt64 = 0
     private var poller: (any DispatchSourceTimer)?
     private var presence: (any DispatchSourceTimer)?
@@ -99,7 +102,10 @@ public final class RealtimeFeed: @unchecked Sendable {
 
     /// A socket opened; `userID` when the upgrade's bearer token was valid, `tokenRejected` when it
     /// carried a bad one (→ 4001).
-    func opened(_ socket: WebSocket, userID: String?, checkedAt: Int64?, tokenRejected: Bool, _ assign: @escaping @Sendable (ConnectionID) -> Void) {
+    func opened(
+        _ socket: WebSocket, userID: String?, checkedAt: Int64?, tokenHash: [UInt8]?, tokenRejected: Bool,
+        _ assign: @escaping @Sendable (ConnectionID) -> Void
+    ) {
         queue.async { [self] in
             guard (try? startIfNeeded()) == true else {
                 socket.close(code: .goingAway, reason: "unavailable")
@@ -108,6 +114,7 @@ public final class RealtimeFeed: @unchecked Sendable {
             nextID += 1
             let id = ConnectionID(nextID)
             sockets[id] = socket
+            sessions[id] = tokenHash
             assign(id)
             perform(hub!.connect(id, userID: userID, checkedAt: checkedAt))
             if tokenRejected {
@@ -128,9 +135,18 @@ public final class RealtimeFeed: @unchecked Sendable {
         }
     }
 
+    /// A session ended (logout): its sockets close with 4003. Callable from any thread.
+    public func sessionRevoked(tokenHash: [UInt8]) {
+        queue.async { [self] in
+            guard hub != nil else { return }
+            for (id, hash) in sessions where hash == tokenHash { perform(hub!.sessionRevoked(id)) }
+        }
+    }
+
     func closed(_ id: ConnectionID) {
         queue.async { [self] in
             sockets[id] = nil
+            sessions[id] = nil
             hub?.disconnect(id)
         }
     }
@@ -171,6 +187,7 @@ public final class RealtimeFeed: @unchecked Sendable {
                     self.queue.async {
                         guard self.hub != nil else { return }
                         if let result {
+                            self.sessions[id] = result.tokenHash
                             self.perform(self.hub!.authenticated(id, userID: result.userID, checkedAt: result.seq))
                         } else {
                             self.perform(self.hub!.authenticationFailed(id))
@@ -222,7 +239,7 @@ public final class RealtimeFeed: @unchecked Sendable {
 
     /// The user of a live session with an active account, and the log's seq in the same read.
     /// Blocking: call it off the loops (`offLoop`).
-    static func check(token: String, database: Database, now: Int64) -> (userID: String, seq: Int64)? {
+    static func check(token: String, database: Database, now: Int64) -> (userID: String, seq: Int64, tokenHash: [UInt8])? {
         guard let hash = TokenHashing.hash(token: token) else { return nil }
         let found = try? database.readSync { db -> (String, Int64)? in
             guard let lookup = try SessionStore.lookup(tokenHash: hash, at: now, on: db), lookup.user.status == .active
@@ -230,7 +247,7 @@ public final class RealtimeFeed: @unchecked Sendable {
             return (lookup.user.id, try ChangeLog.latestSeq(on: db))
         }
         guard let found else { return nil }
-        return (found.0, found.1)
+        return (found.0, found.1, hash)
     }
 }
 
@@ -240,6 +257,7 @@ final class RealtimeConnection: WebSocketDelegate, Sendable {
     let userID: String?
     let checkedAt: Int64?
     let tokenRejected: Bool
+    let tokenHash: [UInt8]?
     private struct State {
         var id: ConnectionID?
         var pending: [String] = []
@@ -247,15 +265,18 @@ final class RealtimeConnection: WebSocketDelegate, Sendable {
     }
     private let state = Mutex(State())
 
-    init(feed: RealtimeFeed, userID: String?, checkedAt: Int64?, tokenRejected: Bool) {
+    init(feed: RealtimeFeed, userID: String?, checkedAt: Int64?, tokenHash: [UInt8]? = nil, tokenRejected: Bool) {
         self.feed = feed
+        self.tokenHash = tokenHash
         self.userID = userID
         self.checkedAt = checkedAt
         self.tokenRejected = tokenRejected
     }
 
     func webSocketOpened(_ socket: WebSocket) {
-        feed.opened(socket, userID: userID, checkedAt: checkedAt, tokenRejected: tokenRejected) { [self] id in
+        feed.opened(
+            socket, userID: userID, checkedAt: checkedAt, tokenHash: tokenHash, tokenRejected: tokenRejected
+        ) { [self] id in
             // On the feed's queue, after `connect`'s slot exists: events that came first follow it.
             let (texts, closed) = state.withLock { s -> ([String], Bool) in
                 s.id = id

@@ -33,7 +33,8 @@ enum RealtimeRoutes {
                     let found = RealtimeFeed.check(token: token, database: services.database, now: now)
                     sink.upgradeToWebSocket(handshake, configuration: webSocket) {
                         RealtimeConnection(
-                            feed: feed, userID: found?.userID, checkedAt: found?.seq, tokenRejected: found == nil)
+                            feed: feed, userID: found?.userID, checkedAt: found?.seq, tokenHash: found?.tokenHash,
+                            tokenRejected: found == nil)
                     }
                 }
                 return nil

@@ -207,6 +207,36 @@ struct RealtimeTests {
         #expect(code == 4003)
     }
 
+    @Test("logout closes that session's sockets with 4003; another session of the same user stays open")
+    func logoutClosesSession() async throws {
+        let f = try await GroupFixture.make()
+        let (server, port) = try serve(f.h)
+        defer { server.shutdown() }
+        let topic = "group:\(f.groupID)"
+        let second = try await f.h.expect(
+            200, .post, "/v1/auth/login", json: #"{"email":"\#(f.member.email)","password":"correct horse"}"#)
+        let secondToken = try #require(second.json["token"] as? String)
+        let (doomed, survivor) = try await blocking {
+            let doomed = try Feed(port: port, token: f.member.token)
+            let survivor = try Feed(port: port, token: secondToken)
+            for feed in [doomed, survivor] {
+                try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+                _ = try feed.next(Self.type("snapshot", topic))
+            }
+            return (doomed, survivor)
+        }
+        defer { survivor.close() }
+        try await f.h.expect(204, .post, "/v1/auth/logout", token: f.member.token)
+        let code = try await blocking { try doomed.closeCode() }
+        #expect(code == 4003)
+        // The other session still receives changes.
+        try await f.h.expect(
+            200, .patch, "/v1/groups/\(f.groupID)/members/\(f.admin.id)", json: #"{"role":"member"}"#,
+            token: f.owner.token)
+        let change = try await blocking { try survivor.next(Self.type("change", topic)) }
+        #expect(change["topic"] as? String == topic)
+    }
+
     @Test("resume with since: the changes after it arrive as change messages, without a new snapshot")
     func resume() async throws {
         let f = try await GroupFixture.make()
