@@ -8,6 +8,18 @@ public import SQLite
 public enum AccountStore {
     /// Columns `userFromRow` reads, optionally qualified by a table alias (`u.id, u.email, …`).
     static func userColumns(_ alias: String = "") -> String {
+        switch alias {
+        case "": unqualifiedUserColumns
+        case "u": userColumnsAliasU
+        default: qualify(alias)
+        }
+    }
+
+    /// Built once: the session lookup behind every authenticated request uses these.
+    static let unqualifiedUserColumns = qualify("")
+    static let userColumnsAliasU = qualify("u")
+
+    private static func qualify(_ alias: String) -> String {
         let prefix = alias.isEmpty ? "" : alias + "."
         return ["id", "email", "display_name", "timezone", "tier", "status", "version", "created_ms", "updated_ms"]
             .map { prefix + $0 }.joined(separator: ", ")

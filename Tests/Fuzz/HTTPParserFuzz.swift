@@ -37,25 +37,6 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     return 0
 }
 
-/// Chunk sizes 1…31 from a PRNG seeded by the input, covering `input.count` bytes.
-func derivedChunkSizes(_ input: [UInt8]) -> [Int] {
-    var state: UInt64 = 0xCBF2_9CE4_8422_2325
-    for byte in input.prefix(64) { state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-    var sizes: [Int] = []
-    var remaining = input.count
-    while remaining > 0 {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        let next = min(Int(state >> 59) + 1, remaining)
-        sizes.append(next)
-        remaining -= next
-    }
-    return sizes
-}
-
-func check(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
-}
-
 func describe(_ head: HTTPRequestHead) -> String {
     let fields = head.headers.map { "\($0.name):\($0.value)" }.joined(separator: "|")
     return "\(head.method) \(head.target) \(head.version) [\(fields)] ka=\(head.keepAlive) ec=\(head.expectsContinue)"

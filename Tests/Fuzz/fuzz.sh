@@ -17,8 +17,8 @@ target=$1
 shift
 
 case "$target" in
-    http) sources=(Sources/Wire/*.swift Tests/Fuzz/HTTPParserFuzz.swift) ;;
-    ws) sources=(Sources/Wire/*.swift Tests/Fuzz/WebSocketFrameFuzz.swift) ;;
+    http) sources=(Sources/Wire/*.swift Tests/Fuzz/FuzzSupport.swift Tests/Fuzz/HTTPParserFuzz.swift) ;;
+    ws) sources=(Sources/Wire/*.swift Tests/Fuzz/FuzzSupport.swift Tests/Fuzz/WebSocketFrameFuzz.swift) ;;
     *) usage ;;
 esac
 
