@@ -99,14 +99,16 @@ struct DB: ParsableCommand {
             let database = try options.openDatabase(requireCurrentSchema: false)
             try database.backup(to: destination)
             let copy = try Database(path: destination, options: DatabaseOptions(readerCount: 1))
+            // The copy starts a new history: a restore from it must not continue the live log's seqs.
+            let epoch = try copy.writeSync { db in try LogEpoch.rotate(on: db) }
             let integrity = try copy.readSync { try $0.scalar("PRAGMA integrity_check") }
             copy.close()
             guard integrity == .text("ok") else { throw AdminError("the copy failed integrity_check: \(integrity)") }
             let size = (try? FileManager.default.attributesOfItem(atPath: destination)[.size] as? Int) ?? 0
             if options.json {
-                printJSON(["path": destination, "bytes": String(size), "integrity": "ok"])
+                printJSON(["path": destination, "bytes": String(size), "integrity": "ok", "epoch": epoch ?? ""])
             } else {
-                print("backed up to \(destination) (\(size) bytes, integrity ok)")
+                print("backed up to \(destination) (\(size) bytes, integrity ok, log epoch \(epoch ?? "none: schema before 0006"))")
             }
         }
     }
