@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""End-to-end test of the web client in two headless Chromium sessions (two users) against a running
+chronir-server (CHRONIR_URL). Ana (desktop width) registers, creates a group, rotates the invite code;
+Bea (phone width) registers through /join/<CODE> and joins; Ana creates an alarm assigned to both with
+rule `all`; Bea completes; Ana's page must show Bea's answer within 2 s without a reload; Ana completes;
+both pages show the occurrence closed and the next fire time advanced; Ana removes Bea; Bea's page
+shows that her access was revoked. A screenshot of every step goes to SCREENSHOT_DIR (default
+.build/screenshots/NN-name.png). Any browser console message at level SEVERE fails the test.
+
+The alarm is created after Bea joins: an occurrence's required set is fixed when it opens, so an
+alarm created before she joined would not wait for her until its next occurrence.
+"""
+import os
+import sys
+import time
+import traceback
+
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+BASE = os.environ["CHRONIR_URL"].rstrip("/")
+SHOTS = os.environ.get("SCREENSHOT_DIR", ".build/screenshots")
+CHROME = os.environ.get("CHROME_BIN", "/usr/bin/chromium")
+DRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
+LIVE_DEADLINE_S = 2.0  # the issue: the other member's answer shows within 2 s, without reload
+STEP_TIMEOUT_S = 15.0
+
+console_errors = []
+step_no = 0
+
+
+def browser(width, height, profile):
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROME
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                f"--window-size={width},{height}", f"--user-data-dir={profile}", "--no-first-run",
+                "--disable-extensions", "--force-prefers-reduced-motion=false"):
+        opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(options=opts, service=webdriver.ChromeService(executable_path=DRIVER))
+
+
+def drain_console(name, d):
+    for entry in d.get_log("browser"):
+        line = f"[{name}] {entry['level']}: {entry['message']}"
+        print("   console", line)
+        if entry["level"] == "SEVERE":
+            console_errors.append(line)
+
+
+def shot(d, name, who):
+    global step_no
+    step_no += 1
+    path = os.path.join(SHOTS, f"{step_no:02d}-{name}.png")
+    d.save_screenshot(path)
+    print(f"== {step_no:02d} {name} ({who}) -> {path}")
+    for n, drv in drivers.items():
+        drain_console(n, drv)
+    if console_errors:
+        raise AssertionError("browser console errors:\n" + "\n".join(console_errors))
+
+
+def wait(d, condition, what, timeout=STEP_TIMEOUT_S):
+    try:
+        return WebDriverWait(d, timeout, poll_frequency=0.05).until(lambda drv: condition(drv))
+    except Exception as e:  # noqa: BLE001 — re-raised with what we waited for
+        raise AssertionError(f"timed out after {timeout} s waiting for: {what}") from e
+
+
+def css(d, selector):
+    found = d.find_elements(By.CSS_SELECTOR, selector)
+    return found[0] if found else None
+
+
+def wait_css(d, selector, text=None, timeout=STEP_TIMEOUT_S):
+    def check(drv):
+        el = css(drv, selector)
+        if el is None or not el.is_displayed():
+            return None
+        return el if text is None or text in el.text else None
+    return wait(d, check, f"{selector}" + (f" containing {text!r}" if text else ""), timeout)
+
+
+def fill(d, selector, value):
+    el = wait_css(d, selector)
+    el.clear()
+    el.send_keys(value)
+    return el
+
+
+def click(d, selector, text=None):
+    el = wait_css(d, selector, text)
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'})", el)
+    el.click()
+    return el
+
+
+def click_button(d, label, scope="main"):
+    def find(drv):
+        for b in drv.find_elements(By.CSS_SELECTOR, f"{scope} button"):
+            if b.is_displayed() and b.is_enabled() and b.text.strip() == label:
+                return b
+        return None
+    b = wait(d, find, f"button {label!r}")
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'})", b)
+    b.click()
+    return b
+
+
+def connection_live(d):
+    el = css(d, "#connection")
+    return el is not None and el.get_attribute("data-state") == "live"
+
+
+def register(d, name, email):
+    fill(d, "input[name=display_name]", name)
+    fill(d, "input[name=email]", email)
+    fill(d, "input[name=password]", "correct horse battery")
+    click(d, "form button[type=submit]")
+
+
+def main():
+    os.makedirs(SHOTS, exist_ok=True)
+    import tempfile
+    profiles = tempfile.mkdtemp(prefix="chronir-e2e-")
+    a = browser(1200, 1400, os.path.join(profiles, "a"))
+    drivers["ana"] = a
+    b = browser(412, 1400, os.path.join(profiles, "b"))  # phone width
+    drivers["bea"] = b
+    stamp = str(int(time.time() * 1000))
+
+    # — Ana registers and creates a group —
+    a.get(BASE + "/register")
+    wait_css(a, "h1", "Create an account")
+    register(a, "Ana", f"ana-{stamp}@example.com")
+    wait_css(a, "h1", "My groups")
+    wait(a, connection_live, "Ana's realtime connection is live")
+    shot(a, "ana-registered-my-groups", "ana")
+
+    fill(a, "form[aria-labelledby=new-group-h] input", "Flat 4B")
+    click_button(a, "Create group")
+    wait_css(a, "#group-head h1", "Flat 4B")
+    wait_css(a, "#members-head", "Members (1)")
+    shot(a, "ana-group-created", "ana")
+
+    # — Ana rotates the invite code —
+    click(a, "#rotate-code")
+    link = wait_css(a, "#share-link").get_attribute("value")
+    code = link.rsplit("/", 1)[1]
+    assert len(code) == 6 and link.startswith(BASE + "/join/"), link
+    shot(a, "ana-invite-code-rotated", "ana")
+
+    # — Bea opens the join link logged out, registers there, joins —
+    b.get(link)
+    wait_css(b, "h1", "Join a group")
+    wait_css(b, "main .code", code)
+    shot(b, "bea-join-landing-logged-out", "bea")
+    register(b, "Bea", f"bea-{stamp}@example.com")
+    click(b, "#join-button")
+    wait_css(b, "#group-head h1", "Flat 4B")
+    wait(b, connection_live, "Bea's realtime connection is live")
+    wait_css(a, "#members-head", "Members (2)")  # Ana sees Bea join live
+    wait_css(a, "ul.members", "Bea")
+    shot(b, "bea-joined-group", "bea")
+
+    # — Ana creates an alarm assigned to both, rule all —
+    click_button(a, "New alarm")
+    form = wait_css(a, "form.alarm-form")
+    fill(a, "form.alarm-form input[name=title]", "Pay the rent")
+    for box in a.find_elements(By.CSS_SELECTOR, "form.alarm-form input[name=assignee]"):
+        if not box.is_selected():
+            a.execute_script("arguments[0].click()", box)
+    rule_all = css(a, "form.alarm-form input[type=radio][value=all]")
+    a.execute_script("arguments[0].click()", rule_all)
+    assert form is not None
+    shot(a, "ana-alarm-form", "ana")
+    click_button(a, "Create alarm")
+    card_a = wait_css(a, "li.alarm", "Pay the rent")
+    alarm_id = card_a.get_attribute("id")
+    wait_css(a, f"#{alarm_id} .schedule", "Every month on the 1st at 09:00")
+    wait_css(a, f"#{alarm_id} .progress", "0 of 2 answered")
+    first_fire = card_a.get_attribute("data-next-fire")
+    assert first_fire, "the alarm has a next fire time"
+    # Bea sees it appear without a reload, waiting for both of them.
+    wait_css(b, f"#{alarm_id} .progress", "0 of 2 answered; waiting for")
+    wait_css(b, f"#{alarm_id} button.done")
+    shot(a, "ana-alarm-created", "ana")
+    shot(b, "bea-sees-new-alarm-live", "bea")
+
+    # — Bea completes with a note; Ana's page shows it within 2 s —
+    fill(b, f"#{alarm_id} input.note-input", "Paid by transfer")
+    click(b, f"#{alarm_id} button.done")
+    wait_css(b, f"#{alarm_id} .progress", "1 of 2 answered")
+    answered_at = time.monotonic()
+    wait_css(a, f"#{alarm_id} .progress", "1 of 2 answered", timeout=LIVE_DEADLINE_S)
+    wait_css(a, f"#{alarm_id} .progress li.answered", "Bea", timeout=LIVE_DEADLINE_S)
+    seen_after = time.monotonic() - answered_at
+    print(f"   Ana saw Bea's answer {seen_after * 1000:.0f} ms after Bea's page had it (limit {LIVE_DEADLINE_S} s)")
+    assert seen_after <= LIVE_DEADLINE_S
+    wait_css(a, "section[aria-labelledby=activity-h]", "Paid by transfer")
+    shot(b, "bea-completed", "bea")
+    shot(a, "ana-sees-bea-answer-live", "ana")
+
+    # — Ana completes: the occurrence closes, the next fire advances on both pages —
+    click(a, f"#{alarm_id} button.done")
+    for d, who in ((a, "ana"), (b, "bea")):
+        wait_css(d, f"#{alarm_id} .previous", "closed")
+        wait_css(d, f"#{alarm_id} .progress", "0 of 2 answered")
+        wait(d, lambda drv: (css(drv, f"#{alarm_id}").get_attribute("data-next-fire") or "") > first_fire,
+             f"{who}'s page shows the next fire time advanced past {first_fire}")
+    print(f"   next fire: {first_fire} -> {css(a, '#' + alarm_id).get_attribute('data-next-fire')}")
+    shot(a, "ana-completed-occurrence-closed", "ana")
+    shot(b, "bea-sees-occurrence-closed", "bea")
+
+    # — Ana removes Bea; Bea's page says her access ended —
+    member = wait_css(a, "ul.members li", "Bea")
+    bea_item = [li for li in a.find_elements(By.CSS_SELECTOR, "ul.members li") if "Bea" in li.text][0]
+    remove = bea_item.find_element(By.CSS_SELECTOR, "button.danger-button")
+    assert member is not None
+    remove.click()  # arms
+    wait(a, lambda drv: "Confirm" in remove.text, "the remove button asks for confirmation")
+    remove.click()
+    wait_css(a, "#members-head", "Members (1)")
+    shot(a, "ana-removed-bea", "ana")
+    wait_css(b, "#flash", "You were removed from the group: Flat 4B")
+    wait_css(b, "h1", "My groups")
+    wait(b, lambda drv: "Flat 4B" not in css(drv, "#group-list").text, "Flat 4B gone from Bea's groups")
+    shot(b, "bea-access-revoked", "bea")
+
+    # — keyboard: the skip link and the focus ring exist —
+    a.find_element(By.TAG_NAME, "body").send_keys("\ue004")  # Tab
+    focused = a.switch_to.active_element
+    assert focused.text == "Skip to content", focused.text
+
+    for n, drv in drivers.items():
+        drain_console(n, drv)
+    if console_errors:
+        raise AssertionError("browser console errors:\n" + "\n".join(console_errors))
+
+
+drivers = {}
+
+if __name__ == "__main__":
+    failed = 0
+    try:
+        main()
+    except Exception:  # noqa: BLE001 — report, screenshot and fail
+        failed = 1
+        traceback.print_exc()
+        for n, d in drivers.items():
+            try:
+                d.save_screenshot(os.path.join(SHOTS, f"99-failure-{n}.png"))
+                drain_console(n, d)
+            except Exception:  # noqa: BLE001
+                pass
+    finally:
+        for d in drivers.values():
+            try:
+                d.quit()
+            except Exception:  # noqa: BLE001
+                pass
+    print(f"browser e2e: {step_no} steps; {1 - failed} passed, {failed} failed")
+    sys.exit(failed)
