@@ -221,7 +221,7 @@ export class GroupPage {
         h('label', { for: noteId }, 'Note (optional)'), note,
         h('div', { class: 'actions' },
           h('button', { type: 'button', 'data-key': `done-${a.id}`, class: 'done', onclick: (e) => this.answer(a, 'completed', note, e.target) }, 'Mark done'),
-          h('button', { type: 'button', 'data-key': `skip-${a.id}`, class: 'secondary skip', onclick: (e) => this.answer(a, 'skipped', note, e.target) }, 'Skip this time'))));
+          h('button', { type: 'button', 'data-key': `skip-${a.id}`, class: 'secondary skip-answer', onclick: (e) => this.answer(a, 'skipped', note, e.target) }, 'Skip this time'))));
     } else if (occ && (occ.answered || []).some((x) => x.user_id === meId)) {
       actions.push(h('p', { class: 'meta' }, 'You have answered this occurrence.'));
     }
