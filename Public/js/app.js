@@ -21,7 +21,10 @@ const realtime = new Realtime(() => session.token, {
 
 // — flash messages and connection state —
 
+let keepFlash = false;
+/** Shows a message (null clears it); it survives the next page change, then goes. */
 export function flash(message, kind = 'info') {
+  keepFlash = Boolean(message);
   replace(flashBox, message ? h('p', { class: `flash ${kind}` }, message,
     h('button', { type: 'button', class: 'link', 'aria-label': 'Dismiss message', onclick: () => flash(null) }, '×')) : null);
 }
@@ -53,6 +56,8 @@ document.addEventListener('click', (event) => {
 window.addEventListener('popstate', () => render());
 
 function render() {
+  if (!keepFlash) flash(null);
+  keepFlash = false;
   if (state.page && state.page.close) state.page.close();
   state.page = null;
   const parts = location.pathname.split('/').filter(Boolean).map(decodeURIComponent);

@@ -373,7 +373,8 @@ export class GroupPage {
           confirmButton('Disable the invite code', 'Disable code', 'disable-code', () => this.disableCode()))),
       secret,
       invForm,
-      h('h3', {}, 'Pending invitations'), invitations));
+      h('h3', {}, 'Pending invitations'),
+      this.invitations && !this.invitations.some((i) => i.status === 'pending') ? h('p', { class: 'meta', id: 'no-invitations' }, 'None.') : invitations));
   }
 
   async loadInvitations() {
@@ -548,7 +549,7 @@ function completionLine(c, alarmTitle) {
     h('strong', {}, c.completed_by_name || 'Someone'), ' ',
     c.status === 'completed' ? 'did' : 'skipped', ' ',
     alarmTitle ? `“${alarmTitle}” ` : '',
-    h('span', { class: 'meta' }, `for ${shortWhen(c.scheduled_at)} · ${shortWhen(c.completed_at)}`),
+    h('span', { class: 'meta' }, `· due ${shortWhen(c.scheduled_at)} · answered ${shortWhen(c.completed_at)}`),
     c.note ? h('span', { class: 'note' }, ` — “${c.note}”`) : null);
 }
 

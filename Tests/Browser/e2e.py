@@ -20,7 +20,7 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE = os.environ["CHRONIR_URL"].rstrip("/")
 SHOTS = os.environ.get("SCREENSHOT_DIR", ".build/screenshots")
@@ -52,9 +52,12 @@ def drain_console(name, d):
             console_errors.append(line)
 
 
-def shot(d, name, who):
+def shot(d, name, who, show=None):
+    """Saves step NN's screenshot; `show` (a CSS selector) is scrolled to the top of the view first."""
     global step_no
     step_no += 1
+    d.execute_script("const el = arguments[0] && document.querySelector(arguments[0]);"
+                     "if (el) el.scrollIntoView({block: 'start'}); else if (!arguments[0]) window.scrollTo(0, 0);", show)
     path = os.path.join(SHOTS, f"{step_no:02d}-{name}.png")
     d.save_screenshot(path)
     print(f"== {step_no:02d} {name} ({who}) -> {path}")
@@ -163,7 +166,7 @@ def main():
     link = attr(a, "#share-link", "value")
     code = link.rsplit("/", 1)[1]
     assert len(code) == 6 and link.startswith(BASE + "/join/"), link
-    shot(a, "ana-invite-code-rotated", "ana")
+    shot(a, "ana-invite-code-rotated", "ana", "#invite-slot")
 
     # — Bea opens the join link logged out, registers there, joins —
     b.get(link)
@@ -188,7 +191,7 @@ def main():
             box.find_element(By.XPATH, "following-sibling::label").click()
     css(a, "form.alarm-form input[type=radio][value=all]").find_element(By.XPATH, "following-sibling::label").click()
     assert len(a.find_elements(By.CSS_SELECTOR, "form.alarm-form input[name=assignee]:checked")) == 2
-    shot(a, "ana-alarm-form", "ana")
+    shot(a, "ana-alarm-form", "ana", "form.alarm-form")
     click_button(a, "Create alarm")
     alarm_id = wait(a, lambda drv: wait_css(drv, "li.alarm", "Pay the rent").get_attribute("id"), "the alarm's card")
     wait_css(a, f"#{alarm_id} .schedule", "Every month on the 1st at 09:00")
@@ -198,8 +201,8 @@ def main():
     # Bea sees it appear without a reload, waiting for both of them.
     wait_css(b, f"#{alarm_id} .progress", "0 of 2 answered; waiting for")
     wait_css(b, f"#{alarm_id} button.done")
-    shot(a, "ana-alarm-created", "ana")
-    shot(b, "bea-sees-new-alarm-live", "bea")
+    shot(a, "ana-alarm-created", "ana", "#alarms-h")
+    shot(b, "bea-sees-new-alarm-live", "bea", "#alarms-h")
 
     # — Bea completes with a note; Ana's page shows it within 2 s —
     fill(b, f"#{alarm_id} input.note-input", "Paid by transfer")
@@ -212,8 +215,8 @@ def main():
     print(f"   Ana saw Bea's answer {seen_after * 1000:.0f} ms after Bea's page had it (limit {LIVE_DEADLINE_S} s)")
     assert seen_after <= LIVE_DEADLINE_S
     wait_css(a, "section[aria-labelledby=activity-h]", "Paid by transfer")
-    shot(b, "bea-completed", "bea")
-    shot(a, "ana-sees-bea-answer-live", "ana")
+    shot(b, "bea-completed", "bea", "#alarms-h")
+    shot(a, "ana-sees-bea-answer-live", "ana", "#alarms-h")
 
     # — Ana completes: the occurrence closes, the next fire advances on both pages —
     click(a, f"#{alarm_id} button.done")
@@ -223,8 +226,28 @@ def main():
         wait(d, lambda drv: attr(drv, f"#{alarm_id}", "data-next-fire") > first_fire,
              f"{who}'s page shows the next fire time advanced past {first_fire}")
     print(f"   next fire: {first_fire} -> {attr(a, '#' + alarm_id, 'data-next-fire')}")
-    shot(a, "ana-completed-occurrence-closed", "ana")
-    shot(b, "bea-sees-occurrence-closed", "bea")
+    shot(a, "ana-completed-occurrence-closed", "ana", "#alarms-h")
+    shot(b, "bea-sees-occurrence-closed", "bea", "#alarms-h")
+
+    # — history, editing (Bea sees the new schedule live), a link invitation created and revoked —
+    click(a, f"#{alarm_id} details.history summary")
+    wait_css(a, f"#{alarm_id} details.history ol", "Paid by transfer")
+    assert len(a.find_elements(By.CSS_SELECTOR, f"#{alarm_id} details.history ol li")) == 2
+    click(a, f"[data-key=edit-{alarm_id.removeprefix('alarm-')}]")
+    wait_css(a, "form.alarm-form")
+    Select(css(a, "form.alarm-form select[name=schedule_type]")).select_by_value("weekly")
+    a.execute_script("arguments[0].value = '07:30'", css(a, "form.alarm-form input[type=time]"))  # locale-free
+    click_button(a, "Save changes")
+    wait_css(a, f"#{alarm_id} .schedule", "Every week on Monday at 07:30")
+    wait_css(b, f"#{alarm_id} .schedule", "Every week on Monday at 07:30")
+    wait_css(a, f"#{alarm_id} details.history ol", "Paid by transfer")  # stays open across re-renders
+    shot(b, "bea-sees-edited-schedule-live", "bea", "#alarms-h")
+    click_button(a, "Create invitation")
+    wait(a, lambda drv: "/invite/" in attr(drv, "#share-link", "value"), "a link invitation URL")
+    wait_css(a, "ul.invitations li", "Link invitation")
+    shot(a, "ana-link-invitation-created", "ana", "#invite-slot")
+    click(a, "ul.invitations li button", "Revoke")
+    wait_css(a, "#no-invitations", "None.")
 
     # — Ana removes Bea; Bea's page says her access ended —
     bea_id = attr(a, "ul.members li:nth-child(2)", "id").removeprefix("member-")
@@ -232,7 +255,7 @@ def main():
     click(a, f"[data-key=remove-{bea_id}]")  # arms
     click(a, f"[data-key=remove-{bea_id}]", "Confirm")
     wait_css(a, "#members-head", "Members (1)")
-    shot(a, "ana-removed-bea", "ana")
+    shot(a, "ana-removed-bea", "ana", "#members-h")
     wait_css(b, "#flash", "You were removed from the group: Flat 4B")
     wait_css(b, "h1", "My groups")
     wait(b, lambda drv: "Flat 4B" not in css(drv, "#group-list").text, "Flat 4B gone from Bea's groups")
