@@ -189,6 +189,7 @@ def main():
     for box in a.find_elements(By.CSS_SELECTOR, "form.alarm-form input[name=assignee]"):
         if not box.is_selected():
             box.find_element(By.XPATH, "following-sibling::label").click()
+    Select(css(a, "form.alarm-form select[name=timezone]")).select_by_value("Europe/Berlin")
     css(a, "form.alarm-form input[type=radio][value=all]").find_element(By.XPATH, "following-sibling::label").click()
     assert len(a.find_elements(By.CSS_SELECTOR, "form.alarm-form input[name=assignee]:checked")) == 2
     shot(a, "ana-alarm-form", "ana", "form.alarm-form")
@@ -196,6 +197,9 @@ def main():
     alarm_id = wait(a, lambda drv: wait_css(drv, "li.alarm", "Pay the rent").get_attribute("id"), "the alarm's card")
     wait_css(a, f"#{alarm_id} .schedule", "Every month on the 1st at 09:00")
     wait_css(a, f"#{alarm_id} .progress", "0 of 2 answered")
+    # Shown in the alarm's zone and in the viewer's (the browsers run in UTC).
+    wait_css(a, f"#{alarm_id} .next-fire", "09:00 (Europe/Berlin)")
+    wait_css(a, f"#{alarm_id} .next-fire", "your time (UTC)")
     first_fire = attr(a, f"#{alarm_id}", "data-next-fire")
     assert first_fire, "the alarm has a next fire time"
     # Bea sees it appear without a reload, waiting for both of them.
