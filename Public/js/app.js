@@ -147,6 +147,7 @@ function endSession(message) {
 }
 
 async function logout() {
+  realtime.stop(); // before the server closes our socket with 4003
   try { await api('POST', '/v1/auth/logout'); } catch { /* the token is dropped either way */ }
   endSession('You are signed out.');
 }

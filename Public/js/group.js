@@ -85,7 +85,6 @@ export class GroupPage {
       const heading = this.ctx.main.querySelector('h1');
       heading.tabIndex = -1;
       heading.focus();
-      if (this.canManage) this.loadInvitations();
     }
     document.title = `${this.group.name} · Chronir`;
   }
@@ -105,7 +104,9 @@ export class GroupPage {
           break;
         }
         case 'shared_alarm':
-          if (c.op === 'removed' || !c.doc || c.doc.deleted_at) this.alarms.delete(c.id);
+          // A removal typed `unassigned` that still carries the alarm keeps it: every member sees every alarm.
+          if (c.op === 'removed' && c.reason === 'unassigned' && c.doc && !c.doc.deleted_at) this.alarms.set(c.id, c.doc);
+          else if (c.op === 'removed' || !c.doc || c.doc.deleted_at) this.alarms.delete(c.id);
           else { this.alarms.set(c.id, c.doc); touched.push(`alarm-${c.id}`); }
           break;
         case 'shared_completion':
@@ -175,7 +176,13 @@ export class GroupPage {
       this.canManage ? this.inviteSlot : null,
       this.activitySection(),
       this.leaveSection());
-    if (this.canManage) this.renderInvite();
+    if (this.canManage) {
+      this.renderInvite();
+      if (this.invitations === null && !this.loadingInvitations) this.loadInvitations(); // also after a promotion
+    } else {
+      this.invitations = null;
+      this.shownSecret = null;
+    }
 
     for (const [key, value] of typed) {
       const el = this.ctx.main.querySelector(`[data-key="${CSS.escape(key)}"]`);
@@ -378,11 +385,14 @@ export class GroupPage {
   }
 
   async loadInvitations() {
+    this.loadingInvitations = true;
     try {
       const page = await this.ctx.api('GET', `/v1/groups/${enc(this.groupId)}/invitations?limit=100`);
       this.invitations = page.invitations;
     } catch {
       this.invitations = [];
+    } finally {
+      this.loadingInvitations = false;
     }
     this.render();
   }

@@ -260,10 +260,24 @@ def main():
     click(a, f"[data-key=remove-{bea_id}]", "Confirm")
     wait_css(a, "#members-head", "Members (1)")
     shot(a, "ana-removed-bea", "ana", "#members-h")
-    wait_css(b, "#flash", "You were removed from the group: Flat 4B")
+    wait_css(b, "#flash", "Flat 4B. It is no longer in your groups.")  # the reason's wording may vary
     wait_css(b, "h1", "My groups")
     wait(b, lambda drv: "Flat 4B" not in css(drv, "#group-list").text, "Flat 4B gone from Bea's groups")
     shot(b, "bea-access-revoked", "bea")
+
+    # — Bea signs out and back in (the token lives in sessionStorage, never in a URL) —
+    click_button(b, "Sign out", scope="header")
+    wait_css(b, "#flash", "You are signed out.")
+    assert b.execute_script("return sessionStorage.getItem('chronir.token')") is None
+    click(b, "header a[href='/login']")
+    wait_css(b, "h1", "Sign in")
+    fill(b, "input[name=email]", f"bea-{stamp}@example.com")
+    fill(b, "input[name=password]", "correct horse battery")
+    click(b, "form button[type=submit]")
+    wait_css(b, "h1", "My groups")
+    wait(b, connection_live, "Bea's realtime connection is live again")
+    assert "token" not in b.current_url.lower()
+    shot(b, "bea-signed-in-again", "bea")
 
     # — keyboard: a page load focuses its heading; Tab reaches the next control with a visible ring —
     a.get(BASE + "/")
