@@ -41,7 +41,7 @@ for _ in $(seq 1 100); do
 done
 curl -sf "$base/healthz" >/dev/null || { echo "server did not answer" >&2; cat "$work/log" >&2; exit 1; }
 
-rm -rf "$SCREENSHOT_DIR" && mkdir -p "$SCREENSHOT_DIR"
+mkdir -p "$SCREENSHOT_DIR" && rm -f "$SCREENSHOT_DIR"/*.png
 status=0
 CHRONIR_URL=$base "$venv/bin/python" Tests/Browser/e2e.py || status=$?
 if [ "$status" -ne 0 ]; then
