@@ -142,7 +142,9 @@ public final class Application: HTTPResponder {
     private func log(status: Int, bytes: Int, _ request: Request, _ started: UInt64) {
         guard let accessLog, accessLog.isEnabled else { return }
         accessLog.record(
-            method: request.method.rawValue, path: request.http.head.path, route: request.route,
+            method: request.method.rawValue,
+            path: request.route == "static" ? StaticFiles.loggedPath(request.http.head.path) : request.http.head.path,
+            route: request.route,
             status: status, bytes: bytes,
             durationMicroseconds: (DispatchTime.now().uptimeNanoseconds - started) / 1000,
             requestID: request.requestID, clientIP: request.context.remoteAddress)
