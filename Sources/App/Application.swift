@@ -139,11 +139,20 @@ public final class Application: HTTPResponder {
         log(status: response.status.code, bytes: response.body.count, request, started)
     }
 
+    /// The path as the access log shows it: no secret from a path reaches the log — landing pages'
+    /// invite codes and link tokens are masked, and `/v1/invitations/{ref}…` (where `ref` may be a
+    /// link token) is logged as its route template.
+    static func loggedPath(_ request: Request) -> Substring {
+        if request.route == "static" { return StaticFiles.loggedPath(request.http.head.path) }
+        if request.route.contains("{ref}") { return Substring(request.route) }
+        return request.http.head.path
+    }
+
     private func log(status: Int, bytes: Int, _ request: Request, _ started: UInt64) {
         guard let accessLog, accessLog.isEnabled else { return }
         accessLog.record(
             method: request.method.rawValue,
-            path: request.route == "static" ? StaticFiles.loggedPath(request.http.head.path) : request.http.head.path,
+            path: Self.loggedPath(request),
             route: request.route,
             status: status, bytes: bytes,
             durationMicroseconds: (DispatchTime.now().uptimeNanoseconds - started) / 1000,
