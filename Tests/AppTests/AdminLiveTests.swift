@@ -92,6 +92,39 @@ struct AdminLiveTests {
         #expect(pong.last?["type"] as? String == "pong")
     }
 
+    @Test("groups delete revokes every member's subscription; users delete closes the user's sockets with 4003")
+    func deletions() async throws {
+        let live = try LiveServer()
+        defer { live.stop() }
+        let owner = try await live.register("owner")
+        let member = try await live.register("member")
+        let leaving = try await live.register("leaving")
+        let group = try await live.createGroup(owner)
+        let code = try await live.inviteCode(group, owner)
+        try await live.join(code, member)
+        try await live.join(code, leaving)
+        let topic = "group:\(group)"
+        let (ownerFeed, memberFeed, leavingFeed) = try await blocking {
+            (try live.subscribe(owner, topic), try live.subscribe(member, topic), try live.subscribe(leaving, "user"))
+        }
+        defer { [ownerFeed, memberFeed, leavingFeed].forEach { $0.close() } }
+
+        let deleted = try await live.admin("users", "delete", leaving.email, "--reason", "GDPR request", "--yes")
+        #expect(deleted.status == 0, "\(deleted)")
+        #expect(try await blocking { try leavingFeed.closeCode() } == CloseCodes.suspended)
+        try await live.http(401, "GET", "/v1/me", nil, leaving)
+        let left = try await blocking { try ownerFeed.next(Self.memberChange(topic, member: "\(group):\(leaving.id)")) }
+        #expect(Self.memberRow(left, "\(group):\(leaving.id)").map(Self.isEnded) == true, "\(left.object)")
+
+        let dropped = try await live.admin("groups", "delete", group, "--reason", "spam", "--yes")
+        #expect(dropped.status == 0, "\(dropped)")
+        for feed in [ownerFeed, memberFeed] {
+            let revoked = try await blocking { try feed.next(RealtimeTests.type("revoked", topic)) }
+            #expect(revoked["topic"] as? String == topic)
+        }
+        try await live.http(404, "GET", "/v1/groups/\(group)", nil, owner)
+    }
+
     @Test("invites rotate: the old code fails with CA031, the printed one works, subscribers see both changes")
     func invitesRotate() async throws {
         let live = try LiveServer()
@@ -323,6 +356,11 @@ struct AdminLiveTests {
     /// A member row that ends the membership: `op: removed` (typed removal) or the document's status.
     static func isRemoval(_ row: [String: Any]) -> Bool {
         row["op"] as? String == "removed" || (row["doc"] as? [String: Any])?["status"] as? String == "removed"
+    }
+
+    /// A member row that ends the membership for any reason (removed, left, account deleted).
+    static func isEnded(_ row: [String: Any]) -> Bool {
+        row["op"] as? String == "removed" || ((row["doc"] as? [String: Any])?["status"] as? String).map { $0 != "active" } == true
     }
 
     static func memberChange(_ topic: String, member entity: String) -> ([String: Any]) -> Bool {
