@@ -3,15 +3,16 @@ import Domain
 import Foundation
 import Logging
 import SQLite
+import Synchronization
 import TestSupport
 import Testing
-import Synchronization
 import Transport
+import Wire
 
 /// The built `chronir-admin` run as a subprocess on the database of a server running in this process
 /// (real transport on 127.0.0.1, real clock, the secret file in the data directory), with subscribed
 /// WebSocket clients: the admin's commits reach them through the feed's `PRAGMA data_version` poll.
-/// Every wait is bounded (10 s per message, 60 s per subprocess); nothing asserts a timing.
+/// Every wait is bounded (`messageTimeout`, `adminTimeout`); nothing asserts a timing.
 @Suite("chronir-admin on a live server — subprocess + WebSocket", .serialized)
 struct AdminLiveTests {
     typealias Feed = RealtimeTests.Feed
@@ -42,10 +43,10 @@ struct AdminLiveTests {
         #expect(printed["user_id"] as? String == victim.id)
         #expect(printed["status"] as? String == "removed")
 
-        let revoked = try await blocking { try victimFeed.next(RealtimeTests.type("revoked", topic)) }
+        let revoked = try await blocking { try victimFeed.waitFor(RealtimeTests.type("revoked", topic)) }
         #expect(revoked["topic"] as? String == topic)
         for feed in [ownerFeed, peerFeed] {
-            let change = try await blocking { try feed.next(Self.memberChange(topic, member: "\(group):\(victim.id)")) }
+            let change = try await blocking { try feed.waitFor(Self.memberChange(topic, member: "\(group):\(victim.id)")) }
             #expect(Self.memberRow(change, "\(group):\(victim.id)").map(Self.isRemoval) == true, "\(change.object)")
         }
 
@@ -54,7 +55,7 @@ struct AdminLiveTests {
         // queued for that socket — the peer's drain shows the change (so the barrier works), the
         // removed member's shows nothing on the topic.
         try await live.http(200, "PATCH", "/v1/groups/\(group)", #"{"name":"After the removal"}"#, owner)
-        let change = try await blocking { try ownerFeed.next(RealtimeTests.type("change", topic)) }
+        let change = try await blocking { try ownerFeed.waitFor(RealtimeTests.type("change", topic)) }
         #expect(Self.rows(change).contains { $0["kind"] as? String == "group" })
         let (peerSaw, victimSaw) = try await blocking { (try peerFeed.drain(), try victimFeed.drain()) }
         #expect(peerSaw.contains { $0["type"] as? String == "change" && $0["seq"] as? Int == change["seq"] as? Int })
@@ -81,7 +82,7 @@ struct AdminLiveTests {
         #expect(run.status == 0, "\(run)")
         #expect(run.jsonObject?["status"] as? String == "suspended", "\(run.stdout)")
 
-        let codes = try await blocking { [try groupFeed.closeCode(), try userFeed.closeCode()] }
+        let codes = try await blocking { [try groupFeed.awaitClose(), try userFeed.awaitClose()] }
         #expect(codes == [CloseCodes.suspended, CloseCodes.suspended])
         let me = try await live.http(401, "GET", "/v1/me", nil, sam)
         #expect(me.errorCode == "CA012")
@@ -111,15 +112,15 @@ struct AdminLiveTests {
 
         let deleted = try await live.admin("users", "delete", leaving.email, "--reason", "GDPR request", "--yes")
         #expect(deleted.status == 0, "\(deleted)")
-        #expect(try await blocking { try leavingFeed.closeCode() } == CloseCodes.suspended)
+        #expect(try await blocking { try leavingFeed.awaitClose() } == CloseCodes.suspended)
         try await live.http(401, "GET", "/v1/me", nil, leaving)
-        let left = try await blocking { try ownerFeed.next(Self.memberChange(topic, member: "\(group):\(leaving.id)")) }
+        let left = try await blocking { try ownerFeed.waitFor(Self.memberChange(topic, member: "\(group):\(leaving.id)")) }
         #expect(Self.memberRow(left, "\(group):\(leaving.id)").map(Self.isEnded) == true, "\(left.object)")
 
         let dropped = try await live.admin("groups", "delete", group, "--reason", "spam", "--yes")
         #expect(dropped.status == 0, "\(dropped)")
         for feed in [ownerFeed, memberFeed] {
-            let revoked = try await blocking { try feed.next(RealtimeTests.type("revoked", topic)) }
+            let revoked = try await blocking { try feed.waitFor(RealtimeTests.type("revoked", topic)) }
             #expect(revoked["topic"] as? String == topic)
         }
         try await live.http(404, "GET", "/v1/groups/\(group)", nil, owner)
@@ -143,13 +144,13 @@ struct AdminLiveTests {
         let new = try #require(
             run.stdout.split(separator: " ").dropFirst().first.map(String.init), "rotate printed: \(run.stdout)")
         #expect(run.stdout.hasPrefix("code: ") && new.count == 6 && new != old, "\(run.stdout)")
-        let rotated = try await blocking { try ownerFeed.next(Self.hasKind("invite_code", topic)) }
+        let rotated = try await blocking { try ownerFeed.waitFor(Self.hasKind("invite_code", topic)) }
         #expect(rotated["event"] as? String == "invite_code_rotated")
 
         let refused = try await live.http(404, "POST", "/v1/join", #"{"code":"\#(old)"}"#, ana)
         #expect(refused.errorCode == "CA031")
         try await live.http(200, "POST", "/v1/join", #"{"code":"\#(new)"}"#, ana)
-        let joined = try await blocking { try ownerFeed.next(Self.memberChange(topic, member: "\(group):\(ana.id)")) }
+        let joined = try await blocking { try ownerFeed.waitFor(Self.memberChange(topic, member: "\(group):\(ana.id)")) }
         #expect(Self.memberRow(joined, "\(group):\(ana.id)")?["op"] as? String == "added")
 
         // --json prints the code for scripts; that rotation retires the code printed before.
@@ -288,6 +289,11 @@ struct AdminLiveTests {
 
     // MARK: Consistency of a copy
 
+    /// Bounds on every wait. Generous because the full suite runs ~500 tests in this process at once
+    /// and the in-process server competes with them for the cooperative pool's threads; a healthy run
+    /// needs well under a second per wait.
+    static let messageTimeout: Duration = .seconds(60)
+
     static let answererCount = 6
     static let writerCount = 3
     static let backupCount = 3
@@ -391,8 +397,13 @@ extension AdminLiveTests {
         }
     }
 
-    func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await Self.blocking(body)
+    /// `blocking` whose failure names the test line that waited (a timeout alone says little).
+    func blocking<T: Sendable>(line: Int = #line, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        do {
+            return try await Self.blocking(body)
+        } catch {
+            throw LiveServer.Failure.unexpected("line \(line): \(error)")
+        }
     }
 
     /// A count shared between tasks.
@@ -411,11 +422,32 @@ extension AdminLiveTests {
 }
 
 extension RealtimeTests.Feed {
+    /// The next text message matching `predicate` (others are skipped); throws on close or after
+    /// `AdminLiveTests.messageTimeout` without a frame.
+    func waitFor(_ predicate: ([String: Any]) -> Bool) throws -> RealtimeTests.Message {
+        while true {
+            let frame = try ws.readFrame(timeout: AdminLiveTests.messageTimeout)
+            if frame.opcode == .close { throw RealtimeTests.Failure.closed(frame.closeCode) }
+            guard frame.opcode == .text,
+                let object = (try? JSONSerialization.jsonObject(with: Data(frame.payload))) as? [String: Any]
+            else { continue }
+            if predicate(object) { return RealtimeTests.Message(object: object) }
+        }
+    }
+
+    /// The close code the server sends (messages before it are skipped).
+    func awaitClose() throws -> UInt16? {
+        while true {
+            let frame = try ws.readFrame(timeout: AdminLiveTests.messageTimeout)
+            if frame.opcode == .close { return frame.closeCode }
+        }
+    }
+
     /// Sends `ping` and returns every message up to and including its `pong`.
     func drain() throws -> [RealtimeTests.Message] {
         try send(#"{"op":"ping"}"#)
         var seen: [RealtimeTests.Message] = []
-        _ = try next { m in
+        _ = try waitFor { m in
             seen.append(RealtimeTests.Message(object: m))
             return m["type"] as? String == "pong"
         }
@@ -485,6 +517,9 @@ extension AdminLiveTests {
             var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
         }
 
+        /// Bounds one HTTP exchange.
+        static let httpTimeout: Duration = AdminLiveTests.messageTimeout
+
         /// One request on its own connection; throws unless the answer has `status`.
         @discardableResult
         func http(_ status: Int, _ method: String, _ path: String, _ body: String? = nil, _ account: Account? = nil)
@@ -495,9 +530,14 @@ extension AdminLiveTests {
                 var headers: [(String, String)] = []
                 if body != nil { headers.append(("Content-Type", "application/json")) }
                 if let account { headers.append(("Authorization", "Bearer \(account.token)")) }
-                let response = try LoopbackClient.request(
-                    port: port, method, path, headers: headers, body: Array((body ?? "").utf8))
-                return HTTPReply(status: response.status, body: response.body)
+                do {
+                    let client = try LoopbackClient(port: port, timeout: LiveServer.httpTimeout)
+                    defer { client.close() }
+                    let response = try client.request(method, path, headers: headers, body: Array((body ?? "").utf8))
+                    return HTTPReply(status: response.status, body: response.body)
+                } catch {
+                    throw Failure.unexpected("\(method) \(path): \(error)")
+                }
             }
             guard reply.status == status else {
                 throw Failure.unexpected("\(method) \(path): expected \(status), got \(reply.status) \(reply.text)")
@@ -539,7 +579,7 @@ extension AdminLiveTests {
             guard feed.status == 101 else { throw Failure.unexpected("upgrade status \(feed.status)") }
             for topic in topics {
                 try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
-                _ = try feed.next(RealtimeTests.type("snapshot", topic))
+                _ = try feed.waitFor(RealtimeTests.type("snapshot", topic))
             }
             return feed
         }
