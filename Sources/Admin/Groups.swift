@@ -174,13 +174,17 @@ struct Groups: ParsableCommand {
             let database = try options.openDatabase()
             let target = try Groups.find(group, in: database)
             if dryRun {
-                print("would delete group \(target.id) '\(target.name)' with \(target.memberCount) members")
+                if options.json {
+                    printJSON(["would_delete": target])
+                } else {
+                    print("would delete group \(target.id) '\(target.name)' with \(target.memberCount) members")
+                }
                 return
             }
             try confirm("Delete group '\(target.name)' (\(target.memberCount) members lose access)?", yes: yes)
             let now = options.now
             try database.writeSync { try GroupStore.adminDelete(groupID: target.id, reason: reason, at: now, on: $0) }
-            print("deleted group \(target.id)")
+            if options.json { printJSON(["deleted_group": target.id]) } else { print("deleted group \(target.id)") }
         }
     }
 

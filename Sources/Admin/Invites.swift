@@ -46,7 +46,7 @@ struct Invites: ParsableCommand {
             let groupID = try Groups.find(group, in: database).id
             let now = options.now
             try database.writeSync { try InviteCodeStore.adminDisable(groupID: groupID, reason: reason, at: now, on: $0) }
-            print("invite code disabled")
+            if options.json { printJSON(["disabled": true]) } else { print("invite code disabled") }
         }
     }
 
@@ -65,7 +65,11 @@ struct Invites: ParsableCommand {
             let cleared = try database.writeSync {
                 try InviteCodeStore.adminUnlock(groupID: groupID, reason: reason, at: now, on: $0)
             }
-            print(cleared ? "lock and failure count cleared" : "nothing to clear")
+            if options.json {
+                printJSON(["cleared": cleared])
+            } else {
+                print(cleared ? "lock and failure count cleared" : "nothing to clear")
+            }
         }
     }
 }

@@ -280,6 +280,19 @@ struct AdminLiveTests {
             #expect(run.status == 0, "\(arguments): \(run)")
             #expect(run.jsonValue != nil, "\(arguments): not JSON: \(run.stdout)")
         }
+        // Commands that change something print JSON too, and `users create` shows the generated
+        // password there (its only appearance), which then signs in.
+        let created = try await live.admin("users", "create", "ops@example.com", "--tier", "premium", "--json")
+        let password = try #require(created.jsonObject?["one_time_password"] as? String, "\(created)")
+        #expect((created.jsonObject?["user"] as? [String: Any])?["email"] as? String == "ops@example.com")
+        try await live.http(200, "POST", "/v1/auth/login", #"{"email":"ops@example.com","password":"\#(password)"}"#)
+        for arguments in [
+            ["invites", "unlock", group], ["invites", "disable", group], ["groups", "delete", group, "--reason", "x", "--dry-run"],
+            ["groups", "delete", group, "--reason", "x", "--yes"], ["users", "delete", "ops@example.com", "--reason", "x", "--yes"],
+        ] {
+            let run = try await live.admin(arguments + ["--json"])
+            #expect(run.status == 0 && run.jsonObject != nil, "\(arguments): \(run)")
+        }
         let trail = try await live.admin("audit", "--group", group, "--json")
         #expect(trail.status == 0, "\(trail)")
         let lines = trail.stdout.split(separator: "\n")
