@@ -76,13 +76,34 @@ struct DB: ParsableCommand {
             }
             let ok = integrity == ["ok"] && foreignKeys.isEmpty
             if options.json {
-                printJSON(["ok": ok ? "true" : "false"])
+                printJSON(CheckReport(ok: ok, integrityCheck: integrity, foreignKeyCheck: foreignKeys))
             } else {
                 print("integrity_check: \(integrity.joined(separator: "; "))")
                 print("foreign_key_check: \(foreignKeys.isEmpty ? "ok" : foreignKeys.joined(separator: "; "))")
             }
             if !ok { throw ExitCode(1) }
         }
+    }
+
+    /// What `db check --json` prints.
+    struct CheckReport: Encodable {
+        var ok: Bool
+        var integrityCheck: [String]
+        var foreignKeyCheck: [String]
+        enum CodingKeys: String, CodingKey {
+            case ok
+            case integrityCheck = "integrity_check"
+            case foreignKeyCheck = "foreign_key_check"
+        }
+    }
+
+    /// What `db backup --json` prints.
+    struct BackupReport: Encodable {
+        var path: String
+        var bytes: Int
+        var integrity: String
+        /// The copy's new log epoch (nil: a schema before migration 0006).
+        var epoch: String?
     }
 
     struct Backup: ParsableCommand {
@@ -106,7 +127,7 @@ struct DB: ParsableCommand {
             guard integrity == .text("ok") else { throw AdminError("the copy failed integrity_check: \(integrity)") }
             let size = (try? FileManager.default.attributesOfItem(atPath: destination)[.size] as? Int) ?? 0
             if options.json {
-                printJSON(["path": destination, "bytes": String(size), "integrity": "ok", "epoch": epoch ?? ""])
+                printJSON(BackupReport(path: destination, bytes: size, integrity: "ok", epoch: epoch))
             } else {
                 print("backed up to \(destination) (\(size) bytes, integrity ok, log epoch \(epoch ?? "none: schema before 0006"))")
             }
