@@ -23,6 +23,9 @@ public struct AppConfig: Sendable {
     /// Origins (`scheme://host[:port]`) allowed to open `/v1/realtime`. Empty: same-origin only
     /// (an `Origin` equal to `publicBaseURL`'s origin), plus clients that send no `Origin`.
     public var allowedOrigins: [String] = []
+    /// Peers (exact IP addresses, e.g. `127.0.0.1` for an nginx on the same host) whose
+    /// `X-Forwarded-For` names the client (`ClientAddress`). Empty: the header is ignored.
+    public var trustedProxies: Set<String> = []
 
     public init(
         dataDirectory: String = "./data", publicDirectory: String? = "./Public", durability: Durability = .normal,

@@ -18,6 +18,8 @@ public final class Application: HTTPResponder {
     /// The realtime feed behind `GET /v1/realtime`.
     public let realtime: RealtimeFeed
     private let requestIDPrefix: String
+    /// `AppConfig.trustedProxies`, read once.
+    private let trustedProxies: Set<String>
     private let requestCounter = AtomicCounter()
 
     /// Longest `X-Request-Id` accepted from a client; longer or odd ones are replaced.
@@ -29,6 +31,7 @@ public final class Application: HTTPResponder {
         self.accessLog = accessLog
         staticFiles = services.config.publicDirectory.flatMap(StaticFiles.init(directory:))
         requestIDPrefix = Hex.encode(SecureRandom.bytes(4))
+        trustedProxies = services.config.trustedProxies
         realtime = RealtimeFeed(services: services)
         var router = Router<Handler>()
         HealthRoutes.register(in: &router, services: services)
@@ -51,6 +54,9 @@ public final class Application: HTTPResponder {
         let requestID = Self.acceptableRequestID(http.head.headers[first: "x-request-id"])
             ?? "\(requestIDPrefix)-\(requestCounter.next())"
         let path = http.head.path
+        var context = context
+        context.remoteAddress = ClientAddress.resolve(
+            peer: context.remoteAddress, headers: http.head.headers, trustedProxies: trustedProxies)
         var request = Request(http: http, parameters: [:], context: context, requestID: requestID, route: "")
 
         switch router.match(http.head.method, path: path) {
