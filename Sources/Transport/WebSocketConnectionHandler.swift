@@ -81,7 +81,7 @@ public final class WebSocket: Sendable, CustomStringConvertible {
             handler.run(command)
         } else {
             let handler = self.handler
-            loop.execute { handler.run(command, flush: .coalesced) }
+            loop.execute { handler.run(command) }
         }
     }
 }
@@ -119,8 +119,6 @@ public final class WebSocketConnectionHandler: ConnectionHandler, @unchecked Sen
     private var socket: WebSocket?
     /// True while draining the protocol's actions: writes are flushed once at the end.
     private var processing = false
-    /// True while a flush for commands that came from other threads is queued on the loop.
-    private var flushQueued = false
     /// Whether `.closed` reached the delegate (it must be the last event, exactly once).
     private var delivered = false
 
@@ -215,20 +213,9 @@ public final class WebSocketConnectionHandler: ConnectionHandler, @unchecked Sen
 
     // MARK: Driving the protocol
 
-    /// When `run` sends what a command wrote.
-    enum FlushPolicy {
-        /// At once (a command issued on the loop).
-        case immediate
-        /// In one flush queued behind whatever the loop already has queued: a broadcast hops to
-        /// the loop once per message and subscriber, and when several messages for this socket
-        /// are queued (a burst of changes) they leave in one `send` instead of one each — the
-        /// send path is most of the server's CPU under fan-out (Benchmarks/fanout.sh profile).
-        case coalesced
-    }
-
     /// Runs an application command (on the loop).
-    func run(_ command: Command, flush: FlushPolicy = .immediate) {
-        guard let connection else { return }
+    func run(_ command: Command) {
+        guard connection != nil else { return }
         let action: WebSocketAction
         switch command {
         case let .text(text): action = webSocket.send(text: text)
@@ -238,19 +225,9 @@ public final class WebSocketConnectionHandler: ConnectionHandler, @unchecked Sen
         case let .close(code, reason): action = webSocket.close(code: code, reason: reason)
         }
         apply(action)
-        guard !processing else { return }
-        switch flush {
-        case .immediate:
-            self.connection?.flush()
+        if !processing {
+            connection?.flush()
             updateDeadline()
-        case .coalesced:
-            guard !flushQueued else { return }
-            flushQueued = true
-            connection.loop.execute { [self] in
-                flushQueued = false
-                self.connection?.flush()
-                updateDeadline()
-            }
         }
     }
 

@@ -229,8 +229,8 @@ struct WebSocketConnectionTests {
     }
 
     @Test func aBurstSentFromAnotherThreadArrivesWholeAndInOrder() throws {
-        // Sends from other threads are flushed once per burst (coalesced): every message must still
-        // leave, in order, including the last one of a burst.
+        // Sends from other threads (how the realtime feed broadcasts) hop to the loop one by one:
+        // every message must leave, in order, including the last one of a burst.
         try withWebSocketServer { _, port, recorder in
             let ws = try WebSocketTestClient(port: port, path: "/ws")
             #expect(eventually { recorder.sockets.count == 1 })
