@@ -25,25 +25,23 @@ hold() {  # hold PORT PATH COUNT [wsload args…]: opens COUNT sockets in ≤ 9,
     holders=()
     while [ "$count" -gt 0 ]; do
         n=$((count < per_process ? count : per_process))
-        mkfifo "$work/hold.$i"
         "$WSLOAD" idle --port "$port" --path "$path" --conns "$n" --ready-file "$work/ready.$i" "$@" \
-            <"$work/hold.$i" >"$work/idle.$i.out" 2>&1 &
+            >"$work/idle.$i.out" 2>&1 &
         pids+=($!)
-        exec {fd}>"$work/hold.$i"
-        holders+=("$fd:$!")
+        holders+=($!)
         count=$((count - n))
-        i=$((i + 1))
         # one process at a time: they share the server's accept queue
-        while [ ! -s "$work/ready.$((i - 1))" ]; do
-            kill -0 "${holders[-1]#*:}" 2>/dev/null || { cat "$work/idle.$((i - 1)).out" >&2; return 1; }
+        while [ ! -s "$work/ready.$i" ]; do
+            kill -0 "${holders[-1]}" 2>/dev/null || { cat "$work/idle.$i.out" >&2; return 1; }
             sleep 0.2
         done
+        i=$((i + 1))
     done
 }
-release() {  # closes every holder's stdin → they exit, closing their sockets
-    local h fd
-    for h in "${holders[@]}"; do fd=${h%%:*}; exec {fd}>&-; wait "${h#*:}" || true; done
-    rm -f "$work"/hold.* "$work"/ready.*
+release() {  # ends every holder, closing its sockets
+    local h
+    for h in "${holders[@]}"; do kill "$h"; wait "$h" 2>/dev/null || true; done
+    rm -f "$work"/ready.*
 }
 
 measure() {  # measure NAME PID PORT PATH RUN [wsload args…]

@@ -7,7 +7,8 @@
 #
 # Each of CONNECTIONS sockets keeps WINDOW text messages of SIZE bytes in flight (a new one per echo),
 # after a 2 s warm-up; no compression (none offered). The servers alternate, RUNS times each; the
-# table shows each run, the server's CPU (user+sys, % of one core) and the medians.
+# table shows each run, the server's and the load generator's CPU (user+sys, % of one core; a
+# generator near 100% means the server could go faster) and the medians.
 source "$(dirname "$0")/lib.sh"
 seconds=${1:-10}
 conns=${2:-64}
@@ -28,8 +29,8 @@ measure() {  # measure NAME PID PORT PATH RUN
     profile_stop
     awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" -v s=$((seconds + 2)) \
         'BEGIN {printf "%.0f\n", 100*t/hz/s}' >"$out.cpu"
-    printf '%-22s run %s  %10s msg/s  server CPU %4s%%  load %s\n' "$1" "$5" "$(field messages_per_s "$out")" \
-        "$(cat "$out.cpu")" "$(load)"
+    printf '%-22s run %s  %10s msg/s  server CPU %4s%%  load generator CPU %4s%%  load %s\n' "$1" "$5" \
+        "$(field messages_per_s "$out")" "$(cat "$out.cpu")" "$(field client_cpu_percent "$out")" "$(load)"
 }
 
 echo "ws-echo: $conns connections × window $window × $size-byte text messages, ${seconds}s (+2s warm-up), $(nproc) cores, $RUNS runs"
