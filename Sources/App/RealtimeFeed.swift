@@ -11,7 +11,8 @@ import Wire
 /// The I/O shell around `RealtimeHub`: one serial queue owns the hub and performs its actions in
 /// order; reads run on the database's reader pool and hop back. Changes (local or from another
 /// process such as chronir-admin) are noticed by polling `PRAGMA data_version` on a dedicated
-/// read connection every `pollInterval` (so a change reaches subscribers within about that long).
+/// read connection every `pollInterval` (so a change reaches subscribers within about that long);
+/// this process's own commits trigger a poll at once (`Database.onCommit`).
 public final class RealtimeFeed: @unchecked Sendable {
     let services: Services
     let queue = DispatchQueue(label: "chronir.realtime")
@@ -34,7 +35,25 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// How often `PRAGMA data_version` is checked.
     static let pollInterval: DispatchTimeInterval = .milliseconds(150)
 
-    init(services: Services) { self.services = services }
+    /// Group snapshots encoded once per (group, seq) for all subscribers.
+    private let snapshotCache = SnapshotCache()
+    /// Set while a `commitNoticed` poll is queued (coalesces a burst of commits into one poll).
+    private let pollQueued = Atomic<Bool>(false)
+
+    init(services: Services) {
+        self.services = services
+        // This process's commits are read at once; other processes' on the next data_version poll.
+        services.database.onCommit { [weak self] in self?.commitNoticed() }
+    }
+
+    /// A write of this process committed: poll now (from the writer queue; only schedules).
+    private func commitNoticed() {
+        guard !pollQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        queue.async { [self] in
+            pollQueued.store(false, ordering: .releasing)
+            poll()
+        }
+    }
 
     deinit {
         poller?.cancel()
@@ -228,10 +247,10 @@ public final class RealtimeFeed: @unchecked Sendable {
                     }
                 }
             case .needSnapshot(let request):
-                let database = services.database, now = services.clock.nowMilliseconds()
+                let database = services.database, now = services.clock.nowMilliseconds(), cache = snapshotCache
                 Self.offLoop {
                     let result = try? database.readSync { db in
-                        try RealtimeSnapshots.read(request.topic, userID: request.userID, at: now, on: db)
+                        try RealtimeSnapshots.read(request.topic, userID: request.userID, at: now, cache: cache, on: db)
                     }
                     self.queue.async {
                         guard self.hub != nil else { return }

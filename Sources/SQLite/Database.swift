@@ -1,5 +1,6 @@
 import CSQLite
 import Dispatch
+import Synchronization
 
 /// How a `Database` opens its connections.
 public struct DatabaseOptions: Sendable {
@@ -37,6 +38,8 @@ public final class Database: Sendable {
     private let writer: WriterSlot
     /// The read-only connections.
     private let readers: ReaderPool
+    /// Called after every committed `write`/`writeSync` (see `onCommit`).
+    private let commitObserver = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// Opens the writer first (creating the file and switching it to WAL), then the readers.
     /// A file path is required: each connection to ":memory:" would see its own empty database.
@@ -66,9 +69,23 @@ public final class Database: Sendable {
     public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             writerQueue.async { [writer] in
-                continuation.resume(with: Result { try writer.connection().transaction(.immediate, body) })
+                let result = Result { try writer.connection().transaction(.immediate, body) }
+                if case .success = result { self.committed() }
+                continuation.resume(with: result)
             }
         }
+    }
+
+    /// Sets the one observer called (on the writer queue, right after the COMMIT, so a reader that
+    /// starts now sees the change) after every successful `write`/`writeSync` of this process — so
+    /// the realtime feed reads new change-log rows at once instead of on its next poll. It must only
+    /// schedule work (no database calls). Replaces any earlier observer.
+    public func onCommit(_ observer: @escaping @Sendable () -> Void) {
+        commitObserver.withLock { $0 = observer }
+    }
+
+    private func committed() {
+        commitObserver.withLock { $0 }?()
     }
 
     /// Runs body on a reader connection, inside a DEFERRED transaction (one consistent snapshot),
@@ -87,7 +104,9 @@ public final class Database: Sendable {
     /// Blocking `write`: runs body on the writer queue in one IMMEDIATE transaction and waits.
     @discardableResult
     public func writeSync<T>(_ body: (Connection) throws -> T) throws -> T {
-        try withWriter { connection in try connection.transaction(.immediate, body) }
+        let result = try withWriter { connection in try connection.transaction(.immediate, body) }
+        committed()
+        return result
     }
 
     /// Blocking `read`: takes a reader (waiting if all are busy) and runs body on the calling thread
