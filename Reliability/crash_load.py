@@ -178,21 +178,23 @@ def verify(args):
             "AND m.status = 'active') FROM groups g WHERE g.deleted_ms IS NULL"):
         if owners != 1:
             bad("group without exactly one active owner", gid)
-    pairs = [("users", "id", "user"), ("groups", "id", "group"), ("shared_alarms", "id", "shared_alarm"),
-             ("shared_completions", "id", "shared_completion")]
-    for table, column, kind in pairs:
-        for (eid,) in db.execute(
-                f"SELECT t.{column} FROM {table} t WHERE NOT EXISTS (SELECT 1 FROM change_log c "
-                f"WHERE c.kind = ? AND c.entity_id = t.{column})", (kind,)):
+    logged = {}  # kind -> entity ids with any change_log row; added[kind] -> ids with an 'added' row
+    added = {}
+    for kind, eid, op in db.execute("SELECT kind, entity_id, op FROM change_log"):
+        logged.setdefault(kind, set()).add(eid)
+        if op == "added":
+            added.setdefault(kind, set()).add(eid)
+    pairs = [("users", "user"), ("groups", "group"), ("shared_alarms", "shared_alarm"),
+             ("shared_completions", "shared_completion")]
+    for table, kind in pairs:
+        rows = {eid for (eid,) in db.execute(f"SELECT id FROM {table}")}
+        for eid in rows - logged.get(kind, set()):
             bad(f"{table} row without change_log row", eid)
-        for (eid,) in db.execute(
-                f"SELECT c.entity_id FROM change_log c WHERE c.kind = ? AND c.op = 'added' AND NOT EXISTS "
-                f"(SELECT 1 FROM {table} t WHERE t.{column} = c.entity_id)", (kind,)):
+        for eid in added.get(kind, set()) - rows:
             bad(f"change_log 'added' {kind} without its {table} row", eid)
-    for gid, uid in db.execute(
-            "SELECT m.group_id, m.user_id FROM group_members m WHERE NOT EXISTS (SELECT 1 FROM change_log c "
-            "WHERE c.kind = 'member' AND c.entity_id = m.group_id || ':' || m.user_id)"):
-        bad("member row without change_log row", (gid, uid))
+    for gid, uid in db.execute("SELECT group_id, user_id FROM group_members"):
+        if f"{gid}:{uid}" not in logged.get("member", set()):
+            bad("member row without change_log row", (gid, uid))
 
     # Gap-free change log.
     count, lo, hi = one("SELECT count(*), min(seq), max(seq) FROM change_log")
