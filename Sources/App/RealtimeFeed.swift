@@ -234,8 +234,8 @@ public final class RealtimeFeed: @unchecked Sendable {
                 broadcast(bytes, to: ids)
             case .authenticate(let id, let token):
                 let database = services.database, now = services.clock.nowMilliseconds()
-                Self.offLoop {
-                    let result = Self.check(token: token, database: database, now: now)
+                Task {
+                    let result = await Self.check(token: token, database: database, now: now)
                     self.queue.async {
                         guard self.hub != nil else { return }
                         if let result {
@@ -247,34 +247,25 @@ public final class RealtimeFeed: @unchecked Sendable {
                     }
                 }
             case .needSnapshot(let request):
-                let database = services.database, now = services.clock.nowMilliseconds(), cache = snapshotCache
-                Self.offLoop {
-                    let result = try? database.readSync { db in
-                        try RealtimeSnapshots.read(request.topic, userID: request.userID, at: now, cache: cache, on: db)
-                    }
-                    self.queue.async {
-                        guard self.hub != nil else { return }
-                        if let result {
-                            self.perform(self.hub!.snapshotReady(request, seq: result.seq, data: result.data))
-                        } else {
-                            self.perform(self.hub!.accessDenied(request))
-                        }
+                let now = services.clock.nowMilliseconds(), cache = snapshotCache
+                read { db in
+                    try RealtimeSnapshots.read(request.topic, userID: request.userID, at: now, cache: cache, on: db)
+                } then: { result in
+                    if let result {
+                        self.perform(self.hub!.snapshotReady(request, seq: result.seq, data: result.data))
+                    } else {
+                        self.perform(self.hub!.accessDenied(request))
                     }
                 }
             case .needReplay(let request, let after):
-                let database = services.database, maxRows = hub!.limits.maxReplayRows
-                Self.offLoop {
-                    let result = try? database.readSync { db in
-                        try RealtimeSnapshots.replay(
-                            request.topic, userID: request.userID, after: after, maxRows: maxRows, on: db)
-                    }
-                    self.queue.async {
-                        guard self.hub != nil else { return }
-                        if let result {
-                            self.perform(self.hub!.replayReady(request, result))
-                        } else {
-                            self.perform(self.hub!.accessDenied(request))
-                        }
+                let maxRows = hub!.limits.maxReplayRows
+                read { db in
+                    try RealtimeSnapshots.replay(request.topic, userID: request.userID, after: after, maxRows: maxRows, on: db)
+                } then: { result in
+                    if let result {
+                        self.perform(self.hub!.replayReady(request, result))
+                    } else {
+                        self.perform(self.hub!.accessDenied(request))
                     }
                 }
             case .close(let id, let code, let reason):
@@ -283,17 +274,27 @@ public final class RealtimeFeed: @unchecked Sendable {
         }
     }
 
-    /// Runs blocking reads (`Database.readSync`, one transaction each) on a Dispatch thread: never
-    /// on the feed's queue, the event loops or the cooperative pool.
-    static func offLoop(_ work: @escaping @Sendable () -> Void) {
-        DispatchQueue.global().async(execute: work)
+    /// Runs `body` in one read transaction with `Database.read` — waiting for a free reader parks
+    /// no thread, so 1,000 sockets subscribing at once queue for the reader pool instead of blocking
+    /// 1,000 Dispatch threads — then `completion` on the feed's queue (if the hub still runs) with
+    /// the result, nil when the read threw (no access, or the database failed).
+    private func read<T: Sendable>(
+        _ body: @escaping @Sendable (SQLite.Connection) throws -> T, then completion: @escaping @Sendable (T?) -> Void
+    ) {
+        let database = services.database
+        Task {
+            let result = try? await database.read(body)
+            self.queue.async {
+                guard self.hub != nil else { return }
+                completion(result)
+            }
+        }
     }
 
     /// The user of a live session with an active account, and the log's seq in the same read.
-    /// Blocking: call it off the loops (`offLoop`).
-    static func check(token: String, database: Database, now: Int64) -> (userID: String, seq: Int64, tokenHash: [UInt8])? {
+    static func check(token: String, database: Database, now: Int64) async -> (userID: String, seq: Int64, tokenHash: [UInt8])? {
         guard let hash = TokenHashing.hash(token: token) else { return nil }
-        let found = try? database.readSync { db -> (String, Int64)? in
+        let found = try? await database.read { db -> (String, Int64)? in
             guard let lookup = try SessionStore.lookup(tokenHash: hash, at: now, on: db), lookup.user.status == .active
             else { return nil }
             return (lookup.user.id, try ChangeLog.latestSeq(on: db))

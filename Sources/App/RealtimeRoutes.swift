@@ -29,8 +29,8 @@ enum RealtimeRoutes {
                 }
                 let services = feed.services
                 let now = services.clock.nowMilliseconds()
-                RealtimeFeed.offLoop {
-                    let found = RealtimeFeed.check(token: token, database: services.database, now: now)
+                Task {
+                    let found = await RealtimeFeed.check(token: token, database: services.database, now: now)
                     sink.upgradeToWebSocket(handshake, configuration: webSocket) {
                         RealtimeConnection(
                             feed: feed, userID: found?.userID, checkedAt: found?.seq, tokenHash: found?.tokenHash,
