@@ -40,6 +40,10 @@ public final class Application: HTTPResponder {
         GroupInvitationRoutes.register(in: &router, services: services)
         SharedAlarmRoutes.register(in: &router, services: services)
         RealtimeRoutes.register(in: &router, feed: realtime)
+        if services.config.metrics.onMainPort {
+            let endpoint = MetricsEndpoint(metrics: services.metrics, token: services.config.metrics.token)
+            router.add(.get, MetricsEndpoint.path, .sync { request in try endpoint.respond(request) })
+        }
         self.router = router
     }
 
@@ -74,7 +78,7 @@ public final class Application: HTTPResponder {
                 if let response {
                     finish(response, request, started, sink)
                 } else {
-                    log(status: 101, bytes: 0, request, started)
+                    completed(status: 101, bytes: 0, request, started)
                 }
             }
         case .methodNotAllowed(let allowed):
@@ -136,15 +140,17 @@ public final class Application: HTTPResponder {
         var response = response
         response.headers.add(name: "X-Request-Id", value: request.requestID)
         sink.send(response)
-        log(status: response.status.code, bytes: response.body.count, request, started)
+        completed(status: response.status.code, bytes: response.body.count, request, started)
     }
 
-    private func log(status: Int, bytes: Int, _ request: Request, _ started: UInt64) {
+    /// Records a handled request: its metrics, and its access-log line.
+    private func completed(status: Int, bytes: Int, _ request: Request, _ started: UInt64) {
+        let nanoseconds = DispatchTime.now().uptimeNanoseconds &- started
+        services.metrics.http.record(method: request.method, route: request.route, status: status, nanoseconds: nanoseconds)
         guard let accessLog, accessLog.isEnabled else { return }
         accessLog.record(
             method: request.method.rawValue, path: request.http.head.path, route: request.route,
-            status: status, bytes: bytes,
-            durationMicroseconds: (DispatchTime.now().uptimeNanoseconds - started) / 1000,
+            status: status, bytes: bytes, durationMicroseconds: nanoseconds / 1000,
             requestID: request.requestID, clientIP: request.context.remoteAddress)
     }
 
