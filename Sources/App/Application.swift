@@ -139,8 +139,9 @@ public final class Application: HTTPResponder {
     private func finish(_ response: HTTPResponse, _ request: Request, _ started: UInt64, _ sink: ResponseSink) {
         var response = response
         response.headers.add(name: "X-Request-Id", value: request.requestID)
-        sink.send(response)
+        // Counted before it is sent: a client that has the response finds it in the metrics.
         completed(status: response.status.code, bytes: response.body.count, request, started)
+        sink.send(response)
     }
 
     /// Records a handled request: its metrics, and its access-log line.
