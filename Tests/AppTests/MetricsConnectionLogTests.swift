@@ -55,12 +55,12 @@ struct MetricsConnectionLogTests {
         defer { server.shutdown() }
 
         try await metricsBlocking {
-            let client = try LoopbackClient(port: port)
+            let client = try LoopbackClient(port: port, timeout: ioTimeout)
             _ = try client.request("GET", "/healthz")
             _ = try client.request("GET", "/v1/nothing-here")
             client.close()
             let ws = try WebSocketTestClient(
-                port: port, path: "/v1/realtime", extraHeaders: [("Authorization", "Bearer \(token)")])
+                port: port, path: "/v1/realtime", extraHeaders: [("Authorization", "Bearer \(token)")], timeout: ioTimeout)
             #expect(ws.handshake.status == 101)
             ws.connection.close()
         }

@@ -47,6 +47,26 @@ final class MetricsServer: Sendable {
         app.realtime.stop()
         server.shutdown()
     }
+
+    /// Registers an account through the application (no socket) and returns its token.
+    func register(_ email: String) async throws -> String {
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: "test")
+        headers.add(name: "Content-Type", value: "application/json")
+        let request = HTTPRequest(
+            head: HTTPRequestHead(method: .post, target: "/v1/auth/register", headers: headers),
+            body: Array(#"{"email":"\#(email)","password":"correct horse","display_name":"Ana"}"#.utf8))
+        let response = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPResponse, Never>) in
+            app.respond(
+                to: request, context: RequestContext(remoteAddress: "127.0.0.1", connectionID: 0),
+                sink: ResponseSink { continuation.resume(returning: $0) })
+        }
+        let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        guard response.status.code == 201, let token = json?["token"] as? String else {
+            throw MetricsTests.Failure.status(response.status.code)
+        }
+        return token
+    }
 }
 
 /// Parsed Prometheus text exposition: `series` (name plus labels exactly as rendered) → value.
@@ -84,6 +104,10 @@ struct Exposition {
     }
 }
 
+/// Bound of every client read: generous, because the full suite runs hundreds of tests at once on
+/// a small shared machine (a wait is a bound, not a timing assertion).
+let ioTimeout: Duration = .seconds(30)
+
 /// Runs blocking client I/O on a Dispatch thread, never on a cooperative one.
 func metricsBlocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
@@ -120,14 +144,11 @@ struct MetricsTests {
     func requestsOverTheTransport() async throws {
         let s = try MetricsServer()
         defer { s.stop() }
+        _ = try await s.register("ana@example.com")
         let (first, second) = try await metricsBlocking {
-            let client = try LoopbackClient(port: s.port)
+            let client = try LoopbackClient(port: s.port, timeout: ioTimeout)
             defer { client.close() }
             for _ in 0..<5 { _ = try client.request("GET", "/healthz") }
-            let register = try client.request(
-                "POST", "/v1/auth/register", headers: [("Content-Type", "application/json")],
-                body: #"{"email":"ana@example.com","password":"correct horse","display_name":"Ana"}"#)
-            #expect(register.status == 201)
             _ = try client.request("GET", "/v1/me")  // no token: 401
             let first = try Self.scrape(client)
             let second = try Self.scrape(client)
@@ -172,12 +193,12 @@ struct MetricsTests {
         let s = try MetricsServer()
         defer { s.stop() }
         let exposition = try await metricsBlocking {
-            let bad = try LoopbackClient(port: s.port)
+            let bad = try LoopbackClient(port: s.port, timeout: ioTimeout)
             defer { bad.close() }
             try bad.send("GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n")
             let answer = try bad.readResponse()
             #expect(answer.status == 400)
-            let client = try LoopbackClient(port: s.port)
+            let client = try LoopbackClient(port: s.port, timeout: ioTimeout)
             defer { client.close() }
             return try Self.scrape(client)
         }
@@ -194,7 +215,7 @@ struct MetricsTests {
         let s = try MetricsServer()
         defer { s.stop() }
         let (missing, wrong, right) = try await metricsBlocking {
-            let client = try LoopbackClient(port: s.port)
+            let client = try LoopbackClient(port: s.port, timeout: ioTimeout)
             defer { client.close() }
             return (
                 try client.request("GET", "/metrics"),
@@ -232,17 +253,17 @@ struct MetricsTests {
         let (guarded, guardedPort) = try listen(token: MetricsServer.token)
         defer { guarded.shutdown() }
         let results = try await metricsBlocking {
-            let api = try LoopbackClient(port: s.port)
+            let api = try LoopbackClient(port: s.port, timeout: ioTimeout)
             defer { api.close() }
             let apiMetrics = try api.request("GET", "/metrics", headers: Self.auth).status
             _ = try api.request("GET", "/healthz")
-            let side = try LoopbackClient(port: openPort)
+            let side = try LoopbackClient(port: openPort, timeout: ioTimeout)
             defer { side.close() }
             let scraped = try side.request("GET", "/metrics")
             let again = try side.request("GET", "/metrics")
             let other = try side.request("GET", "/healthz").status
             let post = try side.request("POST", "/metrics").status
-            let g = try LoopbackClient(port: guardedPort)
+            let g = try LoopbackClient(port: guardedPort, timeout: ioTimeout)
             defer { g.close() }
             let noToken = try g.request("GET", "/metrics").status
             let withToken = try g.request("GET", "/metrics", headers: Self.auth).status
@@ -310,16 +331,12 @@ struct MetricsTests {
     func webSocketGauge() async throws {
         let s = try MetricsServer()
         defer { s.stop() }
+        let token = try await s.register("ws@example.com")
         let (during, after) = try await metricsBlocking {
-            let api = try LoopbackClient(port: s.port)
+            let api = try LoopbackClient(port: s.port, timeout: ioTimeout)
             defer { api.close() }
-            let register = try api.request(
-                "POST", "/v1/auth/register", headers: [("Content-Type", "application/json")],
-                body: #"{"email":"ws@example.com","password":"correct horse","display_name":"Ws"}"#)
-            let token = try #require(
-                (try JSONSerialization.jsonObject(with: Data(register.body)) as? [String: Any])?["token"] as? String)
             let ws = try WebSocketTestClient(
-                port: s.port, path: "/v1/realtime", extraHeaders: [("Authorization", "Bearer \(token)")])
+                port: s.port, path: "/v1/realtime", extraHeaders: [("Authorization", "Bearer \(token)")], timeout: ioTimeout)
             #expect(ws.handshake.status == 101)
             let upgrades = #"chronir_http_requests_total{method="GET",route="/v1/realtime",status="101"}"#
             let during = try Self.scrape(api) { $0[upgrades] == 1 }
