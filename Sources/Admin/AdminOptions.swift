@@ -49,12 +49,6 @@ struct AdminOptions: ParsableArguments {
     var now: Int64 { SystemClock().nowMilliseconds() }
 }
 
-/// A failure explained to the operator; exits 1.
-struct AdminError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// Asks for confirmation on a terminal unless `--yes`; without a terminal, refuses.
 func confirm(_ question: String, yes: Bool) throws {
     if yes { return }

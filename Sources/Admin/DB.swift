@@ -76,13 +76,34 @@ struct DB: ParsableCommand {
             }
             let ok = integrity == ["ok"] && foreignKeys.isEmpty
             if options.json {
-                printJSON(["ok": ok ? "true" : "false"])
+                printJSON(CheckReport(ok: ok, integrityCheck: integrity, foreignKeyCheck: foreignKeys))
             } else {
                 print("integrity_check: \(integrity.joined(separator: "; "))")
                 print("foreign_key_check: \(foreignKeys.isEmpty ? "ok" : foreignKeys.joined(separator: "; "))")
             }
             if !ok { throw ExitCode(1) }
         }
+    }
+
+    /// What `db check --json` prints.
+    struct CheckReport: Encodable {
+        var ok: Bool
+        var integrityCheck: [String]
+        var foreignKeyCheck: [String]
+        enum CodingKeys: String, CodingKey {
+            case ok
+            case integrityCheck = "integrity_check"
+            case foreignKeyCheck = "foreign_key_check"
+        }
+    }
+
+    /// What `db backup --json` prints.
+    struct BackupReport: Encodable {
+        var path: String
+        var bytes: Int
+        var integrity: String
+        /// The copy's new log epoch (nil: a schema before migration 0006).
+        var epoch: String?
     }
 
     struct Backup: ParsableCommand {
@@ -99,14 +120,16 @@ struct DB: ParsableCommand {
             let database = try options.openDatabase(requireCurrentSchema: false)
             try database.backup(to: destination)
             let copy = try Database(path: destination, options: DatabaseOptions(readerCount: 1))
+            // The copy starts a new history: a restore from it must not continue the live log's seqs.
+            let epoch = try copy.writeSync { db in try LogEpoch.rotate(on: db) }
             let integrity = try copy.readSync { try $0.scalar("PRAGMA integrity_check") }
             copy.close()
             guard integrity == .text("ok") else { throw AdminError("the copy failed integrity_check: \(integrity)") }
             let size = (try? FileManager.default.attributesOfItem(atPath: destination)[.size] as? Int) ?? 0
             if options.json {
-                printJSON(["path": destination, "bytes": String(size), "integrity": "ok"])
+                printJSON(BackupReport(path: destination, bytes: size, integrity: "ok", epoch: epoch))
             } else {
-                print("backed up to \(destination) (\(size) bytes, integrity ok)")
+                print("backed up to \(destination) (\(size) bytes, integrity ok, log epoch \(epoch ?? "none: schema before 0006"))")
             }
         }
     }

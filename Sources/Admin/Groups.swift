@@ -17,12 +17,23 @@ struct Groups: ParsableCommand {
          g.frozenAt?.description ?? "-"]
     }
 
+    /// The live group `id`, or a failure that names it. Commands look the group up first so an
+    /// unknown id is reported as such; the Store checks again inside the write transaction.
+    static func find(_ id: String, in database: Database) throws -> Group {
+        do {
+            return try database.readSync { try GroupStore.liveGroup(id, on: $0) }
+        } catch DomainError.notFound {
+            throw AdminError("no group \(id) (unknown or deleted)")
+        }
+    }
+
     /// Freezes or unfreezes `group` and prints it (shared by `freeze` and `unfreeze`).
     static func setFrozen(_ frozen: Bool, group: String, reason: String, options: AdminOptions) throws {
         let database = try options.openDatabase()
+        let target = try Groups.find(group, in: database)
         let now = options.now
         let updated = try database.writeSync {
-            try GroupStore.adminSetFrozen(groupID: group, frozen: frozen, reason: reason, at: now, on: $0)
+            try GroupStore.adminSetFrozen(groupID: target.id, frozen: frozen, reason: reason, at: now, on: $0)
         }
         if options.json { printJSON(updated) } else { printTable(Groups.header, [Groups.row(updated)]) }
     }
@@ -102,8 +113,9 @@ struct Groups: ParsableCommand {
         func run() throws {
             let database = try options.openDatabase()
             let now = options.now
+            let target = try Groups.find(group, in: database)
             let report = try database.readSync { db -> Report in
-                let group = try GroupStore.liveGroup(group, on: db)
+                let group = try GroupStore.liveGroup(target.id, on: db)
                 let code = try InviteCodeStore.status(groupID: group.id, at: now, on: db)
                 return Report(
                     group: group, members: try GroupStore.activeMembers(groupID: group.id, on: db),
@@ -139,9 +151,10 @@ struct Groups: ParsableCommand {
 
         func run() throws {
             let database = try options.openDatabase()
+            let target = try Groups.find(group, in: database)
             let now = options.now
             let renamed = try database.writeSync {
-                try GroupStore.adminRename(groupID: group, name: name, reason: reason, at: now, on: $0)
+                try GroupStore.adminRename(groupID: target.id, name: name, reason: reason, at: now, on: $0)
             }
             if options.json { printJSON(renamed) } else { printTable(Groups.header, [Groups.row(renamed)]) }
         }
@@ -159,15 +172,19 @@ struct Groups: ParsableCommand {
 
         func run() throws {
             let database = try options.openDatabase()
-            let target = try database.readSync { try GroupStore.liveGroup(group, on: $0) }
+            let target = try Groups.find(group, in: database)
             if dryRun {
-                print("would delete group \(target.id) '\(target.name)' with \(target.memberCount) members")
+                if options.json {
+                    printJSON(["would_delete": target])
+                } else {
+                    print("would delete group \(target.id) '\(target.name)' with \(target.memberCount) members")
+                }
                 return
             }
             try confirm("Delete group '\(target.name)' (\(target.memberCount) members lose access)?", yes: yes)
             let now = options.now
             try database.writeSync { try GroupStore.adminDelete(groupID: target.id, reason: reason, at: now, on: $0) }
-            print("deleted group \(target.id)")
+            if options.json { printJSON(["deleted_group": target.id]) } else { print("deleted group \(target.id)") }
         }
     }
 
@@ -182,10 +199,11 @@ struct Groups: ParsableCommand {
 
         func run() throws {
             let database = try options.openDatabase()
+            let target = try Groups.find(group, in: database)
             let userID = try Users.find(user, in: database).id
             let now = options.now
             let detail = try database.writeSync {
-                try GroupStore.adminTransfer(groupID: group, userID: userID, reason: reason, at: now, on: $0)
+                try GroupStore.adminTransfer(groupID: target.id, userID: userID, reason: reason, at: now, on: $0)
             }
             if options.json { printJSON(detail) } else { printTable(Members.header, detail.members.map(Members.row)) }
         }
@@ -210,9 +228,8 @@ struct Members: ParsableCommand {
 
         func run() throws {
             let database = try options.openDatabase()
-            let members = try database.readSync { db in
-                try GroupStore.activeMembers(groupID: try GroupStore.liveGroup(group, on: db).id, on: db)
-            }
+            let target = try Groups.find(group, in: database)
+            let members = try database.readSync { try GroupStore.activeMembers(groupID: target.id, on: $0) }
             if options.json { printJSON(members) } else { printTable(Members.header, members.map(Members.row)) }
         }
     }
@@ -229,11 +246,12 @@ struct Members: ParsableCommand {
 
         func run() throws {
             let database = try options.openDatabase()
+            let groupID = try Groups.find(group, in: database).id
             let target = try Users.find(user, in: database)
-            try confirm("Remove \(target.email) from group \(group)?", yes: yes)
+            try confirm("Remove \(target.email) from group \(groupID)?", yes: yes)
             let now = options.now
             let member = try database.writeSync {
-                try GroupStore.adminRemoveMember(groupID: group, userID: target.id, reason: reason, at: now, on: $0)
+                try GroupStore.adminRemoveMember(groupID: groupID, userID: target.id, reason: reason, at: now, on: $0)
             }
             if options.json { printJSON(member) } else { printTable(Members.header, [Members.row(member)]) }
         }
@@ -254,10 +272,11 @@ struct Members: ParsableCommand {
                 throw AdminError("role must be admin or member (ownership moves with `groups transfer`)")
             }
             let database = try options.openDatabase()
+            let groupID = try Groups.find(group, in: database).id
             let userID = try Users.find(user, in: database).id
             let now = options.now
             let member = try database.writeSync {
-                try GroupStore.adminChangeRole(groupID: group, userID: userID, role: role, reason: reason, at: now, on: $0)
+                try GroupStore.adminChangeRole(groupID: groupID, userID: userID, role: role, reason: reason, at: now, on: $0)
             }
             if options.json { printJSON(member) } else { printTable(Members.header, [Members.row(member)]) }
         }

@@ -20,10 +20,11 @@ struct Invites: ParsableCommand {
 
         func run() throws {
             let database = try options.openDatabase()
+            let groupID = try Groups.find(group, in: database).id
             let secret = try ServerSecret.loadOrCreate(path: options.secretPath)
             let now = options.now
             let (code, record) = try database.writeSync {
-                try InviteCodeStore.adminRotate(groupID: group, secret: secret, reason: reason, at: now, on: $0)
+                try InviteCodeStore.adminRotate(groupID: groupID, secret: secret, reason: reason, at: now, on: $0)
             }
             if options.json {
                 printJSON(["code": code.text, "expires_at": record.expiresAt.description])
@@ -42,9 +43,10 @@ struct Invites: ParsableCommand {
 
         func run() throws {
             let database = try options.openDatabase()
+            let groupID = try Groups.find(group, in: database).id
             let now = options.now
-            try database.writeSync { try InviteCodeStore.adminDisable(groupID: group, reason: reason, at: now, on: $0) }
-            print("invite code disabled")
+            try database.writeSync { try InviteCodeStore.adminDisable(groupID: groupID, reason: reason, at: now, on: $0) }
+            if options.json { printJSON(["disabled": true]) } else { print("invite code disabled") }
         }
     }
 
@@ -58,11 +60,16 @@ struct Invites: ParsableCommand {
 
         func run() throws {
             let database = try options.openDatabase()
+            let groupID = try Groups.find(group, in: database).id
             let now = options.now
             let cleared = try database.writeSync {
-                try InviteCodeStore.adminUnlock(groupID: group, reason: reason, at: now, on: $0)
+                try InviteCodeStore.adminUnlock(groupID: groupID, reason: reason, at: now, on: $0)
             }
-            print(cleared ? "lock and failure count cleared" : "nothing to clear")
+            if options.json {
+                printJSON(["cleared": cleared])
+            } else {
+                print(cleared ? "lock and failure count cleared" : "nothing to clear")
+            }
         }
     }
 }

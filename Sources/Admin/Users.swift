@@ -87,8 +87,28 @@ struct Users: ParsableCommand {
                     email: normalized, displayName: displayName, passwordHash: hash, tier: tier, at: now, on: db,
                     actor: .admin)
             }
-            Users.report(user, json: options.json)
-            if generated && !options.json { print("one-time password: \(password)") }
+            if options.json {
+                printJSON(Created(user: user, oneTimePassword: generated ? password : nil))
+            } else {
+                Users.report(user, json: false)
+                if generated { print("one-time password: \(password)") }
+            }
+        }
+    }
+
+    /// What `users create --json` prints: the account, and the generated password (null when it was
+    /// read from standard input) — the only time it is shown.
+    struct Created: Encodable {
+        var user: User
+        var oneTimePassword: String?
+        enum CodingKeys: String, CodingKey {
+            case user
+            case oneTimePassword = "one_time_password"
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(user, forKey: .user)
+            try container.encode(oneTimePassword, forKey: .oneTimePassword)  // explicit null
         }
     }
 
@@ -175,7 +195,7 @@ struct Users: ParsableCommand {
             try database.writeSync {
                 try GroupStore.deleteAccount(userID: target.id, at: now, on: $0, actor: .admin, reason: reason)
             }
-            print("deleted account \(target.id)")
+            if options.json { printJSON(["deleted_user": target.id]) } else { print("deleted account \(target.id)") }
         }
     }
 }

@@ -108,8 +108,11 @@ enum AccountRoutes {
         let subjects = [LoginFailureStore.emailSubject(email), LoginFailureStore.ipSubject(request.context.remoteAddress)]
         let window = AttemptWindow.login
 
-        // Refuse before spending scrypt time when either subject is over its limit.
-        let (decision, stored) = try await services.database.read { db in
+        // Refuse before spending scrypt time when either subject is over its limit. The attempt is
+        // recorded as a failure in the same write transaction as the check, before the password is
+        // verified, and forgotten if it succeeds: so attempts in flight at once count against the
+        // budget too (checking in a read and recording after scrypt let 50 parallel guesses through).
+        let (decision, stored, pending) = try await services.database.write { db in
             var worst = AttemptWindow.Decision.allowed
             for subject in subjects {
                 let times = try LoginFailureStore.failureTimes(subject: subject, window: window, at: now, on: db)
@@ -118,7 +121,9 @@ enum AccountRoutes {
                     worst = .refused(retryAfterSeconds: s)
                 }
             }
-            return (worst, try AccountStore.credentials(email: email, on: db))
+            guard worst == .allowed else { return (worst, nil as (user: User, passwordHash: String)?, [Int64]()) }
+            let pending = try LoginFailureStore.record(subjects: subjects, at: now, on: db)
+            return (worst, try AccountStore.credentials(email: email, on: db), pending)
         }
         if case .refused(let seconds) = decision { throw DomainError.rateLimited(retryAfterSeconds: seconds) }
 
@@ -126,13 +131,15 @@ enum AccountRoutes {
         let encoded = stored?.passwordHash ?? services.decoyPasswordHash
         let verified = try await services.workers.run { PasswordHash.verify(password: password, encoded: encoded) }
         guard verified, let user = stored?.user else {
-            try await services.database.write { db in try LoginFailureStore.record(subjects: subjects, at: now, on: db) }
             services.logger.notice(
                 "login failed",
                 metadata: ["client_ip": "\(request.context.remoteAddress)", "request_id": "\(request.requestID)"])
             throw DomainError.invalidCredentials
         }
-        guard user.status == .active else { throw DomainError.accountSuspended }
+        guard user.status == .active else {
+            try await services.database.write { db in try LoginFailureStore.forget(ids: pending, on: db) }
+            throw DomainError.accountSuspended
+        }
 
         let (token, tokenHash) = TokenHashing.generate()
         let userAgent = request.headers[first: "user-agent"]
@@ -140,6 +147,7 @@ enum AccountRoutes {
         try await services.database.write { db in
             try SessionStore.create(
                 tokenHash: tokenHash, userID: user.id, userAgent: userAgent, clientIP: ip, at: now, on: db)
+            try LoginFailureStore.forget(ids: pending, on: db)
             try LoginFailureStore.clear(subject: subjects[0], on: db)
         }
         return JSONBody.response(

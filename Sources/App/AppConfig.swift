@@ -25,6 +25,9 @@ public struct AppConfig: Sendable {
     public var allowedOrigins: [String] = []
     /// Whether and how `/metrics` is served on the API port (README "Metrics"). Default: not at all.
     public var metrics = MetricsExposure()
+    /// Peers (exact IP addresses, e.g. `127.0.0.1` for an nginx on the same host) whose
+    /// `X-Forwarded-For` names the client (`ClientAddress`). Empty: the header is ignored.
+    public var trustedProxies: Set<String> = []
 
     public init(
         dataDirectory: String = "./data", publicDirectory: String? = "./Public", durability: Durability = .normal,

@@ -18,6 +18,8 @@ public final class Application: HTTPResponder {
     /// The realtime feed behind `GET /v1/realtime`.
     public let realtime: RealtimeFeed
     private let requestIDPrefix: String
+    /// `AppConfig.trustedProxies`, read once.
+    private let trustedProxies: Set<String>
     private let requestCounter = AtomicCounter()
 
     /// Longest `X-Request-Id` accepted from a client; longer or odd ones are replaced.
@@ -29,6 +31,7 @@ public final class Application: HTTPResponder {
         self.accessLog = accessLog
         staticFiles = services.config.publicDirectory.flatMap(StaticFiles.init(directory:))
         requestIDPrefix = Hex.encode(SecureRandom.bytes(4))
+        trustedProxies = services.config.trustedProxies
         realtime = RealtimeFeed(services: services)
         var router = Router<Handler>()
         HealthRoutes.register(in: &router, services: services)
@@ -55,6 +58,9 @@ public final class Application: HTTPResponder {
         let requestID = Self.acceptableRequestID(http.head.headers[first: "x-request-id"])
             ?? "\(requestIDPrefix)-\(requestCounter.next())"
         let path = http.head.path
+        var context = context
+        context.remoteAddress = ClientAddress.resolve(
+            peer: context.remoteAddress, headers: http.head.headers, trustedProxies: trustedProxies)
         var request = Request(http: http, parameters: [:], context: context, requestID: requestID, route: "")
 
         switch router.match(http.head.method, path: path) {
@@ -144,13 +150,22 @@ public final class Application: HTTPResponder {
         sink.send(response)
     }
 
+    /// The path as the access log shows it: no secret from a path reaches the log — landing pages'
+    /// invite codes and link tokens are masked, and `/v1/invitations/{ref}…` (where `ref` may be a
+    /// link token) is logged as its route template.
+    static func loggedPath(_ request: Request) -> Substring {
+        if request.route == "static" { return StaticFiles.loggedPath(request.http.head.path) }
+        if request.route.contains("{ref}") { return Substring(request.route) }
+        return request.http.head.path
+    }
+
     /// Records a handled request: its metrics, and its access-log line.
     private func completed(status: Int, bytes: Int, _ request: Request, _ started: UInt64) {
         let nanoseconds = DispatchTime.now().uptimeNanoseconds &- started
         services.metrics.http.record(method: request.method, route: request.route, status: status, nanoseconds: nanoseconds)
         guard let accessLog, accessLog.isEnabled else { return }
         accessLog.record(
-            method: request.method.rawValue, path: request.http.head.path, route: request.route,
+            method: request.method.rawValue, path: Self.loggedPath(request), route: request.route,
             status: status, bytes: bytes, durationMicroseconds: nanoseconds / 1000,
             requestID: request.requestID, clientIP: request.context.remoteAddress)
     }

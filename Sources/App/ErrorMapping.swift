@@ -16,7 +16,7 @@ public enum ErrorMapping {
         case let error as SQLiteError where error.isConstraintViolation && error.message.contains("group_frozen"):
             // Raised by the freeze triggers (migration 0005) on any write to a frozen group's rows.
             return APIError(.groupFrozen, "this group is frozen by an operator and is read-only")
-        case let error as SQLiteError where error.isFull || error.isReadOnly || error.isIOError || error.isBusy:
+        case let error as SQLiteError where error.isStorageUnavailable:
             return APIError(.serviceUnavailable, "storage is temporarily unavailable; try again", retryAfterSeconds: 5)
         default:
             return APIError(.internalError, "internal error")

@@ -222,7 +222,7 @@ enum StrictKeys {
 }
 
 /// `?limit=&cursor=` of list endpoints (DESIGN §3): `limit` 1…100 (default 50); `cursor` is the
-/// opaque `next_cursor` of the previous page.
+/// opaque `next_cursor` of the previous page, and empty or absent for the first.
 struct ListQuery {
     /// Largest page.
     static let maxLimit = 100
@@ -244,6 +244,7 @@ struct ListQuery {
                 }
                 limit = n
             case "cursor":
+                guard !value.isEmpty else { continue }  // `cursor=` (no page yet) is the first page
                 guard let key = Self.key(value) else { throw .invalidField(field: "cursor", message: "cursor is invalid") }
                 after = key
             default:

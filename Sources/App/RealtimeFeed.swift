@@ -11,7 +11,8 @@ import Wire
 /// The I/O shell around `RealtimeHub`: one serial queue owns the hub and performs its actions in
 /// order; reads run on the database's reader pool and hop back. Changes (local or from another
 /// process such as chronir-admin) are noticed by polling `PRAGMA data_version` on a dedicated
-/// read connection every `pollInterval` (so a change reaches subscribers within about that long).
+/// read connection every `pollInterval` (so a change reaches subscribers within about that long);
+/// this process's own commits trigger a poll at once (`Database.onCommit`).
 public final class RealtimeFeed: @unchecked Sendable {
     let services: Services
     let queue = DispatchQueue(label: "chronir.realtime")
@@ -27,10 +28,32 @@ public final class RealtimeFeed: @unchecked Sendable {
     private var versionConnection: SQLite.Connection?
     private var dataVersion: Int64 = -1
     private var stopped = false
+    /// Compresses every broadcast once (queue only); no context takeover, so any connection that
+    /// agreed `server_no_context_takeover` with a 2^15 window can take its frame as is.
+    private let broadcastCompressor = PerMessageDeflateCompressor(
+        windowBits: 15, noContextTakeover: true, level: RealtimeRoutes.webSocket.deflate?.compressionLevel ?? 6)
     /// How often `PRAGMA data_version` is checked.
     static let pollInterval: DispatchTimeInterval = .milliseconds(150)
 
-    init(services: Services) { self.services = services }
+    /// Group snapshots encoded once per (group, seq) for all subscribers.
+    private let snapshotCache = SnapshotCache()
+    /// Set while a `commitNoticed` poll is queued (coalesces a burst of commits into one poll).
+    private let pollQueued = Atomic<Bool>(false)
+
+    init(services: Services) {
+        self.services = services
+        // This process's commits are read at once; other processes' on the next data_version poll.
+        services.database.onCommit { [weak self] in self?.commitNoticed() }
+    }
+
+    /// A write of this process committed: poll now (from the writer queue; only schedules).
+    private func commitNoticed() {
+        guard !pollQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        queue.async { [self] in
+            pollQueued.store(false, ordering: .releasing)
+            poll()
+        }
+    }
 
     deinit {
         poller?.cancel()
@@ -57,10 +80,10 @@ public final class RealtimeFeed: @unchecked Sendable {
         let connection = try SQLite.Connection(
             path: db.path, mode: .readOnly, durability: db.options.durability,
             busyTimeoutMilliseconds: db.options.busyTimeoutMilliseconds)
-        let position = try db.readSync { c in try ChangeLog.latestSeq(on: c) }
+        let (position, epoch) = try db.readSync { c in (try ChangeLog.latestSeq(on: c), try LogEpoch.current(on: c)) }
         versionConnection = connection
         dataVersion = try Self.dataVersion(connection)
-        let hub = RealtimeHub(position: position)
+        let hub = RealtimeHub(position: position, epoch: epoch)
         self.hub = hub
         let poll = DispatchSource.makeTimerSource(queue: queue)
         poll.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval)
@@ -157,9 +180,43 @@ public final class RealtimeFeed: @unchecked Sendable {
     private func report(_ id: ConnectionID, _ socket: WebSocket) {
         socket.loop.execute { [weak self] in
             let bytes = socket.pendingOutboundBytes
-            self?.queue.async { [weak self] in
-                guard let self, self.hub != nil, self.sockets[id] != nil else { return }
-                self.perform(self.hub!.outboundBuffered(id, bytes: bytes))
+            self?.queue.async { [weak self] in self?.outboundBuffered([(id, bytes)]) }
+        }
+    }
+
+    /// Hands the sockets' queued byte counts to the hub (queue only).
+    private func outboundBuffered(_ reports: [(ConnectionID, Int)]) {
+        for (id, bytes) in reports {
+            guard hub != nil, sockets[id] != nil else { continue }
+            perform(hub!.outboundBuffered(id, bytes: bytes))
+        }
+    }
+
+    /// One message for many sockets (queue only): framed — and compressed, when any recipient agreed
+    /// permessage-deflate — ONCE, with the feed's own no-context-takeover compressor; then one task
+    /// per event loop writes it to that loop's sockets and reports their queues back in one hop.
+    /// Order per socket is kept: every send to a socket goes through its loop's serial queue in the
+    /// order the feed issued it.
+    private func broadcast(_ bytes: [UInt8], to ids: [ConnectionID]) {
+        var byLoop: [Int: (loop: EventLoop, targets: [(ConnectionID, WebSocket)])] = [:]
+        var deflate = false
+        for id in ids {
+            guard let socket = sockets[id] else { continue }
+            byLoop[socket.loop.index, default: (socket.loop, [])].targets.append((id, socket))
+            deflate = deflate || socket.deflate != nil
+        }
+        guard !byLoop.isEmpty else { return }
+        let message = WebSocketEncodedMessage(
+            text: String(decoding: bytes, as: UTF8.self), compressor: deflate ? broadcastCompressor : nil)
+        for (loop, targets) in byLoop.values {
+            loop.execute { [weak self] in
+                var reports: [(ConnectionID, Int)] = []
+                reports.reserveCapacity(targets.count)
+                for (id, socket) in targets {
+                    socket.send(message)
+                    reports.append((id, socket.pendingOutboundBytes))
+                }
+                self?.queue.async { [weak self, reports] in self?.outboundBuffered(reports) }
             }
         }
     }
@@ -174,12 +231,7 @@ public final class RealtimeFeed: @unchecked Sendable {
                 socket.send(text: String(decoding: bytes, as: UTF8.self))
                 report(id, socket)
             case .broadcast(let ids, let bytes):
-                let text = String(decoding: bytes, as: UTF8.self)
-                for id in ids {
-                    guard let socket = sockets[id] else { continue }
-                    socket.send(text: text)
-                    report(id, socket)
-                }
+                broadcast(bytes, to: ids)
             case .authenticate(let id, let token):
                 let database = services.database, now = services.clock.nowMilliseconds()
                 Self.offLoop {
@@ -195,10 +247,10 @@ public final class RealtimeFeed: @unchecked Sendable {
                     }
                 }
             case .needSnapshot(let request):
-                let database = services.database, now = services.clock.nowMilliseconds()
+                let database = services.database, now = services.clock.nowMilliseconds(), cache = snapshotCache
                 Self.offLoop {
                     let result = try? database.readSync { db in
-                        try RealtimeSnapshots.read(request.topic, userID: request.userID, at: now, on: db)
+                        try RealtimeSnapshots.read(request.topic, userID: request.userID, at: now, cache: cache, on: db)
                     }
                     self.queue.async {
                         guard self.hub != nil else { return }

@@ -2,6 +2,7 @@ import Domain
 import Realtime
 import SQLite
 import Store
+import Synchronization
 
 /// The reads behind the feed's `snapshot` and resume: each runs inside the caller's ONE read
 /// transaction, so the access check, the data and the log's seq agree.
@@ -29,12 +30,18 @@ enum RealtimeSnapshots {
     }
 
     /// The topic's document and the log's max seq; throws `DomainError.notFound` when the user may
-    /// not see it (not an active member of a live group, or the account is gone).
-    static func read(_ topic: Topic, userID: String, at now: Int64, on db: Connection) throws -> (seq: Int64, data: [UInt8]) {
+    /// not see it (not an active member of a live group, or the account is gone). A group's document
+    /// is the same for every member at a given seq, so with a `cache` it is encoded once per seq
+    /// (1,000 members subscribing to a large group: one encode, not 1,000); access is checked every time.
+    static func read(
+        _ topic: Topic, userID: String, at now: Int64, cache: SnapshotCache? = nil, on db: Connection
+    ) throws -> (seq: Int64, data: [UInt8]) {
         let data: [UInt8]
         switch topic {
         case .group(let groupID):
             let (group, _) = try GroupStore.access(groupID: groupID, userID: userID, on: db)
+            let seq = try ChangeLog.latestSeq(on: db)
+            if let cached = cache?.data(groupID: groupID, seq: seq) { return (seq, cached) }
             let alarms = try SharedAlarmStore.alarms(
                 groupID: groupID, userID: userID, includeDeleted: false, limit: maxListed, on: db)
             let completions = try CompletionStore.completions(
@@ -44,6 +51,8 @@ enum RealtimeSnapshots {
                 GroupSnapshot(
                     group: group, members: try GroupStore.activeMembers(groupID: groupID, on: db), alarms: alarms.items,
                     recentCompletions: completions.items))
+            cache?.store(groupID: groupID, seq: seq, data: data)
+            return (seq, data)
         case .user(let id):
             guard let user = try AccountStore.user(id: id, on: db) else { throw DomainError.notFound("user") }
             let groups = try GroupStore.groups(ofUser: id, limit: maxListed, on: db)
@@ -59,5 +68,27 @@ enum RealtimeSnapshots {
     ) throws -> ChangeFeed.Replay {
         if case .group(let groupID) = topic { _ = try GroupStore.access(groupID: groupID, userID: userID, on: db) }
         return try ChangeFeed.replay(topic: topic.logName, after: since, maxRows: maxRows, member: userID, on: db)
+    }
+}
+
+/// Encoded group snapshots by (group, log seq), shared by the feed's concurrent snapshot reads. Valid
+/// because every change to what a group snapshot shows is a change-log row (a new seq); an entry for
+/// an older seq is simply not used. Bounded: past `maxEntries` groups the whole cache is dropped.
+final class SnapshotCache: Sendable {
+    /// Groups cached at once (named limit: each entry is one group's snapshot, tens of KiB to a few
+    /// hundred for a large group).
+    static let maxEntries = 64
+    private let entries = Mutex<[String: (seq: Int64, data: [UInt8])]>([:])
+
+    func data(groupID: String, seq: Int64) -> [UInt8]? {
+        entries.withLock { entries in entries[groupID].flatMap { $0.seq == seq ? $0.data : nil } }
+    }
+
+    func store(groupID: String, seq: Int64, data: [UInt8]) {
+        entries.withLock { entries in
+            if entries[groupID] == nil, entries.count >= Self.maxEntries { entries.removeAll(keepingCapacity: true) }
+            if let existing = entries[groupID], existing.seq > seq { return }
+            entries[groupID] = (seq, data)
+        }
     }
 }

@@ -55,7 +55,13 @@ public struct Services: Sendable {
         guard let lookup else { throw DomainError.authenticationRequired }
         guard lookup.user.status == .active else { throw DomainError.accountSuspended }
         if lookup.needsTouch {
-            try await database.write { db in try SessionStore.touch(tokenHash: tokenHash, at: now, on: db) }
+            do {
+                try await database.write { db in try SessionStore.touch(tokenHash: tokenHash, at: now, on: db) }
+            } catch let error as SQLiteError where error.isStorageUnavailable {
+                // Sliding the expiry is bookkeeping: a full or read-only disk must not turn reads into 503s.
+                // The next request after the touch interval tries again.
+                logger.warning("session touch skipped: storage unavailable", metadata: ["error": "\(error)"])
+            }
         }
         return AuthenticatedUser(user: lookup.user, tokenHash: tokenHash)
     }

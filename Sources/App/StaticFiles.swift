@@ -8,9 +8,19 @@ public import Wire
 /// resolved) must lie inside the root's real path, so a symlink pointing out of the root is refused too.
 /// Directories serve their `index.html`. `ETag` is derived from size and modification time;
 /// a matching `If-None-Match` gets 304. Files are read off the event loop by the caller's worker.
+///
+/// The web client routes in the browser (History API): a path under one of `shellRoutes` that names no
+/// file (`/join/<CODE>`, `/invite/<token>`, `/groups/<id>`, `/login`) is answered with the root's
+/// `index.html`, the app shell. Every answer carries `securityHeaders`, with a Content-Security-Policy
+/// that allows only this origin (and its own WebSocket URL).
 public struct StaticFiles: Sendable {
     /// Largest file served (the web client is small; this bounds memory per request).
     public static let maxFileBytes = 8 << 20
+
+    /// First path segments the client routes itself; such paths serve the app shell (`/index.html`).
+    public static let shellRoutes: Set<String> = ["join", "invite", "groups", "login", "register"]
+    /// Most segments a shell route has (`/groups/<id>/alarms/<aid>`); deeper paths are plain 404s.
+    public static let maxShellSegments = 4
 
     /// The root's canonical path (symlinks resolved).
     public let root: String
@@ -28,6 +38,55 @@ public struct StaticFiles: Sendable {
     /// The response for a GET/HEAD of `path` (percent-encoded, without query), or nil when no file
     /// answers (the caller sends its own 404).
     public func response(path: Substring, headers: HTTPHeaders) -> HTTPResponse? {
+        if let file = fileResponse(path: path, headers: headers) { return file }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard let first = segments.first, Self.shellRoutes.contains(String(first)),
+            segments.count <= Self.maxShellSegments
+        else { return nil }
+        return fileResponse(path: "/index.html", headers: headers)
+    }
+
+    /// The access log's form of `path`: the secret segment of an invite landing page (`/join/<CODE>`,
+    /// `/invite/<token>`) replaced by a placeholder, since no code or token is ever logged.
+    public static func loggedPath(_ path: Substring) -> Substring {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard segments.count >= 2 else { return path }
+        switch segments[0] {
+        case "join": return "/join/{code}"
+        case "invite": return "/invite/{token}"
+        default: return path
+        }
+    }
+
+    /// The security headers of every static answer. `connect-src` names the page's own WebSocket
+    /// origin explicitly (`ws://` and `wss://` of the request's `Host`) for browsers whose `'self'`
+    /// does not cover WebSocket schemes; a `Host` with characters outside a host[:port] is left out.
+    public static func securityHeaders(host: String?) -> HTTPHeaders {
+        var connect = "'self'"
+        if let host, !host.isEmpty, host.utf8.count <= 255,
+            host.utf8.allSatisfy({ b in
+                (b >= 48 && b <= 58) || (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 45 || b == 46
+                    || b == 91 || b == 93
+            })
+        {
+            connect += " ws://\(host) wss://\(host)"
+        }
+        return [
+            "Content-Security-Policy":
+                "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                + "connect-src \(connect); base-uri 'none'; form-action 'self'; object-src 'none'; "
+                + "frame-ancestors 'none'",
+            "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer",
+            "X-Frame-Options": "DENY",
+            "Cross-Origin-Opener-Policy": "same-origin",
+            "Cross-Origin-Resource-Policy": "same-origin",
+            "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=()",
+        ]
+    }
+
+    /// The file `path` names, or nil.
+    func fileResponse(path: Substring, headers: HTTPHeaders) -> HTTPResponse? {
         var relative: [String] = []
         for raw in path.split(separator: "/", omittingEmptySubsequences: true) {
             guard let segment = PercentDecoding.decode(raw), !segment.isEmpty, segment != ".", segment != "..",
@@ -48,21 +107,16 @@ public struct StaticFiles: Sendable {
 
         let etag = "\"\(String(info.st_size, radix: 16))-\(String(info.st_mtim.tv_sec, radix: 16))"
             + "\(String(info.st_mtim.tv_nsec, radix: 16))\""
-        var responseHeaders: HTTPHeaders = [
-            "Content-Type": Self.contentType(for: real), "ETag": etag, "Cache-Control": "no-cache",
-            "X-Content-Type-Options": "nosniff",
-        ]
+        var responseHeaders = Self.securityHeaders(host: headers[first: "host"])
+        responseHeaders.add(name: "Content-Type", value: Self.contentType(for: real))
+        responseHeaders.add(name: "ETag", value: etag)
+        responseHeaders.add(name: "Cache-Control", value: "no-cache")
         if let match = headers[first: "if-none-match"],
             match == "*" || match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag })
         {
             return HTTPResponse(status: .notModified, headers: ["ETag": etag, "Cache-Control": "no-cache"])
         }
         guard let data = FileManager.default.contents(atPath: real) else { return nil }
-        if real.hasSuffix(".html") {
-            responseHeaders.add(
-                name: "Content-Security-Policy",
-                value: "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
-        }
         return HTTPResponse(status: .ok, headers: responseHeaders, body: Array(data))
     }
 

@@ -510,11 +510,11 @@ public struct RealtimeHub: Sendable {
             switch Topic(logName: row.topic) {
             case .user(let userID)?:
                 for id in (connectionsByUser[userID] ?? []).sorted() {
-                    revoke(id, .group(row.entityID), seq: row.seq, reason: Self.revocationReason(batch.event), &out)
+                    revoke(id, .group(row.entityID), seq: row.seq, reason: .revocation(event: batch.event), &out)
                 }
             case .group(let groupID)? where groupID == row.entityID:
                 for id in (subscribers[.group(groupID)] ?? []).sorted() {
-                    revoke(id, .group(groupID), seq: row.seq, reason: "group_deleted", &out)
+                    revoke(id, .group(groupID), seq: row.seq, reason: .deleted, &out)
                 }
             case .group?, nil:
                 break
@@ -547,18 +547,6 @@ public struct RealtimeHub: Sendable {
                 case .stale: break
                 }
             }
-        }
-    }
-
-    /// The `revoked.reason` for the event that ended access: `removed`, `left`, `group_deleted`,
-    /// `account_deleted`, else `access_revoked` (operator free text is never echoed).
-    public static func revocationReason(_ event: String) -> String {
-        switch event {
-        case "member_removed": "removed"
-        case "member_left": "left"
-        case "group_deleted": "group_deleted"
-        case "account_deleted": "account_deleted"
-        default: "access_revoked"
         }
     }
 
@@ -654,7 +642,9 @@ public struct RealtimeHub: Sendable {
     /// whose snapshot is already at or past `seq` was authorized after it (the user rejoined) and stays.
     /// A loading one is revoked at once (conservative: its read may predate the removal); the client
     /// may subscribe again, which re-checks access.
-    mutating func revoke(_ id: ConnectionID, _ topic: Topic, seq: Int64, reason: String, _ out: inout [HubAction]) {
+    mutating func revoke(
+        _ id: ConnectionID, _ topic: Topic, seq: Int64, reason: RemovalReason, _ out: inout [HubAction]
+    ) {
         guard let phase = connections[id]?.subscriptions[topic] else { return }
         if case .live(let position) = phase, position >= seq { return }
         unsubscribe(id, topic)

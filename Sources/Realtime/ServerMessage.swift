@@ -51,7 +51,8 @@ public enum ServerMessage {
         return out.bytes
     }
 
-    /// `change`: the rows of one batch in one topic (`rows` non-empty, ascending seq).
+    /// `change`: the rows of one batch in one topic (`rows` non-empty, ascending seq). A row's
+    /// `reason` is the typed `RemovalReason` for the event, never the text stored with the row.
     public static func change(topic: Topic, event: String, rows: [ChangeFeed.Row]) -> EncodedChange {
         precondition(!rows.isEmpty, "a change carries at least one row")
         let seq = rows[rows.count - 1].seq
@@ -79,9 +80,9 @@ public enum ServerMessage {
                 out.raw(#","doc":"#)
                 out.bytes.append(contentsOf: document)
             }
-            if let reason = row.reason {
+            if let reason = RemovalReason.forChange(event: event, kind: row.kind, op: row.op) {
                 out.raw(#","reason":"#)
-                out.string(reason)
+                out.string(reason.rawValue)
             }
             out.raw("}")
         }
@@ -90,12 +91,12 @@ public enum ServerMessage {
     }
 
     /// `revoked`: the subscription ended; the client must drop the topic's state.
-    public static func revoked(topic: Topic, reason: String) -> [UInt8] {
+    public static func revoked(topic: Topic, reason: RemovalReason) -> [UInt8] {
         var out = JSONBytes(capacity: 96)
         out.raw(#"{"type":"revoked","topic":"#)
         out.string(topic.wireName)
         out.raw(#","reason":"#)
-        out.string(reason)
+        out.string(reason.rawValue)
         out.raw("}")
         return out.bytes
     }

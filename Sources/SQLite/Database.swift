@@ -1,5 +1,6 @@
 import CSQLite
 import Dispatch
+import Synchronization
 
 /// How a `Database` opens its connections.
 public struct DatabaseOptions: Sendable {
@@ -64,6 +65,8 @@ public final class Database: Sendable {
     private let writer: WriterSlot
     /// The read-only connections.
     private let readers: ReaderPool
+    /// Called after every committed `write`/`writeSync` (see `onCommit`).
+    private let commitObserver = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// Opens the writer first (creating the file and switching it to WAL), then the readers.
     /// A file path is required: each connection to ":memory:" would see its own empty database.
@@ -98,6 +101,7 @@ public final class Database: Sendable {
                 let started = observer == nil ? 0 : uptimeNanoseconds()
                 let result = Result { try writer.connection().transaction(.immediate, body) }
                 if let observer { Self.report(observer, .write, queued, started) }
+                if case .success = result { self.committed() }
                 continuation.resume(with: result)
             }
         }
@@ -106,6 +110,18 @@ public final class Database: Sendable {
     private static func report(_ observer: any DatabaseObserver, _ side: DatabaseSide, _ queued: UInt64, _ started: UInt64) {
         observer.transactionFinished(
             side, waitNanoseconds: started &- queued, runNanoseconds: uptimeNanoseconds() &- started)
+    }
+
+    /// Sets the one observer called (on the writer queue, right after the COMMIT, so a reader that
+    /// starts now sees the change) after every successful `write`/`writeSync` of this process — so
+    /// the realtime feed reads new change-log rows at once instead of on its next poll. It must only
+    /// schedule work (no database calls). Replaces any earlier observer.
+    public func onCommit(_ observer: @escaping @Sendable () -> Void) {
+        commitObserver.withLock { $0 = observer }
+    }
+
+    private func committed() {
+        commitObserver.withLock { $0 }?()
     }
 
     /// Runs body on a reader connection, inside a DEFERRED transaction (one consistent snapshot),
@@ -130,11 +146,13 @@ public final class Database: Sendable {
     public func writeSync<T>(_ body: (Connection) throws -> T) throws -> T {
         let observer = options.observer
         let queued = observer == nil ? 0 : uptimeNanoseconds()
-        return try withWriter { connection in
+        let result = try withWriter { connection in
             let started = observer == nil ? 0 : uptimeNanoseconds()
             defer { if let observer { Self.report(observer, .write, queued, started) } }
             return try connection.transaction(.immediate, body)
         }
+        committed()
+        return result
     }
 
     /// Blocking `read`: takes a reader (waiting if all are busy) and runs body on the calling thread

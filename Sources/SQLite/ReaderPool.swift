@@ -12,17 +12,37 @@ final class ReaderSlot: @unchecked Sendable {
 }
 
 /// A lock-protected free list of reader connections. A reader is handed to a waiter in FIFO
-/// order; async waiters get it on the readers' queue, so no thread blocks while the pool is empty.
+/// order; async waiters get it on the readers' queue, so no thread blocks while the pool is empty;
+/// blocked (`acquireSync`) waiters get it straight from the releasing thread.
 final class ReaderPool: Sendable {
     /// Called with a reader, or nil when the pool is closed.
     typealias Handler = @Sendable (ReaderSlot?) -> Void
+
+    /// A caller waiting for a reader: an async one is called on the readers' queue; a thread
+    /// blocked in `acquireSync` is handed the reader directly by whoever releases it. (Waking a
+    /// blocked thread must not need another Dispatch thread: with every pool thread blocked in
+    /// `acquireSync` — 1,000 WebSocket snapshots at once — that wake-up never ran and all reads hung.)
+    private enum Waiter {
+        case async(Handler)
+        case blocked(Handoff)
+
+        /// Delivers `slot` (nil: closed).
+        func resume(_ slot: ReaderSlot?, on queue: DispatchQueue) {
+            switch self {
+            case .async(let handler): queue.async { handler(slot) }
+            case .blocked(let handoff):
+                handoff.slot = slot
+                handoff.ready.signal()
+            }
+        }
+    }
 
     /// The mutable part of the pool.
     private struct State {
         /// Readers nobody holds.
         var idle: [ReaderSlot]
         /// Callers waiting for a reader, oldest first.
-        var waiters: [Handler] = []
+        var waiters: [Waiter] = []
         /// Set by `close()`.
         var closed = false
     }
@@ -44,7 +64,7 @@ final class ReaderPool: Sendable {
         let outcome: Outcome = state.withLock { state in
             if state.closed { return .closed }
             if let slot = state.idle.popLast() { return .slot(slot) }
-            state.waiters.append(handler)
+            state.waiters.append(.async(handler))
             return .queued
         }
         switch outcome {
@@ -56,21 +76,26 @@ final class ReaderPool: Sendable {
 
     /// Blocks the calling thread until a reader is free; throws once the pool is closed.
     func acquireSync() throws(SQLiteError) -> ReaderSlot {
-        let idle = state.withLock { state in state.closed ? nil : state.idle.popLast() }
-        if let idle { return idle }
         let handoff = Handoff()
-        acquire { slot in
-            handoff.slot = slot
-            handoff.ready.signal()
+        enum Outcome { case slot(ReaderSlot), closed, queued }
+        let outcome: Outcome = state.withLock { state in
+            if state.closed { return .closed }
+            if let slot = state.idle.popLast() { return .slot(slot) }
+            state.waiters.append(.blocked(handoff))
+            return .queued
         }
-        handoff.ready.wait()
+        switch outcome {
+        case .slot(let slot): return slot
+        case .closed: throw .misuse("database is closed")
+        case .queued: handoff.ready.wait()
+        }
         guard let slot = handoff.slot else { throw .misuse("database is closed") }
         return slot
     }
 
     /// Gives `slot` back: to the oldest waiter, or to the free list (closing it if the pool closed).
     func release(_ slot: ReaderSlot) {
-        let next: Handler? = state.withLock { state in
+        let next: Waiter? = state.withLock { state in
             if state.closed {
                 slot.connection.close()
                 return nil
@@ -79,22 +104,22 @@ final class ReaderPool: Sendable {
             state.idle.append(slot)
             return nil
         }
-        if let next { queue.async { next(slot) } }
+        next?.resume(slot, on: queue)
     }
 
     /// Closes idle readers now and busy ones when released; pending waiters get nil.
     func close() {
-        let waiters: [Handler] = state.withLock { state in
+        let waiters: [Waiter] = state.withLock { state in
             state.closed = true
             for slot in state.idle { slot.connection.close() }
             state.idle.removeAll()
             defer { state.waiters.removeAll() }
             return state.waiters
         }
-        for waiter in waiters { queue.async { waiter(nil) } }
+        for waiter in waiters { waiter.resume(nil, on: queue) }
     }
 
-    /// Carries a reader from the readers' queue to a thread blocked in `acquireSync`; the
+    /// Carries a reader from the releasing thread to a thread blocked in `acquireSync`; the
     /// semaphore orders the write before the read, which makes the unchecked Sendable sound.
     private final class Handoff: @unchecked Sendable {
         /// The reader handed over, or nil if the pool closed.

@@ -32,6 +32,9 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isReadOnly: Bool { primaryCode == SQLITE_READONLY }
     /// The OS reported an I/O error (SQLITE_IOERR*).
     public var isIOError: Bool { primaryCode == SQLITE_IOERR }
+    /// The storage cannot take writes right now (full, read-only, I/O error, locked): the request may
+    /// succeed later, so the API answers 503 rather than 500.
+    public var isStorageUnavailable: Bool { isFull || isReadOnly || isIOError || isBusy }
 
     /// "SQLite error 2067 (constraint failed): UNIQUE constraint failed: t.x [in: INSERT …]".
     public var description: String {

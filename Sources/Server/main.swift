@@ -57,6 +57,9 @@ struct ChronirServer: ParsableCommand {
     @Option(help: "Origins allowed to open /v1/realtime, comma-separated. [env: CHRONIR_ALLOWED_ORIGINS] (default: the public base URL's origin only)")
     var allowedOrigins: String?
 
+    @Option(help: "Reverse proxies (exact IPs, comma-separated) whose X-Forwarded-For names the client, for per-IP limits and logs. [env: CHRONIR_TRUSTED_PROXIES] (default: none — the header is ignored)")
+    var trustedProxies: String?
+
     @Option(help: "Maximum open client connections. [env: CHRONIR_MAX_CONNECTIONS] (default: 10000)")
     var maxConnections: Int?
 
@@ -123,6 +126,12 @@ struct ChronirServer: ParsableCommand {
             passwordHashing: hashing, maxMembersPerGroup: maxMembers)
         config.allowedOrigins = (value(allowedOrigins, "ALLOWED_ORIGINS") ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        config.trustedProxies = Set(
+            (value(trustedProxies, "TRUSTED_PROXIES") ?? "").split(separator: ",")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        if let bad = config.trustedProxies.first(where: { !ClientAddress.isIPAddress($0) }) {
+            throw ValidationError("--trusted-proxies: \(bad) is not an IP address")
+        }
         let metricsPort = try parse(metricsPort.map(String.init), "METRICS_PORT", Int?.none) {
             Int($0).flatMap { (0...65535).contains($0) ? $0 : nil }
         }

@@ -8,8 +8,8 @@ public enum InviteCodeStore {
     static func codeSubject(_ groupID: String) -> String { "code:\(groupID)" }
     /// Subject of the per-user failure budget.
     public static func userSubject(_ userID: String) -> String { "user:\(userID)" }
-    /// Subject of the per-client-IP failure budget.
-    public static func ipSubject(_ ip: String) -> String { "ip:\(ip)" }
+    /// Subject of the per-client-IP failure budget (an IPv6 client counts as its /64).
+    public static func ipSubject(_ ip: String) -> String { "ip:\(ClientNetwork.rateLimitKey(ip))" }
 
     /// Creates the group's code or rotates it (owner/admin): the old hash stops matching at once, the
     /// lock and failure count start over. Returns the new code — the only time it exists outside the

@@ -75,8 +75,8 @@ public enum SessionStore {
 public enum LoginFailureStore {
     /// Subject key for an email address.
     public static func emailSubject(_ email: String) -> String { "email:\(email)" }
-    /// Subject key for a client IP address.
-    public static func ipSubject(_ ip: String) -> String { "ip:\(ip)" }
+    /// Subject key for a client IP address (an IPv6 client counts as its /64).
+    public static func ipSubject(_ ip: String) -> String { "ip:\(ClientNetwork.rateLimitKey(ip))" }
 
     /// Failure times for `subject` inside the window ending at `now`.
     public static func failureTimes(
@@ -88,11 +88,20 @@ public enum LoginFailureStore {
         ).compactMap { $0.int("at_ms") }
     }
 
-    /// Records one failure for each subject.
-    public static func record(subjects: [String], at now: Int64, on db: Connection) throws {
+    /// Records one failure for each subject; returns the new rows' ids.
+    @discardableResult
+    public static func record(subjects: [String], at now: Int64, on db: Connection) throws -> [Int64] {
+        var ids: [Int64] = []
         for subject in subjects {
             try db.run("INSERT INTO login_failures (subject, at_ms) VALUES (?1, ?2)", [.text(subject), .integer(now)])
+            ids.append(db.lastInsertRowID)
         }
+        return ids
+    }
+
+    /// Deletes the failure rows `ids` (an attempt recorded up front that turned out to succeed).
+    public static func forget(ids: [Int64], on db: Connection) throws {
+        for id in ids { try db.run("DELETE FROM login_failures WHERE id = ?1", [.integer(id)]) }
     }
 
     /// Forgets the failures of `subject` (after a successful login for that email).

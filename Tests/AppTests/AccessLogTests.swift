@@ -55,4 +55,16 @@ struct AccessLogTests {
         #expect((me["bytes"] as? Int ?? 0) > 0)
         #expect(me["duration_us"] is Int)
     }
+
+    @Test("an invitation link token in the path is logged as the route template")
+    func invitationTokenNotLogged() async throws {
+        let token = "Zm9vYmFyLXNlY3JldC1saW5rLXRva2VuLTQzY2hhcnM"
+        let log = try await captureLog { logger, accessLog in
+            let h = try AppHarness(logger: logger, accessLog: accessLog)
+            let (t, _) = try await h.register("ana@example.com")
+            _ = await h.send(.post, "/v1/invitations/\(token)/accept", token: t)
+        }
+        #expect(!log.contains(token))
+        #expect(log.contains("/v1/invitations/{ref}/accept"))
+    }
 }

@@ -16,16 +16,18 @@ final class AppHarness: Sendable {
     let database: Database
 
     init(
-        defaultTier: Tier = .free, publicDirectory: String? = nil, logger: Logger? = nil, accessLog: AccessLog? = nil
+        defaultTier: Tier = .free, publicDirectory: String? = nil, logger: Logger? = nil, accessLog: AccessLog? = nil,
+        trustedProxies: Set<String> = []
     ) throws {
         directory = TemporaryDirectory()
         clock = ManualClock()
         var quiet = Logger(label: "test")
         quiet.logLevel = .critical
         let logger = logger ?? quiet
-        let config = AppConfig(
+        var config = AppConfig(
             dataDirectory: directory.path, publicDirectory: publicDirectory, defaultTier: defaultTier,
             workerThreads: 2, passwordHashing: .fast)
+        config.trustedProxies = trustedProxies
         database = try Bootstrap.openDatabase(config: config, logger: logger, nowMilliseconds: clock.nowMilliseconds())
         let services = Services(
             config: config, database: database, clock: clock, workers: WorkerPool(width: 2), logger: logger,

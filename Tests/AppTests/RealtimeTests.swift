@@ -1,6 +1,7 @@
 @testable import App
 import Domain
 import Foundation
+import Realtime
 import SQLite
 import Store
 import TestSupport
@@ -36,11 +37,20 @@ struct RealtimeTests {
     /// A feed client: JSON text messages in, close codes out.
     final class Feed: @unchecked Sendable {
         let ws: WebSocketTestClient
-        init(port: Int, token: String?, origin: String? = nil) throws {
+        /// Set when permessage-deflate was offered: compressed (RSV1) messages are inflated.
+        let inflater: PerMessageDeflateDecompressor?
+        /// Whether each text message read so far arrived compressed, in order.
+        private(set) var compressed: [Bool] = []
+        /// The raw JSON text of each text message read so far, in order.
+        private(set) var texts: [String] = []
+        init(port: Int, token: String?, origin: String? = nil, deflate: Bool = false) throws {
             var headers: [(String, String)] = []
             if let token { headers.append(("Authorization", "Bearer \(token)")) }
             if let origin { headers.append(("Origin", origin)) }
-            ws = try WebSocketTestClient(port: port, path: "/v1/realtime", extraHeaders: headers, timeout: .seconds(10))
+            ws = try WebSocketTestClient(
+                port: port, path: "/v1/realtime", extensions: deflate ? "permessage-deflate" : nil, extraHeaders: headers,
+                timeout: .seconds(10))
+            inflater = deflate ? PerMessageDeflateDecompressor(windowBits: 15, noContextTakeover: true) : nil
         }
         var status: Int { ws.handshake.status }
         func send(_ json: String) throws { try ws.send(text: json) }
@@ -49,8 +59,16 @@ struct RealtimeTests {
             while true {
                 let frame = try ws.readFrame(timeout: .seconds(10))
                 if frame.opcode == .close { throw Failure.closed(frame.closeCode) }
-                guard frame.opcode == .text,
-                    let object = (try? JSONSerialization.jsonObject(with: Data(frame.payload))) as? [String: Any]
+                guard frame.opcode == .text else { continue }
+                var payload = frame.payload
+                if frame.rsv1 {
+                    guard let inflater else { throw Failure.unexpected("compressed frame without deflate") }
+                    payload = []
+                    try inflater.decompress(frame.payload, final: true, into: &payload, maxOutput: 1 << 20)
+                }
+                compressed.append(frame.rsv1)
+                texts.append(String(decoding: payload, as: UTF8.self))
+                guard let object = (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any]
                 else { continue }
                 if predicate(object) { return Message(object: object) }
             }
@@ -261,5 +279,80 @@ struct RealtimeTests {
         }
         #expect(first["type"] as? String == "change")
         #expect((first["seq"] as? Int ?? 0) > seq)
+    }
+
+    @Test("snapshots name the log epoch; resuming with it replays, with another epoch gets a reset snapshot")
+    func epoch() async throws {
+        let f = try await GroupFixture.make()
+        let (server, port) = try serve(f.h)
+        defer { server.shutdown() }
+        let topic = "group:\(f.groupID)"
+        let stored = try f.h.database.readSync { db in try LogEpoch.current(on: db) }
+        #expect(stored.count == 32)
+        let first = try await blocking {
+            let feed = try Feed(port: port, token: f.member.token)
+            defer { feed.close() }
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+            return try feed.next(Self.type("snapshot", topic))
+        }
+        #expect(first["epoch"] as? String == stored)
+        let seq = first["seq"] as? Int ?? -1
+        try await f.h.expect(
+            200, .patch, "/v1/groups/\(f.groupID)/members/\(f.admin.id)", json: #"{"role":"member"}"#,
+            token: f.owner.token)
+        let (same, other) = try await blocking {
+            let feed = try Feed(port: port, token: f.member.token)
+            defer { feed.close() }
+            let isAnswer: ([String: Any]) -> Bool = { ["change", "snapshot"].contains($0["type"] as? String ?? "") }
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)","since":\#(seq),"epoch":"\#(stored)"}"#)
+            let same = try feed.next(isAnswer)
+            try feed.send(#"{"op":"subscribe","topic":"user","since":\#(seq),"epoch":"0123456789abcdef0123456789abcdef"}"#)
+            let other = try feed.next(isAnswer)
+            return (same, other)
+        }
+        #expect(same["type"] as? String == "change", "same epoch: the changes after since")
+        #expect(other["type"] as? String == "snapshot" && other["reset"] as? Bool == true, "another epoch: reset")
+        #expect(other["epoch"] as? String == stored)
+    }
+
+    @Test("a broadcast is one message for compressed and plain subscribers; removals carry typed reasons only")
+    func broadcastAndTypedReasons() async throws {
+        let f = try await GroupFixture.make()
+        let (server, port) = try serve(f.h)
+        defer { server.shutdown() }
+        let topic = "group:\(f.groupID)"
+        let (plain, deflated) = try await blocking {
+            let plain = try Feed(port: port, token: f.member.token)
+            let deflated = try Feed(port: port, token: f.admin.token, deflate: true)
+            guard deflated.ws.handshakeHeader("Sec-WebSocket-Extensions")?.contains("permessage-deflate") == true else {
+                throw Failure.unexpected("permessage-deflate not agreed")
+            }
+            for feed in [plain, deflated] {
+                try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+                _ = try feed.next(Self.type("snapshot", topic))
+            }
+            return (plain, deflated)
+        }
+        defer {
+            plain.close()
+            deflated.close()
+        }
+        // An operator removes a member with a private note: members see why in the typed vocabulary only.
+        let now = f.h.clock.nowMilliseconds()
+        try f.h.database.writeSync { db in
+            _ = try GroupStore.adminRemoveMember(
+                groupID: f.groupID, userID: f.other.id, reason: "private operator note", at: now, on: db)
+        }
+        let (a, b) = try await blocking {
+            (try plain.next(Self.type("change", topic)), try deflated.next(Self.type("change", topic)))
+        }
+        #expect(a["seq"] as? Int == b["seq"] as? Int)
+        #expect(plain.texts.last == deflated.texts.last, "the same message text for both")
+        #expect(deflated.compressed.last == true && plain.compressed.last == false)
+        #expect(plain.texts.last?.contains("private operator note") == false)
+        let changes = a["changes"] as? [[String: Any]] ?? []
+        let member = changes.first { $0["kind"] as? String == "member" }
+        #expect(member?["reason"] as? String == "access_revoked")
+        #expect(changes.allSatisfy { ($0["reason"] as? String).map { RemovalReason(rawValue: $0) != nil } ?? true })
     }
 }

@@ -78,4 +78,84 @@ struct StaticFilesTests {
         #expect(await h.send(.get, "/v1/index.html").status == 404)
         #expect(await h.send(.post, "/index.html").status == 404)
     }
+
+    @Test("client routes serve the app shell; other unknown paths stay 404", arguments: [
+        "/join/ABC234", "/invite/Zm9vYmFy-token_43chars", "/groups", "/groups/0b9c", "/groups/0b9c/alarms/1a2b",
+        "/login", "/register",
+    ])
+    func appShell(path: String) throws {
+        let (dir, files) = try fixture()
+        defer { withExtendedLifetime(dir) {} }
+        let shell = try #require(files.response(path: path[...], headers: HTTPHeaders()))
+        #expect(shell.status.code == 200)
+        #expect(String(decoding: shell.body, as: UTF8.self) == "<h1>home</h1>")
+        #expect(shell.headers[first: "content-type"] == "text/html; charset=utf-8")
+    }
+
+    @Test("not the app shell: unknown first segments and too-deep paths stay 404", arguments: [
+        "/nothing", "/joinx/ABC234", "/groups/a/b/c/d", "/v1x/join/ABC234",
+    ])
+    func notAppShell(path: String) throws {
+        let (dir, files) = try fixture()
+        defer { withExtendedLifetime(dir) {} }
+        #expect(files.response(path: path[...], headers: HTTPHeaders()) == nil)
+    }
+
+    @Test("traversal under a shell route gets the shell, never the file", arguments: [
+        "/join/../secret.txt", "/join/%2e%2e/secret.txt", "/invite/..%2f..%2fsecret.txt", "/groups/%00",
+    ])
+    func traversalUnderShell(path: String) throws {
+        let (dir, files) = try fixture()
+        defer { withExtendedLifetime(dir) {} }
+        let r = try #require(files.response(path: path[...], headers: HTTPHeaders()))
+        #expect(String(decoding: r.body, as: UTF8.self) == "<h1>home</h1>")
+    }
+
+    @Test("every answer carries the CSP (own origin and its WebSocket URL only) and the security headers")
+    func securityHeaders() throws {
+        let (dir, files) = try fixture()
+        defer { withExtendedLifetime(dir) {} }
+        for path in ["/", "/app.js", "/join/ABC234"] {
+            let r = try #require(files.response(path: path[...], headers: ["Host": "chronir.example:8443"]))
+            let csp = try #require(r.headers[first: "content-security-policy"])
+            #expect(csp.contains("default-src 'self'"))
+            #expect(csp.contains("connect-src 'self' ws://chronir.example:8443 wss://chronir.example:8443;"))
+            #expect(csp.contains("frame-ancestors 'none'"))
+            #expect(!csp.contains("unsafe-inline"))
+            #expect(r.headers[first: "x-content-type-options"] == "nosniff")
+            #expect(r.headers[first: "referrer-policy"] == "no-referrer")
+            #expect(r.headers[first: "x-frame-options"] == "DENY")
+            #expect(r.headers[first: "cross-origin-opener-policy"] == "same-origin")
+        }
+        // A Host that is not a plain host[:port] never reaches the policy.
+        for host in ["evil.example; script-src *", "a b", "x'y", ""] {
+            let r = try #require(files.response(path: "/", headers: ["Host": host]))
+            let csp = try #require(r.headers[first: "content-security-policy"])
+            #expect(csp.contains("connect-src 'self';"))
+            #expect(!csp.contains("evil"))
+        }
+        #expect(StaticFiles.securityHeaders(host: "[::1]:8080")[first: "content-security-policy"]?
+            .contains("ws://[::1]:8080 wss://[::1]:8080") == true)
+    }
+
+    @Test("the access log names the landing route, never the code or token in it")
+    func landingPathsAreNotLogged() async throws {
+        let (dir, _) = try fixture()
+        defer { withExtendedLifetime(dir) {} }
+        #expect(StaticFiles.loggedPath("/join/ABC234") == "/join/{code}")
+        #expect(StaticFiles.loggedPath("/invite/secret-token") == "/invite/{token}")
+        #expect(StaticFiles.loggedPath("/groups/0b9c") == "/groups/0b9c")
+        #expect(StaticFiles.loggedPath("/join") == "/join")
+        let log = try await AccessLogTests().captureLog { logger, accessLog in
+            let h = try AppHarness(publicDirectory: dir.path + "/root", logger: logger, accessLog: accessLog)
+            #expect(await h.send(.get, "/join/QWERTY").status == 200)
+            #expect(await h.send(.get, "/invite/SeCrEtToKeN123").status == 200)
+            #expect(await h.send(.get, "/app.js").status == 200)
+        }
+        #expect(!log.contains("QWERTY"))
+        #expect(!log.contains("SeCrEtToKeN123"))
+        #expect(log.contains("/join/{code}"))
+        #expect(log.contains("/invite/{token}"))
+        #expect(log.contains("/app.js"))
+    }
 }

@@ -264,7 +264,8 @@ struct RevocationTests {
         #expect(out.types(to: c1) == ["change"])
         #expect(out.types(to: c2) == ["revoked"])
         #expect(out.messages(to: c2)[0]["topic"] as? String == group1)
-        #expect(out.messages(to: c2)[0]["reason"] as? String == "removed", "typed reason, never operator text")
+        #expect(out.messages(to: c2)[0]["reason"] as? String == "access_revoked", "typed reason, never operator text")
+        #expect(!String(decoding: out.sent(to: c1)[0], as: UTF8.self).contains("private note"))
         #expect(h.hub.ingest([groupBatch(10)]).sent(to: c2).isEmpty, "nothing after the removal")
         #expect(h.hub.topics(of: c2).isEmpty)
     }
@@ -288,7 +289,7 @@ struct RevocationTests {
                 "group_deleted", row(1, group1, kind: "group", op: .removed, id: g1, doc: nil, reason: "group_deleted"),
                 row(2, "user:u1", kind: "group", op: .removed, id: g1, doc: nil, reason: "group_deleted"))
         ])
-        #expect(deleted.messages(to: c1).map { $0["reason"] as? String } == ["group_deleted"])
+        #expect(deleted.messages(to: c1).map { $0["reason"] as? String } == ["deleted"])
         #expect(deleted.types(to: c3) == ["revoked"], "group removal revokes every subscriber")
     }
 

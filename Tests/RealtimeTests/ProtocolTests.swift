@@ -82,7 +82,7 @@ struct ServerMessageTests {
                 == #"{"type":"snapshot","topic":"user","seq":3,"data":{},"epoch":"E1"}"#)
     }
 
-    @Test("change: the batch's rows in the topic, seq = highest, doc verbatim, reason when present")
+    @Test("change: the batch's rows in the topic, seq = highest, doc verbatim, typed reason (never stored text)")
     func change() {
         let encoded = ServerMessage.change(
             topic: .group(g1), event: "member_removed",
@@ -93,17 +93,52 @@ struct ServerMessageTests {
         #expect(encoded.seq == 6)
         #expect(
             text(encoded.bytes)
-                == #"{"type":"change","topic":"group:\#(g1)","seq":6,"event":"member_removed","changes":[{"kind":"member","op":"modified","id":"m1","doc":{"s":"removed"},"reason":"spam"},{"kind":"group","op":"removed","id":"\#(g1)"}]}"#
+                == #"{"type":"change","topic":"group:\#(g1)","seq":6,"event":"member_removed","changes":[{"kind":"member","op":"modified","id":"m1","doc":{"s":"removed"},"reason":"access_revoked"},{"kind":"group","op":"removed","id":"\#(g1)","reason":"access_revoked"}]}"#
         )
     }
 
     @Test("revoked, error, pong; strings escaped")
     func others() {
-        #expect(text(ServerMessage.revoked(topic: .group(g1), reason: "left")) == #"{"type":"revoked","topic":"group:\#(g1)","reason":"left"}"#)
+        #expect(text(ServerMessage.revoked(topic: .group(g1), reason: .left)) == #"{"type":"revoked","topic":"group:\#(g1)","reason":"left"}"#)
         #expect(
             text(ServerMessage.error(code: "not_found", message: "a \"b\"\n\\\u{1}é", topic: "user", id: .number(3)))
                 == #"{"type":"error","code":"not_found","message":"a \"b\"\n\\\u0001é","topic":"user","id":3}"#)
         #expect(text(ServerMessage.pong(id: nil)) == #"{"type":"pong"}"#)
         #expect(text(ServerMessage.pong(id: .string("p"))) == #"{"type":"pong","id":"p"}"#)
+    }
+}
+
+@Suite("Realtime — typed removal reasons")
+struct RemovalReasonTests {
+    @Test(
+        "removals by event; member records ended by leave/removal; alarms unassigned by membership batches",
+        arguments: [
+            ("member_removed", "group", Change.Op.removed, "access_revoked"),
+            ("member_removed", "member", .modified, "access_revoked"),
+            ("member_left", "group", .removed, "left"),
+            ("member_left", "member", .modified, "left"),
+            ("group_deleted", "group", .removed, "deleted"),
+            ("shared_alarm_deleted", "shared_alarm", .removed, "deleted"),
+            ("account_deleted", "group", .removed, "deleted"),
+            ("account_deleted", "user", .removed, "deleted"),
+            ("member_removed", "shared_alarm", .modified, "unassigned"),
+            ("member_left", "shared_alarm", .modified, "unassigned"),
+            ("account_deleted", "shared_alarm", .modified, "unassigned"),
+            ("member_removed", "group", .modified, nil),
+            ("role_changed", "member", .modified, nil),
+            ("shared_alarm_updated", "shared_alarm", .modified, nil),
+            ("member_joined", "member", .added, nil),
+        ] as [(String, String, Change.Op, String?)])
+    func changeReasons(event: String, kind: String, op: Change.Op, expected: String?) {
+        #expect(RemovalReason.forChange(event: event, kind: kind, op: op)?.rawValue == expected)
+    }
+
+    @Test("revocations use the same vocabulary")
+    func revocations() {
+        #expect(RemovalReason.revocation(event: "member_removed") == .accessRevoked)
+        #expect(RemovalReason.revocation(event: "member_left") == .left)
+        #expect(RemovalReason.revocation(event: "group_deleted") == .deleted)
+        #expect(RemovalReason.revocation(event: "account_deleted") == .deleted)
+        #expect(RemovalReason.revocation(event: "anything_else") == .accessRevoked)
     }
 }

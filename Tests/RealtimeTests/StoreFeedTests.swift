@@ -139,7 +139,7 @@ struct StoreFeedTests {
         _ = try db.writeSync { c in try GroupStore.removeMember(groupID: g, actorID: o.id, targetID: a.id, at: 6, on: c) }
         let removed = try poll(&hub)
         #expect(removed.types(to: c2) == ["revoked"])
-        #expect(removed.messages(to: c2)[0]["reason"] as? String == "removed")
+        #expect(removed.messages(to: c2)[0]["reason"] as? String == "access_revoked")
         #expect(removed.types(to: c1) == ["change"])
         let changes = removed.messages(to: c1)[0]["changes"] as? [[String: Any]] ?? []
         #expect(changes.map { $0["kind"] as? String } == ["member", "group"])
@@ -152,7 +152,7 @@ struct StoreFeedTests {
         _ = try db.writeSync { c in try GroupStore.delete(groupID: g, actorID: o.id, at: 8, on: c) }
         let deleted = try poll(&hub)
         #expect(deleted.messages(to: c1).map { $0["type"] as? String } == ["revoked"])
-        #expect(deleted.messages(to: c1)[0]["reason"] as? String == "group_deleted")
+        #expect(deleted.messages(to: c1)[0]["reason"] as? String == "deleted")
     }
 
     @Test("resume over the real log: replay after since, then live; suspension closes 4003")

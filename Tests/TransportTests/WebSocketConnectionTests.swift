@@ -228,6 +228,25 @@ struct WebSocketConnectionTests {
         }
     }
 
+    @Test func aBurstSentFromAnotherThreadArrivesWholeAndInOrder() throws {
+        // Sends from other threads (how the realtime feed broadcasts) hop to the loop one by one:
+        // every message must leave, in order, including the last one of a burst.
+        try withWebSocketServer { _, port, recorder in
+            let ws = try WebSocketTestClient(port: port, path: "/ws")
+            #expect(eventually { recorder.sockets.count == 1 })
+            let socket = recorder.sockets[0]
+            let total = 500
+            DispatchQueue.global().async {
+                for i in 0..<total { socket.send(text: "message \(i)") }
+            }
+            for i in 0..<total {
+                #expect(try ws.readFrame() == .init(opcode: .text, payload: bytes("message \(i)")))
+            }
+            DispatchQueue.global().async { socket.send(text: "alone") }
+            #expect(try ws.readFrame() == .init(opcode: .text, payload: bytes("alone")))
+        }
+    }
+
     @Test func closeHandshakeTimesOutWhenThePeerNeverAnswers() throws {
         try withWebSocketServer({ $0.closeTimeout = .milliseconds(300) }) { _, port, recorder in
             let ws = try WebSocketTestClient(port: port, path: "/ws")

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Browser end-to-end test of the web client (Public/): installs Chromium + chromium-driver (Debian) and
+# Selenium (PyPI, in a venv under .build/) when missing, starts the built chronir-server on a free
+# loopback port with a fresh data directory, and runs Tests/Browser/e2e.py (two users in two headless
+# Chromium sessions). Screenshots go to $SCREENSHOT_DIR (default .build/screenshots).
+# Usage: .ci/browser.sh [PATH/TO/chronir-server]   (default .build/debug/chronir-server)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=$(realpath "${1:-.build/debug/chronir-server}")
+export SCREENSHOT_DIR=${SCREENSHOT_DIR:-$PWD/.build/screenshots}
+
+need=()
+for pkg in chromium chromium-driver python3-venv; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    echo "installing: ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+venv=.build/browser-venv
+if ! "$venv/bin/python" -c 'import selenium' 2>/dev/null; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q 'selenium>=4.10,<5'
+fi
+
+work=$(mktemp -d)
+pid=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+# A free port, chosen before start: the public base URL (and with it the WebSocket Origin allow-list)
+# must name the real port.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+base="http://127.0.0.1:$port"
+"$bin" --port "$port" --data-dir "$work/data" --public-dir "$PWD/Public" --public-base-url "$base" \
+    --default-tier premium --password-hashing fast --log-level notice 2>"$work/log" &
+pid=$!
+for _ in $(seq 1 100); do
+    curl -sf "$base/healthz" >/dev/null 2>&1 && break
+    kill -0 "$pid" 2>/dev/null || { echo "server exited during start-up" >&2; cat "$work/log" >&2; exit 1; }
+    sleep 0.1
+done
+curl -sf "$base/healthz" >/dev/null || { echo "server did not answer" >&2; cat "$work/log" >&2; exit 1; }
+
+mkdir -p "$SCREENSHOT_DIR" && rm -f "$SCREENSHOT_DIR"/*.png
+status=0
+CHRONIR_URL=$base "$venv/bin/python" Tests/Browser/e2e.py || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "--- server log:" >&2
+    tail -50 "$work/log" >&2
+fi
+echo "screenshots: $SCREENSHOT_DIR"
+ls "$SCREENSHOT_DIR"
+exit "$status"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Reliability checks that fit CI (README "Reliability"), against the built binaries in
+# ${1:-.build/debug}: crash durability (20 SIGKILLs under write load), brute-force budgets, and slow
+# and hostile clients (1,000 slowloris, 1,000 WebSocket clients that never read, malformed frames, a
+# connection burst past the limit) with the normal client's p99 < 50 ms. Storage failures (disk
+# full / read-only → 503) are unit tests (StorageFailureTests) run by `swift test`. The 10-minute
+# soak is nightly-style: Reliability/soak.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CHRONIR_BIN_DIR=${1:-.build/debug}
+command -v python3 >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3; }
+step() { printf '\n--> %s  (%ss)\n' "$*" "$SECONDS"; }
+
+step "crash durability: 20 SIGKILLs under write load"
+Reliability/crash.sh 20 normal
+step "brute force: invite codes and passwords, 1 user / many users / 20 client IPs"
+Reliability/bruteforce.sh 20
+step "slow and hostile clients while a normal client measures p99"
+Reliability/hostile.sh 40 1000 1000 2000 2500
+step "reliability done"

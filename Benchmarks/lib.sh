@@ -1,0 +1,115 @@
+# Shared helpers of Benchmarks/ws-echo.sh, fanout.sh and idle-sockets.sh (sourced, not run).
+#
+# Binaries (each script builds what is not given, in release mode):
+#   CHRONIR_SERVER   chronir-server binary   (default: swift build -c release → .build/release/chronir-server)
+#   CHRONIR_WS_ECHO  chronir-ws-echo binary  (default: .build/release/chronir-ws-echo)
+#   HUMMINGBIRD_WS   the reference server    (default: Benchmarks/hummingbird-ws/.build/release/HummingbirdWS;
+#                    its first release build takes several minutes)
+#   RUNS             repetitions; the table shows medians (default 3)
+# The load generator (Benchmarks/loadgen/wsload.c) is compiled with gcc -O2 into a temp dir.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+RUNS=${RUNS:-3}
+work=$(mktemp -d)
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+wait_http() {  # wait_http PORT: until GET /healthz answers (or 30 s)
+    for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$1/healthz" >/dev/null && return 0; sleep 0.1; done
+    echo "server on port $1 did not come up" >&2
+    return 1
+}
+
+wait_tcp() {  # wait_tcp PORT: until something accepts on it (or 30 s)
+    for _ in $(seq 1 300); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done
+    echo "server on port $1 did not come up" >&2
+    return 1
+}
+
+cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }  # user+sys clock ticks of a process
+wait_idle() {  # wait_idle PID: until the process used < 10% of a core over 0.5 s (≤ 30 s), so a
+    # server still working off the previous measurement's backlog does not steal the next one's CPU
+    local a b hz
+    hz=$(getconf CLK_TCK)
+    for _ in $(seq 1 60); do
+        a=$(cpu_ticks "$1"); sleep 0.5; b=$(cpu_ticks "$1")
+        [ $(((b - a) * 20)) -lt "$hz" ] && return 0
+    done
+}
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "n/a"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+field() { awk -v k="$1" '$1==k {print $2}' "$2"; }  # field KEY FILE: value of a `key value` line
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b+0 == 0) print "n/a"; else printf "%.2f", a/b }'; }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+build_binaries() {  # resolves CHRONIR_SERVER, CHRONIR_WS_ECHO, HUMMINGBIRD_WS, WSLOAD (builds missing ones)
+    if [ -z "${CHRONIR_SERVER:-}" ] || [ -z "${CHRONIR_WS_ECHO:-}" ]; then
+        swift build -c release --product chronir-server >/dev/null
+        swift build -c release --product chronir-ws-echo >/dev/null
+    fi
+    CHRONIR_SERVER=${CHRONIR_SERVER:-$PWD/.build/release/chronir-server}
+    CHRONIR_WS_ECHO=${CHRONIR_WS_ECHO:-$PWD/.build/release/chronir-ws-echo}
+    if [ -z "${HUMMINGBIRD_WS:-}" ]; then
+        swift build -c release --package-path Benchmarks/hummingbird-ws >/dev/null
+        HUMMINGBIRD_WS=$PWD/Benchmarks/hummingbird-ws/.build/release/HummingbirdWS
+    fi
+    WSLOAD=$work/wsload
+    gcc -O2 -o "$WSLOAD" Benchmarks/loadgen/wsload.c
+}
+
+start_hummingbird() {  # sets HB_PORT, HB_PID
+    HB_PORT=$(free_port)
+    "$HUMMINGBIRD_WS" "$HB_PORT" 2>"$work/hummingbird.log" &
+    HB_PID=$!
+    pids+=("$HB_PID")
+    wait_http "$HB_PORT"
+}
+
+start_ws_echo() {  # sets ECHO_PORT, ECHO_PID (no compression: the load generator offers none anyway)
+    ECHO_PORT=$(free_port)
+    "$CHRONIR_WS_ECHO" --port "$ECHO_PORT" --no-deflate >"$work/echo.out" 2>"$work/echo.log" &
+    ECHO_PID=$!
+    pids+=("$ECHO_PID")
+    wait_tcp "$ECHO_PORT"
+}
+
+start_chronir() {  # start_chronir EXTRA_FLAGS...: sets CH_PORT, CH_PID (benchmark accounts: fast hashing)
+    CH_PORT=$(free_port)
+    mkdir -p "$work/data"
+    "$CHRONIR_SERVER" --port "$CH_PORT" --data-dir "$work/data" --public-dir none --default-tier premium \
+        --password-hashing fast "$@" 2>"$work/chronir.log" &
+    CH_PID=$!
+    pids+=("$CH_PID")
+    wait_http "$CH_PORT"
+}
+
+seed_chronir() {  # seed_chronir USERS [--no-group]: writes $work/seed/{tokens,owner,group}
+    python3 Benchmarks/loadgen/chronir_seed.py "$CH_PORT" "$1" "$work/seed" "${@:2}"
+}
+
+# PROFILE_DIR=DIR: chronir's first measured run is sampled with `perf record -F 999 -g` (cpu-clock;
+# this VM has no hardware counters) and DIR/NAME.perf.txt gets the flat report (self time by symbol,
+# demangled with swift-demangle).
+profile_start() {  # profile_start PID NAME
+    [ -n "${PROFILE_DIR:-}" ] && [ ! -e "$PROFILE_DIR/$2.perf.data" ] || return 0
+    mkdir -p "$PROFILE_DIR"
+    perf record -e cpu-clock -F 999 -g -p "$1" -o "$PROFILE_DIR/$2.perf.data" >/dev/null 2>&1 &
+    PERF_PID=$!
+    PERF_NAME=$2
+    sleep 0.5
+}
+profile_stop() {
+    [ -n "${PERF_PID:-}" ] || return 0
+    kill -INT "$PERF_PID"; wait "$PERF_PID" || true
+    perf report -i "$PROFILE_DIR/$PERF_NAME.perf.data" --no-children --sort dso,symbol --stdio -g none 2>/dev/null \
+        | grep -v '^$' | grep -v '^ *|' | grep -v '^ *-' | head -80 | swift demangle --simplified \
+        >"$PROFILE_DIR/$PERF_NAME.perf.txt" || true
+    PERF_PID=
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Seeds a running chronir-server (started with --default-tier premium --max-members N
+--password-hashing fast) through its public HTTP API, for Benchmarks/fanout.sh and idle-sockets.sh:
+
+    chronir_seed.py PORT USERS OUTDIR [--no-group]
+
+registers USERS accounts (bench-N@example.com), the first creates a group and an invite code, every
+other one joins with it (not with --no-group). Writes OUTDIR/tokens (one bearer token per line, the owner's first),
+OUTDIR/group (the group id) and OUTDIR/owner (the owner's token). Four keep-alive HTTP connections in
+parallel threads; the standard library only."""
+import http.client
+import json
+import os
+import sys
+import threading
+
+
+def call(conn, method, path, body=None, token=None):
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+    response = conn.getresponse()
+    data = response.read()
+    if response.status >= 300:
+        raise SystemExit(f"{method} {path} → {response.status} {data[:300]!r}")
+    return json.loads(data) if data else None
+
+
+def in_parallel(port, items, work, threads=4):
+    results = [None] * len(items)
+
+    def run(offset):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        for i in range(offset, len(items), threads):
+            results[i] = work(conn, items[i])
+        conn.close()
+
+    pool = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    if any(r is None for r in results):
+        raise SystemExit("seeding failed")
+    return results
+
+
+def main():
+    port, users, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    os.makedirs(out, exist_ok=True)
+    tokens = in_parallel(port, list(range(users)), lambda conn, i: call(
+        conn, "POST", "/v1/auth/register",
+        {"email": f"bench-{i}@example.com", "password": "benchmark password", "display_name": f"Bench {i}"})["token"])
+    with open(os.path.join(out, "tokens"), "w") as f:
+        f.write("\n".join(tokens) + "\n")
+    with open(os.path.join(out, "owner"), "w") as f:
+        f.write(tokens[0] + "\n")
+    if "--no-group" in sys.argv[4:]:
+        return
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    group = call(conn, "POST", "/v1/groups", {"name": "Benchmark group"}, tokens[0])["group"]["id"]
+    code = call(conn, "POST", f"/v1/groups/{group}/invite-code", {}, tokens[0])["code"]
+    in_parallel(port, tokens[1:], lambda conn, t: call(conn, "POST", "/v1/join", {"code": code}, t) or True)
+    with open(os.path.join(out, "group"), "w") as f:
+        f.write(group + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+// The create/edit form of a shared alarm: every schedule kind the API knows, times of day, zone,
+// assignees and the completion rule. Builds the API body; the caller sends it.
+
+import { h, field, uid } from './dom.js';
+import { SCHEDULE_KINDS, WEEKDAYS, MONTHS, WEEK_OF_MONTH, allZones, myZone, pad2, timeText } from './schedule.js';
+
+const MAX_TIMES = 6;
+
+function today() {
+  const d = new Date();
+  return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())}`;
+}
+
+function numberInput(name, value, min, max) {
+  return h('input', { type: 'number', name, value: String(value), min, max, step: 1, required: true, inputmode: 'numeric' });
+}
+
+function select(name, options, value) {
+  return h('select', { name }, options.map(([v, label]) => h('option', { value: String(v), selected: String(v) === String(value) }, label)));
+}
+
+/**
+ * @param {{alarm?: object, members: object[], onSave(body: object): Promise<void>, onCancel(): void}} options
+ */
+export function alarmForm({ alarm, members, onSave, onCancel }) {
+  const a = alarm || {};
+  const s = a.schedule || { type: 'monthly_date', days_of_month: [1], interval: 1, start_date: today() };
+  const title = h('input', { type: 'text', name: 'title', required: true, maxlength: 200, value: a.title || '' });
+  const note = h('textarea', { name: 'note', maxlength: 2000, rows: 2 }, a.note || '');
+  const kind = select('schedule_type', SCHEDULE_KINDS, s.type);
+
+  // One fieldset per schedule kind; only the chosen one is shown (and submitted).
+  const interval = (unit) => field(`Repeat every … ${unit}`, numberInput('interval', s.interval || 1, 1, 1000));
+  const weekdayBoxes = WEEKDAYS.map((name, i) => {
+    const id = uid('wd');
+    return h('span', { class: 'check' },
+      h('input', { type: 'checkbox', id, name: 'days_of_week', value: String(i + 1), checked: (s.days_of_week || [1]).includes(i + 1) }),
+      h('label', { for: id }, name));
+  });
+  const parts = {
+    weekly: h('fieldset', {}, h('legend', {}, 'Weekly'), h('div', { class: 'checks', role: 'group', 'aria-label': 'Weekdays' }, weekdayBoxes), interval('weeks')),
+    monthly_date: h('fieldset', {}, h('legend', {}, 'Monthly on dates'),
+      field('Days of the month', h('input', {
+        type: 'text', name: 'days_of_month', required: true, inputmode: 'numeric', pattern: '\\s*\\d{1,2}(\\s*,\\s*\\d{1,2})*\\s*',
+        value: (s.days_of_month || [1]).join(', '),
+      }), 'Numbers 1–31, separated by commas. A day a month lacks falls on its last day.'),
+      interval('months')),
+    monthly_relative: h('fieldset', {}, h('legend', {}, 'Monthly on a weekday'),
+      field('Which', select('week_of_month', WEEK_OF_MONTH, s.week_of_month || 1)),
+      field('Weekday', select('day_of_week', WEEKDAYS.map((d, i) => [i + 1, d]), s.day_of_week || 1)),
+      interval('months')),
+    annual: h('fieldset', {}, h('legend', {}, 'Yearly'),
+      field('Month', select('month', MONTHS.map((m, i) => [i + 1, m]), s.month || 1)),
+      field('Day', numberInput('day_of_month', s.day_of_month || 1, 1, 31)),
+      interval('years')),
+    custom_days: h('fieldset', {}, h('legend', {}, 'Every N days'),
+      field('Number of days', numberInput('interval_days', s.interval_days || 7, 1, 3650))),
+    one_time: h('fieldset', {}, h('legend', {}, 'Once'),
+      field('Date', h('input', { type: 'date', name: 'date', required: true, value: s.date || today() }))),
+  };
+  const startDate = h('input', { type: 'date', name: 'start_date', required: true, value: s.start_date || today() });
+  const endDate = h('input', { type: 'date', name: 'end_date', value: s.end_date || '' });
+  const bounds = h('div', { class: 'row' }, field('Starts on', startDate), field('Ends on (optional)', endDate));
+  const showKind = () => {
+    for (const [k, el] of Object.entries(parts)) {
+      el.hidden = k !== kind.value;
+      el.disabled = k !== kind.value; // hidden fields don't block submission
+    }
+    bounds.hidden = kind.value === 'one_time';
+    startDate.disabled = kind.value === 'one_time';
+  };
+  kind.addEventListener('change', showKind);
+
+  // Times of day: a list of time inputs.
+  const timesList = h('div', { class: 'times', role: 'group', 'aria-label': 'Times of day' });
+  const addTime = (value) => {
+    if (timesList.children.length >= MAX_TIMES) return;
+    const input = h('input', { type: 'time', name: 'time', required: true, value, 'aria-label': `Time ${timesList.children.length + 1}` });
+    const row = h('span', { class: 'time-row' }, input,
+      h('button', { type: 'button', class: 'secondary small', 'aria-label': 'Remove this time', onclick: () => { if (timesList.children.length > 1) row.remove(); } }, 'Remove'));
+    timesList.append(row);
+    return input;
+  };
+  for (const t of (a.times_of_day && a.times_of_day.length ? a.times_of_day : [{ hour: 9, minute: 0 }])) addTime(timeText(t));
+  const addTimeButton = h('button', { type: 'button', class: 'secondary small', onclick: () => { const i = addTime('12:00'); if (i) i.focus(); } }, 'Add a time');
+
+  const zones = allZones();
+  const zoneValue = a.timezone || myZone();
+  if (!zones.includes(zoneValue)) zones.unshift(zoneValue);
+  const zone = h('select', { name: 'timezone' }, zones.map((z) => h('option', { value: z, selected: z === zoneValue }, z)));
+
+  const assigned = new Set(a.assigned_to_uids || []);
+  const assignees = h('fieldset', {}, h('legend', {}, 'Who is assigned'),
+    h('p', { class: 'hint' }, 'Nobody ticked means everyone in the group.'),
+    h('div', { class: 'checks' }, members.map((m) => {
+      const id = uid('as');
+      return h('span', { class: 'check' },
+        h('input', { type: 'checkbox', id, name: 'assignee', value: m.user_id, checked: assigned.has(m.user_id) }),
+        h('label', { for: id }, m.display_name));
+    })));
+  const ruleName = uid('rule');
+  const rule = a.completion_rule || 'any';
+  const rules = h('fieldset', {}, h('legend', {}, 'Done when'),
+    ...[['any', 'Any one of them has done it'], ['all', 'Every one of them has done it']].map(([v, label]) => {
+      const id = uid('r');
+      return h('span', { class: 'check' }, h('input', { type: 'radio', id, name: ruleName, value: v, checked: rule === v }), h('label', { for: id }, label));
+    }));
+  const grace = numberInput('grace_minutes', a.grace_minutes || 1440, 1, 10080);
+
+  const error = h('p', { class: 'error', role: 'alert' });
+  const submit = h('button', { type: 'submit' }, alarm ? 'Save changes' : 'Create alarm');
+  const form = h('form', { class: 'card stack alarm-form', 'aria-label': alarm ? `Edit ${a.title}` : 'New shared alarm' },
+    h('h3', {}, alarm ? `Edit “${a.title}”` : 'New shared alarm'),
+    field('Title', title), field('Note (optional)', note),
+    field('Repeats', kind), ...Object.values(parts), bounds,
+    h('div', { class: 'field' }, h('span', { class: 'label' }, 'At'), timesList, addTimeButton),
+    field('Time zone', zone, 'The times above are wall-clock times in this zone.'),
+    assignees, rules,
+    field('Counts as missed after (minutes)', grace, 'An answer is still possible until then; 1440 = one day.'),
+    error, h('div', { class: 'actions' }, submit, h('button', { type: 'button', class: 'secondary', onclick: onCancel }, 'Cancel')));
+  showKind();
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    error.textContent = '';
+    let body;
+    try { body = build(); } catch (e) { error.textContent = e.message; return; }
+    submit.disabled = true;
+    try {
+      await onSave(body);
+    } catch (e) {
+      error.textContent = e.message;
+      const named = e.field && form.querySelector(`[name="${CSS.escape(e.field.split('.').pop())}"]`);
+      if (named && !named.disabled) named.focus();
+    } finally {
+      submit.disabled = false;
+    }
+  });
+
+  function build() {
+    const part = parts[kind.value];
+    const value = (name) => part.querySelector(`[name="${name}"]`).value;
+    const int = (name) => Number.parseInt(value(name), 10);
+    const schedule = { type: kind.value };
+    switch (kind.value) {
+      case 'weekly':
+        schedule.days_of_week = [...part.querySelectorAll('[name="days_of_week"]:checked')].map((c) => Number(c.value));
+        if (!schedule.days_of_week.length) throw new Error('Pick at least one weekday.');
+        schedule.interval = int('interval');
+        break;
+      case 'monthly_date':
+        schedule.days_of_month = value('days_of_month').split(',').map((x) => Number.parseInt(x.trim(), 10)).filter((n) => !Number.isNaN(n));
+        if (!schedule.days_of_month.length) throw new Error('Give at least one day of the month.');
+        schedule.interval = int('interval');
+        break;
+      case 'monthly_relative':
+        schedule.week_of_month = int('week_of_month');
+        schedule.day_of_week = int('day_of_week');
+        schedule.interval = int('interval');
+        break;
+      case 'annual':
+        schedule.month = int('month');
+        schedule.day_of_month = int('day_of_month');
+        schedule.interval = int('interval');
+        break;
+      case 'custom_days':
+        schedule.interval_days = int('interval_days');
+        break;
+      case 'one_time':
+        schedule.date = value('date');
+        break;
+      default:
+        break;
+    }
+    if (kind.value === 'one_time') schedule.start_date = schedule.date;
+    else schedule.start_date = startDate.value;
+    schedule.end_date = kind.value === 'one_time' || !endDate.value ? null : endDate.value;
+    const times = [...timesList.querySelectorAll('input[type="time"]')].map((i) => i.value).filter(Boolean);
+    if (!times.length) throw new Error('Give at least one time of day.');
+    return {
+      title: title.value,
+      note: note.value.trim() ? note.value : null,
+      schedule,
+      times_of_day: times.map((t) => ({ hour: Number(t.slice(0, 2)), minute: Number(t.slice(3, 5)) })),
+      timezone: zone.value,
+      assigned_to_uids: [...assignees.querySelectorAll('input:checked')].map((c) => c.value),
+      completion_rule: rules.querySelector('input:checked').value,
+      grace_minutes: Number.parseInt(grace.value, 10),
+    };
+  }
+
+  return form;
+}

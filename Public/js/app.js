@@ -1,0 +1,330 @@
+// The Chronir web client: routing (History API), the signed-in user, and the pages that aren't a group.
+// Pages: / (my groups, or sign-in), /login, /register, /groups/<id>, /join/<CODE>, /invite/<token>.
+
+import { api, session, enc } from './api.js';
+import { h, replace, field, flashChanged } from './dom.js';
+import { Realtime } from './realtime.js';
+import { GroupPage } from './group.js';
+
+const main = document.getElementById('main');
+const accountNav = document.getElementById('account-nav');
+const connection = document.getElementById('connection');
+const flashBox = document.getElementById('flash');
+
+/** What the page knows; `user` topic snapshots and changes keep it current. */
+const state = { me: null, groups: new Map(), invitations: new Map(), page: null };
+
+const realtime = new Realtime(() => session.token, {
+  state: showConnection,
+  sessionEnded: () => endSession('Your session ended. Please sign in again.'),
+});
+
+// — flash messages and connection state —
+
+let keepFlash = false;
+/** Shows a message (null clears it); it survives the next page change, then goes. */
+export function flash(message, kind = 'info') {
+  keepFlash = Boolean(message);
+  replace(flashBox, message ? h('p', { class: `flash ${kind}` }, message,
+    h('button', { type: 'button', class: 'link', 'aria-label': 'Dismiss message', onclick: () => flash(null) }, '×')) : null);
+}
+
+function showConnection({ state: s, detail }) {
+  connection.hidden = !session.token;
+  connection.dataset.state = s;
+  const text = { live: 'Live', connecting: 'Connecting…', reconnecting: 'Reconnecting…', offline: 'Offline' }[s] || s;
+  connection.querySelector('.conn-text').textContent = detail ? `${text} (${detail})` : text;
+  connection.title = s === 'live' ? 'Changes appear as they happen' : 'Changes will appear when the connection is back';
+}
+
+// — routing —
+
+export function navigate(path, { replaceState = false } = {}) {
+  if (replaceState) history.replaceState(null, '', path);
+  else history.pushState(null, '', path);
+  render();
+}
+
+document.addEventListener('click', (event) => {
+  const a = event.target.closest('a[href]');
+  if (!a || a.target || a.hasAttribute('download') || event.ctrlKey || event.metaKey || event.shiftKey) return;
+  const url = new URL(a.href, location.href);
+  if (url.origin !== location.origin || url.pathname.startsWith('/v1/') || url.pathname === '/healthz') return;
+  event.preventDefault();
+  navigate(url.pathname);
+});
+window.addEventListener('popstate', () => render());
+
+function render() {
+  if (!keepFlash) flash(null);
+  keepFlash = false;
+  if (state.page && state.page.close) state.page.close();
+  state.page = null;
+  const parts = location.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  renderAccountNav();
+  const signedIn = Boolean(session.token);
+  if (parts[0] === 'join' && parts[1]) return landing({ kind: 'join', value: parts[1] });
+  if (parts[0] === 'invite' && parts[1]) return landing({ kind: 'invite', value: parts[1] });
+  if (parts[0] === 'register' && !signedIn) return authPage('register');
+  if (parts[0] === 'login' && !signedIn) return authPage('login');
+  if (!signedIn) return welcome();
+  if (parts[0] === 'groups' && parts[1]) {
+    state.page = new GroupPage({ main, api, realtime, navigate, flash, me: () => state.me, groupId: parts[1] });
+    return state.page.open();
+  }
+  if (parts.length && parts[0] !== 'groups') return navigate('/', { replaceState: true });
+  return groupsPage();
+}
+
+function focusHeading() {
+  const heading = main.querySelector('h1');
+  if (heading) { heading.tabIndex = -1; heading.focus({ preventScroll: false }); }
+  document.title = heading ? `${heading.textContent} · Chronir` : 'Chronir';
+}
+
+function renderAccountNav() {
+  if (session.token && state.me) {
+    replace(accountNav, h('span', { class: 'who' }, state.me.display_name),
+      h('button', { type: 'button', class: 'link', onclick: logout }, 'Sign out'));
+  } else if (session.token) {
+    replace(accountNav, h('button', { type: 'button', class: 'link', onclick: logout }, 'Sign out'));
+  } else {
+    replace(accountNav, h('a', { href: '/login' }, 'Sign in'), ' ', h('a', { href: '/register' }, 'Create account'));
+  }
+}
+
+// — session —
+
+async function startSession(result) {
+  session.token = result.token;
+  state.me = result.user;
+  realtime.start();
+  subscribeUser();
+}
+
+function subscribeUser() {
+  realtime.subscribe('user', {
+    snapshot(msg) {
+      state.me = msg.data.user;
+      state.groups = new Map(msg.data.groups.map((g) => [g.id, g]));
+      state.invitations = new Map((msg.data.invitations || []).map((i) => [i.id, i]));
+      renderAccountNav();
+      if (state.page && state.page.kind === 'groups') state.page.refresh();
+    },
+    change(msg) {
+      const touched = [];
+      for (const c of msg.changes) {
+        if (c.kind === 'group') {
+          if (c.op === 'removed') state.groups.delete(c.id);
+          else if (c.doc) { state.groups.set(c.id, c.doc); touched.push(`group-${c.id}`); }
+        } else if (c.kind === 'invitation') {
+          if (c.op === 'removed' || (c.doc && c.doc.status !== 'pending') || (c.doc && c.doc.invitee_email !== state.me.email)) state.invitations.delete(c.id);
+          else if (c.doc) { state.invitations.set(c.id, c.doc); touched.push(`invitation-${c.id}`); }
+        } else if (c.kind === 'user' && c.doc) {
+          state.me = c.doc;
+          renderAccountNav();
+        } else if (c.kind === 'member' && c.doc) {
+          const g = state.groups.get(c.doc.group_id);
+          if (g) touched.push(`group-${g.id}`);
+        }
+      }
+      if (state.page && state.page.kind === 'groups') state.page.refresh(touched);
+    },
+    revoked() {},
+    error() {},
+  });
+}
+
+function endSession(message) {
+  session.token = null;
+  state.me = null;
+  state.groups.clear();
+  state.invitations.clear();
+  realtime.stop();
+  connection.hidden = true;
+  flash(message, message ? 'warn' : 'info');
+  navigate('/');
+}
+
+async function logout() {
+  realtime.stop(); // before the server closes our socket with 4003
+  try { await api('POST', '/v1/auth/logout'); } catch { /* the token is dropped either way */ }
+  endSession('You are signed out.');
+}
+
+// — pages —
+
+function welcome() {
+  replace(main,
+    h('h1', {}, 'Chronir'),
+    h('p', { class: 'lead' }, 'Shared recurring obligations — the rent, the HVAC filter, the weekly backup check — for a household or a team. Everyone sees who has done what, live.'),
+    h('p', {}, h('a', { class: 'button', href: '/login' }, 'Sign in'), ' ', h('a', { class: 'button secondary', href: '/register' }, 'Create an account')));
+  focusHeading();
+}
+
+function authPage(mode, after) {
+  replace(main, h('h1', {}, mode === 'login' ? 'Sign in' : 'Create an account'), authForm(mode, after),
+    h('p', {}, mode === 'login'
+      ? ['No account yet? ', h('a', { href: '/register' }, 'Create one')]
+      : ['Already have an account? ', h('a', { href: '/login' }, 'Sign in')]));
+  focusHeading();
+}
+
+/** The register or sign-in form; `after` runs once signed in (default: go to my groups). */
+function authForm(mode, after) {
+  const email = h('input', { type: 'email', name: 'email', required: true, autocomplete: 'email' });
+  const password = h('input', {
+    type: 'password', name: 'password', required: true, minlength: 8, maxlength: 1024,
+    autocomplete: mode === 'login' ? 'current-password' : 'new-password',
+  });
+  const name = h('input', { type: 'text', name: 'display_name', required: true, maxlength: 100, autocomplete: 'nickname' });
+  const error = h('p', { class: 'error', role: 'alert' });
+  const submit = h('button', { type: 'submit' }, mode === 'login' ? 'Sign in' : 'Create account');
+  const form = h('form', { class: 'card stack', 'aria-label': mode === 'login' ? 'Sign in' : 'Create an account', novalidate: false },
+    mode === 'register' ? field('Your name (shown to your groups)', name) : null,
+    field('Email', email),
+    field('Password', password, mode === 'register' ? 'At least 8 characters.' : null),
+    error, submit);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    error.textContent = '';
+    submit.disabled = true;
+    try {
+      const body = { email: email.value, password: password.value };
+      if (mode === 'register') body.display_name = name.value;
+      const result = await api('POST', mode === 'login' ? '/v1/auth/login' : '/v1/auth/register', body);
+      await startSession(result);
+      flash(null);
+      if (after) after(); else navigate('/');
+    } catch (e) {
+      error.textContent = e.message;
+      const target = { email, password, display_name: name }[e.field];
+      if (target) target.focus();
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  return form;
+}
+
+function groupsPage() {
+  const list = h('ul', { class: 'cards', id: 'group-list' });
+  const invites = h('section', { 'aria-labelledby': 'inv-h', id: 'my-invitations' });
+  const page = {
+    kind: 'groups',
+    refresh(touched = []) {
+      const groups = [...state.groups.values()].sort((a, b) => a.name.localeCompare(b.name));
+      replace(list, groups.length ? groups.map((g) => h('li', { id: `group-${g.id}`, class: 'card' },
+        h('h3', {}, h('a', { href: `/groups/${enc(g.id)}` }, g.name)),
+        g.description ? h('p', {}, g.description) : null,
+        h('p', { class: 'meta' }, `${g.member_count} member${g.member_count === 1 ? '' : 's'}`))) :
+        h('li', { class: 'empty' }, 'You are not in any group yet. Create one below, or open a join link someone sent you.'));
+      const pending = [...state.invitations.values()];
+      replace(invites, pending.length ? [h('h2', { id: 'inv-h' }, 'Invitations for you'),
+        h('ul', { class: 'cards' }, pending.map((inv) => h('li', { class: 'card', id: `invitation-${inv.id}` },
+          h('p', {}, `You are invited to join ${inv.group_name || 'a group'} as ${inv.role}.`),
+          h('div', { class: 'actions' },
+            h('button', { type: 'button', onclick: () => answerInvitation(inv, 'accept') }, 'Accept'),
+            h('button', { type: 'button', class: 'secondary', onclick: () => answerInvitation(inv, 'decline') }, 'Decline')))))] : null);
+      for (const id of touched) flashChanged(document.getElementById(id));
+    },
+  };
+  const name = h('input', { type: 'text', required: true, maxlength: 100 });
+  const description = h('input', { type: 'text', maxlength: 500 });
+  const error = h('p', { class: 'error', role: 'alert' });
+  const create = h('form', { class: 'card stack', 'aria-labelledby': 'new-group-h' },
+    h('h2', { id: 'new-group-h' }, 'Create a group'),
+    field('Name', name), field('Description (optional)', description), error,
+    h('button', { type: 'submit' }, 'Create group'));
+  create.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    error.textContent = '';
+    try {
+      const body = { name: name.value };
+      if (description.value.trim()) body.description = description.value;
+      const result = await api('POST', '/v1/groups', body);
+      state.groups.set(result.group.id, result.group);
+      navigate(`/groups/${enc(result.group.id)}`);
+    } catch (e) {
+      error.textContent = e.code === 'CA002' ? 'Creating groups needs a premium account. You can still join groups others invite you to.' : e.message;
+    }
+  });
+  replace(main, h('h1', {}, 'My groups'), list, invites, create);
+  state.page = page;
+  page.refresh();
+  focusHeading();
+}
+
+async function answerInvitation(inv, action) {
+  try {
+    const result = await api('POST', `/v1/invitations/${enc(inv.id)}/${action}`);
+    state.invitations.delete(inv.id);
+    if (action === 'accept') navigate(`/groups/${enc(result.group.id)}`);
+    else if (state.page && state.page.refresh) state.page.refresh();
+  } catch (e) {
+    flash(e.message, 'error');
+  }
+}
+
+/** /join/<CODE> and /invite/<token>: what this link does, then sign in or register, then join. */
+function landing({ kind, value }) {
+  const code = kind === 'join' ? value.toUpperCase() : null;
+  const heading = h('h1', {}, kind === 'join' ? 'Join a group on Chronir' : 'You have been invited to a group');
+  const explain = h('p', { class: 'lead' }, kind === 'join'
+    ? ['Someone shared an invite code with you: ', h('strong', { class: 'code' }, code),
+      '. Joining makes you a member of their group: you will see its shared alarms (rent, chores, checks…), who is assigned to each, and who has done what — and others will see your answers.']
+    : 'Someone invited you with a personal link. Accepting makes you a member of their group: you will see its shared alarms, who is assigned to each, and who has done what — and others will see your answers. The link works once.');
+  const status = h('p', { class: 'error', role: 'alert' });
+  const doJoin = async () => {
+    status.textContent = '';
+    try {
+      const result = kind === 'join'
+        ? await api('POST', '/v1/join', { code })
+        : await api('POST', `/v1/invitations/${enc(value)}/accept`);
+      flash(`You joined ${result.group.name}.`, 'ok');
+      navigate(`/groups/${enc(result.group.id)}`, { replaceState: true });
+    } catch (e) {
+      status.textContent = e.code === 'CA031' ? 'This invite code does not work: it may have expired, been replaced or disabled. Ask for a new link.'
+        : e.code === 'CA004' ? 'This invitation has expired. Ask for a new one.'
+          : e.code === 'CA005' ? 'This invitation has already been used.'
+            : e.code === 'CA003' ? 'This group is full.' : e.message;
+    }
+  };
+  const showJoin = () => {
+    replace(main, heading, explain,
+      h('p', {}, `You are signed in as ${state.me ? `${state.me.display_name} (${state.me.email})` : 'yourself'}.`),
+      status,
+      h('p', { class: 'actions' }, h('button', { type: 'button', id: 'join-button', onclick: doJoin }, kind === 'join' ? 'Join the group' : 'Accept the invitation'),
+        ' ', h('a', { href: '/' }, 'Not now')));
+    focusHeading();
+  };
+  if (session.token) return showJoin();
+  let mode = 'register';
+  const box = h('div');
+  const draw = () => {
+    replace(box, authForm(mode, showJoin),
+      h('p', {}, mode === 'register'
+        ? ['Already have an account? ', h('button', { type: 'button', class: 'link', onclick: () => { mode = 'login'; draw(); } }, 'Sign in instead')]
+        : ['New here? ', h('button', { type: 'button', class: 'link', onclick: () => { mode = 'register'; draw(); } }, 'Create an account instead')]));
+  };
+  draw();
+  replace(main, heading, explain, h('h2', {}, 'First, sign in or create an account'), box);
+  focusHeading();
+}
+
+// — start —
+
+async function boot() {
+  if (session.token) {
+    try {
+      state.me = await api('GET', '/v1/me');
+      realtime.start();
+      subscribeUser();
+    } catch (e) {
+      if (e.status === 401) { session.token = null; state.me = null; }
+    }
+  }
+  render();
+}
+
+boot();

@@ -1,0 +1,55 @@
+// Small DOM helpers. Text always goes in as text nodes (never innerHTML), so server data can't inject markup.
+
+/** h('button', {class: 'x', onclick: fn}, 'text', child) → an element. */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith('on') && typeof value === 'function') el.addEventListener(key.slice(2), value);
+    else if (key === 'class') el.className = value;
+    else if (key === 'dataset') Object.assign(el.dataset, value);
+    else if (key === 'value') el.value = value;
+    else if (key === 'checked') el.checked = Boolean(value);
+    else if (value === true) el.setAttribute(key, '');
+    else el.setAttribute(key, String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children) {
+    if (child === undefined || child === null || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+/** Replaces the children of `el`. */
+export function replace(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+let idCounter = 0;
+/** A unique id for label/input pairs. */
+export function uid(prefix = 'f') { idCounter += 1; return `${prefix}-${idCounter}`; }
+
+/** A labelled field: <div class="field"><label for>…</label><input id …></div>. */
+export function field(label, control, hint) {
+  const id = control.id || uid();
+  control.id = id;
+  const hintEl = hint ? h('small', { id: `${id}-hint`, class: 'hint' }, hint) : null;
+  if (hintEl) control.setAttribute('aria-describedby', hintEl.id);
+  return h('div', { class: 'field' }, h('label', { for: id }, label), control, hintEl);
+}
+
+/** Briefly highlights an element that changed live. */
+export function flashChanged(el) {
+  if (!el) return;
+  el.classList.remove('changed');
+  void el.offsetWidth; // restart the animation
+  el.classList.add('changed');
+  setTimeout(() => el.classList.remove('changed'), 2500);
+}

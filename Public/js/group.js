@@ -1,0 +1,575 @@
+// The group page: shared alarms with their open occurrence, members and roles, invite code and
+// invitations, recent activity. Kept current by the `group:<id>` topic; what changed is highlighted.
+
+import { enc } from './api.js';
+import { h, replace, field, flashChanged } from './dom.js';
+import { alarmForm } from './alarmform.js';
+import { scheduleInWords, whenIn, myZone, shortWhen, sameWallTime } from './schedule.js';
+
+const RECENT_LIMIT = 50;
+const HISTORY_PAGE = 20;
+const ROLE_RANK = { owner: 3, admin: 2, member: 1 };
+
+const REVOKED_TEXT = {
+  removed: 'You were removed from the group',
+  access_revoked: 'Your access to the group ended',
+  left: 'You left the group',
+  group_deleted: 'The group was deleted',
+  deleted: 'The group was deleted',
+  account_deleted: 'Your account was deleted',
+};
+
+export class GroupPage {
+  constructor(ctx) {
+    this.ctx = ctx;
+    this.kind = 'group';
+    this.groupId = ctx.groupId;
+    this.topic = `group:${ctx.groupId}`;
+    this.group = null;
+    this.members = new Map();
+    this.alarms = new Map();
+    this.completions = [];
+    this.history = new Map(); // alarm id → completions (newest first) once its history is opened
+    this.openHistory = new Set();
+    this.editing = null; // alarm id being edited, 'new', or null
+    this.presence = new Set();
+    this.invitations = null;
+    this.shownSecret = null; // {label, url} shown once after creating a code or link invitation
+    this.closed = false;
+    // Persistent parts: re-rendering the rest never loses what someone is typing here.
+    this.formSlot = h('div', { id: 'alarm-form-slot' });
+    this.inviteSlot = h('div', { id: 'invite-slot' });
+  }
+
+  get me() { return this.ctx.me(); }
+  get myRole() { const m = this.me && this.members.get(this.me.id); return m ? m.role : null; }
+  get canManage() { return ['owner', 'admin'].includes(this.myRole); }
+
+  open() {
+    replace(this.ctx.main, h('h1', {}, 'Loading the group…'), h('p', { class: 'meta' }, 'Waiting for the server.'));
+    this.ctx.realtime.subscribe(this.topic, {
+      snapshot: (msg) => this.snapshot(msg),
+      change: (msg) => this.change(msg),
+      revoked: (msg) => this.revoked(msg),
+      presence: (msg) => this.presenceChange(msg),
+      error: (msg) => {
+        if (msg.code === 'not_found') this.leavePage('This group does not exist or you are not a member.');
+      },
+    });
+  }
+
+  close() {
+    this.closed = true;
+    this.ctx.realtime.unsubscribe(this.topic);
+  }
+
+  leavePage(message) {
+    if (this.closed) return;
+    this.close();
+    this.ctx.flash(message, 'warn');
+    this.ctx.navigate('/', { replaceState: true });
+  }
+
+  // — feed —
+
+  snapshot(msg) {
+    const d = msg.data;
+    const first = this.group === null;
+    this.group = d.group;
+    this.members = new Map(d.members.map((m) => [m.user_id, m]));
+    this.alarms = new Map(d.alarms.map((a) => [a.id, a]));
+    this.completions = d.recent_completions || [];
+    if (msg.presence) this.presence = new Set(msg.presence);
+    this.render();
+    if (first) {
+      const heading = this.ctx.main.querySelector('h1');
+      heading.tabIndex = -1;
+      heading.focus();
+    }
+    document.title = `${this.group.name} · Chronir`;
+  }
+
+  change(msg) {
+    const touched = [];
+    for (const c of msg.changes) {
+      switch (c.kind) {
+        case 'group':
+          if (c.doc) { this.group = c.doc; touched.push('group-head'); }
+          break;
+        case 'member': {
+          const userId = c.doc ? c.doc.user_id : c.id.split(':').pop();
+          if (c.op === 'removed' || !c.doc || c.doc.status !== 'active') this.members.delete(userId);
+          else { this.members.set(userId, c.doc); touched.push(`member-${userId}`); }
+          touched.push('members-head');
+          break;
+        }
+        case 'shared_alarm':
+          // A removal typed `unassigned` that still carries the alarm keeps it: every member sees every alarm.
+          if (c.op === 'removed' && c.reason === 'unassigned' && c.doc && !c.doc.deleted_at) this.alarms.set(c.id, c.doc);
+          else if (c.op === 'removed' || !c.doc || c.doc.deleted_at) this.alarms.delete(c.id);
+          else { this.alarms.set(c.id, c.doc); touched.push(`alarm-${c.id}`); }
+          break;
+        case 'shared_completion':
+          if (c.doc && !this.completions.some((x) => x.id === c.doc.id)) {
+            this.completions.unshift(c.doc);
+            this.completions.length = Math.min(this.completions.length, RECENT_LIMIT);
+            const hist = this.history.get(c.doc.shared_alarm_id);
+            if (hist && !hist.some((x) => x.id === c.doc.id)) hist.unshift(c.doc);
+            touched.push(`completion-${c.doc.id}`, `alarm-${c.doc.shared_alarm_id}`);
+          }
+          break;
+        case 'invite_code':
+          touched.push('invite-code');
+          break;
+        default:
+          break;
+      }
+    }
+    if (msg.event && msg.event.startsWith('invitation') && this.canManage) this.loadInvitations();
+    this.render(touched);
+  }
+
+  revoked(msg) {
+    const name = this.group ? this.group.name : 'the group';
+    const why = REVOKED_TEXT[msg.reason] || 'You no longer have access to the group';
+    this.leavePage(`${why}: ${name}. It is no longer in your groups.`);
+  }
+
+  presenceChange(msg) {
+    for (const u of msg.joined || []) this.presence.add(u);
+    for (const u of msg.left || []) this.presence.delete(u);
+    this.render();
+  }
+
+  // — rendering —
+
+  name(userId) {
+    const m = this.members.get(userId);
+    if (m) return m.user_id === (this.me && this.me.id) ? `${m.display_name} (you)` : m.display_name;
+    const c = this.completions.find((x) => x.completed_by_uid === userId);
+    return c ? c.completed_by_name : 'a former member';
+  }
+
+  render(touched = []) {
+    if (this.closed || !this.group) return;
+    // Keep focus and typed notes across the re-render (elements carry a stable data-key).
+    const active = document.activeElement;
+    const focusKey = active && active.dataset ? active.dataset.key : null;
+    const typed = new Map([...this.ctx.main.querySelectorAll('[data-key^="note-"]')].map((el) => [el.dataset.key, el.value]));
+
+    const g = this.group;
+    const alarms = [...this.alarms.values()].sort((a, b) => (a.next_fire_at || '9').localeCompare(b.next_fire_at || '9'));
+    replace(this.ctx.main,
+      h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '/' }, 'My groups'), ' › ', g.name),
+      h('header', { id: 'group-head', class: 'group-head' },
+        h('h1', {}, g.name),
+        g.description ? h('p', {}, g.description) : null,
+        h('p', { class: 'meta' }, `You are ${this.myRole === 'owner' ? 'the owner' : `${this.myRole === 'admin' ? 'an admin' : 'a member'}`} · ${g.member_count} member${g.member_count === 1 ? '' : 's'}`,
+          g.frozen_at ? ' · frozen by an operator (read-only)' : '')),
+      h('section', { 'aria-labelledby': 'alarms-h' },
+        h('div', { class: 'section-head' }, h('h2', { id: 'alarms-h' }, 'Shared alarms'),
+          this.canManage && this.editing !== 'new' ? h('button', { type: 'button', 'data-key': 'new-alarm', onclick: () => this.edit('new') }, 'New alarm') : null),
+        this.formSlot,
+        alarms.length ? h('ul', { class: 'cards', id: 'alarm-list' }, alarms.map((a) => this.alarmCard(a)))
+          : h('p', { class: 'empty' }, this.canManage ? 'No shared alarms yet. Create the first one.' : 'No shared alarms yet.')),
+      this.membersSection(),
+      this.canManage ? this.inviteSlot : null,
+      this.activitySection(),
+      this.leaveSection());
+    if (this.canManage) {
+      this.renderInvite();
+      if (this.invitations === null && !this.loadingInvitations) this.loadInvitations(); // also after a promotion
+    } else {
+      this.invitations = null;
+      this.shownSecret = null;
+    }
+
+    for (const [key, value] of typed) {
+      const el = this.ctx.main.querySelector(`[data-key="${CSS.escape(key)}"]`);
+      if (el) el.value = value;
+    }
+    if (focusKey) {
+      const el = this.ctx.main.querySelector(`[data-key="${CSS.escape(focusKey)}"]`);
+      if (el) el.focus({ preventScroll: true });
+    }
+    for (const id of new Set(touched)) flashChanged(document.getElementById(id));
+  }
+
+  alarmCard(a) {
+    const meId = this.me && this.me.id;
+    const occ = a.occurrence;
+    const zone = a.timezone;
+    const mine = this.me && this.me.timezone ? this.me.timezone : myZone();
+    const assignees = (a.assigned_to_uids || []).length ? a.assigned_to_uids.map((u) => this.name(u)).join(', ') : 'Everyone in the group';
+    const ruleText = a.completion_rule === 'all' ? 'Everyone required must answer' : 'The first answer closes it';
+
+    let progress = null;
+    if (occ) {
+      const answered = new Map((occ.answered || []).map((x) => [x.user_id, x]));
+      const required = occ.required_uids || [];
+      const pending = occ.pending_uids || [];
+      progress = h('div', { class: 'progress', 'aria-label': 'Progress of the open occurrence' },
+        h('p', {}, h('strong', {}, occ.status === 'open' ? 'Open now' : `This occurrence is ${occ.status}`),
+          ` — ${answered.size} of ${required.length} answered`,
+          occ.status === 'open' && pending.length ? `; waiting for ${pending.map((u) => this.name(u)).join(', ')}` : ''),
+        h('ul', { class: 'who' }, required.map((u) => {
+          const ans = answered.get(u);
+          return h('li', { class: ans ? `answered ${ans.status}` : 'pending', dataset: { user: u } },
+            this.name(u), ': ', ans ? `${ans.status === 'completed' ? 'done' : 'skipped'} ${shortWhen(ans.at)}` : 'not yet');
+        })));
+    }
+    const previous = this.previousOccurrence(a);
+
+    const actions = [];
+    if (occ && occ.status === 'open' && (occ.pending_uids || []).includes(meId)) {
+      const noteId = `note-${a.id}`;
+      const note = h('input', { type: 'text', id: noteId, maxlength: 500, 'data-key': noteId, class: 'note-input' });
+      actions.push(h('div', { class: 'answer' },
+        h('label', { for: noteId }, 'Note (optional)'), note,
+        h('div', { class: 'actions' },
+          h('button', { type: 'button', 'data-key': `done-${a.id}`, class: 'done', onclick: (e) => this.answer(a, 'completed', note, e.target) }, 'Mark done'),
+          h('button', { type: 'button', 'data-key': `skip-${a.id}`, class: 'secondary skip-answer', onclick: (e) => this.answer(a, 'skipped', note, e.target) }, 'Skip this time'))));
+    } else if (occ && (occ.answered || []).some((x) => x.user_id === meId)) {
+      actions.push(h('p', { class: 'meta' }, 'You have answered this occurrence.'));
+    }
+    const tools = [];
+    if (this.canManage) tools.push(h('button', { type: 'button', class: 'secondary small', 'data-key': `edit-${a.id}`, onclick: () => this.edit(a.id) }, 'Edit'));
+    if (this.myRole === 'owner' || a.created_by_uid === meId) {
+      tools.push(confirmButton(`Delete “${a.title}”`, 'Delete', `delete-${a.id}`, () => this.deleteAlarm(a)));
+    }
+
+    const history = h('details', { class: 'history', 'data-key': `history-${a.id}`, open: this.openHistory.has(a.id) },
+      h('summary', {}, 'History'),
+      this.historyList(a.id));
+    history.addEventListener('toggle', () => {
+      if (history.open) { this.openHistory.add(a.id); if (!this.history.has(a.id)) this.loadHistory(a.id); }
+      else this.openHistory.delete(a.id);
+    });
+
+    return h('li', { class: 'card alarm', id: `alarm-${a.id}`, dataset: { nextFire: a.next_fire_at || '' } },
+      h('h3', {}, a.title),
+      a.note ? h('p', { class: 'note' }, a.note) : null,
+      h('p', { class: 'schedule' }, scheduleInWords(a.schedule, a.times_of_day)),
+      h('dl', { class: 'facts' },
+        h('dt', {}, 'Next'),
+        h('dd', { class: 'next-fire' }, a.next_fire_at
+          ? [h('time', { datetime: a.next_fire_at }, `${whenIn(a.next_fire_at, zone)} (${zone})`),
+            sameWallTime(a.next_fire_at, zone, mine) ? null : h('span', { class: 'mine' }, ` — ${whenIn(a.next_fire_at, mine)} your time (${mine})`)]
+          : 'No further dates (the schedule has ended)'),
+        h('dt', {}, 'Assigned'), h('dd', {}, assignees),
+        h('dt', {}, 'Rule'), h('dd', {}, ruleText),
+        a.last_completed_at ? [h('dt', {}, 'Last done'), h('dd', {}, shortWhen(a.last_completed_at))] : null),
+      progress,
+      previous,
+      actions,
+      tools.length ? h('div', { class: 'actions tools' }, tools) : null,
+      history);
+  }
+
+  /** The latest occurrence before the open one that has answers among the recent completions. */
+  previousOccurrence(a) {
+    const current = a.occurrence ? a.occurrence.scheduled_at : null;
+    const earlier = this.completions.filter((c) => c.shared_alarm_id === a.id && (!current || c.scheduled_at < current));
+    if (!earlier.length) return null;
+    const at = earlier.reduce((m, c) => (c.scheduled_at > m ? c.scheduled_at : m), earlier[0].scheduled_at);
+    const answers = earlier.filter((c) => c.scheduled_at === at).reverse();
+    return h('p', { class: 'previous' },
+      h('strong', {}, `Previous (${whenIn(at, a.timezone)}): closed`), ' — ',
+      answers.map((c) => `${c.completed_by_name || this.name(c.completed_by_uid)} ${c.status === 'completed' ? 'done' : 'skipped'}`).join(', '));
+  }
+
+  historyList(alarmId) {
+    const items = this.history.get(alarmId);
+    if (!items) return h('p', { class: 'meta' }, 'Loading…');
+    if (!items.length) return h('p', { class: 'meta' }, 'Nobody has answered yet.');
+    return h('ol', { class: 'log' }, items.map((c) => completionLine(c)));
+  }
+
+  async loadHistory(alarmId) {
+    try {
+      const page = await this.ctx.api('GET', `/v1/groups/${enc(this.groupId)}/alarms/${enc(alarmId)}/completions?limit=${HISTORY_PAGE}`);
+      this.history.set(alarmId, page.completions);
+    } catch (e) {
+      this.history.set(alarmId, []);
+      this.ctx.flash(e.message, 'error');
+    }
+    this.render();
+  }
+
+  membersSection() {
+    const meId = this.me && this.me.id;
+    const role = this.myRole;
+    const members = [...this.members.values()].sort((a, b) => ROLE_RANK[b.role] - ROLE_RANK[a.role] || a.display_name.localeCompare(b.display_name));
+    return h('section', { 'aria-labelledby': 'members-h' },
+      h('h2', { id: 'members-h' }, h('span', { id: 'members-head' }, `Members (${members.length})`)),
+      h('ul', { class: 'members' }, members.map((m) => {
+        const self = m.user_id === meId;
+        const tools = [];
+        if (role === 'owner' && !self) {
+          const roleSelect = h('select', { 'data-key': `role-${m.user_id}`, 'aria-label': `Role of ${m.display_name}` },
+            h('option', { value: 'member', selected: m.role === 'member' }, 'member'),
+            h('option', { value: 'admin', selected: m.role === 'admin' }, 'admin'));
+          roleSelect.addEventListener('change', () => this.setRole(m, roleSelect.value));
+          tools.push(roleSelect,
+            confirmButton(`Make ${m.display_name} the owner (you become an admin)`, 'Make owner', `owner-${m.user_id}`, () => this.transfer(m)));
+        }
+        if (!self && (role === 'owner' || (role === 'admin' && m.role === 'member'))) {
+          tools.push(confirmButton(`Remove ${m.display_name}`, 'Remove', `remove-${m.user_id}`, () => this.removeMember(m)));
+        }
+        return h('li', { id: `member-${m.user_id}`, class: 'member' },
+          h('span', { class: 'name' }, this.presence.has(m.user_id) ? h('span', { class: 'online', title: 'online now' }, '● ') : null,
+            self ? `${m.display_name} (you)` : m.display_name),
+          ' ', h('span', { class: `role role-${m.role}` }, m.role),
+          tools.length ? h('span', { class: 'actions' }, tools) : null);
+      })));
+  }
+
+  activitySection() {
+    return h('section', { 'aria-labelledby': 'activity-h' },
+      h('h2', { id: 'activity-h' }, 'Recent activity'),
+      this.completions.length ? h('ol', { class: 'log' }, this.completions.slice(0, 15).map((c) => {
+        const alarm = this.alarms.get(c.shared_alarm_id);
+        return completionLine(c, alarm ? alarm.title : null);
+      })) : h('p', { class: 'empty' }, 'No answers yet.'));
+  }
+
+  leaveSection() {
+    if (this.myRole === 'owner') {
+      return h('section', { 'aria-labelledby': 'danger-h', class: 'danger' },
+        h('h2', { id: 'danger-h' }, 'Group'),
+        h('p', { class: 'hint' }, 'To leave, first make someone else the owner.'),
+        confirmButton(`Delete the group “${this.group.name}” for everyone`, 'Delete group', 'delete-group', () => this.deleteGroup()));
+    }
+    return h('section', { 'aria-labelledby': 'danger-h', class: 'danger' },
+      h('h2', { id: 'danger-h' }, 'Group'),
+      confirmButton(`Leave “${this.group.name}”`, 'Leave group', 'leave-group', () => this.removeMember(this.members.get(this.me.id))));
+  }
+
+  // — invite code and invitations (owner/admin) —
+
+  renderInvite() {
+    const isOwner = this.myRole === 'owner';
+    const secret = this.shownSecret
+      ? h('div', { class: 'secret', role: 'status' },
+        h('p', {}, this.shownSecret.label),
+        field('Link to share', h('input', { type: 'text', readonly: true, value: this.shownSecret.url, id: 'share-link', 'data-key': 'share-link' }),
+          'Shown only now. Anyone with the link can use it until it expires.'),
+        h('div', { class: 'actions' },
+          h('button', { type: 'button', id: 'copy-link', 'data-key': 'copy-link', onclick: (e) => copyText(this.shownSecret.url, e.target) }, 'Copy link')))
+      : null;
+    const email = h('input', { type: 'email', 'data-key': 'invite-email', autocomplete: 'off' });
+    const role = h('select', { 'data-key': 'invite-role' }, h('option', { value: 'member' }, 'member'), isOwner ? h('option', { value: 'admin' }, 'admin') : null);
+    const invForm = h('form', { class: 'stack', 'aria-labelledby': 'invite-form-h' },
+      h('h3', { id: 'invite-form-h' }, 'Invite someone'),
+      field('Their email (leave empty for a one-use link)', email), field('Role', role),
+      h('button', { type: 'submit', 'data-key': 'invite-submit' }, 'Create invitation'));
+    invForm.addEventListener('submit', (event) => { event.preventDefault(); this.createInvitation(email.value.trim(), role.value); });
+
+    const invitations = this.invitations === null ? h('p', { class: 'meta' }, 'Loading invitations…')
+      : h('ul', { class: 'invitations' }, this.invitations.filter((i) => i.status === 'pending').map((i) => h('li', { id: `invitation-${i.id}` },
+        i.invitee_email ? `${i.invitee_email}` : 'Link invitation', ` · ${i.role} · expires ${shortWhen(i.expires_at)} `,
+        h('button', { type: 'button', class: 'secondary small', 'data-key': `revoke-${i.id}`, onclick: () => this.revokeInvitation(i) }, 'Revoke'))));
+
+    replace(this.inviteSlot, h('section', { 'aria-labelledby': 'invite-h', class: 'card' },
+      h('h2', { id: 'invite-h' }, 'Invite people'),
+      h('div', { id: 'invite-code' },
+        h('h3', {}, 'Invite code'),
+        h('p', { class: 'hint' }, 'A 6-character code anyone can use for 7 days. Creating a new one replaces the old one at once.'),
+        h('div', { class: 'actions' },
+          h('button', { type: 'button', id: 'rotate-code', 'data-key': 'rotate-code', onclick: () => this.rotateCode() }, 'New invite code'),
+          confirmButton('Disable the invite code', 'Disable code', 'disable-code', () => this.disableCode()))),
+      secret,
+      invForm,
+      h('h3', {}, 'Pending invitations'),
+      this.invitations && !this.invitations.some((i) => i.status === 'pending') ? h('p', { class: 'meta', id: 'no-invitations' }, 'None.') : invitations));
+  }
+
+  async loadInvitations() {
+    this.loadingInvitations = true;
+    try {
+      const page = await this.ctx.api('GET', `/v1/groups/${enc(this.groupId)}/invitations?limit=100`);
+      this.invitations = page.invitations;
+    } catch {
+      this.invitations = [];
+    } finally {
+      this.loadingInvitations = false;
+    }
+    this.render();
+  }
+
+  async rotateCode() {
+    await this.run(async () => {
+      const r = await this.ctx.api('POST', `/v1/groups/${enc(this.groupId)}/invite-code`);
+      this.shownSecret = { label: `New invite code: ${r.code} (valid until ${shortWhen(r.expires_at)}).`, url: r.join_url, code: r.code };
+      this.render(['invite-code']);
+      const input = document.getElementById('share-link');
+      if (input) input.focus();
+    });
+  }
+
+  async disableCode() {
+    await this.run(async () => {
+      await this.ctx.api('DELETE', `/v1/groups/${enc(this.groupId)}/invite-code`);
+      this.shownSecret = null;
+      this.ctx.flash('The invite code is disabled.', 'ok');
+      this.render();
+    });
+  }
+
+  async createInvitation(email, role) {
+    await this.run(async () => {
+      const body = { role };
+      if (email) body.invitee_email = email;
+      const r = await this.ctx.api('POST', `/v1/groups/${enc(this.groupId)}/invitations`, body);
+      if (r.invite_url) this.shownSecret = { label: 'One-use invitation link created.', url: r.invite_url };
+      else this.ctx.flash(`Invitation sent to ${r.invitation.invitee_email}. They will see it when they sign in.`, 'ok');
+      await this.loadInvitations();
+    });
+  }
+
+  async revokeInvitation(i) {
+    await this.run(async () => {
+      await this.ctx.api('DELETE', `/v1/invitations/${enc(i.id)}`);
+      await this.loadInvitations();
+    });
+  }
+
+  // — actions —
+
+  async run(fn) {
+    try { await fn(); } catch (e) { this.ctx.flash(e.message, 'error'); }
+  }
+
+  edit(which) {
+    this.editing = which;
+    if (which === null) { replace(this.formSlot); this.render(); return; }
+    const alarm = which === 'new' ? null : this.alarms.get(which);
+    const form = alarmForm({
+      alarm,
+      members: [...this.members.values()],
+      onCancel: () => this.edit(null),
+      onSave: async (body) => {
+        const base = `/v1/groups/${enc(this.groupId)}/alarms`;
+        let saved;
+        if (alarm) {
+          try {
+            saved = await this.ctx.api('PATCH', `${base}/${enc(alarm.id)}`, { ...body, version: this.alarms.get(alarm.id).version });
+          } catch (e) {
+            if (e.code === 'CA010') throw new Error('Someone changed this alarm meanwhile. Cancel and edit again to see their version.');
+            throw e;
+          }
+        } else {
+          saved = await this.ctx.api('POST', base, body);
+        }
+        this.alarms.set(saved.id, saved);
+        this.edit(null);
+        flashChanged(document.getElementById(`alarm-${saved.id}`));
+      },
+    });
+    replace(this.formSlot, form);
+    this.render();
+    form.querySelector('input').focus();
+  }
+
+  async answer(alarm, status, noteInput, button) {
+    if (button) button.disabled = true;
+    try {
+      const body = { status, scheduled_at: alarm.occurrence.scheduled_at };
+      if (noteInput.value.trim()) body.note = noteInput.value.trim();
+      const r = await this.ctx.api('POST', `/v1/groups/${enc(this.groupId)}/alarms/${enc(alarm.id)}/completions`, body);
+      noteInput.value = '';
+      this.alarms.set(r.alarm.id, r.alarm);
+      if (!this.completions.some((x) => x.id === r.completion.id)) this.completions.unshift(r.completion);
+      const hist = this.history.get(alarm.id);
+      if (hist && !hist.some((x) => x.id === r.completion.id)) hist.unshift(r.completion);
+      this.render([`alarm-${alarm.id}`]);
+    } catch (e) {
+      if (e.code === 'CA033' && e.current) { this.alarms.set(e.current.id, e.current); this.render([`alarm-${alarm.id}`]); }
+      this.ctx.flash(e.code === 'CA033' ? 'That occurrence has already closed; the alarm shows the current one.' : e.message, 'error');
+      if (button) button.disabled = false;
+    }
+  }
+
+  async deleteAlarm(a) {
+    await this.run(async () => {
+      await this.ctx.api('DELETE', `/v1/groups/${enc(this.groupId)}/alarms/${enc(a.id)}`);
+      this.alarms.delete(a.id);
+      this.render();
+    });
+  }
+
+  async setRole(m, role) {
+    await this.run(async () => {
+      const doc = await this.ctx.api('PATCH', `/v1/groups/${enc(this.groupId)}/members/${enc(m.user_id)}`, { role });
+      this.members.set(doc.user_id, doc);
+      this.render([`member-${doc.user_id}`]);
+    });
+  }
+
+  async transfer(m) {
+    await this.run(async () => {
+      const r = await this.ctx.api('POST', `/v1/groups/${enc(this.groupId)}/transfer`, { user_id: m.user_id });
+      this.group = r.group;
+      this.members = new Map(r.members.map((x) => [x.user_id, x]));
+      this.ctx.flash(`${m.display_name} is now the owner.`, 'ok');
+      this.render(['members-head']);
+    });
+  }
+
+  async removeMember(m) {
+    const self = m.user_id === this.me.id;
+    await this.run(async () => {
+      await this.ctx.api('DELETE', `/v1/groups/${enc(this.groupId)}/members/${enc(m.user_id)}`);
+      if (self) { this.leavePage(`You left ${this.group.name}.`); return; }
+      this.members.delete(m.user_id);
+      this.render(['members-head']);
+    });
+  }
+
+  async deleteGroup() {
+    await this.run(async () => {
+      await this.ctx.api('DELETE', `/v1/groups/${enc(this.groupId)}`);
+      this.leavePage(`The group ${this.group.name} is deleted.`);
+    });
+  }
+}
+
+/** A button that asks once more before acting: first press arms it, the second acts. */
+function confirmButton(label, text, key, action) {
+  const button = h('button', { type: 'button', class: 'secondary small danger-button', 'data-key': key, 'aria-label': label }, text);
+  let armed = false;
+  let timer;
+  button.addEventListener('click', () => {
+    if (!armed) {
+      armed = true;
+      button.textContent = `Confirm: ${text.toLowerCase()}`;
+      button.setAttribute('aria-label', `Confirm: ${label}`);
+      timer = setTimeout(() => { armed = false; button.textContent = text; button.setAttribute('aria-label', label); }, 5000);
+      return;
+    }
+    clearTimeout(timer);
+    button.disabled = true;
+    action();
+  });
+  return button;
+}
+
+function completionLine(c, alarmTitle) {
+  return h('li', { id: alarmTitle === undefined ? null : `completion-${c.id}`, class: `status-${c.status}` },
+    h('strong', {}, c.completed_by_name || 'Someone'), ' ',
+    c.status === 'completed' ? 'did' : 'skipped', ' ',
+    alarmTitle ? `“${alarmTitle}” ` : '',
+    h('span', { class: 'meta' }, `· due ${shortWhen(c.scheduled_at)} · answered ${shortWhen(c.completed_at)}`),
+    c.note ? h('span', { class: 'note' }, ` — “${c.note}”`) : null);
+}
+
+async function copyText(text, button) {
+  let ok = false;
+  try { await navigator.clipboard.writeText(text); ok = true; } catch {
+    const input = document.getElementById('share-link');
+    if (input) { input.select(); ok = document.execCommand('copy'); }
+  }
+  const old = button.textContent;
+  button.textContent = ok ? 'Copied' : 'Select the link and copy it';
+  setTimeout(() => { button.textContent = old; }, 2000);
+}

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Mixed traffic for Reliability/soak.sh: HTTP mutations, WebSocket subscribers, reconnects with resume.
+
+  soak.py BASE_URL SERVER_PID [--seconds 600] [--subscribers 2000] [--accounts 100] [--rate 20]
+
+Accounts (premium) each own a group with one shared alarm. Every subscriber (20 per account, the
+per-user limit) subscribes to `user` and its account's `group:<id>` and reads everything, tracking the
+last seq per topic. Mutators rename groups and complete alarms at --rate mutations per second in
+total. Every second 1% of the subscribers drop their socket and reconnect with `since` = their last
+seq (resume). Every minute prints: server RSS and open fds, mutations (and their p99 latency, the
+observable proxy for the writer queue), change messages received, resumes answered with a replay vs
+a snapshot reset, and errors.
+"""
+import argparse
+import asyncio
+import base64
+import http.client
+import json
+import os
+import random
+import resource
+import struct
+import time
+import urllib.parse
+
+stats = {"mutations": 0, "mutation_errors": 0, "changes": 0, "snapshots": 0, "resumes": 0,
+         "resume_snapshot": 0, "ws_errors": 0, "closes": 0}
+latencies = []
+
+
+def server_numbers(pid):
+    rss = 0
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1])
+        fds = len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return 0, 0
+    return rss, fds
+
+
+def frame(payload):
+    key = os.urandom(4)
+    n = len(payload)
+    head = struct.pack("!BB", 0x81, 0x80 | n) if n < 126 else struct.pack("!BBH", 0x81, 0x80 | 126, n)
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+class Subscriber:
+    def __init__(self, host, port, token, group_id):
+        self.host, self.port, self.token, self.group_id = host, port, token, group_id
+        self.seq = {}
+        self.writer = None
+        self.task = None
+
+    async def connect(self, resume):
+        reader, writer = await asyncio.open_connection(self.host, self.port)
+        key = base64.b64encode(os.urandom(16)).decode()
+        writer.write((f"GET /v1/realtime HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nUpgrade: websocket\r\n"
+                      f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                      f"Authorization: Bearer {self.token}\r\n\r\n").encode())
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=30)
+        if b" 101 " not in head.split(b"\r\n")[0]:
+            writer.close()
+            raise ConnectionError(head.split(b"\r\n")[0].decode())
+        for topic in ("user", f"group:{self.group_id}"):
+            msg = {"op": "subscribe", "topic": topic}
+            if resume and topic in self.seq:
+                msg["since"] = self.seq[topic]
+                stats["resumes"] += 1
+            writer.write(frame(json.dumps(msg).encode()))
+        await writer.drain()
+        self.writer = writer
+        self.task = asyncio.create_task(self.read(reader, resume))
+
+    async def read(self, reader, resume):
+        try:
+            while True:
+                b0, b1 = await reader.readexactly(2)
+                n = b1 & 0x7F
+                if n == 126:
+                    n = struct.unpack("!H", await reader.readexactly(2))[0]
+                elif n == 127:
+                    n = struct.unpack("!Q", await reader.readexactly(8))[0]
+                payload = await reader.readexactly(n)
+                op = b0 & 0x0F
+                if op == 8:
+                    stats["closes"] += 1
+                    return
+                if op == 9:  # ping → pong
+                    self.writer.write(bytes([0x8A, 0x80 | len(payload)]) + b"\0\0\0\0" + payload)
+                    continue
+                if op != 1:
+                    continue
+                msg = json.loads(payload)
+                kind = msg.get("type")
+                if kind == "change":
+                    stats["changes"] += 1
+                elif kind == "snapshot":
+                    stats["snapshots"] += 1
+                    if resume and msg.get("topic") in self.seq:
+                        stats["resume_snapshot"] += 1
+                if "seq" in msg and "topic" in msg:
+                    self.seq[msg["topic"]] = msg["seq"]
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            pass
+        except asyncio.CancelledError:
+            raise
+
+    async def drop(self):
+        if self.task:
+            self.task.cancel()
+        if self.writer:
+            self.writer.close()
+
+
+def http_call(host, port, method, path, body=None, token=None):
+    c = http.client.HTTPConnection(host, port, timeout=30)
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    c.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+    r = c.getresponse()
+    raw = r.read()
+    c.close()
+    return r.status, (json.loads(raw) if raw else None)
+
+
+async def mutator(host, port, accounts, rate, stop):
+    loop = asyncio.get_running_loop()
+    rng = random.Random(1)
+    interval = 1.0 / rate
+    n = 0
+    while not stop.is_set():
+        token, gid, alarm = rng.choice(accounts)
+        n += 1
+        if n % 2:
+            call = ("PATCH", f"/v1/groups/{gid}", {"name": f"Soak {n}"})
+        else:
+            call = ("POST", f"/v1/groups/{gid}/alarms/{alarm['id']}/completions",
+                    {"status": "completed", "scheduled_at": alarm["occurrence"]["scheduled_at"]})
+        t0 = time.perf_counter()
+        try:
+            status, doc = await loop.run_in_executor(None, http_call, host, port, call[0], call[1], call[2], token)
+        except OSError:
+            status, doc = 0, None
+        latencies.append((time.perf_counter() - t0) * 1000)
+        if status in (200, 201):
+            stats["mutations"] += 1
+            if "alarm" in (doc or {}) and "completion" in doc:
+                alarm.clear()
+                alarm.update(doc["alarm"])
+        else:
+            stats["mutation_errors"] += 1
+        await asyncio.sleep(interval)
+
+
+async def main_async(args):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    u = urllib.parse.urlparse(args.base)
+    host, port = u.hostname, u.port
+    accounts = []
+    schedule = {"schedule": {"type": "custom_days", "interval_days": 1, "start_date": "2020-01-01"},
+                "times_of_day": [{"hour": 10, "minute": 0}], "timezone": "UTC"}
+    tag = os.urandom(3).hex()
+    for i in range(args.accounts):
+        _, doc = http_call(host, port, "POST", "/v1/auth/register",
+                           {"email": f"soak-{tag}-{i}@example.com", "password": "correct horse", "display_name": f"S{i}"})
+        token = doc["token"]
+        _, g = http_call(host, port, "POST", "/v1/groups", {"name": f"Soak {i}"}, token)
+        _, alarm = http_call(host, port, "POST", f"/v1/groups/{g['group']['id']}/alarms",
+                             dict(schedule, title="Filter", completion_rule="any"), token)
+        accounts.append((token, g["group"]["id"], alarm))
+    subs = [Subscriber(host, port, accounts[i // 20 % len(accounts)][0], accounts[i // 20 % len(accounts)][1])
+            for i in range(args.subscribers)]
+    for i, s in enumerate(subs):
+        try:
+            await s.connect(resume=False)
+        except (OSError, ConnectionError, asyncio.TimeoutError) as e:
+            stats["ws_errors"] += 1
+        if i % 100 == 99:
+            await asyncio.sleep(0.1)
+    stop = asyncio.Event()
+    mutators = [asyncio.create_task(mutator(host, port, accounts, args.rate / 4, stop)) for _ in range(4)]
+    rng = random.Random(2)
+    start = time.monotonic()
+    next_report = 0
+    print("minute  rss_kib  fds  mutations  mut_p99_ms  changes_rcvd  resumes  resume_resets  errors", flush=True)
+    while True:
+        elapsed = time.monotonic() - start
+        if elapsed >= next_report:
+            rss, fds = server_numbers(args.pid)
+            recent = sorted(latencies[-2000:]) or [0]
+            p99 = recent[min(len(recent) - 1, int(0.99 * len(recent)))]
+            print(f"{next_report / 60:6.0f}  {rss:7d}  {fds:4d}  {stats['mutations']:9d}  {p99:10.1f}  "
+                  f"{stats['changes']:12d}  {stats['resumes']:7d}  {stats['resume_snapshot']:13d}  "
+                  f"{stats['mutation_errors'] + stats['ws_errors']:6d}", flush=True)
+            next_report += 60
+        if elapsed >= args.seconds:
+            break
+        for s in rng.sample(subs, max(1, len(subs) // 100)):
+            await s.drop()
+            try:
+                await s.connect(resume=True)
+            except (OSError, ConnectionError, asyncio.TimeoutError):
+                stats["ws_errors"] += 1
+        await asyncio.sleep(1)
+    stop.set()
+    await asyncio.gather(*mutators)
+    for s in subs:
+        await s.drop()
+    await asyncio.sleep(2)
+    print(f"final: {json.dumps(stats)}")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("base")
+    p.add_argument("pid", type=int)
+    p.add_argument("--seconds", type=float, default=600)
+    p.add_argument("--subscribers", type=int, default=2000)
+    p.add_argument("--accounts", type=int, default=100)
+    p.add_argument("--rate", type=float, default=20)
+    asyncio.run(main_async(p.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
