@@ -186,6 +186,8 @@ final class InviteCodeMetrics: Sendable {
 ///   (`true`) or with a snapshot marked `reset` (`false`).
 /// - `changeLogLag(nanoseconds:)`: another process's change, from its commit time to when the
 ///   `data_version` poll noticed it.
+/// - or, instead of the event methods for the counters and the gauge, `record(_:subscriptions:)`
+///   with running totals the hub keeps itself.
 final class RealtimeMetrics: Sendable {
     static let fanOutName = "chronir_realtime_fanout_latency_seconds"
     static let changeLogLagName = "chronir_realtime_changelog_lag_seconds"
@@ -210,6 +212,34 @@ final class RealtimeMetrics: Sendable {
         resumesReset = Counter(label: resumes, dimensions: [("outcome", "reset")], factory: factory)
         lag = Timer(label: Self.changeLogLagName, factory: factory)
         subscriptions.set(0)
+    }
+
+    /// Cumulative counts kept by a sans-I/O core (the hub counts, the shell reports): `record`
+    /// adds what grew since the last call, so the hub needs no metrics dependency.
+    struct Totals: Equatable, Sendable {
+        var conflations = 0
+        var slowConsumerCloses = 0
+        var revocations = 0
+        var resumesReplayed = 0
+        var resumesReset = 0
+    }
+
+    private let lastTotals = Mutex(Totals())
+
+    /// Reports the hub's running totals and its current subscription count (one call after each
+    /// batch of hub actions).
+    func record(_ totals: Totals, subscriptions count: Int) {
+        let last = lastTotals.withLock { last in
+            defer { last = totals }
+            return last
+        }
+        func add(_ counter: Counter, _ now: Int, _ before: Int) { if now > before { counter.increment(by: now - before) } }
+        add(conflations, totals.conflations, last.conflations)
+        add(slowConsumerCloses, totals.slowConsumerCloses, last.slowConsumerCloses)
+        add(revocations, totals.revocations, last.revocations)
+        add(resumesReplayed, totals.resumesReplayed, last.resumesReplayed)
+        add(resumesReset, totals.resumesReset, last.resumesReset)
+        subscriptions.set(count)
     }
 
     func subscribed() { subscriptions.increment() }

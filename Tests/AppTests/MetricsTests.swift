@@ -350,4 +350,25 @@ struct MetricsTests {
         #expect(after["chronir_websocket_connections"] == 0)
         #expect(after["chronir_http_connections"] == 1)
     }
+
+    @Test("realtime API: event calls and running totals land in their series (totals add only what grew)")
+    func realtimeSeries() {
+        let metrics = ChronirMetrics()
+        let realtime = metrics.realtime
+        realtime.fannedOut(nanoseconds: 2_000_000)
+        realtime.changeLogLag(nanoseconds: 120_000_000)
+        realtime.record(.init(conflations: 2, revocations: 1, resumesReplayed: 3), subscriptions: 5)
+        realtime.record(.init(conflations: 3, slowConsumerCloses: 1, revocations: 1, resumesReplayed: 3, resumesReset: 1), subscriptions: 4)
+        let e = Exposition(metrics.exposition())
+        #expect(e["chronir_realtime_conflations_total"] == 3)
+        #expect(e["chronir_realtime_slow_consumer_closes_total"] == 1)
+        #expect(e["chronir_realtime_revocations_total"] == 1)
+        #expect(e[#"chronir_realtime_resumes_total{outcome="replayed"}"#] == 3)
+        #expect(e[#"chronir_realtime_resumes_total{outcome="reset"}"#] == 1)
+        #expect(e["chronir_realtime_subscriptions"] == 4)
+        #expect(e[#"chronir_realtime_fanout_latency_seconds_bucket{le="0.0025"}"#] == 1)
+        #expect(e[#"chronir_realtime_fanout_latency_seconds_bucket{le="0.001"}"#] == 0)
+        #expect(e["chronir_realtime_changelog_lag_seconds_count"] == 1)
+        #expect(e[#"chronir_realtime_changelog_lag_seconds_bucket{le="0.15"}"#] == 1)
+    }
 }
