@@ -22,6 +22,10 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // Metrics API (handles created through an injected factory, never the global bootstrap)
+        // and its Prometheus backend; App and Server only — Transport and SQLite expose hooks.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // System C libraries (module.modulemap + shim.h only).
@@ -47,12 +51,14 @@ let package = Package(
         // The realtime feed's core: topics, subscriptions, change-log fan-out, resume, revocation,
         // per-subscriber budgets and conflation — sans-I/O (bytes out, no sockets, no clocks).
         .target(name: "Realtime", dependencies: ["Domain", "Store", "SQLite"], swiftSettings: strict),
-        // Composition: routes, JSON handlers, auth, static files, config, access log.
+        // Composition: routes, JSON handlers, auth, static files, config, access log, metrics.
         .target(
             name: "App",
             dependencies: [
                 "Hashing", "Wire", "Transport", "SQLite", "Domain", "Store", "Realtime",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict),
         // chronir-server entry point.

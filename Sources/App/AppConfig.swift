@@ -23,6 +23,8 @@ public struct AppConfig: Sendable {
     /// Origins (`scheme://host[:port]`) allowed to open `/v1/realtime`. Empty: same-origin only
     /// (an `Origin` equal to `publicBaseURL`'s origin), plus clients that send no `Origin`.
     public var allowedOrigins: [String] = []
+    /// Whether and how `/metrics` is served on the API port (README "Metrics"). Default: not at all.
+    public var metrics = MetricsExposure()
     /// Peers (exact IP addresses, e.g. `127.0.0.1` for an nginx on the same host) whose
     /// `X-Forwarded-For` names the client (`ClientAddress`). Empty: the header is ignored.
     public var trustedProxies: Set<String> = []
@@ -51,4 +53,23 @@ public struct AppConfig: Sendable {
 /// scrypt cost presets. `interactive` for production; `fast` only for tests (it is weak).
 public enum PasswordHashingCost: String, Sendable {
     case interactive, fast
+}
+
+/// How `/metrics` may be read. The safe default serves it nowhere: on the API port it exists only
+/// behind a bearer token; without a token it belongs on a separate listener (`MetricsResponder`,
+/// `--metrics-port`, loopback unless `--metrics-host` says otherwise).
+public struct MetricsExposure: Sendable {
+    /// Serve `GET /metrics` on the API port. Requires `token`.
+    public var onMainPort: Bool
+    /// The bearer token a scrape must present (`Authorization: Bearer …`); nil: none asked for.
+    public var token: String?
+
+    /// Shortest accepted token: a guessable token would make `/metrics` public.
+    public static let minimumTokenLength = 16
+
+    public init(onMainPort: Bool = false, token: String? = nil) {
+        precondition(!onMainPort || token != nil, "/metrics on the API port needs a token")
+        self.onMainPort = onMainPort
+        self.token = token
+    }
 }

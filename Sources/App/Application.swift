@@ -43,6 +43,10 @@ public final class Application: HTTPResponder {
         GroupInvitationRoutes.register(in: &router, services: services)
         SharedAlarmRoutes.register(in: &router, services: services)
         RealtimeRoutes.register(in: &router, feed: realtime)
+        if services.config.metrics.onMainPort {
+            let endpoint = MetricsEndpoint(metrics: services.metrics, token: services.config.metrics.token)
+            router.add(.get, MetricsEndpoint.path, .sync { request in try endpoint.respond(request) })
+        }
         self.router = router
     }
 
@@ -80,7 +84,7 @@ public final class Application: HTTPResponder {
                 if let response {
                     finish(response, request, started, sink)
                 } else {
-                    log(status: 101, bytes: 0, request, started)
+                    completed(status: 101, bytes: 0, request, started)
                 }
             }
         case .methodNotAllowed(let allowed):
@@ -141,8 +145,9 @@ public final class Application: HTTPResponder {
     private func finish(_ response: HTTPResponse, _ request: Request, _ started: UInt64, _ sink: ResponseSink) {
         var response = response
         response.headers.add(name: "X-Request-Id", value: request.requestID)
+        // Counted before it is sent: a client that has the response finds it in the metrics.
+        completed(status: response.status.code, bytes: response.body.count, request, started)
         sink.send(response)
-        log(status: response.status.code, bytes: response.body.count, request, started)
     }
 
     /// The path as the access log shows it: no secret from a path reaches the log — landing pages'
@@ -154,14 +159,14 @@ public final class Application: HTTPResponder {
         return request.http.head.path
     }
 
-    private func log(status: Int, bytes: Int, _ request: Request, _ started: UInt64) {
+    /// Records a handled request: its metrics, and its access-log line.
+    private func completed(status: Int, bytes: Int, _ request: Request, _ started: UInt64) {
+        let nanoseconds = DispatchTime.now().uptimeNanoseconds &- started
+        services.metrics.http.record(method: request.method, route: request.route, status: status, nanoseconds: nanoseconds)
         guard let accessLog, accessLog.isEnabled else { return }
         accessLog.record(
-            method: request.method.rawValue,
-            path: Self.loggedPath(request),
-            route: request.route,
-            status: status, bytes: bytes,
-            durationMicroseconds: (DispatchTime.now().uptimeNanoseconds - started) / 1000,
+            method: request.method.rawValue, path: Self.loggedPath(request), route: request.route,
+            status: status, bytes: bytes, durationMicroseconds: nanoseconds / 1000,
             requestID: request.requestID, clientIP: request.context.remoteAddress)
     }
 

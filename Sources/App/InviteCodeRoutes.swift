@@ -77,11 +77,13 @@ enum InviteCodeRoutes {
         switch outcome {
         case .joined(let detail), .alreadyMember(let detail):
             return JSONBody.response(detail)
-        case .invalid:
+        case .invalid(let lockedCode):
+            services.metrics.inviteCodes.refused(lockedCode: lockedCode)
             services.logger.notice(
                 "invite code refused", metadata: ["user_id": "\(user.id)", "client_ip": "\(ip)", "request_id": "\(request.requestID)"])
             throw DomainError.inviteCodeInvalid
         case .rateLimited(let seconds):
+            services.metrics.inviteCodes.budgetSpent()
             throw DomainError.rateLimited(retryAfterSeconds: seconds)
         }
     }

@@ -13,14 +13,18 @@ public struct Services: Sendable {
     public var logger: Logger
     /// The server's keyed-hash secret (`ServerSecret`): invite codes are stored as HMAC-SHA-256 under it.
     public var secret: [UInt8]
+    /// The metrics this instance records and `/metrics` exposes (its own registry).
+    public var metrics: ChronirMetrics
     /// A hash of a random password with the configured cost, verified when a login names an unknown
     /// email so that a miss takes as long as a wrong password (no account enumeration by timing).
     let decoyPasswordHash: String
 
     public init(
-        config: AppConfig, database: Database, clock: any Clock, workers: WorkerPool, logger: Logger, secret: [UInt8]
+        config: AppConfig, database: Database, clock: any Clock, workers: WorkerPool, logger: Logger, secret: [UInt8],
+        metrics: ChronirMetrics = ChronirMetrics()
     ) {
         self.config = config
+        self.metrics = metrics
         self.secret = secret
         self.database = database
         self.clock = clock

@@ -10,14 +10,41 @@ public struct DatabaseOptions: Sendable {
     public var busyTimeoutMilliseconds: Int32 = 5000
     /// Number of read-only connections in the reader pool (at least 1).
     public var readerCount = 2
+    /// Told how long each `write`/`read` transaction waited and ran (metrics); nil: nothing timed.
+    public var observer: (any DatabaseObserver)?
 
     /// Creates options; the defaults suit one small server.
-    public init(durability: Durability = .normal, busyTimeoutMilliseconds: Int32 = 5000, readerCount: Int = 2) {
+    public init(
+        durability: Durability = .normal, busyTimeoutMilliseconds: Int32 = 5000, readerCount: Int = 2,
+        observer: (any DatabaseObserver)? = nil
+    ) {
         self.durability = durability
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.readerCount = readerCount
+        self.observer = observer
     }
 }
+
+/// Receives the timing of every transaction run through `write`, `read`, `writeSync` and `readSync`
+/// (not `withWriter`: migrations, PRAGMAs, checkpoints). Called on the thread that ran the
+/// transaction, right after it ended (committed or rolled back): must be cheap and never block.
+public protocol DatabaseObserver: Sendable {
+    /// A transaction on `side` waited `waitNanoseconds` for its connection (the writer queue, or a
+    /// free reader) and then ran for `runNanoseconds` from BEGIN to COMMIT/ROLLBACK.
+    func transactionFinished(_ side: DatabaseSide, waitNanoseconds: UInt64, runNanoseconds: UInt64)
+}
+
+/// Which side of the database a timed transaction ran on.
+public enum DatabaseSide: String, Sendable {
+    /// On the writer connection (IMMEDIATE).
+    case write
+    /// On a pooled reader connection (DEFERRED).
+    case read
+}
+
+/// Monotonic nanoseconds for transaction timings (only read when an observer is set).
+@inline(__always)
+private func uptimeNanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
 /// One database file in WAL mode: a single writer connection owned by a serial queue, and a
 /// small pool of read-only connections so reads run concurrently with the writer and each other.
@@ -67,13 +94,22 @@ public final class Database: Sendable {
     /// Runs body on the writer queue inside one IMMEDIATE transaction; commits or rolls back. Never call from the writer queue itself.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        let observer = options.observer
+        let queued = observer == nil ? 0 : uptimeNanoseconds()
+        return try await withCheckedThrowingContinuation { continuation in
             writerQueue.async { [writer] in
+                let started = observer == nil ? 0 : uptimeNanoseconds()
                 let result = Result { try writer.connection().transaction(.immediate, body) }
+                if let observer { Self.report(observer, .write, queued, started) }
                 if case .success = result { self.committed() }
                 continuation.resume(with: result)
             }
         }
+    }
+
+    private static func report(_ observer: any DatabaseObserver, _ side: DatabaseSide, _ queued: UInt64, _ started: UInt64) {
+        observer.transactionFinished(
+            side, waitNanoseconds: started &- queued, runNanoseconds: uptimeNanoseconds() &- started)
     }
 
     /// Sets the one observer called (on the writer queue, right after the COMMIT, so a reader that
@@ -91,11 +127,15 @@ public final class Database: Sendable {
     /// Runs body on a reader connection, inside a DEFERRED transaction (one consistent snapshot),
     /// on the readers' Dispatch queue; waits without blocking a thread when all readers are busy.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        let observer = options.observer
+        let queued = observer == nil ? 0 : uptimeNanoseconds()
+        return try await withCheckedThrowingContinuation { continuation in
             readers.acquire { [readers] slot in
                 guard let slot else { return continuation.resume(throwing: SQLiteError.misuse("database is closed")) }
+                let started = observer == nil ? 0 : uptimeNanoseconds()
                 let result = Result { try slot.connection.transaction(.deferred, body) }
                 readers.release(slot)
+                if let observer { Self.report(observer, .read, queued, started) }
                 continuation.resume(with: result)
             }
         }
@@ -104,7 +144,13 @@ public final class Database: Sendable {
     /// Blocking `write`: runs body on the writer queue in one IMMEDIATE transaction and waits.
     @discardableResult
     public func writeSync<T>(_ body: (Connection) throws -> T) throws -> T {
-        let result = try withWriter { connection in try connection.transaction(.immediate, body) }
+        let observer = options.observer
+        let queued = observer == nil ? 0 : uptimeNanoseconds()
+        let result = try withWriter { connection in
+            let started = observer == nil ? 0 : uptimeNanoseconds()
+            defer { if let observer { Self.report(observer, .write, queued, started) } }
+            return try connection.transaction(.immediate, body)
+        }
         committed()
         return result
     }
@@ -112,8 +158,14 @@ public final class Database: Sendable {
     /// Blocking `read`: takes a reader (waiting if all are busy) and runs body on the calling thread
     /// inside a DEFERRED transaction.
     public func readSync<T>(_ body: (Connection) throws -> T) throws -> T {
+        let observer = options.observer
+        let queued = observer == nil ? 0 : uptimeNanoseconds()
         let slot = try readers.acquireSync()
-        defer { readers.release(slot) }
+        let started = observer == nil ? 0 : uptimeNanoseconds()
+        defer {
+            readers.release(slot)
+            if let observer { Self.report(observer, .read, queued, started) }
+        }
         return try slot.connection.transaction(.deferred, body)
     }
 

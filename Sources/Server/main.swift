@@ -69,6 +69,15 @@ struct ChronirServer: ParsableCommand {
     @Option(help: "scrypt cost: interactive | fast (tests only: weak). [env: CHRONIR_PASSWORD_HASHING] (default: interactive)")
     var passwordHashing: String?
 
+    @Option(help: "Serve /metrics (Prometheus) on this separate port instead of the API port; 0 picks a free one. [env: CHRONIR_METRICS_PORT] (default: none)")
+    var metricsPort: Int?
+
+    @Option(help: "Address of the --metrics-port listener. [env: CHRONIR_METRICS_HOST] (default: 127.0.0.1)")
+    var metricsHost: String?
+
+    @Option(help: "Bearer token /metrics requires (16+ characters; prefer the environment variable). Without --metrics-port it serves /metrics on the API port. [env: CHRONIR_METRICS_TOKEN] (default: none: /metrics is off unless --metrics-port is set)")
+    var metricsToken: String?
+
     func run() throws {
         // First, before anything starts a thread: signals are delivered through a signalfd, which
         // sees only signals every thread blocks (see SignalWatcher). The handler is bound later.
@@ -123,16 +132,28 @@ struct ChronirServer: ParsableCommand {
         if let bad = config.trustedProxies.first(where: { !ClientAddress.isIPAddress($0) }) {
             throw ValidationError("--trusted-proxies: \(bad) is not an IP address")
         }
+        let metricsPort = try parse(metricsPort.map(String.init), "METRICS_PORT", Int?.none) {
+            Int($0).flatMap { (0...65535).contains($0) ? $0 : nil }
+        }
+        let metricsHost = value(metricsHost, "METRICS_HOST") ?? "127.0.0.1"
+        let metricsToken = value(metricsToken, "METRICS_TOKEN").flatMap { $0.isEmpty ? nil : $0 }
+        if let metricsToken, metricsToken.utf8.count < MetricsExposure.minimumTokenLength {
+            throw ValidationError("metrics-token must be at least \(MetricsExposure.minimumTokenLength) characters")
+        }
+        // No separate port: the token (if any) puts /metrics on the API port; no token, no /metrics.
+        config.metrics = MetricsExposure(onMainPort: metricsPort == nil && metricsToken != nil, token: metricsToken)
 
         let sink = LogSink(fd: 2)
         LoggingSystem.bootstrap { label in ChronirLogHandler(label: label, level: level, format: format, sink: sink) }
         let logger = Logger(label: "chronir.server")
 
+        let metrics = ChronirMetrics()
         let database: Database
         let secret: [UInt8]
         do {
             database = try Bootstrap.openDatabase(
-                config: config, logger: logger, nowMilliseconds: SystemClock().nowMilliseconds())
+                config: config, logger: logger, nowMilliseconds: SystemClock().nowMilliseconds(),
+                observer: metrics.database)
             secret = try ServerSecret.loadOrCreate(path: config.secretPath)
         } catch {
             logger.critical("start-up failed", metadata: ["error": "\(error)"])
@@ -142,7 +163,7 @@ struct ChronirServer: ParsableCommand {
 
         let services = Services(
             config: config, database: database, clock: SystemClock(),
-            workers: WorkerPool(width: config.workerThreads), logger: logger, secret: secret)
+            workers: WorkerPool(width: config.workerThreads), logger: logger, secret: secret, metrics: metrics)
         let application = Application(services: services, accessLog: AccessLog(sink: sink, format: format, level: level))
         if config.publicDirectory != nil, application.staticFiles == nil {
             logger.warning("public directory not found; no static files served", metadata: ["path": "\(publicDirText)"])
@@ -154,10 +175,13 @@ struct ChronirServer: ParsableCommand {
         serverConfiguration.loopCount = loops
         serverConfiguration.maxConnections = maxConnections
         serverConfiguration.shutdownGracePeriod = .seconds(shutdownSeconds)
-        let transportLogger = Logger(label: "chronir.transport")
+        let transportLog = TransportLog(
+            sink: sink, format: format, level: level, logger: Logger(label: "chronir.transport"))
         let server = HTTPServer(configuration: serverConfiguration, responder: application) { event in
-            TransportLog.log(event, to: transportLogger)
+            transportLog.record(event)
+            metrics.record(event)
         }
+        metrics.observe(server: server)
         let boundPort: Int
         do {
             boundPort = try server.start()
@@ -172,12 +196,41 @@ struct ChronirServer: ParsableCommand {
                 "address": "\(host):\(boundPort)", "loops": "\(loops)", "database": "\(config.databasePath)",
                 "durability": "\(durability.rawValue)",
             ])
+
+        // The separate metrics listener: one loop, a few connections, its own responder.
+        var metricsServer: HTTPServer?
+        if let metricsPort {
+            var metricsConfiguration = ServerConfiguration(host: metricsHost, port: metricsPort)
+            metricsConfiguration.loopCount = 1
+            metricsConfiguration.maxConnections = 64
+            metricsConfiguration.shutdownGracePeriod = .seconds(1)
+            let listener = HTTPServer(
+                configuration: metricsConfiguration, responder: MetricsResponder(metrics: metrics, token: metricsToken))
+            do {
+                let bound = try listener.start()
+                logger.notice(
+                    "metrics listening",
+                    metadata: ["address": "\(metricsHost):\(bound)", "token": "\(metricsToken == nil ? "none" : "required")"])
+            } catch {
+                logger.critical(
+                    "cannot listen for metrics", metadata: ["host": "\(metricsHost)", "port": "\(metricsPort)", "error": "\(error)"])
+                sink.flush()
+                throw ExitCode(1)
+            }
+            if metricsToken == nil, !["127.0.0.1", "::1", "localhost"].contains(metricsHost) {
+                logger.warning("metrics are served without a token on a non-loopback address", metadata: ["host": "\(metricsHost)"])
+            }
+            metricsServer = listener
+        } else if metricsToken != nil {
+            logger.notice("metrics served at /metrics on the API port (bearer token required)")
+        }
         sink.flush()
 
         let sweeper = Sweeper(database: database, clock: SystemClock(), logger: logger)
         shutdown.bind(
             Shutdown.Target(
-                server: server, sweeper: sweeper, realtime: application.realtime, database: database, logger: logger, sink: sink))
+                server: server, metricsServer: metricsServer, sweeper: sweeper, realtime: application.realtime,
+                database: database, logger: logger, sink: sink))
         withExtendedLifetime(watcher) { dispatchMain() }
     }
 }
@@ -187,6 +240,7 @@ struct ChronirServer: ParsableCommand {
 final class Shutdown: Sendable {
     struct Target: Sendable {
         let server: HTTPServer
+        let metricsServer: HTTPServer?
         let sweeper: Sweeper
         let realtime: RealtimeFeed
         let database: Database
@@ -222,6 +276,7 @@ final class Shutdown: Sendable {
         let sink = target.sink
         target.sweeper.stop()
         target.realtime.stop()
+        target.metricsServer?.shutdown()
         target.server.shutdown {
             do {
                 try database.checkpoint()
@@ -232,22 +287,6 @@ final class Shutdown: Sendable {
             logger.notice("stopped")
             sink.flush()
             exit(0)
-        }
-    }
-}
-
-/// Transport events at the levels an operator wants: per-connection ones at debug, trouble higher.
-enum TransportLog {
-    static func log(_ event: TransportEvent, to logger: Logger) {
-        switch event {
-        case .listening, .accepted, .closed, .timedOut, .badRequest, .shutdownCompleted, .shutdownStarted:
-            logger.debug("\(event)")
-        case .error(let id, let error):
-            logger.warning("socket error", metadata: ["connection": "\(id.map(String.init) ?? "listener")", "error": "\(error)"])
-        case .connectionLimitReached(let limit):
-            logger.warning("connection limit reached; refusing with 503", metadata: ["limit": "\(limit)"])
-        case .acceptPaused(let error):
-            logger.error("accept paused: out of file descriptors", metadata: ["error": "\(error)"])
         }
     }
 }

@@ -95,8 +95,9 @@ public enum InviteCodeStore {
         case joined(GroupStore.Detail)
         /// Already an active member (idempotent retry).
         case alreadyMember(GroupStore.Detail)
-        /// One generic answer for every unusable code.
-        case invalid
+        /// One generic answer for every unusable code; `lockedCode` when this failure was the one
+        /// that locked the code (for the lockout metric; the caller's answer stays the same).
+        case invalid(lockedCode: Bool)
         /// The user's or the client IP's failure budget is spent.
         case rateLimited(retryAfterSeconds: Int)
     }
@@ -131,11 +132,11 @@ public enum InviteCodeStore {
             let expires = row.int("expires_ms")
         else {
             try record(subjects: budgetSubjects, at: now, on: db)
-            return .invalid
+            return .invalid(lockedCode: false)
         }
         if let lockedUntil = row.int("locked_until_ms"), lockedUntil > now {
             try record(subjects: budgetSubjects, at: now, on: db)
-            return .invalid
+            return .invalid(lockedCode: false)
         }
         let previous = try GroupStore.member(groupID: groupID, userID: user.id, on: db)
         guard var group = try GroupStore.group(id: groupID, on: db), row.int("disabled_ms") == nil, expires > now,
@@ -143,12 +144,13 @@ public enum InviteCodeStore {
         else {
             try record(subjects: budgetSubjects + [codeSubject(groupID)], at: now, on: db)
             let codeFailures = try failureTimes(subject: codeSubject(groupID), window: InviteCode.codeWindow, at: now, on: db)
-            if case .refused = InviteCode.codeWindow.evaluate(failureTimes: codeFailures, now: now) {
-                try db.run(
-                    "UPDATE invite_codes SET locked_until_ms = ?2 WHERE group_id = ?1",
-                    [.text(groupID), .integer(now + InviteCode.lockMilliseconds)])
+            guard case .refused = InviteCode.codeWindow.evaluate(failureTimes: codeFailures, now: now) else {
+                return .invalid(lockedCode: false)
             }
-            return .invalid
+            try db.run(
+                "UPDATE invite_codes SET locked_until_ms = ?2 WHERE group_id = ?1",
+                [.text(groupID), .integer(now + InviteCode.lockMilliseconds)])
+            return .invalid(lockedCode: true)
         }
         if previous?.status == .active { return .alreadyMember(try GroupStore.detail(group, on: db)) }
         let (_, changes) = try GroupStore.admit(user, to: &group, role: .member, previous: previous, at: now, on: db)

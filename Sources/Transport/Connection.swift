@@ -11,11 +11,14 @@ final class ConnectionEnvironment: Sendable {
     let onEvent: @Sendable (TransportEvent) -> Void
     /// Called on the loop after the fd is closed.
     let onClosed: @Sendable (Connection) -> Void
+    /// Called on the loop when the connection first switches protocols (`replaceHandler`).
+    let onUpgraded: @Sendable (Connection) -> Void
 
     init(
         maxOutboundBytes: Int, writeTimeout: Duration, lingerTimeout: Duration, sweepTick: Duration,
         onEvent: @escaping @Sendable (TransportEvent) -> Void,
-        onClosed: @escaping @Sendable (Connection) -> Void
+        onClosed: @escaping @Sendable (Connection) -> Void,
+        onUpgraded: @escaping @Sendable (Connection) -> Void = { _ in }
     ) {
         self.maxOutboundBytes = maxOutboundBytes
         self.writeTimeout = UInt64(writeTimeout.clampedNanoseconds)
@@ -23,6 +26,7 @@ final class ConnectionEnvironment: Sendable {
         self.sweepTick = sweepTick
         self.onEvent = onEvent
         self.onClosed = onClosed
+        self.onUpgraded = onUpgraded
     }
 }
 
@@ -55,6 +59,8 @@ public final class Connection: @unchecked Sendable {
     let fd: Int32
     let environment: ConnectionEnvironment
     private(set) var handler: any ConnectionHandler
+    /// Whether `replaceHandler` switched this connection to another protocol (read on the loop).
+    private(set) var upgraded = false
 
     private enum Lifecycle {
         /// Reading and writing.
@@ -173,6 +179,10 @@ public final class Connection: @unchecked Sendable {
         guard lifecycle == .open else { return }
         handler = newHandler
         handlerDeadline = .max
+        if !upgraded {
+            upgraded = true
+            environment.onUpgraded(self)
+        }
         newHandler.handlerAdded(to: self)
         if !initialBytes.isEmpty, lifecycle == .open {
             initialBytes.withUnsafeBytes { newHandler.received($0, on: self) }

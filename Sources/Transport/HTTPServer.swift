@@ -46,6 +46,9 @@ public final class HTTPServer: Sendable {
     /// Connections being served now (excluding ones refused past `maxConnections`).
     public var openConnectionCount: Int { books.servedCount }
 
+    /// Of `openConnectionCount`, those that switched protocols after a `101` (WebSocket).
+    public var upgradedConnectionCount: Int { books.upgradedCount }
+
     /// Binds and starts accepting. Returns the bound port (useful with port 0).
     /// Throws `SocketError` if the address is invalid or taken. Call once.
     @discardableResult
@@ -177,6 +180,7 @@ public final class HTTPServer: Sendable {
 private final class Bookkeeping: Sendable {
     private struct Counts {
         var served = 0
+        var upgraded = 0
         var total = 0
         var forced = 0
         var shuttingDown = false
@@ -204,15 +208,22 @@ private final class Bookkeeping: Sendable {
                 lingerTimeout: configuration.lingerTimeout, sweepTick: configuration.sweepTick,
                 onEvent: onEvent,
                 onClosed: { connection in
+                    let wasUpgraded = served && connection.upgraded
                     let finished: [@Sendable () -> Void] = store.mutex.withLock { counts in
                         counts.total -= 1
                         if served { counts.served -= 1 }
+                        if wasUpgraded { counts.upgraded -= 1 }
                         guard counts.shuttingDown, counts.total == 0 else { return [] }
                         defer { counts.completions = [] }
                         return counts.completions
                     }
                     if served { onEvent(.closed(connectionID: connection.id)) }
                     Bookkeeping.finish(finished, store: store, onEvent: onEvent)
+                },
+                onUpgraded: { connection in
+                    guard served else { return }
+                    store.mutex.withLock { $0.upgraded += 1 }
+                    onEvent(.upgraded(connectionID: connection.id))
                 })
         }
         servedEnvironment = environment(served: true)
@@ -220,6 +231,7 @@ private final class Bookkeeping: Sendable {
     }
 
     var servedCount: Int { store.mutex.withLock { $0.served } }
+    var upgradedCount: Int { store.mutex.withLock { $0.upgraded } }
     var totalCount: Int { store.mutex.withLock { $0.total } }
 
     /// Counts a new connection; false when it is past `maxConnections` (refuse it).

@@ -1,13 +1,15 @@
 /// Something the transport wants an operator to know about. The application wires
 /// `HTTPServer(onEvent:)` to its logger; Transport itself never logs.
 ///
-/// Per-connection events (`accepted`, `closed`, `timedOut`) fire once per connection, never per
+/// Per-connection events (`accepted`, `upgraded`, `closed`, `timedOut`) fire once per connection, never per
 /// request, so a logger that drops them at its default level costs almost nothing.
 public enum TransportEvent: Sendable {
     /// The server is listening on `port`.
     case listening(host: String, port: Int)
     /// A connection was accepted and handed to an event loop.
     case accepted(connectionID: UInt64, remoteAddress: String)
+    /// A connection switched protocols after a `101` (`ResponseSink.upgrade`: WebSocket).
+    case upgraded(connectionID: UInt64)
     /// A connection's socket was closed.
     case closed(connectionID: UInt64)
     /// A connection was closed because one of its deadlines passed.

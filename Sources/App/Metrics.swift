@@ -1,0 +1,94 @@
+import CoreMetrics
+import Prometheus
+import SQLite
+import Synchronization
+public import Transport
+
+/// The server's metrics (README "Metrics"): one Prometheus registry per instance, and every handle
+/// created through a swift-metrics `MetricsFactory` bound to that registry — never through the
+/// process-global `MetricsSystem.bootstrap`, so each `Services` (each test) has its own numbers.
+///
+/// Label values come from bounded sets only: route templates (never raw paths), known methods,
+/// status codes the server itself produces, fixed enumerations.
+public final class ChronirMetrics: Sendable {
+    /// Where the series live; `exposition()` renders it.
+    let registry: PrometheusCollectorRegistry
+    /// Creates the handles (swift-metrics API on the Prometheus backend).
+    let factory: any MetricsFactory
+
+    /// HTTP requests by route template and status, and their latency.
+    let http: HTTPMetrics
+    /// Connections, WebSocket connections, transport refusals and timeouts.
+    let transport: TransportMetrics
+    /// SQLite transaction latency and queue waits (`DatabaseOptions.observer`).
+    public let database: DatabaseMetrics
+    /// `POST /v1/join` failures and code lockouts.
+    let inviteCodes: InviteCodeMetrics
+    /// The realtime feed: subscriptions, fan-out latency, conflation, slow consumers, revocations,
+    /// resumes, cross-process change-log lag.
+    let realtime: RealtimeMetrics
+
+    /// Values read from their owners right before each scrape (gauges of counts held elsewhere).
+    private let samplers = Mutex<[@Sendable () -> Void]>([])
+
+    /// Histogram buckets per series, chosen around what each one measures.
+    enum Buckets {
+        /// HTTP handling: a cached `/healthz` takes microseconds, a login's scrypt ~100 ms.
+        static let request: [Duration] = milliseconds([0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000])
+        /// SQLite: most transactions take tens of microseconds; a busy writer queue, milliseconds.
+        static let database: [Duration] = milliseconds([0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 1000])
+        /// Commit → written to the socket: the goal is p99 ≤ 5 ms at 1,000 subscribers.
+        static let fanOut: [Duration] = milliseconds([0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 1000])
+        /// Another process's commit → noticed here: the `data_version` poll runs every 150 ms.
+        static let changeLogLag: [Duration] = milliseconds([10, 50, 100, 150, 200, 300, 500, 1000, 2500, 5000, 10000])
+
+        private static func milliseconds(_ values: [Double]) -> [Duration] {
+            values.map { Duration.nanoseconds(Int64($0 * 1_000_000)) }
+        }
+    }
+
+    /// A fresh registry with every series this server exports.
+    public init() {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets = [
+            HTTPMetrics.durationName: Buckets.request,
+            DatabaseMetrics.transactionName: Buckets.database,
+            DatabaseMetrics.waitName: Buckets.database,
+            RealtimeMetrics.fanOutName: Buckets.fanOut,
+            RealtimeMetrics.changeLogLagName: Buckets.changeLogLag,
+        ]
+        self.registry = registry
+        self.factory = factory
+        http = HTTPMetrics(factory: factory)
+        transport = TransportMetrics(factory: factory)
+        database = DatabaseMetrics(factory: factory)
+        inviteCodes = InviteCodeMetrics(factory: factory)
+        realtime = RealtimeMetrics(factory: factory)
+    }
+
+    /// The Prometheus text exposition (format 0.0.4) of every series, after the samplers ran.
+    public func exposition() -> [UInt8] {
+        for sample in samplers.withLock({ $0 }) { sample() }
+        return registry.emitToBuffer()
+    }
+
+    /// Adds a value read at every scrape (e.g. a count another component owns).
+    func addSampler(_ sample: @escaping @Sendable () -> Void) {
+        samplers.withLock { $0.append(sample) }
+    }
+
+    /// Reports `server`'s open and upgraded connection counts as gauges at every scrape. The server
+    /// is held weakly (it holds the application, which holds these metrics).
+    public func observe(server: HTTPServer) {
+        let transport = self.transport
+        addSampler { [weak server] in
+            guard let server else { return }
+            transport.connections.record(server.openConnectionCount)
+            transport.webSockets.record(server.upgradedConnectionCount)
+        }
+    }
+
+    /// Counts what a transport event says (refusals, timeouts, malformed requests, accepts).
+    public func record(_ event: TransportEvent) { transport.record(event) }
+}

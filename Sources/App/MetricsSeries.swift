@@ -1,0 +1,253 @@
+import CoreMetrics
+public import SQLite
+import Synchronization
+import Transport
+import Wire
+
+/// `chronir_http_requests_total{method,route,status}` and
+/// `chronir_http_request_duration_seconds{method,route}`. Handles are cached per label set, so a
+/// request costs one uncontended lock, one dictionary lookup, one atomic add and one histogram add.
+final class HTTPMetrics: Sendable {
+    static let requestsName = "chronir_http_requests_total"
+    static let durationName = "chronir_http_request_duration_seconds"
+    /// `route` of requests no route matched (unknown paths, wrong methods, bad percent-encoding):
+    /// one label value however many distinct paths clients invent.
+    static let unmatchedRoute = "unmatched"
+
+    private struct Key: Hashable {
+        var method: String
+        var route: String
+        var status: Int
+    }
+
+    private struct Series {
+        let requests: Counter
+        let duration: Timer
+    }
+
+    private let factory: any MetricsFactory
+    private let series = Mutex<[Key: Series]>([:])
+
+    init(factory: any MetricsFactory) { self.factory = factory }
+
+    /// Counts one answered request. `route` is the matched template, `static`, or empty (unmatched).
+    func record(method: HTTPMethod, route: String, status: Int, nanoseconds: UInt64) {
+        let key = Key(method: Self.methodLabel(method), route: route.isEmpty ? Self.unmatchedRoute : route, status: status)
+        let series = self.series.withLock { table in
+            if let existing = table[key] { return existing }
+            let made = Series(
+                requests: Counter(
+                    label: Self.requestsName,
+                    dimensions: [("method", key.method), ("route", key.route), ("status", String(key.status))],
+                    factory: factory),
+                duration: Timer(
+                    label: Self.durationName, dimensions: [("method", key.method), ("route", key.route)],
+                    factory: factory))
+            table[key] = made
+            return made
+        }
+        series.requests.increment()
+        series.duration.recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+
+    /// The method as a label value: the standard ones by name, anything else `other` (a client may
+    /// send any token as a method; it must not mint label values).
+    static func methodLabel(_ method: HTTPMethod) -> String {
+        switch method {
+        case .get, .head, .post, .put, .patch, .delete, .options: method.rawValue
+        default: "other"
+        }
+    }
+}
+
+/// Connection gauges (sampled from the `HTTPServer` at scrape time) and counters fed by
+/// `TransportEvent`s.
+final class TransportMetrics: Sendable {
+    /// `chronir_http_connections`: connections being served (refused ones excluded).
+    let connections: Gauge
+    /// `chronir_websocket_connections`: of those, the ones upgraded to WebSocket.
+    let webSockets: Gauge
+    /// `chronir_http_connections_accepted_total`.
+    let accepted: Counter
+    /// `chronir_http_connections_refused_total`: turned away with 503 past `--max-connections`.
+    let refused: Counter
+    /// `chronir_http_timeouts_total{kind}`: connections closed by a deadline.
+    private let timeouts: [TransportEvent.TimeoutKind: Counter]
+    /// `chronir_http_rejected_total{status}`: requests the transport answered itself (400, 408,
+    /// 413, 414, 431, 501, 505 …) before any route saw them. Statuses come from the parser's
+    /// fixed set.
+    private let rejected = Mutex<[Int: Counter]>([:])
+    private let factory: any MetricsFactory
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        connections = Gauge(label: "chronir_http_connections", factory: factory)
+        webSockets = Gauge(label: "chronir_websocket_connections", factory: factory)
+        accepted = Counter(label: "chronir_http_connections_accepted_total", factory: factory)
+        refused = Counter(label: "chronir_http_connections_refused_total", factory: factory)
+        let kinds: [TransportEvent.TimeoutKind] = [.header, .body, .idle, .write]
+        timeouts = Dictionary(
+            uniqueKeysWithValues: kinds.map { kind in
+                (kind, Counter(label: "chronir_http_timeouts_total", dimensions: [("kind", kind.rawValue)], factory: factory))
+            })
+        connections.record(0)
+        webSockets.record(0)
+    }
+
+    func record(_ event: TransportEvent) {
+        switch event {
+        case .accepted: accepted.increment()
+        case .connectionLimitReached: refused.increment()
+        case .timedOut(_, let kind): timeouts[kind]?.increment()
+        case .badRequest(_, let status, _):
+            rejected.withLock { table in
+                if let counter = table[status] { return counter }
+                let counter = Counter(
+                    label: "chronir_http_rejected_total", dimensions: [("status", String(status))], factory: factory)
+                table[status] = counter
+                return counter
+            }.increment()
+        case .listening, .upgraded, .closed, .error, .acceptPaused, .shutdownStarted, .shutdownCompleted:
+            break
+        }
+    }
+}
+
+/// `chronir_sqlite_transaction_duration_seconds{kind}` (BEGIN → COMMIT/ROLLBACK) and
+/// `chronir_sqlite_queue_wait_seconds{kind}` (call → connection ready: the writer queue for
+/// `write`, the reader pool for `read`). Pass it as `DatabaseOptions.observer`.
+public final class DatabaseMetrics: DatabaseObserver {
+    static let transactionName = "chronir_sqlite_transaction_duration_seconds"
+    static let waitName = "chronir_sqlite_queue_wait_seconds"
+
+    private let writeTransaction: Timer
+    private let readTransaction: Timer
+    private let writeWait: Timer
+    private let readWait: Timer
+
+    init(factory: any MetricsFactory) {
+        func timer(_ name: String, _ side: DatabaseSide) -> Timer {
+            Timer(label: name, dimensions: [("kind", side.rawValue)], factory: factory)
+        }
+        writeTransaction = timer(Self.transactionName, .write)
+        readTransaction = timer(Self.transactionName, .read)
+        writeWait = timer(Self.waitName, .write)
+        readWait = timer(Self.waitName, .read)
+    }
+
+    public func transactionFinished(_ side: DatabaseSide, waitNanoseconds: UInt64, runNanoseconds: UInt64) {
+        switch side {
+        case .write:
+            writeWait.recordNanoseconds(Int64(clamping: waitNanoseconds))
+            writeTransaction.recordNanoseconds(Int64(clamping: runNanoseconds))
+        case .read:
+            readWait.recordNanoseconds(Int64(clamping: waitNanoseconds))
+            readTransaction.recordNanoseconds(Int64(clamping: runNanoseconds))
+        }
+    }
+}
+
+/// `chronir_invite_code_failures_total{result}` (`invalid`: the one 404 CA031 answer;
+/// `rate_limited`: the caller's or IP's failure budget spent, 429) and
+/// `chronir_invite_code_lockouts_total` (a code's fifth failure within the hour locked it).
+final class InviteCodeMetrics: Sendable {
+    private let invalid: Counter
+    private let rateLimited: Counter
+    private let lockouts: Counter
+
+    init(factory: any MetricsFactory) {
+        let name = "chronir_invite_code_failures_total"
+        invalid = Counter(label: name, dimensions: [("result", "invalid")], factory: factory)
+        rateLimited = Counter(label: name, dimensions: [("result", "rate_limited")], factory: factory)
+        lockouts = Counter(label: "chronir_invite_code_lockouts_total", factory: factory)
+    }
+
+    /// An unusable code was answered 404 CA031; `lockedCode` when that failure locked the code.
+    func refused(lockedCode: Bool) {
+        invalid.increment()
+        if lockedCode { lockouts.increment() }
+    }
+
+    /// The caller's or client IP's failure budget was spent (429).
+    func budgetSpent() { rateLimited.increment() }
+}
+
+/// The realtime feed's series, recorded by the feed through these methods (each a one-line call
+/// at the place the event happens; no import needed):
+///
+/// - `subscribed()` / `unsubscribed()`: a topic subscription started / ended (unsubscribe,
+///   revocation, socket closed) → gauge `chronir_realtime_subscriptions`.
+/// - `fannedOut(nanoseconds:)`: a change batch's commit → its frame written to a socket
+///   → histogram `chronir_realtime_fanout_latency_seconds`.
+/// - `conflated()`: a slow subscriber's pending changes were folded into one fresh snapshot.
+/// - `slowConsumerClosed()`: a socket was closed with 4008.
+/// - `revoked()`: a subscription got `revoked`.
+/// - `resumed(replayed:)`: a `subscribe` with `since` was answered by replaying the changes after it
+///   (`true`) or with a snapshot marked `reset` (`false`).
+/// - `changeLogLag(nanoseconds:)`: another process's change, from its commit time to when the
+///   `data_version` poll noticed it.
+/// - or, instead of the event methods for the counters and the gauge, `record(_:subscriptions:)`
+///   with running totals the hub keeps itself.
+final class RealtimeMetrics: Sendable {
+    static let fanOutName = "chronir_realtime_fanout_latency_seconds"
+    static let changeLogLagName = "chronir_realtime_changelog_lag_seconds"
+
+    private let subscriptions: Meter
+    private let fanOutLatency: Timer
+    private let conflations: Counter
+    private let slowConsumerCloses: Counter
+    private let revocations: Counter
+    private let resumesReplayed: Counter
+    private let resumesReset: Counter
+    private let lag: Timer
+
+    init(factory: any MetricsFactory) {
+        subscriptions = Meter(label: "chronir_realtime_subscriptions", factory: factory)
+        fanOutLatency = Timer(label: Self.fanOutName, factory: factory)
+        conflations = Counter(label: "chronir_realtime_conflations_total", factory: factory)
+        slowConsumerCloses = Counter(label: "chronir_realtime_slow_consumer_closes_total", factory: factory)
+        revocations = Counter(label: "chronir_realtime_revocations_total", factory: factory)
+        let resumes = "chronir_realtime_resumes_total"
+        resumesReplayed = Counter(label: resumes, dimensions: [("outcome", "replayed")], factory: factory)
+        resumesReset = Counter(label: resumes, dimensions: [("outcome", "reset")], factory: factory)
+        lag = Timer(label: Self.changeLogLagName, factory: factory)
+        subscriptions.set(0)
+    }
+
+    /// Cumulative counts kept by a sans-I/O core (the hub counts, the shell reports): `record`
+    /// adds what grew since the last call, so the hub needs no metrics dependency.
+    struct Totals: Equatable, Sendable {
+        var conflations = 0
+        var slowConsumerCloses = 0
+        var revocations = 0
+        var resumesReplayed = 0
+        var resumesReset = 0
+    }
+
+    private let lastTotals = Mutex(Totals())
+
+    /// Reports the hub's running totals and its current subscription count (one call after each
+    /// batch of hub actions).
+    func record(_ totals: Totals, subscriptions count: Int) {
+        let last = lastTotals.withLock { last in
+            defer { last = totals }
+            return last
+        }
+        func add(_ counter: Counter, _ now: Int, _ before: Int) { if now > before { counter.increment(by: now - before) } }
+        add(conflations, totals.conflations, last.conflations)
+        add(slowConsumerCloses, totals.slowConsumerCloses, last.slowConsumerCloses)
+        add(revocations, totals.revocations, last.revocations)
+        add(resumesReplayed, totals.resumesReplayed, last.resumesReplayed)
+        add(resumesReset, totals.resumesReset, last.resumesReset)
+        subscriptions.set(count)
+    }
+
+    func subscribed() { subscriptions.increment() }
+    func unsubscribed() { subscriptions.decrement() }
+    func fannedOut(nanoseconds: UInt64) { fanOutLatency.recordNanoseconds(Int64(clamping: nanoseconds)) }
+    func conflated() { conflations.increment() }
+    func slowConsumerClosed() { slowConsumerCloses.increment() }
+    func revoked() { revocations.increment() }
+    func resumed(replayed: Bool) { (replayed ? resumesReplayed : resumesReset).increment() }
+    func changeLogLag(nanoseconds: UInt64) { lag.recordNanoseconds(Int64(clamping: nanoseconds)) }
+}
