@@ -28,6 +28,9 @@ public final class RealtimeFeed: @unchecked Sendable {
     private var versionConnection: SQLite.Connection?
     private var dataVersion: Int64 = -1
     private var stopped = false
+    /// While a poll triggered by a local commit runs: when that commit happened (monotonic ns), for
+    /// the fan-out latency metric (commit → frame written to the socket).
+    private var commitStamp: UInt64?
     /// Compresses every broadcast once (queue only); no context takeover, so any connection that
     /// agreed `server_no_context_takeover` with a 2^15 window can take its frame as is.
     private let broadcastCompressor = PerMessageDeflateCompressor(
@@ -49,9 +52,12 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// A write of this process committed: poll now (from the writer queue; only schedules).
     private func commitNoticed() {
         guard !pollQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let committedAt = DispatchTime.now().uptimeNanoseconds
         queue.async { [self] in
             pollQueued.store(false, ordering: .releasing)
+            commitStamp = committedAt
             poll()
+            commitStamp = nil
         }
     }
 
@@ -116,6 +122,12 @@ public final class RealtimeFeed: @unchecked Sendable {
             let batches = try? services.database.readSync({ c in try ChangeFeed.batches(after: position, on: c) }),
             !batches.isEmpty
         {
+            if commitStamp == nil {  // noticed by the timer: another process's commits
+                let now = services.clock.nowMilliseconds()
+                for batch in batches {
+                    services.metrics.realtime.changeLogLag(nanoseconds: UInt64(max(0, now - batch.atMilliseconds)) * 1_000_000)
+                }
+            }
             perform(hub!.ingest(batches))
             if batches.count < 1000 { break }
         }
@@ -184,6 +196,17 @@ public final class RealtimeFeed: @unchecked Sendable {
         }
     }
 
+    /// Reports what the hub's counters gained and its subscription count (queue only).
+    private func recordMetrics() {
+        guard let hub else { return }
+        let c = hub.counters
+        services.metrics.realtime.record(
+            .init(
+                conflations: c.conflations, slowConsumerCloses: c.slowConsumerCloses, revocations: c.revocations,
+                resumesReplayed: c.resumesReplayed, resumesReset: c.resumesReset),
+            subscriptions: hub.subscriptionCount)
+    }
+
     /// Hands the sockets' queued byte counts to the hub (queue only).
     private func outboundBuffered(_ reports: [(ConnectionID, Int)]) {
         for (id, bytes) in reports {
@@ -208,6 +231,7 @@ public final class RealtimeFeed: @unchecked Sendable {
         guard !byLoop.isEmpty else { return }
         let message = WebSocketEncodedMessage(
             text: String(decoding: bytes, as: UTF8.self), compressor: deflate ? broadcastCompressor : nil)
+        let committedAt = commitStamp, metrics = services.metrics.realtime
         for (loop, targets) in byLoop.values {
             loop.execute { [weak self] in
                 var reports: [(ConnectionID, Int)] = []
@@ -215,6 +239,9 @@ public final class RealtimeFeed: @unchecked Sendable {
                 for (id, socket) in targets {
                     socket.send(message)
                     reports.append((id, socket.pendingOutboundBytes))
+                }
+                if let committedAt {  // the loop's last frame is written (or queued behind a slow peer)
+                    metrics.fannedOut(nanoseconds: DispatchTime.now().uptimeNanoseconds &- committedAt)
                 }
                 self?.queue.async { [weak self, reports] in self?.outboundBuffered(reports) }
             }
@@ -224,6 +251,7 @@ public final class RealtimeFeed: @unchecked Sendable {
     // MARK: - Actions
 
     private func perform(_ actions: [HubAction]) {
+        defer { recordMetrics() }
         for action in actions {
             switch action {
             case .send(let id, let bytes):

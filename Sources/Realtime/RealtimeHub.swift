@@ -87,6 +87,25 @@ public struct RealtimeHub: Sendable {
     var accountClosureOrder: [String] = []
     /// The seq of the last change-log row ingested: poll `ChangeFeed.batches(after: position)`.
     public private(set) var position: Int64
+    /// Running totals for the shell's metrics (only ever grow).
+    public private(set) var counters = Counters()
+    /// Subscriptions in any phase, over all connections.
+    public private(set) var subscriptionCount = 0
+
+    /// What the hub has done since it started, for metrics (`RealtimeFeed` reports what grew).
+    public struct Counters: Sendable, Equatable {
+        /// A subscription went stale (over the soft limit): its changes conflate into one snapshot.
+        public var conflations = 0
+        /// Connections closed 4008.
+        public var slowConsumerCloses = 0
+        /// `revoked` messages sent.
+        public var revocations = 0
+        /// Resumes (`subscribe` with `since`) answered by replaying the changes after it.
+        public var resumesReplayed = 0
+        /// Resumes answered with a `reset` snapshot (log pruned, too far behind, access changed,
+        /// another epoch).
+        public var resumesReset = 0
+    }
 
     var connections: [ConnectionID: ConnectionState] = [:]
     var subscribers: [Topic: Set<ConnectionID>] = [:]
@@ -339,11 +358,12 @@ public struct RealtimeHub: Sendable {
                 id, code: "too_many_topics", message: "at most \(limits.maxTopicsPerConnection) topics per connection",
                 topic: wire, requestID: requestID, &out)
         }
-        subscribers[topic, default: []].insert(id)
+        if subscribers[topic, default: []].insert(id).inserted { subscriptionCount += 1 }
         if case .group(let groupID) = topic { presenceDirty.insert(groupID) }
         let mode: LoadMode
         if let since {
             mode = clientEpoch == nil || clientEpoch == epoch ? .replay(since: since) : .snapshot(reset: true)
+            if case .snapshot = mode { counters.resumesReset += 1 }
         } else {
             mode = .snapshot(reset: false)
         }
@@ -379,6 +399,7 @@ public struct RealtimeHub: Sendable {
         self.held[key] = nil
         guard (connections[id]?.buffered ?? 0) <= limits.softOutboundBytes else {
             connections[id]?.subscriptions[topic] = .stale(reset: reset)
+            counters.conflations += 1
             return out
         }
         connections[id]?.subscriptions[topic] = .live(seq: seq)
@@ -405,9 +426,11 @@ public struct RealtimeHub: Sendable {
         }
         let droppedTooMuch = replay.latestSeq < (held.droppedThrough ?? 0)
         guard replay.reachesBack(to: since), !replay.truncated, !replay.accessChanged, !droppedTooMuch else {
+            counters.resumesReset += 1
             load(id, topic, .snapshot(reset: true), &out)
             return out
         }
+        counters.resumesReplayed += 1
         self.held[key] = nil
         connections[id]?.subscriptions[topic] = .live(seq: since)
         for batch in replay.batches {
@@ -464,6 +487,7 @@ public struct RealtimeHub: Sendable {
                 let buffered = connections[id]?.buffered ?? 0
                 guard buffered <= limits.softOutboundBytes else {
                     connections[id]?.subscriptions[topic] = .stale(reset: true)
+                    counters.conflations += 1
                     continue
                 }
                 connections[id]?.buffered = buffered + bytes.count
@@ -617,6 +641,7 @@ public struct RealtimeHub: Sendable {
             guard change.seq > seq else { return false }
             guard (connections[id]?.buffered ?? 0) <= limits.softOutboundBytes else {
                 connections[id]?.subscriptions[change.topic] = .stale(reset: true)
+                counters.conflations += 1
                 return false
             }
             connections[id]?.subscriptions[change.topic] = .live(seq: change.seq)
@@ -648,6 +673,7 @@ public struct RealtimeHub: Sendable {
         guard let phase = connections[id]?.subscriptions[topic] else { return }
         if case .live(let position) = phase, position >= seq { return }
         unsubscribe(id, topic)
+        counters.revocations += 1
         send(id, ServerMessage.revoked(topic: topic, reason: reason), &out)
     }
 
@@ -693,6 +719,7 @@ public struct RealtimeHub: Sendable {
     /// `disconnect`.
     mutating func close(_ id: ConnectionID, _ code: CloseCode, reason: String, _ out: inout [HubAction]) {
         guard let state = connections[id], !state.closed else { return }
+        if code == .slowConsumer { counters.slowConsumerCloses += 1 }
         for topic in state.subscriptions.keys { removeSubscriber(id, topic) }
         if let userID = state.userID { removeUserConnection(id, userID) }
         connections[id]?.subscriptions = [:]
@@ -703,7 +730,7 @@ public struct RealtimeHub: Sendable {
     mutating func removeSubscriber(_ id: ConnectionID, _ topic: Topic) {
         if case .group(let groupID) = topic { presenceDirty.insert(groupID) }
         held[SubscriptionKey(connection: id, topic: topic)] = nil
-        subscribers[topic]?.remove(id)
+        if subscribers[topic]?.remove(id) != nil { subscriptionCount -= 1 }
         if subscribers[topic]?.isEmpty == true { subscribers[topic] = nil }
     }
 

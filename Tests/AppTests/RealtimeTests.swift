@@ -355,4 +355,40 @@ struct RealtimeTests {
         #expect(member?["reason"] as? String == "access_revoked")
         #expect(changes.allSatisfy { ($0["reason"] as? String).map { RemovalReason(rawValue: $0) != nil } ?? true })
     }
+
+    @Test("metrics: subscriptions, revocations, replayed resumes and fan-out latency are recorded by the feed")
+    func realtimeMetrics() async throws {
+        let f = try await GroupFixture.make()
+        let (server, port) = try serve(f.h)
+        defer { server.shutdown() }
+        let topic = "group:\(f.groupID)"
+        let (owner, other) = try await blocking {
+            let owner = try Feed(port: port, token: f.owner.token)
+            let other = try Feed(port: port, token: f.other.token)
+            for feed in [owner, other] {
+                try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+                _ = try feed.next(Self.type("snapshot", topic))
+            }
+            return (owner, other)
+        }
+        defer { owner.close(); other.close() }
+        let seq = try f.h.database.readSync { try ChangeLog.latestSeq(on: $0) }
+        try await f.h.expect(204, .delete, "/v1/groups/\(f.groupID)/members/\(f.other.id)", token: f.owner.token)
+        _ = try await blocking { try other.next(Self.type("revoked", topic)) }
+        _ = try await blocking { try owner.next(Self.type("change", topic)) }
+        _ = try await blocking {
+            let resumed = try Feed(port: port, token: f.member.token)
+            defer { resumed.close() }
+            try resumed.send(#"{"op":"subscribe","topic":"\#(topic)","since":\#(seq)}"#)
+            return try resumed.next(Self.type("change", topic))
+        }
+        let text = String(decoding: f.h.app.services.metrics.exposition(), as: UTF8.self)
+        func value(_ series: String) -> Double? {
+            text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last!) }
+        }
+        #expect(value("chronir_realtime_revocations_total") == 1)
+        #expect(value(#"chronir_realtime_resumes_total{outcome="replayed"}"#) == 1)
+        #expect((value("chronir_realtime_fanout_latency_seconds_count") ?? 0) >= 1)
+        #expect((value("chronir_realtime_subscriptions") ?? 0) >= 1)
+    }
 }
