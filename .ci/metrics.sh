@@ -44,6 +44,6 @@ grep -qx 'chronir_http_requests_total{method="GET",route="/healthz",status="200"
 grep -qx 'chronir_http_requests_total{method="GET",route="unmatched",status="404"} 2' "$work/metrics" \
     || fail "unmatched count: $(grep chronir_http_requests_total "$work/metrics")"
 grep -q '^chronir_sqlite_transaction_duration_seconds_count{kind="write"} ' "$work/metrics" || fail "no SQLite series"
+stop  # the log sink is buffered: read the log once the server has flushed it on exit
 grep -q '"msg":"connection opened"' "$work/log" || fail "no connection log line"
-stop
 echo "metrics: ok ($(grep -c '^chronir_' "$work/metrics") samples)"
