@@ -37,17 +37,8 @@ stop() {
     pid=""
     [ "$status" = 0 ] || fail "server exit status $status after SIGTERM"
 }
-api() {  # api WANT METHOD PATH [BODY] [TOKEN] -> body
-    local want=$1 method=$2 path=$3 body=${4:-} token=${5:-}
-    local args=(-s -o "$work/body" -w '%{http_code}' -X "$method" "$base$path")
-    [ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data "$body")
-    [ -n "$token" ] && args+=(-H "Authorization: Bearer $token")
-    local got
-    got=$(curl "${args[@]}") || fail "$method $path: curl failed"
-    [ "$got" = "$want" ] || fail "$method $path: status $got, want $want: $(cat "$work/body")"
-    cat "$work/body"
-}
-json() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"  # api, json
 
 # 1. A live server with data.
 start "$work/data"

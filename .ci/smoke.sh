@@ -23,47 +23,38 @@ done
 base="http://127.0.0.1:$port"
 echo "server pid $pid on $base"
 
-expect() {  # expect STATUS METHOD PATH [BODY] [TOKEN] -> prints body
-    local want=$1 method=$2 path=$3 body=${4:-} token=${5:-}
-    local args=(-s -o "$work/body" -w '%{http_code}' -X "$method" "$base$path")
-    [ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data "$body")
-    [ -n "$token" ] && args+=(-H "Authorization: Bearer $token")
-    local got
-    got=$(curl "${args[@]}") || fail "$method $path: curl failed"
-    [ "$got" = "$want" ] || fail "$method $path: status $got, want $want: $(cat "$work/body")"
-    cat "$work/body"
-}
-json() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"  # api, json
 
-expect 200 GET /healthz >/dev/null
-expect 200 GET /readyz >/dev/null
-reg=$(expect 201 POST /v1/auth/register '{"email":" Smoke@Example.com ","password":"correct horse","display_name":"Smoke"}')
+api 200 GET /healthz >/dev/null
+api 200 GET /readyz >/dev/null
+reg=$(api 201 POST /v1/auth/register '{"email":" Smoke@Example.com ","password":"correct horse","display_name":"Smoke"}')
 [ "$(echo "$reg" | json "['user']['email']")" = "smoke@example.com" ] || fail "email not normalised: $reg"
-expect 409 POST /v1/auth/register '{"email":"smoke@example.com","password":"correct horse","display_name":"Again"}' >/dev/null
-expect 401 POST /v1/auth/login '{"email":"smoke@example.com","password":"wrong password"}' >/dev/null
-login=$(expect 200 POST /v1/auth/login '{"email":"smoke@example.com","password":"correct horse"}')
+api 409 POST /v1/auth/register '{"email":"smoke@example.com","password":"correct horse","display_name":"Again"}' >/dev/null
+api 401 POST /v1/auth/login '{"email":"smoke@example.com","password":"wrong password"}' >/dev/null
+login=$(api 200 POST /v1/auth/login '{"email":"smoke@example.com","password":"correct horse"}')
 token=$(echo "$login" | json "['token']")
-me=$(expect 200 GET /v1/me "" "$token")
+me=$(api 200 GET /v1/me "" "$token")
 [ "$(echo "$me" | json "['display_name']")" = "Smoke" ] || fail "me: $me"
-expect 401 GET /v1/me >/dev/null
-expect 204 POST /v1/auth/logout "" "$token" >/dev/null
-expect 401 GET /v1/me "" "$token" >/dev/null
-expect 404 GET /v1/nothing-here >/dev/null
-expect 405 DELETE /healthz >/dev/null
+api 401 GET /v1/me >/dev/null
+api 204 POST /v1/auth/logout "" "$token" >/dev/null
+api 401 GET /v1/me "" "$token" >/dev/null
+api 404 GET /v1/nothing-here >/dev/null
+api 405 DELETE /healthz >/dev/null
 
 # chronir-admin against the live database.
 A() { "$admin" "$@" --data-dir "$work/data"; }
 password=$(A users create ops@example.com --name Ops | sed -n 's/^one-time password: //p')
 [ -n "$password" ] || fail "admin users create printed no password"
 A users set-tier ops@example.com premium --reason smoke >/dev/null
-ops=$(expect 200 POST /v1/auth/login "{\"email\":\"ops@example.com\",\"password\":\"$password\"}")
+ops=$(api 200 POST /v1/auth/login "{\"email\":\"ops@example.com\",\"password\":\"$password\"}")
 [ "$(echo "$ops" | json "['user']['tier']")" = "premium" ] || fail "tier set by admin not visible: $ops"
 ops_token=$(echo "$ops" | json "['token']")
-expect 200 GET /v1/me "" "$ops_token" >/dev/null
+api 200 GET /v1/me "" "$ops_token" >/dev/null
 A users suspend ops@example.com --reason smoke </dev/null >/dev/null 2>&1 && fail "suspend without --yes and no terminal must refuse"
 A users suspend ops@example.com --reason smoke --yes >/dev/null
-expect 401 GET /v1/me "" "$ops_token" >/dev/null
-expect 403 POST /v1/auth/login "{\"email\":\"ops@example.com\",\"password\":\"$password\"}" >/dev/null
+api 401 GET /v1/me "" "$ops_token" >/dev/null
+api 403 POST /v1/auth/login "{\"email\":\"ops@example.com\",\"password\":\"$password\"}" >/dev/null
 A audit --json | grep -q '"event":"user_suspended"' || fail "audit does not show the suspension"
 A db check >/dev/null || fail "db check failed"
 A db backup "$work/backup.sqlite" >/dev/null || fail "db backup failed"
@@ -72,28 +63,28 @@ A users show nobody@example.com >/dev/null 2>&1 && fail "unknown user must exit 
 
 # Groups through the API, moderated with chronir-admin while the server runs.
 echo "owner pass 1" | A users create owner@example.com --password-stdin --tier premium >/dev/null
-owner=$(expect 200 POST /v1/auth/login '{"email":"owner@example.com","password":"owner pass 1"}' | json "['token']")
-group=$(expect 201 POST /v1/groups '{"name":"Flat 4B"}' "$owner" | json "['group']['id']")
+owner=$(api 200 POST /v1/auth/login '{"email":"owner@example.com","password":"owner pass 1"}' | json "['token']")
+group=$(api 201 POST /v1/groups '{"name":"Flat 4B"}' "$owner" | json "['group']['id']")
 A groups list --json | grep -q "\"$group\"" || fail "groups list lacks the new group"
 code=$(A invites rotate "$group" --json | json "['code']")
-guest=$(expect 201 POST /v1/auth/register '{"email":"guest@example.com","password":"guest pass 1","display_name":"Guest"}' | json "['token']")
-expect 200 POST /v1/join "{\"code\":\"$code\"}" "$guest" >/dev/null
+guest=$(api 201 POST /v1/auth/register '{"email":"guest@example.com","password":"guest pass 1","display_name":"Guest"}' | json "['token']")
+api 200 POST /v1/join "{\"code\":\"$code\"}" "$guest" >/dev/null
 [ "$(A members list "$group" --json | json ".__len__()")" = 2 ] || fail "members list after join"
 A groups show "$group" | grep -q "invite code: live" || fail "groups show: code status"
 A groups freeze "$group" --reason smoke >/dev/null
-expect 409 PATCH "/v1/groups/$group" '{"name":"Frozen?"}' "$owner" >/dev/null
-expect 200 GET "/v1/groups/$group" "" "$guest" >/dev/null
+api 409 PATCH "/v1/groups/$group" '{"name":"Frozen?"}' "$owner" >/dev/null
+api 200 GET "/v1/groups/$group" "" "$guest" >/dev/null
 A groups unfreeze "$group" --reason smoke >/dev/null
-expect 200 PATCH "/v1/groups/$group" '{"name":"Flat 4C"}' "$owner" >/dev/null
+api 200 PATCH "/v1/groups/$group" '{"name":"Flat 4C"}' "$owner" >/dev/null
 A members remove "$group" guest@example.com --reason smoke --yes >/dev/null
-expect 404 GET "/v1/groups/$group" "" "$guest" >/dev/null
+api 404 GET "/v1/groups/$group" "" "$guest" >/dev/null
 A invites rotate "$group" >/dev/null
-other=$(expect 201 POST /v1/auth/register '{"email":"other@example.com","password":"other pass 1","display_name":"Other"}' | json "['token']")
-expect 404 POST /v1/join "{\"code\":\"$code\"}" "$other" >/dev/null   # the rotated-out code is dead
+other=$(api 201 POST /v1/auth/register '{"email":"other@example.com","password":"other pass 1","display_name":"Other"}' | json "['token']")
+api 404 POST /v1/join "{\"code\":\"$code\"}" "$other" >/dev/null   # the rotated-out code is dead
 A groups delete "$group" --reason smoke --yes >/dev/null
-expect 404 GET "/v1/groups/$group" "" "$owner" >/dev/null
+api 404 GET "/v1/groups/$group" "" "$owner" >/dev/null
 A users delete other@example.com --reason smoke --yes >/dev/null
-expect 401 GET /v1/me "" "$other" >/dev/null
+api 401 GET /v1/me "" "$other" >/dev/null
 A users show other@example.com >/dev/null 2>&1 && fail "a deleted account is still found by email"
 A stats --json | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["groups"] == 0 and s["users"] >= 4, s' \
     || fail "stats"
