@@ -31,6 +31,8 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// While a poll triggered by a local commit runs: when that commit happened (monotonic ns), for
     /// the fan-out latency metric (commit → frame written to the socket).
     private var commitStamp: UInt64?
+    /// The hub's counters and subscription count last handed to the metrics.
+    private var recorded: (counters: RealtimeHub.Counters, subscriptions: Int)?
     /// Compresses every broadcast once (queue only); no context takeover, so any connection that
     /// agreed `server_no_context_takeover` with a 2^15 window can take its frame as is.
     private let broadcastCompressor = PerMessageDeflateCompressor(
@@ -199,6 +201,9 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// Reports what the hub's counters gained and its subscription count (queue only).
     private func recordMetrics() {
         guard let hub else { return }
+        // `perform` runs once per socket report after every broadcast: skip when nothing moved.
+        if let recorded, recorded.counters == hub.counters, recorded.subscriptions == hub.subscriptionCount { return }
+        recorded = (hub.counters, hub.subscriptionCount)
         let c = hub.counters
         services.metrics.realtime.record(
             .init(
