@@ -172,22 +172,15 @@ final class InviteCodeMetrics: Sendable {
     func budgetSpent() { rateLimited.increment() }
 }
 
-/// The realtime feed's series, recorded by the feed through these methods (each a one-line call
-/// at the place the event happens; no import needed):
+/// The realtime feed's series, recorded by `RealtimeFeed`:
 ///
-/// - `subscribed()` / `unsubscribed()`: a topic subscription started / ended (unsubscribe,
-///   revocation, socket closed) → gauge `chronir_realtime_subscriptions`.
-/// - `fannedOut(nanoseconds:)`: a change batch's commit → its frame written to a socket
+/// - `record(_:subscriptions:)`: the hub's running totals (`RealtimeHub.Counters`: conflations,
+///   slow-consumer closes, revocations, resumes replayed/reset) and its subscription count; adds to
+///   each counter what grew since the last call.
+/// - `fannedOut(nanoseconds:)`: a local commit → its broadcast's frames written on one event loop
 ///   → histogram `chronir_realtime_fanout_latency_seconds`.
-/// - `conflated()`: a slow subscriber's pending changes were folded into one fresh snapshot.
-/// - `slowConsumerClosed()`: a socket was closed with 4008.
-/// - `revoked()`: a subscription got `revoked`.
-/// - `resumed(replayed:)`: a `subscribe` with `since` was answered by replaying the changes after it
-///   (`true`) or with a snapshot marked `reset` (`false`).
 /// - `changeLogLag(nanoseconds:)`: another process's change, from its commit time to when the
 ///   `data_version` poll noticed it.
-/// - or, instead of the event methods for the counters and the gauge, `record(_:subscriptions:)`
-///   with running totals the hub keeps itself.
 final class RealtimeMetrics: Sendable {
     static let fanOutName = "chronir_realtime_fanout_latency_seconds"
     static let changeLogLagName = "chronir_realtime_changelog_lag_seconds"
@@ -242,12 +235,6 @@ final class RealtimeMetrics: Sendable {
         subscriptions.set(count)
     }
 
-    func subscribed() { subscriptions.increment() }
-    func unsubscribed() { subscriptions.decrement() }
     func fannedOut(nanoseconds: UInt64) { fanOutLatency.recordNanoseconds(Int64(clamping: nanoseconds)) }
-    func conflated() { conflations.increment() }
-    func slowConsumerClosed() { slowConsumerCloses.increment() }
-    func revoked() { revocations.increment() }
-    func resumed(replayed: Bool) { (replayed ? resumesReplayed : resumesReset).increment() }
     func changeLogLag(nanoseconds: UInt64) { lag.recordNanoseconds(Int64(clamping: nanoseconds)) }
 }
