@@ -38,7 +38,7 @@ probe_token=$(curl -s -X POST "$base/v1/auth/register" -H 'Content-Type: applica
     -d '{"email":"probe@example.com","password":"correct horse","display_name":"Probe"}' \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
 
-python3 Reliability/hostile.py probe "$base" "$probe_token" "$((seconds + 10))" >"$work/probe.out" 2>&1 &
+python3 Reliability/hostile.py probe -- "$base" "$probe_token" "$((seconds + 10))" >"$work/probe.out" 2>&1 &
 probe_pid=$!
 python3 Reliability/hostile.py attack "$base" "$work/tokens" --slowloris "$slow" --ws "$ws" --burst "$burst" \
     --seconds "$seconds" --ws-ping-interval "${WS_PING_INTERVAL:-0.5}" >"$work/attack.out" 2>&1 &
