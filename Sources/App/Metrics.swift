@@ -29,7 +29,14 @@ public final class ChronirMetrics: Sendable {
     let realtime: RealtimeMetrics
 
     /// Values read from their owners right before each scrape (gauges of counts held elsewhere).
-    private let samplers = Mutex<[@Sendable () -> Void]>([])
+    /// Each closure is boxed in `Sampler`: a closure stored as a generic container's value and read or
+    /// written through `inout` can be reabstracted anew on every access (issue 13, `Database.onCommit`).
+    private let samplers = Mutex<[Sampler]>([])
+
+    /// One sampler closure in a struct, so its stored representation never changes.
+    private struct Sampler: Sendable {
+        let sample: @Sendable () -> Void
+    }
 
     /// Histogram buckets per series, chosen around what each one measures.
     enum Buckets {
@@ -69,13 +76,13 @@ public final class ChronirMetrics: Sendable {
 
     /// The Prometheus text exposition (format 0.0.4) of every series, after the samplers ran.
     public func exposition() -> [UInt8] {
-        for sample in samplers.withLock({ $0 }) { sample() }
+        for sampler in samplers.withLock({ $0 }) { sampler.sample() }
         return registry.emitToBuffer()
     }
 
     /// Adds a value read at every scrape (e.g. a count another component owns).
     func addSampler(_ sample: @escaping @Sendable () -> Void) {
-        samplers.withLock { $0.append(sample) }
+        samplers.withLock { $0.append(Sampler(sample: sample)) }
     }
 
     /// Reports `server`'s open and upgraded connection counts as gauges at every scrape. The server

@@ -65,8 +65,17 @@ public final class Database: Sendable {
     private let writer: WriterSlot
     /// The read-only connections.
     private let readers: ReaderPool
-    /// Called after every committed `write`/`writeSync` (see `onCommit`).
-    private let commitObserver = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Called after every committed `write`/`writeSync` (see `onCommit`). Held in a struct, never as a
+    /// bare closure: a closure stored directly as a generic `Mutex` value is reabstracted on every
+    /// `inout` write-back of `withLock`, so each call wrapped it in one more thunk — after N commits a
+    /// call walked N nested thunks, and the process overflowed its stack after ~400,000 commits
+    /// (issue 13; `CommitObserverTests`).
+    private let commitObserver = Mutex<CommitObserver?>(nil)
+
+    /// The commit callback, boxed in a struct so its stored representation is fixed (see above).
+    private struct CommitObserver: Sendable {
+        let call: @Sendable () -> Void
+    }
 
     /// Opens the writer first (creating the file and switching it to WAL), then the readers.
     /// A file path is required: each connection to ":memory:" would see its own empty database.
@@ -117,11 +126,11 @@ public final class Database: Sendable {
     /// the realtime feed reads new change-log rows at once instead of on its next poll. It must only
     /// schedule work (no database calls). Replaces any earlier observer.
     public func onCommit(_ observer: @escaping @Sendable () -> Void) {
-        commitObserver.withLock { $0 = observer }
+        commitObserver.withLock { $0 = CommitObserver(call: observer) }
     }
 
     private func committed() {
-        commitObserver.withLock { $0 }?()
+        commitObserver.withLock { $0 }?.call()
     }
 
     /// Runs body on a reader connection, inside a DEFERRED transaction (one consistent snapshot),

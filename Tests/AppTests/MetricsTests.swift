@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import SQLite
 import TestSupport
+import Synchronization
 import Testing
 import Transport
 import Wire
@@ -370,5 +371,21 @@ struct MetricsTests {
         #expect(e[#"chronir_realtime_fanout_latency_seconds_bucket{le="0.001"}"#] == 0)
         #expect(e["chronir_realtime_changelog_lag_seconds_count"] == 1)
         #expect(e[#"chronir_realtime_changelog_lag_seconds_bucket{le="0.15"}"#] == 1)
+    }
+}
+
+/// Issue 13: closures kept behind a lock must not be re-wrapped on each access (see
+/// `CommitObserverTests`); the scrape's samplers are the other such place.
+@Suite("Metrics samplers: per-scrape cost does not grow")
+struct MetricsSamplerDepthTests {
+    @Test("a sampler runs at the same stack depth on the 1st and the 5,000th scrape")
+    func samplerDepthStaysFlat() throws {
+        let metrics = ChronirMetrics()
+        let depths = Mutex<[Int]>([])
+        metrics.addSampler { if let depth = StackDepth.current() { depths.withLock { $0.append(depth) } } }
+        for _ in 0..<5_000 { _ = metrics.exposition() }
+        let seen = depths.withLock { $0 }
+        #expect(seen.count == 5_000)
+        #expect(seen.first == seen.last, "sampler depth went from \(seen.first ?? 0) to \(seen.last ?? 0)")
     }
 }
