@@ -32,6 +32,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // Digests, HMAC, CSPRNG, scrypt, constant-time compare, base64url: the only user of COpenSSL.
         .target(name: "Hashing", dependencies: ["COpenSSL"], swiftSettings: strict),
@@ -42,6 +43,9 @@ let package = Package(
         .target(name: "Transport", dependencies: ["Wire"], swiftSettings: strict),
         // Thin safe Swift over sqlite3, writer queue + reader pool, migration runner. Knows no domain.
         .target(name: "SQLite", dependencies: ["CSQLite", "Hashing"], swiftSettings: strict),
+        // Thin safe Swift over libpq: blocking connection, parameterised statements, SQLSTATE errors,
+        // LISTEN through a DispatchSource on PQsocket. Knows no domain (issue 16's PostgreSQL backend).
+        .target(name: "Postgres", dependencies: ["CLibPQ"], swiftSettings: strict),
         // Pure domain rules: accounts, emails, passwords policy, rate limits. No I/O.
         .target(name: "Domain", dependencies: ["Hashing"], swiftSettings: strict),
         // SQL for the Domain, row mapping, change_log writes; embeds Migrations/*.sql at build time.
@@ -98,6 +102,7 @@ let package = Package(
         .testTarget(
             name: "TransportTests", dependencies: ["Transport", "Wire", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DomainTests", dependencies: ["Domain", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Domain", "SQLite", "TestSupport"], swiftSettings: strict),
         .testTarget(

@@ -1,0 +1,143 @@
+import Foundation
+
+/// A throwaway PostgreSQL cluster for tests: `initdb` in a temporary directory, `pg_ctl start` on a
+/// free loopback port (Unix socket in the same directory), stopped and removed by `stop()`. Runs the
+/// binaries as the `postgres` user through `runuser` when this process is root (PostgreSQL refuses
+/// to run as root). A real server, never a mock.
+public final class PostgresServer: @unchecked Sendable {
+    /// Where Debian installs the server binaries (`postgresql-15`); the newest version wins.
+    public static let binaryDirectory: String? = {
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        for version in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) {
+            let bin = "\(root)/\(version)/bin"
+            if FileManager.default.isExecutableFile(atPath: "\(bin)/pg_ctl") { return bin }
+        }
+        return nil
+    }()
+
+    /// Whether tests that need PostgreSQL can run here. Under CI (`CI=true`) they must: a suite
+    /// gated on this is enabled there even without binaries, so it fails instead of skipping.
+    public static var isAvailable: Bool { binaryDirectory != nil || ProcessInfo.processInfo.environment["CI"] == "true" }
+
+    /// How long one of initdb / pg_ctl / psql may run before the start counts as failed.
+    public static let toolTimeoutSeconds = 120
+
+    /// The connection URL for the superuser `chronir` on database `postgres`.
+    public let url: String
+    /// The port on 127.0.0.1.
+    public let port: Int
+    private let directory: String
+    private let bin: String
+
+    /// The start failed (what ran, and what it printed).
+    public struct StartError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Creates and starts a cluster. Blocks for about a second (initdb) plus start-up.
+    public init() throws {
+        guard let bin = Self.binaryDirectory else {
+            throw StartError(description: "no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)")
+        }
+        self.bin = bin
+        let base = FileManager.default.temporaryDirectory.path
+        directory = "\(base)/chronir-pg-\(UInt64.random(in: 0...UInt64.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if getuid() == 0 {
+            _ = try Self.run("/bin/chown", ["postgres:postgres", directory])
+        }
+        port = try Self.freePort()
+        url = "postgresql://chronir@127.0.0.1:\(port)/postgres?sslmode=disable&connect_timeout=10"
+        try runAsServerUser(
+            "\(bin)/initdb", ["-D", "\(directory)/data", "-U", "chronir", "-A", "trust", "-E", "UTF8", "--no-sync", "-N"])
+        let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+        try runAsServerUser("\(bin)/pg_ctl", ["-D", "\(directory)/data", "-o", options, "-l", "\(directory)/log", "-w", "-t", "60", "start"])
+    }
+
+    /// Stops the server (immediate mode) and deletes its directory.
+    public func stop() {
+        _ = try? runAsServerUser("\(bin)/pg_ctl", ["-D", "\(directory)/data", "-m", "immediate", "-w", "stop"])
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Stops (fast mode) and starts the server again on the same port and data: a restart.
+    public func restart() throws {
+        try runAsServerUser("\(bin)/pg_ctl", ["-D", "\(directory)/data", "-m", "fast", "-w", "restart"])
+    }
+
+    /// Runs one SQL script through `psql` as the superuser (for set-up outside the code under test).
+    public func psql(_ sql: String) throws -> String {
+        try runAsServerUser("\(bin)/psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-At", "-d", url, "-c", sql])
+    }
+
+    @discardableResult
+    private func runAsServerUser(_ tool: String, _ arguments: [String]) throws -> String {
+        if getuid() == 0 {
+            return try Self.run("/usr/sbin/runuser", ["-u", "postgres", "--", tool] + arguments)
+        }
+        return try Self.run(tool, arguments)
+    }
+
+    /// Runs `tool` and returns what it printed (stdout and stderr, through a temporary file).
+    ///
+    /// posix_spawn + waitpid rather than Foundation's `Process`: `pg_ctl start` leaves a daemon
+    /// behind that inherits the spawner's descriptors, and `Process` never reported that `pg_ctl`
+    /// had exited (its child stayed a zombie). waitpid on the child's pid cannot be fooled that way.
+    private static func run(_ tool: String, _ arguments: [String]) throws -> String {
+        let outputPath = FileManager.default.temporaryDirectory.path + "/chronir-pg-run-\(UInt64.random(in: 0...UInt64.max))"
+        defer { unlink(outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([tool] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, tool, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw StartError(description: "posix_spawn \(tool) failed: errno \(spawned)") }
+        var status: Int32 = 0
+        var waited = 0
+        while true {
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid { break }
+            if result < 0 && errno != EINTR { throw StartError(description: "waitpid \(tool) failed: errno \(errno)") }
+            waited += 10
+            if waited > toolTimeoutSeconds * 1_000 {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                throw StartError(description: "\(tool) did not finish within \(toolTimeoutSeconds) s")
+            }
+            usleep(10_000)
+        }
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        // WIFEXITED && WEXITSTATUS == 0, spelled out: the C macros are not imported.
+        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+            throw StartError(description: "\(tool) \(arguments.joined(separator: " ")) failed (wait status \(status)): \(text)")
+        }
+        return text
+    }
+
+    /// A loopback TCP port nobody listens on right now (bind to port 0, read it, close).
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw StartError(description: "socket() failed: errno \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw StartError(description: "bind() failed: errno \(errno)") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0 else { throw StartError(description: "getsockname() failed: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
