@@ -181,6 +181,36 @@ public final class Connection {
         }
     }
 
+    /// The SQL text of every statement this connection keeps prepared: each distinct statement it ran
+    /// through `run`/`query`/`queryOne`/`scalar` since the cache was last emptied (for query-plan checks).
+    public var preparedStatementTexts: [String] { Array(statements.keys) }
+
+    /// The plan SQLite chooses for `sql` (`EXPLAIN QUERY PLAN`, one `detail` line per step, e.g.
+    /// "SEARCH change_log USING INDEX change_log_topic (topic=? AND seq>?)"). Parameters stay unbound.
+    /// Not cached; every parameter is left NULL (the plan does not depend on values).
+    public func queryPlan(_ sql: String) throws(SQLiteError) -> [String] {
+        let db = try openHandle(sql)
+        let explain = "EXPLAIN QUERY PLAN " + sql
+        var statement: OpaquePointer?
+        let status = sqlite3_prepare_v2(db, explain, -1, &statement, nil)
+        defer { sqlite3_finalize(statement) }
+        guard status == SQLITE_OK, let statement else {
+            throw SQLiteError(code: sqlite3_extended_errcode(db), message: String(cString: sqlite3_errmsg(db)), sql: explain)
+        }
+        var details: [String] = []
+        while true {
+            switch sqlite3_step(statement) {
+            case SQLITE_ROW:
+                // Columns: id, parent, notused, detail.
+                if let text = sqlite3_column_text(statement, 3) { details.append(String(cString: text)) }
+            case SQLITE_DONE:
+                return details
+            default:
+                throw SQLiteError(code: sqlite3_extended_errcode(db), message: String(cString: sqlite3_errmsg(db)), sql: explain)
+            }
+        }
+    }
+
     /// Finalizes cached statements and closes the handle (`sqlite3_close_v2`). Idempotent.
     public func close() {
         guard let db = handle else { return }

@@ -178,6 +178,16 @@ public final class Database: Sendable {
         return try slot.connection.transaction(.deferred, body)
     }
 
+    /// The distinct SQL the writer and the idle readers keep prepared: every statement this process
+    /// ran through them recently (`Connection.preparedStatementTexts`). For query-plan checks in tests.
+    public func preparedStatementTexts() throws -> Set<String> {
+        var texts = Set(try withWriter { $0.preparedStatementTexts })
+        readers.withIdleConnections { connections in
+            for connection in connections { texts.formUnion(connection.preparedStatementTexts) }
+        }
+        return texts
+    }
+
     /// Runs `body` on the writer connection WITHOUT an enclosing transaction (for migrations, PRAGMAs, checkpoints).
     @discardableResult
     public func withWriter<T>(_ body: (Connection) throws -> T) throws -> T {

@@ -107,6 +107,11 @@ final class ReaderPool: Sendable {
         next?.resume(slot, on: queue)
     }
 
+    /// Calls `body` with every idle reader's connection, under the pool's lock (nobody else holds them).
+    func withIdleConnections<T>(_ body: ([Connection]) throws -> T) rethrows -> T {
+        try state.withLock { state in try body(state.idle.map(\.connection)) }
+    }
+
     /// Closes idle readers now and busy ones when released; pending waiters get nil.
     func close() {
         let waiters: [Waiter] = state.withLock { state in

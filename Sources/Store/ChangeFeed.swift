@@ -104,10 +104,18 @@ public enum ChangeFeed {
         precondition(limit > 0, "limit must be positive")
         let columns = "seq, batch, event, at_ms, actor, topic, kind, op, entity_id, document, reason"
         let topicValue: SQLValue = topic.map { .text($0) } ?? .null
-        var rows = try db.query(
-            """
-            SELECT \(columns) FROM change_log WHERE seq > ?1 AND (?2 IS NULL OR topic = ?2) ORDER BY seq LIMIT ?3
-            """, [.integer(after), topicValue, .integer(Int64(limit))])
+        // Two statements, not `(?2 IS NULL OR topic = ?2)`: with that, SQLite cannot use the topic index
+        // and a topic's resume read every row of every topic after `after` (issue 13).
+        var rows =
+            if let topic {
+                try db.query(
+                    "SELECT \(columns) FROM change_log WHERE topic = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+                    [.text(topic), .integer(after), .integer(Int64(limit))])
+            } else {
+                try db.query(
+                    "SELECT \(columns) FROM change_log WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+                    [.integer(after), .integer(Int64(limit))])
+            }
         if rows.count == limit, let last = rows.last, let batch = last.int("batch"), let seq = last.int("seq") {
             rows += try db.query(
                 """

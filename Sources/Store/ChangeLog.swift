@@ -53,7 +53,9 @@ public enum ChangeLog {
         _ changes: [Change], event: String, actor: Actor, at now: Int64, on db: Connection
     ) throws -> ClosedRange<Int64> {
         precondition(!changes.isEmpty, "a mutation appends at least one change")
-        let last = try db.queryOne("SELECT seq, hash FROM change_log ORDER BY seq DESC LIMIT 1")
+        // The previous row only: a primary-key search for MAX(seq) (SQLite answers MAX from the end
+        // of the b-tree), whatever the log's length.
+        let last = try db.queryOne("SELECT seq, hash FROM change_log WHERE seq = (SELECT MAX(seq) FROM change_log)")
         let first = (last?.int("seq") ?? 0) + 1
         var previousHash = last?.blob("hash") ?? ChangeLogChain.genesis
         for (offset, change) in changes.enumerated() {

@@ -1,0 +1,104 @@
+@testable import App
+import Domain
+import Foundation
+import SQLite
+import Store
+import TestSupport
+import Testing
+import Wire
+
+/// Issue 13: no hot statement may cost more as history grows. A workload through the HTTP API (plus
+/// the sweeper jobs and the realtime feed's change-log reads) leaves every statement it ran in the
+/// connections' prepared-statement caches; each is checked with `EXPLAIN QUERY PLAN`: none may scan
+/// a table that grows with use (a `SCAN` step, even one "USING INDEX", reads every row).
+@Suite("Query plans: every statement the API runs searches an index")
+struct QueryPlanTests {
+    /// Tables that grow with use. Small bounded tables (log_epoch, schema_migrations) may be scanned.
+    static let growingTables: Set<String> = [
+        "users", "sessions", "login_failures", "change_log", "groups", "group_members", "invite_codes",
+        "invite_attempts", "invitations", "shared_alarms", "shared_completions",
+    ]
+
+    /// Statements allowed to scan, each with the reason it is not a per-request cost.
+    static let allowedScans: [String: String] = [:]
+
+    @Test("the plans of the API's statements after a full workload contain no scan of a growing table")
+    func noScans() async throws {
+        let f = try await SharedAlarmFixture.make(members: 3)
+        let h = f.h
+        let owner = f.owner
+        // Accounts and sessions.
+        _ = await h.send(.get, "/v1/me", token: owner.token)
+        _ = await h.send(.patch, "/v1/me", json: #"{"display_name":"Owner Two"}"#, token: owner.token)
+        _ = await h.send(
+            .post, "/v1/auth/login", json: #"{"email":"owner@example.com","password":"wrong password"}"#)
+        _ = await h.send(
+            .post, "/v1/auth/login", json: #"{"email":"owner@example.com","password":"correct horse"}"#)
+        // Groups, members, codes, invitations.
+        _ = await h.send(.get, "/v1/groups", token: owner.token)
+        _ = await h.send(.get, f.g, token: f.members[0].token)
+        _ = await h.send(.patch, f.g, json: #"{"name":"Flat 2"}"#, token: owner.token)
+        _ = await h.send(.patch, "\(f.g)/members/\(f.members[0].id)", json: #"{"role":"admin"}"#, token: owner.token)
+        let invitation = await h.send(
+            .post, "\(f.g)/invitations", json: #"{"email":"guest@example.com"}"#, token: owner.token)
+        _ = await h.send(.get, "\(f.g)/invitations", token: owner.token)
+        let guest = try await h.register("guest@example.com", name: "Guest")
+        _ = await h.send(.get, "/v1/invitations", token: guest.token)
+        if let token = invitation.json["token"] as? String {
+            _ = await h.send(.post, "/v1/invitations/\(token)/accept", token: guest.token)
+        }
+        _ = await h.send(.post, "\(f.g)/invite-code", token: owner.token)
+        _ = await h.join("WRONG-CODE-XX", token: guest.token)
+        // Shared alarms and completions.
+        let alarm = try await f.createAlarm(assignees: [f.members[1]])
+        let alarmID = try #require(alarm["id"] as? String)
+        _ = await h.send(.get, "\(f.g)/alarms", token: f.members[1].token)
+        _ = await h.send(.get, "\(f.g)/alarms?include_deleted=true&limit=1", token: owner.token)
+        _ = await h.send(.get, "\(f.g)/alarms/\(alarmID)", token: owner.token)
+        _ = await h.send(.patch, "\(f.g)/alarms/\(alarmID)", json: #"{"title":"Filter"}"#, token: owner.token)
+        h.clock.advance(by: 3_600_000)
+        _ = await f.answer(alarmID, by: f.members[1])
+        _ = await h.send(.get, "\(f.g)/alarms/\(alarmID)/completions", token: owner.token)
+        _ = await h.send(.get, "\(f.g)/completions?limit=2", token: owner.token)
+        _ = await h.send(.delete, "\(f.g)/members/\(f.members[2].id)", token: owner.token)
+        _ = await h.send(.delete, "\(f.g)/alarms/\(alarmID)", token: owner.token)
+        _ = await h.send(.post, "/v1/auth/logout", token: f.members[0].token)
+        // The realtime feed's reads and the sweeper's jobs.
+        let groupTopic = "group:\(f.groupID)"
+        _ = try h.database.readSync { db in
+            _ = try ChangeFeed.batches(after: 0, on: db)
+            _ = try ChangeFeed.replay(topic: groupTopic, after: 1, maxRows: 100, member: f.members[1].id, on: db)
+            return try ChangeFeed.batches(after: 1, topic: groupTopic, limit: 10, on: db)
+        }
+        h.clock.advance(by: 40 * 86_400_000)
+        for job in Sweeper.Job.standard { _ = try job.run(h.database, h.clock.nowMilliseconds()) }
+        _ = await h.send(.delete, "/v1/me", json: #"{"password":"correct horse"}"#, token: guest.token)
+
+        let statements = try h.database.preparedStatementTexts()
+        #expect(statements.count >= 50, "the workload ran only \(statements.count) distinct statements")
+        var scans: [String] = []
+        for sql in statements.sorted() {
+            let plan = try h.database.readSync { try $0.queryPlan(sql) }
+            for step in plan where Self.isScanOfGrowingTable(step) && Self.allowedScans[sql] == nil {
+                scans.append("\(step)\n    in: \(sql.split(whereSeparator: \.isNewline).joined(separator: " "))")
+            }
+        }
+        // A topic's change-log reads (resume, replay) go through the topic index, not a seq range
+        // over every topic's rows.
+        let topicReads = statements.filter { $0.contains("FROM change_log WHERE topic = ?1") }
+        #expect(!topicReads.isEmpty)
+        for sql in topicReads {
+            let plan = try h.database.readSync { try $0.queryPlan(sql) }
+            #expect(plan.contains { $0.contains("USING INDEX change_log_topic") }, "\(sql): \(plan)")
+        }
+        #expect(scans.isEmpty, "statements that scan a growing table:\n\(scans.joined(separator: "\n"))")
+    }
+
+    /// "SCAN change_log", "SCAN m USING INDEX …", "SCAN change_log USING COVERING INDEX …" all read
+    /// every row; SEARCH steps and scans of subquery results ("SCAN (subquery-1)") do not.
+    static func isScanOfGrowingTable(_ step: String) -> Bool {
+        let words = step.split(separator: " ")
+        guard words.first == "SCAN", words.count >= 2 else { return false }
+        return growingTables.contains(String(words[1]))
+    }
+}
