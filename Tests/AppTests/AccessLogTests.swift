@@ -67,4 +67,34 @@ struct AccessLogTests {
         #expect(!log.contains(token))
         #expect(log.contains("/v1/invitations/{ref}/accept"))
     }
+
+    @Test("secrets in paths are masked whatever the status: 405 on an invitation token, 404 on a code")
+    func secretsMaskedOnErrors() async throws {
+        let token = "U2VjcmV0TGlua1Rva2VuT25BNDA1UGF0aDQzY2hhcnM"
+        let log = try await captureLog { logger, accessLog in
+            let h = try AppHarness(logger: logger, accessLog: accessLog)
+            let (t, _) = try await h.register("ana@example.com")
+            #expect(await h.send(.get, "/v1/invitations/\(token)/accept", token: t).status == 405)
+            #expect(await h.send(.put, "/v1/invitations/\(token)", token: t).status == 405)
+            #expect(await h.send(.post, "/join/QWERTY23").status == 404)
+            #expect(await h.send(.post, "/v1/join/ZXCVBN45").status == 404)
+            #expect(await h.send(.get, "/v1/invitations/\(token)/accept/extra").status == 404)
+        }
+        #expect(!log.contains(token))
+        #expect(!log.contains("QWERTY23"))
+        #expect(!log.contains("ZXCVBN45"))
+        #expect(log.contains("/v1/invitations/{ref}/accept"))
+        #expect(log.contains("/join/{code}"))
+    }
+
+    @Test("the masking patterns")
+    func patterns() {
+        #expect(LoggedPath.masked("/v1/invitations") == "/v1/invitations")
+        #expect(LoggedPath.masked("/v1/invitations/abc") == "/v1/invitations/{ref}")
+        #expect(LoggedPath.masked("/v1/invitations/abc/decline") == "/v1/invitations/{ref}/decline")
+        #expect(LoggedPath.masked("/v1/invitations/abc/other/x") == "/v1/invitations/{ref}/…")
+        #expect(LoggedPath.masked("/JOIN/abc") == "/join/{code}")
+        #expect(LoggedPath.masked("/v1/me") == "/v1/me")
+        #expect(LoggedPath.masked("/v1/groups/g1/members") == "/v1/groups/g1/members")
+    }
 }

@@ -66,6 +66,23 @@ struct StaticFilesTests {
         #expect(files.response(path: path[...], headers: HTTPHeaders()) == nil)
     }
 
+    @Test("dotfiles and dot-directories are never served; /.well-known/ is", arguments: [
+        "/.hidden", "/.git/config", "/%2egit/config", "/sub/.env", "/sub/.well-known/x.txt", "/.well-known/../.hidden",
+    ])
+    func dotfiles(path: String) throws {
+        let (dir, files) = try fixture()
+        defer { withExtendedLifetime(dir) {} }
+        let root = dir.path + "/root"
+        try FileManager.default.createDirectory(atPath: root + "/.git", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/.well-known", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/sub/.well-known", withIntermediateDirectories: true)
+        for file in [".hidden", ".git/config", "sub/.env", ".well-known/x.txt", "sub/.well-known/x.txt"] {
+            try Data("private".utf8).write(to: URL(fileURLWithPath: root + "/" + file))
+        }
+        #expect(files.response(path: "/.well-known/x.txt", headers: HTTPHeaders())?.status.code == 200)
+        #expect(files.response(path: path[...], headers: HTTPHeaders()) == nil)
+    }
+
     @Test("through the application: GET / serves index.html, /v1/* never falls through to files")
     func throughApplication() async throws {
         let (dir, _) = try fixture()
@@ -142,10 +159,10 @@ struct StaticFilesTests {
     func landingPathsAreNotLogged() async throws {
         let (dir, _) = try fixture()
         defer { withExtendedLifetime(dir) {} }
-        #expect(StaticFiles.loggedPath("/join/ABC234") == "/join/{code}")
-        #expect(StaticFiles.loggedPath("/invite/secret-token") == "/invite/{token}")
-        #expect(StaticFiles.loggedPath("/groups/0b9c") == "/groups/0b9c")
-        #expect(StaticFiles.loggedPath("/join") == "/join")
+        #expect(LoggedPath.masked("/join/ABC234") == "/join/{code}")
+        #expect(LoggedPath.masked("/invite/secret-token") == "/invite/{token}")
+        #expect(LoggedPath.masked("/groups/0b9c") == "/groups/0b9c")
+        #expect(LoggedPath.masked("/join") == "/join")
         let log = try await AccessLogTests().captureLog { logger, accessLog in
             let h = try AppHarness(publicDirectory: dir.path + "/root", logger: logger, accessLog: accessLog)
             #expect(await h.send(.get, "/join/QWERTY").status == 200)

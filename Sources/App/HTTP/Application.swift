@@ -150,22 +150,13 @@ public final class Application: HTTPResponder {
         sink.send(response)
     }
 
-    /// The path as the access log shows it: no secret from a path reaches the log — landing pages'
-    /// invite codes and link tokens are masked, and `/v1/invitations/{ref}…` (where `ref` may be a
-    /// link token) is logged as its route template.
-    static func loggedPath(_ request: Request) -> Substring {
-        if request.route == "static" { return StaticFiles.loggedPath(request.http.head.path) }
-        if request.route.contains("{ref}") { return Substring(request.route) }
-        return request.http.head.path
-    }
-
     /// Records a handled request: its metrics, and its access-log line.
     private func completed(status: Int, bytes: Int, _ request: Request, _ started: UInt64) {
         let nanoseconds = DispatchTime.now().uptimeNanoseconds &- started
         services.metrics.http.record(method: request.method, route: request.route, status: status, nanoseconds: nanoseconds)
         guard let accessLog, accessLog.isEnabled else { return }
         accessLog.record(
-            method: request.method.rawValue, path: Self.loggedPath(request), route: request.route,
+            method: request.method.rawValue, path: LoggedPath.masked(request.http.head.path), route: request.route,
             status: status, bytes: bytes, durationMicroseconds: nanoseconds / 1000,
             requestID: request.requestID, clientIP: request.context.remoteAddress)
     }

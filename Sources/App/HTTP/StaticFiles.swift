@@ -3,7 +3,8 @@ public import Wire
 
 /// Serves files under one root directory (the web client in `Public/`) for GET/HEAD.
 ///
-/// Safety: each path segment is percent-decoded on its own; a decoded segment that is `.`/`..`, holds
+/// Safety: each path segment is percent-decoded on its own; a decoded segment that starts with `.`
+/// (`.`, `..`, dotfiles such as `.git` or `.env`; only a leading `/.well-known/` is served), holds
 /// `/`, `\` or NUL, or a malformed escape, is refused as not found. The file's real path (symlinks
 /// resolved) must lie inside the root's real path, so a symlink pointing out of the root is refused too.
 /// Directories serve their `index.html`. `ETag` is derived from size and modification time;
@@ -21,6 +22,9 @@ public struct StaticFiles: Sendable {
     public static let shellRoutes: Set<String> = ["join", "invite", "groups", "login", "register"]
     /// Most segments a shell route has (`/groups/<id>/alarms/<aid>`); deeper paths are plain 404s.
     public static let maxShellSegments = 4
+
+    /// The one dot-segment served, and only as the first segment (RFC 8615).
+    public static let wellKnown = ".well-known"
 
     /// The root's canonical path (symlinks resolved).
     public let root: String
@@ -44,18 +48,6 @@ public struct StaticFiles: Sendable {
             segments.count <= Self.maxShellSegments
         else { return nil }
         return fileResponse(path: "/index.html", headers: headers)
-    }
-
-    /// The access log's form of `path`: the secret segment of an invite landing page (`/join/<CODE>`,
-    /// `/invite/<token>`) replaced by a placeholder, since no code or token is ever logged.
-    public static func loggedPath(_ path: Substring) -> Substring {
-        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
-        guard segments.count >= 2 else { return path }
-        switch segments[0] {
-        case "join": return "/join/{code}"
-        case "invite": return "/invite/{token}"
-        default: return path
-        }
     }
 
     /// The security headers of every static answer. `connect-src` names the page's own WebSocket
@@ -89,7 +81,8 @@ public struct StaticFiles: Sendable {
     func fileResponse(path: Substring, headers: HTTPHeaders) -> HTTPResponse? {
         var relative: [String] = []
         for raw in path.split(separator: "/", omittingEmptySubsequences: true) {
-            guard let segment = PercentDecoding.decode(raw), !segment.isEmpty, segment != ".", segment != "..",
+            guard let segment = PercentDecoding.decode(raw), !segment.isEmpty,
+                !segment.hasPrefix(".") || (relative.isEmpty && segment == Self.wellKnown),
                 !segment.contains("/"), !segment.contains("\\"), !segment.contains("\0")
             else { return nil }
             relative.append(segment)
