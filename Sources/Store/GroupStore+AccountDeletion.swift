@@ -50,7 +50,7 @@ extension GroupStore {
             """, [.text(user.email), .text(tombstone), .integer(now)])
         try db.run("UPDATE group_members SET display_name = ?2 WHERE user_id = ?1", [.text(userID), .text(deletedUserName)])
         try db.run("DELETE FROM sessions WHERE user_id = ?1", [.text(userID)])
-        try db.run("DELETE FROM login_failures WHERE subject = ?1", [.text(LoginFailureStore.emailSubject(user.email))])
+        try LoginFailureStore.clearAll(email: user.email, on: db)
         try db.run(
             """
             UPDATE users SET email = ?2, display_name = ?3, password_hash = '', timezone = NULL, version = version + 1,

@@ -70,13 +70,30 @@ public enum SessionStore {
     }
 }
 
-/// Failed-login records, counted per subject (`email:<addr>`, `ip:<addr>`) by `AttemptWindow`.
-/// Kept in the database so limits hold across restarts and across server processes.
+/// Failed-login records, counted per subject (`email:<addr>`, `email:<addr> net:<network>`,
+/// `ip:<network>`) by `LoginThrottle`. Kept in the database so limits hold across restarts and across
+/// server processes.
 public enum LoginFailureStore {
-    /// Subject key for an email address.
+    /// Subject key for an email address (failures from every network).
     public static func emailSubject(_ email: String) -> String { "email:\(email)" }
+    /// Subject key for an email address guessed from one client network. A normalised email holds no
+    /// space, so `email:<addr> net:` is a prefix no other subject shares.
+    public static func emailNetworkSubject(_ email: String, ip: String) -> String {
+        "\(emailNetworkPrefix(email))\(ClientNetwork.rateLimitKey(ip))"
+    }
+    static func emailNetworkPrefix(_ email: String) -> String { "email:\(email) net:" }
     /// Subject key for a client IP address (an IPv6 client counts as its /64).
     public static func ipSubject(_ ip: String) -> String { "ip:\(ClientNetwork.rateLimitKey(ip))" }
+
+    /// Deletes every failure recorded for `email`, from all networks (account deletion).
+    public static func clearAll(email: String, on db: Connection) throws {
+        let prefix = emailNetworkPrefix(email)
+        // The range [prefix, prefix with its last character ':' raised to ';') is exactly the
+        // subjects starting with `prefix`, and it searches the subject index (LIKE would not).
+        try db.run(
+            "DELETE FROM login_failures WHERE subject = ?1 OR (subject >= ?2 AND subject < ?3)",
+            [.text(emailSubject(email)), .text(prefix), .text(String(prefix.dropLast()) + ";")])
+    }
 
     /// Failure times for `subject` inside the window ending at `now`.
     public static func failureTimes(

@@ -141,40 +141,83 @@ struct AccountTests {
         #expect(await h.send(.get, "/v1/me", token: token).status == 401)
     }
 
-    @Test("a suspended account cannot use its token or log in")
+    @Test("a suspended account cannot use its token; its right password answers exactly like a wrong one")
     func suspended() async throws {
         let h = try AppHarness()
         let (token, id) = try await h.register("ana@example.com")
         try h.database.writeSync { db in try db.run("UPDATE users SET status = 'suspended' WHERE id = ?1", [.text(id)]) }
         #expect(await h.send(.get, "/v1/me", token: token).errorName == "ACCOUNT_SUSPENDED")
-        let login = await h.send(.post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#)
-        #expect(login.errorName == "ACCOUNT_SUSPENDED")
+        let right = await h.send(.post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#)
+        let wrong = await h.send(.post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"wrong horse"}"#)
+        #expect(right.status == 401)
+        #expect(right.errorName == "INVALID_CREDENTIALS")
+        #expect(right.status == wrong.status)
+        #expect(right.errorName == wrong.errorName)
+        let message = { (reply: Reply) in (reply.json["error"] as? [String: Any])?["message"] as? String }
+        #expect(message(right) != nil && message(right) == message(wrong))
     }
 
-    @Test("failed logins are limited per email: the 11th attempt within 15 minutes is 429 with Retry-After")
-    func loginRateLimitPerEmail() async throws {
+    @Test("wrong guesses for an email refuse the guessing network only: the owner's right password from elsewhere is accepted")
+    func loginRateLimitPerEmailAndNetwork() async throws {
         let h = try AppHarness()
         _ = try await h.register("ana@example.com")
         for i in 0..<10 {
             let reply = await h.send(
                 .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"wrong \#(i)xx"}"#,
-                remoteAddress: "10.0.0.\(i)")
+                remoteAddress: "10.0.0.1")
             #expect(reply.status == 401)
             h.clock.advance(by: 1000)
         }
-        // Even the right password is refused while limited, from a fresh address.
+        // The attacker's network is refused, even with the right password.
         let limited = await h.send(
             .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#,
-            remoteAddress: "10.0.1.1")
+            remoteAddress: "10.0.0.1")
         #expect(limited.status == 429)
         #expect(limited.errorName == "RATE_LIMITED")
         let retryAfter = try #require(limited.header("retry-after").flatMap(Int.init))
         #expect(retryAfter > 0 && retryAfter <= 15 * 60)
+        // The owner, from another network, is not locked out.
+        let owner = await h.send(
+            .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#,
+            remoteAddress: "10.0.1.1")
+        #expect(owner.status == 200)
         h.clock.advance(by: Int64(retryAfter) * 1000)
         let again = await h.send(
             .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#,
-            remoteAddress: "10.0.1.1")
+            remoteAddress: "10.0.0.1")
         #expect(again.status == 200)
+    }
+
+    @Test("guessing spread over many networks: past the per-account budget only failure-free networks pass")
+    func loginRateLimitPerAccountBackstop() async throws {
+        let h = try AppHarness()
+        _ = try await h.register("ana@example.com")
+        let budget = LoginThrottle.standard.perAccount.maxAttempts
+        for i in 0..<budget {
+            let reply = await h.send(
+                .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"wrong \#(i)xx"}"#,
+                remoteAddress: "198.51.100.\(i)")
+            #expect(reply.status == 401)
+        }
+        // A network that already failed for this email is refused now (it had budget left per network).
+        let repeatGuess = await h.send(
+            .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"wrong again"}"#,
+            remoteAddress: "198.51.100.0")
+        #expect(repeatGuess.status == 429)
+        // A fresh network gets one evaluated guess; after its failure it is refused too.
+        let fresh = await h.send(
+            .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"wrong fresh"}"#,
+            remoteAddress: "203.0.113.9")
+        #expect(fresh.status == 401)
+        let freshAgain = await h.send(
+            .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#,
+            remoteAddress: "203.0.113.9")
+        #expect(freshAgain.status == 429)
+        // The owner from their own failure-free network still gets in.
+        let owner = await h.send(
+            .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#,
+            remoteAddress: "192.0.2.200")
+        #expect(owner.status == 200)
     }
 
     @Test("failed logins are limited per client IP across many emails")

@@ -61,7 +61,7 @@ struct BruteForceTests {
         #expect(statuses.filter { $0 == 401 }.count == 10)
         #expect(statuses.filter { $0 == 429 }.count == 20)
         let stored = try h.database.readSync { db in try db.queryOne("SELECT count(*) FROM login_failures")?[0] }
-        #expect(stored == .integer(20))  // 10 per email subject + 10 per IP subject
+        #expect(stored == .integer(30))  // 10 each per email, per (email, network) and per network
     }
 
     @Test("a successful login forgets the failure it recorded up front")

@@ -105,50 +105,53 @@ enum AccountRoutes {
         let email = try AccountRules.normalizeEmail(body.email)
         guard body.password.utf8.count <= AccountRules.maxPasswordBytes else { throw DomainError.invalidCredentials }
         let now = services.clock.nowMilliseconds()
-        let subjects = [LoginFailureStore.emailSubject(email), LoginFailureStore.ipSubject(request.context.remoteAddress)]
-        let window = AttemptWindow.login
+        let ip = request.context.remoteAddress
+        // Order matters below: subjects[1] is the (email, network) pair a success clears.
+        let subjects = [
+            LoginFailureStore.emailSubject(email), LoginFailureStore.emailNetworkSubject(email, ip: ip),
+            LoginFailureStore.ipSubject(ip),
+        ]
+        let throttle = LoginThrottle.standard
 
-        // Refuse before spending scrypt time when either subject is over its limit. The attempt is
-        // recorded as a failure in the same write transaction as the check, before the password is
-        // verified, and forgotten if it succeeds: so attempts in flight at once count against the
-        // budget too (checking in a read and recording after scrypt let 50 parallel guesses through).
+        // Refuse before spending scrypt time when the throttle says so. The attempt is recorded as a
+        // failure in the same write transaction as the check, before the password is verified, and
+        // forgotten if it succeeds: so attempts in flight at once count against the budget too
+        // (checking in a read and recording after scrypt let 50 parallel guesses through).
         let (decision, stored, pending) = try await services.database.write { db in
-            var worst = AttemptWindow.Decision.allowed
-            for subject in subjects {
-                let times = try LoginFailureStore.failureTimes(subject: subject, window: window, at: now, on: db)
-                if case .refused(let s) = window.evaluate(failureTimes: times, now: now) {
-                    if case .refused(let w) = worst, w >= s { continue }
-                    worst = .refused(retryAfterSeconds: s)
-                }
+            func times(_ subject: String, _ window: AttemptWindow) throws -> [Int64] {
+                try LoginFailureStore.failureTimes(subject: subject, window: window, at: now, on: db)
             }
-            guard worst == .allowed else { return (worst, nil as (user: User, passwordHash: String)?, [Int64]()) }
+            let failures = LoginThrottle.Failures(
+                network: try times(subjects[2], throttle.perNetwork),
+                emailFromNetwork: try times(subjects[1], throttle.perNetwork),
+                email: try times(subjects[0], throttle.perAccount))
+            let decision = throttle.evaluate(failures, now: now)
+            guard decision == .allowed else { return (decision, nil as (user: User, passwordHash: String)?, [Int64]()) }
             let pending = try LoginFailureStore.record(subjects: subjects, at: now, on: db)
-            return (worst, try AccountStore.credentials(email: email, on: db), pending)
+            return (decision, try AccountStore.credentials(email: email, on: db), pending)
         }
         if case .refused(let seconds) = decision { throw DomainError.rateLimited(retryAfterSeconds: seconds) }
 
         let password = body.password
         let encoded = stored?.passwordHash ?? services.decoyPasswordHash
         let verified = try await services.workers.run { PasswordHash.verify(password: password, encoded: encoded) }
-        guard verified, let user = stored?.user else {
+        // A suspended account answers exactly like a wrong password, and the attempt stays counted:
+        // a guesser learns nothing from the right password of a suspended account (issue 15 #13).
+        guard verified, let user = stored?.user, user.status == .active else {
+            let suspended = verified && stored?.user.status == .suspended
             services.logger.notice(
-                "login failed",
-                metadata: ["client_ip": "\(request.context.remoteAddress)", "request_id": "\(request.requestID)"])
+                suspended ? "login refused: account suspended" : "login failed",
+                metadata: ["client_ip": "\(ip)", "request_id": "\(request.requestID)"])
             throw DomainError.invalidCredentials
-        }
-        guard user.status == .active else {
-            try await services.database.write { db in try LoginFailureStore.forget(ids: pending, on: db) }
-            throw DomainError.accountSuspended
         }
 
         let (token, tokenHash) = TokenHashing.generate()
         let userAgent = request.headers[first: "user-agent"]
-        let ip = request.context.remoteAddress
         try await services.database.write { db in
             try SessionStore.create(
                 tokenHash: tokenHash, userID: user.id, userAgent: userAgent, clientIP: ip, at: now, on: db)
             try LoginFailureStore.forget(ids: pending, on: db)
-            try LoginFailureStore.clear(subject: subjects[0], on: db)
+            try LoginFailureStore.clear(subject: subjects[1], on: db)
         }
         return JSONBody.response(
             SessionBody(
