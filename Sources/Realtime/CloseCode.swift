@@ -4,7 +4,8 @@
 /// |------|---------------------|----------------------------------------------------------------------|
 /// | 1009 | messageTooBig       | a client message over `RealtimeLimits.maxInboundMessageBytes`        |
 /// | 4000 | protocolError       | more than `RealtimeLimits.maxProtocolErrors` invalid client messages |
-/// | 4001 | authenticationFailed| no valid `auth` before the deadline, or a bad token                  |
+/// | 4001 | authenticationFailed| no valid `auth` before the deadline, a bad token, or the session's   |
+/// |      |                     | idle expiry passed while the socket was open ("session expired")     |
 /// | 4003 | sessionRevoked      | the account was suspended or deleted, or the session logged out      |
 /// | 4008 | slowConsumer        | the outbound buffer passed `RealtimeLimits.hardOutboundBytes`        |
 /// | 4009 | tooManyConnections  | the user already has `RealtimeLimits.maxConnectionsPerUser` sockets  |

@@ -240,6 +240,14 @@ public struct RealtimeHub: Sendable {
         return out
     }
 
+    /// The session behind this connection lapsed (idle expiry) while the socket was open → close 4001,
+    /// so the client knows to sign in again.
+    public mutating func sessionExpired(_ id: ConnectionID) -> [HubAction] {
+        var out: [HubAction] = []
+        close(id, .authenticationFailed, reason: "session expired", &out)
+        return out
+    }
+
     /// The auth deadline (5 s after `connect` without a user) passed: close 4001 unless authenticated.
     public mutating func authDeadlinePassed(_ id: ConnectionID) -> [HubAction] {
         guard let state = connections[id], state.userID == nil else { return [] }

@@ -28,6 +28,8 @@ public enum SessionStore {
         public var user: User
         /// Whether the caller should call `touch` (last use is older than the touch interval).
         public var needsTouch: Bool
+        /// When the session lapses unless it is used (touched) before then.
+        public var expiresAt: Int64
     }
 
     /// The active user behind a live session, or nil for unknown, revoked, expired tokens and
@@ -36,14 +38,16 @@ public enum SessionStore {
         guard
             let row = try db.queryOne(
                 """
-                SELECT s.last_used_ms AS last_used_ms, \(AccountStore.userColumns("u"))
+                SELECT s.last_used_ms AS last_used_ms, s.expires_ms AS expires_ms, \(AccountStore.userColumns("u"))
                 FROM sessions s JOIN users u ON u.id = s.user_id
                 WHERE s.token_hash = ?1 AND s.revoked_ms IS NULL AND s.expires_ms > ?2 AND u.deleted_ms IS NULL
                 """,
                 [.blob(tokenHash), .integer(now)])
         else { return nil }
         let lastUsed = row.int("last_used_ms") ?? 0
-        return Lookup(user: try AccountStore.userFromRow(row), needsTouch: now - lastUsed >= touchIntervalMilliseconds)
+        return Lookup(
+            user: try AccountStore.userFromRow(row), needsTouch: now - lastUsed >= touchIntervalMilliseconds,
+            expiresAt: row.int("expires_ms") ?? now)
     }
 
     /// Slides the idle expiry forward from `now`.

@@ -73,11 +73,13 @@ struct RealtimeTests {
                 if predicate(object) { return Message(object: object) }
             }
         }
-        /// The close code the server sends (text messages before it are skipped).
+        /// The close code the server sends (text messages before it are skipped, and kept in `texts`
+        /// when uncompressed).
         func closeCode() throws -> UInt16? {
             while true {
                 let frame = try ws.readFrame(timeout: .seconds(10))
                 if frame.opcode == .close { return frame.closeCode }
+                if frame.opcode == .text && !frame.rsv1 { texts.append(String(decoding: frame.payload, as: UTF8.self)) }
             }
         }
         func close() { ws.connection.close() }
@@ -253,6 +255,43 @@ struct RealtimeTests {
             token: f.owner.token)
         let change = try await blocking { try survivor.next(Self.type("change", topic)) }
         #expect(change["topic"] as? String == topic)
+    }
+
+    @Test("a session that lapses while its socket is open is closed 4001 before the next change reaches it; one used over HTTP stays")
+    func lapsedSessionCloses() async throws {
+        let f = try await GroupFixture.make()
+        let (server, port) = try serve(f.h)
+        defer { server.shutdown() }
+        let topic = "group:\(f.groupID)"
+        let (lapsing, kept) = try await blocking {
+            let lapsing = try Feed(port: port, token: f.member.token)
+            let kept = try Feed(port: port, token: f.admin.token)
+            for feed in [lapsing, kept] {
+                try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+                _ = try feed.next(Self.type("snapshot", topic))
+            }
+            return (lapsing, kept)
+        }
+        defer { kept.close() }
+        let day: Int64 = 24 * 3600 * 1000
+        f.h.clock.advance(by: 29 * day)
+        try await f.h.expect(200, .get, "/v1/me", token: f.admin.token)  // slides the admin's session
+        f.h.clock.advance(by: 2 * day)
+        // The owner's session lapsed too: sign in again and change the group.
+        let login = try await f.h.expect(
+            200, .post, "/v1/auth/login", json: #"{"email":"\#(f.owner.email)","password":"correct horse"}"#)
+        let owner = try #require(login.json["token"] as? String)
+        try await f.h.expect(200, .patch, "/v1/groups/\(f.groupID)", json: #"{"name":"After the lapse"}"#, token: owner)
+        let (code, sawChange) = try await blocking { () -> (UInt16?, Bool) in
+            let code = try lapsing.closeCode()
+            return (code, lapsing.texts.contains { $0.contains("After the lapse") })
+        }
+        #expect(code == 4001)
+        #expect(!sawChange)
+        let change = try await blocking { try kept.next(Self.type("change", topic)) }
+        #expect(change["topic"] as? String == topic)
+        let metrics = String(decoding: f.h.app.services.metrics.exposition(), as: UTF8.self)
+        #expect(metrics.contains("chronir_realtime_sessions_expired_total 1"))
     }
 
     @Test("resume with since: the changes after it arrive as change messages, without a new snapshot")

@@ -181,6 +181,8 @@ final class InviteCodeMetrics: Sendable {
 ///   → histogram `chronir_realtime_fanout_latency_seconds`.
 /// - `changeLogLag(nanoseconds:)`: another process's change, from its commit time to when the
 ///   `data_version` poll noticed it.
+/// - `sessionExpired()`: a socket closed 4001 because its session's idle expiry passed
+///   → `chronir_realtime_sessions_expired_total`.
 final class RealtimeMetrics: Sendable {
     static let fanOutName = "chronir_realtime_fanout_latency_seconds"
     static let changeLogLagName = "chronir_realtime_changelog_lag_seconds"
@@ -193,6 +195,7 @@ final class RealtimeMetrics: Sendable {
     private let resumesReplayed: Counter
     private let resumesReset: Counter
     private let lag: Timer
+    private let sessionsExpired: Counter
 
     init(factory: any MetricsFactory) {
         subscriptions = Meter(label: "chronir_realtime_subscriptions", factory: factory)
@@ -204,6 +207,7 @@ final class RealtimeMetrics: Sendable {
         resumesReplayed = Counter(label: resumes, dimensions: [("outcome", "replayed")], factory: factory)
         resumesReset = Counter(label: resumes, dimensions: [("outcome", "reset")], factory: factory)
         lag = Timer(label: Self.changeLogLagName, factory: factory)
+        sessionsExpired = Counter(label: "chronir_realtime_sessions_expired_total", factory: factory)
         subscriptions.set(0)
     }
 
@@ -237,4 +241,5 @@ final class RealtimeMetrics: Sendable {
 
     func fannedOut(nanoseconds: UInt64) { fanOutLatency.recordNanoseconds(Int64(clamping: nanoseconds)) }
     func changeLogLag(nanoseconds: UInt64) { lag.recordNanoseconds(Int64(clamping: nanoseconds)) }
+    func sessionExpired() { sessionsExpired.increment() }
 }

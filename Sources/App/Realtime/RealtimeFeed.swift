@@ -1,6 +1,7 @@
 import Dispatch
 import Domain
 import Hashing
+import Logging
 import Realtime
 import SQLite
 import Store
@@ -19,12 +20,16 @@ public final class RealtimeFeed: @unchecked Sendable {
     // Everything below is touched only on `queue`.
     private var hub: RealtimeHub?
     private var sockets: [ConnectionID: WebSocket] = [:]
-    /// The session (SHA-256 of the bearer token) each authenticated socket uses, so a logout can
-    /// close exactly that session's sockets.
-    private var sessions: [ConnectionID: [UInt8]] = [:]
+    /// The session each authenticated socket uses, so a logout can close exactly that session's
+    /// sockets and an idle expiry that passes while the socket is open closes it (4001).
+    private var sessions: [ConnectionID: Session] = [:]
+    /// The earliest `expiresAt` in `sessions` when last computed: until then no session can have
+    /// lapsed, so the check costs one comparison (`Int64.max` with no sessions).
+    private var nextExpiry: Int64 = .max
     private var nextID: UInt64 = 0
     private var poller: (any DispatchSourceTimer)?
     private var presence: (any DispatchSourceTimer)?
+    private var expiryCheck: (any DispatchSourceTimer)?
     private var versionConnection: SQLite.Connection?
     private var dataVersion: Int64 = -1
     private var stopped = false
@@ -39,6 +44,15 @@ public final class RealtimeFeed: @unchecked Sendable {
         windowBits: 15, noContextTakeover: true, level: RealtimeRoutes.webSocket.deflate?.compressionLevel ?? 6)
     /// How often `PRAGMA data_version` is checked.
     static let pollInterval: DispatchTimeInterval = .milliseconds(150)
+    /// How often open sockets' sessions are checked for idle expiry even when no change arrives
+    /// (every ingested batch checks too), so a lapsed session stops streaming within this long.
+    static let sessionCheckInterval: DispatchTimeInterval = .seconds(60)
+
+    /// An authenticated socket's session: SHA-256 of its bearer token and when it lapses unless used.
+    struct Session: Sendable {
+        var tokenHash: [UInt8]
+        var expiresAt: Int64
+    }
 
     /// Group snapshots encoded once per (group, seq) for all subscribers.
     private let snapshotCache = SnapshotCache()
@@ -66,6 +80,7 @@ public final class RealtimeFeed: @unchecked Sendable {
     deinit {
         poller?.cancel()
         presence?.cancel()
+        expiryCheck?.cancel()
     }
 
     /// Stops the timers and closes every socket (server shutdown).
@@ -74,8 +89,10 @@ public final class RealtimeFeed: @unchecked Sendable {
             stopped = true
             poller?.cancel()
             presence?.cancel()
+            expiryCheck?.cancel()
             poller = nil
             presence = nil
+            expiryCheck = nil
             for socket in sockets.values { socket.close(code: .goingAway, reason: "server shutting down") }
         }
     }
@@ -107,6 +124,11 @@ public final class RealtimeFeed: @unchecked Sendable {
         }
         flush.resume()
         presence = flush
+        let expiry = DispatchSource.makeTimerSource(queue: queue)
+        expiry.schedule(deadline: .now() + Self.sessionCheckInterval, repeating: Self.sessionCheckInterval)
+        expiry.setEventHandler { [weak self] in self?.closeLapsedSessions() }
+        expiry.resume()
+        expiryCheck = expiry
         return true
     }
 
@@ -130,9 +152,49 @@ public final class RealtimeFeed: @unchecked Sendable {
                     services.metrics.realtime.changeLogLag(nanoseconds: UInt64(max(0, now - batch.atMilliseconds)) * 1_000_000)
                 }
             }
+            closeLapsedSessions()  // before the batch: a lapsed session receives nothing more
             perform(hub!.ingest(batches))
             if batches.count < 1000 { break }
         }
+    }
+
+    /// Closes (4001 "session expired") every socket whose session passed its idle expiry (queue only).
+    /// The cached instant is only a hint: a session used over HTTP meanwhile slid forward, so a
+    /// socket whose instant passed is re-checked in the database before it is closed. Sessions that
+    /// were revoked are closed by `sessionRevoked` (4003), not here.
+    func closeLapsedSessions() {
+        let now = services.clock.nowMilliseconds()
+        guard now >= nextExpiry, hub != nil else { return }
+        var next = Int64.max
+        for (id, session) in sessions {
+            guard session.expiresAt <= now else {
+                next = min(next, session.expiresAt)
+                continue
+            }
+            let hash = session.tokenHash
+            let current = Result {
+                try services.database.readSync { db in try SessionStore.lookup(tokenHash: hash, at: now, on: db)?.expiresAt }
+            }
+            switch current {
+            case .success(.some(let expiresAt)):
+                sessions[id]?.expiresAt = expiresAt
+                next = min(next, expiresAt)
+            case .success(.none):
+                sessions[id] = nil
+                services.metrics.realtime.sessionExpired()
+                perform(hub!.sessionExpired(id))
+            case .failure(let error):  // keep the socket; look again at the next check
+                services.logger.error("realtime: session expiry check failed", metadata: ["error": "\(error)"])
+                next = min(next, now + 1)
+            }
+        }
+        nextExpiry = next
+    }
+
+    /// Records a socket's session (queue only).
+    private func track(_ id: ConnectionID, _ session: Session?) {
+        sessions[id] = session
+        if let session { nextExpiry = min(nextExpiry, session.expiresAt) }
     }
 
     // MARK: - Connections
@@ -140,7 +202,7 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// A socket opened; `userID` when the upgrade's bearer token was valid, `tokenRejected` when it
     /// carried a bad one (→ 4001).
     func opened(
-        _ socket: WebSocket, userID: String?, checkedAt: Int64?, tokenHash: [UInt8]?, tokenRejected: Bool,
+        _ socket: WebSocket, userID: String?, checkedAt: Int64?, session: Session?, tokenRejected: Bool,
         _ assign: @escaping @Sendable (ConnectionID) -> Void
     ) {
         queue.async { [self] in
@@ -151,7 +213,7 @@ public final class RealtimeFeed: @unchecked Sendable {
             nextID += 1
             let id = ConnectionID(nextID)
             sockets[id] = socket
-            sessions[id] = tokenHash
+            track(id, session)
             assign(id)
             perform(hub!.connect(id, userID: userID, checkedAt: checkedAt))
             if tokenRejected {
@@ -176,7 +238,7 @@ public final class RealtimeFeed: @unchecked Sendable {
     public func sessionRevoked(tokenHash: [UInt8]) {
         queue.async { [self] in
             guard hub != nil else { return }
-            for (id, hash) in sessions where hash == tokenHash { perform(hub!.sessionRevoked(id)) }
+            for (id, session) in sessions where session.tokenHash == tokenHash { perform(hub!.sessionRevoked(id)) }
         }
     }
 
@@ -272,7 +334,7 @@ public final class RealtimeFeed: @unchecked Sendable {
                     self.queue.async {
                         guard self.hub != nil else { return }
                         if let result {
-                            self.sessions[id] = result.tokenHash
+                            self.track(id, Session(tokenHash: result.tokenHash, expiresAt: result.expiresAt))
                             self.perform(self.hub!.authenticated(id, userID: result.userID, checkedAt: result.seq))
                         } else {
                             self.perform(self.hub!.authenticationFailed(id))
@@ -324,16 +386,19 @@ public final class RealtimeFeed: @unchecked Sendable {
         }
     }
 
-    /// The user of a live session with an active account, and the log's seq in the same read.
-    static func check(token: String, database: Database, now: Int64) async -> (userID: String, seq: Int64, tokenHash: [UInt8])? {
+    /// The user of a live session with an active account, the session's expiry, and the log's seq
+    /// in the same read.
+    static func check(
+        token: String, database: Database, now: Int64
+    ) async -> (userID: String, seq: Int64, tokenHash: [UInt8], expiresAt: Int64)? {
         guard let hash = TokenHashing.hash(token: token) else { return nil }
-        let found = try? await database.read { db -> (String, Int64)? in
+        let found = try? await database.read { db -> (String, Int64, Int64)? in
             guard let lookup = try SessionStore.lookup(tokenHash: hash, at: now, on: db), lookup.user.status == .active
             else { return nil }
-            return (lookup.user.id, try ChangeLog.latestSeq(on: db))
+            return (lookup.user.id, try ChangeLog.latestSeq(on: db), lookup.expiresAt)
         }
         guard let found else { return nil }
-        return (found.0, found.1, hash)
+        return (found.0, found.1, hash, found.2)
     }
 }
 
@@ -343,7 +408,7 @@ final class RealtimeConnection: WebSocketDelegate, Sendable {
     let userID: String?
     let checkedAt: Int64?
     let tokenRejected: Bool
-    let tokenHash: [UInt8]?
+    let session: RealtimeFeed.Session?
     private struct State {
         var id: ConnectionID?
         var pending: [String] = []
@@ -351,9 +416,9 @@ final class RealtimeConnection: WebSocketDelegate, Sendable {
     }
     private let state = Mutex(State())
 
-    init(feed: RealtimeFeed, userID: String?, checkedAt: Int64?, tokenHash: [UInt8]? = nil, tokenRejected: Bool) {
+    init(feed: RealtimeFeed, userID: String?, checkedAt: Int64?, session: RealtimeFeed.Session? = nil, tokenRejected: Bool) {
         self.feed = feed
-        self.tokenHash = tokenHash
+        self.session = session
         self.userID = userID
         self.checkedAt = checkedAt
         self.tokenRejected = tokenRejected
@@ -361,7 +426,7 @@ final class RealtimeConnection: WebSocketDelegate, Sendable {
 
     func webSocketOpened(_ socket: WebSocket) {
         feed.opened(
-            socket, userID: userID, checkedAt: checkedAt, tokenHash: tokenHash, tokenRejected: tokenRejected
+            socket, userID: userID, checkedAt: checkedAt, session: session, tokenRejected: tokenRejected
         ) { [self] id in
             // On the feed's queue, after `connect`'s slot exists: events that came first follow it.
             let (texts, closed) = state.withLock { s -> ([String], Bool) in

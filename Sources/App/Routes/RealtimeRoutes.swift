@@ -33,7 +33,8 @@ enum RealtimeRoutes {
                     let found = await RealtimeFeed.check(token: token, database: services.database, now: now)
                     sink.upgradeToWebSocket(handshake, configuration: webSocket) {
                         RealtimeConnection(
-                            feed: feed, userID: found?.userID, checkedAt: found?.seq, tokenHash: found?.tokenHash,
+                            feed: feed, userID: found?.userID, checkedAt: found?.seq,
+                            session: found.map { .init(tokenHash: $0.tokenHash, expiresAt: $0.expiresAt) },
                             tokenRejected: found == nil)
                     }
                 }
