@@ -23,14 +23,21 @@ struct Verify: ParsableCommand {
         let database = try options.openDatabase()
         let report = try database.readSync { try ChangeLogChain.verify(on: $0) }
         if options.json {
-            var fields = ["\"verified\":\(report.verified)", "\"unchained\":\(report.unchained)"]
+            var fields = [
+                "\"verified\":\(report.verified)", "\"unchained\":\(report.unchained)", "\"redacted\":\(report.redacted)",
+            ]
+            if let through = report.compactedThrough { fields.append("\"compacted_through_seq\":\(through)") }
             if let seq = report.firstBroken { fields.append("\"first_broken_seq\":\(seq)") }
             if let problem = report.problem { fields.append("\"problem\":\(Trail.quote(problem))") }
             print("{" + fields.joined(separator: ",") + "}")
         } else if let seq = report.firstBroken {
             print("BROKEN at seq \(seq): \(report.problem ?? "")  (\(report.verified) rows verified before it)")
         } else {
-            print("ok: \(report.verified) rows verified" + (report.unchained > 0 ? ", \(report.unchained) older rows unchained" : ""))
+            var notes: [String] = []
+            if report.unchained > 0 { notes.append("\(report.unchained) older rows unchained") }
+            if report.redacted > 0 { notes.append("\(report.redacted) rows redacted (account deletion)") }
+            if let through = report.compactedThrough { notes.append("compacted through seq \(through) (checkpoint verified)") }
+            print("ok: \(report.verified) rows verified" + notes.map { ", " + $0 }.joined())
         }
         if report.firstBroken != nil { throw ExitCode(1) }
     }

@@ -1,11 +1,13 @@
 import ArgumentParser
 import Foundation
 import SQLite
+import Store
 
 /// `chronir-admin stats`
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Counts: users, groups, members, alarms, open occurrences, completions, change log; database and WAL size.")
+        abstract:
+            "Counts: users, groups, members, alarms, open occurrences, completions; the change log's rows, oldest and latest seq and document bytes; database and WAL size.")
     @OptionGroup var options: AdminOptions
 
     func run() throws {
@@ -22,12 +24,15 @@ struct Stats: ParsableCommand {
                 ("open_occurrences", "SELECT count(*) FROM shared_alarms WHERE deleted_ms IS NULL AND open_ms IS NOT NULL"),
                 ("completions", "SELECT count(*) FROM shared_completions"),
                 ("live_sessions", "SELECT count(*) FROM sessions WHERE revoked_ms IS NULL"),
-                ("change_log_rows", "SELECT count(*) FROM change_log"),
             ]
+            let log = try ChangeLog.size(on: db)
             return try queries.map { name, sql in
                 guard case .integer(let n) = try db.scalar(sql) else { return (name, 0) }
                 return (name, n)
-            }
+            } + [
+                ("change_log_rows", log.rows), ("change_log_oldest_seq", log.oldestSeq ?? 0),
+                ("change_log_latest_seq", log.latestSeq), ("change_log_document_bytes", log.documentBytes),
+            ]
         }
         func size(_ path: String) -> Int64 {
             (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? 0

@@ -42,8 +42,19 @@ public final class Sweeper: Sendable {
             try db.writeSync { try Retention.sweep(at: now, on: $0) }.total
         }
 
+        /// Change-log compaction (`ChangeLog.compact`, `ChangeLogRetention.standard`), every 10 minutes,
+        /// one bounded transaction at a time until nothing is due.
+        public static let changeLogCompaction = Job(name: "change_log_compaction", everyMilliseconds: 600_000) { db, now in
+            var total = 0
+            while true {
+                let removed = try db.writeSync { try ChangeLog.compact(at: now, on: $0) }.rowsRemoved
+                total += removed
+                if removed == 0 { return total }
+            }
+        }
+
         /// What the server runs.
-        public static let standard: [Job] = [.overdueOccurrences, .retention]
+        public static let standard: [Job] = [.overdueOccurrences, .retention, .changeLogCompaction]
     }
 
     /// Starts the timer; every job first runs at the first tick.

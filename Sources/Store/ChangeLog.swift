@@ -42,6 +42,8 @@ public enum ChangeLog {
     public static func userTopic(_ userID: String) -> String { "user:\(userID)" }
     /// Topic of a group's feed (group, members, shared alarms, completions).
     public static func groupTopic(_ groupID: String) -> String { "group:\(groupID)" }
+    /// Topic of the log's own bookkeeping rows (compaction checkpoints); no client subscribes to it.
+    public static let systemTopic = "system"
 
     /// Appends one mutation's changes as one batch, inside the caller's (IMMEDIATE) transaction:
     /// consecutive `seq`s, all rows carrying the batch's first seq, its `event` name and `actor`, each
@@ -62,17 +64,20 @@ public enum ChangeLog {
             let row = ChangeLogChain.Row(
                 seq: first + Int64(offset), batch: first, event: event, atMilliseconds: now, actor: actor.rawValue,
                 topic: change.topic, kind: change.kind, op: change.op.rawValue, entityID: change.entityID,
-                document: change.document.map { String(decoding: $0, as: UTF8.self) }, reason: change.reason)
+                document: change.document.map { String(decoding: $0, as: UTF8.self) }, reason: change.reason,
+                documentDigest: change.document.map { SHA256.hash($0) })
             let hash = ChangeLogChain.hash(row, previous: previousHash)
             try db.run(
                 """
-                INSERT INTO change_log (seq, batch, event, at_ms, actor, topic, kind, op, entity_id, document, reason, hash)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                INSERT INTO change_log
+                    (seq, batch, event, at_ms, actor, topic, kind, op, entity_id, document, reason, hash, document_digest)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
                 """,
                 [
                     .integer(row.seq), .integer(row.batch), .text(event), .integer(now), .text(row.actor),
                     .text(row.topic), .text(row.kind), .text(row.op), .text(row.entityID),
                     row.document.map { .text($0) } ?? .null, row.reason.map { .text($0) } ?? .null, .blob(hash),
+                    row.documentDigest.map { .blob($0) } ?? .null,
                 ])
             previousHash = hash
         }

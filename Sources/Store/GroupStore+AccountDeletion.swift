@@ -69,6 +69,9 @@ extension GroupStore {
                 changes += try InvitationStore.feedChanges(invitation, op: .modified, on: db)
             }
         }
+        // History too: personal data leaves the change log's documents (their rows still chain).
+        try ChangeLog.redactPersonalData(
+            userID: userID, email: user.email, tombstoneEmail: tombstone, deletedName: deletedUserName, at: now, on: db)
         changes.append(
             Change(topic: ChangeLog.userTopic(userID), kind: "user", op: .removed, entityID: userID, document: nil,
                    reason: "account_deleted"))

@@ -2,6 +2,7 @@
 import Domain
 import Foundation
 import SQLite
+import Store
 import TestSupport
 import Testing
 import Wire
@@ -50,6 +51,35 @@ struct AccountDeletionTests {
         }
         #expect(deleted == .integer(1))
         #expect(try h.lastBatch().contains { $0.string("topic") == "group:\(groupID)" && $0.string("op") == "removed" })
+    }
+
+    @Test("the change log keeps no personal data of a deleted account, and its chain still verifies")
+    func changeLogRedacted() async throws {
+        let f = try await GroupFixture.make()
+        try await f.h.expect(
+            200, .patch, "/v1/me", json: #"{"display_name":"Mina Quill","timezone":"Pacific/Chatham"}"#, token: f.member.token)
+        try await f.h.expect(
+            201, .post, "/v1/groups/\(f.groupID)/invitations", json: #"{"invitee_email":"member@example.com"}"#,
+            token: f.owner.token)
+        func mentions(_ text: String) throws -> Int64 {
+            let count = try f.h.database.readSync { db in
+                try db.scalar("SELECT count(*) FROM change_log WHERE instr(document, ?1) > 0", [.text(text)])
+            }
+            guard case .integer(let n) = count else { return -1 }
+            return n
+        }
+        #expect(try mentions("member@example.com") > 0)
+        #expect(try mentions("Mina Quill") > 0)
+        #expect(try mentions("Pacific/Chatham") > 0)
+        try await f.h.expect(204, .delete, "/v1/me", token: f.member.token)
+        #expect(try mentions("member@example.com") == 0)
+        #expect(try mentions("Mina Quill") == 0)
+        #expect(try mentions("Pacific/Chatham") == 0)
+        let report = try f.h.database.readSync { try ChangeLogChain.verify(on: $0) }
+        #expect(report.firstBroken == nil, "\(report)")
+        #expect(report.redacted > 0)
+        // Other people's data is untouched.
+        #expect(try mentions("owner@example.com") > 0)
     }
 
     @Test("tokens, personal fields and the email go; the email can register again; memberships end")

@@ -354,6 +354,43 @@ struct RealtimeTests {
         #expect(other["epoch"] as? String == stored)
     }
 
+    @Test("a resume from before a compaction gets a reset snapshot; one after it replays")
+    func resumeAcrossCompaction() async throws {
+        let f = try await GroupFixture.make()
+        let (server, port) = try serve(f.h)
+        defer { server.shutdown() }
+        let topic = "group:\(f.groupID)"
+        let first = try await blocking {
+            let feed = try Feed(port: port, token: f.member.token)
+            defer { feed.close() }
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+            return try feed.next(Self.type("snapshot", topic))
+        }
+        let old = first["seq"] as? Int ?? -1
+        try await f.h.expect(200, .patch, "/v1/groups/\(f.groupID)", json: #"{"name":"One"}"#, token: f.owner.token)
+        try await f.h.expect(200, .patch, "/v1/groups/\(f.groupID)", json: #"{"name":"One more"}"#, token: f.owner.token)
+        let now = f.h.clock.nowMilliseconds()
+        // Everything but the newest row goes (minimum 0 still keeps one: seqs are never reused).
+        let compacted = try f.h.database.writeSync { db in
+            try ChangeLog.compact(ChangeLogRetention(windowMilliseconds: 0, minimumRows: 0), at: now + 1, on: db)
+        }
+        #expect(compacted.rowsRemoved > 0)
+        let kept = try #require(compacted.throughSeq)
+        try await f.h.expect(200, .patch, "/v1/groups/\(f.groupID)", json: #"{"name":"Two"}"#, token: f.owner.token)
+        func resume(since: Int) async throws -> Message {
+            try await blocking {
+                let feed = try Feed(port: port, token: f.member.token)
+                defer { feed.close() }
+                try feed.send(#"{"op":"subscribe","topic":"\#(topic)","since":\#(since)}"#)
+                return try feed.next { ["change", "snapshot", "error"].contains($0["type"] as? String ?? "") }
+            }
+        }
+        let stale = try await resume(since: old)
+        let fresh = try await resume(since: Int(kept) + 1)
+        #expect(stale["type"] as? String == "snapshot" && stale["reset"] as? Bool == true, "\(stale.object)")
+        #expect(fresh["type"] as? String == "change")
+    }
+
     @Test("a broadcast is one message for compressed and plain subscribers; removals carry typed reasons only")
     func broadcastAndTypedReasons() async throws {
         let f = try await GroupFixture.make()

@@ -24,6 +24,7 @@ struct ChangeLogChainTests {
     func tamper(_ db: Database, _ sql: String) throws {
         try db.withWriter { c in
             try c.execute("DROP TRIGGER IF EXISTS change_log_no_update")
+            try c.execute("DROP TRIGGER IF EXISTS change_log_redact_only")
             try c.execute(sql)
         }
     }
@@ -72,13 +73,81 @@ struct ChangeLogChainTests {
         #expect(report.problem?.contains("missing") == true)
     }
 
-    @Test("purging the oldest rows (retention) keeps the rest verifiable from the first remaining row")
-    func purgedPrefix() throws {
+    @Test("a prefix removed behind the server's back (no checkpoint) is reported as missing rows")
+    func purgedPrefixWithoutCheckpoint() throws {
         let (dir, db) = try database(rows: 6)
         defer { withExtendedLifetime(dir) {} }
         try db.writeSync { try $0.run("DELETE FROM change_log WHERE seq <= 2") }
         let report = try db.readSync { try ChangeLogChain.verify(on: $0) }
+        #expect(report.firstBroken == 3)
+        #expect(report.problem?.contains("no checkpoint") == true)
+    }
+
+    @Test("compaction removes whole old batches past the window, keeps the newest rows, and the chain verifies through its checkpoint")
+    func compaction() throws {
+        let (dir, db) = try database(rows: 0)
+        defer { withExtendedLifetime(dir) {} }
+        let day: Int64 = 24 * 3600 * 1000
+        let change = Change(topic: "group:g", kind: "group", op: .modified, entityID: "g", document: Array(#"{"n":1}"#.utf8))
+        for i in 0..<10 {  // ten 3-row batches, one per day
+            try db.writeSync { try ChangeLog.append([change, change, change], event: "e", actor: .admin, at: Int64(i) * day, on: $0) }
+        }
+        let retention = ChangeLogRetention(windowMilliseconds: 5 * day, minimumRows: 6, maxRowsPerTransaction: 8)
+        let now = 10 * day  // days 0…4 are past the window
+        // One transaction removes at most 8 rows, cut back to whole batches: 6 rows (days 0 and 1).
+        let first = try db.writeSync { try ChangeLog.compact(retention, at: now, on: $0) }
+        #expect(first.rowsRemoved == 6 && first.throughSeq == 6)
+        var total = first.rowsRemoved
+        while true {
+            let next = try db.writeSync { try ChangeLog.compact(retention, at: now, on: $0) }
+            if next.rowsRemoved == 0 { break }
+            total += next.rowsRemoved
+        }
+        #expect(total == 15)  // days 0…4; day 5 onwards is inside the window
+        let size = try db.readSync { try ChangeLog.size(on: $0) }
+        #expect(size.oldestSeq == 16)
+        let report = try db.readSync { try ChangeLogChain.verify(on: $0) }
+        #expect(report.firstBroken == nil, "\(report)")
+        #expect(report.compactedThrough == 15)
+        #expect(report.verified == Int(size.rows))
+        // The newest rows stay however old: with a 0-day window only `minimumRows` bounds it.
+        let keepAll = ChangeLogRetention(windowMilliseconds: 0, minimumRows: 1_000)
+        #expect(try db.writeSync { try ChangeLog.compact(keepAll, at: 100 * day, on: $0) }.rowsRemoved == 0)
+        // Even with no minimum the newest row stays, so the next append continues the numbering.
+        let keepNone = ChangeLogRetention(windowMilliseconds: 0, minimumRows: 0, maxRowsPerTransaction: 1_000)
+        let latestBefore = try db.readSync { try ChangeLog.latestSeq(on: $0) }
+        _ = try db.writeSync { try ChangeLog.compact(keepNone, at: 100 * day, on: $0) }
+        #expect(try db.readSync { try ChangeLog.size(on: $0) }.rows == 2)  // the newest row and the new checkpoint
+        #expect(try db.readSync { try ChangeLog.latestSeq(on: $0) } == latestBefore + 1)
+        #expect(try db.readSync { try ChangeLogChain.verify(on: $0) }.firstBroken == nil)
+        // Tampering with the checkpoint row is caught by the chain.
+        try tamper(db, "UPDATE change_log SET document = replace(document, '\"rows_removed\":', '\"rows_removed\":1') WHERE kind = 'checkpoint'")
+        #expect(try db.readSync { try ChangeLogChain.verify(on: $0) }.firstBroken != nil)
+    }
+
+    @Test("a redacted document still chains and is reported as redacted; an edited unredacted one is not")
+    func redaction() throws {
+        let (dir, db) = try database(rows: 4)
+        defer { withExtendedLifetime(dir) {} }
+        let userID = try #require(try db.readSync { try $0.queryOne("SELECT id FROM users WHERE email = 'u1@example.com'")?.string("id") })
+        let redacted = try db.writeSync { c in
+            try ChangeLog.redactPersonalData(
+                userID: userID, email: "u1@example.com", tombstoneEmail: "deleted+x@invalid", deletedName: "Deleted User",
+                at: 99, on: c)
+        }
+        #expect(redacted == 1)
+        let leftovers = try db.readSync { try $0.scalar("SELECT count(*) FROM change_log WHERE instr(document, 'u1@example.com') > 0") }
+        #expect(leftovers == .integer(0))
+        let report = try db.readSync { try ChangeLogChain.verify(on: $0) }
         #expect(report.firstBroken == nil)
+        #expect(report.redacted == 1)
         #expect(report.verified == 4)
+        // Redaction is the only update the triggers allow…
+        #expect(throws: (any Error).self) {
+            try db.writeSync { try $0.run("UPDATE change_log SET document = '{}' WHERE seq = 3") }
+        }
+        // …and an edit behind the server's back to an unredacted row is still caught.
+        try tamper(db, "UPDATE change_log SET document = replace(document, 'U3', 'Mallory') WHERE seq = 4")
+        #expect(try db.readSync { try ChangeLogChain.verify(on: $0) }.firstBroken == 4)
     }
 }
