@@ -1,7 +1,7 @@
 public import Wire
 
 /// An API error code: the stable `code`/`name` pair of the error envelope and its HTTP status.
-/// CA001–CA015 are the API seed's (§12); CA016 onwards are this server's. README lists them all.
+/// CA001–CA015 are the API seed's (§12); CA016 onwards are this server's. docs/api.md#errors lists them all.
 public struct ErrorCode: Hashable, Sendable {
     public var code: String
     public var name: String
@@ -56,7 +56,7 @@ public struct ErrorCode: Hashable, Sendable {
     public static let occurrenceClosed = ErrorCode(code: "CA033", name: "OCCURRENCE_CLOSED", status: .conflict)
     public static let groupFrozen = ErrorCode(code: "CA034", name: "GROUP_FROZEN", status: .conflict)
 
-    /// Every code the server can send, in number order (README table, tests).
+    /// Every code the server can send, in number order (the docs/api.md#errors table, tests).
     public static let all: [ErrorCode] = [
         .alarmLimitReached, .tierRequired, .groupMemberLimit, .invitationExpired, .invitationAlreadyAccepted,
         .alarmNotFound, .permissionDenied, .scheduleInvalid, .photoTooLarge, .syncConflict, .authRequired,
