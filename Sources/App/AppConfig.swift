@@ -18,7 +18,7 @@ public struct AppConfig: Sendable {
     public var workerThreads: Int
     /// scrypt cost for new password hashes.
     public var passwordHashing: PasswordHashingCost
-    /// Default `max_members` of a new group (seed: 10).
+    /// Default `max_members` of a new group (docs/design.md#groups: 10).
     public var maxMembersPerGroup: Int
     /// Origins (`scheme://host[:port]`) allowed to open `/v1/realtime`. Empty: same-origin only
     /// (an `Origin` equal to `publicBaseURL`'s origin), plus clients that send no `Origin`.
