@@ -1,5 +1,5 @@
 // swift-tools-version: 6.2
-// Chronir group server. Module layout and import rules: see README "Architecture" and STYLE.md.
+// Chronir group server. Module layout and import rules: see docs/architecture.md.
 // A module imports only modules listed before it here (no upward arrows).
 import PackageDescription
 

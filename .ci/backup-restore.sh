@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The documented backup and restore (README "Backup and restore"), performed: deploy/backup.sh while
+# The documented backup and restore (docs/operations.md#backup-and-restore), performed: deploy/backup.sh while
 # the server runs and writes; a change after the backup; stop; restore into a fresh data directory
-# exactly as the README says; `chronir-admin db check` and `audit verify` on it; start the server on
+# exactly as docs/operations.md says; `chronir-admin db check` and `audit verify` on it; start the server on
 # it and check the data over HTTP — the user logs in, the group and its alarm are there, the invite
 # code made before the backup still works (server.secret came along), the post-backup group is not.
 # Usage: .ci/backup-restore.sh [PATH/TO/chronir-server [PATH/TO/chronir-admin]]
@@ -69,7 +69,7 @@ CHRONIR_DATA_DIR="$work/data" CHRONIR_ADMIN="$admin" deploy/backup.sh "$work/bac
 later=$(api 201 POST /v1/groups '{"name":"After the backup"}' "$owner" | json "['group']['id']")
 stop
 
-# 3. Restore, as README "Backup and restore" says: a fresh data directory with the two files.
+# 3. Restore, as docs/operations.md#backup-and-restore says: a fresh data directory with the two files.
 restored="$work/restored"
 install -d -m 0700 "$restored"
 install -m 0600 "$backup/chronir.sqlite" "$restored/chronir.sqlite"

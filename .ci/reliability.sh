@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reliability checks that fit CI (README "Reliability"), against the built binaries in
+# Reliability checks that fit CI (Reliability/README.md), against the built binaries in
 # ${1:-.build/debug}: crash durability (20 SIGKILLs under write load), brute-force budgets, and slow
 # and hostile clients (1,000 slowloris, 1,000 WebSocket clients that never read, malformed frames, a
 # connection burst past the limit) with the normal client's p99 < 50 ms. Storage failures (disk

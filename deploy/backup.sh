@@ -3,7 +3,7 @@
 # SQLite's online backup API (`chronir-admin db backup`, integrity-checked), plus server.secret —
 # without it, restored invite codes no longer match (they are stored only as HMAC under the secret).
 # Writes DEST/chronir-YYYYMMDDTHHMMSSZ/{chronir.sqlite,server.secret} (0700/0600) and keeps the
-# newest KEEP (default 14) such backups in DEST. Restore: README "Backup and restore".
+# newest KEEP (default 14) such backups in DEST. Restore: docs/operations.md#backup-and-restore.
 #
 # Usage: deploy/backup.sh DEST [KEEP]   (env: CHRONIR_DATA_DIR, default /var/lib/chronir;
 #        CHRONIR_ADMIN, default chronir-admin on PATH). Run it as the user that owns the data

@@ -50,7 +50,7 @@ struct AdminError: Error, CustomStringConvertible {
 
 extension ChronirAdmin {
     /// Parses the command line (options every command takes may also come before the command),
-    /// runs it, and turns a failure into a message on stderr and the exit status the README documents.
+    /// runs it, and turns a failure into a message on stderr and the exit status docs/admin.md documents.
     static func main() {
         do {
             var command = try parseAsRoot(hoistingSharedOptions(Array(CommandLine.arguments.dropFirst())))

@@ -2,7 +2,7 @@ public import Domain
 public import SQLite
 
 /// Everything the application layer needs to know, resolved by the executable from flags and
-/// `CHRONIR_*` environment variables (README "Configuration").
+/// `CHRONIR_*` environment variables (docs/configuration.md).
 public struct AppConfig: Sendable {
     /// Directory holding `chronir.sqlite` and `server.secret`.
     public var dataDirectory: String
@@ -18,12 +18,12 @@ public struct AppConfig: Sendable {
     public var workerThreads: Int
     /// scrypt cost for new password hashes.
     public var passwordHashing: PasswordHashingCost
-    /// Default `max_members` of a new group (seed: 10).
+    /// Default `max_members` of a new group (docs/design.md#groups: 10).
     public var maxMembersPerGroup: Int
     /// Origins (`scheme://host[:port]`) allowed to open `/v1/realtime`. Empty: same-origin only
     /// (an `Origin` equal to `publicBaseURL`'s origin), plus clients that send no `Origin`.
     public var allowedOrigins: [String] = []
-    /// Whether and how `/metrics` is served on the API port (README "Metrics"). Default: not at all.
+    /// Whether and how `/metrics` is served on the API port (docs/operations.md#metrics). Default: not at all.
     public var metrics = MetricsExposure()
     /// Peers (exact IP addresses, e.g. `127.0.0.1` for an nginx on the same host) whose
     /// `X-Forwarded-For` names the client (`ClientAddress`). Empty: the header is ignored.

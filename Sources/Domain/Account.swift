@@ -1,6 +1,6 @@
 import Foundation
 
-/// Subscription tier (data-schema seed §5). Creating groups and invitations needs `premium`.
+/// Subscription tier (docs/design.md#tiers). Creating groups and invitations needs `premium`.
 public enum Tier: String, Sendable, Codable, CaseIterable {
     case free, plus, premium
 }
@@ -66,9 +66,9 @@ public enum AccountRules {
     public static let maxPasswordBytes = 1024
     /// Longest accepted email (RFC 5321 path limit).
     public static let maxEmailBytes = 254
-    /// Longest display name, in characters (data-schema seed: String(100)).
+    /// Longest display name, in characters (docs/design.md#accounts: 100).
     public static let maxDisplayNameCharacters = 100
-    /// Longest IANA zone name accepted (data-schema seed: String(50)).
+    /// Longest IANA zone name accepted (docs/design.md#accounts: 50).
     public static let maxTimezoneBytes = 50
 
     /// Trims surrounding whitespace and lowercases; then checks a plausible `local@domain` shape.

@@ -1,5 +1,5 @@
 /// Everything next-fire computation needs from an alarm: its schedule, its wall-clock times and its
-/// IANA zone (data-schema seed §4.6 `schedule`, `times_of_day`, `timezone`).
+/// IANA zone (docs/design.md#shared-alarms: `schedule`, `times_of_day`, `timezone`).
 public struct AlarmTiming: Sendable, Equatable {
     /// The recurrence and its date bounds.
     public var schedule: Schedule

@@ -1,4 +1,4 @@
-/// How a completion rule counts answers (data-schema seed §4.6 `require_any_completion` /
+/// How a completion rule counts answers (docs/design.md#shared-alarms; the product's `require_any_completion` /
 /// `require_all_completion`): `any` — the first answer closes the occurrence; `all` — every required
 /// member must answer.
 public enum CompletionRule: String, Sendable, Codable, CaseIterable {
@@ -10,7 +10,7 @@ public enum CompletionStatus: String, Sendable, Codable, CaseIterable {
     case completed, skipped
 }
 
-/// How the member got there (data-schema seed §5.5 `CompletionMethod`).
+/// How the member got there (docs/design.md#occurrences-and-completions).
 public enum CompletionMethod: String, Sendable, Codable, CaseIterable {
     case onTime = "on_time"
     case snoozedThenDone = "snoozed_then_done"
@@ -18,7 +18,7 @@ public enum CompletionMethod: String, Sendable, Codable, CaseIterable {
     case skipped
 }
 
-/// One immutable shared completion (data-schema seed §4.7). `completed_by_uid` is null and
+/// One immutable shared completion (docs/design.md#occurrences-and-completions). `completed_by_uid` is null and
 /// `completed_by_name` "Deleted User" once the account that answered is deleted.
 public struct SharedCompletion: Sendable, Codable, Equatable {
     public var id: String

@@ -1,4 +1,4 @@
-/// A group as the API and the change log show it (data-schema seed §4.4). The invite code is never
+/// A group as the API and the change log show it (docs/design.md#groups). The invite code is never
 /// part of it: only its keyed hash is stored, and the code is shown once to whoever created it.
 public struct Group: Sendable, Codable, Equatable {
     public var id: String

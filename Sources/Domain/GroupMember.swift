@@ -1,5 +1,5 @@
-/// One membership of a user in a group (data-schema seed §4.5, sync-rules seed "Membership
-/// Lifecycle"). Leaving or removal keeps the record with its end time.
+/// One membership of a user in a group
+/// (docs/design.md#roles-and-membership). Leaving or removal keeps the record with its end time.
 public struct GroupMember: Sendable, Codable, Equatable {
     /// Membership state: `active → removed | left`; removed/left may rejoin with a newer invite.
     public enum Status: String, Sendable, Codable, CaseIterable {

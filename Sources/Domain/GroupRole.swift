@@ -1,4 +1,4 @@
-/// A member's role in a group (data-schema seed §5.8). Exactly one active `owner` per group.
+/// A member's role in a group (docs/design.md#roles-and-membership). Exactly one active `owner` per group.
 public enum GroupRole: String, Sendable, Codable, CaseIterable {
     /// Created the group (or received it by transfer): everything, incl. delete, roles, transfer.
     case owner

@@ -1,8 +1,8 @@
-/// Group field validation and role rules (DESIGN §4, API seed §5), as pure functions.
+/// Group field validation and role rules (docs/design.md#groups, docs/design.md#roles-and-membership), as pure functions.
 public enum GroupRules {
-    /// Longest group name, in characters (data-schema seed: String(100)).
+    /// Longest group name, in characters (docs/design.md#groups: 100).
     public static let maxNameCharacters = 100
-    /// Longest description, in characters (data-schema seed: String(500)).
+    /// Longest description, in characters (docs/design.md#groups: 500).
     public static let maxDescriptionCharacters = 500
     /// Longest icon name, in bytes: a symbol name such as `house`, not content.
     public static let maxIconNameBytes = 64

@@ -1,4 +1,4 @@
-/// An invitation to a group, by email or by link (data-schema seed §4.8). A link invitation's token
+/// An invitation to a group, by email or by link (docs/design.md#invitations). A link invitation's token
 /// is shown once to its creator; only SHA-256 of it is stored and it never appears in this document.
 public struct Invitation: Sendable, Codable, Equatable {
     /// `pending → accepted | declined | expired | revoked`.
@@ -13,7 +13,7 @@ public struct Invitation: Sendable, Codable, Equatable {
 
     /// Invitations live 7 days.
     public static let lifetimeMilliseconds: Int64 = 7 * 24 * 3600 * 1000
-    /// Each user may create at most 10 invitations an hour (API seed §13.3).
+    /// Each user may create at most 10 invitations an hour (docs/design.md#rate-limits).
     public static let creationWindow = AttemptWindow(maxAttempts: 10, windowMilliseconds: 3600 * 1000)
     /// Expired invitations are purged this long after expiry (retention sweeper).
     public static let retentionAfterExpiryMilliseconds: Int64 = 30 * 24 * 3600 * 1000

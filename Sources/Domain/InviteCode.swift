@@ -1,6 +1,6 @@
 import Hashing
 
-/// A group's join code (sync-rules seed "Invite Code Security"): 6 characters from a 31-symbol
+/// A group's join code (docs/design.md#invite-codes): 6 characters from a 31-symbol
 /// alphabet without look-alikes, drawn with a CSPRNG without modulo bias. Only
 /// HMAC-SHA-256(server secret, normalised code) is ever stored, so a leaked database file reveals
 /// no code and cannot be searched offline without the secret.

@@ -1,7 +1,7 @@
 import Foundation
 
-/// `next_fire_at`: the first instant an alarm fires strictly after a given instant (API seed §4.5,
-/// tech-spec §5.2, DESIGN §4). Pure: the instant is passed in, never read from a clock.
+/// `next_fire_at`: the first instant an alarm fires strictly after a given instant
+/// (docs/design.md#next-fire). Pure: the instant is passed in, never read from a clock.
 ///
 /// Local days come from `Schedule.firstDate(onOrAfter:)`; each (day, time of day) pair is turned into an
 /// instant in the alarm's zone by `instant(of:at:timezone:)`, whose DST rules are:

@@ -32,7 +32,7 @@ extension Schedule: Codable {
             if let list = try c.decodeIfPresent([Int].self, forKey: .daysOfMonth) {
                 days = list
             } else if let legacy = try c.decodeIfPresent(Int.self, forKey: .dayOfMonth) {
-                days = [legacy]  // data-schema seed §3.1.1: legacy single `day_of_month`
+                days = [legacy]  // docs/design.md#schedules: legacy single `day_of_month`
             } else {
                 throw DecodingError.keyNotFound(
                     CodingKeys.daysOfMonth,

@@ -1,5 +1,5 @@
 /// When an alarm repeats: a recurrence rule anchored at `startDate`, optionally ending at `endDate`
-/// (data-schema seed §3.1.1 `schedule`, subtypes per §5.2). Dates are wall-calendar days in the alarm's
+/// (docs/design.md#schedules). Dates are wall-calendar days in the alarm's
 /// zone; the times of day and the zone live beside the schedule (`AlarmTiming`).
 ///
 /// JSON (snake_case; `type` selects the shape; `start_date` is required except for `one_time`, where it
@@ -16,7 +16,7 @@
 /// ```
 ///
 /// Decoding also reads the legacy `"day_of_month": 15` of `monthly_date` as `days_of_month: [15]`, and
-/// `week_of_month: 5` (the API seed's "5 = last") as `-1`. Decoding checks JSON types and date syntax
+/// `week_of_month: 5` ("5 = last" in one product document, docs/design.md#schedules) as `-1`. Decoding checks JSON types and date syntax
 /// only; value ranges are `ScheduleRules.validate`'s job, so each range error names its field.
 public struct Schedule: Sendable, Equatable {
     /// The recurrence rule.
@@ -33,7 +33,7 @@ public struct Schedule: Sendable, Equatable {
         self.endDate = endDate
     }
 
-    /// The recurrence rules of data-schema seed §3.1.1. Weekdays are ISO 8601 (1 = Monday … 7 = Sunday).
+    /// The recurrence rules of docs/design.md#schedules. Weekdays are ISO 8601 (1 = Monday … 7 = Sunday).
     public enum Rule: Sendable, Equatable {
         /// On the given weekdays of every `interval`-th ISO week (Monday-first), counted from the week
         /// containing `startDate`.
@@ -52,7 +52,7 @@ public struct Schedule: Sendable, Equatable {
         /// Once, on `date`.
         case oneTime(date: LocalDate)
 
-        /// The `type` string of the JSON form (data-schema seed §5.2 `ScheduleSubtype`).
+        /// The `type` string of the JSON form (docs/design.md#schedules).
         public var type: String {
             switch self {
             case .weekly: "weekly"

@@ -1,4 +1,4 @@
-/// Validation of an alarm's timing (issue 4; data-schema seed §3.1.1, §4.6). Every failure is
+/// Validation of an alarm's timing (issue 4; docs/design.md#schedules, docs/design.md#shared-alarms). Every failure is
 /// `DomainError.invalidSchedule` naming the JSON field:
 ///
 /// | field                     | rule                                                              |
@@ -19,7 +19,7 @@
 ///
 /// An `end_date` already past is not an error: the alarm is simply inactive (`NextFire` gives nil).
 public enum ScheduleRules {
-    /// At most this many `times_of_day` (data-schema seed §3.1: "Max 5").
+    /// At most this many `times_of_day` (docs/design.md#shared-alarms: at most 5).
     public static let maxTimesOfDay = 5
     /// Largest `interval` of weekly, monthly and annual rules: far past any real reminder cycle
     /// (99 weeks ≈ 2 years, 99 months ≈ 8 years, 99 years), and it keeps date arithmetic small.

@@ -1,4 +1,4 @@
-/// A group's shared alarm as the API and the change log show it (data-schema seed §4.6, DESIGN §4):
+/// A group's shared alarm as the API and the change log show it (docs/design.md#shared-alarms):
 /// the editable `settings` plus server-kept state — `next_fire_at`, the open `occurrence`, the last
 /// completion and miss, `version`, timestamps. One flat JSON object; see `CodingKeys`.
 ///
@@ -222,7 +222,7 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
     }
 }
 
-/// The fields of a shared alarm its owner/admins edit (POST and PATCH bodies), with the seed's defaults.
+/// The fields of a shared alarm its owner/admins edit (POST and PATCH bodies), with the defaults of docs/design.md#shared-alarms.
 public struct SharedAlarmSettings: Sendable, Equatable {
     public var title: String
     public var note: String?
@@ -271,7 +271,7 @@ public struct SharedAlarmSettings: Sendable, Equatable {
     }
 }
 
-/// data-schema seed §5.3. The seed's table also spells `notification_only`; decoding accepts it as
+/// docs/design.md#shared-alarms. One product table also spells `notification_only`; decoding accepts it as
 /// `notification`.
 public enum PersistenceLevel: String, Sendable, Codable, CaseIterable {
     case full, notification, silent
@@ -286,14 +286,14 @@ public enum PersistenceLevel: String, Sendable, Codable, CaseIterable {
     }
 }
 
-/// data-schema seed §5.4.
+/// docs/design.md#shared-alarms.
 public enum DismissMethod: String, Sendable, Codable, CaseIterable {
     case swipe
     case hold3s = "hold_3s"
     case solveMath = "solve_math"
 }
 
-/// data-schema seed §5.11.
+/// docs/design.md#shared-alarms.
 public enum AlarmCategory: String, Sendable, Codable, CaseIterable {
     case home, health, finance, vehicle, work, personal, pets, subscriptions
 }

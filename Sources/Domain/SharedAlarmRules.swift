@@ -1,5 +1,5 @@
-/// Shared-alarm field validation, limits and the completion checks (issue 4; data-schema seed §4.6,
-/// §4.7, §5; API seed §7, §13.3), as pure functions. Field errors name the JSON field; timing errors
+/// Shared-alarm field validation, limits and the completion checks (issue 4; docs/design.md#shared-alarms,
+/// docs/design.md#occurrences-and-completions, docs/design.md#rate-limits), as pure functions. Field errors name the JSON field; timing errors
 /// are `invalidSchedule` (422 SCHEDULE_INVALID).
 ///
 /// | field               | rule                                                            |
@@ -15,13 +15,13 @@
 /// | completion `note`   | ≤ 500 characters                                                |
 /// | `snooze_count`      | 0…`maxSnoozeCount`                                              |
 public enum SharedAlarmRules {
-    /// data-schema seed §3.1 `title` String(200).
+    /// `title`: 200 characters (docs/design.md#shared-alarms).
     public static let maxTitleCharacters = 200
-    /// data-schema seed §3.1 `note` String(2000).
+    /// `note`: 2,000 characters (docs/design.md#shared-alarms).
     public static let maxNoteCharacters = 2000
     /// A completion's note (issue 4).
     public static let maxCompletionNoteCharacters = 500
-    /// data-schema seed §3.1 `sound_id` String(100).
+    /// `sound_id`: 100 bytes (docs/design.md#shared-alarms).
     public static let maxSoundIDBytes = 100
     /// A pre-alarm at most 30 days ahead.
     public static let maxPreAlarmOffset = 43_200
@@ -39,7 +39,7 @@ public enum SharedAlarmRules {
     public static let maxSnoozeCount: Int64 = 1000
     /// Live (not deleted) shared alarms per group (issue 4).
     public static let maxAlarmsPerGroup = 100
-    /// Creations per user: 5 per minute (API seed §13.3; issue 4), counted over created alarms.
+    /// Creations per user: 5 per minute (docs/design.md#rate-limits; issue 4), counted over created alarms.
     public static let creationWindow = AttemptWindow(maxAttempts: 5, windowMilliseconds: 60_000)
 
     /// Normalises and checks every field; `now` only matters for a one-time schedule in the past.
@@ -86,7 +86,7 @@ public enum SharedAlarmRules {
         return s
     }
 
-    /// The rule named by `completion_rule` and/or the seed's booleans. Absent everything → `any`.
+    /// The rule named by `completion_rule` and/or the product's booleans (docs/design.md#shared-alarms). Absent everything → `any`.
     /// Both booleans true, or a boolean contradicting `completion_rule`, is an error.
     public static func completionRule(
         named rule: CompletionRule?, requireAny: Bool?, requireAll: Bool?

@@ -1,5 +1,5 @@
-/// A wall-clock time in the alarm's zone, encoded in JSON as `{"hour": 9, "minute": 0}` (data-schema
-/// seed §3.1 `times_of_day`). Decoding rejects hours outside 0–23 and minutes outside 0–59.
+/// A wall-clock time in the alarm's zone, encoded in JSON as `{"hour": 9, "minute": 0}`
+/// (`times_of_day`, docs/design.md#shared-alarms). Decoding rejects hours outside 0–23 and minutes outside 0–59.
 public struct TimeOfDay: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     /// Hour, 0…23.
     public let hour: Int
@@ -13,7 +13,7 @@ public struct TimeOfDay: Hashable, Comparable, Sendable, Codable, CustomStringCo
         self.minute = minute
     }
 
-    /// Parses the legacy `"HH:mm"` form (data-schema seed §4.6 `time_of_day`); nil for anything else.
+    /// Parses the legacy `"HH:mm"` form (`time_of_day`, docs/design.md#shared-alarms); nil for anything else.
     public init?(parsing text: String) {
         let b = Array(text.utf8)
         guard b.count == 5, b[2] == 58, b.indices.allSatisfy({ $0 == 2 || (b[$0] >= 48 && b[$0] <= 57) })

@@ -1,5 +1,5 @@
 /// An instant as epoch milliseconds that encodes in JSON as RFC 3339 UTC with milliseconds
-/// (`2026-02-06T09:00:00.000Z`), per DESIGN §3. Stored in SQLite as the integer `*_ms` value.
+/// (`2026-02-06T09:00:00.000Z`), per docs/design.md#api-conventions. Stored in SQLite as the integer `*_ms` value.
 public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     public var milliseconds: Int64
     public init(milliseconds: Int64) { self.milliseconds = milliseconds }

@@ -1,5 +1,5 @@
 // Hashing module: digests, HMAC, CSPRNG, scrypt, constant-time compare and base64/hex encodings.
-// The only user of COpenSSL (libcrypto). See README "Architecture".
+// The only user of COpenSSL (libcrypto). See docs/architecture.md.
 
 import COpenSSL
 

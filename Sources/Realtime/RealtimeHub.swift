@@ -28,7 +28,7 @@ public enum HubAction: Equatable, Sendable {
     /// Write `bytes` as one text message to one connection.
     case send(ConnectionID, [UInt8])
     /// Write the same text message to every listed connection, in list order: frame (and, without
-    /// context takeover, compress) it ONCE (DESIGN §5). Live changes fan out this way.
+    /// context takeover, compress) it ONCE (docs/design.md#realtime). Live changes fan out this way.
     case broadcast([ConnectionID], [UInt8])
     /// Check a bearer token from an `auth` message (session store, off the loop), then call
     /// `authenticated(_:userID:)` or `authenticationFailed(_:)`.

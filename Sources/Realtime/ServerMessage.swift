@@ -1,7 +1,7 @@
 public import Store
 
 /// A `change` message already encoded for one (batch, topic): the same bytes go to every subscriber
-/// of the topic (DESIGN §5: one encode per message, not per subscriber).
+/// of the topic (docs/design.md#realtime: one encode per message, not per subscriber).
 public struct EncodedChange: Sendable, Equatable {
     /// The topic the message is for.
     public let topic: Topic

@@ -16,7 +16,7 @@ public struct Actor: RawRepresentable, Hashable, Sendable {
 
 /// One document change: the unit the realtime feed pushes (`changes:[{kind, op, id, doc?, reason?}]`).
 public struct Change: Sendable, Equatable {
-    /// `added | modified | removed` (DESIGN §5).
+    /// `added | modified | removed` (docs/design.md#realtime).
     public enum Op: String, Sendable, Codable { case added, modified, removed }
     public var topic: String
     public var kind: String

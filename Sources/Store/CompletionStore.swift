@@ -2,7 +2,7 @@ public import Domain
 import Foundation
 public import SQLite
 
-/// SQL for shared completions (issue 4; data-schema seed §4.7, API seed §7). Completions are
+/// SQL for shared completions (issue 4; docs/design.md#occurrences-and-completions). Completions are
 /// immutable: they are inserted, listed, and — only on account deletion — anonymised.
 public enum CompletionStore {
     /// What `record` did.
@@ -144,7 +144,7 @@ public enum CompletionStore {
         }
     }
 
-    /// Account-deletion hook (data-schema seed §8.1): the account's completions keep their place in
+    /// Account-deletion hook (docs/design.md#account-deletion): the account's completions keep their place in
     /// history as "Deleted User" with no user id. Returns the modified documents for the batch.
     static func anonymise(userID: String, on db: Connection) throws -> [Change] {
         let ids = try db.query("SELECT id FROM shared_completions WHERE user_id = ?1", [.text(userID)])
@@ -162,7 +162,7 @@ public enum CompletionStore {
         return changes
     }
 
-    /// How long completions are kept (data-schema seed §8: Plus+ completion logs, 3 years).
+    /// How long completions are kept (docs/design.md#retention: 3 years).
     public static let retentionMilliseconds: Int64 = 3 * 365 * 86_400_000
 
     /// Retention sweeper: deletes completions recorded before `cutoff`. Returns how many went.

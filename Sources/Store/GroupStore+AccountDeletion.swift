@@ -5,7 +5,7 @@ extension GroupStore {
     /// Display name that replaces a deleted account's name everywhere it was cached.
     public static let deletedUserName = "Deleted User"
 
-    /// Deletes an account in the caller's transaction (data-schema seed §8.1, DESIGN §4): each owned
+    /// Deletes an account in the caller's transaction (docs/design.md#account-deletion): each owned
     /// group passes to its longest-standing admin, else its longest-standing member, else is
     /// soft-deleted; every other membership ends as `left`; sessions and failed-login records are
     /// deleted; personal fields are replaced (email → `deleted+<id>@invalid`, name → "Deleted User",

@@ -1,6 +1,6 @@
 extension GroupStore {
     /// A keyset position in a list ordered by (time, id): lists resume strictly after it, so rows
-    /// inserted meanwhile neither repeat nor shift the pages (DESIGN §3: opaque `cursor`, `limit` ≤ 100).
+    /// inserted meanwhile neither repeat nor shift the pages (docs/design.md#api-conventions: opaque `cursor`, `limit` ≤ 100).
     public struct PageKey: Sendable, Equatable {
         /// The `*_ms` ordering column of the last row of the previous page.
         public var milliseconds: Int64

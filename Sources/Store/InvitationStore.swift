@@ -2,7 +2,7 @@ public import Domain
 import Foundation
 public import SQLite
 
-/// Invitations by email or link (API seed §6, data-schema seed §4.8). Every mutation appends one
+/// Invitations by email or link (docs/design.md#invitations). Every mutation appends one
 /// batch: the invitation document to the inviter's and the invitee's `user:<id>` feeds ("my
 /// invitations"; invitations stay off the group topic, which plain members read), and on
 /// acceptance the new membership to `group:<id>`.

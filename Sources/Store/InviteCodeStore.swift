@@ -1,7 +1,7 @@
 public import Domain
 public import SQLite
 
-/// A group's invite code and the join flow (sync-rules seed "Invite Code Security"). The code is
+/// A group's invite code and the join flow (docs/design.md#invite-codes). The code is
 /// stored only as its keyed hash; the caller hashes (`InviteCode.hash(secret:)`) before calling.
 public enum InviteCodeStore {
     /// Subject of the per-code failure count.

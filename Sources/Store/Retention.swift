@@ -1,6 +1,6 @@
 public import SQLite
 
-/// How long short-lived records are kept (DESIGN §4 "Retention"), and the sweep that deletes what
+/// How long short-lived records are kept (docs/design.md#retention), and the sweep that deletes what
 /// is older. The sweep runs in one write transaction. It deletes bookkeeping rows and documents
 /// clients no longer see (alarms soft-deleted a month ago, completions past the log's retention), so
 /// it appends nothing to the change log.
@@ -9,13 +9,13 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var inviteAttemptsMilliseconds: Int64 = 24 * 3600 * 1000
     /// Failed logins: same reasoning; the login window is 15 minutes.
     public var loginFailuresMilliseconds: Int64 = 24 * 3600 * 1000
-    /// Invitations that expired unanswered: the seed's 30 days after expiry.
+    /// Invitations that expired unanswered: 30 days after expiry (docs/design.md#retention).
     public var expiredInvitationsMilliseconds: Int64 = 30 * 24 * 3600 * 1000
     /// Sessions expired or revoked this long ago (kept a while for the audit of who signed in).
     public var deadSessionsMilliseconds: Int64 = 30 * 24 * 3600 * 1000
-    /// Soft-deleted shared alarms (with their completions): the seed's 30 days.
+    /// Soft-deleted shared alarms (with their completions): 30 days (docs/design.md#retention).
     public var deletedAlarmsMilliseconds: Int64 = SharedAlarmStore.retentionAfterDeleteMilliseconds
-    /// Completions: the seed's completion-log retention (3 years).
+    /// Completions: the product's completion-log retention, 3 years (docs/design.md#retention).
     public var completionsMilliseconds: Int64 = CompletionStore.retentionMilliseconds
 
     public init() {}

@@ -235,7 +235,7 @@ public enum SharedAlarmStore {
         return alarms.count
     }
 
-    /// How long a soft-deleted alarm is kept before `purgeDeleted` removes it (DESIGN §4: 30 days).
+    /// How long a soft-deleted alarm is kept before `purgeDeleted` removes it (docs/design.md#retention: 30 days).
     public static let retentionAfterDeleteMilliseconds: Int64 = 30 * 86_400_000
 
     /// Retention sweeper: removes alarms soft-deleted before `cutoff`, and with them (ON DELETE

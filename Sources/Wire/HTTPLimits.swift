@@ -1,4 +1,4 @@
-/// Size limits the request parser enforces (DESIGN §8). Each is checked as soon as the length it
+/// Size limits the request parser enforces (docs/design.md#bad-input). Each is checked as soon as the length it
 /// bounds is known — before more bytes are buffered for it — and each maps to one status code.
 public struct HTTPLimits: Sendable {
     /// Longest request line, in bytes without its CRLF. 8 KiB is what browsers and proxies accept

@@ -79,7 +79,7 @@ public enum WebSocketFrameEncoder {
     }
 }
 
-/// A message encoded once for many connections (DESIGN §5: a broadcast is encoded, and compressed
+/// A message encoded once for many connections (docs/design.md#realtime: a broadcast is encoded, and compressed
 /// where possible, once per message, not once per subscriber). Pass it to
 /// `WebSocketProtocol.send(_:)`, which picks the compressed frame for connections whose
 /// permessage-deflate has `server_no_context_takeover` and a window at least as large, and the

@@ -1,4 +1,4 @@
-/// Size limits a `WebSocketProtocol` enforces on what the peer sends (DESIGN §8). Each is checked
+/// Size limits a `WebSocketProtocol` enforces on what the peer sends (docs/design.md#bad-input). Each is checked
 /// as soon as the length it bounds is known — a frame's length at its header, before its payload is
 /// buffered; an inflated message while it is being inflated — and exceeding one closes with 1009
 /// (Message Too Big), except where the RFC itself sets the bound (control frames: 1002).

@@ -103,7 +103,7 @@ struct ErrorEnvelopeTests {
         #expect(ErrorMapping.apiError(for: DomainError.authenticationRequired).code == .authRequired)
     }
 
-    @Test("codes are unique and CA001–CA015 keep the seed's names")
+    @Test("codes are unique and CA001–CA015 keep the product's names")
     func codes() {
         #expect(Set(ErrorCode.all.map(\.code)).count == ErrorCode.all.count)
         #expect(ErrorCode.permissionDenied.code == "CA007")

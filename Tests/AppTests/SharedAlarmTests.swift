@@ -342,7 +342,7 @@ struct SharedAlarmTests {
         #expect(reply.errorField == field, "\(reply.text)")
     }
 
-    @Test("limits at the edge: title 200, note 2000, completion note 500, seed booleans and presentation fields")
+    @Test("limits at the edge: title 200, note 2000, completion note 500, the product's booleans and presentation fields")
     func limitsAtEdge() async throws {
         let f = try await F.make(members: 1)
         let body = #"{"title":"\#(String(repeating: "t", count: 200))","note":"\#(String(repeating: "n", count: 2000))","#
@@ -490,7 +490,7 @@ struct SharedAlarmTests {
             #expect(reply.errorField == field, "\(body) \(reply.text)")
         }
         #expect(try await f.alarm(id)["version"] as? Int == 1)
-        // The seed's legacy single time of day.
+        // The product's legacy single time of day (docs/design.md#shared-alarms).
         let legacy = try await f.h.expect(200, .patch, a, json: #"{"time_of_day":"11:15"}"#, token: f.owner.token).json
         #expect(legacy["times_of_day"] as? [[String: Int]] == [["hour": 11, "minute": 15]])
         #expect(legacy["next_fire_at"] as? String == "2026-02-06T11:15:00.000Z")

@@ -38,7 +38,7 @@ enum ScheduleFixture {
     }
 }
 
-@Suite("Tech-spec §12.2 — month ends, relative weekdays, leap years, intervals")
+@Suite("Next fire (docs/design.md#next-fire) — month ends, relative weekdays, leap years, intervals")
 struct NextFireCalendarTests {
     @Test("monthly on the 31st fires on the last day of Feb, Apr, Jun, Sep, Nov (common and leap year)")
     func thirtyFirst() {
@@ -234,7 +234,7 @@ struct NextFireCalendarTests {
     }
 }
 
-@Suite("Tech-spec §12.2 — DST and zone edge cases (gap: offset before applies; overlap: first instant)")
+@Suite("Next fire (docs/design.md#next-fire) — DST and zone edge cases (gap: offset before applies; overlap: first instant)")
 struct NextFireZoneTests {
     static let daily = Schedule.Rule.customDays(intervalDays: 1)
 

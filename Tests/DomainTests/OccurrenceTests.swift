@@ -71,7 +71,7 @@ struct OccurrenceTests {
         #expect(alarm.nextFireAt?.milliseconds == nine + 49 * 3_600_000)
     }
 
-    @Test("completion rule from completion_rule and the seed's booleans")
+    @Test("completion rule from completion_rule and the product's booleans")
     func ruleNames() throws {
         #expect(try SharedAlarmRules.completionRule(named: nil, requireAny: nil, requireAll: nil) == nil)
         #expect(try SharedAlarmRules.completionRule(named: nil, requireAny: nil, requireAll: true) == .all)

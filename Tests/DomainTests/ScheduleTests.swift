@@ -1,7 +1,7 @@
 import Domain
 import Testing
 
-@Suite("Data-schema §3.1.1 — schedule JSON")
+@Suite("Schedule JSON (docs/design.md#schedules)")
 struct ScheduleCodingTests {
     @Test(
         "every schedule type round-trips through its JSON shape",
@@ -18,7 +18,7 @@ struct ScheduleCodingTests {
         #expect(String(decoding: DocumentCoding.encode(schedule), as: UTF8.self) == json)
     }
 
-    @Test("decodes the seed's examples: legacy day_of_month, week 5 = last, default interval and start")
+    @Test("decodes the product's examples: legacy day_of_month, week 5 = last, default interval and start")
     func legacy() throws {
         func decode(_ json: String) throws -> Schedule {
             try DocumentCoding.decode(Schedule.self, from: Array(json.utf8))

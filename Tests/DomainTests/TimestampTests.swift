@@ -1,7 +1,7 @@
 import Domain
 import Testing
 
-@Suite("Timestamp — RFC 3339 with milliseconds (DESIGN §3)")
+@Suite("Timestamp — RFC 3339 with milliseconds (docs/design.md#api-conventions)")
 struct TimestampTests {
     @Test("formats epoch milliseconds as UTC with three fractional digits", arguments: [
         (Int64(0), "1970-01-01T00:00:00.000Z"),

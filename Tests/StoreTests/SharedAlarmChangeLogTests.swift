@@ -4,7 +4,7 @@ import Store
 import TestSupport
 import Testing
 
-/// Each shared-alarm mutation appends exactly one batch to `group:<id>`: its seed event name and whole
+/// Each shared-alarm mutation appends exactly one batch to `group:<id>`: its event name (docs/realtime-protocol.md#events) and whole
 /// documents that decode to exactly what the store returned.
 @Suite("Store — one change-log batch per shared-alarm mutation (migration 0003)", .serialized)
 struct SharedAlarmChangeLogTests {

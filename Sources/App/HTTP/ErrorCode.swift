@@ -1,7 +1,7 @@
 public import Wire
 
 /// An API error code: the stable `code`/`name` pair of the error envelope and its HTTP status.
-/// CA001–CA015 are the API seed's (§12); CA016 onwards are this server's. README lists them all.
+/// CA001–CA015 are the product's (docs/design.md#error-codes); CA016 onwards are this server's. docs/api.md#errors lists them all.
 public struct ErrorCode: Hashable, Sendable {
     public var code: String
     public var name: String
@@ -20,7 +20,7 @@ public struct ErrorCode: Hashable, Sendable {
     public static let photoTooLarge = ErrorCode(code: "CA009", name: "PHOTO_TOO_LARGE", status: .contentTooLarge)
     public static let syncConflict = ErrorCode(code: "CA010", name: "SYNC_CONFLICT", status: .conflict)
     // CA011 NETWORK_UNAVAILABLE, CA014 OS_ALARM_PERMISSION_DENIED and CA015 NOTIFICATION_PERMISSION_DENIED
-    // are client-side conditions in the seed; the server never sends them but keeps the numbers reserved.
+    // are client-side conditions (docs/design.md#error-codes); the server never sends them but keeps the numbers reserved.
     public static let authRequired = ErrorCode(code: "CA012", name: "AUTH_REQUIRED", status: .unauthorized)
     public static let subscriptionExpired = ErrorCode(
         code: "CA013", name: "SUBSCRIPTION_EXPIRED", status: .forbidden)
@@ -56,7 +56,7 @@ public struct ErrorCode: Hashable, Sendable {
     public static let occurrenceClosed = ErrorCode(code: "CA033", name: "OCCURRENCE_CLOSED", status: .conflict)
     public static let groupFrozen = ErrorCode(code: "CA034", name: "GROUP_FROZEN", status: .conflict)
 
-    /// Every code the server can send, in number order (README table, tests).
+    /// Every code the server can send, in number order (the docs/api.md#errors table, tests).
     public static let all: [ErrorCode] = [
         .alarmLimitReached, .tierRequired, .groupMemberLimit, .invitationExpired, .invitationAlreadyAccepted,
         .alarmNotFound, .permissionDenied, .scheduleInvalid, .photoTooLarge, .syncConflict, .authRequired,

@@ -303,7 +303,7 @@ public struct ChronirLogHandler: LogHandler {
 /// The access log: one line per request at level `info`, in the same layout as every other log
 /// line, written straight into the sink. It skips swift-log's per-call metadata dictionary on
 /// purpose: building, merging and sorting that dictionary halved `/healthz` throughput
-/// (measured 56k → 29k req/s with wrk -t2 -c64, see README "Performance").
+/// (measured 56k → 29k req/s with wrk -t2 -c64, see Benchmarks/README.md#http).
 public final class AccessLog: Sendable {
     let sink: LogSink
     let format: LogFormat

@@ -4,7 +4,7 @@ import SQLite
 import Synchronization
 public import Transport
 
-/// The server's metrics (README "Metrics"): one Prometheus registry per instance, and every handle
+/// The server's metrics (docs/operations.md#metrics): one Prometheus registry per instance, and every handle
 /// created through a swift-metrics `MetricsFactory` bound to that registry — never through the
 /// process-global `MetricsSystem.bootstrap`, so each `Services` (each test) has its own numbers.
 ///

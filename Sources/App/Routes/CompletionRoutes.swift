@@ -3,7 +3,7 @@ import SQLite
 import Store
 import Wire
 
-/// Shared completions (issue 4; data-schema seed §4.7, API seed §7): `POST …/alarms/{aid}/completions`
+/// Shared completions (issue 4; docs/design.md#occurrences-and-completions): `POST …/alarms/{aid}/completions`
 /// by a member of the open occurrence's required set (201 new, 200 a retry's existing record, 409
 /// OCCURRENCE_CLOSED with the alarm), and the newest-first lists of one alarm or the whole group.
 /// Completions are immutable: there is no update or delete.
@@ -11,7 +11,7 @@ enum CompletionRoutes {
     /// `completion_method` defaults to `on_time` (`skipped` for a skip), `snooze_count` to 0;
     /// `scheduled_at` names the occurrence (default: the open one) — send it so that a retry after the
     /// occurrence closed returns the first answer instead of answering the next occurrence
-    /// (`scheduled_date`, the seed's name, is accepted too).
+    /// (`scheduled_date`, the product's name, is accepted too).
     struct CompletionBody: Decodable {
         var status: CompletionStatus
         var note: String?
@@ -23,7 +23,7 @@ enum CompletionRoutes {
             case completionMethod = "completion_method"
             case snoozeCount = "snooze_count"
             case scheduledAt = "scheduled_at"
-            /// The data-schema seed's name for the same field (§4.7 `scheduled_date`).
+            /// The product's name for the same field (docs/design.md#occurrences-and-completions).
             case scheduledDate = "scheduled_date"
         }
         init(from decoder: any Decoder) throws {

@@ -4,7 +4,7 @@ import SQLite
 import Store
 import Wire
 
-/// Invitations by email or link: `/v1/groups/{id}/invitations` and `/v1/invitations…` (API seed §6).
+/// Invitations by email or link: `/v1/groups/{id}/invitations` and `/v1/invitations…` (docs/design.md#invitations).
 enum GroupInvitationRoutes {
     struct CreateBody: Decodable {
         var inviteeEmail: String?

@@ -4,7 +4,7 @@ import SQLite
 import Store
 import Wire
 
-/// `/v1/groups…`: groups, roles, membership (issue 3; API seed §5, DESIGN §4). Non-members —
+/// `/v1/groups…`: groups, roles, membership (issue 3; docs/design.md#roles-and-membership). Non-members —
 /// including removed and left ones — get 404 for everything about a group; members lacking the role
 /// get 403 PERMISSION_DENIED.
 enum GroupRoutes {
@@ -221,7 +221,7 @@ enum StrictKeys {
     }
 }
 
-/// `?limit=&cursor=` of list endpoints (DESIGN §3): `limit` 1…100 (default 50); `cursor` is the
+/// `?limit=&cursor=` of list endpoints (docs/design.md#api-conventions): `limit` 1…100 (default 50); `cursor` is the
 /// opaque `next_cursor` of the previous page, and empty or absent for the first.
 struct ListQuery {
     /// Largest page.

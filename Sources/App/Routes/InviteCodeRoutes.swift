@@ -5,7 +5,7 @@ import Store
 import Transport
 import Wire
 
-/// `/v1/groups/{id}/invite-code` and `POST /v1/join` (sync-rules seed "Invite Code Security").
+/// `/v1/groups/{id}/invite-code` and `POST /v1/join` (docs/design.md#invite-codes).
 enum InviteCodeRoutes {
     struct JoinBody: Decodable {
         var code: String

@@ -4,7 +4,7 @@ import SQLite
 import Store
 import Wire
 
-/// `/v1/groups/{id}/alarms…`: shared alarms (issue 4; data-schema seed §4.6, DESIGN §4). Any active
+/// `/v1/groups/{id}/alarms…`: shared alarms (issue 4; docs/design.md#shared-alarms). Any active
 /// member reads; owner/admin create and edit; the creator or the owner deletes. Non-members get 404
 /// for the group, an unknown or deleted alarm 404 ALARM_NOT_FOUND. Errors in `schedule`,
 /// `times_of_day` or `timezone` — decoding or rules — are 422 SCHEDULE_INVALID naming the field.
@@ -17,7 +17,7 @@ enum SharedAlarmRoutes {
         var note: String??
         var schedule: Schedule?
         var timesOfDay: [TimeOfDay]?
-        /// The seed's legacy single `time_of_day` ("HH:mm"), used when `times_of_day` is absent.
+        /// The product's legacy single `time_of_day` ("HH:mm"), used when `times_of_day` is absent.
         var timeOfDay: TimeOfDay?
         var timezone: String?
         var persistenceLevel: PersistenceLevel?
@@ -128,7 +128,7 @@ enum SharedAlarmRoutes {
             if let graceMinutes { s.graceMinutes = graceMinutes }
         }
 
-        /// `category`: one of the seed's §5.11 values; null or empty clears it.
+        /// `category`: one of the categories of docs/design.md#shared-alarms; null or empty clears it.
         static func category(_ raw: String?) throws(DomainError) -> AlarmCategory? {
             guard let raw, !raw.isEmpty else { return nil }
             guard let value = AlarmCategory(rawValue: raw) else {
