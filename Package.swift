@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite", "Hashing"], swiftSettings: strict),
         // Thin safe Swift over libpq: blocking connection, parameterised statements, SQLSTATE errors,
         // LISTEN through a DispatchSource on PQsocket. Knows no domain (issue 16's PostgreSQL backend).
-        .target(name: "Postgres", dependencies: ["CLibPQ"], swiftSettings: strict),
+        .target(name: "Postgres", dependencies: ["CLibPQ", "Hashing"], swiftSettings: strict),
         // Pure domain rules: accounts, emails, passwords policy, rate limits. No I/O.
         .target(name: "Domain", dependencies: ["Hashing"], swiftSettings: strict),
         // SQL for the Domain, row mapping, change_log writes; embeds Migrations/*.sql at build time.

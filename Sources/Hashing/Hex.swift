@@ -13,7 +13,10 @@ public enum Hex {
     }
 
     /// The bytes of an even-length hex string (either case), or nil when it is not one.
-    public static func decode(_ text: String) -> [UInt8]? {
+    public static func decode(_ text: String) -> [UInt8]? { decode(utf8: Array(text.utf8)) }
+
+    /// The bytes that even-length hex digits (UTF-8, either case) spell, or nil.
+    public static func decode(utf8: some Collection<UInt8>) -> [UInt8]? {
         func value(_ c: UInt8) -> UInt8? {
             switch c {
             case 48...57: c - 48
@@ -22,7 +25,7 @@ public enum Hex {
             default: nil
             }
         }
-        let utf8 = Array(text.utf8)
+        let utf8 = Array(utf8)
         guard utf8.count % 2 == 0 else { return nil }
         var out = [UInt8]()
         out.reserveCapacity(utf8.count / 2)

@@ -1,3 +1,5 @@
+import Hashing
+
 /// One parameter or column value as this module exchanges it with libpq. Columns arrive in text
 /// format and are decoded by their type OID: integers (int2/4/8) → `.integer`, float4/8 → `.real`,
 /// bool → `.integer(0/1)` (as SQLite stores booleans), bytea → `.bytes`, everything else → `.text`.
@@ -49,23 +51,6 @@ extension PostgresValue {
         guard text.count >= 2, text[0] == UInt8(ascii: "\\"), text[1] == UInt8(ascii: "x"), text.count % 2 == 0 else {
             return nil
         }
-        var out: [UInt8] = []
-        out.reserveCapacity((text.count - 2) / 2)
-        var index = 2
-        while index < text.count {
-            guard let high = hexNibble(text[index]), let low = hexNibble(text[index + 1]) else { return nil }
-            out.append(high << 4 | low)
-            index += 2
-        }
-        return out
-    }
-
-    private static func hexNibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        return Hex.decode(utf8: text.dropFirst(2))
     }
 }
