@@ -7,9 +7,11 @@ Accounts (premium) each own a group with one shared alarm. Every subscriber (20 
 per-user limit) subscribes to `user` and its account's `group:<id>` and reads everything, tracking the
 last seq per topic. Mutators rename groups and complete alarms at --rate mutations per second in
 total. Every second 1% of the subscribers drop their socket and reconnect with `since` = their last
-seq (resume). Every minute prints: server RSS and open fds, mutations (and their p99 latency, the
-observable proxy for the writer queue), change messages received, resumes answered with a replay vs
-a snapshot reset, and errors.
+seq (resume). Every minute prints: server RSS and open fds, mutations (and their p99 latency as this
+client saw it, which includes this single Python process's own scheduling delay; and, with
+--metrics-token, the server's own p99 for the mutation routes in that minute from its
+`chronir_http_request_duration_seconds` histogram — the figure that isolates the server), change
+messages received, resumes answered with a replay vs a snapshot reset, and errors.
 """
 import argparse
 import asyncio
@@ -26,6 +28,39 @@ import urllib.parse
 stats = {"mutations": 0, "mutation_errors": 0, "changes": 0, "snapshots": 0, "resumes": 0,
          "resume_snapshot": 0, "ws_errors": 0, "closes": 0}
 latencies = []
+
+MUTATION_ROUTES = {("PATCH", "/v1/groups/{id}"), ("POST", "/v1/groups/{id}/alarms/{aid}/completions")}
+
+
+def server_buckets(host, port, token):
+    """The server's cumulative request-duration buckets (le → count) summed over the mutation routes."""
+    c = http.client.HTTPConnection(host, port, timeout=10)
+    c.request("GET", "/metrics", headers={"Authorization": "Bearer " + token})
+    text = c.getresponse().read().decode()
+    c.close()
+    buckets = {}
+    for line in text.splitlines():
+        if not line.startswith("chronir_http_request_duration_seconds_bucket{"):
+            continue
+        labels, value = line[line.index("{") + 1:line.rindex("}")], line.rsplit(" ", 1)[1]
+        fields = dict(part.split("=", 1) for part in labels.split(","))
+        fields = {k: v.strip('"') for k, v in fields.items()}
+        if (fields.get("method"), fields.get("route")) in MUTATION_ROUTES:
+            le = float("inf") if fields["le"] == "+Inf" else float(fields["le"])
+            buckets[le] = buckets.get(le, 0) + float(value)
+    return buckets
+
+
+def bucket_p99(now, before):
+    """The upper bound (ms) of the bucket holding the 99th percentile of what `now` gained over `before`."""
+    delta = sorted((le, now[le] - before.get(le, 0)) for le in now)
+    total = delta[-1][1] if delta else 0
+    if total <= 0:
+        return 0.0
+    for le, count in delta:
+        if count >= 0.99 * total:
+            return le * 1000
+    return float("inf")
 
 
 def server_numbers(pid):
@@ -156,6 +191,10 @@ async def mutator(host, port, accounts, rate, stop):
         await asyncio.sleep(interval)
 
 
+async def loop_call(function, *args):
+    return await asyncio.get_running_loop().run_in_executor(None, function, *args)
+
+
 async def main_async(args):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -187,14 +226,21 @@ async def main_async(args):
     rng = random.Random(2)
     start = time.monotonic()
     next_report = 0
-    print("minute  rss_kib  fds  mutations  mut_p99_ms  changes_rcvd  resumes  resume_resets  errors", flush=True)
+    print("minute  rss_kib  fds  mutations  mut_p99_ms  server_p99_ms  changes_rcvd  resumes  resume_resets  errors",
+          flush=True)
+    last_buckets = server_buckets(host, port, args.metrics_token) if args.metrics_token else {}
     while True:
         elapsed = time.monotonic() - start
         if elapsed >= next_report:
             rss, fds = server_numbers(args.pid)
             recent = sorted(latencies[-2000:]) or [0]
             p99 = recent[min(len(recent) - 1, int(0.99 * len(recent)))]
-            print(f"{next_report / 60:6.0f}  {rss:7d}  {fds:4d}  {stats['mutations']:9d}  {p99:10.1f}  "
+            server_p99 = "n/a"
+            if args.metrics_token:
+                buckets = await loop_call(server_buckets, host, port, args.metrics_token)
+                server_p99 = f"≤{bucket_p99(buckets, last_buckets):g}"
+                last_buckets = buckets
+            print(f"{next_report / 60:6.0f}  {rss:7d}  {fds:4d}  {stats['mutations']:9d}  {p99:10.1f}  {server_p99:>13}  "
                   f"{stats['changes']:12d}  {stats['resumes']:7d}  {stats['resume_snapshot']:13d}  "
                   f"{stats['mutation_errors'] + stats['ws_errors']:6d}", flush=True)
             next_report += 60
@@ -223,6 +269,7 @@ def main():
     p.add_argument("--subscribers", type=int, default=2000)
     p.add_argument("--accounts", type=int, default=100)
     p.add_argument("--rate", type=float, default=20)
+    p.add_argument("--metrics-token", default="", help="the server's --metrics-token: adds its own p99 per minute")
     asyncio.run(main_async(p.parse_args()))
 
 
