@@ -16,7 +16,7 @@ work=$(mktemp -d)
 server_pid=""
 trap '[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
 start_server "$work/server.log" --data-dir "$work/data" --password-hashing fast --log-level notice \
-    --default-tier premium
+    --default-tier premium "${no_write_budgets[@]}"
 echo "server pid $server_pid on $base; RSS at start $(rss_kib "$server_pid") KiB, fds $(fd_count "$server_pid")"
 python3 Reliability/soak.py "$base" "$server_pid" --seconds "$seconds" --subscribers "$subscribers" \
     --accounts $(( (subscribers + 19) / 20 )) --rate "$rate"

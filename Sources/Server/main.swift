@@ -214,6 +214,7 @@ struct ChronirServer: ParsableCommand {
             metadata: [
                 "address": "\(host):\(boundPort)", "loops": "\(loops)", "database": "\(config.databasePath)",
                 "durability": "\(durability.rawValue)",
+                "write_budget": "\(writesPerMinute)/min burst \(writeBurst), \(writeBytes) B/h",
             ])
 
         // The separate metrics listener: one loop, a few connections, its own responder.
