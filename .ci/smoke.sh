@@ -54,7 +54,7 @@ api 200 GET /v1/me "" "$ops_token" >/dev/null
 A users suspend ops@example.com --reason smoke </dev/null >/dev/null 2>&1 && fail "suspend without --yes and no terminal must refuse"
 A users suspend ops@example.com --reason smoke --yes >/dev/null
 api 401 GET /v1/me "" "$ops_token" >/dev/null
-api 403 POST /v1/auth/login "{\"email\":\"ops@example.com\",\"password\":\"$password\"}" >/dev/null
+api 401 POST /v1/auth/login "{\"email\":\"ops@example.com\",\"password\":\"$password\"}" >/dev/null
 A audit --json | grep -q '"event":"user_suspended"' || fail "audit does not show the suspension"
 A db check >/dev/null || fail "db check failed"
 A db backup "$work/backup.sqlite" >/dev/null || fail "db backup failed"

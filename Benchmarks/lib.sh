@@ -80,11 +80,13 @@ start_ws_echo() {  # sets ECHO_PORT, ECHO_PID (no compression: the load generato
     wait_tcp "$ECHO_PORT"
 }
 
-start_chronir() {  # start_chronir EXTRA_FLAGS...: sets CH_PORT, CH_PID (benchmark accounts: fast hashing)
+# Benchmarks write as few users as fast as they can on purpose: the per-user write budgets
+# (docs/security-budgets.md) are off, or every run would measure 429s.
+start_chronir() {  # start_chronir EXTRA_FLAGS...: sets CH_PORT, CH_PID (benchmark accounts: fast hashing, no write budgets)
     CH_PORT=$(free_port)
     mkdir -p "$work/data"
     "$CHRONIR_SERVER" --port "$CH_PORT" --data-dir "$work/data" --public-dir none --default-tier premium \
-        --password-hashing fast "$@" 2>"$work/chronir.log" &
+        --password-hashing fast --write-budget-per-minute 0 --write-bytes-per-hour 0 "$@" 2>"$work/chronir.log" &
     CH_PID=$!
     pids+=("$CH_PID")
     wait_http "$CH_PORT"

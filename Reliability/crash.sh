@@ -29,7 +29,7 @@ fail() { echo "CRASH FAIL (round $round): $*" >&2; tail -20 "$log" >&2; trap - E
 started=$SECONDS
 for round in $(seq 1 "$rounds"); do
     start_server "$log" --data-dir "$data" --durability "$durability" --password-hashing fast \
-        --default-tier premium --log-level notice || fail "start"
+        --default-tier premium --log-level notice "${no_write_budgets[@]}" || fail "start"
     python3 Reliability/crash_load.py load "$base" "$acks" --workers 4 --tag "r$round" >"$work/load.out" 2>&1 &
     load_pid=$!
     before=$(wc -l <"$acks")

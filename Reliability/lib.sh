@@ -21,6 +21,11 @@ start_server() {
     base="http://127.0.0.1:$port"
 }
 
+# Flags that turn the per-user write budgets off (docs/security-budgets.md), for the scripts that
+# load the server with a few users on purpose (crash, soak): their point is the server under load,
+# not 429s. Reliability/write-budget.sh keeps the defaults.
+no_write_budgets=(--write-budget-per-minute 0 --write-bytes-per-hour 0)
+
 # rss_kib PID — resident set size in KiB (VmRSS); peak_kib PID — VmHWM.
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 peak_kib() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }

@@ -17,7 +17,7 @@ server_pid=""
 trap '[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
 metrics_token=soak-metrics-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 start_server "$work/server.log" --data-dir "$work/data" --password-hashing fast --log-level notice \
-    --default-tier premium --metrics-token "$metrics_token"
+    --default-tier premium --metrics-token "$metrics_token" "${no_write_budgets[@]}"
 echo "server pid $server_pid on $base; RSS at start $(rss_kib "$server_pid") KiB, fds $(fd_count "$server_pid")"
 python3 Reliability/soak.py "$base" "$server_pid" --seconds "$seconds" --subscribers "$subscribers" \
     --accounts $(( (subscribers + 19) / 20 )) --rate "$rate" --metrics-token "$metrics_token"

@@ -28,6 +28,9 @@ public struct AppConfig: Sendable {
     /// Peers (exact IP addresses, e.g. `127.0.0.1` for an nginx on the same host) whose
     /// `X-Forwarded-For` names the client (`ClientAddress`). Empty: the header is ignored.
     public var trustedProxies: Set<String> = []
+    /// Per-user write budgets (`--write-budget-per-minute`, `--write-budget-burst`,
+    /// `--write-bytes-per-hour`; docs/security-budgets.md). Default: `WriteBudget.standard`.
+    public var writeBudget: WriteBudget = .standard
 
     public init(
         dataDirectory: String = "./data", publicDirectory: String? = "./Public", durability: Durability = .normal,

@@ -3,6 +3,7 @@ import Hashing
 public import Logging
 public import SQLite
 import Store
+import Wire
 
 /// The shared dependencies route handlers capture: one instance per server process.
 public struct Services: Sendable {
@@ -15,6 +16,8 @@ public struct Services: Sendable {
     public var secret: [UInt8]
     /// The metrics this instance records and `/metrics` exposes (its own registry).
     public var metrics: ChronirMetrics
+    /// Every signed-in user's write budget (`config.writeBudget`), charged by `authenticate`.
+    public let writeBudgets: WriteBudgets
     /// A hash of a random password with the configured cost, verified when a login names an unknown
     /// email so that a miss takes as long as a wrong password (no account enumeration by timing).
     let decoyPasswordHash: String
@@ -30,9 +33,13 @@ public struct Services: Sendable {
         self.clock = clock
         self.workers = workers
         self.logger = logger
+        writeBudgets = WriteBudgets(budget: config.writeBudget)
         decoyPasswordHash = PasswordHash.make(
             password: Base64URL.encode(SecureRandom.bytes(16)), parameters: Self.scrypt(config.passwordHashing))
     }
+
+    /// The methods that change data (RFC 9110 §9.2.1: the unsafe ones the API serves).
+    static let writeMethods: Set<HTTPMethod> = [.post, .put, .patch, .delete]
 
     /// scrypt parameters for new password hashes.
     var scrypt: ScryptParameters { Self.scrypt(config.passwordHashing) }
@@ -46,7 +53,16 @@ public struct Services: Sendable {
 
     /// The signed-in user behind the request's bearer token. Throws 401 AUTH_REQUIRED for a missing,
     /// malformed, unknown, expired or revoked token, 403 ACCOUNT_SUSPENDED for a suspended account.
-    public func authenticate(_ request: Request) async throws -> AuthenticatedUser {
+    ///
+    /// The one place write budgets are charged: for a write method (POST, PUT, PATCH, DELETE) it
+    /// charges the user's `WriteBudgets` entry with the request body and throws 429 RATE_LIMITED
+    /// (`Retry-After`) when it is spent — before the handler, and before this function's own session
+    /// touch, writes anything. Every route that changes data resolves its principal here, so every
+    /// such route is budgeted; `exemptFromWriteBudget` is for logout only (ending a session must
+    /// always work, and it only shrinks what is stored).
+    public func authenticate(_ request: Request, exemptFromWriteBudget: Bool = false) async throws
+        -> AuthenticatedUser
+    {
         guard let token = request.bearerToken, let tokenHash = TokenHashing.hash(token: token) else {
             throw DomainError.authenticationRequired
         }
@@ -54,6 +70,9 @@ public struct Services: Sendable {
         let lookup = try await database.read { db in try SessionStore.lookup(tokenHash: tokenHash, at: now, on: db) }
         guard let lookup else { throw DomainError.authenticationRequired }
         guard lookup.user.status == .active else { throw DomainError.accountSuspended }
+        if !exemptFromWriteBudget, Self.writeMethods.contains(request.method) {
+            try writeBudgets.charge(userID: lookup.user.id, bodyBytes: request.http.body.count, now: now)
+        }
         if lookup.needsTouch {
             do {
                 try await database.write { db in try SessionStore.touch(tokenHash: tokenHash, at: now, on: db) }

@@ -78,6 +78,15 @@ struct ChronirServer: ParsableCommand {
     @Option(help: "Bearer token /metrics requires (16+ characters; prefer the environment variable). Without --metrics-port it serves /metrics on the API port. [env: CHRONIR_METRICS_TOKEN] (default: none: /metrics is off unless --metrics-port is set)")
     var metricsToken: String?
 
+    @Option(help: "Writes (POST/PUT/PATCH/DELETE) one signed-in user may make per minute, sustained; beyond it 429 with Retry-After. 0 disables. [env: CHRONIR_WRITE_BUDGET_PER_MINUTE] (default: 120)")
+    var writeBudgetPerMinute: Int?
+
+    @Option(help: "Writes one user may make at once after being idle (the burst of --write-budget-per-minute). [env: CHRONIR_WRITE_BUDGET_BURST] (default: 60)")
+    var writeBudgetBurst: Int?
+
+    @Option(help: "Request-body bytes one signed-in user may send in writes per hour (each write counts at least 1 KiB); beyond it 429 with Retry-After. 0 disables. [env: CHRONIR_WRITE_BYTES_PER_HOUR] (default: 5242880, 5 MiB)")
+    var writeBytesPerHour: Int?
+
     func run() throws {
         // First, before anything starts a thread: signals are delivered through a signalfd, which
         // sees only signals every thread blocks (see SignalWatcher). The handler is bound later.
@@ -116,6 +125,15 @@ struct ChronirServer: ParsableCommand {
         let maxMembers = try parse(maxMembers.map(String.init), "MAX_MEMBERS", 10) {
             Int($0).flatMap { (2...1000).contains($0) ? $0 : nil }
         }
+        let writesPerMinute = try parse(
+            writeBudgetPerMinute.map(String.init), "WRITE_BUDGET_PER_MINUTE", WriteBudget.standard.writesPerMinute
+        ) { Int($0).flatMap { (0...1_000_000).contains($0) ? $0 : nil } }
+        let writeBurst = try parse(writeBudgetBurst.map(String.init), "WRITE_BUDGET_BURST", WriteBudget.standard.burst) {
+            Int($0).flatMap { (1...1_000_000).contains($0) ? $0 : nil }
+        }
+        let writeBytes = try parse(
+            writeBytesPerHour.map(String.init), "WRITE_BYTES_PER_HOUR", WriteBudget.standard.bytesPerHour
+        ) { Int64($0).flatMap { (0...(Int64(1) << 40)).contains($0) ? $0 : nil } }
         let publicDirText = value(publicDir, "PUBLIC_DIR") ?? "./Public"
         var config = AppConfig(
             dataDirectory: value(dataDir, "DATA_DIR") ?? "./data",
@@ -126,6 +144,7 @@ struct ChronirServer: ParsableCommand {
             passwordHashing: hashing, maxMembersPerGroup: maxMembers)
         config.allowedOrigins = (value(allowedOrigins, "ALLOWED_ORIGINS") ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        config.writeBudget = WriteBudget(writesPerMinute: writesPerMinute, burst: writeBurst, bytesPerHour: writeBytes)
         config.trustedProxies = Set(
             (value(trustedProxies, "TRUSTED_PROXIES") ?? "").split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
@@ -195,6 +214,7 @@ struct ChronirServer: ParsableCommand {
             metadata: [
                 "address": "\(host):\(boundPort)", "loops": "\(loops)", "database": "\(config.databasePath)",
                 "durability": "\(durability.rawValue)",
+                "write_budget": "\(writesPerMinute)/min burst \(writeBurst), \(writeBytes) B/h",
             ])
 
         // The separate metrics listener: one loop, a few connections, its own responder.

@@ -17,7 +17,7 @@ final class AppHarness: Sendable {
 
     init(
         defaultTier: Tier = .free, publicDirectory: String? = nil, logger: Logger? = nil, accessLog: AccessLog? = nil,
-        trustedProxies: Set<String> = []
+        trustedProxies: Set<String> = [], writeBudget: WriteBudget = .standard
     ) throws {
         directory = TemporaryDirectory()
         clock = ManualClock()
@@ -28,6 +28,7 @@ final class AppHarness: Sendable {
             dataDirectory: directory.path, publicDirectory: publicDirectory, defaultTier: defaultTier,
             workerThreads: 2, passwordHashing: .fast)
         config.trustedProxies = trustedProxies
+        config.writeBudget = writeBudget
         database = try Bootstrap.openDatabase(config: config, logger: logger, nowMilliseconds: clock.nowMilliseconds())
         let services = Services(
             config: config, database: database, clock: clock, workers: WorkerPool(width: 2), logger: logger,

@@ -160,7 +160,7 @@ enum AccountRoutes {
     }
 
     static func logout(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let principal = try await services.authenticate(request)
+        let principal = try await services.authenticate(request, exemptFromWriteBudget: true)
         let now = services.clock.nowMilliseconds()
         try await services.database.write { db in
             try SessionStore.revoke(tokenHash: principal.tokenHash, at: now, on: db)
