@@ -126,6 +126,9 @@ if counts["ok"] and counts["429"]:
     steady = min(120 * 60, 5 * 1024 * 1024 / max(body, 1024))
     print(f"steady state under the default budgets: ≤ {steady:,.0f} writes/hour × {human(per_write)}/write "
           f"= {human(steady * per_write)} per hour")
+if os.environ.get("EXPECT_BUDGETS") == "1" and not counts["429"]:
+    print("FAILED: no write was refused; the budgets do not hold")
+    sys.exit(1)
 sys.exit(1 if counts["other"] else 0)
 PY
 curl -sf "$base/healthz" >/dev/null && echo "healthz ok"

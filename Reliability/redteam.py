@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""The red team's findings of issue 15, replayed against a running chronir-server (docs/security.md).
+
+  redteam.py BASE_URL DATA_DIR SERVER_LOG ADMIN_BINARY [FINDING…]     (default: every finding)
+
+Each finding is one function that attacks the live server the way the tester did, prints what it
+measured, and raises when the attack still works. Two client networks on loopback: 127.0.0.1 and
+127.0.0.2 (Linux routes all of 127/8 to lo). Findings that need 30 days to pass (session expiry,
+change-log retention) or their own server flags run as unit tests instead (named in docs/security.md).
+Exit status 1 when any finding fails.
+"""
+import http.client
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import urllib.parse
+
+BASE, DATA_DIR, SERVER_LOG, ADMIN = sys.argv[1:5]
+URL = urllib.parse.urlsplit(BASE)
+PASSWORD = "correct horse"
+
+
+def call(method, path, body=None, token=None, source="127.0.0.1", raw=None):
+    """One request on a fresh connection from `source`; returns (status, parsed JSON or text)."""
+    c = http.client.HTTPConnection(URL.hostname, URL.port, timeout=30, source_address=(source, 0))
+    headers = {}
+    if body is not None or raw is not None:
+        headers["Content-Type"] = "application/json"
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    c.request(method, path, body=raw if raw is not None else (json.dumps(body) if body is not None else None),
+              headers=headers)
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    try:
+        return r.status, json.loads(data) if data else None
+    except ValueError:
+        return r.status, data.decode(errors="replace")
+
+
+counter = [0]
+
+
+def register(name):
+    counter[0] += 1
+    email = f"{name}-{os.getpid()}-{counter[0]}@example.com"
+    status, doc = call("POST", "/v1/auth/register", {"email": email, "password": PASSWORD, "display_name": name.title()})
+    assert status == 201, (status, doc)
+    return email, doc["token"], doc["user"]["id"]
+
+
+def admin(*args):
+    return subprocess.run([ADMIN, *args, "--data-dir", DATA_DIR], capture_output=True, text=True, timeout=60)
+
+
+class Failed(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failed(message)
+
+
+def finding_6_login_lockout():
+    """11 wrong guesses for the victim from one network; the victim's right password from another."""
+    email, _, _ = register("victim")
+    answers = [call("POST", "/v1/auth/login", {"email": email, "password": f"wrong {i}"}, source="127.0.0.2")[0]
+               for i in range(11)]
+    attacker_locked = answers.count(429)
+    status, _ = call("POST", "/v1/auth/login", {"email": email, "password": PASSWORD}, source="127.0.0.1")
+    print(f"  attacker network: {answers.count(401)} × 401 then {attacker_locked} × 429; "
+          f"victim's right password from another network: {status} (was 429 for 15 minutes)")
+    check(attacker_locked >= 1, "the attacker's network was never limited")
+    check(status == 200, f"the victim is locked out: {status}")
+
+
+def finding_8_secrets_in_log():
+    """A GET to an invitation's accept URL (405) and a POST to a landing page (404) carry secrets."""
+    _, token, _ = register("logger")
+    secret = "U2VjcmV0TGlua1Rva2VuRnJvbVRoZVJlZFRlYW0xMjM0NTY"
+    code = "QWERTZ"
+    answers = [call("GET", f"/v1/invitations/{secret}/accept", token=token)[0],
+               call("POST", f"/join/{code}")[0], call("PUT", f"/v1/invitations/{secret}", token=token)[0]]
+    with open(SERVER_LOG, encoding="utf-8", errors="replace") as f:
+        log = f.read()
+    leaked = [s for s in (secret, code) if s in log]
+    print(f"  answers {answers}; secrets found in the server log: {len(leaked)} (was 2)")
+    check(not leaked, f"secrets in the log: {leaked}")
+
+
+def finding_12_deleted_email_in_log():
+    """A deleted account's email and name stay in the change log's documents."""
+    email, token, _ = register("erased")
+    status, group = call("POST", "/v1/groups", {"name": "Erasure"}, token)
+    check(status == 201, f"create group: {status}")
+    _, owner_token, _ = register("inviter")
+    _, g2 = call("POST", "/v1/groups", {"name": "Inviting"}, owner_token)
+    call("POST", f"/v1/groups/{g2['group']['id']}/invitations", {"invitee_email": email}, owner_token)
+    db = sqlite3.connect(f"file:{DATA_DIR}/chronir.sqlite?mode=ro", uri=True)
+
+    def mentions():
+        return db.execute("SELECT count(*) FROM change_log WHERE instr(document, ?) > 0", (email,)).fetchone()[0]
+
+    before = mentions()
+    status, _ = call("DELETE", "/v1/me", token=token)
+    check(status == 204, f"delete: {status}")
+    after = mentions()
+    verify = admin("audit", "verify", "--json")
+    print(f"  change-log documents holding the email: {before} before deletion, {after} after; "
+          f"audit verify: {verify.stdout.strip()}")
+    check(after == 0, f"{after} documents still hold the email")
+    check(verify.returncode == 0, f"audit verify failed: {verify.stdout} {verify.stderr}")
+
+
+def finding_13_suspension_oracle():
+    """A suspended account answers the right password differently from a wrong one."""
+    email, _, _ = register("suspended")
+    result = admin("users", "suspend", email, "--reason", "red team", "--yes")
+    check(result.returncode == 0, f"suspend: {result.stderr}")
+    right = call("POST", "/v1/auth/login", {"email": email, "password": PASSWORD})
+    wrong = call("POST", "/v1/auth/login", {"email": email, "password": "wrong horse"})
+
+    def shape(answer):
+        status, doc = answer
+        error = dict(doc.get("error", {})) if isinstance(doc, dict) else {}
+        error.pop("request_id", None)
+        return status, error
+
+    print(f"  right password: {shape(right)}; wrong password: {shape(wrong)} (was 403 vs 401)")
+    check(shape(right) == shape(wrong), "the answers differ")
+
+
+def finding_14_dotfiles():
+    """Dotfiles in the public directory are served."""
+    answers = {path: call("GET", path)[0] for path in ("/.hidden", "/.git/config", "/.well-known/security.txt")}
+    print(f"  {answers} (was 200 for /.hidden)")
+    check(answers["/.hidden"] == 404 and answers["/.git/config"] == 404, "a dotfile is served")
+    check(answers["/.well-known/security.txt"] == 200, "/.well-known/ is not served")
+
+
+FINDINGS = dict(sorted(((name[len("finding_"):], f) for name, f in globals().items() if name.startswith("finding_")),
+                     key=lambda item: int(item[0].split("_")[0])))
+
+
+def main():
+    wanted = sys.argv[5:] or list(FINDINGS)
+    failed = []
+    for name in wanted:
+        print(f"finding {name}: {FINDINGS[name].__doc__}")
+        try:
+            FINDINGS[name]()
+            print("  held")
+        except (Failed, AssertionError) as e:
+            print(f"  FAILED: {e}")
+            failed.append(name)
+    print(f"{len(wanted) - len(failed)} of {len(wanted)} findings held" + (f"; failed: {failed}" if failed else ""))
+    sys.exit(1 if failed else 0)
+
+
+main()

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The red team's findings (issue 15; docs/security.md) replayed against the built server: starts
+# chronir-server on a temporary data directory with a public directory holding dotfiles and access
+# logging at info, then runs Reliability/redteam.py (one check per finding; FINDING… selects some,
+# e.g. `6_login_lockout`). Fails when any attack still works.
+#
+#   Reliability/redteam.sh [FINDING…]        (CHRONIR_BIN_DIR=DIR picks the binaries)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source Reliability/lib.sh
+find_binaries
+work=$(mktemp -d)
+server_pid=""
+trap '[ -n "$server_pid" ] && { kill -9 "$server_pid"; wait "$server_pid"; } 2>/dev/null; rm -rf "$work"' EXIT
+mkdir -p "$work/public/.git" "$work/public/.well-known" "$work/data"
+chmod 700 "$work/data"
+echo '<h1>home</h1>' >"$work/public/index.html"
+echo 'secret' >"$work/public/.hidden"
+echo '[core]' >"$work/public/.git/config"
+echo 'Contact: mailto:security@example.com' >"$work/public/.well-known/security.txt"
+start_server "$work/server.log" --data-dir "$work/data" --password-hashing fast --log-level info --default-tier premium \
+    --public-dir "$work/public"
+echo "server pid $server_pid on $base ($SERVER)"
+python3 Reliability/redteam.py "$base" "$work/data" "$work/server.log" "$ADMIN" "$@"
