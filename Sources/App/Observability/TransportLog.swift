@@ -1,0 +1,65 @@
+@preconcurrency import Dispatch
+import Domain
+import Foundation
+public import Logging
+import Synchronization
+public import Transport
+
+/// The transport's events as log lines. Connection events — `connection opened` (with the client
+/// IP), `connection upgraded` (to WebSocket), `connection closed`, `connection timed out` (which
+/// deadline) and `request rejected` (what the parser refused) — are one line each at `info`,
+/// written like the access log's (fast path, same layout, logger `chronir.connection`), so with
+/// `--log-format json` every request and connection event is one JSON object on its own line.
+/// Trouble (socket errors, the connection limit, accept pauses) goes through `logger` at warning
+/// or error; the rest (listening, shutdown progress) at debug.
+public final class TransportLog: Sendable {
+    let sink: LogSink
+    let format: LogFormat
+    let logger: Logger
+    /// Whether connection lines are written: the configured level is `info` or more verbose.
+    public let connectionLinesEnabled: Bool
+    static let label = "chronir.connection"
+
+    public init(sink: LogSink, format: LogFormat, level: Logger.Level, logger: Logger) {
+        self.sink = sink
+        self.format = format
+        self.logger = logger
+        connectionLinesEnabled = level <= .info
+    }
+
+    public func record(_ event: TransportEvent) {
+        switch event {
+        case .accepted(let id, let remoteAddress):
+            connectionLine("connection opened", id) { $0.field("client_ip", remoteAddress) }
+        case .upgraded(let id):
+            connectionLine("connection upgraded", id) { $0.field("protocol", "websocket") }
+        case .closed(let id):
+            connectionLine("connection closed", id) { _ in }
+        case .timedOut(let id, let kind):
+            connectionLine("connection timed out", id) { $0.field("deadline", kind.rawValue) }
+        case .badRequest(let id, let status, let reason):
+            connectionLine("request rejected", id) { line in
+                line.field("status", status)
+                line.field("reason", reason)
+            }
+        case .error(let id, let error):
+            logger.warning(
+                "socket error", metadata: ["connection": "\(id.map(String.init) ?? "listener")", "error": "\(error)"])
+        case .connectionLimitReached(let limit):
+            logger.warning("connection limit reached; refusing with 503", metadata: ["limit": "\(limit)"])
+        case .acceptPaused(let error):
+            logger.error("accept paused: out of file descriptors", metadata: ["error": "\(error)"])
+        case .listening, .shutdownStarted, .shutdownCompleted:
+            logger.debug("\(event)")
+        }
+    }
+
+    private func connectionLine(_ message: String, _ id: UInt64, _ fields: (inout LogLine) -> Void) {
+        guard connectionLinesEnabled else { return }
+        var line = LogLine(
+            format: format, timeMilliseconds: logTimeMilliseconds(), level: .info, logger: Self.label, message: message)
+        line.field("connection_id", id)
+        fields(&line)
+        sink.append(line: line.finish())
+    }
+}
