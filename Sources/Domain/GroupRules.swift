@@ -7,22 +7,21 @@ public enum GroupRules {
     /// Longest icon name, in bytes: a symbol name such as `house`, not content.
     public static let maxIconNameBytes = 64
 
-    /// Trims and checks 1…100 characters without control characters.
+    /// Normalises as a `FreeText` name and checks 1…100 characters.
     public static func normalizeName(_ raw: String) throws(DomainError) -> String {
-        let name = raw.trimmingWhitespace()
+        let name = try FreeText.normalize(raw, .name, field: "name")
         guard !name.isEmpty else { throw .invalidField(field: "name", message: "name is required") }
         guard name.count <= maxNameCharacters else {
             throw .invalidField(field: "name", message: "name is longer than \(maxNameCharacters) characters")
         }
-        guard !name.containsControlCharacters else {
-            throw .invalidField(field: "name", message: "name contains control characters")
-        }
         return name
     }
 
-    /// Trims; empty becomes nil; at most 500 characters.
+    /// Normalises as a `FreeText` note; empty becomes nil; at most 500 characters.
     public static func normalizeDescription(_ raw: String?) throws(DomainError) -> String? {
-        guard let text = raw?.trimmingWhitespace(), !text.isEmpty else { return nil }
+        guard let raw else { return nil }
+        let text = try FreeText.normalize(raw, .note, field: "description")
+        guard !text.isEmpty else { return nil }
         guard text.count <= maxDescriptionCharacters else {
             throw .invalidField(
                 field: "description", message: "description is longer than \(maxDescriptionCharacters) characters")
@@ -92,7 +91,4 @@ extension String {
         return String(s)
     }
 
-    var containsControlCharacters: Bool {
-        unicodeScalars.contains { $0.properties.generalCategory == .control }
-    }
 }
