@@ -75,6 +75,20 @@ public enum GroupRules {
         }
     }
 
+    /// Whether a member with `role` (nil: no longer an active member, or suspended) may create an
+    /// invitation granting `granted`: owner and admins invite members; only the owner invites admins.
+    /// An invitation stays usable only while its creator still could create it (issue 15 #4).
+    public static func mayInvite(as role: GroupRole?, granting granted: GroupRole) -> Bool {
+        guard let role, role.canManage, granted != .owner else { return false }
+        return granted == .member || role == .owner
+    }
+
+    /// Whether a member with `role` (nil as above) may create or rotate the group's invite code; a
+    /// code stays usable only while its creator still could create it (issue 15 #4).
+    public static func mayCreateInviteCode(as role: GroupRole?) -> Bool {
+        role?.canManage ?? false
+    }
+
     /// Whether a former member (removed or left at `endedMs`) may rejoin with an invite created at
     /// `inviteCreatedMs`: only an invite newer than their departure admits them again.
     public static func mayRejoin(endedMs: Int64?, inviteCreatedMs: Int64) -> Bool {
