@@ -81,7 +81,8 @@ public enum AccountRules {
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."),
             !parts[1].hasSuffix("."),
-            !email.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
+            !email.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }),
+            FreeText.firstViolation(in: email, .name) == nil
         else { throw .invalidField(field: "email", message: "email is not a valid address") }
         return email
     }
@@ -97,16 +98,14 @@ public enum AccountRules {
         }
     }
 
-    /// Trims and checks 1…100 characters with no control characters.
+    /// Normalises as a `FreeText` name (NFC, trimmed; no controls, bidi overrides or invisible
+    /// characters) and checks 1…100 characters.
     public static func normalizeDisplayName(_ raw: String) throws(DomainError) -> String {
-        let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        let name = try FreeText.normalize(raw, .name, field: "display_name")
         guard !name.isEmpty else { throw .invalidField(field: "display_name", message: "display_name is required") }
         guard name.count <= maxDisplayNameCharacters else {
             throw .invalidField(
                 field: "display_name", message: "display_name is longer than \(maxDisplayNameCharacters) characters")
-        }
-        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw .invalidField(field: "display_name", message: "display_name contains control characters")
         }
         return name
     }

@@ -7,22 +7,21 @@ public enum GroupRules {
     /// Longest icon name, in bytes: a symbol name such as `house`, not content.
     public static let maxIconNameBytes = 64
 
-    /// Trims and checks 1…100 characters without control characters.
+    /// Normalises as a `FreeText` name and checks 1…100 characters.
     public static func normalizeName(_ raw: String) throws(DomainError) -> String {
-        let name = raw.trimmingWhitespace()
+        let name = try FreeText.normalize(raw, .name, field: "name")
         guard !name.isEmpty else { throw .invalidField(field: "name", message: "name is required") }
         guard name.count <= maxNameCharacters else {
             throw .invalidField(field: "name", message: "name is longer than \(maxNameCharacters) characters")
         }
-        guard !name.containsControlCharacters else {
-            throw .invalidField(field: "name", message: "name contains control characters")
-        }
         return name
     }
 
-    /// Trims; empty becomes nil; at most 500 characters.
+    /// Normalises as a `FreeText` note; empty becomes nil; at most 500 characters.
     public static func normalizeDescription(_ raw: String?) throws(DomainError) -> String? {
-        guard let text = raw?.trimmingWhitespace(), !text.isEmpty else { return nil }
+        guard let raw else { return nil }
+        let text = try FreeText.normalize(raw, .note, field: "description")
+        guard !text.isEmpty else { return nil }
         guard text.count <= maxDescriptionCharacters else {
             throw .invalidField(
                 field: "description", message: "description is longer than \(maxDescriptionCharacters) characters")
@@ -76,6 +75,20 @@ public enum GroupRules {
         }
     }
 
+    /// Whether a member with `role` (nil: no longer an active member, or suspended) may create an
+    /// invitation granting `granted`: owner and admins invite members; only the owner invites admins.
+    /// An invitation stays usable only while its creator still could create it (issue 15 #4).
+    public static func mayInvite(as role: GroupRole?, granting granted: GroupRole) -> Bool {
+        guard let role, role.canManage, granted != .owner else { return false }
+        return granted == .member || role == .owner
+    }
+
+    /// Whether a member with `role` (nil as above) may create or rotate the group's invite code; a
+    /// code stays usable only while its creator still could create it (issue 15 #4).
+    public static func mayCreateInviteCode(as role: GroupRole?) -> Bool {
+        role?.canManage ?? false
+    }
+
     /// Whether a former member (removed or left at `endedMs`) may rejoin with an invite created at
     /// `inviteCreatedMs`: only an invite newer than their departure admits them again.
     public static func mayRejoin(endedMs: Int64?, inviteCreatedMs: Int64) -> Bool {
@@ -92,7 +105,4 @@ extension String {
         return String(s)
     }
 
-    var containsControlCharacters: Bool {
-        unicodeScalars.contains { $0.properties.generalCategory == .control }
-    }
 }

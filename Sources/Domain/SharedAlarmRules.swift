@@ -4,15 +4,15 @@
 ///
 /// | field               | rule                                                            |
 /// | ------------------- | --------------------------------------------------------------- |
-/// | `title`             | trimmed, 1…200 characters, no control characters                |
-/// | `note`              | ≤ 2000 characters; empty becomes null                           |
-/// | `sound_id`          | ≤ 100 bytes, no control characters; empty becomes null          |
+/// | `title`             | `FreeText` name, 1…200 characters                               |
+/// | `note`              | `FreeText` note, ≤ 2000 characters; empty becomes null          |
+/// | `sound_id`          | ≤ 100 bytes passing the `FreeText` name rules; empty becomes null |
 /// | `pre_alarm_offset`  | 1…`maxPreAlarmOffset` minutes                                   |
 /// | `snooze_options`    | ≤ `maxSnoozeOptions` distinct durations, each 1…`maxSnoozeMinutes` |
 /// | `color_tag`, `icon_name` | as for groups (`GroupRules`)                               |
 /// | `assigned_to_uids`  | ≤ `maxAssignees`, distinct (membership: the Store)              |
 /// | `grace_minutes`     | 1…`maxGraceMinutes`                                             |
-/// | completion `note`   | ≤ 500 characters                                                |
+/// | completion `note`   | `FreeText` note, ≤ 500 characters                               |
 /// | `snooze_count`      | 0…`maxSnoozeCount`                                              |
 public enum SharedAlarmRules {
     /// `title`: 200 characters (docs/design.md#shared-alarms).
@@ -45,19 +45,16 @@ public enum SharedAlarmRules {
     /// Normalises and checks every field; `now` only matters for a one-time schedule in the past.
     public static func validate(_ s: SharedAlarmSettings, now: Int64) throws(DomainError) -> SharedAlarmSettings {
         var s = s
-        s.title = s.title.trimmingWhitespace()
+        s.title = try FreeText.normalize(s.title, .name, field: "title")
         guard !s.title.isEmpty else { throw .invalidField(field: "title", message: "title is required") }
         guard s.title.count <= maxTitleCharacters else {
             throw .invalidField(field: "title", message: "title is longer than \(maxTitleCharacters) characters")
-        }
-        guard !s.title.containsControlCharacters else {
-            throw .invalidField(field: "title", message: "title contains control characters")
         }
         s.note = try text(s.note, field: "note", max: maxNoteCharacters)
         try ScheduleRules.validate(s.timing, now: now)
         if let sound = s.soundID, sound.isEmpty { s.soundID = nil }
         if let sound = s.soundID {
-            guard sound.utf8.count <= maxSoundIDBytes, !sound.containsControlCharacters else {
+            guard sound.utf8.count <= maxSoundIDBytes, FreeText.firstViolation(in: sound, .name) == nil else {
                 throw .invalidField(
                     field: "sound_id", message: "sound_id must be at most \(maxSoundIDBytes) bytes of text")
             }
@@ -118,7 +115,9 @@ public enum SharedAlarmRules {
     }
 
     private static func text(_ raw: String?, field: String, max: Int) throws(DomainError) -> String? {
-        guard let text = raw?.trimmingWhitespace(), !text.isEmpty else { return nil }
+        guard let raw else { return nil }
+        let text = try FreeText.normalize(raw, .note, field: field)
+        guard !text.isEmpty else { return nil }
         guard text.count <= max else {
             throw .invalidField(field: field, message: "\(field) is longer than \(max) characters")
         }

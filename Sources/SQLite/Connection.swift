@@ -50,7 +50,11 @@ public final class Connection {
     /// Savepoints currently open through `transaction` (names are unique per depth).
     private var savepointDepth = 0
 
-    /// Opens `path` and applies at every open: `PRAGMA foreign_keys=ON`, `journal_mode=WAL` (read-write
+    /// Database files this connection narrowed to owner-only when opening (`FileProtection`): they had
+    /// group/other permissions, e.g. written by an older version. Empty normally.
+    public let narrowedFiles: [String]
+
+    /// Opens `path` (read-write: created 0600 first, see `FileProtection`) and applies at every open: `PRAGMA foreign_keys=ON`, `journal_mode=WAL` (read-write
     /// only), `synchronous=NORMAL|FULL`, and the busy timeout. Throws the open or pragma error.
     public init(
         path: String, mode: OpenMode = .readWrite, durability: Durability = .normal,
@@ -59,6 +63,11 @@ public final class Connection {
         self.path = path
         self.mode = mode
         let access = mode == .readWrite ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY
+        if mode == .readWrite, !path.isEmpty, path != ":memory:" {
+            narrowedFiles = try FileProtection.prepare(databasePath: path)
+        } else {
+            narrowedFiles = []
+        }
         var db: OpaquePointer?
         let status = sqlite3_open_v2(path, &db, access | SQLITE_OPEN_NOMUTEX, nil)
         guard status == SQLITE_OK, let db else {

@@ -59,6 +59,8 @@ public final class Database: Sendable {
     public let path: String
     /// The options the connections were opened with.
     public let options: DatabaseOptions
+    /// Files the writer narrowed to owner-only at open (`Connection.narrowedFiles`), for a warning.
+    public let narrowedFiles: [String]
     /// The writer's serial queue; the writer connection is touched only on it.
     private let writerQueue = DispatchQueue(label: "chronir.sqlite.writer")
     /// The writer connection (owned by `writerQueue`).
@@ -96,6 +98,7 @@ public final class Database: Sendable {
                     path: path, mode: .readOnly, durability: options.durability,
                     busyTimeoutMilliseconds: options.busyTimeoutMilliseconds))
         }
+        narrowedFiles = writerConnection.narrowedFiles
         writer = WriterSlot(writerConnection, queue: writerQueue)
         readers = ReaderPool(readerConnections)
     }

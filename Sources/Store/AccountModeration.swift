@@ -35,7 +35,9 @@ extension AccountStore {
         }
     }
 
-    /// Suspends or reinstates an account. Suspension revokes every session in the same transaction.
+    /// Suspends or reinstates an account. Suspension revokes every session, and every pending
+    /// invitation and invite code the account created (`GroupStore.revokeGrants`), in the same
+    /// transaction; reinstating restores none of them.
     public static func setStatus(
         userID: String, status: UserStatus, actor: Actor, reason: String?, at now: Int64, on db: Connection
     ) throws -> User {
@@ -43,7 +45,11 @@ extension AccountStore {
         let user = try update(userID: userID, actor: actor, reason: reason, event: event, at: now, on: db) {
             $0.status = status
         }
-        if status == .suspended { try SessionStore.revokeAll(userID: userID, at: now, on: db) }
+        if status == .suspended {
+            try SessionStore.revokeAll(userID: userID, at: now, on: db)
+            try GroupStore.revokeGrants(
+                of: userID, in: nil, keeping: nil, actor: actor, reason: .creatorSuspended, at: now, on: db)
+        }
         return user
     }
 

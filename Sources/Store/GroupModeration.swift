@@ -52,7 +52,8 @@ extension GroupStore {
 
     /// Freezes (`frozen: true`) or unfreezes a group. While frozen, database triggers (migration
     /// 0005) refuse every write to the group's rows — from the API, the admin CLI or the sweeper —
-    /// with `group_frozen`. Events `group_frozen` / `group_unfrozen`; idempotent.
+    /// with `group_frozen`. Events `group_frozen` / `group_unfrozen`; idempotent. Unfreezing revokes
+    /// the grants whose creators lost the right meanwhile (`reconcileGrants`).
     public static func adminSetFrozen(
         groupID: String, frozen: Bool, reason: String?, at now: Int64, on db: Connection
     ) throws -> Group {
@@ -67,6 +68,7 @@ extension GroupStore {
         try ChangeLog.append(
             [groupChange(group, .modified).with(reason: reason)], event: frozen ? "group_frozen" : "group_unfrozen",
             actor: .admin, at: now, on: db)
+        if !frozen { try reconcileGrants(groupID: group.id, actor: .admin, at: now, on: db) }
         return group
     }
 
@@ -82,6 +84,7 @@ extension GroupStore {
         let changes = try end(&target, of: &group, as: .removed, by: "admin", at: now, on: db)
         try ChangeLog.append(
             changes.map { $0.with(reason: reason) }, event: "member_removed", actor: .admin, at: now, on: db)
+        try revokeGrants(of: target.userID, in: group.id, keeping: nil, actor: .admin, reason: .creatorRemoved, at: now, on: db)
         return target
     }
 
@@ -102,6 +105,7 @@ extension GroupStore {
         try ChangeLog.append(
             [memberChange(target, .modified).with(reason: reason), memberFeedChange(target).with(reason: reason)],
             event: "role_changed", actor: .admin, at: now, on: db)
+        try revokeGrants(of: target.userID, in: group.id, keeping: role, actor: .admin, reason: .creatorRoleChanged, at: now, on: db)
         return target
     }
 
@@ -120,6 +124,7 @@ extension GroupStore {
         let changes = try handOver(&group, from: &owner, to: &target, at: now, on: db)
         try ChangeLog.append(
             changes.map { $0.with(reason: reason) }, event: "ownership_transferred", actor: .admin, at: now, on: db)
+        try revokeGrants(of: owner.userID, in: group.id, keeping: .admin, actor: .admin, reason: .creatorRoleChanged, at: now, on: db)
         return try detail(group, on: db)
     }
 }

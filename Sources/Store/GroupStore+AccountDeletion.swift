@@ -10,7 +10,8 @@ extension GroupStore {
     /// soft-deleted; every other membership ends as `left`; sessions and failed-login records are
     /// deleted; personal fields are replaced (email → `deleted+<id>@invalid`, name → "Deleted User",
     /// password hash emptied, cached member names too) and `deleted_ms` set; pending invitations it
-    /// sent are revoked, those addressed to it lose the address. One batch, event
+    /// sent are revoked, those addressed to it lose the address, invite codes it created are disabled.
+    /// One batch, event
     /// `account_deleted`, by `actor` (default: the user themself; `admin` for chronir-admin, with
     /// `reason`). Throws `notFound("user")` for an unknown or already deleted account.
     public static func deleteAccount(
@@ -68,6 +69,17 @@ extension GroupStore {
             if let invitation = try InvitationStore.invitation(id: id, at: now, on: db) {
                 changes += try InvitationStore.feedChanges(invitation, op: .modified, on: db)
             }
+        }
+        // Codes this account created stop working too (issue 15 #4), as `invite_code_disabled` would.
+        let codes = try db.query(
+            """
+            SELECT c.group_id AS group_id FROM invite_codes c JOIN groups g ON g.id = c.group_id
+            WHERE c.created_by = ?1 AND c.disabled_ms IS NULL AND g.deleted_ms IS NULL ORDER BY c.group_id
+            """, [.text(userID)]
+        ).compactMap { $0.string("group_id") }
+        for groupID in codes {
+            try db.run("UPDATE invite_codes SET disabled_ms = ?2 WHERE group_id = ?1", [.text(groupID), .integer(now)])
+            if let record = try InviteCodeStore.record(groupID: groupID, on: db) { changes.append(InviteCodeStore.change(record)) }
         }
         // History too: personal data leaves the change log's documents (their rows still chain).
         try ChangeLog.redactPersonalData(

@@ -162,7 +162,8 @@ public enum GroupStore {
         return changes
     }
 
-    /// `member ↔ admin`, by the owner. Event `role_changed`.
+    /// `member ↔ admin`, by the owner. Event `role_changed`; a demotion revokes what the member can
+    /// no longer hand out (`revokeGrants`).
     public static func changeRole(
         groupID: String, actorID: String, targetID: String, role: GroupRole, at now: Int64, on db: Connection
     ) throws -> GroupMember {
@@ -178,11 +179,14 @@ public enum GroupStore {
         try ChangeLog.append(
             [memberChange(target, .modified), memberFeedChange(target)], event: "role_changed", actor: .user(actorID),
             at: now, on: db)
+        try revokeGrants(
+            of: target.userID, in: groupID, keeping: role, actor: .user(actorID), reason: .creatorRoleChanged, at: now,
+            on: db)
         return target
     }
 
-    /// Hands the group to another active member (owner only); the old owner becomes admin.
-    /// Event `ownership_transferred`.
+    /// Hands the group to another active member (owner only); the old owner becomes admin, and their
+    /// pending admin invitations are revoked (`revokeGrants`). Event `ownership_transferred`.
     public static func transfer(
         groupID: String, actorID: String, targetID: String, at now: Int64, on db: Connection
     ) throws -> Detail {
@@ -194,6 +198,8 @@ public enum GroupStore {
         }
         let changes = try handOver(&group, from: &actor, to: &target, at: now, on: db)
         try ChangeLog.append(changes, event: "ownership_transferred", actor: .user(actorID), at: now, on: db)
+        try revokeGrants(
+            of: actorID, in: groupID, keeping: .admin, actor: .user(actorID), reason: .creatorRoleChanged, at: now, on: db)
         return try detail(group, on: db)
     }
 
@@ -214,7 +220,8 @@ public enum GroupStore {
     }
 
     /// Removes a member or, when the actor names themself, leaves (`GroupRules.removalOutcome`).
-    /// Events `member_removed` / `member_left`.
+    /// Events `member_removed` / `member_left`, then the revocation of what they handed out
+    /// (`revokeGrants`).
     public static func removeMember(
         groupID: String, actorID: String, targetID: String, at now: Int64, on db: Connection
     ) throws -> GroupMember {
@@ -226,6 +233,9 @@ public enum GroupStore {
         let changes = try end(&target, of: &group, as: outcome, by: outcome == .removed ? actorID : nil, at: now, on: db)
         try ChangeLog.append(
             changes, event: outcome == .left ? "member_left" : "member_removed", actor: .user(actorID), at: now, on: db)
+        try revokeGrants(
+            of: targetID, in: groupID, keeping: nil, actor: .user(actorID),
+            reason: outcome == .left ? .creatorLeft : .creatorRemoved, at: now, on: db)
         return target
     }
 

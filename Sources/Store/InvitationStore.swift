@@ -24,7 +24,8 @@ public enum InvitationStore {
     ) throws -> Invitation {
         let (group, member) = try GroupStore.managerAccess(groupID: groupID, userID: actor.id, on: db)
         guard role != .owner else { throw DomainError.invalidField(field: "role", message: "role must be member or admin") }
-        if role == .admin, member.role != .owner {
+        // The same rule that revokes the invitation once its creator loses the right (`revokeGrants`).
+        guard GroupRules.mayInvite(as: member.role, granting: role) else {
             throw DomainError.permissionDenied("only the owner can invite admins")
         }
         let recent = try db.query(

@@ -104,9 +104,11 @@ public enum InviteCodeStore {
 
     /// Joins `user` to the group whose live code hashes to `codeHash` (nil: input that cannot be a
     /// code). Order: user and IP budgets (429), lookup, lock, expiry/disabled, rejoin rule, then the
-    /// member limit (throws `groupMemberLimit`). Failures count against the user and the IP; those
-    /// that name an existing code also against that code, and its fifth within an hour locks it for
-    /// an hour. Event `member_joined`.
+    /// member limit (throws `groupMemberLimit`). Every failure counts against the user and the IP;
+    /// a disabled or expired code's failures also against that code, and its fifth within an hour
+    /// locks it for an hour. A wrong code names no code (only keyed hashes are stored), and a
+    /// rejoin-rule refusal comes from the caller's own past, so neither counts against a code: no
+    /// caller can lock a live code for others (issue 15 #7). Event `member_joined`.
     public static func join(
         codeHash: [UInt8]?, user: User, clientIP: String, at now: Int64, on db: Connection
     ) throws -> JoinOutcome {
@@ -139,8 +141,7 @@ public enum InviteCodeStore {
             return .invalid(lockedCode: false)
         }
         let previous = try GroupStore.member(groupID: groupID, userID: user.id, on: db)
-        guard var group = try GroupStore.group(id: groupID, on: db), row.int("disabled_ms") == nil, expires > now,
-            previous?.status == .active || GroupRules.mayRejoin(endedMs: previous?.removedAt?.milliseconds, inviteCreatedMs: created)
+        guard var group = try GroupStore.group(id: groupID, on: db), row.int("disabled_ms") == nil, expires > now
         else {
             try record(subjects: budgetSubjects + [codeSubject(groupID)], at: now, on: db)
             let codeFailures = try failureTimes(subject: codeSubject(groupID), window: InviteCode.codeWindow, at: now, on: db)
@@ -151,6 +152,14 @@ public enum InviteCodeStore {
                 "UPDATE invite_codes SET locked_until_ms = ?2 WHERE group_id = ?1",
                 [.text(groupID), .integer(now + InviteCode.lockMilliseconds)])
             return .invalid(lockedCode: true)
+        }
+        // The rejoin rule is about the caller, not the code: it spends the caller's budgets only, so a
+        // removed member holding the live code cannot lock it for newcomers (issue 15 #7).
+        guard previous?.status == .active
+            || GroupRules.mayRejoin(endedMs: previous?.removedAt?.milliseconds, inviteCreatedMs: created)
+        else {
+            try record(subjects: budgetSubjects, at: now, on: db)
+            return .invalid(lockedCode: false)
         }
         if previous?.status == .active { return .alreadyMember(try GroupStore.detail(group, on: db)) }
         let (_, changes) = try GroupStore.admit(user, to: &group, role: .member, previous: previous, at: now, on: db)

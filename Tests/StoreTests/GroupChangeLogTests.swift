@@ -5,7 +5,8 @@ import TestSupport
 import Testing
 
 /// Each group mutation appends exactly one batch: its event, its topics, and documents that decode
-/// to exactly what the store returned (whole documents, not diffs).
+/// to exactly what the store returned (whole documents, not diffs) — followed, when it takes away
+/// someone's right to invite, by the revocations that causes, each its own batch.
 @Suite("Store — one change-log batch per group mutation", .serialized)
 struct GroupChangeLogTests {
     struct Logged {
@@ -23,16 +24,24 @@ struct GroupChangeLogTests {
         _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)
     }
 
-    /// Runs `body` in one write transaction and returns the one batch it appended.
-    func logged<T>(_ body: (Connection) throws -> T) throws -> (T, Logged) {
+    /// Runs `body` in one write transaction and returns the one batch it appended. `followedBy` names
+    /// the events of the batches expected after it in the same transaction: the revocations a
+    /// removal or demotion causes (`GroupStore.revokeGrants`, issue 15 #4), each its own batch.
+    func logged<T>(followedBy: [String] = [], _ body: (Connection) throws -> T) throws -> (T, Logged) {
         let before = try db.readSync { try ChangeLog.latestSeq(on: $0) }
         let value = try db.writeSync(body)
-        let rows = try db.readSync { c in
+        let all = try db.readSync { c in
             try c.query(
-                "SELECT batch, event, topic, kind, op, entity_id, document, reason FROM change_log WHERE seq > ?1 ORDER BY seq",
+                "SELECT seq, batch, event, topic, kind, op, entity_id, document, reason FROM change_log WHERE seq > ?1 ORDER BY seq",
                 [.integer(before)])
         }
-        #expect(Set(rows.compactMap { $0.int("batch") }) == [before + 1], "one batch")
+        let rows = all.filter { $0.int("batch") == before + 1 }
+        var following: [String] = []
+        for row in all.dropFirst(rows.count) where row.int("batch") == row.int("seq") {
+            following.append(row.string("event") ?? "")
+        }
+        #expect(following == followedBy, "the batches after the mutation's own")
+        #expect(!rows.isEmpty, "one batch")
         #expect(Set(rows.compactMap { $0.string("event") }).count == 1, "one event")
         return (value, Logged(
             event: rows.first?.string("event") ?? "",
@@ -98,7 +107,10 @@ struct GroupChangeLogTests {
             "user:\(o.id) member modified", "user:\(a.id) member modified",
         ])
 
-        let (_, leaveLog) = try logged { c in try GroupStore.removeMember(groupID: g, actorID: o.id, targetID: o.id, at: 17, on: c) }
+        // o created the code: leaving disables it, as an explicit disable would (issue 15 #4).
+        let (_, leaveLog) = try logged(followedBy: ["invite_code_disabled"]) { c in
+            try GroupStore.removeMember(groupID: g, actorID: o.id, targetID: o.id, at: 17, on: c)
+        }
         #expect(leaveLog.event == "member_left")
         #expect(leaveLog.rows.last?.reason == "left")
 
@@ -117,6 +129,8 @@ struct GroupChangeLogTests {
         #expect(removedDoc.removedBy == a.id)
         #expect(removedDoc.removedAt == Timestamp(milliseconds: 19))
 
+        let (_, rotateLog) = try logged { c in try InviteCodeStore.rotate(groupID: g, actorID: a.id, secret: secret, at: 20, on: c) }
+        #expect(rotateLog.event == "invite_code_rotated")
         let (_, disableLog) = try logged { c in try InviteCodeStore.disable(groupID: g, actorID: a.id, at: 20, on: c) }
         #expect(disableLog.event == "invite_code_disabled")
 
