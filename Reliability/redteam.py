@@ -65,6 +65,67 @@ def check(condition, message):
         raise Failed(message)
 
 
+def group_with_admin():
+    """An owner's group, and an admin who joined with the owner's code and was promoted."""
+    _, owner, _ = register("owner")
+    _, admin_token, admin_id = register("admin")
+    status, g = call("POST", "/v1/groups", {"name": "Red team"}, owner)
+    check(status == 201, f"create group: {status}")
+    gid = g["group"]["id"]
+    _, code = call("POST", f"/v1/groups/{gid}/invite-code", token=owner)
+    check(call("POST", "/v1/join", {"code": code["code"]}, admin_token)[0] == 200, "admin join")
+    check(call("PATCH", f"/v1/groups/{gid}/members/{admin_id}", {"role": "admin"}, owner)[0] == 200, "promote")
+    return owner, gid, admin_token, admin_id
+
+
+def finding_4_removed_admin_grants():
+    """A removed admin's link invitation and invite code keep working for a second account of theirs."""
+    owner, gid, admin_token, admin_id = group_with_admin()
+    _, link = call("POST", f"/v1/groups/{gid}/invitations", {}, admin_token)
+    _, code = call("POST", f"/v1/groups/{gid}/invite-code", token=admin_token)
+    check(call("DELETE", f"/v1/groups/{gid}/members/{admin_id}", token=owner)[0] == 204, "remove admin")
+    _, sock_puppet, _ = register("puppet")
+    accepted = call("POST", f"/v1/invitations/{link['token']}/accept", token=sock_puppet)[0]
+    joined = call("POST", "/v1/join", {"code": code["code"]}, sock_puppet)[0]
+    print(f"  after the admin's removal: their link → {accepted}, their code → {joined} (was 200 and 200)")
+    check(accepted != 200 and joined != 200, "the removed admin's grants still work")
+
+
+def finding_7_removed_member_locks_code():
+    """Five failed joins by a removed member (rejoin rule) lock the live code for everyone."""
+    owner, gid, admin_token, admin_id = group_with_admin()
+    _, code = call("POST", f"/v1/groups/{gid}/invite-code", token=owner)
+    _, member, member_id = register("member")
+    check(call("POST", "/v1/join", {"code": code["code"]}, member)[0] == 200, "member join")
+    check(call("DELETE", f"/v1/groups/{gid}/members/{member_id}", token=owner)[0] == 204, "remove member")
+    refused = [call("POST", "/v1/join", {"code": code["code"]}, member)[0] for _ in range(6)]
+    _, newcomer, _ = register("newcomer")
+    status = call("POST", "/v1/join", {"code": code["code"]}, newcomer)[0]
+    print(f"  removed member's attempts {refused}; a newcomer with the live code → {status} (was 404: locked)")
+    check(status == 200, "the live code is locked")
+
+
+def finding_10_file_modes():
+    """Database files readable by others when the data directory already exists."""
+    modes = {}
+    for name in sorted(os.listdir(DATA_DIR)):
+        modes[name] = oct(os.stat(os.path.join(DATA_DIR, name)).st_mode & 0o777)
+    print(f"  {modes} (were 0o644)")
+    check(all(int(mode, 8) & 0o077 == 0 for mode in modes.values()), "a file is readable by others")
+
+
+def finding_11_control_characters():
+    """Control and format characters stored in names and notes."""
+    _, token, _ = register("texter")
+    answers = {label: call("PATCH", "/v1/me", {"display_name": name}, token)[0]
+               for label, name in (("RLO", "Eve\u202egnp.exe"), ("NUL", "Eve\u0000"), ("ESC", "Eve\u001b[31m"),
+                                   ("zero-width", "Eve\u200b"))}
+    status, me = call("PATCH", "/v1/me", {"display_name": "Zoe\u0308"}, token)
+    print(f"  {answers} (were 200); 'Zoe'+U+0308 stored as {me['display_name']!r} ({status})")
+    check(all(code == 422 for code in answers.values()), "a control or format character was stored")
+    check(me["display_name"] == "Zo\u00eb", "not normalised to NFC")
+
+
 def finding_6_login_lockout():
     """11 wrong guesses for the victim from one network; the victim's right password from another."""
     email, _, _ = register("victim")

@@ -13,7 +13,7 @@ work=$(mktemp -d)
 server_pid=""
 trap '[ -n "$server_pid" ] && { kill -9 "$server_pid"; wait "$server_pid"; } 2>/dev/null; rm -rf "$work"' EXIT
 mkdir -p "$work/public/.git" "$work/public/.well-known" "$work/data"
-chmod 700 "$work/data"
+chmod 755 "$work/data"  # as the red team had it: an existing, world-readable directory (finding 10)
 echo '<h1>home</h1>' >"$work/public/index.html"
 echo 'secret' >"$work/public/.hidden"
 echo '[core]' >"$work/public/.git/config"
