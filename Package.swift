@@ -69,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "Server",
             dependencies: [
-                "App", "Transport",
+                "App", "Domain", "SQLite", "Store", "Transport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -78,7 +78,7 @@ let package = Package(
         .executableTarget(
             name: "Admin",
             dependencies: [
-                "App", "Store", "Domain", "SQLite", "Hashing",
+                "Store", "Domain", "SQLite", "Hashing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

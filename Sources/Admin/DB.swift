@@ -1,4 +1,3 @@
-import App
 import ArgumentParser
 import Domain
 import Foundation
