@@ -391,3 +391,20 @@ struct MetricsSamplerDepthTests {
         #expect(seen.first == seen.last, "sampler depth went from \(seen.first ?? 0) to \(seen.last ?? 0)")
     }
 }
+
+@Suite("Parser errors: one mapping for every listener")
+struct ParseErrorMappingTests {
+    @Test("the API and the metrics port answer the same parser error with the same status and code", arguments: [
+        (HTTPStatus.contentTooLarge, "PAYLOAD_TOO_LARGE"), (.requestHeaderFieldsTooLarge, "HEADERS_TOO_LARGE"),
+        (.uriTooLong, "URI_TOO_LONG"), (.badRequest, "INVALID_REQUEST"),
+    ])
+    func sameMapping(status: HTTPStatus, name: String) throws {
+        let h = try AppHarness()
+        let error = HTTPParseError(status: status, reason: "refused by the parser")
+        for response in [h.app.errorResponse(for: error), MetricsResponder(metrics: ChronirMetrics(), token: nil).errorResponse(for: error)] {
+            #expect(response.status.code == status.code)
+            let body = String(decoding: response.body, as: UTF8.self)
+            #expect(body.contains("\"name\":\"\(name)\""), "\(body)")
+        }
+    }
+}

@@ -116,17 +116,7 @@ public final class Application: HTTPResponder {
 
     /// Transport-level refusals get the same envelope as every other error.
     public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
-        let code: ErrorCode =
-            switch error.status.code {
-            case 408: .requestTimeout
-            case 413: .payloadTooLarge
-            case 414: .uriTooLong
-            case 431: .headersTooLarge
-            default: .invalidRequest
-            }
-        var apiError = APIError(code, error.reason)
-        apiError.code.status = error.status  // keep 501/505/417 exactly as the parser decided
-        return ErrorMapping.response(for: apiError, requestID: "\(requestIDPrefix)-\(requestCounter.next())")
+        ErrorMapping.response(for: ErrorMapping.apiError(for: error), requestID: "\(requestIDPrefix)-\(requestCounter.next())")
     }
 
     private func failure(_ error: any Error, _ request: Request) -> HTTPResponse {

@@ -23,6 +23,23 @@ public enum ErrorMapping {
         }
     }
 
+    /// A transport-level refusal (the HTTP parser's) as an API error: the status stays exactly as the
+    /// parser decided (413, 414, 431, 408, 501, 505, 417, 400) and the code names it. Every listener
+    /// (the API's, the metrics port's) answers parser errors through this.
+    public static func apiError(for error: HTTPParseError) -> APIError {
+        let code: ErrorCode =
+            switch error.status.code {
+            case 408: .requestTimeout
+            case 413: .payloadTooLarge
+            case 414: .uriTooLong
+            case 431: .headersTooLarge
+            default: .invalidRequest
+            }
+        var apiError = APIError(code, error.reason)
+        apiError.code.status = error.status
+        return apiError
+    }
+
     static func apiError(for error: DomainError) -> APIError {
         switch error {
         case .invalidField(let field, let message):

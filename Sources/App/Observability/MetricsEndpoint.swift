@@ -70,9 +70,7 @@ public final class MetricsResponder: HTTPResponder {
     }
 
     public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
-        var apiError = APIError(.invalidRequest, error.reason)
-        apiError.code.status = error.status
-        return ErrorMapping.response(for: apiError, requestID: "metrics-\(requestCounter.next())")
+        ErrorMapping.response(for: ErrorMapping.apiError(for: error), requestID: "metrics-\(requestCounter.next())")
     }
 
     /// One route: GET (and so HEAD) `/metrics`.
