@@ -108,7 +108,5 @@ struct Trail: ParsableCommand {
         print("{" + fields.joined(separator: ",") + "}")
     }
 
-    static func quote(_ s: String) -> String {
-        String(decoding: DocumentCoding.encode(s), as: UTF8.self)
-    }
+    static func quote(_ s: String) -> String { JSONString.quote(s) }
 }

@@ -108,22 +108,6 @@ public enum ErrorMapping {
 enum JSONText {
     static let contentType = "application/json; charset=utf-8"
 
-    /// `value` as a JSON string literal (RFC 8259 §7 escaping).
-    static func quote(_ value: String) -> String {
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let s where s.value < 0x20:
-                let hex = String(s.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    /// `value` as a JSON string literal (`JSONString`).
+    static func quote(_ value: String) -> String { JSONString.quote(value) }
 }

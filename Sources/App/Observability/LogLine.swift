@@ -109,24 +109,8 @@ struct LogLine {
         }
     }
 
-    /// JSON string literal (RFC 8259 §7).
-    private mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
-        bytes.append(34)
-        for b in utf8 {
-            switch b {
-            case 34: bytes.append(contentsOf: [92, 34])
-            case 92: bytes.append(contentsOf: [92, 92])
-            case 10: bytes.append(contentsOf: [92, 110])
-            case 13: bytes.append(contentsOf: [92, 114])
-            case 9: bytes.append(contentsOf: [92, 116])
-            case 0..<32, 127:
-                func hex(_ n: UInt8) -> UInt8 { n < 10 ? 48 + n : 87 + n }
-                bytes.append(contentsOf: [92, 117, 48, 48, hex(b >> 4), hex(b & 15)])
-            default: bytes.append(b)
-            }
-        }
-        bytes.append(34)
-    }
+    /// JSON string literal (`JSONString`).
+    private mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) { JSONString.append(utf8, to: &bytes) }
 
     private mutating func appendDecimal(_ value: UInt64, negative: Bool) {
         if negative { bytes.append(45) }
