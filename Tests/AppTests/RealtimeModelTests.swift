@@ -26,16 +26,6 @@ import Wire
 struct RealtimeModelTests {
     typealias Feed = RealtimeTests.Feed
 
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     enum Violation: Error, CustomStringConvertible {
         case seqNotAfter(String, got: Int, had: Int)
@@ -169,7 +159,7 @@ struct RealtimeModelTests {
 
     @Test("replicas built from snapshot + changes equal the database after random mutations", arguments: [1, 2, 3] as [UInt64])
     func randomized(seed: UInt64) async throws {
-        var rng = SplitMix(state: seed)
+        var rng = SplitMix64(seed: seed)
         let f = try await SharedAlarmFixture.make(members: 4)
         let h = f.h
         var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)

@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import TestSupport
 import Testing
 
 /// Property test: `NextFire.after` against a brute-force oracle that shares none of the engine's
@@ -351,20 +352,4 @@ extension NextFireOracleTests {
         }
     }
 
-    /// Seeded generator (SplitMix64) so every run tests the same schedules.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-
-        /// Uniform in 0..<n.
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    }
 }

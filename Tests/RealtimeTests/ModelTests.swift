@@ -1,6 +1,7 @@
 import Foundation
 import Realtime
 import Store
+import TestSupport
 import Testing
 
 /// A randomized model test: a writer commits batches to one group topic while clients subscribe,
@@ -9,16 +10,6 @@ import Testing
 /// and at the end each client's reconstructed state equals the "database".
 @Suite("Realtime hub — randomized model")
 struct ModelTests {
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     /// The database: a log of one-row batches on `group1`, entity `e<k>` set to the batch's seq.
     struct Log {
@@ -95,7 +86,7 @@ struct ModelTests {
 
     @Test("exactly once, in order, state equal to the database", arguments: 0..<24)
     func model(seed: UInt64) {
-        var rng = SplitMix(state: seed)
+        var rng = SplitMix64(seed: seed)
         var limits = RealtimeLimits()
         limits.softOutboundBytes = 600
         limits.hardOutboundBytes = 1_000_000
