@@ -45,12 +45,7 @@ public final class Sweeper: Sendable {
         /// Change-log compaction (`ChangeLog.compact`, `ChangeLogRetention.standard`), every 10 minutes,
         /// one bounded transaction at a time until nothing is due.
         public static let changeLogCompaction = Job(name: "change_log_compaction", everyMilliseconds: 600_000) { db, now in
-            var total = 0
-            while true {
-                let removed = try db.writeSync { try ChangeLog.compact(at: now, on: $0) }.rowsRemoved
-                total += removed
-                if removed == 0 { return total }
-            }
+            try ChangeLog.compactUntilDone(at: now, database: db).rowsRemoved
         }
 
         /// What the server runs.

@@ -20,11 +20,19 @@ public struct ChangeLogRetention: Sendable, Equatable {
     /// Most rows one compaction transaction deletes (named bound: the writer lock is held while it
     /// runs; the sweeper repeats until done).
     public var maxRowsPerTransaction: Int64
+    /// Fewest rows worth a compaction. Each compaction appends a checkpoint row, which is one of the
+    /// newest rows the next one keeps; without this floor, repeated compactions at the
+    /// `minimumRows` bound would each remove one old row for one checkpoint row.
+    public var minimumRowsPerCompaction: Int64
 
-    public init(windowMilliseconds: Int64, minimumRows: Int64, maxRowsPerTransaction: Int64 = 20_000) {
+    public init(
+        windowMilliseconds: Int64, minimumRows: Int64, maxRowsPerTransaction: Int64 = 20_000,
+        minimumRowsPerCompaction: Int64 = 1_000
+    ) {
         self.windowMilliseconds = windowMilliseconds
         self.minimumRows = minimumRows
         self.maxRowsPerTransaction = maxRowsPerTransaction
+        self.minimumRowsPerCompaction = max(1, minimumRowsPerCompaction)
     }
 
     /// 30 days, at least the newest 10,000 rows.
@@ -57,7 +65,7 @@ extension ChangeLog {
         // The newest row always stays: `append` numbers the next row from it, so a seq is never reused.
         var through = min(
             firstYoung - 1, latest - max(1, retention.minimumRows), oldest + retention.maxRowsPerTransaction - 1)
-        guard through >= oldest else { return Compaction(rowsRemoved: 0) }
+        guard through - oldest + 1 >= retention.minimumRowsPerCompaction else { return Compaction(rowsRemoved: 0) }
         // Keep batches whole: if the next row belongs to a batch that starts at or before `through`,
         // end before that batch (unless that would remove nothing: one batch over the bound).
         if let next = try db.queryOne("SELECT batch FROM change_log WHERE seq = ?1", [.integer(through + 1)])?.int("batch"),
@@ -65,6 +73,7 @@ extension ChangeLog {
         {
             through = next - 1
         }
+        guard through >= oldest else { return Compaction(rowsRemoved: 0) }
         guard let head = try db.queryOne("SELECT hash FROM change_log WHERE seq = ?1", [.integer(through)])?.blob("hash")
         else { return Compaction(rowsRemoved: 0) }  // an unchained row (before migration 0004): leave the log as it is
         let removed = try db.run("DELETE FROM change_log WHERE seq <= ?1", [.integer(through)])
@@ -73,6 +82,22 @@ extension ChangeLog {
             document: Array(ChangeLogChain.checkpointDocument(through: through, head: head, rows: removed).utf8))
         try append([checkpoint], event: "log_compacted", actor: .system, at: now, on: db)
         return Compaction(rowsRemoved: removed, throughSeq: through)
+    }
+
+    /// Compacts in as many transactions as it takes (each at most `maxRowsPerTransaction` rows, so
+    /// writers wait for one bounded transaction at a time), stopping once a transaction removed fewer
+    /// rows than that cap: the retention bound, not the cap, ended it. Used by the sweeper and by
+    /// `chronir-admin db compact`.
+    public static func compactUntilDone(
+        _ retention: ChangeLogRetention = .standard, at now: Int64, database: Database
+    ) throws -> Compaction {
+        var total = Compaction(rowsRemoved: 0)
+        while true {
+            let step = try database.writeSync { try compact(retention, at: now, on: $0) }
+            total.rowsRemoved += step.rowsRemoved
+            total.throughSeq = step.throughSeq ?? total.throughSeq
+            if Int64(step.rowsRemoved) < retention.maxRowsPerTransaction { return total }
+        }
     }
 
     /// The log's size for operators (`chronir-admin stats`).

@@ -372,7 +372,7 @@ struct RealtimeTests {
         let now = f.h.clock.nowMilliseconds()
         // Everything but the newest row goes (minimum 0 still keeps one: seqs are never reused).
         let compacted = try f.h.database.writeSync { db in
-            try ChangeLog.compact(ChangeLogRetention(windowMilliseconds: 0, minimumRows: 0), at: now + 1, on: db)
+            try ChangeLog.compact(ChangeLogRetention(windowMilliseconds: 0, minimumRows: 0, minimumRowsPerCompaction: 1), at: now + 1, on: db)
         }
         #expect(compacted.rowsRemoved > 0)
         let kept = try #require(compacted.throughSeq)

@@ -92,7 +92,8 @@ struct ChangeLogChainTests {
         for i in 0..<10 {  // ten 3-row batches, one per day
             try db.writeSync { try ChangeLog.append([change, change, change], event: "e", actor: .admin, at: Int64(i) * day, on: $0) }
         }
-        let retention = ChangeLogRetention(windowMilliseconds: 5 * day, minimumRows: 6, maxRowsPerTransaction: 8)
+        let retention = ChangeLogRetention(
+            windowMilliseconds: 5 * day, minimumRows: 6, maxRowsPerTransaction: 8, minimumRowsPerCompaction: 1)
         let now = 10 * day  // days 0…4 are past the window
         // One transaction removes at most 8 rows, cut back to whole batches: 6 rows (days 0 and 1).
         let first = try db.writeSync { try ChangeLog.compact(retention, at: now, on: $0) }
@@ -114,7 +115,8 @@ struct ChangeLogChainTests {
         let keepAll = ChangeLogRetention(windowMilliseconds: 0, minimumRows: 1_000)
         #expect(try db.writeSync { try ChangeLog.compact(keepAll, at: 100 * day, on: $0) }.rowsRemoved == 0)
         // Even with no minimum the newest row stays, so the next append continues the numbering.
-        let keepNone = ChangeLogRetention(windowMilliseconds: 0, minimumRows: 0, maxRowsPerTransaction: 1_000)
+        let keepNone = ChangeLogRetention(
+            windowMilliseconds: 0, minimumRows: 0, maxRowsPerTransaction: 1_000, minimumRowsPerCompaction: 1)
         let latestBefore = try db.readSync { try ChangeLog.latestSeq(on: $0) }
         _ = try db.writeSync { try ChangeLog.compact(keepNone, at: 100 * day, on: $0) }
         #expect(try db.readSync { try ChangeLog.size(on: $0) }.rows == 2)  // the newest row and the new checkpoint
@@ -149,5 +151,19 @@ struct ChangeLogChainTests {
         // …and an edit behind the server's back to an unredacted row is still caught.
         try tamper(db, "UPDATE change_log SET document = replace(document, 'U3', 'Mallory') WHERE seq = 4")
         #expect(try db.readSync { try ChangeLogChain.verify(on: $0) }.firstBroken == 4)
+    }
+
+    @Test("compacting again and again at the newest-rows bound converges: checkpoints do not buy more removals")
+    func compactionConverges() throws {
+        let (dir, db) = try database(rows: 50)
+        defer { withExtendedLifetime(dir) {} }
+        let retention = ChangeLogRetention(
+            windowMilliseconds: 0, minimumRows: 10, maxRowsPerTransaction: 7, minimumRowsPerCompaction: 5)
+        for _ in 0..<100 { _ = try ChangeLog.compactUntilDone(retention, at: 1_000_000, database: db) }
+        let size = try db.readSync { try ChangeLog.size(on: $0) }
+        // 50 registrations: at most 40 removable, in steps of 5…7 rows, each adding one checkpoint.
+        #expect(size.latestSeq - 50 <= 8, "\(size)")
+        #expect(size.rows >= 10 && size.rows <= 10 + 5 + 8, "\(size)")
+        #expect(try db.readSync { try ChangeLogChain.verify(on: $0) }.firstBroken == nil)
     }
 }
