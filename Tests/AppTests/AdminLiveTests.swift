@@ -415,17 +415,10 @@ struct AdminLiveTests {
 // MARK: - Harness
 
 extension AdminLiveTests {
-    /// A blocking body run on a Dispatch thread (never on the cooperative pool).
-    static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-        }
-    }
-
     /// `blocking` whose failure names the test line that waited (a timeout alone says little).
     func blocking<T: Sendable>(line: Int = #line, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         do {
-            return try await Self.blocking(body)
+            return try await TestSupport.blocking(body)
         } catch {
             throw LiveServer.Failure.unexpected("line \(line): \(error)")
         }
@@ -551,7 +544,7 @@ extension AdminLiveTests {
             async throws -> HTTPReply
         {
             let port = port
-            let reply = try await AdminLiveTests.blocking {
+            let reply = try await TestSupport.blocking {
                 var headers: [(String, String)] = []
                 if body != nil { headers.append(("Content-Type", "application/json")) }
                 if let account { headers.append(("Authorization", "Bearer \(account.token)")) }
@@ -648,7 +641,7 @@ extension AdminLiveTests {
             guard let binary = adminBinary else {
                 throw Failure.unexpected("chronir-admin not found next to the test binary: run `swift build --build-tests` first")
             }
-            return try await AdminLiveTests.blocking {
+            return try await TestSupport.blocking {
                 let name = UUID().uuidString
                 let outPath = directory.file(named: "\(name).out")
                 let errPath = directory.file(named: "\(name).err")

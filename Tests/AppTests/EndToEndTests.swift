@@ -14,13 +14,6 @@ struct EndToEndTests {
         return (server, try server.start())
     }
 
-    /// Runs blocking socket I/O on a Dispatch thread: a test must not block a cooperative thread
-    /// while the application's handler task needs one.
-    func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-        }
-    }
 
     func json(_ body: [UInt8]) -> [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]

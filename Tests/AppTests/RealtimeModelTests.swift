@@ -293,9 +293,4 @@ struct RealtimeModelTests {
         }
     }
 
-    func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-        }
-    }
 }

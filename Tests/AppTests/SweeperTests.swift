@@ -9,19 +9,6 @@ import Testing
 
 @Suite("Sweeper — periodic jobs on their own queue")
 struct SweeperTests {
-    /// Polls `condition` on a Dispatch thread (not a cooperative one) for up to `seconds`.
-    func eventually(_ seconds: Double = 10, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let deadline = Date().addingTimeInterval(seconds)
-                while Date() < deadline {
-                    if condition() { continuation.resume(returning: true); return }
-                    usleep(5_000)
-                }
-                continuation.resume(returning: condition())
-            }
-        }
-    }
 
     @Test("each job runs once per period of the injected clock, however often the timer ticks")
     func periods() async throws {

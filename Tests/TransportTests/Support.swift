@@ -28,15 +28,6 @@ func shutdownAndWait(_ server: HTTPServer, timeout: Duration = .seconds(10)) -> 
     return done.wait(timeout: .now() + .nanoseconds(Int(timeout.components.seconds) * 1_000_000_000)) == .success
 }
 
-/// Polls `condition` every 10 ms until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        usleepMillis(10)
-    }
-    return condition()
-}
 
 func usleepMillis(_ millis: Int) {
     let semaphore = DispatchSemaphore(value: 0)

@@ -317,8 +317,10 @@ public final class RealtimeFeed: @unchecked Sendable {
 
     // MARK: - Actions
 
+    /// Performs the hub's actions in order (queue only). The hub's counters already include what
+    /// these actions do, so they are reported first: a client that sees a message finds its metric.
     private func perform(_ actions: [HubAction]) {
-        defer { recordMetrics() }
+        recordMetrics()
         for action in actions {
             switch action {
             case .send(let id, let bytes):

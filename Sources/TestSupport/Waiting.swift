@@ -1,0 +1,38 @@
+import Dispatch
+
+/// Runs blocking work (socket I/O, a subprocess) on a Dispatch thread and returns its result to the
+/// caller's task: a test must not block a cooperative thread while the server's handler tasks need
+/// one.
+public func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
+}
+
+/// Polls `condition` every 5 ms on a Dispatch thread until it holds or `timeout` passes; returns
+/// whether it held. For side effects that follow what a client saw (a metric recorded after the
+/// frame it counts was written): the bound is generous, and passing it is a failure, not a timing.
+public func eventually(
+    timeout: Duration = .seconds(10), _ condition: @escaping @Sendable () -> Bool
+) async -> Bool {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async {
+            continuation.resume(returning: pollUntil(timeout: timeout, condition))
+        }
+    }
+}
+
+/// The same, blocking the calling thread (for tests that are not async).
+public func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
+    pollUntil(timeout: timeout, condition)
+}
+
+private func pollUntil(timeout: Duration, _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        let pause = DispatchSemaphore(value: 0)
+        _ = pause.wait(timeout: .now() + .milliseconds(5))
+    }
+    return condition()
+}
