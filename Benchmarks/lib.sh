@@ -83,7 +83,10 @@ start_ws_echo() {  # sets ECHO_PORT, ECHO_PID (no compression: the load generato
 start_chronir() {  # start_chronir EXTRA_FLAGS...: sets CH_PORT, CH_PID (benchmark accounts: fast hashing)
     CH_PORT=$(free_port)
     mkdir -p "$work/data"
-    "$CHRONIR_SERVER" --port "$CH_PORT" --data-dir "$work/data" --public-dir none --default-tier premium \
+    # One load generator on 127.0.0.1 plays every client: lift the per-address limits.
+    CHRONIR_REGISTRATIONS_PER_IP_PER_HOUR=1000000 CHRONIR_REGISTRATIONS_PER_HOUR=1000000 \
+        CHRONIR_MAX_CONNECTIONS_PER_IP=10000 CHRONIR_MAX_WEBSOCKETS_PER_IP=10000 \
+        "$CHRONIR_SERVER" --port "$CH_PORT" --data-dir "$work/data" --public-dir none --default-tier premium \
         --password-hashing fast "$@" 2>"$work/chronir.log" &
     CH_PID=$!
     pids+=("$CH_PID")
