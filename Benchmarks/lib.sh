@@ -85,7 +85,11 @@ start_ws_echo() {  # sets ECHO_PORT, ECHO_PID (no compression: the load generato
 start_chronir() {  # start_chronir EXTRA_FLAGS...: sets CH_PORT, CH_PID (benchmark accounts: fast hashing, no write budgets)
     CH_PORT=$(free_port)
     mkdir -p "$work/data"
-    "$CHRONIR_SERVER" --port "$CH_PORT" --data-dir "$work/data" --public-dir none --default-tier premium \
+    # One load generator on 127.0.0.1 plays every client: lift the per-address limits and the
+    # per-user write budgets.
+    CHRONIR_REGISTRATIONS_PER_IP_PER_HOUR=1000000 CHRONIR_REGISTRATIONS_PER_HOUR=1000000 \
+        CHRONIR_MAX_CONNECTIONS_PER_IP=10000 CHRONIR_MAX_WEBSOCKETS_PER_IP=10000 \
+        "$CHRONIR_SERVER" --port "$CH_PORT" --data-dir "$work/data" --public-dir none --default-tier premium \
         --password-hashing fast --write-budget-per-minute 0 --write-bytes-per-hour 0 "$@" 2>"$work/chronir.log" &
     CH_PID=$!
     pids+=("$CH_PID")

@@ -14,8 +14,22 @@ public struct AppConfig: Sendable {
     public var defaultTier: Tier
     /// Base URL used in links the server hands out (join links, invitation links).
     public var publicBaseURL: String
-    /// Threads for blocking CPU work (password hashing), off the event loops.
+    /// Threads for blocking work that must stay quick (static files, migration checks), off the
+    /// event loops. Password hashing never runs here (`hashingThreads`).
     public var workerThreads: Int
+    /// Threads for password hashing (scrypt), a pool of its own so hashing never queues in front of
+    /// static files or plain reads (`--hashing-threads`; the server defaults to half the cores).
+    public var hashingThreads: Int = 1
+    /// Hashes that may wait behind the running ones (`--hashing-queue`). Past it, a registration or
+    /// login is answered `503 SERVICE_UNAVAILABLE` with `Retry-After: 1` at once: a queue that grows
+    /// without bound only turns a burst into minutes of latency for everyone who signs in.
+    public var maxQueuedHashes: Int = 32
+    /// Registrations per hour per client network and in total (`RegistrationLimits`).
+    public var registrationLimits = RegistrationLimits()
+    /// WebSockets (`/v1/realtime`) one client network may hold open at once; past it the upgrade is
+    /// answered `429 RATE_LIMITED` with `Retry-After`. Counted by the client behind a trusted proxy
+    /// (`ClientAddress`). The server defaults it to half of `--max-connections`.
+    public var maxWebSocketsPerAddress: Int = 5_000
     /// scrypt cost for new password hashes.
     public var passwordHashing: PasswordHashingCost
     /// Default `max_members` of a new group (docs/design.md#groups: 10).

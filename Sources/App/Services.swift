@@ -10,7 +10,12 @@ public struct Services: Sendable {
     public var config: AppConfig
     public var database: Database
     public var clock: any Clock
+    /// Blocking work that must stay quick: static files, migration checks. Never password hashing.
     public var workers: WorkerPool
+    /// Password hashing (scrypt) only: bounded (`AppConfig.maxQueuedHashes`); full → `Saturated` → 503.
+    public var hashing: WorkerPool
+    /// Registrations per hour per client network and in total (`AppConfig.registrationLimits`).
+    public var registrations: RegistrationLimiter
     public var logger: Logger
     /// The server's keyed-hash secret (`ServerSecret`): invite codes are stored as HMAC-SHA-256 under it.
     public var secret: [UInt8]
@@ -22,9 +27,10 @@ public struct Services: Sendable {
     /// email so that a miss takes as long as a wrong password (no account enumeration by timing).
     let decoyPasswordHash: String
 
+    /// `hashing` nil makes the bounded pool `config` describes (tests pass one to fill it).
     public init(
-        config: AppConfig, database: Database, clock: any Clock, workers: WorkerPool, logger: Logger, secret: [UInt8],
-        metrics: ChronirMetrics = ChronirMetrics()
+        config: AppConfig, database: Database, clock: any Clock, workers: WorkerPool, hashing: WorkerPool? = nil,
+        logger: Logger, secret: [UInt8], metrics: ChronirMetrics = ChronirMetrics()
     ) {
         self.config = config
         self.metrics = metrics
@@ -32,6 +38,9 @@ public struct Services: Sendable {
         self.database = database
         self.clock = clock
         self.workers = workers
+        self.hashing =
+            hashing ?? WorkerPool(width: config.hashingThreads, maxQueued: config.maxQueuedHashes, label: "chronir.hashing")
+        self.registrations = RegistrationLimiter(limits: config.registrationLimits, clock: clock)
         self.logger = logger
         writeBudgets = WriteBudgets(budget: config.writeBudget)
         decoyPasswordHash = PasswordHash.make(

@@ -61,8 +61,26 @@ struct ChronirServer: ParsableCommand {
     @Option(help: "Reverse proxies (exact IPs, comma-separated) whose X-Forwarded-For names the client, for per-IP limits and logs. [env: CHRONIR_TRUSTED_PROXIES] (default: none — the header is ignored)")
     var trustedProxies: String?
 
-    @Option(help: "Maximum open client connections. [env: CHRONIR_MAX_CONNECTIONS] (default: 10000)")
+    @Option(help: "Maximum open client connections; past it new ones get 503 with Retry-After (GET /healthz still answers 200). [env: CHRONIR_MAX_CONNECTIONS] (default: 10000)")
     var maxConnections: Int?
+
+    @Option(help: "Connections one client address (an IPv4 address, an IPv6 /64) may hold; past it new ones get 429 and are closed. Trusted proxies are exempt (behind them the WebSocket limit counts the forwarded client). [env: CHRONIR_MAX_CONNECTIONS_PER_IP] (default: half of --max-connections)")
+    var maxConnectionsPerIp: Int?
+
+    @Option(help: "WebSockets (/v1/realtime) one client address (IPv6: /64; behind --trusted-proxies: the forwarded client) may hold; past it the upgrade gets 429. [env: CHRONIR_MAX_WEBSOCKETS_PER_IP] (default: half of --max-connections)")
+    var maxWebsocketsPerIp: Int?
+
+    @Option(help: "Accounts one client address (IPv6: /64) may register per sliding hour; past it 429 with Retry-After. [env: CHRONIR_REGISTRATIONS_PER_IP_PER_HOUR] (default: 10)")
+    var registrationsPerIpPerHour: Int?
+
+    @Option(help: "Accounts the whole server registers per sliding hour, a backstop against many addresses; past it 429 with Retry-After. [env: CHRONIR_REGISTRATIONS_PER_HOUR] (default: 1000)")
+    var registrationsPerHour: Int?
+
+    @Option(help: "Threads for password hashing (scrypt), separate from the threads serving static files. [env: CHRONIR_HASHING_THREADS] (default: half the active processors, at least 1)")
+    var hashingThreads: Int?
+
+    @Option(help: "Password hashes that may wait for a hashing thread; past it register/login get 503 with Retry-After: 1. [env: CHRONIR_HASHING_QUEUE] (default: 32)")
+    var hashingQueue: Int?
 
     @Option(help: "Seconds to wait for in-flight requests on shutdown. [env: CHRONIR_SHUTDOWN_TIMEOUT] (default: 10)")
     var shutdownTimeout: Int?
@@ -117,6 +135,26 @@ struct ChronirServer: ParsableCommand {
         let maxConnections = try parse(maxConnections.map(String.init), "MAX_CONNECTIONS", 10_000) {
             Int($0).flatMap { $0 >= 1 ? $0 : nil }
         }
+        let perAddressDefault = ServerConfiguration.defaultPerAddressLimit(maxConnections: maxConnections)
+        let maxConnectionsPerIp = try parse(maxConnectionsPerIp.map(String.init), "MAX_CONNECTIONS_PER_IP", perAddressDefault) {
+            Int($0).flatMap { $0 >= 1 ? $0 : nil }
+        }
+        let maxWebsocketsPerIp = try parse(maxWebsocketsPerIp.map(String.init), "MAX_WEBSOCKETS_PER_IP", perAddressDefault) {
+            Int($0).flatMap { $0 >= 1 ? $0 : nil }
+        }
+        let defaultRegistrations = RegistrationLimits()
+        let registrationsPerIp = try parse(
+            registrationsPerIpPerHour.map(String.init), "REGISTRATIONS_PER_IP_PER_HOUR", defaultRegistrations.perNetworkPerHour
+        ) { Int($0).flatMap { $0 >= 1 ? $0 : nil } }
+        let registrationsTotal = try parse(
+            registrationsPerHour.map(String.init), "REGISTRATIONS_PER_HOUR", defaultRegistrations.totalPerHour
+        ) { Int($0).flatMap { $0 >= 1 ? $0 : nil } }
+        let hashingThreads = try parse(
+            hashingThreads.map(String.init), "HASHING_THREADS", max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+        ) { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } }
+        let hashingQueue = try parse(hashingQueue.map(String.init), "HASHING_QUEUE", AppConfig().maxQueuedHashes) {
+            Int($0).flatMap { $0 >= 0 ? $0 : nil }
+        }
         let shutdownSeconds = try parse(shutdownTimeout.map(String.init), "SHUTDOWN_TIMEOUT", 10) {
             Int($0).flatMap { $0 >= 0 ? $0 : nil }
         }
@@ -143,6 +181,10 @@ struct ChronirServer: ParsableCommand {
             publicBaseURL: value(publicBaseUrl, "PUBLIC_BASE_URL") ?? "http://\(host):\(port)",
             workerThreads: max(1, ProcessInfo.processInfo.activeProcessorCount),
             passwordHashing: hashing, maxMembersPerGroup: maxMembers)
+        config.hashingThreads = hashingThreads
+        config.maxQueuedHashes = hashingQueue
+        config.registrationLimits = RegistrationLimits(perNetworkPerHour: registrationsPerIp, totalPerHour: registrationsTotal)
+        config.maxWebSocketsPerAddress = maxWebsocketsPerIp
         config.allowedOrigins = (value(allowedOrigins, "ALLOWED_ORIGINS") ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         config.writeBudget = WriteBudget(writesPerMinute: writesPerMinute, burst: writeBurst, bytesPerHour: writeBytes)
@@ -194,6 +236,9 @@ struct ChronirServer: ParsableCommand {
         serverConfiguration.port = port
         serverConfiguration.loopCount = loops
         serverConfiguration.maxConnections = maxConnections
+        serverConfiguration.maxConnectionsPerAddress = maxConnectionsPerIp
+        serverConfiguration.perAddressLimitExempt = config.trustedProxies
+        serverConfiguration.healthCheckPath = "/healthz"
         serverConfiguration.shutdownGracePeriod = .seconds(shutdownSeconds)
         let transportLog = TransportLog(
             sink: sink, format: format, level: level, logger: Logger(label: "chronir.transport"))

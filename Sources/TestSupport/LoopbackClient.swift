@@ -44,11 +44,31 @@ public final class LoopbackClient {
     /// Bytes received and not consumed yet (the start of the next response when pipelining).
     public private(set) var buffered: [UInt8] = []
 
-    /// Connects to `host:port` (IPv4 literal, default loopback).
-    public init(port: Int, host: String = "127.0.0.1", timeout: Duration = .seconds(5)) throws(Failure) {
+    /// Connects to `host:port` (IPv4 literal, default loopback), from `source` when given (an IPv4
+    /// literal such as `127.0.0.2`: any 127.0.0.0/8 address is local, so one test can be several
+    /// clients).
+    public init(
+        port: Int, host: String = "127.0.0.1", source: String? = nil, timeout: Duration = .seconds(5)
+    ) throws(Failure) {
         self.timeout = timeout
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw .system(call: "socket", errno: errno) }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                let code = errno
+                Glibc.close(fd)
+                fd = -1
+                throw .system(call: "bind", errno: code)
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian

@@ -58,6 +58,9 @@ public final class Connection: @unchecked Sendable {
 
     let fd: Int32
     let environment: ConnectionEnvironment
+    /// The `PeerNetwork` key this connection is counted under for the per-address limit; nil when
+    /// it is not counted (refused, or from an exempt peer).
+    let countedNetwork: String?
     private(set) var handler: any ConnectionHandler
     /// Whether `replaceHandler` switched this connection to another protocol (read on the loop).
     private(set) var upgraded = false
@@ -101,9 +104,10 @@ public final class Connection: @unchecked Sendable {
 
     init(
         fd: Int32, id: UInt64, remoteAddress: String, loop: EventLoop,
-        environment: ConnectionEnvironment, handler: any ConnectionHandler
+        environment: ConnectionEnvironment, handler: any ConnectionHandler, countedNetwork: String? = nil
     ) {
         self.fd = fd
+        self.countedNetwork = countedNetwork
         self.id = id
         self.remoteAddress = remoteAddress
         self.loop = loop

@@ -140,25 +140,43 @@ public final class HTTPServer: Sendable {
                 Glibc.close(fd)
                 continue
             }
-            handOff(fd: fd, remoteAddress: Socket.address(of: storage).host)
+            let remoteAddress = Socket.address(of: storage).host
+            let network = configuration.perAddressLimitExempt.contains(remoteAddress) ? nil : PeerNetwork.key(of: storage)
+            handOff(fd: fd, remoteAddress: remoteAddress, network: network)
         }
     }
 
-    private func handOff(fd: Int32, remoteAddress: String) {
+    /// `network`: the peer's `PeerNetwork` key, nil for a peer exempt from the per-address limit.
+    private func handOff(fd: Int32, remoteAddress: String, network: String?) {
         let id = Self.nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
         let loop = group.next()
-        let served = books.admit()
-        let environment = served ? books.servedEnvironment : books.refusedEnvironment
+        let admission = books.admit(network: network)
         let makeHandler = self.makeHandler
-        if served {
+        let healthCheckPath = configuration.healthCheckPath
+        let lingerTimeout = configuration.lingerTimeout
+        let environment: ConnectionEnvironment
+        let handler: @Sendable () -> any ConnectionHandler
+        switch admission {
+        case .served:
             onEvent(.accepted(connectionID: id, remoteAddress: remoteAddress))
-        } else {
+            environment = books.servedEnvironment
+            handler = makeHandler
+        case .serverFull:
             onEvent(.connectionLimitReached(limit: configuration.maxConnections))
+            environment = books.refusedEnvironment
+            handler = { RefuseHandler(.serverFull, healthCheckPath: healthCheckPath, wait: lingerTimeout) }
+        case .addressFull:
+            onEvent(
+                .addressConnectionLimitReached(
+                    limit: configuration.effectiveMaxConnectionsPerAddress, network: network ?? remoteAddress))
+            environment = books.refusedEnvironment
+            handler = { RefuseHandler(.addressFull, healthCheckPath: healthCheckPath, wait: lingerTimeout) }
         }
+        let counted = admission == .served ? network : nil
         loop.execute {
             let connection = Connection(
                 fd: fd, id: id, remoteAddress: remoteAddress, loop: loop,
-                environment: environment, handler: served ? makeHandler() : RefuseHandler())
+                environment: environment, handler: handler(), countedNetwork: counted)
             connection.start()
         }
     }
@@ -180,6 +198,8 @@ public final class HTTPServer: Sendable {
 private final class Bookkeeping: Sendable {
     private struct Counts {
         var served = 0
+        /// Served connections per `PeerNetwork` key (exempt peers are not in it); no zero entries.
+        var servedByNetwork: [String: Int] = [:]
         var upgraded = 0
         var total = 0
         var forced = 0
@@ -192,6 +212,7 @@ private final class Bookkeeping: Sendable {
 
     private let store = Store()
     private let maxConnections: Int
+    private let maxPerNetwork: Int
     private let onEvent: @Sendable (TransportEvent) -> Void
     /// Environment of connections counted against `maxConnections`.
     let servedEnvironment: ConnectionEnvironment
@@ -200,6 +221,7 @@ private final class Bookkeeping: Sendable {
 
     init(configuration: ServerConfiguration, onEvent: @escaping @Sendable (TransportEvent) -> Void) {
         self.maxConnections = configuration.maxConnections
+        self.maxPerNetwork = configuration.effectiveMaxConnectionsPerAddress
         self.onEvent = onEvent
         let store = self.store
         func environment(served: Bool) -> ConnectionEnvironment {
@@ -212,6 +234,10 @@ private final class Bookkeeping: Sendable {
                     let finished: [@Sendable () -> Void] = store.mutex.withLock { counts in
                         counts.total -= 1
                         if served { counts.served -= 1 }
+                        if let network = connection.countedNetwork {
+                            let left = (counts.servedByNetwork[network] ?? 1) - 1
+                            counts.servedByNetwork[network] = left > 0 ? left : nil
+                        }
                         if wasUpgraded { counts.upgraded -= 1 }
                         guard counts.shuttingDown, counts.total == 0 else { return [] }
                         defer { counts.completions = [] }
@@ -234,15 +260,32 @@ private final class Bookkeeping: Sendable {
     var upgradedCount: Int { store.mutex.withLock { $0.upgraded } }
     var totalCount: Int { store.mutex.withLock { $0.total } }
 
-    /// Counts a new connection; false when it is past `maxConnections` (refuse it).
-    func admit() -> Bool {
+    /// Whether a new connection is served, or why not.
+    enum Admission: Equatable {
+        /// Counted against `maxConnections` (and its network's share); served.
+        case served
+        /// `maxConnections` are being served: refuse with `503`.
+        case serverFull
+        /// Its network holds `maxConnectionsPerAddress` already: refuse with `429`.
+        case addressFull
+    }
+
+    /// Counts a new connection from `network` (nil: exempt from the per-address limit) and decides
+    /// whether it is served. A full server answers `503` whoever asks; `429` means the server had
+    /// room and this client's network has used its share.
+    func admit(network: String?) -> Admission {
         store.mutex.withLock { counts in
             counts.total += 1
-            guard counts.served < maxConnections else { return false }
+            guard counts.served < maxConnections else { return .serverFull }
+            if let network, counts.servedByNetwork[network, default: 0] >= maxPerNetwork { return .addressFull }
             counts.served += 1
-            return true
+            if let network { counts.servedByNetwork[network, default: 0] += 1 }
+            return .served
         }
     }
+
+    /// Served connections from `network` now (for tests and metrics).
+    func servedCount(network: String) -> Int { store.mutex.withLock { $0.servedByNetwork[network] ?? 0 } }
 
     /// Records a shutdown request; true the first time.
     func beginShutdown(completion: @escaping @Sendable () -> Void) -> Bool {
@@ -275,20 +318,78 @@ private final class Bookkeeping: Sendable {
     }
 }
 
-/// Answers a connection past `maxConnections` with a canned `503` and closes it.
+/// Answers a connection refused past `maxConnections` (`503`) or past its network's
+/// `maxConnectionsPerAddress` (`429`), both with `Retry-After` and `Connection: close`, then closes
+/// it. With a `healthCheckPath` it first waits (at most `wait`, at most `maxRequestLineBytes`) for
+/// the start of the request line — no more bytes than `GET <path> HTTP/1.` — and answers exactly
+/// that request with `200 {"status":"ok"}` instead: a liveness probe must not restart a server
+/// that is merely full.
 final class RefuseHandler: ConnectionHandler {
-    static let response: [UInt8] = {
-        let body = "Server at capacity, retry shortly.\n"
+    /// Why the connection is refused.
+    enum Reason {
+        case serverFull, addressFull
+    }
+
+    private let reason: Reason
+    private let healthRequestLine: [UInt8]?
+    private let wait: Duration
+    private var line: [UInt8] = []
+
+    init(_ reason: Reason, healthCheckPath: String? = nil, wait: Duration = .seconds(2)) {
+        self.reason = reason
+        self.healthRequestLine = healthCheckPath.map { Array("GET \($0) HTTP/1.".utf8) }
+        self.wait = wait
+    }
+
+    static func refusal(_ reason: Reason) -> [UInt8] {
+        switch reason {
+        case .serverFull: serverFullResponse
+        case .addressFull: addressFullResponse
+        }
+    }
+
+    static let serverFullResponse = canned(
+        "503 Service Unavailable", retryAfter: 1, body: "Server at capacity, retry shortly.\n")
+    static let addressFullResponse = canned(
+        "429 Too Many Requests", retryAfter: 5,
+        body: "Too many connections from your address; close idle ones and retry.\n")
+    static let healthyResponse: [UInt8] = {
+        let body = #"{"status":"ok"}"#
         let head =
-            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            + "Content-Length: \(body.utf8.count)\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
         return Array((head + body).utf8)
     }()
 
-    func handlerAdded(to connection: Connection) {
-        connection.write(Self.response)
-        connection.close()
+    private static func canned(_ status: String, retryAfter: Int, body: String) -> [UInt8] {
+        let head =
+            "HTTP/1.1 \(status)\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nRetry-After: \(retryAfter)\r\nConnection: close\r\n\r\n"
+        return Array((head + body).utf8)
     }
 
-    func received(_ bytes: UnsafeRawBufferPointer, on connection: Connection) {}
+    func handlerAdded(to connection: Connection) {
+        guard healthRequestLine != nil else { return answer(Self.refusal(reason), on: connection) }
+        connection.setDeadline(after: wait)
+    }
+
+    func received(_ bytes: UnsafeRawBufferPointer, on connection: Connection) {
+        guard let expected = healthRequestLine, !connection.isClosed else { return }
+        line.append(contentsOf: bytes.prefix(expected.count - line.count))
+        if line.count == expected.count {
+            answer(line == expected ? Self.healthyResponse : Self.refusal(reason), on: connection)
+        } else if !expected.starts(with: line) {
+            answer(Self.refusal(reason), on: connection)
+        }  // else: a prefix of the health check so far; wait for more
+    }
+
+    func inputEnded(on connection: Connection) { answer(Self.refusal(reason), on: connection) }
+
+    func deadlinePassed(on connection: Connection) { answer(Self.refusal(reason), on: connection) }
+
+    private func answer(_ response: [UInt8], on connection: Connection) {
+        connection.setDeadline(after: nil)
+        connection.write(response)
+        connection.close()
+    }
 }

@@ -18,6 +18,21 @@ public struct ServerConfiguration: Sendable {
     /// `Connection: close` and is closed, so a flood degrades into refusals, not into running out
     /// of file descriptors or memory.
     public var maxConnections: Int = 10_000
+    /// Connections one client network (`PeerNetwork`: an IPv4 address, an IPv6 /64) may hold at
+    /// once; nil means half of `maxConnections` (at least 1), whatever that is set to. Past it the
+    /// newest connection from that network gets a canned `429` with `Retry-After` and is closed,
+    /// so one client cannot take every slot with idle keep-alive sockets or WebSockets while others
+    /// (and `/healthz`) still get in.
+    public var maxConnectionsPerAddress: Int?
+    /// Peers exempt from `maxConnectionsPerAddress` (exact IP text, as `accept` reports it): the
+    /// trusted reverse proxies, through which every client arrives from one address. Behind them
+    /// the application limits per forwarded client where it can see one (WebSocket upgrades).
+    public var perAddressLimitExempt: Set<String> = []
+    /// A path answered `200 {"status":"ok"}` even by a connection refused for capacity (nil: none),
+    /// so a liveness probe of a full server sees a live process. A refused connection then waits at
+    /// most `lingerTimeout` for the start of its request line (`GET <path> HTTP/1.`, no more bytes
+    /// than that are read) to find out; anything else gets the refusal.
+    public var healthCheckPath: String?
     /// Deadline for the whole request head, from its first byte (or, on a new connection, from
     /// accept). Not reset by each byte arriving: a slowloris peer trickling a byte at a time is cut
     /// off at the deadline. Expiry answers `408` and closes (or just closes if nothing came).
@@ -50,6 +65,14 @@ public struct ServerConfiguration: Sendable {
         self.host = host
         self.port = port
     }
+
+    /// `maxConnectionsPerAddress`, or its default: half of `maxConnections`, at least 1.
+    public var effectiveMaxConnectionsPerAddress: Int {
+        maxConnectionsPerAddress ?? Self.defaultPerAddressLimit(maxConnections: maxConnections)
+    }
+
+    /// Half of `maxConnections` (at least 1): the default per-client share of the server.
+    public static func defaultPerAddressLimit(maxConnections: Int) -> Int { max(1, maxConnections / 2) }
 
     /// Resolution of the per-loop deadline sweep: a tenth of the shortest timeout, between 10 ms
     /// and 250 ms. Timeouts fire within one tick after their deadline.

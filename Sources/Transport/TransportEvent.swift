@@ -20,6 +20,9 @@ public enum TransportEvent: Sendable {
     case error(connectionID: UInt64?, SocketError)
     /// `maxConnections` was reached: the newest connection got `503` and was closed.
     case connectionLimitReached(limit: Int)
+    /// `network` (a `PeerNetwork` key) holds `limit` connections (`maxConnectionsPerAddress`): its
+    /// newest connection got `429` and was closed.
+    case addressConnectionLimitReached(limit: Int, network: String)
     /// Accepting paused briefly because the process or system ran out of file descriptors.
     case acceptPaused(SocketError)
     /// Graceful shutdown began (`openConnections` still open) or finished.

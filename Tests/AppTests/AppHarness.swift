@@ -17,7 +17,8 @@ final class AppHarness: Sendable {
 
     init(
         defaultTier: Tier = .free, publicDirectory: String? = nil, logger: Logger? = nil, accessLog: AccessLog? = nil,
-        trustedProxies: Set<String> = [], writeBudget: WriteBudget = .standard
+        trustedProxies: Set<String> = [], writeBudget: WriteBudget = .standard, hashing: WorkerPool? = nil,
+        configure: (inout AppConfig) -> Void = { _ in }
     ) throws {
         directory = TemporaryDirectory()
         clock = ManualClock()
@@ -29,9 +30,13 @@ final class AppHarness: Sendable {
             workerThreads: 2, passwordHashing: .fast)
         config.trustedProxies = trustedProxies
         config.writeBudget = writeBudget
+        // Tests register many accounts from one address on a clock that does not move: suites that
+        // test the registration limit set their own (`configure`).
+        config.registrationLimits = RegistrationLimits(perNetworkPerHour: 1_000_000, totalPerHour: 1_000_000)
+        configure(&config)
         database = try Bootstrap.openDatabase(config: config, logger: logger, nowMilliseconds: clock.nowMilliseconds())
         let services = Services(
-            config: config, database: database, clock: clock, workers: WorkerPool(width: 2), logger: logger,
+            config: config, database: database, clock: clock, workers: WorkerPool(width: 2), hashing: hashing, logger: logger,
             secret: Array(repeating: 0x5A, count: 32))
         app = Application(services: services, accessLog: accessLog)
     }

@@ -64,7 +64,13 @@ struct ConnectionTests {
 
     @Test func connectionsPastTheLimitGet503AndClose() throws {
         let events = EventLog()
-        let server = HTTPServer(configuration: testConfiguration { $0.maxConnections = 3 }, onEvent: events.hook) {
+        // All clients share 127.0.0.1: lift the per-address share to the whole server so the
+        // global limit is what trips (ConnectionLimitTests covers the per-address one).
+        let configuration = testConfiguration {
+            $0.maxConnections = 3
+            $0.maxConnectionsPerAddress = 3
+        }
+        let server = HTTPServer(configuration: configuration, onEvent: events.hook) {
             EchoHandler()
         }
         let port = try server.start()

@@ -213,7 +213,10 @@ struct HTTPServerTests {
     }
 
     @Test func connectionsPastTheLimitGet503() throws {
-        try withHTTPServer({ $0.maxConnections = 3 }) { server, port, _ in
+        try withHTTPServer({
+            $0.maxConnections = 3
+            $0.maxConnectionsPerAddress = 3  // one client address: let the global limit trip first
+        }) { server, port, _ in
             let clients = try (0..<3).map { _ in try LoopbackClient(port: port) }
             for client in clients { #expect(try client.request("GET", "/").status == 200) }
             let fourth = try LoopbackClient(port: port)

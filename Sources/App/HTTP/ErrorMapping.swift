@@ -16,6 +16,11 @@ public enum ErrorMapping {
         case let error as SQLiteError where error.isConstraintViolation && error.message.contains("group_frozen"):
             // Raised by the freeze triggers (migration 0005) on any write to a frozen group's rows.
             return APIError(.groupFrozen, "this group is frozen by an operator and is read-only")
+        case is WorkerPool.Saturated:
+            // The password-hashing queue is full (`--hashing-queue`): refuse now, never wait longer.
+            return APIError(
+                .serviceUnavailable, "the server is busy; try again shortly",
+                retryAfterSeconds: WorkerPool.Saturated.retryAfterSeconds)
         case let error as SQLiteError where error.isStorageUnavailable:
             return APIError(.serviceUnavailable, "storage is temporarily unavailable; try again", retryAfterSeconds: 5)
         default:

@@ -69,7 +69,8 @@ final class TransportMetrics: Sendable {
     let webSockets: Gauge
     /// `chronir_http_connections_accepted_total`.
     let accepted: Counter
-    /// `chronir_http_connections_refused_total`: turned away with 503 past `--max-connections`.
+    /// `chronir_http_connections_refused_total`: turned away with 503 past `--max-connections` or
+    /// with 429 past `--max-connections-per-ip`.
     let refused: Counter
     /// `chronir_http_timeouts_total{kind}`: connections closed by a deadline.
     private let timeouts: [TransportEvent.TimeoutKind: Counter]
@@ -97,7 +98,7 @@ final class TransportMetrics: Sendable {
     func record(_ event: TransportEvent) {
         switch event {
         case .accepted: accepted.increment()
-        case .connectionLimitReached: refused.increment()
+        case .connectionLimitReached, .addressConnectionLimitReached: refused.increment()
         case .timedOut(_, let kind): timeouts[kind]?.increment()
         case .badRequest(_, let status, _):
             rejected.withLock { table in

@@ -47,6 +47,11 @@ public final class TransportLog: Sendable {
                 "socket error", metadata: ["connection": "\(id.map(String.init) ?? "listener")", "error": "\(error)"])
         case .connectionLimitReached(let limit):
             logger.warning("connection limit reached; refusing with 503", metadata: ["limit": "\(limit)"])
+        case .addressConnectionLimitReached(let limit, let network):
+            // Notice, not warning: one client over its share is that client's doing, not the server's.
+            logger.notice(
+                "per-address connection limit reached; refusing with 429",
+                metadata: ["limit": "\(limit)", "client_network": "\(network)"])
         case .acceptPaused(let error):
             logger.error("accept paused: out of file descriptors", metadata: ["error": "\(error)"])
         case .listening, .shutdownStarted, .shutdownCompleted:

@@ -16,6 +16,8 @@ import Wire
 /// this process's own commits trigger a poll at once (`Database.onCommit`).
 public final class RealtimeFeed: @unchecked Sendable {
     let services: Services
+    /// WebSockets held per client network (`AppConfig.maxWebSocketsPerAddress`), taken at the upgrade.
+    let webSockets: AddressQuota
     let queue = DispatchQueue(label: "chronir.realtime")
     // Everything below is touched only on `queue`.
     private var hub: RealtimeHub?
@@ -61,6 +63,7 @@ public final class RealtimeFeed: @unchecked Sendable {
 
     init(services: Services) {
         self.services = services
+        webSockets = AddressQuota(limit: services.config.maxWebSocketsPerAddress)
         // This process's commits are read at once; other processes' on the next data_version poll.
         services.database.onCommit { [weak self] in self?.commitNoticed() }
     }
@@ -411,6 +414,9 @@ final class RealtimeConnection: WebSocketDelegate, Sendable {
     let checkedAt: Int64?
     let tokenRejected: Bool
     let session: RealtimeFeed.Session?
+    /// This socket's share of its client's `maxWebSocketsPerAddress`: given back when the socket
+    /// closes (or, if it never opens, when this object goes away).
+    let slot: AddressQuota.Slot?
     private struct State {
         var id: ConnectionID?
         var pending: [String] = []
@@ -418,8 +424,12 @@ final class RealtimeConnection: WebSocketDelegate, Sendable {
     }
     private let state = Mutex(State())
 
-    init(feed: RealtimeFeed, userID: String?, checkedAt: Int64?, session: RealtimeFeed.Session? = nil, tokenRejected: Bool) {
+    init(
+        feed: RealtimeFeed, userID: String?, checkedAt: Int64?, session: RealtimeFeed.Session? = nil, tokenRejected: Bool,
+        slot: AddressQuota.Slot? = nil
+    ) {
         self.feed = feed
+        self.slot = slot
         self.session = session
         self.userID = userID
         self.checkedAt = checkedAt
@@ -452,6 +462,7 @@ final class RealtimeConnection: WebSocketDelegate, Sendable {
             }
             return s.id
         }
+        if case .closed = event { slot?.release() }
         guard let id else { return }
         switch event {
         case .text(let text): feed.received(id, text: text)

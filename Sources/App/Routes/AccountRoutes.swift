@@ -77,9 +77,22 @@ enum AccountRoutes {
         let email = try AccountRules.normalizeEmail(body.email)
         try AccountRules.validatePassword(body.password)
         let displayName = try AccountRules.normalizeDisplayName(body.displayName)
+        // Counted before the hash is made (parallel registrations all count); a refusal spends no scrypt.
+        if case .refused(let seconds) = services.registrations.admit(clientAddress: request.context.remoteAddress) {
+            services.logger.notice(
+                "registration rate-limited",
+                metadata: ["client_ip": "\(request.context.remoteAddress)", "request_id": "\(request.requestID)"])
+            throw DomainError.rateLimited(retryAfterSeconds: seconds)
+        }
         let scrypt = services.scrypt
         let password = body.password
-        let hash = try await services.workers.run { PasswordHash.make(password: password, parameters: scrypt) }
+        let hash: String
+        do {
+            hash = try await services.hashing.run { PasswordHash.make(password: password, parameters: scrypt) }
+        } catch let error as WorkerPool.Saturated {
+            services.registrations.refund(clientAddress: request.context.remoteAddress)
+            throw error
+        }
         let (token, tokenHash) = TokenHashing.generate()
         let now = services.clock.nowMilliseconds()
         let tier = services.config.defaultTier
@@ -134,7 +147,14 @@ enum AccountRoutes {
 
         let password = body.password
         let encoded = stored?.passwordHash ?? services.decoyPasswordHash
-        let verified = try await services.workers.run { PasswordHash.verify(password: password, encoded: encoded) }
+        let verified: Bool
+        do {
+            verified = try await services.hashing.run { PasswordHash.verify(password: password, encoded: encoded) }
+        } catch let error as WorkerPool.Saturated {
+            // Not a guess that was checked: give the attempt back before answering 503.
+            try await services.database.write { db in try LoginFailureStore.forget(ids: pending, on: db) }
+            throw error
+        }
         // A suspended account answers exactly like a wrong password, and the attempt stays counted:
         // a guesser learns nothing from the right password of a suspended account (issue 15 #13).
         guard verified, let user = stored?.user, user.status == .active else {

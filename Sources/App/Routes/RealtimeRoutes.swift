@@ -6,9 +6,13 @@ import Wire
 /// `GET /v1/realtime`: the WebSocket upgrade into the realtime feed. The `Origin` must be allowed
 /// (`AppConfig.allowedOrigins`, default same-origin; none at all is fine for non-browser clients),
 /// else 403. An `Authorization: Bearer` token is checked before the 101; a bad one closes with 4001
-/// right after it; without one the client has 5 s to send `{"op":"auth","token":…}`.
+/// right after it; without one the client has 5 s to send `{"op":"auth","token":…}`. A client
+/// network holding `AppConfig.maxWebSocketsPerAddress` sockets already gets 429 RATE_LIMITED.
 enum RealtimeRoutes {
     static let webSocket = WebSocketConfiguration()
+    /// `Retry-After` of an upgrade refused past `maxWebSocketsPerAddress`: room opens only when one
+    /// of the client's own sockets closes, so a short wait and a retry is all there is to do.
+    static let webSocketsRetryAfterSeconds = 5
 
     static func register(in router: inout Router<Handler>, feed: RealtimeFeed) {
         router.add(.get, "/v1/realtime", .upgrade { request, sink in
@@ -19,11 +23,17 @@ enum RealtimeRoutes {
                 guard originAllowed(accepted.origin, config: feed.services.config) else {
                     throw APIError(.permissionDenied, "origin not allowed")
                 }
+                // Per client (behind a trusted proxy: the forwarded one), before anything is spent.
+                guard let slot = feed.webSockets.acquire(clientAddress: request.context.remoteAddress) else {
+                    throw APIError(
+                        .rateLimited, "too many WebSockets open from your address",
+                        retryAfterSeconds: webSocketsRetryAfterSeconds)
+                }
                 accepted.response.headers.add(name: "X-Request-Id", value: request.requestID)
                 let handshake = accepted
                 guard let token = request.bearerToken else {
                     sink.upgradeToWebSocket(handshake, configuration: webSocket) {
-                        RealtimeConnection(feed: feed, userID: nil, checkedAt: nil, tokenRejected: false)
+                        RealtimeConnection(feed: feed, userID: nil, checkedAt: nil, tokenRejected: false, slot: slot)
                     }
                     return nil
                 }
@@ -35,7 +45,7 @@ enum RealtimeRoutes {
                         RealtimeConnection(
                             feed: feed, userID: found?.userID, checkedAt: found?.seq,
                             session: found.map { .init(tokenHash: $0.tokenHash, expiresAt: $0.expiresAt) },
-                            tokenRejected: found == nil)
+                            tokenRejected: found == nil, slot: slot)
                     }
                 }
                 return nil
