@@ -19,6 +19,8 @@ step "slow and hostile clients while a normal client measures p99"
 Reliability/hostile.sh 40 1000 1000 2000 2500
 step "red team findings (issue 15): login lockout, secrets in logs, erased accounts, suspension oracle, dotfiles"
 Reliability/redteam.sh
+step "connection and registration limits from one client address (issue 15 #1, #2)"
+Reliability/connection-limits.sh 100
 step "write budgets: one member flooding 2,000-character notes for 20 s"
 EXPECT_BUDGETS=1 Reliability/write-budget.sh 20 4
 step "reliability done"
