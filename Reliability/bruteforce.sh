@@ -7,8 +7,10 @@
 # its client sockets to 127.0.0.x source addresses (all of 127/8 is loopback on Linux) and guesses
 # until every (user, IP) pair is refused with 429. Prints the attempts that got through per window
 # and the expected time to guess one invite code. Fails when any scenario lets through more than the
-# documented budget (codes: 10 per user, 30 per IP per hour; logins: 10 per email and per IP per
-# 15 minutes) or when the expected time for one code from one address is under a year.
+# documented budget (codes: 10 per user, 30 per IP per hour; logins per 15 minutes: 10 per IP and per
+# (email, IP), 50 per email from all IPs and then one more per IP that has not failed yet for that
+# email — docs/security.md, finding 6) or when the expected time for one code from one address is
+# under a year.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Reliability/lib.sh
@@ -33,7 +35,7 @@ check "codes: 1 user, 1 IP" 10
 check "codes: 10 users, 1 IP" 30
 check "codes: $((ips * 3)) users, $ips IPs" $((ips * 30))
 check "passwords: 1 email, 1 IP" 10
-check "passwords: 1 email, $ips IPs" 10
+check "passwords: 1 email, $ips IPs" $((50 + ips))
 check "passwords: 5 emails, 1 IP" 10
 check "passwords: 1 email, 1 IP, 50 parallel" 10
 years=$(grep 'from 1 IP:' "$work/out" | grep -o '= [0-9,.]* years' | tr -d '=, years')
