@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "Domain", dependencies: ["Hashing"], swiftSettings: strict),
         // SQL for the Domain, row mapping, change_log writes; embeds Migrations/*.sql at build time.
         .target(
-            name: "Store", dependencies: ["Domain", "SQLite", "Hashing"], swiftSettings: strict,
+            name: "Store", dependencies: ["Domain", "SQLite", "Hashing", "Wire"], swiftSettings: strict,
             plugins: ["EmbedMigrations"]),
         // The realtime feed's core: topics, subscriptions, change-log fan-out, resume, revocation,
         // per-subscriber budgets and conflation — sans-I/O (bytes out, no sockets, no clocks).
@@ -69,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "Server",
             dependencies: [
-                "App", "Domain", "SQLite", "Store", "Transport",
+                "App", "Domain", "SQLite", "Store", "Transport", "Wire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -28,7 +28,7 @@ struct Verify: ParsableCommand {
             ]
             if let through = report.compactedThrough { fields.append("\"compacted_through_seq\":\(through)") }
             if let seq = report.firstBroken { fields.append("\"first_broken_seq\":\(seq)") }
-            if let problem = report.problem { fields.append("\"problem\":\(Trail.quote(problem))") }
+            if let problem = report.problem { fields.append("\"problem\":\(JSONString.quote(problem))") }
             print("{" + fields.joined(separator: ",") + "}")
         } else if let seq = report.firstBroken {
             print("BROKEN at seq \(seq): \(report.problem ?? "")  (\(report.verified) rows verified before it)")
@@ -98,15 +98,13 @@ struct Trail: ParsableCommand {
 
     static func printJSONLine(_ e: AuditTrail.Entry) {
         var fields: [String] = [
-            "\"seq\":\(e.seq)", "\"batch\":\(e.batch)", "\"event\":\(quote(e.event))",
-            "\"at\":\(quote(Timestamp.format(e.atMilliseconds)))", "\"actor\":\(quote(e.actor))",
-            "\"topic\":\(quote(e.topic))", "\"kind\":\(quote(e.kind))", "\"op\":\(quote(e.op))",
-            "\"id\":\(quote(e.entityID))",
+            "\"seq\":\(e.seq)", "\"batch\":\(e.batch)", "\"event\":\(JSONString.quote(e.event))",
+            "\"at\":\(JSONString.quote(Timestamp.format(e.atMilliseconds)))", "\"actor\":\(JSONString.quote(e.actor))",
+            "\"topic\":\(JSONString.quote(e.topic))", "\"kind\":\(JSONString.quote(e.kind))", "\"op\":\(JSONString.quote(e.op))",
+            "\"id\":\(JSONString.quote(e.entityID))",
         ]
         if let document = e.document { fields.append("\"doc\":\(document)") }
-        if let reason = e.reason { fields.append("\"reason\":\(quote(reason))") }
+        if let reason = e.reason { fields.append("\"reason\":\(JSONString.quote(reason))") }
         print("{" + fields.joined(separator: ",") + "}")
     }
-
-    static func quote(_ s: String) -> String { JSONString.quote(s) }
 }

@@ -8,6 +8,7 @@ import SQLite
 import Store
 import Synchronization
 import Transport
+import Wire
 
 /// `chronir-server`: the Chronir group server daemon. Every option can also be set through the
 /// `CHRONIR_*` environment variable named in its help; a flag wins over the environment.
@@ -191,7 +192,7 @@ struct ChronirServer: ParsableCommand {
         config.trustedProxies = Set(
             (value(trustedProxies, "TRUSTED_PROXIES") ?? "").split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
-        if let bad = config.trustedProxies.first(where: { !ClientAddress.isIPAddress($0) }) {
+        if let bad = config.trustedProxies.first(where: { !ClientNetwork.isIPAddress($0) }) {
             throw ValidationError("--trusted-proxies: \(bad) is not an IP address")
         }
         let metricsPort = try parse(metricsPort.map(String.init), "METRICS_PORT", Int?.none) {

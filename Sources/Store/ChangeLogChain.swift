@@ -1,3 +1,4 @@
+import Domain
 import Hashing
 public import SQLite
 
@@ -141,9 +142,17 @@ public enum ChangeLogChain {
         return report
     }
 
-    /// The document of a checkpoint row (kind `checkpoint`, topic `system`).
-    static func checkpointDocument(through: Int64, head: [UInt8], rows: Int) -> String {
-        #"{"through_seq":\#(through),"head_hash":"\#(Hex.encode(head))","rows_removed":\#(rows)}"#
+    /// The document of a checkpoint row (kind `checkpoint`, topic `system`), written by
+    /// `ChangeLog.compact` and read back by `verify`: one type for both, in `DocumentCoding`'s form.
+    struct Checkpoint: Codable, Equatable {
+        /// The last seq the compaction removed.
+        var throughSeq: Int64
+        /// Lowercase hex of that row's chain hash.
+        var headHash: String
+        var rowsRemoved: Int
+        enum CodingKeys: String, CodingKey {
+            case throughSeq = "through_seq", headHash = "head_hash", rowsRemoved = "rows_removed"
+        }
     }
 
     /// The head hash a checkpoint row records for `through`, or nil when there is none.
@@ -152,10 +161,10 @@ public enum ChangeLogChain {
             let document = try db.queryOne(
                 "SELECT document FROM change_log WHERE kind = 'checkpoint' AND topic = ?1 AND entity_id = ?2 ORDER BY seq LIMIT 1",
                 [.text(ChangeLog.systemTopic), .text(String(through))])?.string("document"),
-            let start = document.ranges(of: #""head_hash":""#).first?.upperBound
+            let checkpoint = try? DocumentCoding.decode(Checkpoint.self, from: Array(document.utf8)),
+            checkpoint.throughSeq == through
         else { return nil }
-        let hex = document[start...].prefix(64)
-        return hex.count == 64 ? Hex.decode(String(hex)) : nil
+        return Hex.decode(checkpoint.headHash).flatMap { $0.count == 32 ? $0 : nil }
     }
 
     private static func broken(_ report: Report, _ seq: Int64, _ problem: String) -> Report {

@@ -1,3 +1,4 @@
+import Domain
 import Hashing
 public import SQLite
 
@@ -79,7 +80,8 @@ extension ChangeLog {
         let removed = try db.run("DELETE FROM change_log WHERE seq <= ?1", [.integer(through)])
         let checkpoint = Change(
             topic: systemTopic, kind: "checkpoint", op: .added, entityID: String(through),
-            document: Array(ChangeLogChain.checkpointDocument(through: through, head: head, rows: removed).utf8))
+            document: DocumentCoding.encode(
+                ChangeLogChain.Checkpoint(throughSeq: through, headHash: Hex.encode(head), rowsRemoved: removed)))
         try append([checkpoint], event: "log_compacted", actor: .system, at: now, on: db)
         return Compaction(rowsRemoved: removed, throughSeq: through)
     }

@@ -1,5 +1,6 @@
 public import Domain
 public import SQLite
+import Wire
 
 /// Bearer-token sessions. Only SHA-256(token) is stored; a token expires after `idleLifetime`
 /// without use and is revoked by logout. `last_used_ms` is refreshed at most once per

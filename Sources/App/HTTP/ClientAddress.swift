@@ -1,4 +1,3 @@
-import Glibc
 public import Wire
 
 /// The client's IP address as the rate limits and the access log see it. Behind a reverse proxy
@@ -21,16 +20,10 @@ public enum ClientAddress {
         }
         for entry in entries.reversed().prefix(maxForwardedEntries) {
             let address = String(entry)
-            guard isIPAddress(address) else { return peer }  // malformed: trust nothing further
+            guard ClientNetwork.isIPAddress(address) else { return peer }  // malformed: trust nothing further
             if !trustedProxies.contains(address) { return address }
         }
         return peer
-    }
-
-    /// Whether `text` is a literal IPv4 or IPv6 address (no port, no brackets).
-    public static func isIPAddress(_ text: String) -> Bool {
-        var v4 = in_addr(), v6 = in6_addr()
-        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
     }
 }
 

@@ -95,13 +95,13 @@ public enum ErrorMapping {
 
     /// The response for an `APIError`.
     public static func response(for error: APIError, requestID: String) -> HTTPResponse {
-        var body = #"{"error":{"code":"# + JSONText.quote(error.code.code)
-        body += #","name":"# + JSONText.quote(error.code.name)
-        body += #","message":"# + JSONText.quote(error.message)
-        if let field = error.field { body += #","field":"# + JSONText.quote(field) }
+        var body = #"{"error":{"code":"# + JSONString.quote(error.code.code)
+        body += #","name":"# + JSONString.quote(error.code.name)
+        body += #","message":"# + JSONString.quote(error.message)
+        if let field = error.field { body += #","field":"# + JSONString.quote(field) }
         if let seconds = error.retryAfterSeconds { body += #","retry_after":"# + String(seconds) }
         if let current = error.current { body += #","current":"# + String(decoding: current, as: UTF8.self) }
-        body += #","request_id":"# + JSONText.quote(requestID) + "}}"
+        body += #","request_id":"# + JSONString.quote(requestID) + "}}"
         var headers = error.headers
         headers.add(name: "Content-Type", value: JSONText.contentType)
         if let seconds = error.retryAfterSeconds { headers.add(name: "Retry-After", value: String(seconds)) }
@@ -112,7 +112,4 @@ public enum ErrorMapping {
 /// Minimal JSON text helpers for hand-built bodies.
 enum JSONText {
     static let contentType = "application/json; charset=utf-8"
-
-    /// `value` as a JSON string literal (`JSONString`).
-    static func quote(_ value: String) -> String { JSONString.quote(value) }
 }

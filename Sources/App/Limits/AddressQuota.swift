@@ -1,4 +1,5 @@
 import Domain
+import Wire
 import Synchronization
 
 /// Counts what each client network (`ClientNetwork`: an IPv4 address, an IPv6 /64) holds open at

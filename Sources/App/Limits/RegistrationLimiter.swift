@@ -1,5 +1,6 @@
 public import Domain
 import Synchronization
+import Wire
 
 /// How many accounts may be registered per hour: per client network (`ClientNetwork`: an IPv4
 /// address, an IPv6 /64; the `X-Forwarded-For` client behind a trusted proxy) and, as a backstop

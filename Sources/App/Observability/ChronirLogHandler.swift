@@ -51,11 +51,11 @@ public struct ChronirLogHandler: LogHandler {
     /// Nested metadata (arrays, dictionaries) as JSON text.
     static func json(_ value: Logger.MetadataValue) -> String {
         switch value {
-        case .string(let s): return JSONText.quote(s)
-        case .stringConvertible(let c): return JSONText.quote(c.description)
+        case .string(let s): return JSONString.quote(s)
+        case .stringConvertible(let c): return JSONString.quote(c.description)
         case .array(let a): return "[" + a.map(json).joined(separator: ",") + "]"
         case .dictionary(let d):
-            return "{" + d.keys.sorted().map { JSONText.quote($0) + ":" + json(d[$0]!) }.joined(separator: ",") + "}"
+            return "{" + d.keys.sorted().map { JSONString.quote($0) + ":" + json(d[$0]!) }.joined(separator: ",") + "}"
         }
     }
 }

@@ -1,4 +1,4 @@
-import Domain
+import Wire
 import Testing
 
 @Suite("Client network — the key failed attempts are counted under")
