@@ -41,25 +41,29 @@ let package = Package(
         .target(name: "Wire", dependencies: ["CZlib"], swiftSettings: strict),
         // Event loops on DispatchSource: listener, connections, timers, signals.
         .target(name: "Transport", dependencies: ["Wire"], swiftSettings: strict),
+        // The database interface both backends implement: SQLValue, Row, SQLConnection, SQLDatabase,
+        // StorageFailure, SQLDialect, the checksummed migration runner. The Store is written once over it.
+        // Knows no engine and no domain.
+        .target(name: "Storage", dependencies: ["Hashing"], swiftSettings: strict),
         // Thin safe Swift over sqlite3, writer queue + reader pool, migration runner. Knows no domain.
-        .target(name: "SQLite", dependencies: ["CSQLite", "Hashing"], swiftSettings: strict),
+        .target(name: "SQLite", dependencies: ["CSQLite", "Hashing", "Storage"], swiftSettings: strict),
         // Thin safe Swift over libpq: blocking connection, parameterised statements, SQLSTATE errors,
         // LISTEN through a DispatchSource on PQsocket. Knows no domain (issue 16's PostgreSQL backend).
-        .target(name: "Postgres", dependencies: ["CLibPQ", "Hashing"], swiftSettings: strict),
+        .target(name: "Postgres", dependencies: ["CLibPQ", "Hashing", "Storage"], swiftSettings: strict),
         // Pure domain rules: accounts, emails, passwords policy, rate limits. No I/O.
         .target(name: "Domain", dependencies: ["Hashing"], swiftSettings: strict),
         // SQL for the Domain, row mapping, change_log writes; embeds Migrations/*.sql at build time.
         .target(
-            name: "Store", dependencies: ["Domain", "SQLite", "Hashing", "Wire"], swiftSettings: strict,
+            name: "Store", dependencies: ["Domain", "Storage", "SQLite", "Hashing", "Wire"], swiftSettings: strict,
             plugins: ["EmbedMigrations"]),
         // The realtime feed's core: topics, subscriptions, change-log fan-out, resume, revocation,
         // per-subscriber budgets and conflation — sans-I/O (bytes out, no sockets, no clocks).
-        .target(name: "Realtime", dependencies: ["Domain", "Store", "SQLite"], swiftSettings: strict),
+        .target(name: "Realtime", dependencies: ["Domain", "Store", "Storage", "SQLite"], swiftSettings: strict),
         // Composition: routes, JSON handlers, auth, static files, config, access log, metrics.
         .target(
             name: "App",
             dependencies: [
-                "Hashing", "Wire", "Transport", "SQLite", "Domain", "Store", "Realtime",
+                "Hashing", "Wire", "Transport", "Storage", "SQLite", "Domain", "Store", "Realtime",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -69,7 +73,7 @@ let package = Package(
         .executableTarget(
             name: "Server",
             dependencies: [
-                "App", "Domain", "SQLite", "Store", "Transport", "Wire",
+                "App", "Domain", "Storage", "SQLite", "Store", "Transport", "Wire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -78,7 +82,7 @@ let package = Package(
         .executableTarget(
             name: "Admin",
             dependencies: [
-                "Store", "Domain", "SQLite", "Hashing",
+                "Store", "Domain", "Storage", "SQLite", "Hashing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -89,7 +93,7 @@ let package = Package(
             name: "WebSocketEcho", dependencies: ["Transport", "Wire", "Hashing"], swiftSettings: strict),
         // Test helpers shared by the test targets: chunk feeder, temp databases, loopback client, clock.
         .target(
-            name: "TestSupport", dependencies: ["Wire", "SQLite", "Transport", "Domain"],
+            name: "TestSupport", dependencies: ["Wire", "Storage", "SQLite", "Postgres", "Transport", "Domain"],
             swiftSettings: strict),
 
         // Build-time tool + plugin that turn Migrations/*.sql into Swift source inside Store, so the
@@ -101,16 +105,16 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "TransportTests", dependencies: ["Transport", "Wire", "Hashing", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "Storage", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Storage", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DomainTests", dependencies: ["Domain", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "Domain", "SQLite", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "Domain", "Storage", "SQLite", "Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "RealtimeTests", dependencies: ["Realtime", "Store", "Domain", "SQLite", "TestSupport"],
+            name: "RealtimeTests", dependencies: ["Realtime", "Store", "Domain", "Storage", "SQLite", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "AppTests",
-            dependencies: ["App", "Store", "Domain", "Transport", "Wire", "SQLite", "TestSupport"],
+            dependencies: ["App", "Store", "Domain", "Transport", "Wire", "Storage", "SQLite", "TestSupport"],
             swiftSettings: strict),
     ]
 )

@@ -2,6 +2,7 @@ import ArgumentParser
 import Domain
 import Foundation
 import SQLite
+import Storage
 import Store
 
 /// Options every command takes: where the database is, and how to print.

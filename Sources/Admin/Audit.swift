@@ -3,6 +3,7 @@ import Dispatch
 import Domain
 import Foundation
 import SQLite
+import Storage
 import Store
 
 /// `chronir-admin audit …`: the change log as a trail, and its hash chain.

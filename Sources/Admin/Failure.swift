@@ -1,6 +1,7 @@
 import ArgumentParser
 import Domain
 import SQLite
+import Storage
 import Store
 
 /// A failure explained to the operator; exits 1.
@@ -13,12 +14,12 @@ struct AdminError: Error, CustomStringConvertible {
     static func explaining(_ error: any Error) -> any Error {
         switch error {
         case let error as DomainError: AdminError(describe(error))
-        case let error as SQLiteError where error.isConstraintViolation && error.message.contains("group_frozen"):
+        case let error as any StorageFailure where error.isConstraintViolation && error.message.contains("group_frozen"):
             // Raised by the freeze triggers (migration 0005) on any write to a frozen group's rows.
             AdminError("the group is frozen (read-only for everyone); run `groups unfreeze` first")
-        case let error as SQLiteError where error.isBusy:
+        case let error as any StorageFailure where error.isBusy:
             AdminError("the database stayed locked by another writer past the busy timeout; try again (\(error.message))")
-        case let error as SQLiteError: AdminError("database error: \(error)")
+        case let error as any StorageFailure: AdminError("database error: \(error)")
         case let error as StoreError: AdminError("\(error)")
         default: error
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Domain
 import Foundation
 import SQLite
+import Storage
 import Store
 
 /// `chronir-admin invites …`: a group's invite code.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SQLite
+import Storage
 import Store
 
 /// `chronir-admin stats`

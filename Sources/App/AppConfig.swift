@@ -1,5 +1,6 @@
 public import Domain
 public import SQLite
+import Storage
 
 /// Everything the application layer needs to know, resolved by the executable from flags and
 /// `CHRONIR_*` environment variables (docs/configuration.md).

@@ -2,6 +2,7 @@ public import Domain
 import Hashing
 public import Logging
 public import SQLite
+import Storage
 import Store
 import Wire
 
@@ -85,7 +86,7 @@ public struct Services: Sendable {
         if lookup.needsTouch {
             do {
                 try await database.write { db in try SessionStore.touch(tokenHash: tokenHash, at: now, on: db) }
-            } catch let error as SQLiteError where error.isStorageUnavailable {
+            } catch let error as any StorageFailure where error.isStorageUnavailable {
                 // Sliding the expiry is bookkeeping: a full or read-only disk must not turn reads into 503s.
                 // The next request after the touch interval tries again.
                 logger.warning("session touch skipped: storage unavailable", metadata: ["error": "\(error)"])

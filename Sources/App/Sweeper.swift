@@ -2,6 +2,7 @@
 public import Domain
 public import Logging
 public import SQLite
+import Storage
 import Store
 import Synchronization
 

@@ -1,4 +1,5 @@
 import CSQLite
+public import Storage
 
 /// How `COMMIT` waits for the disk (`PRAGMA synchronous`, https://sqlite.org/pragma.html#pragma_synchronous).
 public enum Durability: String, Sendable {
@@ -16,17 +17,12 @@ public enum Durability: String, Sendable {
     }
 }
 
-/// How a top-level transaction takes its locks (https://sqlite.org/lang_transaction.html).
-public enum TransactionKind: Sendable {
-    /// `BEGIN DEFERRED`: a read snapshot starts at the first read; for readers.
-    case deferred
-    /// `BEGIN IMMEDIATE`: takes the write lock at once, so the transaction cannot fail to upgrade.
-    case immediate
-}
-
 /// One sqlite3 connection. Not thread-safe and not Sendable: exactly one queue owns it (it is
 /// opened with SQLITE_OPEN_NOMUTEX). Prepared statements are cached per connection by SQL text.
-public final class Connection {
+public final class Connection: SQLConnection {
+    /// Always `.sqlite`.
+    public var dialect: SQLDialect { .sqlite }
+
     /// Whether the connection may write.
     public enum OpenMode: Sendable {
         /// Read and write; creates the file if missing and switches it to WAL.
@@ -81,7 +77,7 @@ public final class Connection {
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
         try execute("PRAGMA foreign_keys = ON")
         if mode == .readWrite {
-            let journal = try scalar("PRAGMA journal_mode = WAL")
+            let journal = try scalar("PRAGMA journal_mode = WAL", [])
             // In-memory databases report "memory"; every file database must really be in WAL.
             guard journal == .text("wal") || path == ":memory:" || path.isEmpty else {
                 throw SQLiteError(code: SQLITE_ERROR, message: "could not enable WAL (journal_mode is \(journal))")
@@ -159,7 +155,7 @@ public final class Connection {
     /// error thrown by body or by COMMIT. Nested calls (inside an open transaction) use SAVEPOINTs:
     /// an error rolls back to the savepoint only, and the outer transaction continues.
     @discardableResult
-    public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: (Connection) throws -> T) throws -> T {
+    public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: (any SQLConnection) throws -> T) throws -> T {
         let db = try openHandle(nil)
         if sqlite3_get_autocommit(db) == 0 {
             savepointDepth += 1

@@ -1,4 +1,5 @@
 import CSQLite
+public import Storage
 import Dispatch
 import Synchronization
 
@@ -51,7 +52,10 @@ private func uptimeNanoseconds() -> UInt64 { DispatchTime.now().uptimeNanosecond
 ///
 /// Never call the blocking or async entry points from inside a `write`/`withWriter` body (the writer
 /// queue would wait on itself), nor `readSync` from inside a read body (the pool may be empty).
-public final class Database: Sendable {
+public final class Database: SQLDatabase {
+    /// Always `.sqlite`.
+    public var dialect: SQLDialect { .sqlite }
+
     /// The SQLite library version this process runs against (`sqlite3_libversion`).
     public static let sqliteVersion = String(cString: sqlite3_libversion())
 
@@ -105,7 +109,7 @@ public final class Database: Sendable {
 
     /// Runs body on the writer queue inside one IMMEDIATE transaction; commits or rolls back. Never call from the writer queue itself.
     @discardableResult
-    public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         let observer = options.observer
         let queued = observer == nil ? 0 : uptimeNanoseconds()
         return try await withCheckedThrowingContinuation { continuation in
@@ -138,7 +142,7 @@ public final class Database: Sendable {
 
     /// Runs body on a reader connection, inside a DEFERRED transaction (one consistent snapshot),
     /// on the readers' Dispatch queue; waits without blocking a thread when all readers are busy.
-    public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         let observer = options.observer
         let queued = observer == nil ? 0 : uptimeNanoseconds()
         return try await withCheckedThrowingContinuation { continuation in
@@ -155,7 +159,7 @@ public final class Database: Sendable {
 
     /// Blocking `write`: runs body on the writer queue in one IMMEDIATE transaction and waits.
     @discardableResult
-    public func writeSync<T>(_ body: (Connection) throws -> T) throws -> T {
+    public func writeSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
         let observer = options.observer
         let queued = observer == nil ? 0 : uptimeNanoseconds()
         let result = try withWriter { connection in
@@ -169,7 +173,7 @@ public final class Database: Sendable {
 
     /// Blocking `read`: takes a reader (waiting if all are busy) and runs body on the calling thread
     /// inside a DEFERRED transaction.
-    public func readSync<T>(_ body: (Connection) throws -> T) throws -> T {
+    public func readSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
         let observer = options.observer
         let queued = observer == nil ? 0 : uptimeNanoseconds()
         let slot = try readers.acquireSync()
@@ -184,7 +188,7 @@ public final class Database: Sendable {
     /// The distinct SQL the writer and the idle readers keep prepared: every statement this process
     /// ran through them recently (`Connection.preparedStatementTexts`). For query-plan checks in tests.
     public func preparedStatementTexts() throws -> Set<String> {
-        var texts = Set(try withWriter { $0.preparedStatementTexts })
+        var texts = Set(try withWriterConnection { $0.preparedStatementTexts })
         readers.withIdleConnections { connections in
             for connection in connections { texts.formUnion(connection.preparedStatementTexts) }
         }
@@ -193,7 +197,13 @@ public final class Database: Sendable {
 
     /// Runs `body` on the writer connection WITHOUT an enclosing transaction (for migrations, PRAGMAs, checkpoints).
     @discardableResult
-    public func withWriter<T>(_ body: (Connection) throws -> T) throws -> T {
+    public func withWriter<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try withWriterConnection(body)
+    }
+
+    /// `withWriter` with the SQLite connection itself (PRAGMAs, checkpoints, statement texts).
+    @discardableResult
+    public func withWriterConnection<T>(_ body: (Connection) throws -> T) throws -> T {
         dispatchPrecondition(condition: .notOnQueue(writerQueue))
         return try writerQueue.sync {
             try body(writer.connection())
@@ -203,7 +213,7 @@ public final class Database: Sendable {
     /// Copies the WAL into the database file and truncates it (`PRAGMA wal_checkpoint(TRUNCATE)`);
     /// throws SQLITE_BUSY when readers kept it from completing.
     public func checkpoint() throws {
-        try withWriter { connection in
+        try withWriterConnection { connection in
             let row = try connection.queryOne("PRAGMA wal_checkpoint(TRUNCATE)")
             if let row, row[0] == .integer(1) {
                 throw SQLiteError(code: SQLITE_BUSY, message: "checkpoint could not complete: readers are active",
@@ -254,6 +264,8 @@ extension Database {
     /// Writes a consistent snapshot of the database to a new file (`Connection.backup`), using a
     /// reader connection so writers are never blocked.
     public func backup(to destinationPath: String) throws {
-        try readSync { connection in try connection.backup(to: destinationPath) }
+        let slot = try readers.acquireSync()
+        defer { readers.release(slot) }
+        try slot.connection.transaction(.deferred) { _ in try slot.connection.backup(to: destinationPath) }
     }
 }

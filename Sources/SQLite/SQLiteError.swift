@@ -1,4 +1,5 @@
 import CSQLite
+public import Storage
 
 /// An error reported by SQLite, with its extended result code (https://sqlite.org/rescode.html).
 public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -58,3 +59,5 @@ enum SQLiteCode {
     /// SQLITE_CONSTRAINT_UNIQUE.
     static let constraintUnique: Int32 = SQLITE_CONSTRAINT | (8 << 8)
 }
+
+extension SQLiteError: StorageFailure {}

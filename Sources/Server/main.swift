@@ -5,6 +5,7 @@ import Domain
 import Foundation
 import Logging
 import SQLite
+import Storage
 import Store
 import Synchronization
 import Transport

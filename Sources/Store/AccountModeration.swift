@@ -1,17 +1,17 @@
 public import Domain
-public import SQLite
+public import Storage
 
 /// Operator actions on accounts (chronir-admin), sharing the API's rules and change-log writes.
 extension AccountStore {
     /// The live account with this id or (normalised) email.
-    public static func find(_ idOrEmail: String, on db: Connection) throws -> User? {
+    public static func find(_ idOrEmail: String, on db: any SQLConnection) throws -> User? {
         if let user = try user(id: idOrEmail.lowercased(), on: db) { return user }
         guard let email = try? AccountRules.normalizeEmail(idOrEmail) else { return nil }
         return try credentials(email: email, on: db)?.user
     }
 
     /// Live accounts ordered by creation, optionally those whose email or name contains `search`.
-    public static func list(search: String?, limit: Int, on db: Connection) throws -> [User] {
+    public static func list(search: String?, limit: Int, on db: any SQLConnection) throws -> [User] {
         // LIKE with its wildcards escaped, so a search for "50%" means the text "50%".
         let pattern = search.map { text in
             "%" + text.lowercased().map { "%_\\".contains($0) ? "\\\($0)" : "\($0)" }.joined() + "%"
@@ -28,7 +28,7 @@ extension AccountStore {
 
     /// Sets the tier. Returns the updated user (unchanged when it already had that tier).
     public static func setTier(
-        userID: String, tier: Tier, actor: Actor, reason: String?, at now: Int64, on db: Connection
+        userID: String, tier: Tier, actor: Actor, reason: String?, at now: Int64, on db: any SQLConnection
     ) throws -> User {
         try update(userID: userID, actor: actor, reason: reason, event: "user_tier_changed", at: now, on: db) {
             $0.tier = tier
@@ -39,7 +39,7 @@ extension AccountStore {
     /// invitation and invite code the account created (`GroupStore.revokeGrants`), in the same
     /// transaction; reinstating restores none of them.
     public static func setStatus(
-        userID: String, status: UserStatus, actor: Actor, reason: String?, at now: Int64, on db: Connection
+        userID: String, status: UserStatus, actor: Actor, reason: String?, at now: Int64, on db: any SQLConnection
     ) throws -> User {
         let event = status == .suspended ? "user_suspended" : "user_unsuspended"
         let user = try update(userID: userID, actor: actor, reason: reason, event: event, at: now, on: db) {
@@ -55,7 +55,7 @@ extension AccountStore {
 
     /// Applies `change` to the stored user, bumps its version and appends the change-log batch.
     private static func update(
-        userID: String, actor: Actor, reason: String?, event: String, at now: Int64, on db: Connection,
+        userID: String, actor: Actor, reason: String?, event: String, at now: Int64, on db: any SQLConnection,
         _ change: (inout User) -> Void
     ) throws -> User {
         guard var user = try user(id: userID, on: db) else { throw DomainError.notFound("user") }

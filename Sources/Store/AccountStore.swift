@@ -1,6 +1,6 @@
 public import Domain
 import Foundation
-public import SQLite
+public import Storage
 
 /// SQL for accounts, sessions and failed-login records. Every function runs on a `Connection` the
 /// caller owns, inside the caller's transaction (`Database.write`/`read`), so the API and the admin CLI
@@ -28,7 +28,7 @@ public enum AccountStore {
     /// Creates an account and its change-log row. Throws `DomainError.emailTaken` when the
     /// normalised email already exists. `actor` defaults to the new user (self-registration).
     public static func register(
-        email: String, displayName: String, passwordHash: String, tier: Tier, at now: Int64, on db: Connection,
+        email: String, displayName: String, passwordHash: String, tier: Tier, at now: Int64, on db: any SQLConnection,
         actor: Actor? = nil
     ) throws -> User {
         let id = UUID().uuidString.lowercased()
@@ -41,7 +41,7 @@ public enum AccountStore {
                 [.text(id), .text(email), .text(displayName), .text(passwordHash), .text(tier.rawValue), .integer(now)])
         } catch {
             // A separate `if` rather than `catch where`: the latter crashes the 6.3 compiler here.
-            if error.isUniqueViolation { throw DomainError.emailTaken }
+            if error.storageFailure?.isUniqueViolation == true { throw DomainError.emailTaken }
             throw error
         }
         let user = User(
@@ -57,7 +57,7 @@ public enum AccountStore {
     }
 
     /// The live (not deleted) account with this normalised email, and its password hash.
-    public static func credentials(email: String, on db: Connection) throws -> (user: User, passwordHash: String)? {
+    public static func credentials(email: String, on db: any SQLConnection) throws -> (user: User, passwordHash: String)? {
         guard
             let row = try db.queryOne(
                 "SELECT \(userColumns()), password_hash FROM users WHERE email = ?1 AND deleted_ms IS NULL",
@@ -67,7 +67,7 @@ public enum AccountStore {
     }
 
     /// The live account with this id.
-    public static func user(id: String, on db: Connection) throws -> User? {
+    public static func user(id: String, on db: any SQLConnection) throws -> User? {
         guard
             let row = try db.queryOne(
                 "SELECT \(userColumns()) FROM users WHERE id = ?1 AND deleted_ms IS NULL", [.text(id)])
@@ -80,7 +80,7 @@ public enum AccountStore {
     /// version, else `DomainError.versionConflict` carries the current document.
     public static func updateProfile(
         userID: String, displayName: String?, timezone: String??, expectedVersion: Int64?, actor: Actor,
-        at now: Int64, on db: Connection
+        at now: Int64, on db: any SQLConnection
     ) throws -> User {
         guard var user = try user(id: userID, on: db) else { throw DomainError.notFound("user") }
         if let expectedVersion, expectedVersion != user.version {

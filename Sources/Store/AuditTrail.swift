@@ -1,4 +1,4 @@
-public import SQLite
+public import Storage
 
 /// Reading the change log as an audit trail (chronir-admin `audit`).
 public enum AuditTrail {
@@ -36,7 +36,7 @@ public enum AuditTrail {
     }
 
     /// Rows matching `filter` in seq order, at most `limit` (the newest `limit` when `newest`).
-    public static func entries(_ filter: Filter, limit: Int, newest: Bool = true, on db: Connection) throws -> [Entry] {
+    public static func entries(_ filter: Filter, limit: Int, newest: Bool = true, on db: any SQLConnection) throws -> [Entry] {
         let rows = try db.query(
             """
             SELECT seq, batch, event, at_ms, actor, topic, kind, op, entity_id, document, reason FROM change_log

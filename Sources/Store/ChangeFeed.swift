@@ -1,4 +1,4 @@
-public import SQLite
+public import Storage
 
 /// Reading the change log as the realtime feed: rows after a seq (all topics, or one), grouped into
 /// the batches the mutations wrote, and the bounds a resume decision needs.
@@ -92,7 +92,7 @@ public enum ChangeFeed {
     }
 
     /// The smallest seq still in the log (nil when empty). Retention deletes from the front only.
-    public static func oldestRetainedSeq(on db: Connection) throws -> Int64? {
+    public static func oldestRetainedSeq(on db: any SQLConnection) throws -> Int64? {
         if case .integer(let v) = try db.scalar("SELECT MIN(seq) FROM change_log") { return v }
         return nil
     }
@@ -100,7 +100,7 @@ public enum ChangeFeed {
     /// Rows with seq > `after` (only `topic`'s when given), grouped into batches in seq order. Reads
     /// about `limit` rows: the last batch is completed even past `limit`, so batches are never split.
     /// Poll with `after` = the last batch's `lastSeq` to continue.
-    public static func batches(after: Int64, topic: String? = nil, limit: Int = 1000, on db: Connection) throws -> [Batch] {
+    public static func batches(after: Int64, topic: String? = nil, limit: Int = 1000, on db: any SQLConnection) throws -> [Batch] {
         precondition(limit > 0, "limit must be positive")
         let columns = "seq, batch, event, at_ms, actor, topic, kind, op, entity_id, document, reason"
         let topicValue: SQLValue = topic.map { .text($0) } ?? .null
@@ -131,7 +131,7 @@ public enum ChangeFeed {
     /// user's access to the group changed after `since` (rows `user:<member>` / kind `group` / that id).
     /// Call inside one read transaction.
     public static func replay(
-        topic: String, after since: Int64, maxRows: Int, member: String? = nil, on db: Connection
+        topic: String, after since: Int64, maxRows: Int, member: String? = nil, on db: any SQLConnection
     ) throws -> Replay {
         let latest = try ChangeLog.latestSeq(on: db)
         let oldest = try oldestRetainedSeq(on: db)
@@ -159,7 +159,7 @@ public enum ChangeFeed {
     }
 
     /// Consecutive rows sharing `batch` become one `Batch`.
-    static func group(_ rows: [SQLite.Row]) -> [Batch] {
+    static func group(_ rows: [Storage.Row]) -> [Batch] {
         var result: [Batch] = []
         for row in rows {
             let batch = row.int("batch") ?? 0

@@ -1,6 +1,6 @@
 import Domain
 import Hashing
-public import SQLite
+public import Storage
 
 /// Who caused a change, as recorded in `change_log.actor`.
 public struct Actor: RawRepresentable, Hashable, Sendable {
@@ -52,7 +52,7 @@ public enum ChangeLog {
     /// this process or another.
     @discardableResult
     public static func append(
-        _ changes: [Change], event: String, actor: Actor, at now: Int64, on db: Connection
+        _ changes: [Change], event: String, actor: Actor, at now: Int64, on db: any SQLConnection
     ) throws -> ClosedRange<Int64> {
         precondition(!changes.isEmpty, "a mutation appends at least one change")
         // The previous row only: a primary-key search for MAX(seq) (SQLite answers MAX from the end
@@ -85,7 +85,7 @@ public enum ChangeLog {
     }
 
     /// The highest `seq` written so far (0 when empty).
-    public static func latestSeq(on db: Connection) throws -> Int64 {
+    public static func latestSeq(on db: any SQLConnection) throws -> Int64 {
         if case .integer(let v) = try db.scalar("SELECT COALESCE(MAX(seq), 0) FROM change_log") { return v }
         return 0
     }

@@ -1,6 +1,6 @@
 import Domain
 import Hashing
-public import SQLite
+public import Storage
 
 /// The change log's hash chain: `hash(n) = SHA-256(hash(n-1) || encode(row n))`, genesis = 32 zero
 /// bytes. `encode` is canonical and unambiguous: every field is written as its length (8 bytes,
@@ -81,7 +81,7 @@ public enum ChangeLogChain {
     /// Recomputes the chain over every row in seq order. A gap in `seq` inside the chain (a deleted
     /// row) breaks it; so does a missing prefix that no checkpoint row covers. Reads the whole log:
     /// an operator's command, not a request path.
-    public static func verify(on db: Connection) throws -> Report {
+    public static func verify(on db: any SQLConnection) throws -> Report {
         var report = Report(verified: 0, unchained: 0, firstBroken: nil, problem: nil)
         var previous: (seq: Int64, hash: [UInt8])?
         let rows = try db.query(
@@ -156,7 +156,7 @@ public enum ChangeLogChain {
     }
 
     /// The head hash a checkpoint row records for `through`, or nil when there is none.
-    static func checkpointHead(through: Int64, on db: Connection) throws -> [UInt8]? {
+    static func checkpointHead(through: Int64, on db: any SQLConnection) throws -> [UInt8]? {
         guard
             let document = try db.queryOne(
                 "SELECT document FROM change_log WHERE kind = 'checkpoint' AND topic = ?1 AND entity_id = ?2 ORDER BY seq LIMIT 1",

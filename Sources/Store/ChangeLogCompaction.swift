@@ -1,6 +1,6 @@
 import Domain
 import Hashing
-public import SQLite
+public import Storage
 
 /// Change-log retention (issue 15 #3): the log keeps what resume, audit and other processes need —
 /// every row younger than `window`, and always the newest `minimumRows` — and compaction deletes the
@@ -53,7 +53,7 @@ extension ChangeLog {
     /// never splitting a batch unless one batch alone is larger) and appends the checkpoint row, in
     /// the caller's write transaction.
     public static func compact(
-        _ retention: ChangeLogRetention = .standard, at now: Int64, on db: Connection
+        _ retention: ChangeLogRetention = .standard, at now: Int64, on db: any SQLConnection
     ) throws -> Compaction {
         guard let oldest = try ChangeFeed.oldestRetainedSeq(on: db) else { return Compaction(rowsRemoved: 0) }
         let latest = try latestSeq(on: db)
@@ -91,7 +91,7 @@ extension ChangeLog {
     /// rows than that cap: the retention bound, not the cap, ended it. Used by the sweeper and by
     /// `chronir-admin db compact`.
     public static func compactUntilDone(
-        _ retention: ChangeLogRetention = .standard, at now: Int64, database: Database
+        _ retention: ChangeLogRetention = .standard, at now: Int64, database: any SQLDatabase
     ) throws -> Compaction {
         var total = Compaction(rowsRemoved: 0)
         while true {
@@ -112,7 +112,7 @@ extension ChangeLog {
     }
 
     /// Counts the log (a full scan: an operator's command).
-    public static func size(on db: Connection) throws -> Size {
+    public static func size(on db: any SQLConnection) throws -> Size {
         let row = try db.queryOne(
             "SELECT count(*) AS n, min(seq) AS oldest, COALESCE(max(seq), 0) AS latest, COALESCE(sum(length(document)), 0) AS bytes FROM change_log")
         return Size(

@@ -1,5 +1,5 @@
 import Foundation
-public import SQLite
+public import Storage
 
 extension ChangeLog {
     /// Erases a deleted account's personal data from the change log's documents (issue 15 #12), in
@@ -18,7 +18,7 @@ extension ChangeLog {
     /// email (a scan of the retained log: account deletion is rare, and retention bounds the log).
     @discardableResult
     public static func redactPersonalData(
-        userID: String, email: String, tombstoneEmail: String, deletedName: String, at now: Int64, on db: Connection
+        userID: String, email: String, tombstoneEmail: String, deletedName: String, at now: Int64, on db: any SQLConnection
     ) throws -> Int {
         let rows = try db.query(
             """

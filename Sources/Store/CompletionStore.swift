@@ -1,6 +1,6 @@
 public import Domain
 import Foundation
-public import SQLite
+public import Storage
 
 /// SQL for shared completions (issue 4; docs/design.md#occurrences-and-completions). Completions are
 /// immutable: they are inserted, listed, and — only on account deletion — anonymised.
@@ -48,7 +48,7 @@ public enum CompletionStore {
     ///    (`added`) and the alarm (`modified`).
     /// The single writer serialises answers, so concurrent answers close an occurrence exactly once.
     public static func record(
-        groupID: String, alarmID: String, userID: String, answer: Answer, at now: Int64, on db: Connection
+        groupID: String, alarmID: String, userID: String, answer: Answer, at now: Int64, on db: any SQLConnection
     ) throws -> Recorded {
         let (member, accessed) = try SharedAlarmStore.access(groupID: groupID, alarmID: alarmID, userID: userID, on: db)
         var alarm = accessed
@@ -91,7 +91,7 @@ public enum CompletionStore {
 
     /// The member's answer to one occurrence, if any.
     public static func completion(
-        alarmID: String, userID: String, scheduledAt: Int64, on db: Connection
+        alarmID: String, userID: String, scheduledAt: Int64, on db: any SQLConnection
     ) throws -> SharedCompletion? {
         try db.queryOne(
             "SELECT \(columns) FROM shared_completions WHERE alarm_id = ?1 AND user_id = ?2 AND scheduled_ms = ?3",
@@ -118,7 +118,7 @@ public enum CompletionStore {
     /// a named alarm may be deleted (its history stays readable until it is purged).
     public static func completions(
         groupID: String, alarmID: String?, userID: String, filter: Filter, after: GroupStore.PageKey? = nil,
-        limit: Int = 100, on db: Connection
+        limit: Int = 100, on db: any SQLConnection
     ) throws -> GroupStore.Page<SharedCompletion> {
         _ = try GroupStore.access(groupID: groupID, userID: userID, on: db)
         if let alarmID, try SharedAlarmStore.alarm(id: alarmID, groupID: groupID, includeDeleted: true, on: db) == nil {
@@ -146,7 +146,7 @@ public enum CompletionStore {
 
     /// Account-deletion hook (docs/design.md#account-deletion): the account's completions keep their place in
     /// history as "Deleted User" with no user id. Returns the modified documents for the batch.
-    static func anonymise(userID: String, on db: Connection) throws -> [Change] {
+    static func anonymise(userID: String, on db: any SQLConnection) throws -> [Change] {
         let ids = try db.query("SELECT id FROM shared_completions WHERE user_id = ?1", [.text(userID)])
             .compactMap { $0.string("id") }
         guard !ids.isEmpty else { return [] }
@@ -167,7 +167,7 @@ public enum CompletionStore {
 
     /// Retention sweeper: deletes completions recorded before `cutoff`. Returns how many went.
     @discardableResult
-    public static func purge(completedBefore cutoff: Int64, on db: Connection) throws -> Int {
+    public static func purge(completedBefore cutoff: Int64, on db: any SQLConnection) throws -> Int {
         try db.run("DELETE FROM shared_completions WHERE completed_ms < ?1", [.integer(cutoff)])
     }
 

@@ -1,5 +1,5 @@
 public import Domain
-public import SQLite
+public import Storage
 
 /// Operator actions on groups (chronir-admin). An operator is not a member, so these skip the
 /// member-role checks of the API functions but reuse the same mechanics (`end`, `softDelete`,
@@ -7,14 +7,14 @@ public import SQLite
 /// data and to the change log is defined once. Every batch is attributed to `admin` with a reason.
 extension GroupStore {
     /// A live group by id, or `notFound`.
-    public static func liveGroup(_ groupID: String, on db: Connection) throws -> Group {
+    public static func liveGroup(_ groupID: String, on db: any SQLConnection) throws -> Group {
         guard let group = try group(id: groupID.lowercased(), on: db) else { throw DomainError.notFound("group") }
         return group
     }
 
     /// Live groups, newest first, optionally whose name contains `search` or whose owner has `ownerEmail`.
     public static func moderationList(
-        search: String?, ownerEmail: String?, limit: Int, on db: Connection
+        search: String?, ownerEmail: String?, limit: Int, on db: any SQLConnection
     ) throws -> [Group] {
         let pattern = search.map { "%" + $0.lowercased().map { "%_\\".contains($0) ? "\\\($0)" : "\($0)" }.joined() + "%" }
         return try db.query(
@@ -30,7 +30,7 @@ extension GroupStore {
     }
 
     /// Renames a group. Event `group_updated`.
-    public static func adminRename(groupID: String, name: String, reason: String?, at now: Int64, on db: Connection)
+    public static func adminRename(groupID: String, name: String, reason: String?, at now: Int64, on db: any SQLConnection)
         throws -> Group
     {
         var group = try liveGroup(groupID, on: db)
@@ -44,7 +44,7 @@ extension GroupStore {
     }
 
     /// Soft-deletes a group; every member's access ends at once. Event `group_deleted`.
-    public static func adminDelete(groupID: String, reason: String?, at now: Int64, on db: Connection) throws {
+    public static func adminDelete(groupID: String, reason: String?, at now: Int64, on db: any SQLConnection) throws {
         let group = try liveGroup(groupID, on: db)
         let changes = try softDelete(group, reason: reason ?? "group_deleted", at: now, on: db)
         try ChangeLog.append(changes, event: "group_deleted", actor: .admin, at: now, on: db)
@@ -55,7 +55,7 @@ extension GroupStore {
     /// with `group_frozen`. Events `group_frozen` / `group_unfrozen`; idempotent. Unfreezing revokes
     /// the grants whose creators lost the right meanwhile (`reconcileGrants`).
     public static func adminSetFrozen(
-        groupID: String, frozen: Bool, reason: String?, at now: Int64, on db: Connection
+        groupID: String, frozen: Bool, reason: String?, at now: Int64, on db: any SQLConnection
     ) throws -> Group {
         var group = try liveGroup(groupID, on: db)
         guard (group.frozenAt != nil) != frozen else { return group }
@@ -74,7 +74,7 @@ extension GroupStore {
 
     /// Removes an active member other than the owner (transfer first). Event `member_removed`.
     public static func adminRemoveMember(
-        groupID: String, userID: String, reason: String?, at now: Int64, on db: Connection
+        groupID: String, userID: String, reason: String?, at now: Int64, on db: any SQLConnection
     ) throws -> GroupMember {
         var group = try liveGroup(groupID, on: db)
         guard var target = try member(groupID: group.id, userID: userID, on: db), target.status == .active else {
@@ -90,7 +90,7 @@ extension GroupStore {
 
     /// Sets an active non-owner member's role to `member` or `admin`. Event `role_changed`.
     public static func adminChangeRole(
-        groupID: String, userID: String, role: GroupRole, reason: String?, at now: Int64, on db: Connection
+        groupID: String, userID: String, role: GroupRole, reason: String?, at now: Int64, on db: any SQLConnection
     ) throws -> GroupMember {
         let group = try liveGroup(groupID, on: db)
         guard var target = try member(groupID: group.id, userID: userID, on: db), target.status == .active else {
@@ -111,7 +111,7 @@ extension GroupStore {
 
     /// Makes an active member the owner; the old owner becomes admin. Event `ownership_transferred`.
     public static func adminTransfer(
-        groupID: String, userID: String, reason: String?, at now: Int64, on db: Connection
+        groupID: String, userID: String, reason: String?, at now: Int64, on db: any SQLConnection
     ) throws -> Detail {
         var group = try liveGroup(groupID, on: db)
         guard var target = try member(groupID: group.id, userID: userID, on: db), target.status == .active else {
@@ -140,7 +140,7 @@ extension InviteCodeStore {
     }
 
     /// The code's status for `groups show`.
-    public static func status(groupID: String, at now: Int64, on db: Connection) throws -> Status {
+    public static func status(groupID: String, at now: Int64, on db: any SQLConnection) throws -> Status {
         let record = try record(groupID: groupID, on: db)
         let failures = try failureTimes(subject: codeSubject(groupID), window: InviteCode.codeWindow, at: now, on: db)
         let locked = try db.queryOne(
@@ -152,21 +152,21 @@ extension InviteCodeStore {
 
     /// Creates or rotates a group's code for an operator; returns the new code (shown once).
     public static func adminRotate(
-        groupID: String, secret: [UInt8], reason: String?, at now: Int64, on db: Connection
+        groupID: String, secret: [UInt8], reason: String?, at now: Int64, on db: any SQLConnection
     ) throws -> (code: InviteCode, record: InviteCodeRecord) {
         let group = try GroupStore.liveGroup(groupID, on: db)
         return try install(groupID: group.id, createdBy: "admin", actor: .admin, reason: reason, secret: secret, at: now, on: db)
     }
 
     /// Disables a group's code (idempotent). Event `invite_code_disabled`.
-    public static func adminDisable(groupID: String, reason: String?, at now: Int64, on db: Connection) throws {
+    public static func adminDisable(groupID: String, reason: String?, at now: Int64, on db: any SQLConnection) throws {
         let group = try GroupStore.liveGroup(groupID, on: db)
         try markDisabled(groupID: group.id, actor: .admin, reason: reason, at: now, on: db)
     }
 
     /// Clears a code's lock and its failure count. Returns whether anything was cleared.
     @discardableResult
-    public static func adminUnlock(groupID: String, reason: String?, at now: Int64, on db: Connection) throws -> Bool {
+    public static func adminUnlock(groupID: String, reason: String?, at now: Int64, on db: any SQLConnection) throws -> Bool {
         let group = try GroupStore.liveGroup(groupID, on: db)
         let unlocked = try db.run(
             "UPDATE invite_codes SET locked_until_ms = NULL WHERE group_id = ?1 AND locked_until_ms IS NOT NULL",
@@ -193,7 +193,7 @@ extension InvitationStore {
     /// Invitations for an operator, newest first, optionally of one group and/or one status
     /// (`expired` is derived from the clock, as the API shows it).
     public static func moderationList(
-        groupID: String?, status: Invitation.Status?, limit: Int, at now: Int64, on db: Connection
+        groupID: String?, status: Invitation.Status?, limit: Int, at now: Int64, on db: any SQLConnection
     ) throws -> [Invitation] {
         let rows = try db.query(
             select + """

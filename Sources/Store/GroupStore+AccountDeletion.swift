@@ -1,5 +1,5 @@
 import Domain
-public import SQLite
+public import Storage
 
 extension GroupStore {
     /// Display name that replaces a deleted account's name everywhere it was cached.
@@ -15,7 +15,7 @@ extension GroupStore {
     /// `account_deleted`, by `actor` (default: the user themself; `admin` for chronir-admin, with
     /// `reason`). Throws `notFound("user")` for an unknown or already deleted account.
     public static func deleteAccount(
-        userID: String, at now: Int64, on db: Connection, actor: Actor? = nil, reason: String? = nil
+        userID: String, at now: Int64, on db: any SQLConnection, actor: Actor? = nil, reason: String? = nil
     ) throws {
         guard let user = try AccountStore.user(id: userID, on: db) else { throw DomainError.notFound("user") }
         var changes: [Change] = []

@@ -1,5 +1,5 @@
 import Domain
-import SQLite
+import Storage
 
 /// What a person handed out — pending invitations and the group's invite code — lives only as long
 /// as they could still hand it out (issue 15 #4). Every change that takes that right away (leaving,
@@ -36,7 +36,7 @@ extension GroupStore {
     @discardableResult
     static func revokeGrants(
         of userID: String, in groupID: String?, keeping role: GroupRole?, actor: Actor,
-        reason: GrantRevocationReason, at now: Int64, on db: Connection
+        reason: GrantRevocationReason, at now: Int64, on db: any SQLConnection
     ) throws -> Int {
         var revoked = 0
         let pending = try db.query(
@@ -74,7 +74,7 @@ extension GroupStore {
     /// member with the needed role, or a suspended account. Run when a group is unfrozen: changes
     /// that happened while it was frozen could not touch its rows. Attributed to `actor`.
     @discardableResult
-    static func reconcileGrants(groupID: String, actor: Actor, at now: Int64, on db: Connection) throws -> Int {
+    static func reconcileGrants(groupID: String, actor: Actor, at now: Int64, on db: any SQLConnection) throws -> Int {
         let creators = try db.query(
             """
             SELECT invited_by AS user_id FROM invitations WHERE group_id = ?1 AND status = 'pending' AND expires_ms > ?2

@@ -1,6 +1,6 @@
 public import Domain
 import Foundation
-public import SQLite
+public import Storage
 
 /// SQL for groups and memberships. Every function runs inside the caller's transaction; every
 /// mutation appends one change-log batch with whole new documents: group and member documents to
@@ -27,13 +27,13 @@ public enum GroupStore {
     // MARK: - Reads
 
     /// The live (not deleted) group with this id.
-    public static func group(id: String, on db: Connection) throws -> Group? {
+    public static func group(id: String, on db: any SQLConnection) throws -> Group? {
         try db.queryOne("SELECT \(groupColumns()) FROM groups WHERE id = ?1 AND deleted_ms IS NULL", [.text(id)])
             .map(groupFromRow)
     }
 
     /// The membership record of a user in a group, whatever its status.
-    public static func member(groupID: String, userID: String, on db: Connection) throws -> GroupMember? {
+    public static func member(groupID: String, userID: String, on db: any SQLConnection) throws -> GroupMember? {
         try db.queryOne(
             "SELECT \(memberColumns) FROM group_members WHERE group_id = ?1 AND user_id = ?2",
             [.text(groupID), .text(userID)]
@@ -42,7 +42,7 @@ public enum GroupStore {
 
     /// The group and the caller's active membership. Anyone else — never a member, removed, left, or
     /// the group deleted — gets `notFound("group")`: a non-member learns nothing about the group.
-    public static func access(groupID: String, userID: String, on db: Connection) throws -> (Group, GroupMember) {
+    public static func access(groupID: String, userID: String, on db: any SQLConnection) throws -> (Group, GroupMember) {
         guard UUIDText.isCanonical(groupID), let group = try group(id: groupID, on: db),
             let member = try member(groupID: groupID, userID: userID, on: db), member.status == .active
         else { throw DomainError.notFound("group") }
@@ -50,14 +50,14 @@ public enum GroupStore {
     }
 
     /// Like `access`, and the member must be owner or admin (else `permissionDenied`).
-    public static func managerAccess(groupID: String, userID: String, on db: Connection) throws -> (Group, GroupMember) {
+    public static func managerAccess(groupID: String, userID: String, on db: any SQLConnection) throws -> (Group, GroupMember) {
         let (group, member) = try access(groupID: groupID, userID: userID, on: db)
         guard member.role.canManage else { throw DomainError.permissionDenied("only the owner or an admin can do this") }
         return (group, member)
     }
 
     /// Active members, owner first, then by join time.
-    public static func activeMembers(groupID: String, on db: Connection) throws -> [GroupMember] {
+    public static func activeMembers(groupID: String, on db: any SQLConnection) throws -> [GroupMember] {
         try db.query(
             """
             SELECT \(memberColumns) FROM group_members WHERE group_id = ?1 AND status = 'active'
@@ -67,14 +67,14 @@ public enum GroupStore {
     }
 
     /// The group and its active members.
-    public static func detail(_ group: Group, on db: Connection) throws -> Detail {
+    public static func detail(_ group: Group, on db: any SQLConnection) throws -> Detail {
         Detail(group: group, members: try activeMembers(groupID: group.id, on: db))
     }
 
     /// The live groups where the user is an active member, oldest first, `limit` at a time after
     /// `after`.
     public static func groups(
-        ofUser userID: String, after: PageKey? = nil, limit: Int = 100, on db: Connection
+        ofUser userID: String, after: PageKey? = nil, limit: Int = 100, on db: any SQLConnection
     ) throws -> Page<Group> {
         let rows = try db.query(
             """
@@ -93,7 +93,7 @@ public enum GroupStore {
     /// Creates a group owned by `owner` (who becomes its first member). Event `group_created`.
     public static func create(
         name: String, description: String?, iconName: String?, colorTag: String?, maxMembers: Int64, owner: User,
-        at now: Int64, on db: Connection
+        at now: Int64, on db: any SQLConnection
     ) throws -> Detail {
         let id = UUID().uuidString.lowercased()
         let group = Group(
@@ -123,7 +123,7 @@ public enum GroupStore {
     /// Event `group_updated`.
     public static func update(
         groupID: String, actorID: String, name: String?, description: String??, iconName: String??, colorTag: String??,
-        expectedVersion: Int64?, at now: Int64, on db: Connection
+        expectedVersion: Int64?, at now: Int64, on db: any SQLConnection
     ) throws -> Group {
         var (group, _) = try managerAccess(groupID: groupID, userID: actorID, on: db)
         if let expectedVersion, expectedVersion != group.version {
@@ -141,7 +141,7 @@ public enum GroupStore {
     }
 
     /// Soft-deletes the group (owner only): every member's access ends at once. Event `group_deleted`.
-    public static func delete(groupID: String, actorID: String, at now: Int64, on db: Connection) throws {
+    public static func delete(groupID: String, actorID: String, at now: Int64, on db: any SQLConnection) throws {
         let (group, member) = try access(groupID: groupID, userID: actorID, on: db)
         guard member.role == .owner else { throw DomainError.permissionDenied("only the owner can delete the group") }
         let changes = try softDelete(group, reason: "group_deleted", at: now, on: db)
@@ -150,7 +150,7 @@ public enum GroupStore {
 
     /// Marks the group deleted and disables its code; returns the changes to log (the group removed
     /// from its topic and from every active member's feed). Member rows stay, for the audit trail.
-    static func softDelete(_ group: Group, reason: String, at now: Int64, on db: Connection) throws -> [Change] {
+    static func softDelete(_ group: Group, reason: String, at now: Int64, on db: any SQLConnection) throws -> [Change] {
         let members = try activeMembers(groupID: group.id, on: db)
         try db.run("UPDATE groups SET deleted_ms = ?2, updated_ms = ?2 WHERE id = ?1", [.text(group.id), .integer(now)])
         try db.run("UPDATE invite_codes SET disabled_ms = ?2 WHERE group_id = ?1 AND disabled_ms IS NULL", [.text(group.id), .integer(now)])
@@ -165,7 +165,7 @@ public enum GroupStore {
     /// `member ↔ admin`, by the owner. Event `role_changed`; a demotion revokes what the member can
     /// no longer hand out (`revokeGrants`).
     public static func changeRole(
-        groupID: String, actorID: String, targetID: String, role: GroupRole, at now: Int64, on db: Connection
+        groupID: String, actorID: String, targetID: String, role: GroupRole, at now: Int64, on db: any SQLConnection
     ) throws -> GroupMember {
         let (_, actor) = try access(groupID: groupID, userID: actorID, on: db)
         guard actor.role == .owner else { throw DomainError.permissionDenied("only the owner can change roles") }
@@ -188,7 +188,7 @@ public enum GroupStore {
     /// Hands the group to another active member (owner only); the old owner becomes admin, and their
     /// pending admin invitations are revoked (`revokeGrants`). Event `ownership_transferred`.
     public static func transfer(
-        groupID: String, actorID: String, targetID: String, at now: Int64, on db: Connection
+        groupID: String, actorID: String, targetID: String, at now: Int64, on db: any SQLConnection
     ) throws -> Detail {
         var (group, actor) = try access(groupID: groupID, userID: actorID, on: db)
         guard actor.role == .owner else { throw DomainError.permissionDenied("only the owner can transfer the group") }
@@ -205,7 +205,7 @@ public enum GroupStore {
 
     /// Makes `target` the owner and `from` an admin; returns the changes to log.
     static func handOver(
-        _ group: inout Group, from old: inout GroupMember, to target: inout GroupMember, at now: Int64, on db: Connection
+        _ group: inout Group, from old: inout GroupMember, to target: inout GroupMember, at now: Int64, on db: any SQLConnection
     ) throws -> [Change] {
         old.role = .admin
         try saveMember(old, insert: false, on: db)
@@ -223,7 +223,7 @@ public enum GroupStore {
     /// Events `member_removed` / `member_left`, then the revocation of what they handed out
     /// (`revokeGrants`).
     public static func removeMember(
-        groupID: String, actorID: String, targetID: String, at now: Int64, on db: Connection
+        groupID: String, actorID: String, targetID: String, at now: Int64, on db: any SQLConnection
     ) throws -> GroupMember {
         var (group, actor) = try access(groupID: groupID, userID: actorID, on: db)
         guard var target = try member(groupID: groupID, userID: targetID, on: db), target.status == .active else {
@@ -243,7 +243,7 @@ public enum GroupStore {
     /// shared alarms it unassigns them from (`SharedAlarmStore.memberEnded`).
     static func end(
         _ member: inout GroupMember, of group: inout Group, as status: GroupMember.Status, by remover: String?,
-        at now: Int64, on db: Connection
+        at now: Int64, on db: any SQLConnection
     ) throws -> [Change] {
         member.status = status
         member.removedAt = Timestamp(milliseconds: now)
@@ -261,7 +261,7 @@ public enum GroupStore {
     /// `max_members` inside the caller's write transaction (the single writer serialises joins, so
     /// the last free seat goes to exactly one). Returns the changes to log. Throws `groupMemberLimit`.
     static func admit(
-        _ user: User, to group: inout Group, role: GroupRole, previous: GroupMember?, at now: Int64, on db: Connection
+        _ user: User, to group: inout Group, role: GroupRole, previous: GroupMember?, at now: Int64, on db: any SQLConnection
     ) throws -> (GroupMember, [Change]) {
         guard group.memberCount < group.maxMembers else { throw DomainError.groupMemberLimit }
         let member = GroupMember(
@@ -279,7 +279,7 @@ public enum GroupStore {
     // MARK: - Rows and changes
 
     /// Writes every mutable column, bumping `version` and `updated_at`.
-    static func saveGroup(_ group: inout Group, at now: Int64, on db: Connection) throws {
+    static func saveGroup(_ group: inout Group, at now: Int64, on db: any SQLConnection) throws {
         group.version += 1
         group.updatedAt = Timestamp(milliseconds: now)
         try db.run(
@@ -293,7 +293,7 @@ public enum GroupStore {
              .integer(now)])
     }
 
-    static func saveMember(_ m: GroupMember, insert: Bool, on db: Connection) throws {
+    static func saveMember(_ m: GroupMember, insert: Bool, on db: any SQLConnection) throws {
         let values: [SQLValue] = [
             .text(m.groupID), .text(m.userID), .text(m.displayName), .text(m.role.rawValue), .text(m.status.rawValue),
             .integer(m.joinedAt.milliseconds), SQLValue(m.removedAt?.milliseconds), SQLValue(m.removedBy),

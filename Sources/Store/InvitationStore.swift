@@ -1,6 +1,6 @@
 public import Domain
 import Foundation
-public import SQLite
+public import Storage
 
 /// Invitations by email or link (docs/design.md#invitations). Every mutation appends one
 /// batch: the invitation document to the inviter's and the invitee's `user:<id>` feeds ("my
@@ -20,7 +20,7 @@ public enum InvitationStore {
     /// hour (`rateLimited`). Event `invitation_created`.
     public static func create(
         groupID: String, actor: User, inviteeEmail: String?, role: GroupRole, tokenHash: [UInt8]?, at now: Int64,
-        on db: Connection
+        on db: any SQLConnection
     ) throws -> Invitation {
         let (group, member) = try GroupStore.managerAccess(groupID: groupID, userID: actor.id, on: db)
         guard role != .owner else { throw DomainError.invalidField(field: "role", message: "role must be member or admin") }
@@ -56,13 +56,13 @@ public enum InvitationStore {
     }
 
     /// The invitation with this id.
-    public static func invitation(id: String, at now: Int64, on db: Connection) throws -> Invitation? {
+    public static func invitation(id: String, at now: Int64, on db: any SQLConnection) throws -> Invitation? {
         guard UUIDText.isCanonical(id) else { return nil }
         return try db.queryOne(select + " WHERE i.id = ?1 AND g.deleted_ms IS NULL", [.text(id)]).map { try fromRow($0, now) }
     }
 
     /// The link invitation whose token hashes to `tokenHash`.
-    public static func invitation(tokenHash: [UInt8], at now: Int64, on db: Connection) throws -> Invitation? {
+    public static func invitation(tokenHash: [UInt8], at now: Int64, on db: any SQLConnection) throws -> Invitation? {
         try db.queryOne(select + " WHERE i.token_hash = ?1 AND g.deleted_ms IS NULL", [.blob(tokenHash)])
             .map { try fromRow($0, now) }
     }
@@ -70,7 +70,7 @@ public enum InvitationStore {
     /// Pending, unexpired invitations addressed to `email` (in live groups), newest first, `limit` at
     /// a time after `after`.
     public static func pending(
-        forEmail email: String, after: GroupStore.PageKey? = nil, limit: Int = 100, at now: Int64, on db: Connection
+        forEmail email: String, after: GroupStore.PageKey? = nil, limit: Int = 100, at now: Int64, on db: any SQLConnection
     ) throws -> GroupStore.Page<Invitation> {
         let rows = try db.query(
             select + """
@@ -87,7 +87,7 @@ public enum InvitationStore {
     /// Every invitation of a group (owner/admin), newest first, with expiry applied to the status.
     public static func list(
         groupID: String, actorID: String, after: GroupStore.PageKey? = nil, limit: Int = 100, at now: Int64,
-        on db: Connection
+        on db: any SQLConnection
     ) throws -> GroupStore.Page<Invitation> {
         _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
         let rows = try db.query(
@@ -103,7 +103,7 @@ public enum InvitationStore {
     /// Deletes invitations that expired before `cutoff` without being answered (retention sweeper:
     /// 30 days after expiry, `Invitation.retentionAfterExpiryMilliseconds`).
     @discardableResult
-    public static func purgeExpired(expiredBefore cutoff: Int64, on db: Connection) throws -> Int {
+    public static func purgeExpired(expiredBefore cutoff: Int64, on db: any SQLConnection) throws -> Int {
         try db.run(
             "DELETE FROM invitations WHERE expires_ms < ?1 AND status IN ('pending', 'expired')", [.integer(cutoff)])
     }
@@ -117,7 +117,7 @@ public enum InvitationStore {
 
     /// The invitation `reference` names, as `user` may see it: an email invitation only by the account
     /// with that email; a link invitation only through its token. Anything else is `notFound`.
-    static func resolve(_ reference: Reference, for user: User, at now: Int64, on db: Connection) throws -> Invitation {
+    static func resolve(_ reference: Reference, for user: User, at now: Int64, on db: any SQLConnection) throws -> Invitation {
         let found: Invitation?
         switch reference {
         case .id(let id):
@@ -136,7 +136,7 @@ public enum InvitationStore {
     /// expired, or older than the user's own removal/leave → `invitationExpired`. An active member
     /// accepting keeps their role. Event `invitation_accepted`.
     public static func accept(
-        _ reference: Reference, user: User, at now: Int64, on db: Connection
+        _ reference: Reference, user: User, at now: Int64, on db: any SQLConnection
     ) throws -> GroupStore.Detail {
         var invitation = try resolve(reference, for: user, at: now, on: db)
         guard var group = try GroupStore.group(id: invitation.groupID, on: db) else { throw DomainError.notFound("invitation") }
@@ -171,7 +171,7 @@ public enum InvitationStore {
     }
 
     /// Declines an email invitation (its addressee only; idempotent). Event `invitation_declined`.
-    public static func decline(_ reference: Reference, user: User, at now: Int64, on db: Connection) throws -> Invitation {
+    public static func decline(_ reference: Reference, user: User, at now: Int64, on db: any SQLConnection) throws -> Invitation {
         var invitation = try resolve(reference, for: user, at: now, on: db)
         guard invitation.method == .email else { throw DomainError.notFound("invitation") }
         switch invitation.status {
@@ -193,7 +193,7 @@ public enum InvitationStore {
 
     /// Revokes a pending invitation (its inviter or the group owner; idempotent). Other members get
     /// `permissionDenied`, non-members `notFound`. Event `invitation_revoked`.
-    public static func revoke(id: String, actorID: String, at now: Int64, on db: Connection) throws {
+    public static func revoke(id: String, actorID: String, at now: Int64, on db: any SQLConnection) throws {
         guard var invitation = try invitation(id: id, at: now, on: db) else { throw DomainError.notFound("invitation") }
         let (_, member) = try GroupStore.access(groupID: invitation.groupID, userID: actorID, on: db)
         guard invitation.invitedBy == actorID || member.role == .owner else {
@@ -203,7 +203,7 @@ public enum InvitationStore {
     }
 
     /// Revokes an invitation for an operator (idempotent). Event `invitation_revoked`.
-    public static func adminRevoke(id: String, reason: String?, at now: Int64, on db: Connection) throws -> Invitation {
+    public static func adminRevoke(id: String, reason: String?, at now: Int64, on db: any SQLConnection) throws -> Invitation {
         guard var invitation = try invitation(id: id.lowercased(), at: now, on: db) else {
             throw DomainError.notFound("invitation")
         }
@@ -213,7 +213,7 @@ public enum InvitationStore {
 
     /// Moves a pending (or expired) invitation to `revoked` and logs it; shared by the API and the operator.
     static func markRevoked(
-        _ invitation: inout Invitation, actor: Actor, reason: String?, at now: Int64, on db: Connection
+        _ invitation: inout Invitation, actor: Actor, reason: String?, at now: Int64, on db: any SQLConnection
     ) throws {
         let id = invitation.id
         switch invitation.status {
@@ -233,7 +233,7 @@ public enum InvitationStore {
     /// The invitation document on the inviter's feed, the addressee's (when an account has that
     /// email) and `extraUser`'s (the acceptor of a link).
     static func feedChanges(
-        _ invitation: Invitation, op: Change.Op, extraUser: String? = nil, on db: Connection
+        _ invitation: Invitation, op: Change.Op, extraUser: String? = nil, on db: any SQLConnection
     ) throws -> [Change] {
         var users = [invitation.invitedBy]
         if let email = invitation.inviteeEmail,

@@ -1,5 +1,5 @@
 public import Domain
-public import SQLite
+public import Storage
 import Wire
 
 /// A group's invite code and the join flow (docs/design.md#invite-codes). The code is
@@ -16,7 +16,7 @@ public enum InviteCodeStore {
     /// lock and failure count start over. Returns the new code — the only time it exists outside the
     /// caller's memory. Events `invite_code_created` / `invite_code_rotated`.
     public static func rotate(
-        groupID: String, actorID: String, secret: [UInt8], at now: Int64, on db: Connection
+        groupID: String, actorID: String, secret: [UInt8], at now: Int64, on db: any SQLConnection
     ) throws -> (code: InviteCode, record: InviteCodeRecord) {
         _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
         return try install(groupID: groupID, createdBy: actorID, actor: .user(actorID), reason: nil, secret: secret, at: now, on: db)
@@ -26,7 +26,7 @@ public enum InviteCodeStore {
     /// rotate and the operator's.
     static func install(
         groupID: String, createdBy: String, actor: Actor, reason: String?, secret: [UInt8], at now: Int64,
-        on db: Connection
+        on db: any SQLConnection
     ) throws -> (code: InviteCode, record: InviteCodeRecord) {
         let existed = try db.queryOne("SELECT 1 FROM invite_codes WHERE group_id = ?1", [.text(groupID)]) != nil
         let expires = now + InviteCode.lifetimeMilliseconds
@@ -34,9 +34,15 @@ public enum InviteCodeStore {
         var attempt = 0
         while true {
             do {
-                try upsert(groupID: groupID, codeHash: code.hash(secret: secret), actorID: createdBy, at: now, expires: expires, on: db)
+                // In a savepoint: on PostgreSQL a failed statement aborts the whole transaction
+                // unless rolled back to a savepoint (SQLite would carry on either way).
+                try db.transaction(.immediate) { db in
+                    try upsert(
+                        groupID: groupID, codeHash: code.hash(secret: secret), actorID: createdBy, at: now,
+                        expires: expires, on: db)
+                }
                 break
-            } catch let error as SQLiteError where error.isUniqueViolation && attempt < 8 {
+            } catch let error where error.storageFailure?.isUniqueViolation == true && attempt < 8 {
                 // Another group holds this code (1 in ~887 million per live code): draw again.
                 attempt += 1
                 code = InviteCode.generate()
@@ -52,7 +58,7 @@ public enum InviteCodeStore {
     }
 
     static func upsert(
-        groupID: String, codeHash: [UInt8], actorID: String, at now: Int64, expires: Int64, on db: Connection
+        groupID: String, codeHash: [UInt8], actorID: String, at now: Int64, expires: Int64, on db: any SQLConnection
     ) throws {
         try db.run(
             """
@@ -67,13 +73,13 @@ public enum InviteCodeStore {
 
     /// Disables the group's code (owner/admin). Idempotent: no code, or one already disabled, is a
     /// no-op. Event `invite_code_disabled`.
-    public static func disable(groupID: String, actorID: String, at now: Int64, on db: Connection) throws {
+    public static func disable(groupID: String, actorID: String, at now: Int64, on db: any SQLConnection) throws {
         _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
         try markDisabled(groupID: groupID, actor: .user(actorID), reason: nil, at: now, on: db)
     }
 
     /// Disables the code if it is live and logs it; shared by the API and the operator.
-    static func markDisabled(groupID: String, actor: Actor, reason: String?, at now: Int64, on db: Connection) throws {
+    static func markDisabled(groupID: String, actor: Actor, reason: String?, at now: Int64, on db: any SQLConnection) throws {
         guard var record = try record(groupID: groupID, on: db), record.disabledAt == nil else { return }
         try db.run("UPDATE invite_codes SET disabled_ms = ?2 WHERE group_id = ?1", [.text(groupID), .integer(now)])
         record.disabledAt = Timestamp(milliseconds: now)
@@ -81,7 +87,7 @@ public enum InviteCodeStore {
     }
 
     /// The code's public facts.
-    public static func record(groupID: String, on db: Connection) throws -> InviteCodeRecord? {
+    public static func record(groupID: String, on db: any SQLConnection) throws -> InviteCodeRecord? {
         guard let row = try db.queryOne(
             "SELECT group_id, created_by, created_ms, expires_ms, disabled_ms FROM invite_codes WHERE group_id = ?1",
             [.text(groupID)])
@@ -111,7 +117,7 @@ public enum InviteCodeStore {
     /// rejoin-rule refusal comes from the caller's own past, so neither counts against a code: no
     /// caller can lock a live code for others (issue 15 #7). Event `member_joined`.
     public static func join(
-        codeHash: [UInt8]?, user: User, clientIP: String, at now: Int64, on db: Connection
+        codeHash: [UInt8]?, user: User, clientIP: String, at now: Int64, on db: any SQLConnection
     ) throws -> JoinOutcome {
         let budgets = [(userSubject(user.id), InviteCode.userWindow), (ipSubject(clientIP), InviteCode.ipWindow)]
         var worst = 0
@@ -171,14 +177,14 @@ public enum InviteCodeStore {
     // MARK: - Attempt records
 
     /// Failure times of `subject` inside the window ending at `now`.
-    static func failureTimes(subject: String, window: AttemptWindow, at now: Int64, on db: Connection) throws -> [Int64] {
+    static func failureTimes(subject: String, window: AttemptWindow, at now: Int64, on db: any SQLConnection) throws -> [Int64] {
         try db.query(
             "SELECT at_ms FROM invite_attempts WHERE subject = ?1 AND at_ms > ?2 ORDER BY at_ms",
             [.text(subject), .integer(window.windowStart(now: now))]
         ).compactMap { $0.int("at_ms") }
     }
 
-    static func record(subjects: [String], at now: Int64, on db: Connection) throws {
+    static func record(subjects: [String], at now: Int64, on db: any SQLConnection) throws {
         for subject in subjects {
             try db.run("INSERT INTO invite_attempts (subject, at_ms) VALUES (?1, ?2)", [.text(subject), .integer(now)])
         }
@@ -186,7 +192,7 @@ public enum InviteCodeStore {
 
     /// Deletes attempt records older than `cutoff` (retention sweeper: 24 hours).
     @discardableResult
-    public static func purgeAttempts(olderThan cutoff: Int64, on db: Connection) throws -> Int {
+    public static func purgeAttempts(olderThan cutoff: Int64, on db: any SQLConnection) throws -> Int {
         try db.run("DELETE FROM invite_attempts WHERE at_ms < ?1", [.integer(cutoff)])
     }
 

@@ -1,4 +1,5 @@
-public import SQLite
+import Hashing
+public import Storage
 
 /// The change log's epoch (migration 0006): a random 128-bit id, as 32 lowercase hex digits, naming
 /// this database's history. Seqs are comparable only within one epoch: a restored backup may reuse
@@ -6,9 +7,9 @@ public import SQLite
 /// that resume across epochs get a fresh snapshot.
 public enum LogEpoch {
     /// The current epoch.
-    public static func current(on db: Connection) throws -> String {
+    public static func current(on db: any SQLConnection) throws -> String {
         guard case .text(let epoch) = try db.scalar("SELECT epoch FROM log_epoch WHERE id = 1") else {
-            throw SQLiteError(code: 1, message: "log_epoch has no row (migration 0006 not applied?)")
+            throw StoreError.corruptRow(table: "log_epoch")
         }
         return epoch
     }
@@ -16,10 +17,9 @@ public enum LogEpoch {
     /// Replaces the epoch with a new random one and returns it (call in a write transaction); nil
     /// when the database predates migration 0006 (it gets an epoch when migrated).
     @discardableResult
-    public static func rotate(on db: Connection) throws -> String? {
-        guard try db.scalar("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'log_epoch'") == .integer(1)
-        else { return nil }
-        try db.run("UPDATE log_epoch SET epoch = lower(hex(randomblob(16))) WHERE id = 1")
+    public static func rotate(on db: any SQLConnection) throws -> String? {
+        guard try SchemaCatalog.tableExists("log_epoch", on: db) else { return nil }
+        try db.run("UPDATE log_epoch SET epoch = ?1 WHERE id = 1", [.text(Hex.encode(SecureRandom.bytes(16)))])
         return try current(on: db)
     }
 }

@@ -1,4 +1,4 @@
-public import SQLite
+public import Storage
 
 /// How long short-lived records are kept (docs/design.md#retention), and the sweep that deletes what
 /// is older. The sweep runs in one write transaction. It deletes bookkeeping rows and documents
@@ -38,7 +38,7 @@ public struct RetentionReport: Sendable, Equatable {
 /// The retention sweep.
 public enum Retention {
     /// Deletes records past `policy` at `now`, inside the caller's transaction.
-    public static func sweep(policy: RetentionPolicy = RetentionPolicy(), at now: Int64, on db: Connection) throws
+    public static func sweep(policy: RetentionPolicy = RetentionPolicy(), at now: Int64, on db: any SQLConnection) throws
         -> RetentionReport
     {
         var report = RetentionReport()

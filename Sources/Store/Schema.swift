@@ -1,4 +1,4 @@
-public import SQLite
+public import Storage
 
 /// The database schema this binary expects: `Migrations/*.sql`, embedded at build time by the
 /// EmbedMigrations plugin (see Package.swift), in name order.

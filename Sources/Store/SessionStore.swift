@@ -1,5 +1,5 @@
 public import Domain
-public import SQLite
+public import Storage
 import Wire
 
 /// Bearer-token sessions. Only SHA-256(token) is stored; a token expires after `idleLifetime`
@@ -13,7 +13,7 @@ public enum SessionStore {
 
     /// Records a new session for `userID`.
     public static func create(
-        tokenHash: [UInt8], userID: String, userAgent: String?, clientIP: String?, at now: Int64, on db: Connection
+        tokenHash: [UInt8], userID: String, userAgent: String?, clientIP: String?, at now: Int64, on db: any SQLConnection
     ) throws {
         try db.run(
             """
@@ -35,7 +35,7 @@ public enum SessionStore {
 
     /// The active user behind a live session, or nil for unknown, revoked, expired tokens and
     /// deleted accounts. Suspended users are returned; the caller refuses them with `accountSuspended`.
-    public static func lookup(tokenHash: [UInt8], at now: Int64, on db: Connection) throws -> Lookup? {
+    public static func lookup(tokenHash: [UInt8], at now: Int64, on db: any SQLConnection) throws -> Lookup? {
         guard
             let row = try db.queryOne(
                 """
@@ -52,7 +52,7 @@ public enum SessionStore {
     }
 
     /// Slides the idle expiry forward from `now`.
-    public static func touch(tokenHash: [UInt8], at now: Int64, on db: Connection) throws {
+    public static func touch(tokenHash: [UInt8], at now: Int64, on db: any SQLConnection) throws {
         try db.run(
             "UPDATE sessions SET last_used_ms = ?2, expires_ms = ?3 WHERE token_hash = ?1 AND revoked_ms IS NULL",
             [.blob(tokenHash), .integer(now), .integer(now + idleLifetimeMilliseconds)])
@@ -60,7 +60,7 @@ public enum SessionStore {
 
     /// Revokes one session (logout). Returns whether a live session was revoked.
     @discardableResult
-    public static func revoke(tokenHash: [UInt8], at now: Int64, on db: Connection) throws -> Bool {
+    public static func revoke(tokenHash: [UInt8], at now: Int64, on db: any SQLConnection) throws -> Bool {
         try db.run(
             "UPDATE sessions SET revoked_ms = ?2 WHERE token_hash = ?1 AND revoked_ms IS NULL",
             [.blob(tokenHash), .integer(now)]) > 0
@@ -68,7 +68,7 @@ public enum SessionStore {
 
     /// Revokes every live session of a user (suspension, password change, account deletion).
     @discardableResult
-    public static func revokeAll(userID: String, at now: Int64, on db: Connection) throws -> Int {
+    public static func revokeAll(userID: String, at now: Int64, on db: any SQLConnection) throws -> Int {
         try db.run(
             "UPDATE sessions SET revoked_ms = ?2 WHERE user_id = ?1 AND revoked_ms IS NULL",
             [.text(userID), .integer(now)])
@@ -91,7 +91,7 @@ public enum LoginFailureStore {
     public static func ipSubject(_ ip: String) -> String { "ip:\(ClientNetwork.rateLimitKey(ip))" }
 
     /// Deletes every failure recorded for `email`, from all networks (account deletion).
-    public static func clearAll(email: String, on db: Connection) throws {
+    public static func clearAll(email: String, on db: any SQLConnection) throws {
         let prefix = emailNetworkPrefix(email)
         // The range [prefix, prefix with its last character ':' raised to ';') is exactly the
         // subjects starting with `prefix`, and it searches the subject index (LIKE would not).
@@ -102,7 +102,7 @@ public enum LoginFailureStore {
 
     /// Failure times for `subject` inside the window ending at `now`.
     public static func failureTimes(
-        subject: String, window: AttemptWindow, at now: Int64, on db: Connection
+        subject: String, window: AttemptWindow, at now: Int64, on db: any SQLConnection
     ) throws -> [Int64] {
         try db.query(
             "SELECT at_ms FROM login_failures WHERE subject = ?1 AND at_ms > ?2 ORDER BY at_ms",
@@ -112,28 +112,30 @@ public enum LoginFailureStore {
 
     /// Records one failure for each subject; returns the new rows' ids.
     @discardableResult
-    public static func record(subjects: [String], at now: Int64, on db: Connection) throws -> [Int64] {
+    public static func record(subjects: [String], at now: Int64, on db: any SQLConnection) throws -> [Int64] {
         var ids: [Int64] = []
         for subject in subjects {
-            try db.run("INSERT INTO login_failures (subject, at_ms) VALUES (?1, ?2)", [.text(subject), .integer(now)])
-            ids.append(db.lastInsertRowID)
+            let id = try db.scalar(
+                "INSERT INTO login_failures (subject, at_ms) VALUES (?1, ?2) RETURNING id", [.text(subject), .integer(now)])
+            guard case .integer(let id) = id else { throw StoreError.corruptRow(table: "login_failures") }
+            ids.append(id)
         }
         return ids
     }
 
     /// Deletes the failure rows `ids` (an attempt recorded up front that turned out to succeed).
-    public static func forget(ids: [Int64], on db: Connection) throws {
+    public static func forget(ids: [Int64], on db: any SQLConnection) throws {
         for id in ids { try db.run("DELETE FROM login_failures WHERE id = ?1", [.integer(id)]) }
     }
 
     /// Forgets the failures of `subject` (after a successful login for that email).
-    public static func clear(subject: String, on db: Connection) throws {
+    public static func clear(subject: String, on db: any SQLConnection) throws {
         try db.run("DELETE FROM login_failures WHERE subject = ?1", [.text(subject)])
     }
 
     /// Deletes records older than `olderThan` (retention sweep).
     @discardableResult
-    public static func purge(olderThan cutoff: Int64, on db: Connection) throws -> Int {
+    public static func purge(olderThan cutoff: Int64, on db: any SQLConnection) throws -> Int {
         try db.run("DELETE FROM login_failures WHERE at_ms < ?1", [.integer(cutoff)])
     }
 }

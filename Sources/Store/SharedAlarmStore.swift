@@ -1,6 +1,6 @@
 public import Domain
 import Foundation
-public import SQLite
+public import Storage
 
 /// SQL for shared alarms (issue 4). Every function runs inside the caller's transaction; every
 /// mutation appends one change-log batch to `group:<id>` with whole new documents: kind
@@ -17,7 +17,7 @@ public enum SharedAlarmStore {
 
     /// The alarm with this id in the group; deleted ones only with `includeDeleted`.
     public static func alarm(
-        id: String, groupID: String, includeDeleted: Bool = false, on db: Connection
+        id: String, groupID: String, includeDeleted: Bool = false, on db: any SQLConnection
     ) throws -> SharedAlarm? {
         guard UUIDText.isCanonical(id) else { return nil }
         return try db.queryOne(
@@ -29,7 +29,7 @@ public enum SharedAlarmStore {
     /// The caller's membership and the live alarm; `notFound("group")` for non-members,
     /// `alarmNotFound` for an unknown or deleted alarm.
     public static func access(
-        groupID: String, alarmID: String, userID: String, on db: Connection
+        groupID: String, alarmID: String, userID: String, on db: any SQLConnection
     ) throws -> (GroupMember, SharedAlarm) {
         let (_, member) = try GroupStore.access(groupID: groupID, userID: userID, on: db)
         guard let alarm = try alarm(id: alarmID, groupID: groupID, on: db) else { throw DomainError.alarmNotFound }
@@ -40,7 +40,7 @@ public enum SharedAlarmStore {
     /// `includeDeleted`. The caller must be an active member.
     public static func alarms(
         groupID: String, userID: String, includeDeleted: Bool, after: GroupStore.PageKey? = nil, limit: Int = 100,
-        on db: Connection
+        on db: any SQLConnection
     ) throws -> GroupStore.Page<SharedAlarm> {
         _ = try GroupStore.access(groupID: groupID, userID: userID, on: db)
         let rows = try db.query(
@@ -62,7 +62,7 @@ public enum SharedAlarmStore {
     }
 
     /// Active member ids of the group, owner first then by join time.
-    static func activeMemberIDs(groupID: String, on db: Connection) throws -> [String] {
+    static func activeMemberIDs(groupID: String, on db: any SQLConnection) throws -> [String] {
         try GroupStore.activeMembers(groupID: groupID, on: db).map(\.userID)
     }
 
@@ -73,7 +73,7 @@ public enum SharedAlarmStore {
     /// (`alarmLimitReached`) and 5 creations per user per minute (`rateLimited`). Event
     /// `shared_alarm_created`.
     public static func create(
-        groupID: String, actorID: String, settings: SharedAlarmSettings, at now: Int64, on db: Connection
+        groupID: String, actorID: String, settings: SharedAlarmSettings, at now: Int64, on db: any SQLConnection
     ) throws -> SharedAlarm {
         _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
         let window = SharedAlarmRules.creationWindow
@@ -113,7 +113,7 @@ public enum SharedAlarmStore {
     /// members leave the open occurrence; a rule change that the open occurrence already satisfies
     /// closes and advances it. Nothing changed → nothing written. Event `shared_alarm_updated`.
     public static func update(
-        groupID: String, alarmID: String, actorID: String, expectedVersion: Int64?, at now: Int64, on db: Connection,
+        groupID: String, alarmID: String, actorID: String, expectedVersion: Int64?, at now: Int64, on db: any SQLConnection,
         edit: (inout SharedAlarmSettings) throws -> Void
     ) throws -> SharedAlarm {
         _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
@@ -162,7 +162,7 @@ public enum SharedAlarmStore {
 
     /// Soft-deletes an alarm (its creator or the group owner; anyone else `permissionDenied`).
     /// Event `shared_alarm_deleted` (op `removed`, reason `deleted`).
-    public static func delete(groupID: String, alarmID: String, actorID: String, at now: Int64, on db: Connection)
+    public static func delete(groupID: String, alarmID: String, actorID: String, at now: Int64, on db: any SQLConnection)
         throws
     {
         let (member, found) = try access(groupID: groupID, alarmID: alarmID, userID: actorID, on: db)
@@ -185,7 +185,7 @@ public enum SharedAlarmStore {
     /// deleted). Unassigns them from every live alarm and drops them from open occurrences — which may
     /// close and advance them. Call after the membership row is updated, in the same transaction; the
     /// returned changes join the membership batch.
-    static func memberEnded(groupID: String, userID: String, at now: Int64, on db: Connection) throws -> [Change] {
+    static func memberEnded(groupID: String, userID: String, at now: Int64, on db: any SQLConnection) throws -> [Change] {
         let members = try activeMemberIDs(groupID: groupID, on: db).filter { $0 != userID }
         let alarms = try db.query(
             "SELECT document FROM shared_alarms WHERE group_id = ?1 AND deleted_ms IS NULL ORDER BY created_ms, id",
@@ -207,7 +207,7 @@ public enum SharedAlarmStore {
     /// (kind `missed_occurrence`, with `alarm_id`, `pending_uids` naming who did not answer) and the
     /// advanced alarm. At most `limit` alarms per call; returns how many were marked.
     @discardableResult
-    public static func sweepOverdue(at now: Int64, limit: Int = 500, on db: Connection) throws -> Int {
+    public static func sweepOverdue(at now: Int64, limit: Int = 500, on db: any SQLConnection) throws -> Int {
         let alarms = try db.query(
             """
             SELECT a.document FROM shared_alarms a JOIN groups g ON g.id = a.group_id
@@ -241,7 +241,7 @@ public enum SharedAlarmStore {
     /// Retention sweeper: removes alarms soft-deleted before `cutoff`, and with them (ON DELETE
     /// CASCADE) their completions. Returns how many alarms went.
     @discardableResult
-    public static func purgeDeleted(deletedBefore cutoff: Int64, on db: Connection) throws -> Int {
+    public static func purgeDeleted(deletedBefore cutoff: Int64, on db: any SQLConnection) throws -> Int {
         try db.run("DELETE FROM shared_alarms WHERE deleted_ms < ?1", [.integer(cutoff)])
     }
 
@@ -269,14 +269,14 @@ public enum SharedAlarmStore {
     }
 
     /// Bumps `version` and `updated_at`, then writes the row.
-    static func save(_ alarm: inout SharedAlarm, at now: Int64, on db: Connection) throws {
+    static func save(_ alarm: inout SharedAlarm, at now: Int64, on db: any SQLConnection) throws {
         alarm.version += 1
         alarm.updatedAt = Timestamp(milliseconds: now)
         try write(alarm, on: db)
     }
 
     /// Writes the document and the columns copied from it.
-    static func write(_ alarm: SharedAlarm, on db: Connection) throws {
+    static func write(_ alarm: SharedAlarm, on db: any SQLConnection) throws {
         let document = String(decoding: DocumentCoding.encode(alarm), as: UTF8.self)
         try db.run(
             """

@@ -3,6 +3,7 @@ import Domain
 import Foundation
 import Logging
 import SQLite
+import Storage
 import Store
 import Synchronization
 import TestSupport
@@ -325,14 +326,14 @@ struct AdminLiveTests {
     /// Bounds the writer loop should the backup hang (it is stopped as soon as the backup exits).
     static let maxWriterRounds = 500
 
-    static func logHashes(on db: SQLite.Connection) throws -> [String] {
+    static func logHashes(on db: any SQLConnection) throws -> [String] {
         try db.query("SELECT seq, hex(hash) AS h FROM change_log ORDER BY seq").map {
             "\($0.int("seq") ?? -1):\($0.string("h") ?? "")"
         }
     }
 
     /// Rows of the copy's tables without their change-log row, and counts that disagree with the log.
-    static func prefixMismatches(on db: SQLite.Connection) throws -> [String] {
+    static func prefixMismatches(on db: any SQLConnection) throws -> [String] {
         func count(_ sql: String) throws -> Int64 {
             guard case .integer(let n) = try db.scalar(sql) else { return -1 }
             return n

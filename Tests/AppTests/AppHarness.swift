@@ -3,6 +3,7 @@ import Domain
 import Foundation
 import Logging
 import SQLite
+import Storage
 import Synchronization
 import TestSupport
 import Transport

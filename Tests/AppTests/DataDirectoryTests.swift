@@ -2,6 +2,7 @@
 import Foundation
 import Logging
 import SQLite
+import Storage
 import Store
 import TestSupport
 import Testing

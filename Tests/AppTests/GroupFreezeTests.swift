@@ -1,6 +1,7 @@
 @testable import App
 import Domain
 import SQLite
+import Storage
 import Store
 import TestSupport
 import Testing

@@ -3,6 +3,7 @@ import Domain
 import Foundation
 import Hashing
 import SQLite
+import Storage
 import TestSupport
 import Testing
 import Wire

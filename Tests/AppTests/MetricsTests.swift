@@ -4,6 +4,7 @@ import Domain
 import Foundation
 import Logging
 import SQLite
+import Storage
 import TestSupport
 import Synchronization
 import Testing

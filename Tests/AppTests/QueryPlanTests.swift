@@ -2,6 +2,7 @@
 import Domain
 import Foundation
 import SQLite
+import Storage
 import Store
 import TestSupport
 import Testing
@@ -78,7 +79,7 @@ struct QueryPlanTests {
         #expect(statements.count >= 50, "the workload ran only \(statements.count) distinct statements")
         var scans: [String] = []
         for sql in statements.sorted() {
-            let plan = try h.database.readSync { try $0.queryPlan(sql) }
+            let plan = try h.database.withWriterConnection { try $0.queryPlan(sql) }
             for step in plan where Self.isScanOfGrowingTable(step) && Self.allowedScans[sql] == nil {
                 scans.append("\(step)\n    in: \(sql.split(whereSeparator: \.isNewline).joined(separator: " "))")
             }
@@ -88,7 +89,7 @@ struct QueryPlanTests {
         let topicReads = statements.filter { $0.contains("FROM change_log WHERE topic = ?1") }
         #expect(!topicReads.isEmpty)
         for sql in topicReads {
-            let plan = try h.database.readSync { try $0.queryPlan(sql) }
+            let plan = try h.database.withWriterConnection { try $0.queryPlan(sql) }
             #expect(plan.contains { $0.contains("USING INDEX change_log_topic") }, "\(sql): \(plan)")
         }
         #expect(scans.isEmpty, "statements that scan a growing table:\n\(scans.joined(separator: "\n"))")

@@ -3,6 +3,7 @@ import Domain
 import Foundation
 import Realtime
 import SQLite
+import Storage
 import Store
 import TestSupport
 import Testing

@@ -2,6 +2,7 @@
 import Domain
 import Foundation
 import SQLite
+import Storage
 import TestSupport
 import Wire
 

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Logging
 import SQLite
+import Storage
 import Synchronization
 import TestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Domain
 import Realtime
 import SQLite
+import Storage
 import Store
 import TestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SQLite
+import Storage
 import Synchronization
 import TestSupport
 import Testing

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Hashing
 import SQLite
+import Storage
 import TestSupport
 import Testing
 
@@ -78,7 +79,7 @@ struct ConnectionTests {
     @Test func transactionCommits() throws {
         let connection = try open()
         try connection.execute("CREATE TABLE t (x INTEGER)")
-        let result = try connection.transaction { connection in
+        let result = try connection.transaction { _ in
             #expect(connection.isInTransaction)
             try connection.run("INSERT INTO t VALUES (1)")
             return "done"
@@ -191,7 +192,7 @@ struct DatabaseTests {
     @Test(arguments: [Durability.normal, Durability.full])
     func pragmasAreInForceOnWriterAndReaders(durability: Durability) throws {
         let test = try TestDatabase(DatabaseOptions(durability: durability, busyTimeoutMilliseconds: 1234, readerCount: 2))
-        func check(_ connection: Connection) throws {
+        func check(_ connection: any SQLConnection) throws {
             #expect(try connection.scalar("PRAGMA foreign_keys") == 1)
             #expect(try connection.scalar("PRAGMA journal_mode") == "wal")
             #expect(try connection.scalar("PRAGMA synchronous") == .integer(durability.pragmaValue))
@@ -254,8 +255,7 @@ struct DatabaseTests {
         let database = test.database
         try await database.write { try $0.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, x TEXT)") }
         let id = try await database.write { connection in
-            try connection.run("INSERT INTO t (x) VALUES (?1)", ["a"])
-            return connection.lastInsertRowID
+            try connection.scalar("INSERT INTO t (x) VALUES (?1) RETURNING id", ["a"])
         }
         #expect(id == 1)
         await #expect(throws: SQLiteError.self) {

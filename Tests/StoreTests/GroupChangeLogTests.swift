@@ -1,5 +1,6 @@
 import Domain
 import SQLite
+import Storage
 import Store
 import TestSupport
 import Testing
@@ -27,7 +28,7 @@ struct GroupChangeLogTests {
     /// Runs `body` in one write transaction and returns the one batch it appended. `followedBy` names
     /// the events of the batches expected after it in the same transaction: the revocations a
     /// removal or demotion causes (`GroupStore.revokeGrants`, issue 15 #4), each its own batch.
-    func logged<T>(followedBy: [String] = [], _ body: (Connection) throws -> T) throws -> (T, Logged) {
+    func logged<T>(followedBy: [String] = [], _ body: (any SQLConnection) throws -> T) throws -> (T, Logged) {
         let before = try db.readSync { try ChangeLog.latestSeq(on: $0) }
         let value = try db.writeSync(body)
         let all = try db.readSync { c in

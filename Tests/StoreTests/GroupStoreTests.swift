@@ -1,5 +1,6 @@
 import Domain
 import SQLite
+import Storage
 import Store
 import TestSupport
 import Testing
@@ -15,7 +16,7 @@ struct GroupStoreTests {
         return (dir, db)
     }
 
-    func user(_ name: String, on c: Connection) throws -> User {
+    func user(_ name: String, on c: any SQLConnection) throws -> User {
         try AccountStore.register(
             email: "\(name)@example.com", displayName: name, passwordHash: "h", tier: .premium, at: 1, on: c)
     }

@@ -1,4 +1,5 @@
 import SQLite
+import Storage
 import Store
 import TestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Domain
 import SQLite
+import Storage
 import Store
 import TestSupport
 import Testing
@@ -25,7 +26,7 @@ struct SharedAlarmChangeLogTests {
         _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)
     }
 
-    func logged<T>(_ body: (Connection) throws -> T) throws -> (T, Logged) {
+    func logged<T>(_ body: (any SQLConnection) throws -> T) throws -> (T, Logged) {
         let before = try db.readSync { try ChangeLog.latestSeq(on: $0) }
         let value = try db.writeSync(body)
         let rows = try db.readSync { c in

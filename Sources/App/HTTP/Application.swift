@@ -3,6 +3,7 @@ import Domain
 import Hashing
 import Logging
 import SQLite
+import Storage
 import Store
 public import Transport
 public import Wire

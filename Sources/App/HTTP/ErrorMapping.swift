@@ -1,5 +1,6 @@
 import Domain
 import SQLite
+import Storage
 public import Wire
 
 /// The one place that turns any error into an HTTP response with the JSON error envelope
@@ -13,7 +14,7 @@ public enum ErrorMapping {
             return error
         case let error as DomainError:
             return apiError(for: error)
-        case let error as SQLiteError where error.isConstraintViolation && error.message.contains("group_frozen"):
+        case let error as any StorageFailure where error.isConstraintViolation && error.message.contains("group_frozen"):
             // Raised by the freeze triggers (migration 0005) on any write to a frozen group's rows.
             return APIError(.groupFrozen, "this group is frozen by an operator and is read-only")
         case is WorkerPool.Saturated:
@@ -21,7 +22,7 @@ public enum ErrorMapping {
             return APIError(
                 .serviceUnavailable, "the server is busy; try again shortly",
                 retryAfterSeconds: WorkerPool.Saturated.retryAfterSeconds)
-        case let error as SQLiteError where error.isStorageUnavailable:
+        case let error as any StorageFailure where error.isStorageUnavailable:
             return APIError(.serviceUnavailable, "storage is temporarily unavailable; try again", retryAfterSeconds: 5)
         default:
             return APIError(.internalError, "internal error")

@@ -1,5 +1,6 @@
 import CoreMetrics
 public import SQLite
+import Storage
 import Synchronization
 import Transport
 import Wire

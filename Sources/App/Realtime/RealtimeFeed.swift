@@ -4,6 +4,7 @@ import Hashing
 import Logging
 import Realtime
 import SQLite
+import Storage
 import Store
 import Synchronization
 import Transport
@@ -379,7 +380,7 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// 1,000 Dispatch threads — then `completion` on the feed's queue (if the hub still runs) with
     /// the result, nil when the read threw (no access, or the database failed).
     private func read<T: Sendable>(
-        _ body: @escaping @Sendable (SQLite.Connection) throws -> T, then completion: @escaping @Sendable (T?) -> Void
+        _ body: @escaping @Sendable (any SQLConnection) throws -> T, then completion: @escaping @Sendable (T?) -> Void
     ) {
         let database = services.database
         Task {

@@ -1,6 +1,7 @@
 import Domain
 import Realtime
 import SQLite
+import Storage
 import Store
 import Synchronization
 
@@ -34,7 +35,7 @@ enum RealtimeSnapshots {
     /// is the same for every member at a given seq, so with a `cache` it is encoded once per seq
     /// (1,000 members subscribing to a large group: one encode, not 1,000); access is checked every time.
     static func read(
-        _ topic: Topic, userID: String, at now: Int64, cache: SnapshotCache? = nil, on db: Connection
+        _ topic: Topic, userID: String, at now: Int64, cache: SnapshotCache? = nil, on db: any SQLConnection
     ) throws -> (seq: Int64, data: [UInt8]) {
         let data: [UInt8]
         switch topic {
@@ -64,7 +65,7 @@ enum RealtimeSnapshots {
 
     /// The resume read: the same access check, then the topic's batches after `since`.
     static func replay(
-        _ topic: Topic, userID: String, after since: Int64, maxRows: Int, on db: Connection
+        _ topic: Topic, userID: String, after since: Int64, maxRows: Int, on db: any SQLConnection
     ) throws -> ChangeFeed.Replay {
         if case .group(let groupID) = topic { _ = try GroupStore.access(groupID: groupID, userID: userID, on: db) }
         return try ChangeFeed.replay(topic: topic.logName, after: since, maxRows: maxRows, member: userID, on: db)

@@ -2,6 +2,7 @@ import Domain
 import Hashing
 import Logging
 import SQLite
+import Storage
 import Store
 import Transport
 import Wire

@@ -1,6 +1,7 @@
 import Domain
 import Logging
 import SQLite
+import Storage
 import Store
 import Transport
 import Wire

@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import SQLite
+import Storage
 import Store
 import Wire
 

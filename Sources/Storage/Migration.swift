@@ -6,7 +6,7 @@ import Hashing
 public struct Migration: Sendable, Equatable {
     /// Sort key and identity, e.g. "0001_init"; applied in ascending order of name.
     public var name: String
-    /// The script, run with `sqlite3_exec`.
+    /// The script, run with `SQLConnection.execute` (one dialect's SQL: `Migrations/<dialect>/`).
     public var sql: String
     /// Lowercase hex SHA-256 of `sql`'s UTF-8 bytes, recorded when applied.
     public var checksum: String
@@ -31,9 +31,20 @@ public struct MigrationError: Error, Sendable, Equatable, CustomStringConvertibl
         case outOfOrder(name: String, appliedAfter: String)
         /// Two given migrations share a name.
         case duplicateName(String)
-        /// SQLite failed while applying the migration (or reading `schema_migrations`); nothing
-        /// of that migration was kept.
-        case failed(name: String, SQLiteError)
+        /// The database failed while applying the migration (or reading `schema_migrations`);
+        /// nothing of that migration was kept.
+        case failed(name: String, any StorageFailure)
+
+        public static func == (lhs: Kind, rhs: Kind) -> Bool {
+            switch (lhs, rhs) {
+            case (.checksumMismatch(let a, let b, let c), .checksumMismatch(let d, let e, let f)): a == d && b == e && c == f
+            case (.unknownApplied(let a), .unknownApplied(let b)): a == b
+            case (.outOfOrder(let a, let b), .outOfOrder(let c, let d)): a == c && b == d
+            case (.duplicateName(let a), .duplicateName(let b)): a == b
+            case (.failed(let a, let b), .failed(let c, let d)): a == c && b.description == d.description
+            default: false
+            }
+        }
     }
 
     /// What went wrong.
@@ -64,7 +75,7 @@ public enum MigrationRunner {
     /// The bookkeeping table.
     static let createTable = """
         CREATE TABLE IF NOT EXISTS schema_migrations (
-            name TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_ms INTEGER NOT NULL)
+            name TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_ms BIGINT NOT NULL)
         """
 
     /// Creates `schema_migrations(name TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_ms INTEGER NOT NULL)` if missing; verifies every applied migration's checksum (mismatch → throw, stop); applies pending ones in name order, each in its own IMMEDIATE transaction together with its schema_migrations row. Returns the names applied now.
@@ -72,12 +83,12 @@ public enum MigrationRunner {
     /// Nothing is applied unless every check passes (also unknown applied names and out-of-order
     /// pending ones throw). Safe against another process migrating at the same time: each
     /// migration re-checks `schema_migrations` inside its transaction.
-    public static func migrate(_ database: Database, migrations: [Migration], nowMilliseconds: Int64) throws -> [String] {
+    public static func migrate(_ database: any SQLDatabase, migrations: [Migration], nowMilliseconds: Int64) throws -> [String] {
         let ordered = try sortedUnique(migrations)
         return try database.withWriter { connection in
-            do throws(SQLiteError) {
+            do {
                 try connection.execute(createTable)
-            } catch {
+            } catch let error as any StorageFailure {
                 throw MigrationError(.failed(name: "schema_migrations", error))
             }
             let applied = try appliedChecksums(connection)
@@ -103,7 +114,7 @@ public enum MigrationRunner {
                         return true
                     }
                     if didApply { appliedNow.append(migration.name) }
-                } catch let error as SQLiteError {
+                } catch let error as any StorageFailure {
                     throw MigrationError(.failed(name: migration.name, error))
                 }
             }
@@ -113,24 +124,22 @@ public enum MigrationRunner {
 
     /// Names of the given migrations not yet applied, in name order; empty means the schema is up
     /// to date (for /readyz). Reads through the reader pool; a database never migrated has all pending.
-    public static func pending(_ database: Database, migrations: [Migration]) throws -> [String] {
+    public static func pending(_ database: any SQLDatabase, migrations: [Migration]) throws -> [String] {
         let applied = try database.readSync { connection in
-            let exists = try connection.scalar(
-                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'")
-            return exists == .integer(0) ? [:] : try appliedChecksums(connection)
+            try SchemaCatalog.tableExists("schema_migrations", on: connection) ? try appliedChecksums(connection) : [:]
         }
         return try sortedUnique(migrations).map(\.name).filter { applied[$0] == nil }
     }
 
     /// Recorded checksum by migration name.
-    private static func appliedChecksums(_ connection: Connection) throws -> [String: String] {
-        do throws(SQLiteError) {
+    private static func appliedChecksums(_ connection: any SQLConnection) throws -> [String: String] {
+        do {
             var applied: [String: String] = [:]
             for row in try connection.query("SELECT name, checksum FROM schema_migrations") {
                 if let name = row.string("name"), let checksum = row.string("checksum") { applied[name] = checksum }
             }
             return applied
-        } catch {
+        } catch let error as any StorageFailure {
             throw MigrationError(.failed(name: "schema_migrations", error))
         }
     }

@@ -1,4 +1,6 @@
-/// One SQLite value, as stored (https://sqlite.org/datatype3.html §2: the five storage classes).
+/// One column or parameter value, as both backends exchange it: SQLite's five storage classes
+/// (https://sqlite.org/datatype3.html §2); the PostgreSQL backend maps BIGINT ↔ `.integer`,
+/// DOUBLE PRECISION ↔ `.real`, TEXT ↔ `.text`, BYTEA ↔ `.blob` (docs/architecture.md, Storage).
 public enum SQLValue: Sendable, Equatable {
     /// SQL NULL.
     case null
@@ -21,7 +23,7 @@ public enum SQLValue: Sendable, Equatable {
     public init(_ value: String?) { self = value.map { .text($0) } ?? .null }
     /// `.blob(value)`, or `.null` for nil.
     public init(_ value: [UInt8]?) { self = value.map { .blob($0) } ?? .null }
-    /// `.integer(1)` for true, `.integer(0)` for false (SQLite has no boolean storage class).
+    /// `.integer(1)` for true, `.integer(0)` for false (neither schema uses a boolean type).
     public init(_ value: Bool) { self = .integer(value ? 1 : 0) }
 
     /// True for `.null`.

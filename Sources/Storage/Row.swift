@@ -1,12 +1,12 @@
 /// The column names of one result set, shared by all its rows.
-final class ColumnNames: Sendable {
+public final class ColumnNames: Sendable {
     /// Names in column order.
-    let names: [String]
+    public let names: [String]
     /// First column index for each name.
     let indexByName: [String: Int]
 
     /// Indexes `names`; with duplicate names (a join), the first column wins.
-    init(_ names: [String]) {
+    public init(_ names: [String]) {
         self.names = names
         var index: [String: Int] = [:]
         for (position, name) in names.enumerated() where index[name] == nil { index[name] = position }
@@ -23,7 +23,7 @@ public struct Row: Sendable {
     public let values: [SQLValue]
 
     /// Pairs shared column names with one row's values.
-    init(columns: ColumnNames, values: [SQLValue]) {
+    public init(columns: ColumnNames, values: [SQLValue]) {
         self.columns = columns
         self.values = values
     }

@@ -1,0 +1,67 @@
+/// How a top-level transaction takes its locks.
+public enum TransactionKind: Sendable {
+    /// A read snapshot (SQLite `BEGIN DEFERRED`; PostgreSQL `BEGIN ISOLATION LEVEL REPEATABLE READ,
+    /// READ ONLY`): every statement sees the same committed state.
+    case deferred
+    /// The write lock at once (SQLite `BEGIN IMMEDIATE`; PostgreSQL `BEGIN` then the `write_lock`
+    /// row `FOR UPDATE`): writers are serialised — within a process and across processes and
+    /// instances — so a transaction that reads then writes cannot race another writer.
+    case immediate
+}
+
+/// Which SQL engine a connection talks to. Store SQL is written once, in the common subset both
+/// engines accept (`?1…?n` parameters, `ON CONFLICT … DO`, `RETURNING`, `COALESCE`); the few places
+/// that must differ ask the dialect (docs/architecture.md, Storage).
+public enum SQLDialect: String, Sendable {
+    /// The embedded default: one SQLite file.
+    case sqlite
+    /// A PostgreSQL server shared by every instance.
+    case postgres
+}
+
+/// One connection to the database, owned by one queue at a time (not Sendable). The Store's SQL
+/// runs over this interface, whichever backend implements it. Parameters are `?1…?n`; values are
+/// `SQLValue`s; errors thrown conform to `StorageFailure`.
+public protocol SQLConnection: AnyObject {
+    /// The engine behind this connection.
+    var dialect: SQLDialect { get }
+
+    /// Runs one statement to completion and returns the number of rows it changed; rows it returns
+    /// are discarded.
+    @discardableResult
+    func run(_ sql: String, _ bindings: [SQLValue]) throws -> Int
+
+    /// Runs one statement and returns all its rows.
+    func query(_ sql: String, _ bindings: [SQLValue]) throws -> [Row]
+
+    /// Runs one statement and returns its first row, or nil.
+    func queryOne(_ sql: String, _ bindings: [SQLValue]) throws -> Row?
+
+    /// Runs one statement and returns the first column of its first row, or `.null` without rows.
+    func scalar(_ sql: String, _ bindings: [SQLValue]) throws -> SQLValue
+
+    /// Runs one or more `;`-separated statements without parameters (migrations, scripts).
+    func execute(_ script: String) throws
+
+    /// Runs `body` in one transaction of `kind`: COMMIT when it returns, ROLLBACK and rethrow when it
+    /// (or COMMIT) throws. Called inside an open transaction, it uses a SAVEPOINT instead: an error
+    /// undoes the savepoint only and the outer transaction goes on.
+    func transaction<T>(_ kind: TransactionKind, _ body: (any SQLConnection) throws -> T) throws -> T
+}
+
+extension SQLConnection {
+    /// `run` without parameters.
+    @discardableResult
+    public func run(_ sql: String) throws -> Int { try run(sql, []) }
+    /// `query` without parameters.
+    public func query(_ sql: String) throws -> [Row] { try query(sql, []) }
+    /// `queryOne` without parameters.
+    public func queryOne(_ sql: String) throws -> Row? { try queryOne(sql, []) }
+    /// `scalar` without parameters.
+    public func scalar(_ sql: String) throws -> SQLValue { try scalar(sql, []) }
+    /// `transaction` of kind `.immediate`.
+    @discardableResult
+    public func transaction<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try transaction(.immediate, body)
+    }
+}

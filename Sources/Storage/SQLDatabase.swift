@@ -1,0 +1,35 @@
+/// A database as the server uses it: a writer side where transactions are serialised, and a reader
+/// side where read snapshots run concurrently. Both backends implement it on their own queues
+/// (blocking engine calls never run on an event loop); the Store and the routes use only this.
+///
+/// Never call an entry point from inside a `write`/`writeSync` body (the writer would wait on
+/// itself), nor `readSync` from inside a read body (the pool may be empty).
+public protocol SQLDatabase: Sendable {
+    /// The engine behind it.
+    var dialect: SQLDialect { get }
+
+    /// Runs `body` on the writer in one `.immediate` transaction; commits or rolls back.
+    @discardableResult
+    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
+
+    /// Runs `body` on a reader in one `.deferred` transaction (one consistent snapshot).
+    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
+
+    /// Blocking `write`.
+    @discardableResult
+    func writeSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+
+    /// Blocking `read`.
+    func readSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+
+    /// Runs `body` on the writer connection without an enclosing transaction (migrations).
+    @discardableResult
+    func withWriter<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+
+    /// Sets the one observer called after every successful `write`/`writeSync` of this process (it
+    /// must only schedule work). Replaces any earlier observer.
+    func onCommit(_ observer: @escaping @Sendable () -> Void)
+
+    /// Closes every connection; later calls throw. Idempotent.
+    func close()
+}

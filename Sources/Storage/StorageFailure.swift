@@ -1,0 +1,23 @@
+/// An error a backend throws, classified the same way for both engines so the Store and the API map
+/// them once (`ErrorMapping`): SQLite's extended result codes and PostgreSQL's SQLSTATEs each
+/// answer these questions.
+public protocol StorageFailure: Error, Sendable, CustomStringConvertible {
+    /// The engine's message (never contains bound values).
+    var message: String { get }
+    /// Any constraint failure: unique, primary key, foreign key, check, not null, or a trigger's
+    /// rule (the trigger's text, e.g. `group_frozen`, is in `message`).
+    var isConstraintViolation: Bool { get }
+    /// A unique or primary-key constraint failure.
+    var isUniqueViolation: Bool { get }
+    /// Another writer held a lock too long, or the transaction lost a serialisation race: retrying
+    /// later may succeed.
+    var isBusy: Bool { get }
+    /// The storage cannot take this request now (disk full, read-only, I/O error, locked, server
+    /// down or restarting): the API answers 503 rather than 500.
+    var isStorageUnavailable: Bool { get }
+}
+
+extension Error {
+    /// This error as a classified storage failure, when a backend threw it.
+    public var storageFailure: (any StorageFailure)? { self as? any StorageFailure }
+}
