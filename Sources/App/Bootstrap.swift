@@ -1,7 +1,7 @@
 import Foundation
 public import Logging
 public import SQLite
-import Storage
+public import Storage
 import Store
 
 /// Start-up steps shared by the server and (later) the admin CLI: data directory, database, schema.

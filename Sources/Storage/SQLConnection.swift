@@ -22,7 +22,7 @@ public enum SQLDialect: String, Sendable {
 /// One connection to the database, owned by one queue at a time (not Sendable). The Store's SQL
 /// runs over this interface, whichever backend implements it. Parameters are `?1…?n`; values are
 /// `SQLValue`s; errors thrown conform to `StorageFailure`.
-public protocol SQLConnection: AnyObject {
+public protocol SQLConnection: AnyObject, SendableMetatype {
     /// The engine behind this connection.
     var dialect: SQLDialect { get }
 
@@ -47,6 +47,9 @@ public protocol SQLConnection: AnyObject {
     /// (or COMMIT) throws. Called inside an open transaction, it uses a SAVEPOINT instead: an error
     /// undoes the savepoint only and the outer transaction goes on.
     func transaction<T>(_ kind: TransactionKind, _ body: (any SQLConnection) throws -> T) throws -> T
+
+    /// Closes the connection (idempotent); later calls throw.
+    func close()
 }
 
 extension SQLConnection {

@@ -21,3 +21,16 @@ extension Error {
     /// This error as a classified storage failure, when a backend threw it.
     public var storageFailure: (any StorageFailure)? { self as? any StorageFailure }
 }
+
+/// A failure of this layer itself rather than of an engine.
+public enum StorageError: StorageFailure, Equatable {
+    /// The database was closed (shutdown); nothing ran.
+    case closed
+
+    public var message: String { "database is closed" }
+    public var isConstraintViolation: Bool { false }
+    public var isUniqueViolation: Bool { false }
+    public var isBusy: Bool { false }
+    public var isStorageUnavailable: Bool { true }
+    public var description: String { message }
+}

@@ -333,10 +333,10 @@ struct DatabaseTests {
         let test = try TestDatabase()
         test.database.close()
         test.database.close()
-        #expect(throws: SQLiteError.self) { try test.database.writeSync { _ in } }
-        #expect(throws: SQLiteError.self) { try test.database.readSync { _ in } }
-        await #expect(throws: SQLiteError.self) { try await test.database.write { _ in } }
-        await #expect(throws: SQLiteError.self) { try await test.database.read { _ in } }
+        #expect(throws: StorageError.closed) { try test.database.writeSync { _ in } }
+        #expect(throws: StorageError.closed) { try test.database.readSync { _ in } }
+        await #expect(throws: StorageError.closed) { try await test.database.write { _ in } }
+        await #expect(throws: StorageError.closed) { try await test.database.read { _ in } }
     }
 
     @Test func checkpointTruncatesTheWAL() throws {

@@ -1,6 +1,5 @@
 import CoreMetrics
-public import SQLite
-import Storage
+public import Storage
 import Synchronization
 import Transport
 import Wire

@@ -3,20 +3,20 @@ import Synchronization
 
 /// One pooled read-only connection. Whoever took it from the pool owns it exclusively until it
 /// gives it back, which is what makes the unchecked Sendable sound.
-final class ReaderSlot: @unchecked Sendable {
-    /// The read-only connection.
-    let connection: Connection
+final class ReaderSlot<C: SQLConnection>: @unchecked Sendable {
+    /// The reader connection.
+    let connection: C
 
     /// Wraps `connection`.
-    init(_ connection: Connection) { self.connection = connection }
+    init(_ connection: C) { self.connection = connection }
 }
 
 /// A lock-protected free list of reader connections. A reader is handed to a waiter in FIFO
 /// order; async waiters get it on the readers' queue, so no thread blocks while the pool is empty;
 /// blocked (`acquireSync`) waiters get it straight from the releasing thread.
-final class ReaderPool: Sendable {
+final class ReaderPool<C: SQLConnection>: Sendable {
     /// Called with a reader, or nil when the pool is closed.
-    typealias Handler = @Sendable (ReaderSlot?) -> Void
+    typealias Handler = @Sendable (ReaderSlot<C>?) -> Void
 
     /// A caller waiting for a reader: an async one is called on the readers' queue; a thread
     /// blocked in `acquireSync` is handed the reader directly by whoever releases it. (Waking a
@@ -27,7 +27,7 @@ final class ReaderPool: Sendable {
         case blocked(Handoff)
 
         /// Delivers `slot` (nil: closed).
-        func resume(_ slot: ReaderSlot?, on queue: DispatchQueue) {
+        func resume(_ slot: ReaderSlot<C>?, on queue: DispatchQueue) {
             switch self {
             case .async(let handler): queue.async { handler(slot) }
             case .blocked(let handoff):
@@ -40,7 +40,7 @@ final class ReaderPool: Sendable {
     /// The mutable part of the pool.
     private struct State {
         /// Readers nobody holds.
-        var idle: [ReaderSlot]
+        var idle: [ReaderSlot<C>]
         /// Callers waiting for a reader, oldest first.
         var waiters: [Waiter] = []
         /// Set by `close()`.
@@ -48,20 +48,20 @@ final class ReaderPool: Sendable {
     }
 
     /// Concurrent queue on which async read bodies run.
-    private let queue = DispatchQueue(label: "chronir.sqlite.readers", attributes: .concurrent)
+    private let queue: DispatchQueue
     /// The guarded state.
     private let state: Mutex<State>
 
     /// Pools `connections`.
-    init(_ connections: [Connection]) {
+    init(_ connections: [C], label: String) {
         state = Mutex(State(idle: connections.map(ReaderSlot.init)))
+        queue = DispatchQueue(label: label, attributes: .concurrent)
     }
 
     /// Calls `handler` on the readers' queue with a reader as soon as one is free (nil if closed).
     /// The handler must give the reader back with `release`.
     func acquire(_ handler: @escaping Handler) {
-        enum Outcome { case slot(ReaderSlot), closed, queued }
-        let outcome: Outcome = state.withLock { state in
+        let outcome: Acquisition = state.withLock { state in
             if state.closed { return .closed }
             if let slot = state.idle.popLast() { return .slot(slot) }
             state.waiters.append(.async(handler))
@@ -75,10 +75,9 @@ final class ReaderPool: Sendable {
     }
 
     /// Blocks the calling thread until a reader is free; throws once the pool is closed.
-    func acquireSync() throws(SQLiteError) -> ReaderSlot {
+    func acquireSync() throws(StorageError) -> ReaderSlot<C> {
         let handoff = Handoff()
-        enum Outcome { case slot(ReaderSlot), closed, queued }
-        let outcome: Outcome = state.withLock { state in
+        let outcome: Acquisition = state.withLock { state in
             if state.closed { return .closed }
             if let slot = state.idle.popLast() { return .slot(slot) }
             state.waiters.append(.blocked(handoff))
@@ -86,15 +85,15 @@ final class ReaderPool: Sendable {
         }
         switch outcome {
         case .slot(let slot): return slot
-        case .closed: throw .misuse("database is closed")
+        case .closed: throw .closed
         case .queued: handoff.ready.wait()
         }
-        guard let slot = handoff.slot else { throw .misuse("database is closed") }
+        guard let slot = handoff.slot else { throw .closed }
         return slot
     }
 
     /// Gives `slot` back: to the oldest waiter, or to the free list (closing it if the pool closed).
-    func release(_ slot: ReaderSlot) {
+    func release(_ slot: ReaderSlot<C>) {
         let next: Waiter? = state.withLock { state in
             if state.closed {
                 slot.connection.close()
@@ -108,7 +107,7 @@ final class ReaderPool: Sendable {
     }
 
     /// Calls `body` with every idle reader's connection, under the pool's lock (nobody else holds them).
-    func withIdleConnections<T>(_ body: ([Connection]) throws -> T) rethrows -> T {
+    func withIdleConnections<T>(_ body: ([C]) throws -> T) rethrows -> T {
         try state.withLock { state in try body(state.idle.map(\.connection)) }
     }
 
@@ -124,11 +123,16 @@ final class ReaderPool: Sendable {
         for waiter in waiters { waiter.resume(nil, on: queue) }
     }
 
+    /// What one attempt to take a reader found.
+    private enum Acquisition {
+        case slot(ReaderSlot<C>), closed, queued
+    }
+
     /// Carries a reader from the releasing thread to a thread blocked in `acquireSync`; the
     /// semaphore orders the write before the read, which makes the unchecked Sendable sound.
     private final class Handoff: @unchecked Sendable {
         /// The reader handed over, or nil if the pool closed.
-        var slot: ReaderSlot?
+        var slot: ReaderSlot<C>?
         /// Signalled once `slot` is set.
         let ready = DispatchSemaphore(value: 0)
     }

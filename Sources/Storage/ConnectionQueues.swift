@@ -1,0 +1,190 @@
+import Dispatch
+import Synchronization
+
+/// Receives the timing of every transaction run through `write`, `read`, `writeSync` and `readSync`
+/// (not `withWriter`: migrations, PRAGMAs, checkpoints). Called on the thread that ran the
+/// transaction, right after it ended (committed or rolled back): must be cheap and never block.
+public protocol DatabaseObserver: Sendable {
+    /// A transaction on `side` waited `waitNanoseconds` for its connection (the writer queue, or a
+    /// free reader) and then ran for `runNanoseconds` from BEGIN to COMMIT/ROLLBACK.
+    func transactionFinished(_ side: DatabaseSide, waitNanoseconds: UInt64, runNanoseconds: UInt64)
+}
+
+/// Which side of the database a timed transaction ran on.
+public enum DatabaseSide: String, Sendable {
+    /// On the writer connection (`.immediate`).
+    case write
+    /// On a pooled reader connection (`.deferred`).
+    case read
+}
+
+/// Monotonic nanoseconds for transaction timings (only read when an observer is set).
+@inline(__always)
+private func uptimeNanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+/// The queues every backend runs its blocking engine calls on: one writer connection owned by a
+/// serial queue, and a pool of reader connections so reads run concurrently with the writer and
+/// each other. `SQLite.Database` and `Postgres.PostgresDatabase` are this plus their engine's extras.
+///
+/// Never call the blocking or async entry points from inside a `write`/`withWriter` body (the writer
+/// queue would wait on itself), nor `readSync` from inside a read body (the pool may be empty).
+public final class ConnectionQueues<C: SQLConnection>: Sendable {
+    /// Told how long each transaction waited and ran; nil: nothing timed.
+    public let observer: (any DatabaseObserver)?
+    /// The writer's serial queue; the writer connection is touched only on it.
+    private let writerQueue: DispatchQueue
+    /// The writer connection (owned by `writerQueue`).
+    private let writer: WriterSlot<C>
+    /// The reader connections.
+    private let readers: ReaderPool<C>
+    /// Called after every committed `write`/`writeSync` (see `onCommit`). Held in a struct, never as a
+    /// bare closure: a closure stored directly as a generic `Mutex` value is reabstracted on every
+    /// `inout` write-back of `withLock`, so each call wrapped it in one more thunk — after N commits a
+    /// call walked N nested thunks, and the process overflowed its stack after ~400,000 commits
+    /// (issue 13; `CommitObserverTests`).
+    private let commitObserver = Mutex<CommitObserver?>(nil)
+
+    /// The commit callback, boxed in a struct so its stored representation is fixed (see above).
+    private struct CommitObserver: Sendable {
+        let call: @Sendable () -> Void
+    }
+
+    /// Takes ownership of `writer` and `readers` (at least one). `label` names the queues.
+    public init(writer: C, readers: [C], label: String, observer: (any DatabaseObserver)?) {
+        precondition(!readers.isEmpty, "a database needs at least one reader connection")
+        writerQueue = DispatchQueue(label: "\(label).writer")
+        self.writer = WriterSlot(writer, queue: writerQueue)
+        self.readers = ReaderPool(readers, label: "\(label).readers")
+        self.observer = observer
+    }
+
+    /// Runs body on the writer queue inside one `.immediate` transaction; commits or rolls back.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        let observer = observer
+        let queued = observer == nil ? 0 : uptimeNanoseconds()
+        return try await withCheckedThrowingContinuation { continuation in
+            writerQueue.async { [writer] in
+                let started = observer == nil ? 0 : uptimeNanoseconds()
+                let result = Result { try writer.connection().transaction(.immediate, body) }
+                if let observer { Self.report(observer, .write, queued, started) }
+                if case .success = result { self.committed() }
+                continuation.resume(with: result)
+            }
+        }
+    }
+
+    private static func report(_ observer: any DatabaseObserver, _ side: DatabaseSide, _ queued: UInt64, _ started: UInt64) {
+        observer.transactionFinished(
+            side, waitNanoseconds: started &- queued, runNanoseconds: uptimeNanoseconds() &- started)
+    }
+
+    /// Sets the one observer called (on the writer queue, right after the COMMIT, so a reader that
+    /// starts now sees the change) after every successful `write`/`writeSync` of this process. It
+    /// must only schedule work (no database calls). Replaces any earlier observer.
+    public func onCommit(_ observer: @escaping @Sendable () -> Void) {
+        commitObserver.withLock { $0 = CommitObserver(call: observer) }
+    }
+
+    private func committed() {
+        commitObserver.withLock { $0 }?.call()
+    }
+
+    /// Runs body on a reader connection, inside a `.deferred` transaction (one consistent snapshot),
+    /// on the readers' Dispatch queue; waits without blocking a thread when all readers are busy.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        let observer = observer
+        let queued = observer == nil ? 0 : uptimeNanoseconds()
+        return try await withCheckedThrowingContinuation { continuation in
+            readers.acquire { [readers] slot in
+                guard let slot else { return continuation.resume(throwing: StorageError.closed) }
+                let started = observer == nil ? 0 : uptimeNanoseconds()
+                let result = Result { try slot.connection.transaction(.deferred, body) }
+                readers.release(slot)
+                if let observer { Self.report(observer, .read, queued, started) }
+                continuation.resume(with: result)
+            }
+        }
+    }
+
+    /// Blocking `write`: runs body on the writer queue in one `.immediate` transaction and waits.
+    public func writeSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        let observer = observer
+        let queued = observer == nil ? 0 : uptimeNanoseconds()
+        let result = try withWriter { connection in
+            let started = observer == nil ? 0 : uptimeNanoseconds()
+            defer { if let observer { Self.report(observer, .write, queued, started) } }
+            return try connection.transaction(.immediate, body)
+        }
+        committed()
+        return result
+    }
+
+    /// Blocking `read`: takes a reader (waiting if all are busy) and runs body on the calling thread
+    /// inside a `.deferred` transaction.
+    public func readSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        let observer = observer
+        let queued = observer == nil ? 0 : uptimeNanoseconds()
+        return try withReader { connection in
+            let started = observer == nil ? 0 : uptimeNanoseconds()
+            defer { if let observer { Self.report(observer, .read, queued, started) } }
+            return try connection.transaction(.deferred, body)
+        }
+    }
+
+    /// Runs `body` with a reader connection itself, outside any transaction (the caller opens one).
+    public func withReader<T>(_ body: (C) throws -> T) throws -> T {
+        let slot = try readers.acquireSync()
+        defer { readers.release(slot) }
+        return try body(slot.connection)
+    }
+
+    /// Runs `body` on the writer connection WITHOUT an enclosing transaction (migrations, PRAGMAs).
+    public func withWriter<T>(_ body: (C) throws -> T) throws -> T {
+        dispatchPrecondition(condition: .notOnQueue(writerQueue))
+        return try writerQueue.sync {
+            try body(writer.connection())
+        }
+    }
+
+    /// Calls `body` with every idle reader connection (nobody else holds them meanwhile).
+    public func withIdleReaders<T>(_ body: ([C]) throws -> T) rethrows -> T {
+        try readers.withIdleConnections(body)
+    }
+
+    /// Closes the writer (after queued writes finish) and the readers (busy ones when released).
+    /// Later calls throw `StorageError.closed`. Idempotent.
+    public func close() {
+        dispatchPrecondition(condition: .notOnQueue(writerQueue))
+        writerQueue.sync { writer.close() }
+        readers.close()
+    }
+}
+
+/// Holds the writer connection. Only `queue` touches it (checked with `dispatchPrecondition`),
+/// which is what makes the unchecked Sendable sound.
+final class WriterSlot<C: SQLConnection>: @unchecked Sendable {
+    /// The connection; nil after close.
+    private var open: C?
+    /// The serial queue that owns the connection.
+    private let queue: DispatchQueue
+
+    /// Takes ownership of `connection` for `queue`.
+    init(_ connection: C, queue: DispatchQueue) {
+        open = connection
+        self.queue = queue
+    }
+
+    /// The connection, or `StorageError.closed`. Must be called on the owning queue.
+    func connection() throws(StorageError) -> C {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let open else { throw .closed }
+        return open
+    }
+
+    /// Closes and drops the connection. Must be called on the owning queue.
+    func close() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        open?.close()
+        open = nil
+    }
+}
