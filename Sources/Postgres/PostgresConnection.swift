@@ -1,14 +1,5 @@
 import CLibPQ
-
-/// The rows and row count of one statement.
-public struct PostgresRows: Sendable {
-    /// Column names, in order.
-    public let columns: [String]
-    /// Values, one array per row, in column order.
-    public let rows: [[PostgresValue]]
-    /// Rows the statement inserted, updated or deleted (`PQcmdTuples`; 0 when not applicable).
-    public let affected: Int
-}
+public import Storage
 
 /// A notification received on a channel this connection `LISTEN`s to.
 public struct PostgresNotification: Sendable, Equatable {
@@ -21,12 +12,37 @@ public struct PostgresNotification: Sendable, Equatable {
 }
 
 /// One blocking libpq connection (`PQconnectdb`). Not thread-safe: like `SQLite.Connection`, it is
-/// owned by one serial queue (the storage queues), never used from an event loop. Statements use the
-/// extended protocol (`PQexecParams`) with parameters in text format (bytes in binary format), so
-/// values never go through SQL string escaping.
-public final class PostgresConnection {
+/// owned by one serial queue (the storage queues), never used from an event loop.
+///
+/// Statements use the extended protocol: each distinct SQL text is prepared once per connection
+/// (`PQprepare`, parameter types inferred by the server) and run with `PQexecPrepared`, parameters in
+/// text format (bytes in binary format), so values never go through SQL string escaping. The Store's
+/// `?n` parameters are rewritten to `$n` (`ParameterStyle`).
+///
+/// Transactions (`transaction`): `.immediate` is `BEGIN` plus the cluster-wide writer lock
+/// (`pg_advisory_xact_lock(writerLockKey)`, released at COMMIT/ROLLBACK), so writers on every
+/// instance are serialised exactly like SQLite's `BEGIN IMMEDIATE` — which is what keeps change-log
+/// seqs committing in order (docs/architecture.md). `.deferred` is a read-only REPEATABLE READ
+/// snapshot. A broken connection (server restarted) is re-established at the next transaction.
+public final class PostgresConnection: SQLConnection {
+    /// Always `.postgres`.
+    public var dialect: SQLDialect { .postgres }
+
+    /// The advisory-lock key every writer takes (ASCII "chronir"): one writer at a time per database.
+    public static let writerLockKey: Int64 = 0x63_68_72_6f_6e_69_72
+
+    /// Most statements kept prepared; past this the server-side statements are deallocated and the
+    /// cache starts over (the app uses a bounded set of static SQL).
+    static let statementCacheLimit = 256
+
     /// The libpq handle; nil after `close()`.
     private var handle: OpaquePointer?
+    /// Prepared statement name and parameter count by the caller's SQL text.
+    private var statements: [String: (name: String, sql: String)] = [:]
+    /// Names handed out so far (statement names are never reused on one connection).
+    private var statementCounter = 0
+    /// Savepoints currently open through `transaction` (0: none; -1 is never used).
+    private var transactionDepth = 0
 
     /// Connects with a libpq connection string or URI (`postgres://user@host:port/db?sslmode=…`).
     /// Blocks until connected or failed.
@@ -48,6 +64,7 @@ public final class PostgresConnection {
     public func close() {
         if let handle { PQfinish(handle) }
         handle = nil
+        statements.removeAll()
     }
 
     /// Whether the connection is open and healthy (`PQstatus` is CONNECTION_OK).
@@ -62,32 +79,76 @@ public final class PostgresConnection {
     /// The socket of the connection, to watch with a `DispatchSource` (-1 when closed).
     public var socket: Int32 { handle.map { PQsocket($0) } ?? -1 }
 
-    /// Runs one or more statements with no parameters (the simple query protocol); results discarded.
-    public func execute(_ sql: String) throws(PostgresError) {
-        let connection = try open()
-        let result = PQexec(connection, sql)
-        defer { PQclear(result) }
-        try check(result, connection, sql: sql)
+    /// Whether a transaction is open (`PQtransactionStatus` is not idle).
+    public var isInTransaction: Bool {
+        guard let handle else { return false }
+        return PQtransactionStatus(handle) != PQTRANS_IDLE
     }
 
-    /// Runs one statement with `$1…$n` parameters and returns its rows.
-    @discardableResult
-    public func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
+    /// Runs one or more statements with no parameters (the simple query protocol); results discarded.
+    public func execute(_ script: String) throws(PostgresError) {
         let connection = try open()
-        var encoded: [[UInt8]?] = []
-        var formats: [Int32] = []
-        encoded.reserveCapacity(parameters.count)
-        for parameter in parameters {
-            let (bytes, format) = try Self.encode(parameter, sql: sql)
-            encoded.append(bytes)
-            formats.append(format)
-        }
-        let result = Self.withParameterPointers(encoded) { values, lengths in
-            PQexecParams(connection, sql, Int32(parameters.count), nil, values, lengths, formats, 0)
-        }
+        let result = PQexec(connection, script)
         defer { PQclear(result) }
-        try check(result, connection, sql: sql)
-        return Self.rows(of: result)
+        try check(result, connection, sql: script)
+    }
+
+    @discardableResult
+    public func run(_ sql: String, _ bindings: [SQLValue]) throws(PostgresError) -> Int {
+        try perform(sql, bindings) { result in Int(String(cString: PQcmdTuples(result))) ?? 0 }
+    }
+
+    public func query(_ sql: String, _ bindings: [SQLValue]) throws(PostgresError) -> [Row] {
+        try perform(sql, bindings) { Self.rows(of: $0) }
+    }
+
+    public func queryOne(_ sql: String, _ bindings: [SQLValue]) throws(PostgresError) -> Row? {
+        try perform(sql, bindings) { Self.rows(of: $0, limit: 1).first }
+    }
+
+    public func scalar(_ sql: String, _ bindings: [SQLValue]) throws(PostgresError) -> SQLValue {
+        try perform(sql, bindings) { result in
+            guard PQntuples(result) > 0, PQnfields(result) > 0 else { return .null }
+            return Self.value(result, row: 0, column: 0)
+        }
+    }
+
+    public func transaction<T>(_ kind: TransactionKind, _ body: (any SQLConnection) throws -> T) throws -> T {
+        if transactionDepth > 0 {
+            transactionDepth += 1
+            defer { transactionDepth -= 1 }
+            let name = "chronir_savepoint_\(transactionDepth)"
+            try execute("SAVEPOINT \(name)")
+            do {
+                let result = try body(self)
+                try execute("RELEASE SAVEPOINT \(name)")
+                return result
+            } catch {
+                _ = try? execute("ROLLBACK TO SAVEPOINT \(name)")
+                _ = try? execute("RELEASE SAVEPOINT \(name)")
+                throw error
+            }
+        }
+        try reconnectIfBroken()
+        try execute(kind == .immediate ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        transactionDepth = 1
+        defer { transactionDepth = 0 }
+        do {
+            if kind == .immediate {
+                try run("SELECT pg_advisory_xact_lock($1)", [.integer(Self.writerLockKey)])
+            }
+            let result = try body(self)
+            // COMMIT of a transaction an earlier error aborted answers "ROLLBACK" without an error:
+            // refuse instead, so a swallowed failure can never look like a commit.
+            if let handle, PQtransactionStatus(handle) == PQTRANS_INERROR {
+                throw PostgresError(.misuse, message: "transaction aborted by an earlier failed statement; rolled back")
+            }
+            try execute("COMMIT")
+            return result
+        } catch {
+            if isInTransaction { _ = try? execute("ROLLBACK") }
+            throw error
+        }
     }
 
     /// Reads whatever the server sent (`PQconsumeInput`) and returns the notifications received
@@ -120,11 +181,64 @@ public final class PostgresConnection {
         return String(cString: quoted)
     }
 
+    /// Re-establishes a broken connection (`PQreset`, blocking) between transactions; prepared
+    /// statements died with the old session. Throws a `.connection` error when the server is still
+    /// unreachable.
+    public func reconnectIfBroken() throws(PostgresError) {
+        let connection = try open()
+        guard PQstatus(connection) != CONNECTION_OK else { return }
+        statements.removeAll()
+        PQreset(connection)
+        guard PQstatus(connection) == CONNECTION_OK else {
+            throw PostgresError(.connection, message: Self.message(connection))
+        }
+    }
+
     // MARK: - Internals
 
     private func open() throws(PostgresError) -> OpaquePointer {
         guard let handle else { throw PostgresError(.misuse, message: "connection is closed") }
         return handle
+    }
+
+    /// Prepares `sql` once (cached), runs it with `bindings`, and hands the successful result to
+    /// `read` before clearing it.
+    private func perform<R>(
+        _ sql: String, _ bindings: [SQLValue], _ read: (OpaquePointer) -> R
+    ) throws(PostgresError) -> R {
+        let connection = try open()
+        let name = try prepared(sql, connection)
+        var encoded: [[UInt8]?] = []
+        var formats: [Int32] = []
+        encoded.reserveCapacity(bindings.count)
+        for binding in bindings {
+            let (bytes, format) = try Self.encode(binding, sql: sql)
+            encoded.append(bytes)
+            formats.append(format)
+        }
+        let result = Self.withParameterPointers(encoded) { values, lengths in
+            PQexecPrepared(connection, name, Int32(bindings.count), values, lengths, formats, 0)
+        }
+        defer { PQclear(result) }
+        try check(result, connection, sql: sql)
+        return read(result!)
+    }
+
+    /// The server-side statement name for `sql`, preparing it on first use.
+    private func prepared(_ sql: String, _ connection: OpaquePointer) throws(PostgresError) -> String {
+        if let cached = statements[sql] { return cached.name }
+        if statements.count >= Self.statementCacheLimit {
+            try execute("DEALLOCATE ALL")
+            statements.removeAll()
+        }
+        statementCounter += 1
+        let name = "chronir_\(statementCounter)"
+        let translated = ParameterStyle.postgres(sql)
+        let result = PQprepare(connection, name, translated, 0, nil)
+        defer { PQclear(result) }
+        try check(result, connection, sql: sql)
+        statements[sql] = (name, translated)
+        return name
     }
 
     /// Throws unless `result` is a success (command or rows).
@@ -137,15 +251,14 @@ public final class PostgresConnection {
             return
         default:
             let sqlState = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-            let message = String(cString: PQresultErrorMessage(result))
-                .trimmingTrailingNewlines()
+            let message = String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines()
             let kind: PostgresError.Kind = PQstatus(connection) == CONNECTION_OK ? .statement : .connection
             throw PostgresError(kind, sqlState: sqlState, message: message, sql: sql)
         }
     }
 
     /// Text format (0) for everything but bytes, which go in binary format (1): no escaping needed.
-    private static func encode(_ value: PostgresValue, sql: String) throws(PostgresError) -> ([UInt8]?, Int32) {
+    private static func encode(_ value: SQLValue, sql: String) throws(PostgresError) -> ([UInt8]?, Int32) {
         switch value {
         case .null: return (nil, 0)
         case .integer(let integer): return (Array(String(integer).utf8), 0)
@@ -158,7 +271,7 @@ public final class PostgresConnection {
                 throw PostgresError(.misuse, message: "text parameter contains NUL, which PostgreSQL text cannot hold", sql: sql)
             }
             return (Array(text.utf8), 0)
-        case .bytes(let bytes): return (bytes, 1)
+        case .blob(let bytes): return (bytes, 1)
         }
     }
 
@@ -191,44 +304,36 @@ public final class PostgresConnection {
         }
     }
 
-    /// Materialises every row of a successful result.
-    private static func rows(of result: OpaquePointer?) -> PostgresRows {
-        guard let result else { return PostgresRows(columns: [], rows: [], affected: 0) }
+    /// Materialises the rows of a successful result (at most `limit`).
+    private static func rows(of result: OpaquePointer, limit: Int32 = .max) -> [Row] {
         let columnCount = PQnfields(result)
-        let rowCount = PQntuples(result)
-        var columns: [String] = []
-        var oids: [UInt32] = []
-        for column in 0..<columnCount {
-            columns.append(String(cString: PQfname(result, column)))
-            oids.append(PQftype(result, column))
-        }
-        var rows: [[PostgresValue]] = []
+        let rowCount = min(PQntuples(result), limit)
+        let columns = ColumnNames((0..<columnCount).map { String(cString: PQfname(result, $0)) })
+        var rows: [Row] = []
         rows.reserveCapacity(Int(rowCount))
         for row in 0..<rowCount {
-            var values: [PostgresValue] = []
-            values.reserveCapacity(Int(columnCount))
-            for column in 0..<columnCount {
-                if PQgetisnull(result, row, column) == 1 {
-                    values.append(.null)
-                    continue
-                }
-                let length = Int(PQgetlength(result, row, column))
-                let pointer = PQgetvalue(result, row, column)!
-                let value = pointer.withMemoryRebound(to: UInt8.self, capacity: length) {
-                    PostgresValue.decode(text: UnsafeBufferPointer(start: $0, count: length), oid: oids[Int(column)])
-                }
-                values.append(value)
-            }
-            rows.append(values)
+            rows.append(Row(columns: columns, values: (0..<columnCount).map { value(result, row: row, column: $0) }))
         }
-        let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
-        return PostgresRows(columns: columns, rows: rows, affected: affected)
+        return rows
+    }
+
+    /// One column value of one row.
+    private static func value(_ result: OpaquePointer, row: Int32, column: Int32) -> SQLValue {
+        if PQgetisnull(result, row, column) == 1 { return .null }
+        let length = Int(PQgetlength(result, row, column))
+        let pointer = PQgetvalue(result, row, column)!
+        return pointer.withMemoryRebound(to: UInt8.self, capacity: length) {
+            PostgresDecoding.decode(text: UnsafeBufferPointer(start: $0, count: length), oid: PQftype(result, column))
+        }
     }
 
     private static func message(_ connection: OpaquePointer) -> String {
         String(cString: PQerrorMessage(connection)).trimmingTrailingNewlines()
     }
 }
+
+@available(*, unavailable, message: "a PostgresConnection belongs to one queue; use PostgresDatabase to share access")
+extension PostgresConnection: Sendable {}
 
 extension String {
     /// libpq messages end in a newline.

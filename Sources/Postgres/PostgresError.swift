@@ -1,6 +1,8 @@
+public import Storage
+
 /// A failure reported by libpq or the server, with the SQLSTATE when the server sent one
 /// (https://www.postgresql.org/docs/15/errcodes-appendix.html).
-public struct PostgresError: Error, Sendable, CustomStringConvertible {
+public struct PostgresError: StorageFailure {
     /// Where the failure happened.
     public enum Kind: Sendable, Equatable {
         /// Could not connect, or the connection broke (the server restarted, the socket closed).
@@ -28,8 +30,18 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         self.sql = sql
     }
 
-    /// SQLSTATE class 23: a constraint (unique, foreign key, check, not null) was violated.
+    /// SQLSTATE class 23: a constraint (unique, foreign key, check, not null, or a trigger's rule,
+    /// which the migrations raise as 23514) was violated.
     public var isConstraintViolation: Bool { sqlState?.hasPrefix("23") ?? false }
+    /// SQLSTATE 23505 unique_violation (primary keys included).
+    public var isUniqueViolation: Bool { sqlState == "23505" }
+    /// A retryable serialisation failure or deadlock, or a lock or statement timeout (55P03, 57014).
+    public var isBusy: Bool { isRetryable || sqlState == "55P03" || sqlState == "57014" }
+    /// The server is unreachable or restarting, out of resources (class 53: disk full, too many
+    /// connections), read-only (25006, a standby), or busy: the API answers 503 with Retry-After.
+    public var isStorageUnavailable: Bool {
+        isUnavailable || isBusy || (sqlState?.hasPrefix("53") ?? false) || sqlState == "25006"
+    }
     /// SQLSTATE 40001 / 40P01: a serialization failure or deadlock; the transaction may be retried.
     public var isRetryable: Bool { sqlState == "40001" || sqlState == "40P01" }
     /// Class 08 (connection exception) or 57P0x (the server is shutting down / restarting), or no

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Postgres
+import Storage
 import Synchronization
 import TestSupport
 import Testing
@@ -44,25 +45,25 @@ struct PostgresConnectionTests {
         let connection = try PostgresConnection(url: try SharedCluster.freshDatabaseURL())
         try connection.execute("CREATE TABLE t (i int8, r float8, s text, b bytea, f bool, n text)")
         let bytes: [UInt8] = [0, 1, 0x7f, 0x80, 0xff, 0x5c, 0x78]
-        let inserted = try connection.query(
+        let inserted = try connection.run(
             "INSERT INTO t VALUES ($1, $2, $3, $4, $5::bool, $6)",
-            [.integer(Int64.min), .real(-0.125), .text("h\u{e9}llo 'x' \\ ☃"), .bytes(bytes), .text("true"), .null])
-        #expect(inserted.affected == 1)
+            [.integer(Int64.min), .real(-0.125), .text("h\u{e9}llo 'x' \\ ☃"), .blob(bytes), .text("true"), .null])
+        #expect(inserted == 1)
         let rows = try connection.query("SELECT i, r, s, b, f, n FROM t")
-        #expect(rows.columns == ["i", "r", "s", "b", "f", "n"])
-        #expect(rows.rows == [[.integer(Int64.min), .real(-0.125), .text("h\u{e9}llo 'x' \\ ☃"), .bytes(bytes), .integer(1), .null]])
+        #expect(rows.first?.columnNames == ["i", "r", "s", "b", "f", "n"])
+        #expect(rows.map(\.values) == [[.integer(Int64.min), .real(-0.125), .text("h\u{e9}llo 'x' \\ ☃"), .blob(bytes), .integer(1), .null]])
     }
 
     @Test("a unique violation carries SQLSTATE 23505 and leaves the connection usable")
     func constraintViolation() throws {
         let connection = try PostgresConnection(url: try SharedCluster.freshDatabaseURL())
         try connection.execute("CREATE TABLE u (k text PRIMARY KEY)")
-        try connection.query("INSERT INTO u VALUES ($1)", [.text("a")])
+        try connection.run("INSERT INTO u VALUES ($1)", [.text("a")])
         let error = #expect(throws: PostgresError.self) { try connection.query("INSERT INTO u VALUES ($1)", [.text("a")]) }
         #expect(error?.sqlState == "23505")
         #expect(error?.isConstraintViolation == true)
         #expect(error?.kind == .statement)
-        #expect(try connection.query("SELECT count(*) FROM u").rows == [[.integer(1)]])
+        #expect(try connection.query("SELECT count(*) FROM u").map(\.values) == [[.integer(1)]])
     }
 
     @Test("a rolled-back transaction leaves nothing behind")
@@ -70,9 +71,9 @@ struct PostgresConnectionTests {
         let connection = try PostgresConnection(url: try SharedCluster.freshDatabaseURL())
         try connection.execute("CREATE TABLE v (x int8)")
         try connection.execute("BEGIN")
-        try connection.query("INSERT INTO v VALUES ($1)", [.integer(7)])
+        try connection.run("INSERT INTO v VALUES ($1)", [.integer(7)])
         try connection.execute("ROLLBACK")
-        #expect(try connection.query("SELECT count(*) FROM v").rows == [[.integer(0)]])
+        #expect(try connection.query("SELECT count(*) FROM v").map(\.values) == [[.integer(0)]])
     }
 
     @Test("text with NUL is refused before it reaches the server")
@@ -102,13 +103,13 @@ struct PostgresConnectionTests {
         defer { listener.stop() }
         let sender = try PostgresConnection(url: url)
         try sender.execute("BEGIN")
-        try sender.query("SELECT pg_notify($1, $2)", [.text("chronir_changes"), .text("rolled back")])
+        try sender.run("SELECT pg_notify($1, $2)", [.text("chronir_changes"), .text("rolled back")])
         try sender.execute("ROLLBACK")
-        try sender.query("SELECT pg_notify($1, $2)", [.text("other_channel"), .text("not listened to")])
+        try sender.run("SELECT pg_notify($1, $2)", [.text("other_channel"), .text("not listened to")])
         try sender.execute("BEGIN")
-        try sender.query("SELECT pg_notify($1, $2)", [.text("chronir_changes"), .text("seq 1")])
+        try sender.run("SELECT pg_notify($1, $2)", [.text("chronir_changes"), .text("seq 1")])
         try sender.execute("COMMIT")
-        try sender.query("SELECT pg_notify($1, $2)", [.text("chronir_changes"), .text("seq 2")])
+        try sender.run("SELECT pg_notify($1, $2)", [.text("chronir_changes"), .text("seq 2")])
         #expect(waitUntil { events.withLock { $0.count } >= 2 })
         let payloads = events.withLock { $0 }.compactMap { event -> String? in
             if case .notification(let notification) = event { notification.payload } else { nil }
@@ -132,6 +133,6 @@ struct PostgresRestartTests {
         try server.restart()
         #expect(waitUntil { events.withLock { $0.contains { if case .disconnected = $0 { true } else { false } } } })
         let again = try PostgresConnection(url: server.url)
-        #expect(try again.query("SELECT 1").rows == [[.integer(1)]])
+        #expect(try again.query("SELECT 1").map(\.values) == [[.integer(1)]])
     }
 }

@@ -1,0 +1,63 @@
+public import Storage
+
+/// How a `PostgresDatabase` opens its connections.
+public struct PostgresOptions: Sendable {
+    /// Reader connections per instance (at least 1). Each is one server backend process.
+    public var readerCount: Int
+    /// Told how long each transaction waited and ran (metrics); nil: nothing timed.
+    public var observer: (any DatabaseObserver)?
+
+    /// Creates options; the defaults suit one small instance.
+    public init(readerCount: Int = 4, observer: (any DatabaseObserver)? = nil) {
+        self.readerCount = readerCount
+        self.observer = observer
+    }
+}
+
+/// A PostgreSQL database shared by every instance: one writer connection on a serial queue and a
+/// pool of reader connections (`ConnectionQueues`, the same machinery as SQLite's). Writers of all
+/// instances are serialised by the advisory writer lock (`PostgresConnection.writerLockKey`).
+public final class PostgresDatabase: SQLDatabase {
+    /// Always `.postgres`.
+    public var dialect: SQLDialect { .postgres }
+    /// The connection URL (may contain a password: never log it whole).
+    public let url: String
+    /// The writer queue and the reader pool.
+    private let queues: ConnectionQueues<PostgresConnection>
+
+    /// Connects the writer and the readers (blocking); throws the first connection error.
+    public init(url: String, options: PostgresOptions = PostgresOptions()) throws(PostgresError) {
+        precondition(options.readerCount >= 1, "PostgresOptions.readerCount must be at least 1")
+        self.url = url
+        let writer = try PostgresConnection(url: url)
+        var readers: [PostgresConnection] = []
+        for _ in 0..<options.readerCount { readers.append(try PostgresConnection(url: url)) }
+        queues = ConnectionQueues(writer: writer, readers: readers, label: "chronir.postgres", observer: options.observer)
+    }
+
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await queues.write(body)
+    }
+
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await queues.read(body)
+    }
+
+    @discardableResult
+    public func writeSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try queues.writeSync(body) }
+
+    public func readSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try queues.readSync(body) }
+
+    @discardableResult
+    public func withWriter<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try queues.withWriter { connection in
+            try connection.reconnectIfBroken()
+            return try body(connection)
+        }
+    }
+
+    public func onCommit(_ observer: @escaping @Sendable () -> Void) { queues.onCommit(observer) }
+
+    public func close() { queues.close() }
+}
