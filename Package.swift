@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "Postgres", dependencies: ["CLibPQ", "Hashing", "Storage"], swiftSettings: strict),
         // Pure domain rules: accounts, emails, passwords policy, rate limits. No I/O.
         .target(name: "Domain", dependencies: ["Hashing"], swiftSettings: strict),
-        // SQL for the Domain, row mapping, change_log writes; embeds Migrations/*.sql at build time.
+        // SQL for the Domain, row mapping, change_log writes; embeds Migrations/{sqlite,postgres}/*.sql at build time.
         .target(
             name: "Store", dependencies: ["Domain", "Storage", "SQLite", "Hashing", "Wire"], swiftSettings: strict,
             plugins: ["EmbedMigrations"]),
@@ -63,7 +63,7 @@ let package = Package(
         .target(
             name: "App",
             dependencies: [
-                "Hashing", "Wire", "Transport", "Storage", "SQLite", "Domain", "Store", "Realtime",
+                "Hashing", "Wire", "Transport", "Storage", "SQLite", "Postgres", "Domain", "Store", "Realtime",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -73,7 +73,7 @@ let package = Package(
         .executableTarget(
             name: "Server",
             dependencies: [
-                "App", "Domain", "Storage", "SQLite", "Store", "Transport", "Wire",
+                "App", "Domain", "Storage", "SQLite", "Postgres", "Store", "Transport", "Wire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -96,7 +96,7 @@ let package = Package(
             name: "TestSupport", dependencies: ["Wire", "Storage", "SQLite", "Postgres", "Transport", "Domain"],
             swiftSettings: strict),
 
-        // Build-time tool + plugin that turn Migrations/*.sql into Swift source inside Store, so the
+        // Build-time tool + plugin that turn Migrations/<dialect>/*.sql into Swift source inside Store, so the
         // installed binary never depends on the current directory to find its schema.
         .executableTarget(name: "EmbedMigrationsTool", swiftSettings: strict),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["EmbedMigrationsTool"]),

@@ -7,6 +7,10 @@ import Storage
 public struct AppConfig: Sendable {
     /// Directory holding `chronir.sqlite` and `server.secret`.
     public var dataDirectory: String
+    /// `postgres://user@host:port/db?sslmode=…` (`--database-url`, `CHRONIR_DATABASE_URL`): the
+    /// shared PostgreSQL database of every instance. nil (the default): the embedded SQLite file in
+    /// `dataDirectory`.
+    public var databaseURL: String? = nil
     /// Directory served at `/` (the web client); nil serves no static files.
     public var publicDirectory: String?
     /// SQLite durability: `normal` (WAL, fsync at checkpoints) or `full` (fsync every commit).

@@ -1,6 +1,7 @@
 import Foundation
+import Postgres
 public import Logging
-public import SQLite
+import SQLite
 public import Storage
 import Store
 
@@ -39,14 +40,28 @@ public enum Bootstrap {
         return info.st_mode & 0o055 == 0 ? .ownerOnly : .readableByOthers(mode: UInt32(mode))
     }
 
-    /// Creates the data directory (0700) when missing, checks its mode (`checkDataDirectory`: refuse
-    /// when group/world-writable, warn when readable), opens the database with the configured
-    /// durability (every database file 0600, `FileProtection`) and applies pending migrations. A
-    /// changed applied migration stops start-up. `observer` times every transaction
-    /// (`ChronirMetrics.database`).
+    /// Opens the configured database and applies pending migrations (a changed applied migration
+    /// stops start-up): PostgreSQL when `config.databaseURL` is set, else the SQLite file in the
+    /// data directory (`openSQLite`). `observer` times every transaction (`ChronirMetrics.database`).
     public static func openDatabase(
         config: AppConfig, logger: Logger, nowMilliseconds: Int64, observer: (any DatabaseObserver)? = nil
-    ) throws -> Database {
+    ) throws -> any SQLDatabase {
+        let database: any SQLDatabase
+        if let url = config.databaseURL {
+            database = try PostgresDatabase(url: url, options: PostgresOptions(observer: observer))
+        } else {
+            database = try openSQLite(config: config, logger: logger, observer: observer)
+        }
+        let applied = try MigrationRunner.migrate(
+            database, migrations: Schema.migrations(for: database.dialect), nowMilliseconds: nowMilliseconds)
+        for name in applied { logger.info("migration applied", metadata: ["migration": "\(name)"]) }
+        return database
+    }
+
+    /// Creates the data directory (0700) when missing, checks its mode (`checkDataDirectory`: refuse
+    /// when group/world-writable, warn when readable) and opens the SQLite file with the configured
+    /// durability (every database file 0600, `FileProtection`).
+    static func openSQLite(config: AppConfig, logger: Logger, observer: (any DatabaseObserver)?) throws -> Database {
         try FileManager.default.createDirectory(
             atPath: config.dataDirectory, withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
@@ -60,8 +75,6 @@ public enum Bootstrap {
         for file in database.narrowedFiles {
             logger.warning("database file was readable by group or others; narrowed to 0600", metadata: ["path": "\(file)"])
         }
-        let applied = try MigrationRunner.migrate(database, migrations: Schema.migrations, nowMilliseconds: nowMilliseconds)
-        for name in applied { logger.info("migration applied", metadata: ["migration": "\(name)"]) }
         return database
     }
 }

@@ -1,15 +1,14 @@
 public import Domain
 import Hashing
 public import Logging
-public import SQLite
-import Storage
+public import Storage
 import Store
 import Wire
 
 /// The shared dependencies route handlers capture: one instance per server process.
 public struct Services: Sendable {
     public var config: AppConfig
-    public var database: Database
+    public var database: any SQLDatabase
     public var clock: any Clock
     /// Blocking work that must stay quick: static files, migration checks. Never password hashing.
     public var workers: WorkerPool
@@ -30,7 +29,7 @@ public struct Services: Sendable {
 
     /// `hashing` nil makes the bounded pool `config` describes (tests pass one to fill it).
     public init(
-        config: AppConfig, database: Database, clock: any Clock, workers: WorkerPool, hashing: WorkerPool? = nil,
+        config: AppConfig, database: any SQLDatabase, clock: any Clock, workers: WorkerPool, hashing: WorkerPool? = nil,
         logger: Logger, secret: [UInt8], metrics: ChronirMetrics = ChronirMetrics()
     ) {
         self.config = config

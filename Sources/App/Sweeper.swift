@@ -1,8 +1,7 @@
 @preconcurrency public import Dispatch
 public import Domain
 public import Logging
-public import SQLite
-import Storage
+public import Storage
 import Store
 import Synchronization
 
@@ -20,8 +19,8 @@ public final class Sweeper: Sendable {
     public struct Job: Sendable {
         public var name: String
         public var everyMilliseconds: Int64
-        public var run: @Sendable (Database, Int64) throws -> Int
-        public init(name: String, everyMilliseconds: Int64, run: @escaping @Sendable (Database, Int64) throws -> Int) {
+        public var run: @Sendable (any SQLDatabase, Int64) throws -> Int
+        public init(name: String, everyMilliseconds: Int64, run: @escaping @Sendable (any SQLDatabase, Int64) throws -> Int) {
             self.name = name
             self.everyMilliseconds = everyMilliseconds
             self.run = run
@@ -55,7 +54,7 @@ public final class Sweeper: Sendable {
 
     /// Starts the timer; every job first runs at the first tick.
     public init(
-        database: Database, clock: any Clock, logger: Logger, jobs: [Job] = Job.standard,
+        database: any SQLDatabase, clock: any Clock, logger: Logger, jobs: [Job] = Job.standard,
         tick: DispatchTimeInterval = Sweeper.defaultTick, firstTickAfter: DispatchTimeInterval = .seconds(2)
     ) {
         let timer = DispatchSource.makeTimerSource(queue: queue)

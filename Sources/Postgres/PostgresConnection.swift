@@ -14,10 +14,13 @@ public struct PostgresNotification: Sendable, Equatable {
 /// One blocking libpq connection (`PQconnectdb`). Not thread-safe: like `SQLite.Connection`, it is
 /// owned by one serial queue (the storage queues), never used from an event loop.
 ///
-/// Statements use the extended protocol: each distinct SQL text is prepared once per connection
-/// (`PQprepare`, parameter types inferred by the server) and run with `PQexecPrepared`, parameters in
-/// text format (bytes in binary format), so values never go through SQL string escaping. The Store's
-/// `?n` parameters are rewritten to `$n` (`ParameterStyle`).
+/// Statements use the extended protocol: each distinct SQL text is prepared once per connection and
+/// parameter-type signature (`PQprepare`) and run with `PQexecPrepared`, parameters in text format
+/// (bytes in binary format), so values never go through SQL string escaping. Parameter types come
+/// from the values, as SQLite's dynamic typing would take them: `.integer` → int8, `.real` → float8,
+/// `.text` → text, `.blob` → bytea, NULL → inferred from the parameter's first use, which is
+/// why Store SQL writes an optional filter as `CAST(?1 AS TEXT) IS NULL OR topic = ?1`. The Store's `?n` parameters are
+/// rewritten to `$n` (`ParameterStyle`).
 ///
 /// Transactions (`transaction`): `.immediate` is `BEGIN` plus the cluster-wide writer lock
 /// (`pg_advisory_xact_lock(writerLockKey)`, released at COMMIT/ROLLBACK), so writers on every
@@ -37,8 +40,8 @@ public final class PostgresConnection: SQLConnection {
 
     /// The libpq handle; nil after `close()`.
     private var handle: OpaquePointer?
-    /// Prepared statement name and parameter count by the caller's SQL text.
-    private var statements: [String: (name: String, sql: String)] = [:]
+    /// Prepared statement name by the caller's SQL text and parameter types.
+    private var statements: [StatementKey: String] = [:]
     /// Names handed out so far (statement names are never reused on one connection).
     private var statementCounter = 0
     /// Savepoints currently open through `transaction` (0: none; -1 is never used).
@@ -207,7 +210,7 @@ public final class PostgresConnection: SQLConnection {
         _ sql: String, _ bindings: [SQLValue], _ read: (OpaquePointer) -> R
     ) throws(PostgresError) -> R {
         let connection = try open()
-        let name = try prepared(sql, connection)
+        let name = try prepared(sql, types: bindings.map(Self.typeOID), connection)
         var encoded: [[UInt8]?] = []
         var formats: [Int32] = []
         encoded.reserveCapacity(bindings.count)
@@ -224,21 +227,40 @@ public final class PostgresConnection: SQLConnection {
         return read(result!)
     }
 
-    /// The server-side statement name for `sql`, preparing it on first use.
-    private func prepared(_ sql: String, _ connection: OpaquePointer) throws(PostgresError) -> String {
-        if let cached = statements[sql] { return cached.name }
+    /// The server-side statement name for `sql` with parameters of `types`, preparing it on first use.
+    private func prepared(_ sql: String, types: [UInt32], _ connection: OpaquePointer) throws(PostgresError) -> String {
+        let key = StatementKey(sql: sql, types: types)
+        if let cached = statements[key] { return cached }
         if statements.count >= Self.statementCacheLimit {
             try execute("DEALLOCATE ALL")
             statements.removeAll()
         }
         statementCounter += 1
         let name = "chronir_\(statementCounter)"
-        let translated = ParameterStyle.postgres(sql)
-        let result = PQprepare(connection, name, translated, 0, nil)
+        let result = types.withUnsafeBufferPointer { types in
+            PQprepare(connection, name, ParameterStyle.postgres(sql), Int32(types.count), types.baseAddress)
+        }
         defer { PQclear(result) }
         try check(result, connection, sql: sql)
-        statements[sql] = (name, translated)
+        statements[key] = name
         return name
+    }
+
+    /// What a prepared statement is cached by.
+    private struct StatementKey: Hashable {
+        let sql: String
+        let types: [UInt32]
+    }
+
+    /// The parameter type sent for `value` (0 for NULL: the server infers it from its first use).
+    private static func typeOID(_ value: SQLValue) -> UInt32 {
+        switch value {
+        case .null: 0
+        case .integer: PostgresTypeOID.int8
+        case .real: PostgresTypeOID.float8
+        case .text: PostgresTypeOID.text
+        case .blob: PostgresTypeOID.bytea
+        }
     }
 
     /// Throws unless `result` is a success (command or rows).

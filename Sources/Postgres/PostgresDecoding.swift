@@ -8,6 +8,7 @@ enum PostgresTypeOID {
     static let int8: UInt32 = 20
     static let int2: UInt32 = 21
     static let int4: UInt32 = 23
+    static let text: UInt32 = 25
     static let oid: UInt32 = 26
     static let float4: UInt32 = 700
     static let float8: UInt32 = 701

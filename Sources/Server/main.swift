@@ -4,6 +4,7 @@ import Dispatch
 import Domain
 import Foundation
 import Logging
+import Postgres
 import SQLite
 import Storage
 import Store
@@ -32,6 +33,13 @@ struct ChronirServer: ParsableCommand {
 
     @Option(help: "Directory for chronir.sqlite and server.secret. [env: CHRONIR_DATA_DIR] (default: ./data)")
     var dataDir: String?
+
+    @Option(
+        help: """
+            PostgreSQL database shared by every instance, e.g. postgres://chronir@db:5432/chronir?sslmode=require \
+            (libpq URI). Absent: the embedded SQLite file in --data-dir. [env: CHRONIR_DATABASE_URL]
+            """)
+    var databaseUrl: String?
 
     @Option(help: "Directory served at / (the web client); 'none' disables. [env: CHRONIR_PUBLIC_DIR] (default: ./Public)")
     var publicDir: String?
@@ -190,6 +198,7 @@ struct ChronirServer: ParsableCommand {
         config.allowedOrigins = (value(allowedOrigins, "ALLOWED_ORIGINS") ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         config.writeBudget = WriteBudget(writesPerMinute: writesPerMinute, burst: writeBurst, bytesPerHour: writeBytes)
+        config.databaseURL = value(databaseUrl, "DATABASE_URL")
         config.trustedProxies = Set(
             (value(trustedProxies, "TRUSTED_PROXIES") ?? "").split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
@@ -212,7 +221,7 @@ struct ChronirServer: ParsableCommand {
         let logger = Logger(label: "chronir.server")
 
         let metrics = ChronirMetrics()
-        let database: Database
+        let database: any SQLDatabase
         let secret: [UInt8]
         do {
             database = try Bootstrap.openDatabase(
@@ -260,7 +269,8 @@ struct ChronirServer: ParsableCommand {
         logger.notice(
             "listening",
             metadata: [
-                "address": "\(host):\(boundPort)", "loops": "\(loops)", "database": "\(config.databasePath)",
+                "address": "\(host):\(boundPort)", "loops": "\(loops)",
+                "database": "\(config.databaseURL.map(DatabaseURL.redacted) ?? config.databasePath)",
                 "durability": "\(durability.rawValue)",
                 "write_budget": "\(writesPerMinute)/min burst \(writeBurst), \(writeBytes) B/h",
             ])
@@ -311,7 +321,7 @@ final class Shutdown: Sendable {
         let metricsServer: HTTPServer?
         let sweeper: Sweeper
         let realtime: RealtimeFeed
-        let database: Database
+        let database: any SQLDatabase
         let logger: Logger
         let sink: LogSink
     }
@@ -347,7 +357,7 @@ final class Shutdown: Sendable {
         target.metricsServer?.shutdown()
         target.server.shutdown {
             do {
-                try database.checkpoint()
+                try (database as? Database)?.checkpoint()
             } catch {
                 logger.error("WAL checkpoint failed", metadata: ["error": "\(error)"])
             }

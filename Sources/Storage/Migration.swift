@@ -1,6 +1,6 @@
 import Hashing
 
-/// One schema migration: a SQL script identified by name (`Migrations/0001_init.sql` → "0001_init").
+/// One schema migration: a SQL script identified by name (`Migrations/sqlite/0001_init.sql` → "0001_init").
 /// The script must not contain BEGIN/COMMIT or PRAGMAs that cannot run inside a transaction
 /// (e.g. `foreign_keys`): the runner wraps it in its own transaction.
 public struct Migration: Sendable, Equatable {

@@ -17,6 +17,15 @@ public enum SQLDialect: String, Sendable {
     case sqlite
     /// A PostgreSQL server shared by every instance.
     case postgres
+
+    /// An SQL expression for the 1-based position of `needle` in `haystack`, 0 when absent (both are
+    /// SQL expressions): SQLite's `instr`, PostgreSQL's `strpos`.
+    public func position(of needle: String, in haystack: String) -> String {
+        switch self {
+        case .sqlite: "instr(\(haystack), \(needle))"
+        case .postgres: "strpos(\(haystack), \(needle))"
+        }
+    }
 }
 
 /// One connection to the database, owned by one queue at a time (not Sendable). The Store's SQL

@@ -20,7 +20,7 @@ extension AccountStore {
             """
             SELECT \(userColumns()) FROM users
             WHERE deleted_ms IS NULL
-              AND (?1 IS NULL OR lower(email) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?1 ESCAPE '\\')
+              AND (CAST(?1 AS TEXT) IS NULL OR lower(email) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?1 ESCAPE '\\')
             ORDER BY created_ms, id LIMIT ?2
             """, [pattern.map { .text($0) } ?? .null, .integer(Int64(limit))]
         ).map(userFromRow)

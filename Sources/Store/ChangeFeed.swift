@@ -119,7 +119,7 @@ public enum ChangeFeed {
         if rows.count == limit, let last = rows.last, let batch = last.int("batch"), let seq = last.int("seq") {
             rows += try db.query(
                 """
-                SELECT \(columns) FROM change_log WHERE batch = ?1 AND seq > ?2 AND (?3 IS NULL OR topic = ?3)
+                SELECT \(columns) FROM change_log WHERE batch = ?1 AND seq > ?2 AND (CAST(?3 AS TEXT) IS NULL OR topic = ?3)
                 ORDER BY seq
                 """, [.integer(batch), .integer(seq), topicValue])
         }

@@ -42,14 +42,19 @@ public enum ChangeLog {
     public static func userTopic(_ userID: String) -> String { "user:\(userID)" }
     /// Topic of a group's feed (group, members, shared alarms, completions).
     public static func groupTopic(_ groupID: String) -> String { "group:\(groupID)" }
+    /// The PostgreSQL channel every append notifies in its transaction (delivered at COMMIT), which
+    /// every instance LISTENs on to read new batches at once (docs/architecture.md).
+    public static let notifyChannel = "chronir_changes"
+
     /// Topic of the log's own bookkeeping rows (compaction checkpoints); no client subscribes to it.
     public static let systemTopic = "system"
 
     /// Appends one mutation's changes as one batch, inside the caller's (IMMEDIATE) transaction:
     /// consecutive `seq`s, all rows carrying the batch's first seq, its `event` name and `actor`, each
     /// row hash-chained to the one before (`ChangeLogChain`). Returns the seqs written. Writers are
-    /// serialised by SQLite's write lock, so reading the last row here cannot race another writer, in
-    /// this process or another.
+    /// serialised (SQLite's write lock; on PostgreSQL the writer advisory lock every `.immediate`
+    /// transaction takes first), so reading the last row here cannot race another writer, in this
+    /// process, another process or another instance — and seqs become visible in commit order.
     @discardableResult
     public static func append(
         _ changes: [Change], event: String, actor: Actor, at now: Int64, on db: any SQLConnection
@@ -81,7 +86,13 @@ public enum ChangeLog {
                 ])
             previousHash = hash
         }
-        return first...(first + Int64(changes.count) - 1)
+        let lastSeq = first + Int64(changes.count) - 1
+        if db.dialect == .postgres {
+            // Sent at COMMIT, never for a rollback; the payload is only a hint (readers read from
+            // their own position), so identical payloads folding together loses nothing.
+            try db.run("SELECT pg_notify(?1, ?2)", [.text(notifyChannel), .text(String(lastSeq))])
+        }
+        return first...lastSeq
     }
 
     /// The highest `seq` written so far (0 when empty).

@@ -20,10 +20,11 @@ extension ChangeLog {
     public static func redactPersonalData(
         userID: String, email: String, tombstoneEmail: String, deletedName: String, at now: Int64, on db: any SQLConnection
     ) throws -> Int {
+        let contains = { (parameter: String) in db.dialect.position(of: parameter, in: "document") + " > 0" }
         let rows = try db.query(
             """
             SELECT seq, kind, entity_id, document FROM change_log
-            WHERE document IS NOT NULL AND (instr(document, ?1) > 0 OR instr(document, ?2) > 0)
+            WHERE document IS NOT NULL AND (\(contains("?1")) OR \(contains("?2")))
             """, [.text(userID), .text(email)])
         var redacted = 0
         for row in rows {

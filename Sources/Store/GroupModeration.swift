@@ -20,8 +20,8 @@ extension GroupStore {
         return try db.query(
             """
             SELECT \(groupColumns(alias: "g")) FROM groups g JOIN users u ON u.id = g.owner_id
-            WHERE g.deleted_ms IS NULL AND (?1 IS NULL OR lower(g.name) LIKE ?1 ESCAPE '\\')
-              AND (?2 IS NULL OR u.email = ?2)
+            WHERE g.deleted_ms IS NULL AND (CAST(?1 AS TEXT) IS NULL OR lower(g.name) LIKE ?1 ESCAPE '\\')
+              AND (CAST(?2 AS TEXT) IS NULL OR u.email = ?2)
             ORDER BY g.created_ms DESC, g.id LIMIT ?3
             """,
             [pattern.map { .text($0) } ?? .null, ownerEmail.map { .text($0.lowercased()) } ?? .null,
@@ -197,7 +197,7 @@ extension InvitationStore {
     ) throws -> [Invitation] {
         let rows = try db.query(
             select + """
-                 WHERE (?1 IS NULL OR i.group_id = ?1)
+                 WHERE (CAST(?1 AS TEXT) IS NULL OR i.group_id = ?1)
                 ORDER BY i.created_ms DESC, i.id DESC
                 """, [groupID.map { .text($0.lowercased()) } ?? .null]
         ).map { try fromRow($0, now) }

@@ -42,7 +42,7 @@ extension GroupStore {
         let pending = try db.query(
             """
             SELECT i.id AS id, i.role AS role FROM invitations i JOIN groups g ON g.id = i.group_id
-            WHERE i.invited_by = ?1 AND i.status = 'pending' AND i.expires_ms > ?2 AND (?3 IS NULL OR i.group_id = ?3)
+            WHERE i.invited_by = ?1 AND i.status = 'pending' AND i.expires_ms > ?2 AND (CAST(?3 AS TEXT) IS NULL OR i.group_id = ?3)
               AND g.deleted_ms IS NULL AND g.frozen_ms IS NULL
             ORDER BY i.created_ms, i.id
             """, [.text(userID), .integer(now), SQLValue(groupID)])
@@ -58,7 +58,7 @@ extension GroupStore {
         let codes = try db.query(
             """
             SELECT c.group_id AS group_id FROM invite_codes c JOIN groups g ON g.id = c.group_id
-            WHERE c.created_by = ?1 AND c.disabled_ms IS NULL AND (?2 IS NULL OR c.group_id = ?2)
+            WHERE c.created_by = ?1 AND c.disabled_ms IS NULL AND (CAST(?2 AS TEXT) IS NULL OR c.group_id = ?2)
               AND g.deleted_ms IS NULL AND g.frozen_ms IS NULL
             ORDER BY c.group_id
             """, [.text(userID), SQLValue(groupID)])

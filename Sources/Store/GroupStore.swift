@@ -80,7 +80,7 @@ public enum GroupStore {
             """
             SELECT \(groupColumns(alias: "g")) FROM groups g JOIN group_members m ON m.group_id = g.id
             WHERE m.user_id = ?1 AND m.status = 'active' AND g.deleted_ms IS NULL
-              AND (?2 IS NULL OR g.created_ms > ?2 OR (g.created_ms = ?2 AND g.id > ?3))
+              AND (CAST(?2 AS BIGINT) IS NULL OR g.created_ms > ?2 OR (g.created_ms = ?2 AND g.id > ?3))
             ORDER BY g.created_ms, g.id
             LIMIT ?4
             """, [.text(userID), SQLValue(after?.milliseconds), SQLValue(after?.id), .integer(Int64(limit) + 1)]

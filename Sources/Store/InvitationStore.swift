@@ -75,7 +75,7 @@ public enum InvitationStore {
         let rows = try db.query(
             select + """
                  WHERE i.invitee_email = ?1 AND i.status = 'pending' AND i.expires_ms > ?2 AND g.deleted_ms IS NULL
-                  AND (?3 IS NULL OR i.created_ms < ?3 OR (i.created_ms = ?3 AND i.id < ?4))
+                  AND (CAST(?3 AS BIGINT) IS NULL OR i.created_ms < ?3 OR (i.created_ms = ?3 AND i.id < ?4))
                 ORDER BY i.created_ms DESC, i.id DESC
                 LIMIT ?5
                 """,
@@ -92,7 +92,7 @@ public enum InvitationStore {
         _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
         let rows = try db.query(
             select + """
-                 WHERE i.group_id = ?1 AND (?2 IS NULL OR i.created_ms < ?2 OR (i.created_ms = ?2 AND i.id < ?3))
+                 WHERE i.group_id = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR i.created_ms < ?2 OR (i.created_ms = ?2 AND i.id < ?3))
                 ORDER BY i.created_ms DESC, i.id DESC
                 LIMIT ?4
                 """, [.text(groupID), SQLValue(after?.milliseconds), SQLValue(after?.id), .integer(Int64(limit) + 1)]

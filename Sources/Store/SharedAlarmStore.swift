@@ -21,7 +21,7 @@ public enum SharedAlarmStore {
     ) throws -> SharedAlarm? {
         guard UUIDText.isCanonical(id) else { return nil }
         return try db.queryOne(
-            "SELECT document FROM shared_alarms WHERE id = ?1 AND group_id = ?2 AND (?3 OR deleted_ms IS NULL)",
+            "SELECT document FROM shared_alarms WHERE id = ?1 AND group_id = ?2 AND (?3 = 1 OR deleted_ms IS NULL)",
             [.text(id), .text(groupID), .integer(includeDeleted ? 1 : 0)]
         ).map(alarmFromRow)
     }
@@ -46,8 +46,8 @@ public enum SharedAlarmStore {
         let rows = try db.query(
             """
             SELECT document FROM shared_alarms
-            WHERE group_id = ?1 AND (?2 OR deleted_ms IS NULL)
-              AND (?3 IS NULL OR created_ms > ?3 OR (created_ms = ?3 AND id > ?4))
+            WHERE group_id = ?1 AND (?2 = 1 OR deleted_ms IS NULL)
+              AND (CAST(?3 AS BIGINT) IS NULL OR created_ms > ?3 OR (created_ms = ?3 AND id > ?4))
             ORDER BY created_ms, id
             LIMIT ?5
             """,

@@ -497,7 +497,7 @@ extension AdminLiveTests {
         enum Failure: Error { case unexpected(String) }
 
         let directory = TemporaryDirectory(prefix: "admin-live")
-        let database: Database
+        let database: any SQLDatabase
         let app: Application
         let server: HTTPServer
         let port: Int

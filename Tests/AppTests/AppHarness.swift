@@ -14,7 +14,9 @@ final class AppHarness: Sendable {
     let directory: TemporaryDirectory
     let clock: ManualClock
     let app: Application
-    let database: Database
+    let database: any SQLDatabase
+    /// The database as SQLite's `Database`, for checks only SQLite can answer (file, query plans).
+    var sqlite: Database { database as! Database }
 
     init(
         defaultTier: Tier = .free, publicDirectory: String? = nil, logger: Logger? = nil, accessLog: AccessLog? = nil,

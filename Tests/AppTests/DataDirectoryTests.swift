@@ -43,7 +43,7 @@ struct DataDirectoryTests {
         _ = try Self.withUmask022 { try ServerSecret.loadOrCreate(path: config.secretPath) }
         try database.writeSync { try $0.run("CREATE TABLE IF NOT EXISTS t (x)") }
         let backup = root.file(named: "backup.sqlite")
-        try Self.withUmask022 { try database.backup(to: backup) }
+        try Self.withUmask022 { try (database as! Database).backup(to: backup) }
         for file in [config.databasePath, config.databasePath + "-wal", config.databasePath + "-shm", config.secretPath, backup] {
             #expect(Self.mode(file) == 0o600, "\(file) has mode \(String(Self.mode(file) ?? 0, radix: 8))")
         }

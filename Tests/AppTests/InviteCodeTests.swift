@@ -296,7 +296,7 @@ struct InviteCodeTests {
         _ = await h.join(codes.last!, token: f.outsider.token)
         _ = await h.join(f.code, token: f.removed.token)
         _ = await h.join(codes[1].lowercased(), token: f.left.token)
-        let path = h.database.path
+        let path = h.sqlite.path
         var scanned = 0
         for file in [path, path + "-wal"] {
             guard let data = FileManager.default.contents(atPath: file) else { continue }

@@ -75,11 +75,11 @@ struct QueryPlanTests {
         for job in Sweeper.Job.standard { _ = try job.run(h.database, h.clock.nowMilliseconds()) }
         _ = await h.send(.delete, "/v1/me", json: #"{"password":"correct horse"}"#, token: guest.token)
 
-        let statements = try h.database.preparedStatementTexts()
+        let statements = try h.sqlite.preparedStatementTexts()
         #expect(statements.count >= 50, "the workload ran only \(statements.count) distinct statements")
         var scans: [String] = []
         for sql in statements.sorted() {
-            let plan = try h.database.withWriterConnection { try $0.queryPlan(sql) }
+            let plan = try h.sqlite.withWriterConnection { try $0.queryPlan(sql) }
             for step in plan where Self.isScanOfGrowingTable(step) && Self.allowedScans[sql] == nil {
                 scans.append("\(step)\n    in: \(sql.split(whereSeparator: \.isNewline).joined(separator: " "))")
             }
@@ -89,7 +89,7 @@ struct QueryPlanTests {
         let topicReads = statements.filter { $0.contains("FROM change_log WHERE topic = ?1") }
         #expect(!topicReads.isEmpty)
         for sql in topicReads {
-            let plan = try h.database.withWriterConnection { try $0.queryPlan(sql) }
+            let plan = try h.sqlite.withWriterConnection { try $0.queryPlan(sql) }
             #expect(plan.contains { $0.contains("USING INDEX change_log_topic") }, "\(sql): \(plan)")
         }
         #expect(scans.isEmpty, "statements that scan a growing table:\n\(scans.joined(separator: "\n"))")

@@ -207,7 +207,7 @@ struct RealtimeTests {
         }
         defer { feed.close() }
         // A second database handle on the same file, like another process.
-        let other = try Database(path: f.h.database.path)
+        let other = try Database(path: f.h.sqlite.path)
         defer { other.close() }
         let now = f.h.clock.nowMilliseconds()
         try other.writeSync { db in

@@ -6,27 +6,6 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// One throwaway cluster for this test process, started on first use and stopped at exit.
-enum SharedCluster {
-    static let server: Result<PostgresServer, any Error> = {
-        let result = Result { try PostgresServer() }
-        if case .success = result { atexit { if case .success(let server) = SharedCluster.server { server.stop() } } }
-        return result
-    }()
-
-    /// The running cluster, or the reason it could not start (a test failure, not a skip).
-    static func start() throws -> PostgresServer { try server.get() }
-
-    /// A fresh database in the shared cluster, so tests never see each other's tables.
-    static func freshDatabaseURL() throws -> String {
-        let server = try start()
-        let name = "t\(UInt64.random(in: 0...UInt64.max))"
-        let admin = try PostgresConnection(url: server.url)
-        try admin.execute("CREATE DATABASE \(name)")
-        return server.url.replacingOccurrences(of: "/postgres?", with: "/\(name)?")
-    }
-}
-
 /// Waits (bounded) until `condition` holds; the bound only turns a hang into a failure.
 private func waitUntil(_ condition: () -> Bool) -> Bool {
     for _ in 0..<2_000 {
@@ -42,7 +21,7 @@ private func waitUntil(_ condition: () -> Bool) -> Bool {
 struct PostgresConnectionTests {
     @Test("parameters and columns round-trip by type: int8, float8, text, bytea, bool, NULL")
     func roundTrip() throws {
-        let connection = try PostgresConnection(url: try SharedCluster.freshDatabaseURL())
+        let connection = try PostgresConnection(url: try PostgresServer.freshDatabaseURL())
         try connection.execute("CREATE TABLE t (i int8, r float8, s text, b bytea, f bool, n text)")
         let bytes: [UInt8] = [0, 1, 0x7f, 0x80, 0xff, 0x5c, 0x78]
         let inserted = try connection.run(
@@ -56,7 +35,7 @@ struct PostgresConnectionTests {
 
     @Test("a unique violation carries SQLSTATE 23505 and leaves the connection usable")
     func constraintViolation() throws {
-        let connection = try PostgresConnection(url: try SharedCluster.freshDatabaseURL())
+        let connection = try PostgresConnection(url: try PostgresServer.freshDatabaseURL())
         try connection.execute("CREATE TABLE u (k text PRIMARY KEY)")
         try connection.run("INSERT INTO u VALUES ($1)", [.text("a")])
         let error = #expect(throws: PostgresError.self) { try connection.query("INSERT INTO u VALUES ($1)", [.text("a")]) }
@@ -68,7 +47,7 @@ struct PostgresConnectionTests {
 
     @Test("a rolled-back transaction leaves nothing behind")
     func rollback() throws {
-        let connection = try PostgresConnection(url: try SharedCluster.freshDatabaseURL())
+        let connection = try PostgresConnection(url: try PostgresServer.freshDatabaseURL())
         try connection.execute("CREATE TABLE v (x int8)")
         try connection.execute("BEGIN")
         try connection.run("INSERT INTO v VALUES ($1)", [.integer(7)])
@@ -78,14 +57,14 @@ struct PostgresConnectionTests {
 
     @Test("text with NUL is refused before it reaches the server")
     func nulInText() throws {
-        let connection = try PostgresConnection(url: try SharedCluster.freshDatabaseURL())
+        let connection = try PostgresConnection(url: try PostgresServer.freshDatabaseURL())
         let error = #expect(throws: PostgresError.self) { try connection.query("SELECT $1::text", [.text("a\u{0}b")]) }
         #expect(error?.kind == .misuse)
     }
 
     @Test("nobody listening on the port: a connection error that says the database is unavailable")
     func refused() throws {
-        let server = try SharedCluster.start()
+        let server = try PostgresServer.shared()
         let url = server.url.replacingOccurrences(of: ":\(server.port)/", with: ":1/")
         let error = #expect(throws: PostgresError.self) { try PostgresConnection(url: url) }
         #expect(error?.kind == .connection)
@@ -94,7 +73,7 @@ struct PostgresConnectionTests {
 
     @Test("LISTEN through a DispatchSource: committed NOTIFYs arrive in order, rolled-back ones never")
     func listenNotify() throws {
-        let url = try SharedCluster.freshDatabaseURL()
+        let url = try PostgresServer.freshDatabaseURL()
         let events = Mutex<[PostgresListener.Event]>([])
         let listener = try PostgresListener(url: url, channels: ["chronir_changes"]) { event in
             events.withLock { $0.append(event) }

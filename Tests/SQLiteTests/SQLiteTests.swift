@@ -456,7 +456,7 @@ struct MigrationTests {
     @Test func initialSchemaFromDiskApplies() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let sql = try String(contentsOf: root.appendingPathComponent("Migrations/0001_init.sql"), encoding: .utf8)
+        let sql = try String(contentsOf: root.appendingPathComponent("Migrations/sqlite/0001_init.sql"), encoding: .utf8)
         let test = try TestDatabase()
         let database = test.database
         let initial = Migration(name: "0001_init", sql: sql)

@@ -7,24 +7,22 @@ import Testing
 
 @Suite("Store — schema, accounts, sessions, change log")
 struct AccountStoreTests {
-    func database() throws -> (TemporaryDirectory, Database) {
-        let dir = TemporaryDirectory()
-        let db = try Database(path: dir.path + "/t.sqlite")
-        _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)
-        return (dir, db)
+    func database(_ backend: TestBackend) throws -> (TemporaryDirectory, any SQLDatabase) {
+        let storage = try backend.open(migrations: Schema.migrations(for: backend.dialect))
+        return (storage.directory, storage.database)
     }
 
     @Test("the embedded migrations are the files in Migrations/, in order")
     func embedded() throws {
         #expect(Schema.migrations.first?.name == "0001_init")
         #expect(Schema.migrations.map(\.name) == Schema.migrations.map(\.name).sorted())
-        let (_, db) = try database()
+        let (_, db) = try database(.sqlite)
         #expect(try MigrationRunner.pending(db, migrations: Schema.migrations).isEmpty)
     }
 
-    @Test("register writes the user and one change-log row in the same transaction")
-    func register() throws {
-        let (_, db) = try database()
+    @Test("register writes the user and one change-log row in the same transaction", arguments: TestBackend.available)
+    func register(_ backend: TestBackend) throws {
+        let (_, db) = try database(backend)
         let user = try db.writeSync { c in
             try AccountStore.register(
                 email: "a@example.com", displayName: "A", passwordHash: "h", tier: .plus, at: 1000, on: c)
@@ -42,9 +40,9 @@ struct AccountStoreTests {
         #expect(try db.readSync { try AccountStore.user(id: user.id, on: $0) } == user)
     }
 
-    @Test("a failing mutation leaves neither its row nor its change-log row")
-    func atomicity() throws {
-        let (_, db) = try database()
+    @Test("a failing mutation leaves neither its row nor its change-log row", arguments: TestBackend.available)
+    func atomicity(_ backend: TestBackend) throws {
+        let (_, db) = try database(backend)
         _ = try db.writeSync { c in
             try AccountStore.register(email: "a@example.com", displayName: "A", passwordHash: "h", tier: .free, at: 1, on: c)
         }
@@ -58,9 +56,9 @@ struct AccountStoreTests {
         #expect(try db.readSync { try $0.scalar("SELECT count(*) FROM users") } == .integer(1))
     }
 
-    @Test("a batch gets consecutive seqs sharing the first seq as its batch")
-    func batches() throws {
-        let (_, db) = try database()
+    @Test("a batch gets consecutive seqs sharing the first seq as its batch", arguments: TestBackend.available)
+    func batches(_ backend: TestBackend) throws {
+        let (_, db) = try database(backend)
         let change = Change(topic: "group:g", kind: "group", op: .modified, entityID: "g", document: Array("{}".utf8))
         let first = try db.writeSync { try ChangeLog.append([change], event: "a", actor: .system, at: 1, on: $0) }
         let second = try db.writeSync {
@@ -72,20 +70,20 @@ struct AccountStoreTests {
         #expect(batches.map { $0.int("batch") } == [2, 2, 2])
     }
 
-    @Test("the change log refuses updates")
-    func appendOnly() throws {
-        let (_, db) = try database()
+    @Test("the change log refuses updates", arguments: TestBackend.available)
+    func appendOnly(_ backend: TestBackend) throws {
+        let (_, db) = try database(backend)
         _ = try db.writeSync { c in
             try AccountStore.register(email: "a@example.com", displayName: "A", passwordHash: "h", tier: .free, at: 1, on: c)
         }
-        #expect(throws: SQLiteError.self) {
+        #expect(violatesConstraint {
             try db.writeSync { c in try c.run("UPDATE change_log SET actor = 'mallory'") }
-        }
+        })
     }
 
-    @Test("sessions: lookup, touch interval, revoke, revoke all")
-    func sessions() throws {
-        let (_, db) = try database()
+    @Test("sessions: lookup, touch interval, revoke, revoke all", arguments: TestBackend.available)
+    func sessions(_ backend: TestBackend) throws {
+        let (_, db) = try database(backend)
         let user = try db.writeSync { c in
             try AccountStore.register(email: "a@example.com", displayName: "A", passwordHash: "h", tier: .free, at: 0, on: c)
         }

@@ -8,10 +8,9 @@ import Testing
 @Suite("Change log hash chain — audit verify")
 struct ChangeLogChainTests {
     /// A database with `count` registrations (one change-log row each).
-    func database(rows count: Int) throws -> (TemporaryDirectory, Database) {
-        let dir = TemporaryDirectory()
-        let db = try Database(path: dir.path + "/t.sqlite")
-        _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)
+    func database(_ backend: TestBackend, rows count: Int) throws -> (TemporaryDirectory, any SQLDatabase) {
+        let storage = try backend.open(migrations: Schema.migrations(for: backend.dialect))
+        let (dir, db) = (storage.directory, storage.database)
         for i in 0..<count {
             _ = try db.writeSync { c in
                 try AccountStore.register(
@@ -22,17 +21,22 @@ struct ChangeLogChainTests {
     }
 
     /// Edits the file behind the store's back, as someone with the file would (trigger dropped).
-    func tamper(_ db: Database, _ sql: String) throws {
+    func tamper(_ db: any SQLDatabase, _ sql: String) throws {
         try db.withWriter { c in
-            try c.execute("DROP TRIGGER IF EXISTS change_log_no_update")
-            try c.execute("DROP TRIGGER IF EXISTS change_log_redact_only")
+            switch c.dialect {
+            case .sqlite:
+                try c.execute("DROP TRIGGER IF EXISTS change_log_no_update")
+                try c.execute("DROP TRIGGER IF EXISTS change_log_redact_only")
+            case .postgres:
+                try c.execute("ALTER TABLE change_log DISABLE TRIGGER USER")
+            }
             try c.execute(sql)
         }
     }
 
-    @Test("an untouched log verifies completely, including multi-row batches")
-    func intact() throws {
-        let (dir, db) = try database(rows: 5)
+    @Test("an untouched log verifies completely, including multi-row batches", arguments: TestBackend.available)
+    func intact(_ backend: TestBackend) throws {
+        let (dir, db) = try database(backend, rows: 5)
         defer { withExtendedLifetime(dir) {} }
         let change = Change(topic: "group:g", kind: "group", op: .modified, entityID: "g", document: Array("{}".utf8))
         try db.writeSync { try ChangeLog.append([change, change], event: "e", actor: .admin, at: 9, on: $0) }
@@ -42,9 +46,9 @@ struct ChangeLogChainTests {
         #expect(report.firstBroken == nil)
     }
 
-    @Test("an edited document is caught at its row")
-    func editedContent() throws {
-        let (dir, db) = try database(rows: 5)
+    @Test("an edited document is caught at its row", arguments: TestBackend.available)
+    func editedContent(_ backend: TestBackend) throws {
+        let (dir, db) = try database(backend, rows: 5)
         defer { withExtendedLifetime(dir) {} }
         try tamper(db, "UPDATE change_log SET document = replace(document, 'U2', 'Mallory') WHERE seq = 3")
         let report = try db.readSync { try ChangeLogChain.verify(on: $0) }
@@ -52,21 +56,21 @@ struct ChangeLogChainTests {
         #expect(report.verified == 2)
     }
 
-    @Test("an edited actor or reason is caught; so is a recomputed-looking fake hash")
-    func editedFields() throws {
-        let (dir, db) = try database(rows: 4)
+    @Test("an edited actor or reason is caught; so is a recomputed-looking fake hash", arguments: TestBackend.available)
+    func editedFields(_ backend: TestBackend) throws {
+        let (dir, db) = try database(backend, rows: 4)
         defer { withExtendedLifetime(dir) {} }
         try tamper(db, "UPDATE change_log SET actor = 'system' WHERE seq = 4")
         #expect(try db.readSync { try ChangeLogChain.verify(on: $0) }.firstBroken == 4)
-        let (dir2, db2) = try database(rows: 4)
+        let (dir2, db2) = try database(backend, rows: 4)
         defer { withExtendedLifetime(dir2) {} }
-        try tamper(db2, "UPDATE change_log SET hash = zeroblob(32) WHERE seq = 2")
+        try tamper(db2, "UPDATE change_log SET hash = (SELECT hash FROM change_log WHERE seq = 1) WHERE seq = 2")
         #expect(try db2.readSync { try ChangeLogChain.verify(on: $0) }.firstBroken == 2)
     }
 
-    @Test("a deleted row in the middle breaks the chain at the next row")
-    func deletedRow() throws {
-        let (dir, db) = try database(rows: 5)
+    @Test("a deleted row in the middle breaks the chain at the next row", arguments: TestBackend.available)
+    func deletedRow(_ backend: TestBackend) throws {
+        let (dir, db) = try database(backend, rows: 5)
         defer { withExtendedLifetime(dir) {} }
         try tamper(db, "DELETE FROM change_log WHERE seq = 3")
         let report = try db.readSync { try ChangeLogChain.verify(on: $0) }
@@ -74,9 +78,9 @@ struct ChangeLogChainTests {
         #expect(report.problem?.contains("missing") == true)
     }
 
-    @Test("a prefix removed behind the server's back (no checkpoint) is reported as missing rows")
-    func purgedPrefixWithoutCheckpoint() throws {
-        let (dir, db) = try database(rows: 6)
+    @Test("a prefix removed behind the server's back (no checkpoint) is reported as missing rows", arguments: TestBackend.available)
+    func purgedPrefixWithoutCheckpoint(_ backend: TestBackend) throws {
+        let (dir, db) = try database(backend, rows: 6)
         defer { withExtendedLifetime(dir) {} }
         try db.writeSync { try $0.run("DELETE FROM change_log WHERE seq <= 2") }
         let report = try db.readSync { try ChangeLogChain.verify(on: $0) }
@@ -84,9 +88,9 @@ struct ChangeLogChainTests {
         #expect(report.problem?.contains("no checkpoint") == true)
     }
 
-    @Test("compaction removes whole old batches past the window, keeps the newest rows, and the chain verifies through its checkpoint")
-    func compaction() throws {
-        let (dir, db) = try database(rows: 0)
+    @Test("compaction removes whole old batches past the window, keeps the newest rows, and the chain verifies through its checkpoint", arguments: TestBackend.available)
+    func compaction(_ backend: TestBackend) throws {
+        let (dir, db) = try database(backend, rows: 0)
         defer { withExtendedLifetime(dir) {} }
         let day: Int64 = 24 * 3600 * 1000
         let change = Change(topic: "group:g", kind: "group", op: .modified, entityID: "g", document: Array(#"{"n":1}"#.utf8))
@@ -128,9 +132,9 @@ struct ChangeLogChainTests {
         #expect(try db.readSync { try ChangeLogChain.verify(on: $0) }.firstBroken != nil)
     }
 
-    @Test("a redacted document still chains and is reported as redacted; an edited unredacted one is not")
-    func redaction() throws {
-        let (dir, db) = try database(rows: 4)
+    @Test("a redacted document still chains and is reported as redacted; an edited unredacted one is not", arguments: TestBackend.available)
+    func redaction(_ backend: TestBackend) throws {
+        let (dir, db) = try database(backend, rows: 4)
         defer { withExtendedLifetime(dir) {} }
         let userID = try #require(try db.readSync { try $0.queryOne("SELECT id FROM users WHERE email = 'u1@example.com'")?.string("id") })
         let redacted = try db.writeSync { c in
@@ -139,7 +143,7 @@ struct ChangeLogChainTests {
                 at: 99, on: c)
         }
         #expect(redacted == 1)
-        let leftovers = try db.readSync { try $0.scalar("SELECT count(*) FROM change_log WHERE instr(document, 'u1@example.com') > 0") }
+        let leftovers = try db.readSync { try $0.scalar("SELECT count(*) FROM change_log WHERE \($0.dialect.position(of: "'u1@example.com'", in: "document")) > 0") }
         #expect(leftovers == .integer(0))
         let report = try db.readSync { try ChangeLogChain.verify(on: $0) }
         #expect(report.firstBroken == nil)
@@ -154,9 +158,9 @@ struct ChangeLogChainTests {
         #expect(try db.readSync { try ChangeLogChain.verify(on: $0) }.firstBroken == 4)
     }
 
-    @Test("compacting again and again at the newest-rows bound converges: checkpoints do not buy more removals")
-    func compactionConverges() throws {
-        let (dir, db) = try database(rows: 50)
+    @Test("compacting again and again at the newest-rows bound converges: checkpoints do not buy more removals", arguments: TestBackend.available)
+    func compactionConverges(_ backend: TestBackend) throws {
+        let (dir, db) = try database(backend, rows: 50)
         defer { withExtendedLifetime(dir) {} }
         let retention = ChangeLogRetention(
             windowMilliseconds: 0, minimumRows: 10, maxRowsPerTransaction: 7, minimumRowsPerCompaction: 5)

@@ -16,13 +16,11 @@ struct GroupChangeLogTests {
         var summary: [String] { rows.map { "\($0.topic) \($0.kind) \($0.op)" } }
     }
 
-    let dir = TemporaryDirectory()
-    let db: Database
+    let db: any SQLDatabase
     let secret = Array(repeating: UInt8(3), count: 32)
 
-    init() throws {
-        db = try Database(path: dir.path + "/t.sqlite")
-        _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)
+    init(_ backend: TestBackend = .sqlite) throws {
+        db = try backend.open(migrations: Schema.migrations(for: backend.dialect)).database
     }
 
     /// Runs `body` in one write transaction and returns the one batch it appended. `followedBy` names
@@ -52,7 +50,11 @@ struct GroupChangeLogTests {
             }))
     }
 
-    @Test("create, update, join, role change, transfer, leave, remove, code, invitations, delete")
+    @Test("create, update, join, role change, transfer, leave, remove, code, invitations, delete", arguments: TestBackend.available)
+    static func everyMutation(_ backend: TestBackend) throws {
+        try Self(backend).everyMutation()
+    }
+
     func everyMutation() throws {
         let (o, a, b) = try db.writeSync { c in
             (

@@ -9,11 +9,9 @@ import Testing
 struct GroupStoreTests {
     let secret = Array(repeating: UInt8(7), count: 32)
 
-    func database() throws -> (TemporaryDirectory, Database) {
-        let dir = TemporaryDirectory()
-        let db = try Database(path: dir.path + "/t.sqlite")
-        _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)
-        return (dir, db)
+    func database(_ backend: TestBackend) throws -> (TemporaryDirectory, any SQLDatabase) {
+        let storage = try backend.open(migrations: Schema.migrations(for: backend.dialect))
+        return (storage.directory, storage.database)
     }
 
     func user(_ name: String, on c: any SQLConnection) throws -> User {
@@ -26,9 +24,9 @@ struct GroupStoreTests {
         #expect(Schema.migrations.map(\.name).prefix(2) == ["0001_init", "0002_groups"])
     }
 
-    @Test("the schema refuses a member count over the limit and a second owner")
-    func constraints() throws {
-        let (_, db) = try database()
+    @Test("the schema refuses a member count over the limit and a second owner", arguments: TestBackend.available)
+    func constraints(_ backend: TestBackend) throws {
+        let (_, db) = try database(backend)
         let (owner, other, detail) = try db.writeSync { c in
             let owner = try user("o", on: c)
             let other = try user("x", on: c)
@@ -36,10 +34,10 @@ struct GroupStoreTests {
                 name: "G", description: nil, iconName: nil, colorTag: nil, maxMembers: 1, owner: owner, at: 2, on: c)
             return (owner, other, detail)
         }
-        #expect(throws: SQLiteError.self) {
+        #expect(violatesConstraint {
             try db.writeSync { c in try c.run("UPDATE groups SET member_count = 2 WHERE id = ?1", [.text(detail.group.id)]) }
-        }
-        #expect(throws: SQLiteError.self) {
+        })
+        #expect(violatesConstraint {
             try db.writeSync { c in
                 try c.run(
                     """
@@ -47,13 +45,13 @@ struct GroupStoreTests {
                     VALUES (?1, ?2, 'x', 'owner', 'active', 3)
                     """, [.text(detail.group.id), .text(other.id)])
             }
-        }
+        })
         #expect(detail.members.map(\.userID) == [owner.id])
     }
 
-    @Test("a join refused by the member limit leaves no row and no change-log row behind")
-    func atomicJoin() throws {
-        let (_, db) = try database()
+    @Test("a join refused by the member limit leaves no row and no change-log row behind", arguments: TestBackend.available)
+    func atomicJoin(_ backend: TestBackend) throws {
+        let (_, db) = try database(backend)
         let (joiner, code, groupID) = try db.writeSync { c in
             let owner = try user("o", on: c)
             let joiner = try user("j", on: c)
@@ -72,9 +70,9 @@ struct GroupStoreTests {
         #expect(try db.readSync { try GroupStore.member(groupID: groupID, userID: joiner.id, on: $0) } == nil)
     }
 
-    @Test("attempt records and long-expired invitations are purged by age")
-    func retention() throws {
-        let (_, db) = try database()
+    @Test("attempt records and long-expired invitations are purged by age", arguments: TestBackend.available)
+    func retention(_ backend: TestBackend) throws {
+        let (_, db) = try database(backend)
         try db.writeSync { c in
             let owner = try user("o", on: c)
             let detail = try GroupStore.create(

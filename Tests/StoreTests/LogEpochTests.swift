@@ -6,7 +6,23 @@ import Testing
 
 @Suite("Change log epoch")
 struct LogEpochTests {
-    @Test("each database gets its own random epoch; rotate replaces it; a pre-0006 schema has none")
+    @Test("each database gets its own random epoch; rotate replaces it; a pre-0006 schema has none", arguments: TestBackend.available)
+    func rotation(_ backend: TestBackend) throws {
+        let migrations = Schema.migrations(for: backend.dialect)
+        let a = try backend.open(migrations: migrations).database, b = try backend.open(migrations: migrations).database
+        let epochA = try a.readSync { try LogEpoch.current(on: $0) }
+        let epochB = try b.readSync { try LogEpoch.current(on: $0) }
+        #expect(epochA.count == 32 && epochA.allSatisfy { $0.isHexDigit && !$0.isUppercase })
+        #expect(epochA != epochB)
+        let rotated = try a.writeSync { try LogEpoch.rotate(on: $0) }
+        #expect(rotated != nil && rotated != epochA)
+        #expect(rotated?.count == 32 && rotated?.allSatisfy { $0.isHexDigit && !$0.isUppercase } == true)
+        #expect(try a.readSync { try LogEpoch.current(on: $0) } == rotated)
+        let old = try backend.open(migrations: migrations.filter { $0.name < "0006" }).database
+        #expect(try old.writeSync { try LogEpoch.rotate(on: $0) } == nil)
+    }
+
+    @Test("a backup copy of the SQLite file is the same history until rotated; the original keeps its epoch")
     func epochs() throws {
         let dir = TemporaryDirectory()
         defer { withExtendedLifetime(dir) {} }

@@ -7,22 +7,20 @@ import Testing
 
 @Suite("Moderation and audit — the admin CLI's store functions")
 struct ModerationTests {
-    func database() throws -> (TemporaryDirectory, Database) {
-        let dir = TemporaryDirectory()
-        let db = try Database(path: dir.path + "/t.sqlite")
-        _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)
-        return (dir, db)
+    func database(_ backend: TestBackend) throws -> (TemporaryDirectory, any SQLDatabase) {
+        let storage = try backend.open(migrations: Schema.migrations(for: backend.dialect))
+        return (storage.directory, storage.database)
     }
 
-    func user(_ email: String, on db: Database, at now: Int64 = 10) throws -> User {
+    func user(_ email: String, on db: any SQLDatabase, at now: Int64 = 10) throws -> User {
         try db.writeSync { c in
             try AccountStore.register(email: email, displayName: "U", passwordHash: "h", tier: .free, at: now, on: c)
         }
     }
 
-    @Test("suspension revokes every session and is logged with the reason; unsuspend restores status only")
-    func suspend() throws {
-        let (dir, db) = try database()
+    @Test("suspension revokes every session and is logged with the reason; unsuspend restores status only", arguments: TestBackend.available)
+    func suspend(_ backend: TestBackend) throws {
+        let (dir, db) = try database(backend)
         defer { withExtendedLifetime(dir) {} }
         let u = try user("a@example.com", on: db)
         try db.writeSync { c in
@@ -50,9 +48,9 @@ struct ModerationTests {
         #expect(try db.readSync { try $0.scalar("SELECT count(*) FROM sessions WHERE revoked_ms IS NULL") } == .integer(0))
     }
 
-    @Test("setting the tier it already has writes nothing")
-    func tierNoOp() throws {
-        let (dir, db) = try database()
+    @Test("setting the tier it already has writes nothing", arguments: TestBackend.available)
+    func tierNoOp(_ backend: TestBackend) throws {
+        let (dir, db) = try database(backend)
         defer { withExtendedLifetime(dir) {} }
         let u = try user("a@example.com", on: db)
         _ = try db.writeSync { try AccountStore.setTier(userID: u.id, tier: .free, actor: .admin, reason: nil, at: 5, on: $0) }
@@ -64,9 +62,9 @@ struct ModerationTests {
         #expect(try db.readSync { try ChangeLog.latestSeq(on: $0) } == 2)
     }
 
-    @Test("find by id or email; list with an escaped search")
-    func findAndList() throws {
-        let (dir, db) = try database()
+    @Test("find by id or email; list with an escaped search", arguments: TestBackend.available)
+    func findAndList(_ backend: TestBackend) throws {
+        let (dir, db) = try database(backend)
         defer { withExtendedLifetime(dir) {} }
         let a = try user("ana@example.com", on: db, at: 1)
         _ = try user("bob_1@example.com", on: db, at: 2)
@@ -81,9 +79,9 @@ struct ModerationTests {
         #expect(underscore.map(\.email) == ["bob_1@example.com"])
     }
 
-    @Test("audit filters by topic and time, and follows after a seq in order")
-    func auditFilters() throws {
-        let (dir, db) = try database()
+    @Test("audit filters by topic and time, and follows after a seq in order", arguments: TestBackend.available)
+    func auditFilters(_ backend: TestBackend) throws {
+        let (dir, db) = try database(backend)
         defer { withExtendedLifetime(dir) {} }
         let a = try user("a@example.com", on: db, at: 100)
         _ = try user("b@example.com", on: db, at: 200)
@@ -103,7 +101,7 @@ struct ModerationTests {
 
     @Test("online backup while a writer keeps committing gives a consistent, complete copy")
     func backupUnderWrites() async throws {
-        let (dir, db) = try database()
+        let (dir, db) = try database(.sqlite)
         defer { withExtendedLifetime(dir) {} }
         for i in 0..<50 { _ = try user("u\(i)@example.com", on: db, at: Int64(i)) }
         let writes = Task.detached {
@@ -115,7 +113,7 @@ struct ModerationTests {
                 }
             }
         }
-        try db.backup(to: dir.path + "/copy.sqlite")
+        try (db as! Database).backup(to: dir.path + "/copy.sqlite")
         try await writes.value
         let copy = try Database(path: dir.path + "/copy.sqlite")
         defer { copy.close() }
@@ -130,6 +128,6 @@ struct ModerationTests {
         #expect(users == logRows)
         guard case .integer(let n) = users else { Issue.record("no count"); return }
         #expect(n >= 50 && n <= 250)
-        #expect(throws: SQLiteError.self) { try db.backup(to: dir.path + "/copy.sqlite") }  // never overwrites
+        #expect(throws: SQLiteError.self) { try (db as! Database).backup(to: dir.path + "/copy.sqlite") }  // never overwrites
     }
 }

@@ -7,12 +7,9 @@ import Testing
 
 @Suite("Retention sweep")
 struct RetentionTests {
-    @Test("deletes login failures, invite attempts and dead sessions past their periods, keeps the rest")
-    func sweep() throws {
-        let dir = TemporaryDirectory()
-        defer { withExtendedLifetime(dir) {} }
-        let db = try Database(path: dir.path + "/t.sqlite")
-        _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)
+    @Test("deletes login failures, invite attempts and dead sessions past their periods, keeps the rest", arguments: TestBackend.available)
+    func sweep(_ backend: TestBackend) throws {
+        let db = try backend.open(migrations: Schema.migrations(for: backend.dialect)).database
         let day: Int64 = 24 * 3600 * 1000
         let now = 100 * day
         let user = try db.writeSync { c in

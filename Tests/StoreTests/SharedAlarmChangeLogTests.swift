@@ -16,14 +16,12 @@ struct SharedAlarmChangeLogTests {
         var summary: [String] { rows.map { "\($0.kind) \($0.op)" } }
     }
 
-    let dir = TemporaryDirectory()
-    let db: Database
+    let db: any SQLDatabase
     /// 2026-02-06T09:00:00Z.
     static let nine: Int64 = 1_770_368_400_000
 
-    init() throws {
-        db = try Database(path: dir.path + "/t.sqlite")
-        _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)
+    init(_ backend: TestBackend = .sqlite) throws {
+        db = try backend.open(migrations: Schema.migrations(for: backend.dialect)).database
     }
 
     func logged<T>(_ body: (any SQLConnection) throws -> T) throws -> (T, Logged) {
@@ -48,7 +46,11 @@ struct SharedAlarmChangeLogTests {
         #expect(Schema.migrations.map(\.name).prefix(3) == ["0001_init", "0002_groups", "0003_shared_alarms"])
     }
 
-    @Test("create, complete, update, removal hook, sweep, delete; completions cannot be updated")
+    @Test("create, complete, update, removal hook, sweep, delete; completions cannot be updated", arguments: TestBackend.available)
+    static func everyMutation(_ backend: TestBackend) throws {
+        try Self(backend).everyMutation()
+    }
+
     func everyMutation() throws {
         let (o, a, b) = try db.writeSync { c in
             (
@@ -135,12 +137,12 @@ struct SharedAlarmChangeLogTests {
         _ = try logged { c in
             try CompletionStore.record(groupID: g, alarmID: again.rows[0].entity, userID: a.id, answer: answer, at: Self.nine + 7, on: c)
         }
-        #expect(throws: SQLiteError.self) {
+        #expect(violatesConstraint {
             try db.writeSync { c in try c.run("UPDATE shared_completions SET status = 'skipped'") }
-        }
-        #expect(throws: SQLiteError.self) {
+        })
+        #expect(violatesConstraint {
             try db.writeSync { c in try c.run("UPDATE shared_completions SET completed_ms = 0") }
-        }
+        })
         #expect(try db.writeSync { try CompletionStore.purge(completedBefore: Self.nine + 7, on: $0) } == 0)
         #expect(try db.writeSync { try CompletionStore.purge(completedBefore: Self.nine + 8, on: $0) } == 1)
     }

@@ -2,6 +2,7 @@ import Dispatch
 import Domain
 import Hashing
 import Logging
+import Postgres
 import Realtime
 import SQLite
 import Storage
@@ -11,10 +12,10 @@ import Transport
 import Wire
 
 /// The I/O shell around `RealtimeHub`: one serial queue owns the hub and performs its actions in
-/// order; reads run on the database's reader pool and hop back. Changes (local or from another
-/// process such as chronir-admin) are noticed by polling `PRAGMA data_version` on a dedicated
-/// read connection every `pollInterval` (so a change reaches subscribers within about that long);
-/// this process's own commits trigger a poll at once (`Database.onCommit`).
+/// order; reads run on the database's reader pool and hop back. This process's own commits trigger a
+/// read at once (`SQLDatabase.onCommit`); other processes' and instances' commits are noticed by a
+/// `ChangeWatcher` — SQLite's `PRAGMA data_version`, checked every `pollInterval`, or PostgreSQL's
+/// `LISTEN`, which wakes the feed at once.
 public final class RealtimeFeed: @unchecked Sendable {
     let services: Services
     /// WebSockets held per client network (`AppConfig.maxWebSocketsPerAddress`), taken at the upgrade.
@@ -33,8 +34,7 @@ public final class RealtimeFeed: @unchecked Sendable {
     private var poller: (any DispatchSourceTimer)?
     private var presence: (any DispatchSourceTimer)?
     private var expiryCheck: (any DispatchSourceTimer)?
-    private var versionConnection: SQLite.Connection?
-    private var dataVersion: Int64 = -1
+    private var watcher: (any ChangeWatcher)?
     private var stopped = false
     /// While a poll triggered by a local commit runs: when that commit happened (monotonic ns), for
     /// the fan-out latency metric (commit → frame written to the socket).
@@ -45,7 +45,7 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// agreed `server_no_context_takeover` with a 2^15 window can take its frame as is.
     private let broadcastCompressor = PerMessageDeflateCompressor(
         windowBits: 15, noContextTakeover: true, level: RealtimeRoutes.webSocket.deflate?.compressionLevel ?? 6)
-    /// How often `PRAGMA data_version` is checked.
+    /// How often the `ChangeWatcher` is asked.
     static let pollInterval: DispatchTimeInterval = .milliseconds(150)
     /// How often open sockets' sessions are checked for idle expiry even when no change arrives
     /// (every ingested batch checks too), so a lapsed session stops streaming within this long.
@@ -65,18 +65,19 @@ public final class RealtimeFeed: @unchecked Sendable {
     init(services: Services) {
         self.services = services
         webSockets = AddressQuota(limit: services.config.maxWebSocketsPerAddress)
-        // This process's commits are read at once; other processes' on the next data_version poll.
-        services.database.onCommit { [weak self] in self?.commitNoticed() }
+        // This process's commits are read at once; other processes' when the watcher notices.
+        services.database.onCommit { [weak self] in self?.commitNoticed(local: true) }
     }
 
-    /// A write of this process committed: poll now (from the writer queue; only schedules).
-    private func commitNoticed() {
+    /// A write committed — of this process (`local`, from the writer queue) or announced by the
+    /// watcher: read the log now. Only schedules; a burst of commits coalesces into one read.
+    private func commitNoticed(local: Bool) {
         guard !pollQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let committedAt = DispatchTime.now().uptimeNanoseconds
         queue.async { [self] in
             pollQueued.store(false, ordering: .releasing)
-            commitStamp = committedAt
-            poll()
+            commitStamp = local ? committedAt : nil
+            ingestNewBatches()
             commitStamp = nil
         }
     }
@@ -97,6 +98,8 @@ public final class RealtimeFeed: @unchecked Sendable {
             poller = nil
             presence = nil
             expiryCheck = nil
+            watcher?.stop()
+            watcher = nil
             for socket in sockets.values { socket.close(code: .goingAway, reason: "server shutting down") }
         }
     }
@@ -106,12 +109,8 @@ public final class RealtimeFeed: @unchecked Sendable {
         guard !stopped else { return false }
         if hub != nil { return true }
         let db = services.database
-        let connection = try SQLite.Connection(
-            path: db.path, mode: .readOnly, durability: db.options.durability,
-            busyTimeoutMilliseconds: db.options.busyTimeoutMilliseconds)
         let (position, epoch) = try db.readSync { c in (try ChangeLog.latestSeq(on: c), try LogEpoch.current(on: c)) }
-        versionConnection = connection
-        dataVersion = try Self.dataVersion(connection)
+        watcher = try makeWatcher()
         let hub = RealtimeHub(position: position, epoch: epoch)
         self.hub = hub
         let poll = DispatchSource.makeTimerSource(queue: queue)
@@ -136,21 +135,34 @@ public final class RealtimeFeed: @unchecked Sendable {
         return true
     }
 
-    private static func dataVersion(_ connection: SQLite.Connection) throws -> Int64 {
-        if case .integer(let v) = try connection.scalar("PRAGMA data_version") { return v }
-        return 0
+    /// The watcher for this backend (queue only).
+    private func makeWatcher() throws -> any ChangeWatcher {
+        switch services.database {
+        case let sqlite as Database:
+            return try DataVersionWatcher(database: sqlite)
+        case let postgres as PostgresDatabase:
+            return NotifyWatcher(url: postgres.url, logger: services.logger) { [weak self] in
+                self?.commitNoticed(local: false)
+            }
+        default:
+            preconditionFailure("no change watcher for \(type(of: services.database))")
+        }
     }
 
-    /// Ingests the change log when the database changed (queue only).
+    /// The poll timer: reads the log when the watcher says another process may have committed.
     private func poll() {
-        guard let connection = versionConnection, hub != nil else { return }
-        guard let version = try? Self.dataVersion(connection), version != dataVersion else { return }
-        dataVersion = version
+        guard let watcher, watcher.changedSinceLastCheck() else { return }
+        ingestNewBatches()
+    }
+
+    /// Reads every batch after the hub's position and hands it to the hub (queue only).
+    private func ingestNewBatches() {
+        guard hub != nil else { return }
         while let position = hub?.position,
             let batches = try? services.database.readSync({ c in try ChangeFeed.batches(after: position, on: c) }),
             !batches.isEmpty
         {
-            if commitStamp == nil {  // noticed by the timer: another process's commits
+            if commitStamp == nil {  // another process's or instance's commits
                 let now = services.clock.nowMilliseconds()
                 for batch in batches {
                     services.metrics.realtime.changeLogLag(nanoseconds: UInt64(max(0, now - batch.atMilliseconds)) * 1_000_000)
@@ -395,7 +407,7 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// The user of a live session with an active account, the session's expiry, and the log's seq
     /// in the same read.
     static func check(
-        token: String, database: Database, now: Int64
+        token: String, database: any SQLDatabase, now: Int64
     ) async -> (userID: String, seq: Int64, tokenHash: [UInt8], expiresAt: Int64)? {
         guard let hash = TokenHashing.hash(token: token) else { return nil }
         let found = try? await database.read { db -> (String, Int64, Int64)? in

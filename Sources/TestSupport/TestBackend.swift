@@ -1,0 +1,85 @@
+import Foundation
+import Postgres
+import SQLite
+public import Storage
+
+/// The database engines a storage test runs on. Store and App suites take `TestBackend.available`
+/// as arguments, so every case runs on SQLite and on a real PostgreSQL server.
+public enum TestBackend: String, Sendable, CaseIterable, CustomStringConvertible {
+    case sqlite
+    case postgres
+
+    /// SQLite always; PostgreSQL when its server binaries are installed — and always under CI
+    /// (`PostgresServer.isAvailable`), where a missing server fails the cases instead of skipping.
+    /// Without them it says so once on stderr.
+    public static let available: [TestBackend] = {
+        if PostgresServer.isAvailable { return [.sqlite, .postgres] }
+        FileHandle.standardError.write(
+            Data("note: no PostgreSQL server binaries (apt-get install postgresql): PostgreSQL test cases skipped\n".utf8))
+        return [.sqlite]
+    }()
+
+    /// The dialect the engine speaks (to pick its migrations).
+    public var dialect: SQLDialect {
+        switch self {
+        case .sqlite: .sqlite
+        case .postgres: .postgres
+        }
+    }
+
+    public var description: String { rawValue }
+
+    /// A new empty database on this engine with `migrations` applied: a file in a temporary
+    /// directory, or a fresh database in the process's shared PostgreSQL cluster.
+    public func open(migrations: [Migration], readers: Int = 2) throws -> TestStorage {
+        switch self {
+        case .sqlite:
+            let directory = TemporaryDirectory()
+            let database = try Database(path: directory.path + "/t.sqlite", options: DatabaseOptions(readerCount: readers))
+            _ = try MigrationRunner.migrate(database, migrations: migrations, nowMilliseconds: 1)
+            return TestStorage(database: database, directory: directory)
+        case .postgres:
+            let database = try PostgresDatabase(
+                url: try PostgresServer.freshDatabaseURL(), options: PostgresOptions(readerCount: readers))
+            _ = try MigrationRunner.migrate(database, migrations: migrations, nowMilliseconds: 1)
+            return TestStorage(database: database, directory: TemporaryDirectory())
+        }
+    }
+}
+
+/// A test's database and the directory it may use for other files. Connections close when the
+/// database is released (no explicit close: Swift may release this holder before its last use).
+public struct TestStorage: Sendable {
+    /// The migrated database.
+    public let database: any SQLDatabase
+    /// A temporary directory of the test's own (the SQLite file lives here).
+    public let directory: TemporaryDirectory
+
+    init(database: any SQLDatabase, directory: TemporaryDirectory) {
+        self.database = database
+        self.directory = directory
+    }
+}
+
+extension PostgresServer {
+    /// One throwaway cluster for this test process, started on first use and stopped at exit.
+    static let sharedCluster: Result<PostgresServer, any Error> = {
+        let result = Result { try PostgresServer() }
+        if case .success = result {
+            atexit { if case .success(let server) = PostgresServer.sharedCluster { server.stop() } }
+        }
+        return result
+    }()
+
+    /// The process's shared cluster, or the reason it could not start (a test failure, not a skip).
+    public static func shared() throws -> PostgresServer { try sharedCluster.get() }
+
+    /// A fresh database in the shared cluster, so tests never see each other's tables.
+    public static func freshDatabaseURL() throws -> String {
+        let server = try shared()
+        let name = "t\(UInt64.random(in: 0...UInt64.max))"
+        let admin = try PostgresConnection(url: server.url)
+        try admin.execute("CREATE DATABASE \(name)")
+        return server.url.replacingOccurrences(of: "/postgres?", with: "/\(name)?")
+    }
+}
