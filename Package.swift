@@ -106,7 +106,7 @@ let package = Package(
         .testTarget(
             name: "TransportTests", dependencies: ["Transport", "Wire", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "Storage", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Storage", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Storage", "SQLite", "Store", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DomainTests", dependencies: ["Domain", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Domain", "Storage", "SQLite", "Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(
@@ -114,7 +114,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "AppTests",
-            dependencies: ["App", "Store", "Domain", "Transport", "Wire", "Storage", "SQLite", "TestSupport"],
+            dependencies: ["App", "Store", "Domain", "Transport", "Wire", "Storage", "SQLite", "Postgres", "TestSupport"],
             swiftSettings: strict),
     ]
 )

@@ -1,6 +1,6 @@
--- 0002 (PostgreSQL): groups, memberships, invite codes and their attempt records, invitations.
--- Same conventions as 0001 (PostgreSQL types as mapped there), epoch-ms *_ms columns, CHECK'd canonical enum strings,
--- lowercase UUID ids, soft deletes via deleted_ms.
+-- 0002 (PostgreSQL 15): groups, memberships, invite codes and their attempt records, invitations.
+-- Same tables and meaning as Migrations/sqlite/0002_groups.sql; dialect conventions in 0001.
+-- Epoch-ms *_ms columns, CHECK'd canonical enum strings, lowercase UUID ids, soft deletes via deleted_ms.
 
 CREATE TABLE groups (
     id              TEXT COLLATE "C" PRIMARY KEY NOT NULL,
@@ -14,7 +14,7 @@ CREATE TABLE groups (
     version         BIGINT NOT NULL DEFAULT 1,
     created_ms      BIGINT NOT NULL,
     updated_ms      BIGINT NOT NULL,
-    deleted_ms      BIGINT                        -- soft delete: members' access ends at once
+    deleted_ms      BIGINT                                     -- soft delete: members' access ends at once
 );
 CREATE INDEX groups_owner ON groups(owner_id) WHERE deleted_ms IS NULL;
 
@@ -25,8 +25,8 @@ CREATE TABLE group_members (
     display_name    TEXT COLLATE "C" NOT NULL,                 -- cached from users at join time
     role            TEXT COLLATE "C" NOT NULL CHECK (role IN ('owner', 'admin', 'member')),
     status          TEXT COLLATE "C" NOT NULL CHECK (status IN ('active', 'removed', 'left')),
-    joined_ms       BIGINT NOT NULL,              -- latest (re)join
-    removed_ms      BIGINT,                       -- when the membership ended (removed or left)
+    joined_ms       BIGINT NOT NULL,                           -- latest (re)join
+    removed_ms      BIGINT,                                    -- when the membership ended (removed or left)
     removed_by      TEXT COLLATE "C",                          -- who removed the member (NULL when they left)
     PRIMARY KEY (group_id, user_id),
     CHECK ((status = 'active') = (removed_ms IS NULL))
@@ -36,7 +36,7 @@ CREATE INDEX group_members_user ON group_members(user_id, status);
 CREATE UNIQUE INDEX group_members_one_owner ON group_members(group_id) WHERE role = 'owner' AND status = 'active';
 
 -- A group's current invite code. Only HMAC-SHA-256(server secret, normalised code) is stored, so the
--- file reveals no code. Rotation replaces the row's hash; DELETE sets disabled_ms.
+-- database reveals no code. Rotation replaces the row's hash; DELETE sets disabled_ms.
 CREATE TABLE invite_codes (
     group_id        TEXT COLLATE "C" PRIMARY KEY NOT NULL REFERENCES groups(id) ON DELETE CASCADE,
     code_hash       BYTEA NOT NULL UNIQUE CHECK (length(code_hash) = 32),
@@ -44,7 +44,7 @@ CREATE TABLE invite_codes (
     created_ms      BIGINT NOT NULL,
     expires_ms      BIGINT NOT NULL,
     disabled_ms     BIGINT,
-    locked_until_ms BIGINT                        -- set when failures reach the per-code limit
+    locked_until_ms BIGINT                                     -- set when failures reach the per-code limit
 );
 
 -- Failed join attempts, counted per subject by AttemptWindow: 'code:<group_id>', 'user:<id>',

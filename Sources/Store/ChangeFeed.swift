@@ -149,7 +149,7 @@ public enum ChangeFeed {
             }
         }
         let pending = try db.scalar(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM change_log WHERE topic = ?1 AND seq > ?2 LIMIT ?3)",
+            "SELECT COUNT(*) FROM (SELECT 1 FROM change_log WHERE topic = ?1 AND seq > ?2 LIMIT ?3) AS capped",
             [.text(topic), .integer(since), .integer(Int64(maxRows) + 1)])
         if case .integer(let count) = pending, count > Int64(maxRows) {
             return Replay(oldestRetainedSeq: oldest, latestSeq: latest, batches: [], truncated: true)

@@ -51,7 +51,7 @@ public final class PostgresServer: @unchecked Sendable {
         url = "postgresql://chronir@127.0.0.1:\(port)/postgres?sslmode=disable&connect_timeout=10"
         try runAsServerUser(
             "\(bin)/initdb", ["-D", "\(directory)/data", "-U", "chronir", "-A", "trust", "-E", "UTF8", "--no-sync", "-N"])
-        let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+        let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=1000"
         try runAsServerUser("\(bin)/pg_ctl", ["-D", "\(directory)/data", "-o", options, "-l", "\(directory)/log", "-w", "-t", "60", "start"])
     }
 

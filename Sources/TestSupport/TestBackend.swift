@@ -19,6 +19,12 @@ public enum TestBackend: String, Sendable, CaseIterable, CustomStringConvertible
         return [.sqlite]
     }()
 
+    /// The engine the App suites run on in this process: `CHRONIR_TEST_BACKEND=postgres swift test
+    /// --filter AppTests` runs them on PostgreSQL (CI does both); default SQLite.
+    public static let current: TestBackend = {
+        ProcessInfo.processInfo.environment["CHRONIR_TEST_BACKEND"].flatMap(TestBackend.init(rawValue:)) ?? .sqlite
+    }()
+
     /// The dialect the engine speaks (to pick its migrations).
     public var dialect: SQLDialect {
         switch self {

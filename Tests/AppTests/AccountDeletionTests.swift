@@ -64,7 +64,8 @@ struct AccountDeletionTests {
             token: f.owner.token)
         func mentions(_ text: String) throws -> Int64 {
             let count = try f.h.database.readSync { db in
-                try db.scalar("SELECT count(*) FROM change_log WHERE instr(document, ?1) > 0", [.text(text)])
+                try db.scalar(
+                    "SELECT count(*) FROM change_log WHERE \(db.dialect.position(of: "?1", in: "document")) > 0", [.text(text)])
             }
             guard case .integer(let n) = count else { return -1 }
             return n

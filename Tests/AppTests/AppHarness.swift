@@ -2,6 +2,7 @@
 import Domain
 import Foundation
 import Logging
+import Postgres
 import SQLite
 import Storage
 import Synchronization
@@ -15,8 +16,19 @@ final class AppHarness: Sendable {
     let clock: ManualClock
     let app: Application
     let database: any SQLDatabase
-    /// The database as SQLite's `Database`, for checks only SQLite can answer (file, query plans).
+    /// The database as SQLite's `Database`, for checks only SQLite can answer (file, query plans);
+    /// such tests are `.enabled(if: TestBackend.current == .sqlite)`.
     var sqlite: Database { database as! Database }
+
+    /// A second handle on the same database, as another process (SQLite) or instance (PostgreSQL)
+    /// would open it.
+    func openAnotherHandle() throws -> any SQLDatabase {
+        switch database {
+        case let sqlite as Database: try Database(path: sqlite.path)
+        case let postgres as PostgresDatabase: try PostgresDatabase(url: postgres.url, options: PostgresOptions(readerCount: 1))
+        default: preconditionFailure("unknown backend \(type(of: database))")
+        }
+    }
 
     init(
         defaultTier: Tier = .free, publicDirectory: String? = nil, logger: Logger? = nil, accessLog: AccessLog? = nil,
@@ -36,6 +48,7 @@ final class AppHarness: Sendable {
         // Tests register many accounts from one address on a clock that does not move: suites that
         // test the registration limit set their own (`configure`).
         config.registrationLimits = RegistrationLimits(perNetworkPerHour: 1_000_000, totalPerHour: 1_000_000)
+        if TestBackend.current == .postgres { config.databaseURL = try PostgresServer.freshDatabaseURL() }
         configure(&config)
         database = try Bootstrap.openDatabase(config: config, logger: logger, nowMilliseconds: clock.nowMilliseconds())
         let services = Services(

@@ -49,11 +49,11 @@ struct GroupFreezeTests {
             #expect(reply.errorName == "GROUP_FROZEN", "\(method) \(path): \(reply.text)")
         }
         #expect(try f.h.database.readSync { try ChangeLog.latestSeq(on: $0) } == seqAfterFreeze)
-        #expect(throws: SQLiteError.self) {
+        #expect(violatesConstraint {
             try f.h.database.writeSync {
                 try GroupStore.adminRename(groupID: f.groupID, name: "X", reason: nil, at: 1, on: $0)
             }
-        }
+        })
 
         try freeze(f, false)
         let renamed = await f.h.send(.patch, g, json: #"{"name":"Renamed"}"#, token: f.owner.token)

@@ -12,7 +12,7 @@ import Wire
 /// the sweeper jobs and the realtime feed's change-log reads) leaves every statement it ran in the
 /// connections' prepared-statement caches; each is checked with `EXPLAIN QUERY PLAN`: none may scan
 /// a table that grows with use (a `SCAN` step, even one "USING INDEX", reads every row).
-@Suite("Query plans: every statement the API runs searches an index")
+@Suite("Query plans: every statement the API runs searches an index", .enabled(if: TestBackend.current == .sqlite, "SQLite query plans"))
 struct QueryPlanTests {
     /// Tables that grow with use. Small bounded tables (log_epoch, schema_migrations) may be scanned.
     static let growingTables: Set<String> = [

@@ -206,8 +206,8 @@ struct RealtimeTests {
             return feed
         }
         defer { feed.close() }
-        // A second database handle on the same file, like another process.
-        let other = try Database(path: f.h.sqlite.path)
+        // A second database handle, like another process (SQLite) or instance (PostgreSQL).
+        let other = try f.h.openAnotherHandle()
         defer { other.close() }
         let now = f.h.clock.nowMilliseconds()
         try other.writeSync { db in

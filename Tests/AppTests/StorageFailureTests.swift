@@ -14,7 +14,7 @@ import Wire
 /// one `request failed` error log line, reads keep working, and the writer recovers by itself when
 /// space returns. A full disk is simulated without root with SQLite's `PRAGMA max_page_count` on the
 /// writer connection, which makes SQLite report SQLITE_FULL exactly as a full filesystem does.
-@Suite("Storage failures — disk full, read-only, I/O errors")
+@Suite("Storage failures — disk full, read-only, I/O errors", .enabled(if: TestBackend.current == .sqlite, "SQLite file limits; PostgreSQL outages: PostgresOutageTests"))
 struct StorageFailureTests {
     @Test("SQLITE_FULL, SQLITE_READONLY and SQLITE_IOERR (with extended codes) map to 503 CA027 with Retry-After")
     func mapping() {
