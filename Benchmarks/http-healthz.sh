@@ -11,13 +11,13 @@
 # build takes a few minutes). Needs: wrk, nginx (apt-get install wrk nginx-light).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/server.sh  # server_start, server_stop_all, server_free_port, server_wait_http
 seconds=${1:-10}
 conns=${2:-64}
 work=$(mktemp -d)
 pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+trap 'server_stop_all TERM; for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 cpu_ticks() {  # user+sys ticks of a process and its direct children (nginx workers)
     local total=0 p
     for p in "$1" $(pgrep -P "$1" || true); do
@@ -42,27 +42,25 @@ run_wrk() {  # run_wrk NAME PID URL
 }
 
 swift build -c release --product chronir-server >/dev/null
-port=$(free_port)
-.build/release/chronir-server --port "$port" --data-dir "$work/data" --public-dir none 2>"$work/server.log" &
-pids+=($!)
-server=$!
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+server_start "$work/server.log" .build/release/chronir-server --data-dir "$work/data" --public-dir none
+port=$server_port
+server=$server_pid
 echo "wrk -t2 -c$conns -d${seconds}s, keep-alive, GET /healthz (15-byte JSON body), $(nproc) cores"
 run_wrk chronir-server "$server" "http://127.0.0.1:$port/healthz"
 
 if [ "${BENCH_HUMMINGBIRD:-0}" = 1 ]; then
     swift build -c release --package-path Benchmarks/hummingbird-hello >/dev/null
-    hport=$(free_port)
+    hport=$(server_free_port)
     Benchmarks/hummingbird-hello/.build/release/HelloHummingbird "$hport" 2>/dev/null &
     pids+=($!)
     hb=$!
-    for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$hport/healthz" >/dev/null && break; sleep 0.1; done
+    server_wait_http "$hport" "$hb"
     run_wrk hummingbird-2 "$hb" "http://127.0.0.1:$hport/healthz"
     echo "ratio chronir/hummingbird: $(echo "$(cat "$work/chronir-server.rps")/$(cat "$work/hummingbird-2.rps")" | bc -l | cut -c1-5)"
 fi
 
 if command -v nginx >/dev/null; then
-    nport=$(free_port)
+    nport=$(server_free_port)
     mkdir -p "$work/nginx"
     cat >"$work/nginx/nginx.conf" <<CONF
 worker_processes auto;
@@ -82,7 +80,7 @@ CONF
     nginx -c "$work/nginx/nginx.conf" -g 'daemon off;' &
     pids+=($!)
     nginx_master=$!
-    for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$nport/healthz" >/dev/null && break; sleep 0.1; done
+    server_wait_http "$nport" "$nginx_master"
     run_wrk nginx "$nginx_master" "http://127.0.0.1:$nport/healthz"
     echo "ratio chronir/nginx: $(echo "$(cat "$work/chronir-server.rps")/$(cat "$work/nginx.rps")" | bc -l | cut -c1-5)"
 fi

@@ -68,7 +68,7 @@ for run in $(seq 1 "$RUNS"); do
     seed_chronir 1000 --no-group
     measure chronir-server-realtime "$CH_PID" "$CH_PORT" /v1/realtime "$run" \
         --tokens "$work/seed/tokens" --subscribe '{"op":"subscribe","topic":"user"}'
-    kill "$CH_PID"; wait "$CH_PID" || true
+    server_stop "$CH_PID" TERM
     start_ws_echo
     measure chronir-ws-echo "$ECHO_PID" "$ECHO_PORT" / "$run"
     kill "$ECHO_PID"; wait "$ECHO_PID" || true

@@ -9,29 +9,17 @@
 # The load generator (Benchmarks/loadgen/wsload.c) is compiled with gcc -O2 into a temp dir.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/lib/server.sh  # server_start, server_stop_all, server_free_port, server_wait_http/tcp
 RUNS=${RUNS:-3}
 work=$(mktemp -d)
 pids=()
 cleanup() {
+    server_stop_all TERM
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
     [ -n "${KEEP_WORK:-}" ] && echo "kept $work" >&2 || rm -rf "$work"
 }
 trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-wait_http() {  # wait_http PORT: until GET /healthz answers (or 30 s)
-    for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$1/healthz" >/dev/null && return 0; sleep 0.1; done
-    echo "server on port $1 did not come up" >&2
-    return 1
-}
-
-wait_tcp() {  # wait_tcp PORT: until something accepts on it (or 30 s)
-    for _ in $(seq 1 300); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done
-    echo "server on port $1 did not come up" >&2
-    return 1
-}
 
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }  # user+sys clock ticks of a process
 wait_idle() {  # wait_idle PID: until the process used < 10% of a core over 0.5 s (≤ 30 s), so a
@@ -65,35 +53,33 @@ build_binaries() {  # resolves CHRONIR_SERVER, CHRONIR_WS_ECHO, HUMMINGBIRD_WS, 
 }
 
 start_hummingbird() {  # sets HB_PORT, HB_PID
-    HB_PORT=$(free_port)
+    HB_PORT=$(server_free_port)
     "$HUMMINGBIRD_WS" "$HB_PORT" 2>"$work/hummingbird.log" &
     HB_PID=$!
     pids+=("$HB_PID")
-    wait_http "$HB_PORT"
+    server_wait_http "$HB_PORT" "$HB_PID"
 }
 
 start_ws_echo() {  # sets ECHO_PORT, ECHO_PID (no compression: the load generator offers none anyway)
-    ECHO_PORT=$(free_port)
+    ECHO_PORT=$(server_free_port)
     "$CHRONIR_WS_ECHO" --port "$ECHO_PORT" --no-deflate >"$work/echo.out" 2>"$work/echo.log" &
     ECHO_PID=$!
     pids+=("$ECHO_PID")
-    wait_tcp "$ECHO_PORT"
+    server_wait_tcp "$ECHO_PORT"
 }
 
 # Benchmarks write as few users as fast as they can on purpose: the per-user write budgets
 # (docs/security-budgets.md) are off, or every run would measure 429s.
 start_chronir() {  # start_chronir EXTRA_FLAGS...: sets CH_PORT, CH_PID (benchmark accounts: fast hashing, no write budgets)
-    CH_PORT=$(free_port)
     mkdir -p "$work/data"
     # One load generator on 127.0.0.1 plays every client: lift the per-address limits and the
     # per-user write budgets.
     CHRONIR_REGISTRATIONS_PER_IP_PER_HOUR=1000000 CHRONIR_REGISTRATIONS_PER_HOUR=1000000 \
         CHRONIR_MAX_CONNECTIONS_PER_IP=10000 CHRONIR_MAX_WEBSOCKETS_PER_IP=10000 \
-        "$CHRONIR_SERVER" --port "$CH_PORT" --data-dir "$work/data" --public-dir none --default-tier premium \
-        --password-hashing fast --write-budget-per-minute 0 --write-bytes-per-hour 0 "$@" 2>"$work/chronir.log" &
-    CH_PID=$!
-    pids+=("$CH_PID")
-    wait_http "$CH_PORT"
+        server_start "$work/chronir.log" "$CHRONIR_SERVER" --data-dir "$work/data" --public-dir none \
+        --default-tier premium --password-hashing fast --write-budget-per-minute 0 --write-bytes-per-hour 0 "$@"
+    CH_PORT=$server_port
+    CH_PID=$server_pid
 }
 
 seed_chronir() {  # seed_chronir USERS [--no-group]: writes $work/seed/{tokens,owner,group}

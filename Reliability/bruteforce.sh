@@ -20,8 +20,7 @@ find_binaries
 # (docs/security-limits.md; Reliability/connection-limits.sh tests it at its default).
 export CHRONIR_REGISTRATIONS_PER_IP_PER_HOUR=1000000 CHRONIR_REGISTRATIONS_PER_HOUR=1000000
 work=$(mktemp -d)
-server_pid=""
-trap '[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'server_stop_all; rm -rf "$work"' EXIT
 start_server "$work/server.log" --data-dir "$work/data" --log-level notice  # real scrypt cost: parallel guesses overlap as they would
 python3 Reliability/bruteforce.py "$base" --ips "$ips" | tee "$work/out"
 

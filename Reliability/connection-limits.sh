@@ -20,8 +20,7 @@ max_connections=${1:-100}
 find_binaries
 ulimit -n "$(ulimit -Hn)"
 work=$(mktemp -d)
-server_pid=""
-trap '[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'server_stop_all; rm -rf "$work"' EXIT
 start_server "$work/server.log" --data-dir "$work/data" --log-level notice --public-dir Public \
     --max-connections "$max_connections"
 echo "server pid $server_pid on $base (--max-connections $max_connections, $(basename "$(dirname "$SERVER")") build)"

@@ -21,13 +21,12 @@ find_binaries
 # (docs/security-limits.md; Reliability/connection-limits.sh tests it at its default).
 export CHRONIR_REGISTRATIONS_PER_IP_PER_HOUR=1000000 CHRONIR_REGISTRATIONS_PER_HOUR=1000000
 work=$(mktemp -d)
-server_pid=""
-trap '[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'server_stop_all; rm -rf "$work"' EXIT
 data=$work/data
 acks=$work/acks.jsonl
 log=$work/server.log
 : >"$acks"
-fail() { echo "CRASH FAIL (round $round): $*" >&2; tail -20 "$log" >&2; trap - EXIT; echo "kept $work" >&2; exit 1; }
+fail() { echo "CRASH FAIL (round $round): $*" >&2; tail -20 "$log" >&2; server_stop_all; trap - EXIT; echo "kept $work" >&2; exit 1; }
 
 started=$SECONDS
 for round in $(seq 1 "$rounds"); do
@@ -42,9 +41,7 @@ for round in $(seq 1 "$rounds"); do
     done
     delay_ms=$((100 + RANDOM % 2400))
     sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
-    kill -9 "$server_pid"
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=""
+    server_stop "$server_pid"  # SIGKILL, reaped
     wait "$load_pid" || fail "load client: $(cat "$work/load.out")"
     acked=$(grep -o '[0-9]* writes acknowledged' "$work/load.out" | grep -o '^[0-9]*')
 

@@ -26,8 +26,7 @@ ulimit -n "$(ulimit -Hn)"
 export CHRONIR_REGISTRATIONS_PER_IP_PER_HOUR=1000000 CHRONIR_REGISTRATIONS_PER_HOUR=1000000
 export CHRONIR_MAX_CONNECTIONS_PER_IP=$max_connections CHRONIR_MAX_WEBSOCKETS_PER_IP=$max_connections
 work=$(mktemp -d)
-server_pid=""
-trap '[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'server_stop_all; rm -rf "$work"' EXIT
 start_server "$work/server.log" --data-dir "$work/data" --password-hashing fast --log-level notice \
     --max-connections "$max_connections"
 echo "server pid $server_pid on $base (--max-connections $max_connections); RSS at start $(rss_kib "$server_pid") KiB"

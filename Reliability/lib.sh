@@ -1,24 +1,14 @@
 # Shared helpers for the Reliability/*.sh scripts (sourced, not run).
 
-# start_server LOG [chronir-server flags…] — starts $SERVER in the background on an ephemeral
-# 127.0.0.1 port with JSON logs to LOG; sets $server_pid and $base (http://127.0.0.1:PORT).
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib/server.sh"  # server_start, server_stop, server_stop_all
+
+# start_server LOG [chronir-server flags…] — starts $SERVER in the background (scripts/lib/server.sh:
+# a free 127.0.0.1 port, ready once /healthz answers) with JSON logs to LOG; sets $server_pid and
+# $base (http://127.0.0.1:PORT). The scripts' EXIT trap is `server_stop_all; rm -rf "$work"`.
 start_server() {
     local log=$1
     shift
-    touch "$log"
-    "$SERVER" --host 127.0.0.1 --port 0 --public-dir none --log-format json "$@" 2>>"$log" &
-    server_pid=$!
-    local port="" from
-    from=$(wc -l <"$log")
-    for _ in $(seq 1 1200); do  # up to 60 s: the machine may be busy
-        port=$(tail -n +"$((from + 1))" "$log" 2>/dev/null | grep -o '"address":"127.0.0.1:[0-9]*"' | head -1 \
-            | grep -o '[0-9]*"$' | tr -d '"' || true)
-        [ -n "$port" ] && break
-        kill -0 "$server_pid" 2>/dev/null || { echo "server exited during start-up:" >&2; tail -20 "$log" >&2; return 1; }
-        sleep 0.05
-    done
-    [ -n "$port" ] || { echo "server did not report its port" >&2; return 1; }
-    base="http://127.0.0.1:$port"
+    server_start "$log" "$SERVER" --host 127.0.0.1 --public-dir none --log-format json "$@"
 }
 
 # Flags that turn the per-user write budgets off (docs/security-budgets.md), for the scripts that

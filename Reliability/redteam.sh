@@ -13,8 +13,7 @@ find_binaries
 # (finding 2 is Reliability/connection-limits.sh's, at its default).
 export CHRONIR_REGISTRATIONS_PER_IP_PER_HOUR=1000000 CHRONIR_REGISTRATIONS_PER_HOUR=1000000
 work=$(mktemp -d)
-server_pid=""
-trap '[ -n "$server_pid" ] && { kill -9 "$server_pid"; wait "$server_pid" || true; } 2>/dev/null; rm -rf "$work"' EXIT
+trap 'server_stop_all; rm -rf "$work"' EXIT
 mkdir -p "$work/public/.git" "$work/public/.well-known" "$work/data"
 chmod 755 "$work/data"  # as the red team had it: an existing, world-readable directory (finding 10)
 echo '<h1>home</h1>' >"$work/public/index.html"

@@ -16,8 +16,7 @@ ulimit -n "$(ulimit -Hn)"
 export CHRONIR_REGISTRATIONS_PER_IP_PER_HOUR=1000000 CHRONIR_REGISTRATIONS_PER_HOUR=1000000
 export CHRONIR_MAX_CONNECTIONS_PER_IP=10000 CHRONIR_MAX_WEBSOCKETS_PER_IP=10000
 work=$(mktemp -d)
-server_pid=""
-trap '[ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'server_stop_all; rm -rf "$work"' EXIT
 metrics_token=soak-metrics-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 start_server "$work/server.log" --data-dir "$work/data" --password-hashing fast --log-level notice \
     --default-tier premium --metrics-token "$metrics_token" "${no_write_budgets[@]}"

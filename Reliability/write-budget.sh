@@ -16,8 +16,7 @@ workers=${2:-4}
 shift $(( $# > 2 ? 2 : $# ))
 find_binaries
 work=$(mktemp -d)
-server_pid=""
-trap '[ -n "$server_pid" ] && { kill -9 "$server_pid"; wait "$server_pid" || true; } 2>/dev/null; rm -rf "$work"' EXIT
+trap 'server_stop_all; rm -rf "$work"' EXIT
 # Only hashing cost, tier and log level are set: the write budgets are the defaults (unless the
 # caller passes flags).
 start_server "$work/server.log" --data-dir "$work/data" --password-hashing fast --default-tier premium \

@@ -28,9 +28,9 @@ public struct AppConfig: Sendable {
     /// Hashes that may wait behind the running ones (`--hashing-queue`). Past it, a registration or
     /// login is answered `503 SERVICE_UNAVAILABLE` with `Retry-After: 1` at once: a queue that grows
     /// without bound only turns a burst into minutes of latency for everyone who signs in.
-    public var maxQueuedHashes: Int = 32
+    public var maxQueuedHashes: Int = Defaults.maxQueuedHashes
     /// Registrations per hour per client network and in total (`RegistrationLimits`).
-    public var registrationLimits = RegistrationLimits()
+    public var registrationLimits = Defaults.registrationLimits
     /// WebSockets (`/v1/realtime`) one client network may hold open at once; past it the upgrade is
     /// answered `429 RATE_LIMITED` with `Retry-After`. Counted by the client behind a trusted proxy
     /// (`ClientAddress`). The server defaults it to half of `--max-connections`.
@@ -49,12 +49,16 @@ public struct AppConfig: Sendable {
     public var trustedProxies: Set<String> = []
     /// Per-user write budgets (`--write-budget-per-minute`, `--write-budget-burst`,
     /// `--write-bytes-per-hour`; docs/security-budgets.md). Default: `WriteBudget.standard`.
-    public var writeBudget: WriteBudget = .standard
+    public var writeBudget: WriteBudget = Defaults.writeBudget
 
+    /// Defaults from `AppConfig.Defaults` (except `workerThreads`, which the server sets to the
+    /// processor count).
     public init(
-        dataDirectory: String = "./data", publicDirectory: String? = "./Public", durability: Durability = .normal,
-        defaultTier: Tier = .free, publicBaseURL: String = "http://127.0.0.1:8080", workerThreads: Int = 2,
-        passwordHashing: PasswordHashingCost = .interactive, maxMembersPerGroup: Int = 10
+        dataDirectory: String = Defaults.dataDirectory, publicDirectory: String? = Defaults.publicDirectory,
+        durability: Durability = Defaults.durability, defaultTier: Tier = Defaults.defaultTier,
+        publicBaseURL: String = Defaults.publicBaseURL(host: Defaults.host, port: "\(Defaults.port)"),
+        workerThreads: Int = 2, passwordHashing: PasswordHashingCost = Defaults.passwordHashing,
+        maxMembersPerGroup: Int = Defaults.maxMembersPerGroup
     ) {
         self.dataDirectory = dataDirectory
         self.publicDirectory = publicDirectory

@@ -12,6 +12,9 @@ import Synchronization
 import Transport
 import Wire
 
+/// The defaults every option falls back to and prints in its help (one source: `AppConfig.Defaults`).
+private typealias Default = AppConfig.Defaults
+
 /// `chronir-server`: the Chronir group server daemon. Every option can also be set through the
 /// `CHRONIR_*` environment variable named in its help; a flag wins over the environment.
 @main
@@ -25,13 +28,13 @@ struct ChronirServer: ParsableCommand {
             requests, closes idle connections and exits 0 within --shutdown-timeout seconds.
             """)
 
-    @Option(help: "Address to listen on. [env: CHRONIR_HOST] (default: 127.0.0.1)")
+    @Option(help: "Address to listen on. [env: CHRONIR_HOST] (default: \(Default.host))")
     var host: String?
 
-    @Option(help: "TCP port; 0 picks a free one. [env: CHRONIR_PORT] (default: 8080)")
+    @Option(help: "TCP port; 0 picks a free one. [env: CHRONIR_PORT] (default: \(Default.port))")
     var port: Int?
 
-    @Option(help: "Directory for chronir.sqlite and server.secret. [env: CHRONIR_DATA_DIR] (default: ./data)")
+    @Option(help: "Directory for chronir.sqlite and server.secret. [env: CHRONIR_DATA_DIR] (default: \(Default.dataDirectory))")
     var dataDir: String?
 
     @Option(
@@ -41,28 +44,28 @@ struct ChronirServer: ParsableCommand {
             """)
     var databaseUrl: String?
 
-    @Option(help: "Directory served at / (the web client); 'none' disables. [env: CHRONIR_PUBLIC_DIR] (default: ./Public)")
+    @Option(help: "Directory served at / (the web client); '\(Default.noPublicDirectory)' disables. [env: CHRONIR_PUBLIC_DIR] (default: \(Default.publicDirectory))")
     var publicDir: String?
 
     @Option(help: "Event loops (threads serving sockets). [env: CHRONIR_LOOPS] (default: active processors)")
     var loops: Int?
 
-    @Option(help: "trace|debug|info|notice|warning|error|critical. [env: CHRONIR_LOG_LEVEL] (default: info)")
+    @Option(help: "trace|debug|info|notice|warning|error|critical. [env: CHRONIR_LOG_LEVEL] (default: \(Default.logLevel.rawValue))")
     var logLevel: String?
 
-    @Option(help: "text|json. [env: CHRONIR_LOG_FORMAT] (default: text)")
+    @Option(help: "text|json. [env: CHRONIR_LOG_FORMAT] (default: \(Default.logFormat.rawValue))")
     var logFormat: String?
 
-    @Option(help: "normal (WAL, fsync at checkpoint) | full (fsync every commit). [env: CHRONIR_DURABILITY] (default: normal)")
+    @Option(help: "normal (WAL, fsync at checkpoint) | full (fsync every commit). [env: CHRONIR_DURABILITY] (default: \(Default.durability.rawValue))")
     var durability: String?
 
-    @Option(help: "Tier of new accounts: free|plus|premium. [env: CHRONIR_DEFAULT_TIER] (default: free)")
+    @Option(help: "Tier of new accounts: free|plus|premium. [env: CHRONIR_DEFAULT_TIER] (default: \(Default.defaultTier.rawValue))")
     var defaultTier: String?
 
-    @Option(help: "Public base URL for links the server hands out. [env: CHRONIR_PUBLIC_BASE_URL] (default: http://HOST:PORT)")
+    @Option(help: "Public base URL for links the server hands out. [env: CHRONIR_PUBLIC_BASE_URL] (default: \(Default.publicBaseURL(host: "HOST", port: "PORT")))")
     var publicBaseUrl: String?
 
-    @Option(help: "Default member limit of a new group. [env: CHRONIR_MAX_MEMBERS] (default: 10)")
+    @Option(help: "Default member limit of a new group. [env: CHRONIR_MAX_MEMBERS] (default: \(Default.maxMembersPerGroup))")
     var maxMembers: Int?
 
     @Option(help: "Origins allowed to open /v1/realtime, comma-separated. [env: CHRONIR_ALLOWED_ORIGINS] (default: the public base URL's origin only)")
@@ -71,7 +74,7 @@ struct ChronirServer: ParsableCommand {
     @Option(help: "Reverse proxies (exact IPs, comma-separated) whose X-Forwarded-For names the client, for per-IP limits and logs. [env: CHRONIR_TRUSTED_PROXIES] (default: none — the header is ignored)")
     var trustedProxies: String?
 
-    @Option(help: "Maximum open client connections; past it new ones get 503 with Retry-After (GET /healthz still answers 200). [env: CHRONIR_MAX_CONNECTIONS] (default: 10000)")
+    @Option(help: "Maximum open client connections; past it new ones get 503 with Retry-After (GET /healthz still answers 200). [env: CHRONIR_MAX_CONNECTIONS] (default: \(Default.maxConnections))")
     var maxConnections: Int?
 
     @Option(help: "Connections one client address (an IPv4 address, an IPv6 /64) may hold; past it new ones get 429 and are closed. Trusted proxies are exempt (behind them the WebSocket limit counts the forwarded client). [env: CHRONIR_MAX_CONNECTIONS_PER_IP] (default: half of --max-connections)")
@@ -80,40 +83,40 @@ struct ChronirServer: ParsableCommand {
     @Option(help: "WebSockets (/v1/realtime) one client address (IPv6: /64; behind --trusted-proxies: the forwarded client) may hold; past it the upgrade gets 429. [env: CHRONIR_MAX_WEBSOCKETS_PER_IP] (default: half of --max-connections)")
     var maxWebsocketsPerIp: Int?
 
-    @Option(help: "Accounts one client address (IPv6: /64) may register per sliding hour; past it 429 with Retry-After. [env: CHRONIR_REGISTRATIONS_PER_IP_PER_HOUR] (default: 10)")
+    @Option(help: "Accounts one client address (IPv6: /64) may register per sliding hour; past it 429 with Retry-After. [env: CHRONIR_REGISTRATIONS_PER_IP_PER_HOUR] (default: \(Default.registrationLimits.perNetworkPerHour))")
     var registrationsPerIpPerHour: Int?
 
-    @Option(help: "Accounts the whole server registers per sliding hour, a backstop against many addresses; past it 429 with Retry-After. [env: CHRONIR_REGISTRATIONS_PER_HOUR] (default: 1000)")
+    @Option(help: "Accounts the whole server registers per sliding hour, a backstop against many addresses; past it 429 with Retry-After. [env: CHRONIR_REGISTRATIONS_PER_HOUR] (default: \(Default.registrationLimits.totalPerHour))")
     var registrationsPerHour: Int?
 
     @Option(help: "Threads for password hashing (scrypt), separate from the threads serving static files. [env: CHRONIR_HASHING_THREADS] (default: half the active processors, at least 1)")
     var hashingThreads: Int?
 
-    @Option(help: "Password hashes that may wait for a hashing thread; past it register/login get 503 with Retry-After: 1. [env: CHRONIR_HASHING_QUEUE] (default: 32)")
+    @Option(help: "Password hashes that may wait for a hashing thread; past it register/login get 503 with Retry-After: 1. [env: CHRONIR_HASHING_QUEUE] (default: \(Default.maxQueuedHashes))")
     var hashingQueue: Int?
 
-    @Option(help: "Seconds to wait for in-flight requests on shutdown. [env: CHRONIR_SHUTDOWN_TIMEOUT] (default: 10)")
+    @Option(help: "Seconds to wait for in-flight requests on shutdown. [env: CHRONIR_SHUTDOWN_TIMEOUT] (default: \(Default.shutdownTimeoutSeconds))")
     var shutdownTimeout: Int?
 
-    @Option(help: "scrypt cost: interactive | fast (tests only: weak). [env: CHRONIR_PASSWORD_HASHING] (default: interactive)")
+    @Option(help: "scrypt cost: interactive | fast (tests only: weak). [env: CHRONIR_PASSWORD_HASHING] (default: \(Default.passwordHashing.rawValue))")
     var passwordHashing: String?
 
     @Option(help: "Serve /metrics (Prometheus) on this separate port instead of the API port; 0 picks a free one. [env: CHRONIR_METRICS_PORT] (default: none)")
     var metricsPort: Int?
 
-    @Option(help: "Address of the --metrics-port listener. [env: CHRONIR_METRICS_HOST] (default: 127.0.0.1)")
+    @Option(help: "Address of the --metrics-port listener. [env: CHRONIR_METRICS_HOST] (default: \(Default.metricsHost))")
     var metricsHost: String?
 
     @Option(help: "Bearer token /metrics requires (16+ characters; prefer the environment variable). Without --metrics-port it serves /metrics on the API port. [env: CHRONIR_METRICS_TOKEN] (default: none: /metrics is off unless --metrics-port is set)")
     var metricsToken: String?
 
-    @Option(help: "Writes (POST/PUT/PATCH/DELETE) one signed-in user may make per minute, sustained; beyond it 429 with Retry-After. 0 disables. [env: CHRONIR_WRITE_BUDGET_PER_MINUTE] (default: 120)")
+    @Option(help: "Writes (POST/PUT/PATCH/DELETE) one signed-in user may make per minute, sustained; beyond it 429 with Retry-After. 0 disables. [env: CHRONIR_WRITE_BUDGET_PER_MINUTE] (default: \(Default.writeBudget.writesPerMinute))")
     var writeBudgetPerMinute: Int?
 
-    @Option(help: "Writes one user may make at once after being idle (the burst of --write-budget-per-minute). [env: CHRONIR_WRITE_BUDGET_BURST] (default: 60)")
+    @Option(help: "Writes one user may make at once after being idle (the burst of --write-budget-per-minute). [env: CHRONIR_WRITE_BUDGET_BURST] (default: \(Default.writeBudget.burst))")
     var writeBudgetBurst: Int?
 
-    @Option(help: "Request-body bytes one signed-in user may send in writes per hour (each write counts at least 1 KiB); beyond it 429 with Retry-After. 0 disables. [env: CHRONIR_WRITE_BYTES_PER_HOUR] (default: 5242880, 5 MiB)")
+    @Option(help: "Request-body bytes one signed-in user may send in writes per hour (each write counts at least 1 KiB); beyond it 429 with Retry-After. 0 disables. [env: CHRONIR_WRITE_BYTES_PER_HOUR] (default: \(Default.writeBudget.bytesPerHour), \(Default.writeBudget.bytesPerHour >> 20) MiB)")
     var writeBytesPerHour: Int?
 
     func run() throws {
@@ -133,16 +136,16 @@ struct ChronirServer: ParsableCommand {
             return parsed
         }
 
-        let host = value(host, "HOST") ?? "127.0.0.1"
-        let port = try parse(port.map(String.init), "PORT", 8080) { Int($0).flatMap { (0...65535).contains($0) ? $0 : nil } }
+        let host = value(host, "HOST") ?? Default.host
+        let port = try parse(port.map(String.init), "PORT", Default.port) { Int($0).flatMap { (0...65535).contains($0) ? $0 : nil } }
         let loops = try parse(loops.map(String.init), "LOOPS", ProcessInfo.processInfo.activeProcessorCount) {
             Int($0).flatMap { (1...256).contains($0) ? $0 : nil }
         }
-        let level = try parse(logLevel, "LOG_LEVEL", Logger.Level.info) { Logger.Level(rawValue: $0.lowercased()) }
-        let format = try parse(logFormat, "LOG_FORMAT", LogFormat.text) { LogFormat(rawValue: $0.lowercased()) }
-        let durability = try parse(durability, "DURABILITY", Durability.normal) { Durability(rawValue: $0.lowercased()) }
-        let tier = try parse(defaultTier, "DEFAULT_TIER", Tier.free) { Tier(rawValue: $0.lowercased()) }
-        let maxConnections = try parse(maxConnections.map(String.init), "MAX_CONNECTIONS", 10_000) {
+        let level = try parse(logLevel, "LOG_LEVEL", Default.logLevel) { Logger.Level(rawValue: $0.lowercased()) }
+        let format = try parse(logFormat, "LOG_FORMAT", Default.logFormat) { LogFormat(rawValue: $0.lowercased()) }
+        let durability = try parse(durability, "DURABILITY", Default.durability) { Durability(rawValue: $0.lowercased()) }
+        let tier = try parse(defaultTier, "DEFAULT_TIER", Default.defaultTier) { Tier(rawValue: $0.lowercased()) }
+        let maxConnections = try parse(maxConnections.map(String.init), "MAX_CONNECTIONS", Default.maxConnections) {
             Int($0).flatMap { $0 >= 1 ? $0 : nil }
         }
         let perAddressDefault = ServerConfiguration.defaultPerAddressLimit(maxConnections: maxConnections)
@@ -152,7 +155,7 @@ struct ChronirServer: ParsableCommand {
         let maxWebsocketsPerIp = try parse(maxWebsocketsPerIp.map(String.init), "MAX_WEBSOCKETS_PER_IP", perAddressDefault) {
             Int($0).flatMap { $0 >= 1 ? $0 : nil }
         }
-        let defaultRegistrations = RegistrationLimits()
+        let defaultRegistrations = Default.registrationLimits
         let registrationsPerIp = try parse(
             registrationsPerIpPerHour.map(String.init), "REGISTRATIONS_PER_IP_PER_HOUR", defaultRegistrations.perNetworkPerHour
         ) { Int($0).flatMap { $0 >= 1 ? $0 : nil } }
@@ -162,33 +165,33 @@ struct ChronirServer: ParsableCommand {
         let hashingThreads = try parse(
             hashingThreads.map(String.init), "HASHING_THREADS", max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
         ) { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } }
-        let hashingQueue = try parse(hashingQueue.map(String.init), "HASHING_QUEUE", AppConfig().maxQueuedHashes) {
+        let hashingQueue = try parse(hashingQueue.map(String.init), "HASHING_QUEUE", Default.maxQueuedHashes) {
             Int($0).flatMap { $0 >= 0 ? $0 : nil }
         }
-        let shutdownSeconds = try parse(shutdownTimeout.map(String.init), "SHUTDOWN_TIMEOUT", 10) {
+        let shutdownSeconds = try parse(shutdownTimeout.map(String.init), "SHUTDOWN_TIMEOUT", Default.shutdownTimeoutSeconds) {
             Int($0).flatMap { $0 >= 0 ? $0 : nil }
         }
-        let hashing = try parse(passwordHashing, "PASSWORD_HASHING", PasswordHashingCost.interactive) {
+        let hashing = try parse(passwordHashing, "PASSWORD_HASHING", Default.passwordHashing) {
             PasswordHashingCost(rawValue: $0.lowercased())
         }
-        let maxMembers = try parse(maxMembers.map(String.init), "MAX_MEMBERS", 10) {
+        let maxMembers = try parse(maxMembers.map(String.init), "MAX_MEMBERS", Default.maxMembersPerGroup) {
             Int($0).flatMap { (2...1000).contains($0) ? $0 : nil }
         }
         let writesPerMinute = try parse(
-            writeBudgetPerMinute.map(String.init), "WRITE_BUDGET_PER_MINUTE", WriteBudget.standard.writesPerMinute
+            writeBudgetPerMinute.map(String.init), "WRITE_BUDGET_PER_MINUTE", Default.writeBudget.writesPerMinute
         ) { Int($0).flatMap { (0...1_000_000).contains($0) ? $0 : nil } }
-        let writeBurst = try parse(writeBudgetBurst.map(String.init), "WRITE_BUDGET_BURST", WriteBudget.standard.burst) {
+        let writeBurst = try parse(writeBudgetBurst.map(String.init), "WRITE_BUDGET_BURST", Default.writeBudget.burst) {
             Int($0).flatMap { (1...1_000_000).contains($0) ? $0 : nil }
         }
         let writeBytes = try parse(
-            writeBytesPerHour.map(String.init), "WRITE_BYTES_PER_HOUR", WriteBudget.standard.bytesPerHour
+            writeBytesPerHour.map(String.init), "WRITE_BYTES_PER_HOUR", Default.writeBudget.bytesPerHour
         ) { Int64($0).flatMap { (0...(Int64(1) << 40)).contains($0) ? $0 : nil } }
-        let publicDirText = value(publicDir, "PUBLIC_DIR") ?? "./Public"
+        let publicDirText = value(publicDir, "PUBLIC_DIR") ?? Default.publicDirectory
         var config = AppConfig(
-            dataDirectory: value(dataDir, "DATA_DIR") ?? "./data",
-            publicDirectory: publicDirText == "none" ? nil : publicDirText,
+            dataDirectory: value(dataDir, "DATA_DIR") ?? Default.dataDirectory,
+            publicDirectory: publicDirText == Default.noPublicDirectory ? nil : publicDirText,
             durability: durability, defaultTier: tier,
-            publicBaseURL: value(publicBaseUrl, "PUBLIC_BASE_URL") ?? "http://\(host):\(port)",
+            publicBaseURL: value(publicBaseUrl, "PUBLIC_BASE_URL") ?? Default.publicBaseURL(host: host, port: "\(port)"),
             workerThreads: max(1, ProcessInfo.processInfo.activeProcessorCount),
             passwordHashing: hashing, maxMembersPerGroup: maxMembers)
         config.hashingThreads = hashingThreads
@@ -208,7 +211,7 @@ struct ChronirServer: ParsableCommand {
         let metricsPort = try parse(metricsPort.map(String.init), "METRICS_PORT", Int?.none) {
             Int($0).flatMap { (0...65535).contains($0) ? $0 : nil }
         }
-        let metricsHost = value(metricsHost, "METRICS_HOST") ?? "127.0.0.1"
+        let metricsHost = value(metricsHost, "METRICS_HOST") ?? Default.metricsHost
         let metricsToken = value(metricsToken, "METRICS_TOKEN").flatMap { $0.isEmpty ? nil : $0 }
         if let metricsToken, metricsToken.utf8.count < MetricsExposure.minimumTokenLength {
             throw ValidationError("metrics-token must be at least \(MetricsExposure.minimumTokenLength) characters")

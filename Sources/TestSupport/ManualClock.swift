@@ -1,7 +1,10 @@
 public import Domain
+public import Transport
 import Synchronization
 
-/// A wall clock that moves only when a test says so.
+/// A clock that moves only when a test says so: a wall clock for Domain and App (`Clock`), and the
+/// monotonic clock of transport deadlines (`MonotonicClock`, `ServerConfiguration.clock`; the same
+/// reading in nanoseconds), so a test moves time past a deadline instead of sleeping until it.
 public final class ManualClock: Clock {
     private let now: Mutex<Int64>
     /// Starts at `milliseconds` (default: 2026-02-06T09:00:00.000Z).
@@ -11,4 +14,9 @@ public final class ManualClock: Clock {
     public func advance(by milliseconds: Int64) { now.withLock { $0 += milliseconds } }
     /// Sets the clock.
     public func set(_ milliseconds: Int64) { now.withLock { $0 = milliseconds } }
+}
+
+extension ManualClock: MonotonicClock {
+    /// The reading in nanoseconds (milliseconds × 10⁶): advancing the clock moves transport deadlines.
+    public func nowNanoseconds() -> UInt64 { UInt64(nowMilliseconds()) &* 1_000_000 }
 }

@@ -8,6 +8,8 @@ final class ConnectionEnvironment: Sendable {
     let writeTimeout: UInt64
     let lingerTimeout: UInt64
     let sweepTick: Duration
+    /// The clock the connection's deadlines are measured on (`ServerConfiguration.clock`).
+    let clock: any MonotonicClock
     let onEvent: @Sendable (TransportEvent) -> Void
     /// Called on the loop after the fd is closed.
     let onClosed: @Sendable (Connection) -> Void
@@ -16,6 +18,7 @@ final class ConnectionEnvironment: Sendable {
 
     init(
         maxOutboundBytes: Int, writeTimeout: Duration, lingerTimeout: Duration, sweepTick: Duration,
+        clock: any MonotonicClock = SystemMonotonicClock(),
         onEvent: @escaping @Sendable (TransportEvent) -> Void,
         onClosed: @escaping @Sendable (Connection) -> Void,
         onUpgraded: @escaping @Sendable (Connection) -> Void = { _ in }
@@ -24,6 +27,7 @@ final class ConnectionEnvironment: Sendable {
         self.writeTimeout = UInt64(writeTimeout.clampedNanoseconds)
         self.lingerTimeout = UInt64(lingerTimeout.clampedNanoseconds)
         self.sweepTick = sweepTick
+        self.clock = clock
         self.onEvent = onEvent
         self.onClosed = onClosed
         self.onUpgraded = onUpgraded
@@ -345,7 +349,7 @@ public final class Connection: @unchecked Sendable {
                 outboundStart = 0
             }
             if progressed || writeDeadline == .max {
-                writeDeadline = monotonicNanoseconds() &+ environment.writeTimeout
+                writeDeadline = now &+ environment.writeTimeout
             }
             armWriteSource()
         }
@@ -390,13 +394,13 @@ public final class Connection: @unchecked Sendable {
             return
         }
         Glibc.shutdown(fd, Int32(SHUT_WR))
-        lingerDeadline = monotonicNanoseconds() &+ environment.lingerTimeout
+        lingerDeadline = now &+ environment.lingerTimeout
         updateReadInterest()
     }
 
     // MARK: Deadlines
 
-    /// Sets the handler's deadline `after` from now on the monotonic clock (nil clears it).
+    /// Sets the handler's deadline `after` from now on the server's clock (nil clears it).
     /// When it passes, the handler hears `deadlinePassed`. Resolution is the loop's sweep tick.
     public func setDeadline(after delay: Duration?) {
         debugPreconditionInLoop()
@@ -404,10 +408,13 @@ public final class Connection: @unchecked Sendable {
             handlerDeadline = .max
             return
         }
-        handlerDeadline = monotonicNanoseconds() &+ UInt64(delay.clampedNanoseconds)
+        handlerDeadline = now &+ UInt64(delay.clampedNanoseconds)
     }
 
-    /// Sets the handler's deadline to an absolute monotonic time in nanoseconds (`.max` = none).
+    /// The current reading of the clock this connection's deadlines are on (`environment.clock`).
+    var now: UInt64 { environment.clock.nowNanoseconds() }
+
+    /// Sets the handler's deadline to an absolute reading of `now` in nanoseconds (`.max` = none).
     func setDeadline(monotonicNanoseconds deadline: UInt64) { handlerDeadline = deadline }
 
     /// Reports that `kind`'s deadline closed (or is closing) this connection.

@@ -70,7 +70,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     private var readingPausedForReadAhead = false
     private var inputEnded = false
     private var shuttingDown = false
-    /// Monotonic time read at the start of the current turn (deadlines, `Date` cache).
+    /// The connection's clock (`Connection.now`) read at the start of the current turn, for deadlines.
     private var now: UInt64 = 0
 
     init(responder: any HTTPResponder, settings: HTTPSettings) {
@@ -84,7 +84,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     func handlerAdded(to connection: Connection) {
         self.connection = connection
         context = RequestContext(remoteAddress: connection.remoteAddress, connectionID: connection.id)
-        now = monotonicNanoseconds()
+        now = connection.now
         // A fresh connection must deliver its first head within the header timeout.
         connection.setDeadline(monotonicNanoseconds: now &+ settings.headerTimeout)
     }
@@ -98,7 +98,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
             }
             return
         }
-        now = monotonicNanoseconds()
+        now = connection.now
         process(connection)
     }
 
@@ -229,11 +229,11 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     /// to the same request and responses for a connection that has closed meanwhile.
     func deliver(_ response: HTTPResponse, request: UInt64, upgrade: (@Sendable () -> any ConnectionHandler)?) {
         guard let connection, phase == .responding, request == servedRequests else { return }
-        if !isProcessing { now = monotonicNanoseconds() }
+        if !isProcessing { now = connection.now }
         let keepAlive =
             upgrade != nil
             || (currentKeepAlive && !shuttingDown && !Self.asksToClose(response.headers))
-        let date = connection.loop.state.httpDate(now: now, format: HTTPDate.format(epochSeconds:))
+        let date = connection.loop.state.httpDate(now: monotonicNanoseconds(), format: HTTPDate.format(epochSeconds:))
         let version = currentVersion
         let isHead = currentIsHead
         connection.withOutbound { buffer in

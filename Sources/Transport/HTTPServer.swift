@@ -228,7 +228,7 @@ private final class Bookkeeping: Sendable {
             ConnectionEnvironment(
                 maxOutboundBytes: configuration.maxOutboundBytes, writeTimeout: configuration.writeTimeout,
                 lingerTimeout: configuration.lingerTimeout, sweepTick: configuration.sweepTick,
-                onEvent: onEvent,
+                clock: configuration.clock, onEvent: onEvent,
                 onClosed: { connection in
                     let wasUpgraded = served && connection.upgraded
                     let finished: [@Sendable () -> Void] = store.mutex.withLock { counts in

@@ -56,10 +56,19 @@ final class LoopState: @unchecked Sendable {
             sweepTimer = nil
             return
         }
-        let now = monotonicNanoseconds()
-        var due: [Connection] = []
-        for connection in connections where connection.nextDeadline <= now { due.append(connection) }
-        for connection in due { connection.deadlinesPassed(now: now) }
+        // Each connection's deadlines are on its server's clock (`ConnectionEnvironment.clock`);
+        // read it once per environment run (one server's connections share one).
+        var due: [(Connection, UInt64)] = []
+        var environment: ConnectionEnvironment?
+        var now: UInt64 = 0
+        for connection in connections {
+            if connection.environment !== environment {
+                environment = connection.environment
+                now = connection.now
+            }
+            if connection.nextDeadline <= now { due.append((connection, now)) }
+        }
+        for (connection, now) in due { connection.deadlinesPassed(now: now) }
     }
 
     /// The `Date` header value for `now` (monotonic), recomputed when the wall-clock second changes.

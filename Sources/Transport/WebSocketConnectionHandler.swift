@@ -149,7 +149,7 @@ public final class WebSocketConnectionHandler: ConnectionHandler, @unchecked Sen
                 sharedCompressor: Self.sharedCompressor(
                     on: connection.loop, windowBits: deflate.serverMaxWindowBits, level: deflate.compressionLevel))
         }
-        let now = monotonicNanoseconds()
+        let now = connection.now
         if let interval = configuration.pingInterval { nextPing = now &+ UInt64(interval.clampedNanoseconds) }
         if let idle = configuration.idleTimeout { idleDeadline = now &+ UInt64(idle.clampedNanoseconds) }
         let socket = WebSocket(handler: self, connection: connection, deflate: agreedDeflate)
@@ -160,7 +160,7 @@ public final class WebSocketConnectionHandler: ConnectionHandler, @unchecked Sen
 
     public func received(_ bytes: UnsafeRawBufferPointer, on connection: Connection) {
         if let idle = configuration.idleTimeout, webSocket.state == .open {
-            idleDeadline = monotonicNanoseconds() &+ UInt64(idle.clampedNanoseconds)
+            idleDeadline = connection.now &+ UInt64(idle.clampedNanoseconds)
         }
         webSocket.receive(bytes)
         drain()
@@ -177,7 +177,7 @@ public final class WebSocketConnectionHandler: ConnectionHandler, @unchecked Sen
     }
 
     public func deadlinePassed(on connection: Connection) {
-        let now = monotonicNanoseconds()
+        let now = connection.now
         if closeDeadline <= now {
             closeDeadline = .max
             webSocket.closeTimedOut()
@@ -249,7 +249,7 @@ public final class WebSocketConnectionHandler: ConnectionHandler, @unchecked Sen
             connection.write(bytes)
         case let .sendClose(bytes):
             connection.write(bytes)
-            closeDeadline = monotonicNanoseconds() &+ UInt64(configuration.closeTimeout.clampedNanoseconds)
+            closeDeadline = connection.now &+ UInt64(configuration.closeTimeout.clampedNanoseconds)
             nextPing = .max
             idleDeadline = .max
         case .closeConnection:

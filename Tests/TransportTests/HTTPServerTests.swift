@@ -232,32 +232,28 @@ struct HTTPServerTests {
 
 @Suite("HTTP deadlines")
 struct HTTPDeadlineTests {
+    // The deadline tests run on a `ManualClock` (`ServerConfiguration.clock`): the test moves time
+    // past a deadline instead of sleeping until it. Each first learns from an answer that the
+    // server has read the clock for the deadline (a response, a `100 Continue`), then advances it.
+
     @Test func headerTimeoutIsADeadlineNotResetByTrickling() throws {
         let events = EventLog()
-        try withHTTPServer({ $0.requestHeaderTimeout = .milliseconds(300) }, events: events) { _, port, responder in
+        let clock = ManualClock()
+        try withHTTPServer({ $0.requestHeaderTimeout = .seconds(10); $0.clock = clock }, events: events) { _, port, responder in
             let client = try LoopbackClient(port: port)
-            let request = Array("GET /slow HTTP/1.1\r\nHost: x\r\nX-Pad: \(String(repeating: "p", count: 200))\r\n".utf8)
-            // A byte every 50 ms would take ~12 s; the server must cut us off at the deadline.
-            var sent = 0
-            var closed = false
-            for byte in request {
-                do {
-                    try client.send([byte])
-                } catch {
-                    closed = true
-                    break
-                }
-                sent += 1
-                if let bytes = try? client.receive(timeout: .milliseconds(50)) {
-                    let all = bytes + ((try? client.readUntilClose(timeout: .seconds(3))) ?? [])
-                    #expect(text(all).hasPrefix("HTTP/1.1 408 "))
-                    closed = true
-                    break
-                }
+            // One request and the first byte of the next head, in one write: the response means
+            // the server has started the next head's deadline (at the clock's reading now, t0).
+            try client.send("GET /first HTTP/1.1\r\nHost: x\r\n\r\nG")
+            #expect(try client.readResponse().status == 200)
+            // A byte every simulated second for 9 s: each arrives before t0 + 10 s, none resets it.
+            for byte in "ET /slow HTTP/1.1\r\nX".utf8.prefix(9) {
+                try client.send([byte])
+                clock.advance(by: 1_000)
             }
-            #expect(closed)
-            #expect(sent < request.count / 2)
-            #expect(responder.calls.value == 0)
+            clock.advance(by: 1_000)  // t0 + 10 s: the deadline, counted from the head's first byte
+            let rest = try client.readUntilClose(timeout: .seconds(10))
+            #expect(text(rest).hasPrefix("HTTP/1.1 408 "))
+            #expect(responder.calls.value == 1)
             #expect(events.count { if case .timedOut(_, .header) = $0 { true } else { false } } == 1)
         }
     }
@@ -270,22 +266,32 @@ struct HTTPDeadlineTests {
     }
 
     @Test func bodyTimeoutAnswers408() throws {
-        try withHTTPServer({ $0.requestBodyTimeout = .milliseconds(200) }) { _, port, responder in
+        let events = EventLog()
+        let clock = ManualClock()
+        try withHTTPServer({ $0.requestBodyTimeout = .seconds(30); $0.clock = clock }, events: events) { _, port, responder in
             let client = try LoopbackClient(port: port)
-            try client.send("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+            // `100 Continue` comes once the head is parsed and the body deadline runs (from t0).
+            try client.send("POST /b HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n")
+            #expect(text(try client.receive(timeout: .seconds(10))).hasPrefix("HTTP/1.1 100 "))
+            clock.advance(by: 29_999)
+            try client.send("abc")  // part of the body, 1 ms before the deadline: does not extend it
+            clock.advance(by: 1)
             let response = try client.readResponse()
             #expect(response.status == 408)
             #expect(client.waitForClose())
             #expect(responder.calls.value == 0)
+            #expect(events.count { if case .timedOut(_, .body) = $0 { true } else { false } } == 1)
         }
     }
 
     @Test func idleKeepAliveConnectionIsClosed() throws {
         let events = EventLog()
-        try withHTTPServer({ $0.idleTimeout = .milliseconds(200) }, events: events) { server, port, _ in
+        let clock = ManualClock()
+        try withHTTPServer({ $0.idleTimeout = .seconds(60); $0.clock = clock }, events: events) { server, port, _ in
             let client = try LoopbackClient(port: port)
-            #expect(try client.request("GET", "/").status == 200)
-            #expect(try client.readUntilClose(timeout: .seconds(5)).isEmpty)
+            #expect(try client.request("GET", "/").status == 200)  // the idle deadline runs from here
+            clock.advance(by: 60_000)
+            #expect(try client.readUntilClose(timeout: .seconds(10)).isEmpty)
             #expect(eventually { server.openConnectionCount == 0 })
             #expect(events.count { if case .timedOut(_, .idle) = $0 { true } else { false } } == 1)
         }

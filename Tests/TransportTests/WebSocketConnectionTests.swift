@@ -248,16 +248,15 @@ struct WebSocketConnectionTests {
     }
 
     @Test func closeHandshakeTimesOutWhenThePeerNeverAnswers() throws {
-        try withWebSocketServer({ $0.closeTimeout = .milliseconds(300) }) { _, port, recorder in
+        let clock = ManualClock()  // the close deadline is moved past, not slept through
+        try withWebSocketServer({ $0.closeTimeout = .seconds(5) }, server: { $0.clock = clock }) { _, port, recorder in
             let ws = try WebSocketTestClient(port: port, path: "/ws")
             #expect(eventually { recorder.sockets.count == 1 })
-            let start = ContinuousClock.now
             recorder.sockets[0].close(code: .normalClosure)
-            let frames = try ws.readUntilClose(timeout: .seconds(5))
-            let elapsed = ContinuousClock.now - start
-            #expect(frames.map(\.opcode) == [.close])
-            #expect(elapsed >= .milliseconds(250))
-            #expect(elapsed < .seconds(4))
+            // The Close frame leaves after the server read the clock for its deadline (t0).
+            #expect(try ws.readFrame().opcode == .close)
+            clock.advance(by: 5_000)  // t0 + closeTimeout, no Close back from us
+            #expect(try ws.readUntilClose(timeout: .seconds(10)).isEmpty)
             #expect(eventually { recorder.closedEvent == .closed(.abnormalClosure, "") })
         }
     }
@@ -297,28 +296,33 @@ struct WebSocketConnectionTests {
 @Suite("WebSocket heartbeat, back-pressure, permessage-deflate")
 struct WebSocketConnectionBehaviourTests {
     @Test func pingsOnTheIntervalAndClosesAPeerThatGoesQuiet() throws {
+        let clock = ManualClock()  // every interval and timeout is moved past, not slept through
         try withWebSocketServer({
-            $0.pingInterval = .milliseconds(200)
-            $0.idleTimeout = .milliseconds(1200)
-            $0.closeTimeout = .milliseconds(300)
-        }) { _, port, recorder in
+            $0.pingInterval = .seconds(20)
+            $0.idleTimeout = .seconds(60)
+            $0.closeTimeout = .seconds(5)
+        }, server: { $0.clock = clock }) { _, port, recorder in
             let ws = try WebSocketTestClient(port: port, path: "/ws")
-            // Answering keeps it open past the idle timeout.
-            let start = ContinuousClock.now
-            var pings = 0
-            while ContinuousClock.now - start < .milliseconds(1800) {
-                let frame = try ws.readFrame(timeout: .seconds(2))
+            #expect(eventually { recorder.sockets.count == 1 })  // opened: its deadlines run from t0
+            // Answering keeps it open past the idle timeout: a ping per interval for 120 s, each answered.
+            // The server records a pong after it restarted the idle deadline: wait for that before
+            // moving the clock again, so the deadline runs from the pong's simulated time.
+            func pongs() -> Int { recorder.events.filter { if case .pong = $0 { true } else { false } }.count }
+            for answered in 1...6 {
+                clock.advance(by: 20_000)
+                let frame = try ws.readFrame(timeout: .seconds(10))
                 #expect(frame.opcode == .ping)
-                pings += 1
                 try ws.send(opcode: .pong, payload: frame.payload)
+                #expect(eventually { pongs() == answered })
             }
-            #expect(pings >= 4)
-            // Silence: a Close 1001 after the idle timeout, then the TCP connection goes.
-            let frames = try ws.readUntilClose(timeout: .seconds(5))
-            let close = frames.last
-            #expect(close?.opcode == .close)
-            #expect(close?.closeCode == 1001)
-            #expect(frames.dropLast().allSatisfy { $0.opcode == .ping })
+            // Silence for the idle timeout after the last pong (t0 + 120 s): a Close 1001; no Close
+            // back within the close timeout, and the TCP connection goes.
+            clock.advance(by: 60_000)
+            let frame = try ws.readFrame(timeout: .seconds(10))
+            #expect(frame.opcode == .close)
+            #expect(frame.closeCode == 1001)
+            clock.advance(by: 5_000)
+            #expect(try ws.readUntilClose(timeout: .seconds(10)).isEmpty)
             #expect(eventually { recorder.closedEvent == .closed(.abnormalClosure, "") })
         }
     }

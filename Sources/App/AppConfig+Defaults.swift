@@ -1,0 +1,78 @@
+public import Domain
+public import Logging
+public import SQLite
+import Transport
+
+extension AppConfig {
+    /// `chronir-server`'s defaults: the one place they are written. `Sources/Server/main.swift`
+    /// falls back to these and prints them in `--help`; `AppConfig.init` and the limit structs it
+    /// reads through (`ServerConfiguration`, `RegistrationLimits`, `WriteBudget`) agree by
+    /// construction; docs/configuration.md's table is checked against `documented` by
+    /// `ConfigurationDocumentTests`. Defaults that depend on the machine or on another setting
+    /// (loops, hashing threads, the per-address limits, the public base URL) are computed in
+    /// main.swift and described in words.
+    public enum Defaults {
+        /// `--host`: loopback; exposing the server is an explicit decision (`ServerConfiguration.host`).
+        public static let host = ServerConfiguration().host
+        /// `--port` (`ServerConfiguration.port`).
+        public static let port = ServerConfiguration().port
+        /// `--data-dir`: `chronir.sqlite` and `server.secret`, relative to the working directory.
+        public static let dataDirectory = "./data"
+        /// `--public-dir`: the web client, relative to the working directory.
+        public static let publicDirectory = "./Public"
+        /// `--public-dir` value that serves no static files.
+        public static let noPublicDirectory = "none"
+        /// `--log-level`: `info` includes the access log.
+        public static let logLevel = Logger.Level.info
+        /// `--log-format`.
+        public static let logFormat = LogFormat.text
+        /// `--durability`: WAL, fsync at checkpoints.
+        public static let durability = Durability.normal
+        /// `--default-tier`: the tier of new accounts.
+        public static let defaultTier = Tier.free
+        /// `--max-members`: the member limit of a new group (docs/design.md#groups).
+        public static let maxMembersPerGroup = 10
+        /// `--max-connections` (`ServerConfiguration.maxConnections`).
+        public static let maxConnections = ServerConfiguration().maxConnections
+        /// `--registrations-per-ip-per-hour` and `--registrations-per-hour` (`RegistrationLimits`).
+        public static let registrationLimits = RegistrationLimits()
+        /// `--hashing-queue`: hashes that may wait behind the running ones (`AppConfig.maxQueuedHashes`).
+        public static let maxQueuedHashes = 32
+        /// `--write-budget-per-minute`, `--write-budget-burst`, `--write-bytes-per-hour`.
+        public static let writeBudget = WriteBudget.standard
+        /// `--shutdown-timeout`, whole seconds (`ServerConfiguration.shutdownGracePeriod`).
+        public static let shutdownTimeoutSeconds = Int(ServerConfiguration().shutdownGracePeriod.components.seconds)
+        /// `--password-hashing`: the production scrypt cost.
+        public static let passwordHashing = PasswordHashingCost.interactive
+        /// `--metrics-host`: loopback, the separate metrics listener is for a local scraper.
+        public static let metricsHost = "127.0.0.1"
+
+        /// `--public-base-url` when none is given: the address the server listens on.
+        public static func publicBaseURL(host: String, port: String) -> String { "http://\(host):\(port)" }
+
+        /// Each flag whose default is a literal, with that default as `--help` and
+        /// docs/configuration.md show it (the doc's table writes it in backticks).
+        public static let documented: [String: String] = [
+            "--host": host,
+            "--port": "\(port)",
+            "--data-dir": dataDirectory,
+            "--public-dir": publicDirectory,
+            "--log-level": logLevel.rawValue,
+            "--log-format": logFormat.rawValue,
+            "--durability": durability.rawValue,
+            "--default-tier": defaultTier.rawValue,
+            "--public-base-url": publicBaseURL(host: "HOST", port: "PORT"),
+            "--max-members": "\(maxMembersPerGroup)",
+            "--max-connections": "\(maxConnections)",
+            "--registrations-per-ip-per-hour": "\(registrationLimits.perNetworkPerHour)",
+            "--registrations-per-hour": "\(registrationLimits.totalPerHour)",
+            "--hashing-queue": "\(maxQueuedHashes)",
+            "--write-budget-per-minute": "\(writeBudget.writesPerMinute)",
+            "--write-budget-burst": "\(writeBudget.burst)",
+            "--write-bytes-per-hour": "\(writeBudget.bytesPerHour)",
+            "--shutdown-timeout": "\(shutdownTimeoutSeconds)",
+            "--password-hashing": passwordHashing.rawValue,
+            "--metrics-host": metricsHost,
+        ]
+    }
+}
