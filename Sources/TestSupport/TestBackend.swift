@@ -43,12 +43,15 @@ public enum TestBackend: String, Sendable, CaseIterable, CustomStringConvertible
             let directory = TemporaryDirectory()
             let database = try Database(path: directory.path + "/t.sqlite", options: DatabaseOptions(readerCount: readers))
             _ = try MigrationRunner.migrate(database, migrations: migrations, nowMilliseconds: 1)
-            return TestStorage(database: database, directory: directory)
+            let path = database.path
+            return TestStorage(database: database, directory: directory) { try Database(path: path) }
         case .postgres:
-            let database = try PostgresDatabase(
-                url: try PostgresServer.freshDatabaseURL(), options: PostgresOptions(readerCount: readers))
+            let url = try PostgresServer.freshDatabaseURL()
+            let database = try PostgresDatabase(url: url, options: PostgresOptions(readerCount: readers))
             _ = try MigrationRunner.migrate(database, migrations: migrations, nowMilliseconds: 1)
-            return TestStorage(database: database, directory: TemporaryDirectory())
+            return TestStorage(database: database, directory: TemporaryDirectory()) {
+                try PostgresDatabase(url: url, options: PostgresOptions(readerCount: 1))
+            }
         }
     }
 }
@@ -60,10 +63,17 @@ public struct TestStorage: Sendable {
     public let database: any SQLDatabase
     /// A temporary directory of the test's own (the SQLite file lives here).
     public let directory: TemporaryDirectory
+    /// Opens another handle on the same database, as another process (SQLite) or instance
+    /// (PostgreSQL) would: its own connections, its own writer queue.
+    public let openAnother: @Sendable () throws -> any SQLDatabase
 
-    init(database: any SQLDatabase, directory: TemporaryDirectory) {
+    init(
+        database: any SQLDatabase, directory: TemporaryDirectory,
+        openAnother: @escaping @Sendable () throws -> any SQLDatabase
+    ) {
         self.database = database
         self.directory = directory
+        self.openAnother = openAnother
     }
 }
 
