@@ -23,4 +23,6 @@ step "connection and registration limits from one client address (issue 15 #1, #
 Reliability/connection-limits.sh 100
 step "write budgets: one member flooding 2,000-character notes for 20 s"
 EXPECT_BUDGETS=1 Reliability/write-budget.sh 20 4
+step "two instances on one PostgreSQL database: a change through A reaches a socket on B (issue 16)"
+Reliability/two-instances.sh 200
 step "reliability done"
