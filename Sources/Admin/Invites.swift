@@ -24,7 +24,8 @@ struct Invites: ParsableCommand {
             let secret = try ServerSecret.loadOrCreate(path: options.secretPath)
             let now = options.now
             let (code, record) = try database.writeSync {
-                try InviteCodeStore.adminRotate(groupID: groupID, secret: secret, reason: reason, at: now, on: $0)
+                try ServerSecret.checkFingerprint(secret, at: now, on: $0)
+                return try InviteCodeStore.adminRotate(groupID: groupID, secret: secret, reason: reason, at: now, on: $0)
             }
             if options.json {
                 printJSON(["code": code.text, "expires_at": record.expiresAt.description])

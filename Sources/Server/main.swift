@@ -231,6 +231,8 @@ struct ChronirServer: ParsableCommand {
                 config: config, logger: logger, nowMilliseconds: SystemClock().nowMilliseconds(),
                 observer: metrics.database)
             secret = try ServerSecret.loadOrCreate(path: config.secretPath)
+            let now = SystemClock().nowMilliseconds()
+            try database.writeSync { try ServerSecret.checkFingerprint(secret, at: now, on: $0) }
         } catch {
             logger.critical("start-up failed", metadata: ["error": "\(error)"])
             sink.flush()

@@ -103,3 +103,21 @@ struct AccountStoreTests {
         #expect(try db.readSync { try SessionStore.lookup(tokenHash: hash, at: 6, on: $0) } == nil)
     }
 }
+
+@Suite("Server secret fingerprint (migration 0009)")
+struct ServerSecretFingerprintTests {
+    @Test("the first secret's fingerprint is recorded; the same secret passes, another one is refused", arguments: TestBackend.available)
+    func fingerprint(_ backend: TestBackend) throws {
+        let db = try backend.open(migrations: Schema.migrations(for: backend.dialect)).database
+        let first = [UInt8](repeating: 1, count: ServerSecret.byteCount)
+        try db.writeSync { try ServerSecret.checkFingerprint(first, at: 1, on: $0) }
+        try db.writeSync { try ServerSecret.checkFingerprint(first, at: 2, on: $0) }
+        let other = [UInt8](repeating: 2, count: ServerSecret.byteCount)
+        #expect(throws: ServerSecret.Failure.self) {
+            try db.writeSync { try ServerSecret.checkFingerprint(other, at: 3, on: $0) }
+        }
+        let stored = try db.readSync { try $0.query("SELECT fingerprint, created_ms FROM server_secret_fingerprint") }
+        #expect(stored.count == 1 && stored[0].int("created_ms") == 1)
+        #expect(stored[0].blob("fingerprint") != first, "a fingerprint, not the secret")
+    }
+}
