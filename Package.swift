@@ -82,7 +82,7 @@ let package = Package(
         .executableTarget(
             name: "Admin",
             dependencies: [
-                "Store", "Domain", "Storage", "SQLite", "Hashing",
+                "Store", "Domain", "Storage", "SQLite", "Postgres", "Hashing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Domain
 import Foundation
+import Postgres
 import SQLite
 import Storage
 import Store
@@ -12,6 +13,9 @@ struct AdminOptions: ParsableArguments {
 
     @Option(help: "Database file; overrides --data-dir. [env: CHRONIR_DB]")
     var db: String?
+
+    @Option(help: "PostgreSQL database of the instances (libpq URI), instead of the SQLite file. [env: CHRONIR_DATABASE_URL]")
+    var databaseUrl: String?
 
     @Flag(help: "Print JSON instead of a table.")
     var json = false
@@ -28,14 +32,20 @@ struct AdminOptions: ParsableArguments {
         (databasePath as NSString).deletingLastPathComponent + "/server.secret"
     }
 
-    /// Opens the existing database and checks its schema is the one this binary knows.
-    func openDatabase(requireCurrentSchema: Bool = true) throws -> Database {
-        guard FileManager.default.fileExists(atPath: databasePath) else {
-            throw AdminError("no database at \(databasePath) (start chronir-server once, or run `chronir-admin db migrate`)")
+    /// The PostgreSQL URL from the flag or the environment; nil: the SQLite file.
+    var postgresURL: String? { databaseUrl ?? ProcessInfo.processInfo.environment["CHRONIR_DATABASE_URL"] }
+
+    /// Opens the existing database — PostgreSQL with `--database-url`, else the SQLite file — and
+    /// checks its schema is the one this binary knows.
+    func openDatabase(requireCurrentSchema: Bool = true) throws -> any SQLDatabase {
+        let database: any SQLDatabase
+        if let url = postgresURL {
+            database = try PostgresDatabase(url: url, options: PostgresOptions(readerCount: 1))
+        } else {
+            database = try openSQLite()
         }
-        let database = try Database(path: databasePath, options: DatabaseOptions(readerCount: 1))
         if requireCurrentSchema {
-            let pending = try MigrationRunner.pending(database, migrations: Schema.migrations)
+            let pending = try MigrationRunner.pending(database, migrations: Schema.migrations(for: database.dialect))
             guard pending.isEmpty else {
                 throw AdminError(
                     "the database schema is behind this chronir-admin (pending: \(pending.joined(separator: ", "))); "
@@ -43,6 +53,18 @@ struct AdminOptions: ParsableArguments {
             }
         }
         return database
+    }
+
+    /// The SQLite file, for the commands only SQLite has (`db check`, `db backup`); with
+    /// `--database-url` they say what to use instead (`instead`).
+    func openSQLite(orOnPostgres instead: String? = nil) throws -> Database {
+        if postgresURL != nil, let instead {
+            throw AdminError("not available on PostgreSQL: \(instead)")
+        }
+        guard FileManager.default.fileExists(atPath: databasePath) else {
+            throw AdminError("no database at \(databasePath) (start chronir-server once, or run `chronir-admin db migrate`)")
+        }
+        return try Database(path: databasePath, options: DatabaseOptions(readerCount: 1))
     }
 
     /// Milliseconds now.

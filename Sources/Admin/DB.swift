@@ -1,6 +1,7 @@
 import ArgumentParser
 import Domain
 import Foundation
+import Postgres
 import Logging
 import SQLite
 import Storage
@@ -70,12 +71,18 @@ struct DB: ParsableCommand {
         @OptionGroup var options: AdminOptions
 
         func run() throws {
-            let path = options.databasePath
-            try FileManager.default.createDirectory(
-                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700])
-            let database = try Database(path: path)
-            let applied = try MigrationRunner.migrate(database, migrations: Schema.migrations, nowMilliseconds: options.now)
+            let database: any SQLDatabase
+            if let url = options.postgresURL {
+                database = try PostgresDatabase(url: url, options: PostgresOptions(readerCount: 1))
+            } else {
+                let path = options.databasePath
+                try FileManager.default.createDirectory(
+                    atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700])
+                database = try Database(path: path)
+            }
+            let applied = try MigrationRunner.migrate(
+                database, migrations: Schema.migrations(for: database.dialect), nowMilliseconds: options.now)
             if options.json {
                 printJSON(["applied": applied])
             } else {
@@ -94,8 +101,9 @@ struct DB: ParsableCommand {
             let rows = try database.readSync {
                 try $0.query("SELECT name, checksum, applied_ms FROM schema_migrations ORDER BY name")
             }
-            let pending = try MigrationRunner.pending(database, migrations: Schema.migrations)
-            let known = Dictionary(uniqueKeysWithValues: Schema.migrations.map { ($0.name, $0.checksum) })
+            let migrations = Schema.migrations(for: database.dialect)
+            let pending = try MigrationRunner.pending(database, migrations: migrations)
+            let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.name, $0.checksum) })
             let table = rows.map { row -> [String] in
                 let name = row.string("name") ?? ""
                 let checksum = row.string("checksum") ?? ""
@@ -116,7 +124,8 @@ struct DB: ParsableCommand {
         @OptionGroup var options: AdminOptions
 
         func run() throws {
-            let database = try options.openDatabase(requireCurrentSchema: false)
+            let database = try options.openSQLite(
+                orOnPostgres: "PostgreSQL enforces foreign keys itself; use amcheck (`CREATE EXTENSION amcheck`) for index integrity")
             let (integrity, foreignKeys) = try database.readSync { db in
                 (
                     try db.query("PRAGMA integrity_check").compactMap { $0.string("integrity_check") },
@@ -168,7 +177,8 @@ struct DB: ParsableCommand {
             guard !FileManager.default.fileExists(atPath: destination) else {
                 throw AdminError("\(destination) already exists")
             }
-            let database = try options.openDatabase(requireCurrentSchema: false)
+            let database = try options.openSQLite(
+                orOnPostgres: "back up with pg_dump (docs/operations.md#postgresql)")
             try database.backup(to: destination)
             let copy = try Database(path: destination, options: DatabaseOptions(readerCount: 1))
             // The copy starts a new history: a restore from it must not continue the live log's seqs.

@@ -19,7 +19,7 @@ struct Groups: ParsableCommand {
 
     /// The live group `id`, or a failure that names it. Commands look the group up first so an
     /// unknown id is reported as such; the Store checks again inside the write transaction.
-    static func find(_ id: String, in database: Database) throws -> Group {
+    static func find(_ id: String, in database: any SQLDatabase) throws -> Group {
         do {
             return try database.readSync { try GroupStore.liveGroup(id, on: $0) }
         } catch DomainError.notFound {

@@ -17,7 +17,7 @@ struct Users: ParsableCommand {
     }
     static let header = ["ID", "EMAIL", "NAME", "TIER", "STATUS", "CREATED"]
 
-    static func find(_ user: String, in database: Database) throws -> User {
+    static func find(_ user: String, in database: any SQLDatabase) throws -> User {
         guard let found = try database.readSync({ try AccountStore.find(user, on: $0) }) else {
             throw AdminError("no user \(user)")
         }

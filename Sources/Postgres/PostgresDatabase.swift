@@ -17,13 +17,13 @@ public struct PostgresOptions: Sendable {
 /// A PostgreSQL database shared by every instance: one writer connection on a serial queue and a
 /// pool of reader connections (`ConnectionQueues`, the same machinery as SQLite's). Writers of all
 /// instances are serialised by the advisory writer lock (`PostgresConnection.writerLockKey`).
-public final class PostgresDatabase: SQLDatabase {
+public final class PostgresDatabase: QueuedDatabase {
     /// Always `.postgres`.
     public var dialect: SQLDialect { .postgres }
     /// The connection URL (may contain a password: never log it whole).
     public let url: String
-    /// The writer queue and the reader pool.
-    private let queues: ConnectionQueues<PostgresConnection>
+    /// The writer queue and the reader pool (`QueuedDatabase` forwards `write`, `read`, … to them).
+    public let queues: ConnectionQueues<PostgresConnection>
 
     /// Connects the writer and the readers (blocking); throws the first connection error.
     public init(url: String, options: PostgresOptions = PostgresOptions()) throws(PostgresError) {
@@ -35,20 +35,7 @@ public final class PostgresDatabase: SQLDatabase {
         queues = ConnectionQueues(writer: writer, readers: readers, label: "chronir.postgres", observer: options.observer)
     }
 
-    @discardableResult
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await queues.write(body)
-    }
-
-    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await queues.read(body)
-    }
-
-    @discardableResult
-    public func writeSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try queues.writeSync(body) }
-
-    public func readSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try queues.readSync(body) }
-
+    /// The migrations' entry point: re-establishes a broken writer connection first.
     @discardableResult
     public func withWriter<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
         try queues.withWriter { connection in
@@ -56,8 +43,4 @@ public final class PostgresDatabase: SQLDatabase {
             return try body(connection)
         }
     }
-
-    public func onCommit(_ observer: @escaping @Sendable () -> Void) { queues.onCommit(observer) }
-
-    public func close() { queues.close() }
 }

@@ -31,7 +31,7 @@ public struct DatabaseOptions: Sendable {
 ///
 /// Never call the blocking or async entry points from inside a `write`/`withWriter` body (the writer
 /// queue would wait on itself), nor `readSync` from inside a read body (the pool may be empty).
-public final class Database: SQLDatabase {
+public final class Database: QueuedDatabase {
     /// Always `.sqlite`.
     public var dialect: SQLDialect { .sqlite }
 
@@ -44,8 +44,8 @@ public final class Database: SQLDatabase {
     public let options: DatabaseOptions
     /// Files the writer narrowed to owner-only at open (`Connection.narrowedFiles`), for a warning.
     public let narrowedFiles: [String]
-    /// The writer queue and the reader pool.
-    private let queues: ConnectionQueues<Connection>
+    /// The writer queue and the reader pool (`QueuedDatabase` forwards `write`, `read`, … to them).
+    public let queues: ConnectionQueues<Connection>
 
     /// Opens the writer first (creating the file and switching it to WAL), then the readers.
     /// A file path is required: each connection to ":memory:" would see its own empty database.
@@ -70,25 +70,6 @@ public final class Database: SQLDatabase {
         queues = ConnectionQueues(
             writer: writerConnection, readers: readerConnections, label: "chronir.sqlite", observer: options.observer)
     }
-
-    @discardableResult
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await queues.write(body)
-    }
-
-    public func onCommit(_ observer: @escaping @Sendable () -> Void) { queues.onCommit(observer) }
-
-    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await queues.read(body)
-    }
-
-    @discardableResult
-    public func writeSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try queues.writeSync(body) }
-
-    public func readSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try queues.readSync(body) }
-
-    @discardableResult
-    public func withWriter<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try queues.withWriter(body) }
 
     /// `withWriter` with the SQLite connection itself (PRAGMAs, checkpoints, query plans).
     @discardableResult
@@ -115,10 +96,6 @@ public final class Database: SQLDatabase {
             }
         }
     }
-
-    /// Closes the writer (after queued writes finish) and the readers (busy ones when released).
-    /// Later calls throw `StorageError.closed`. Idempotent.
-    public func close() { queues.close() }
 
     /// Writes a consistent snapshot of the database to a new file (`Connection.backup`), using a
     /// reader connection so writers are never blocked.

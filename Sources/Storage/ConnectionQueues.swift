@@ -188,3 +188,35 @@ final class WriterSlot<C: SQLConnection>: @unchecked Sendable {
         open = nil
     }
 }
+
+/// A database whose entry points are its `ConnectionQueues`: the forwarding is written here once for
+/// both engines (an engine overrides one only when it must add to it).
+public protocol QueuedDatabase: SQLDatabase {
+    /// The engine's connection type.
+    associatedtype EngineConnection: SQLConnection
+    /// The writer queue and reader pool that run every transaction.
+    var queues: ConnectionQueues<EngineConnection> { get }
+}
+
+extension QueuedDatabase {
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await queues.write(body)
+    }
+
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await queues.read(body)
+    }
+
+    @discardableResult
+    public func writeSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try queues.writeSync(body) }
+
+    public func readSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try queues.readSync(body) }
+
+    @discardableResult
+    public func withWriter<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try queues.withWriter(body) }
+
+    public func onCommit(_ observer: @escaping @Sendable () -> Void) { queues.onCommit(observer) }
+
+    public func close() { queues.close() }
+}

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Domain
 import Storage
 import Store
@@ -38,18 +39,24 @@ struct ChangeLogOrderingTests {
         let finished = Mutexed(false)
         writing.notify(queue: .global()) { finished.withLock { $0 = true } }
 
-        var position: Int64 = 0
-        var holes: [String] = []
-        var reads = 0
-        while true {
-            let done = finished.withLock { $0 }  // read after the writers finished → sees everything
-            let batches = try reader.readSync { try ChangeFeed.batches(after: position, on: $0) }
-            reads += 1
-            for batch in batches {
-                if batch.rows[0].seq != position + 1 { holes.append("after \(position) came \(batch.rows[0].seq)") }
-                position = batch.lastSeq
+        // The reader follows on a Dispatch thread (`blocking`): it must not hold a cooperative thread
+        // that other suites' server tasks need while it waits for the writers.
+        let (position, holes, reads) = try await blocking { () throws -> (Int64, [String], Int) in
+            var position: Int64 = 0
+            var holes: [String] = []
+            var reads = 0
+            while true {
+                let done = finished.withLock { $0 }  // read after the writers finished → sees everything
+                let batches = try reader.readSync { try ChangeFeed.batches(after: position, on: $0) }
+                reads += 1
+                for batch in batches {
+                    if batch.rows[0].seq != position + 1 { holes.append("after \(position) came \(batch.rows[0].seq)") }
+                    position = batch.lastSeq
+                }
+                if done && batches.isEmpty { break }
+                if batches.isEmpty { usleep(1_000) }  // nothing new yet: yield the core to the writers
             }
-            if done && batches.isEmpty { break }
+            return (position, holes, reads)
         }
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
         #expect(holes.isEmpty, "\(holes.prefix(5))")
