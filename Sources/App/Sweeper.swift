@@ -6,7 +6,8 @@ import Store
 import Synchronization
 
 /// Runs periodic maintenance on its own queue (never an event loop). Each job has its own period;
-/// the timer ticks every `tick` and runs the jobs that are due, each in its own write transaction.
+/// the timer ticks every `tick` and runs the jobs that are due, each in its own write transaction —
+/// once per period across every instance on the database (`SweepClaims`).
 /// A failing job is logged and retried at its next period.
 public final class Sweeper: Sendable {
     /// How often the timer checks for due jobs.
@@ -71,6 +72,11 @@ public final class Sweeper: Sendable {
                 }
                 guard due else { continue }
                 do {
+                    // Another instance on the same database may have run it this period.
+                    let claimed = try database.writeSync {
+                        try SweepClaims.claim(job: job.name, everyMilliseconds: job.everyMilliseconds, at: now, on: $0)
+                    }
+                    guard claimed else { continue }
                     let affected = try job.run(database, now)
                     if affected > 0 { logger.info("sweep", metadata: ["job": "\(job.name)", "rows": "\(affected)"]) }
                 } catch {

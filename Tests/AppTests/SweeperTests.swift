@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import SQLite
 import Storage
+import Store
 import Synchronization
 import TestSupport
 import Testing
@@ -16,6 +17,7 @@ struct SweeperTests {
         let dir = TemporaryDirectory()
         defer { withExtendedLifetime(dir) {} }
         let db = try Database(path: dir.path + "/t.sqlite")
+        _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)  // sweep_claims
         let clock = ManualClock()
         let runs = Mutex([0, 0])
         let fast = Sweeper.Job(name: "fast", everyMilliseconds: 1000) { _, _ in runs.withLock { $0[0] += 1 }; return 0 }
@@ -41,6 +43,7 @@ struct SweeperTests {
         let dir = TemporaryDirectory()
         defer { withExtendedLifetime(dir) {} }
         let db = try Database(path: dir.path + "/t.sqlite")
+        _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)  // sweep_claims
         let clock = ManualClock()
         struct Boom: Error {}
         let attempts = Mutex(0)

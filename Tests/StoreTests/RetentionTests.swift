@@ -35,3 +35,22 @@ struct RetentionTests {
         #expect(try db.writeSync { try Retention.sweep(at: now, on: $0) }.total == 0)  // idempotent
     }
 }
+
+@Suite("Sweep claims — each job once per period across instances (migration 0010)")
+struct SweepClaimsTests {
+    @Test("of two handles claiming in the same period one wins; the next period is claimable again", arguments: TestBackend.available)
+    func oncePerPeriod(_ backend: TestBackend) throws {
+        let storage = try backend.open(migrations: Schema.migrations(for: backend.dialect))
+        let a = storage.database, b = try storage.openAnother()
+        let minute: Int64 = 60_000
+        func claim(_ db: any SQLDatabase, _ now: Int64) throws -> Bool {
+            try db.writeSync { try SweepClaims.claim(job: "retention", everyMilliseconds: minute, at: now, on: $0) }
+        }
+        #expect(try claim(a, 1_000_000))
+        #expect(try !claim(b, 1_000_000), "the other instance, same tick")
+        #expect(try !claim(b, 1_000_000 + minute / 2), "half a period later")
+        #expect(try claim(b, 1_000_000 + minute - SweepClaims.toleranceMilliseconds), "a period later (a timer a second early)")
+        #expect(try !claim(a, 1_000_000 + minute), "already taken by b this period")
+        #expect(try a.writeSync { try SweepClaims.claim(job: "compaction", everyMilliseconds: minute, at: 1_000_000, on: $0) }, "jobs are claimed separately")
+    }
+}
