@@ -42,7 +42,7 @@ struct AdminOptions: ParsableArguments {
         if let url = postgresURL {
             database = try PostgresDatabase(url: url, options: PostgresOptions(readerCount: 1))
         } else {
-            database = try openSQLite()
+            database = try openSQLiteFile()
         }
         if requireCurrentSchema {
             let pending = try MigrationRunner.pending(database, migrations: Schema.migrations(for: database.dialect))
@@ -56,11 +56,14 @@ struct AdminOptions: ParsableArguments {
     }
 
     /// The SQLite file, for the commands only SQLite has (`db check`, `db backup`); with
-    /// `--database-url` they say what to use instead (`instead`).
-    func openSQLite(orOnPostgres instead: String? = nil) throws -> Database {
-        if postgresURL != nil, let instead {
-            throw AdminError("not available on PostgreSQL: \(instead)")
-        }
+    /// `--database-url` they refuse and say what to use instead (`instead`).
+    func openSQLite(orOnPostgres instead: String) throws -> Database {
+        if postgresURL != nil { throw AdminError("not available on PostgreSQL: \(instead)") }
+        return try openSQLiteFile()
+    }
+
+    /// The existing SQLite file.
+    private func openSQLiteFile() throws -> Database {
         guard FileManager.default.fileExists(atPath: databasePath) else {
             throw AdminError("no database at \(databasePath) (start chronir-server once, or run `chronir-admin db migrate`)")
         }

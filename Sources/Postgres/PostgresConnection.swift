@@ -44,7 +44,7 @@ public final class PostgresConnection: SQLConnection {
     private var statements: [StatementKey: String] = [:]
     /// Names handed out so far (statement names are never reused on one connection).
     private var statementCounter = 0
-    /// Savepoints currently open through `transaction` (0: none; -1 is never used).
+    /// Nesting of `transaction` calls: 0 outside a transaction, 1 in one, more inside savepoints.
     private var transactionDepth = 0
 
     /// Connects with a libpq connection string or URI (`postgres://user@host:port/db?sslmode=…`).

@@ -226,13 +226,12 @@ struct ChronirServer: ParsableCommand {
         let metrics = ChronirMetrics()
         let database: any SQLDatabase
         let secret: [UInt8]
+        let startedAt = SystemClock().nowMilliseconds()
         do {
             database = try Bootstrap.openDatabase(
-                config: config, logger: logger, nowMilliseconds: SystemClock().nowMilliseconds(),
-                observer: metrics.database)
+                config: config, logger: logger, nowMilliseconds: startedAt, observer: metrics.database)
             secret = try ServerSecret.loadOrCreate(path: config.secretPath)
-            let now = SystemClock().nowMilliseconds()
-            try database.writeSync { try ServerSecret.checkFingerprint(secret, at: now, on: $0) }
+            try database.writeSync { try ServerSecret.checkFingerprint(secret, at: startedAt, on: $0) }
         } catch {
             logger.critical("start-up failed", metadata: ["error": "\(error)"])
             sink.flush()

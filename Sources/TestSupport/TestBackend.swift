@@ -43,15 +43,12 @@ public enum TestBackend: String, Sendable, CaseIterable, CustomStringConvertible
             let directory = TemporaryDirectory()
             let database = try Database(path: directory.path + "/t.sqlite", options: DatabaseOptions(readerCount: readers))
             _ = try MigrationRunner.migrate(database, migrations: migrations, nowMilliseconds: 1)
-            let path = database.path
-            return TestStorage(database: database, directory: directory) { try Database(path: path) }
+            return TestStorage(database: database, directory: directory)
         case .postgres:
-            let url = try PostgresServer.freshDatabaseURL()
-            let database = try PostgresDatabase(url: url, options: PostgresOptions(readerCount: readers))
+            let database = try PostgresDatabase(
+                url: try PostgresServer.freshDatabaseURL(), options: PostgresOptions(readerCount: readers))
             _ = try MigrationRunner.migrate(database, migrations: migrations, nowMilliseconds: 1)
-            return TestStorage(database: database, directory: TemporaryDirectory()) {
-                try PostgresDatabase(url: url, options: PostgresOptions(readerCount: 1))
-            }
+            return TestStorage(database: database, directory: TemporaryDirectory())
         }
     }
 }
@@ -63,17 +60,20 @@ public struct TestStorage: Sendable {
     public let database: any SQLDatabase
     /// A temporary directory of the test's own (the SQLite file lives here).
     public let directory: TemporaryDirectory
-    /// Opens another handle on the same database, as another process (SQLite) or instance
-    /// (PostgreSQL) would: its own connections, its own writer queue.
-    public let openAnother: @Sendable () throws -> any SQLDatabase
 
-    init(
-        database: any SQLDatabase, directory: TemporaryDirectory,
-        openAnother: @escaping @Sendable () throws -> any SQLDatabase
-    ) {
+    init(database: any SQLDatabase, directory: TemporaryDirectory) {
         self.database = database
         self.directory = directory
-        self.openAnother = openAnother
+    }
+}
+
+/// Another handle on `database`, as another process (SQLite: the same file) or instance
+/// (PostgreSQL: the same URL) would open it — its own connections and writer queue.
+public func openAnotherHandle(_ database: any SQLDatabase) throws -> any SQLDatabase {
+    switch database {
+    case let sqlite as Database: try Database(path: sqlite.path)
+    case let postgres as PostgresDatabase: try PostgresDatabase(url: postgres.url, options: PostgresOptions(readerCount: 1))
+    default: preconditionFailure("no second handle for \(type(of: database))")
     }
 }
 

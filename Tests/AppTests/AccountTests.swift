@@ -95,13 +95,13 @@ struct AccountTests {
     func login() async throws {
         let h = try AppHarness()
         _ = try await h.register("ana@example.com")
-        let ok = await h.send(.post, "/v1/auth/login", json: #"{"email":"ANA@example.com","password":"correct horse"}"#)
+        let ok = await h.login("ANA@example.com")
         #expect(ok.status == 200)
         #expect(ok.json["token"] is String)
-        let wrong = await h.send(.post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"wrong horse"}"#)
+        let wrong = await h.login("ana@example.com", password: "wrong horse")
         #expect(wrong.status == 401)
         #expect(wrong.errorName == "INVALID_CREDENTIALS")
-        let unknown = await h.send(.post, "/v1/auth/login", json: #"{"email":"bob@example.com","password":"wrong horse"}"#)
+        let unknown = await h.login("bob@example.com", password: "wrong horse")
         #expect(unknown.status == 401)
         #expect(unknown.errorName == "INVALID_CREDENTIALS")
     }
@@ -111,7 +111,7 @@ struct AccountTests {
         let h = try AppHarness()
         let (first, _) = try await h.register("ana@example.com")
         let second = try #require(
-            await h.send(.post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#)
+            await h.login("ana@example.com")
                 .json["token"] as? String)
         #expect(await h.send(.post, "/v1/auth/logout", token: first).status == 204)
         #expect(await h.send(.get, "/v1/me", token: first).status == 401)
@@ -148,8 +148,8 @@ struct AccountTests {
         let (token, id) = try await h.register("ana@example.com")
         try h.database.writeSync { db in try db.run("UPDATE users SET status = 'suspended' WHERE id = ?1", [.text(id)]) }
         #expect(await h.send(.get, "/v1/me", token: token).errorName == "ACCOUNT_SUSPENDED")
-        let right = await h.send(.post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#)
-        let wrong = await h.send(.post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"wrong horse"}"#)
+        let right = await h.login("ana@example.com")
+        let wrong = await h.login("ana@example.com", password: "wrong horse")
         #expect(right.status == 401)
         #expect(right.errorName == "INVALID_CREDENTIALS")
         #expect(right.status == wrong.status)
@@ -163,29 +163,21 @@ struct AccountTests {
         let h = try AppHarness()
         _ = try await h.register("ana@example.com")
         for i in 0..<10 {
-            let reply = await h.send(
-                .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"wrong \#(i)xx"}"#,
-                remoteAddress: "10.0.0.1")
+            let reply = await h.login("ana@example.com", password: "wrong \(i)xx", from: "10.0.0.1")
             #expect(reply.status == 401)
             h.clock.advance(by: 1000)
         }
         // The attacker's network is refused, even with the right password.
-        let limited = await h.send(
-            .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#,
-            remoteAddress: "10.0.0.1")
+        let limited = await h.login("ana@example.com", from: "10.0.0.1")
         #expect(limited.status == 429)
         #expect(limited.errorName == "RATE_LIMITED")
         let retryAfter = try #require(limited.header("retry-after").flatMap(Int.init))
         #expect(retryAfter > 0 && retryAfter <= 15 * 60)
         // The owner, from another network, is not locked out.
-        let owner = await h.send(
-            .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#,
-            remoteAddress: "10.0.1.1")
+        let owner = await h.login("ana@example.com", from: "10.0.1.1")
         #expect(owner.status == 200)
         h.clock.advance(by: Int64(retryAfter) * 1000)
-        let again = await h.send(
-            .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#,
-            remoteAddress: "10.0.0.1")
+        let again = await h.login("ana@example.com", from: "10.0.0.1")
         #expect(again.status == 200)
     }
 
@@ -195,29 +187,19 @@ struct AccountTests {
         _ = try await h.register("ana@example.com")
         let budget = LoginThrottle.standard.perAccount.maxAttempts
         for i in 0..<budget {
-            let reply = await h.send(
-                .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"wrong \#(i)xx"}"#,
-                remoteAddress: "198.51.100.\(i)")
+            let reply = await h.login("ana@example.com", password: "wrong \(i)xx", from: "198.51.100.\(i)")
             #expect(reply.status == 401)
         }
         // A network that already failed for this email is refused now (it had budget left per network).
-        let repeatGuess = await h.send(
-            .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"wrong again"}"#,
-            remoteAddress: "198.51.100.0")
+        let repeatGuess = await h.login("ana@example.com", password: "wrong again", from: "198.51.100.0")
         #expect(repeatGuess.status == 429)
         // A fresh network gets one evaluated guess; after its failure it is refused too.
-        let fresh = await h.send(
-            .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"wrong fresh"}"#,
-            remoteAddress: "203.0.113.9")
+        let fresh = await h.login("ana@example.com", password: "wrong fresh", from: "203.0.113.9")
         #expect(fresh.status == 401)
-        let freshAgain = await h.send(
-            .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#,
-            remoteAddress: "203.0.113.9")
+        let freshAgain = await h.login("ana@example.com", from: "203.0.113.9")
         #expect(freshAgain.status == 429)
         // The owner from their own failure-free network still gets in.
-        let owner = await h.send(
-            .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#,
-            remoteAddress: "192.0.2.200")
+        let owner = await h.login("ana@example.com", from: "192.0.2.200")
         #expect(owner.status == 200)
     }
 
@@ -225,18 +207,12 @@ struct AccountTests {
     func loginRateLimitPerIP() async throws {
         let h = try AppHarness()
         for i in 0..<10 {
-            let reply = await h.send(
-                .post, "/v1/auth/login", json: #"{"email":"u\#(i)@example.com","password":"wrong pass"}"#,
-                remoteAddress: "192.0.2.7")
+            let reply = await h.login("u\(i)@example.com", password: "wrong pass", from: "192.0.2.7")
             #expect(reply.status == 401)
         }
-        let limited = await h.send(
-            .post, "/v1/auth/login", json: #"{"email":"other@example.com","password":"wrong pass"}"#,
-            remoteAddress: "192.0.2.7")
+        let limited = await h.login("other@example.com", password: "wrong pass", from: "192.0.2.7")
         #expect(limited.status == 429)
-        let elsewhere = await h.send(
-            .post, "/v1/auth/login", json: #"{"email":"other@example.com","password":"wrong pass"}"#,
-            remoteAddress: "192.0.2.8")
+        let elsewhere = await h.login("other@example.com", password: "wrong pass", from: "192.0.2.8")
         #expect(elsewhere.status == 401)
     }
 

@@ -20,15 +20,6 @@ final class AppHarness: Sendable {
     /// such tests are `.enabled(if: TestBackend.current == .sqlite)`.
     var sqlite: Database { database as! Database }
 
-    /// A second handle on the same database, as another process (SQLite) or instance (PostgreSQL)
-    /// would open it.
-    func openAnotherHandle() throws -> any SQLDatabase {
-        switch database {
-        case let sqlite as Database: try Database(path: sqlite.path)
-        case let postgres as PostgresDatabase: try PostgresDatabase(url: postgres.url, options: PostgresOptions(readerCount: 1))
-        default: preconditionFailure("unknown backend \(type(of: database))")
-        }
-    }
 
     init(
         defaultTier: Tier = .free, publicDirectory: String? = nil, logger: Logger? = nil, accessLog: AccessLog? = nil,
@@ -90,6 +81,19 @@ final class AppHarness: Sendable {
         else { throw HarnessError.unexpected(reply.text) }
         return (token, id)
     }
+
+    /// `POST /v1/auth/login` with this email and password, from `remoteAddress`.
+    func login(_ email: String, password: String = "correct horse", from remoteAddress: String = "127.0.0.1") async
+        -> Reply
+    {
+        await send(
+            .post, "/v1/auth/login", json: #"{"email":"\#(email)","password":"\#(password)"}"#,
+            remoteAddress: remoteAddress)
+    }
+
+    /// A second handle on the same database, as another process (SQLite) or instance (PostgreSQL)
+    /// would open it.
+    func openAnotherHandle() throws -> any SQLDatabase { try TestSupport.openAnotherHandle(database) }
 
     enum HarnessError: Error { case unexpected(String) }
 }

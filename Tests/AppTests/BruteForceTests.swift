@@ -31,18 +31,12 @@ struct BruteForceTests {
         _ = try await h.register("ana@example.com")
         _ = try await h.register("bo@example.com")
         for i in 1...10 {
-            let reply = await h.send(
-                .post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"wrong \#(i)"}"#,
-                remoteAddress: "2001:db8:9:9::\(i)")
+            let reply = await h.login("ana@example.com", password: "wrong \(i)", from: "2001:db8:9:9::\(i)")
             #expect(reply.status == 401)
         }
-        let refused = await h.send(
-            .post, "/v1/auth/login", json: #"{"email":"bo@example.com","password":"correct horse"}"#,
-            remoteAddress: "2001:db8:9:9:abcd::1")
+        let refused = await h.login("bo@example.com", from: "2001:db8:9:9:abcd::1")
         #expect(refused.status == 429)
-        let elsewhere = await h.send(
-            .post, "/v1/auth/login", json: #"{"email":"bo@example.com","password":"correct horse"}"#,
-            remoteAddress: "2001:db8:9:a::1")
+        let elsewhere = await h.login("bo@example.com", from: "2001:db8:9:a::1")
         #expect(elsewhere.status == 200)
     }
 
@@ -53,7 +47,7 @@ struct BruteForceTests {
         let statuses = await withTaskGroup(of: Int.self) { group in
             for i in 0..<30 {
                 group.addTask {
-                    await h.send(.post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"wrong \#(i)"}"#)
+                    await h.login("ana@example.com", password: "wrong \(i)")
                         .status
                 }
             }
@@ -69,7 +63,7 @@ struct BruteForceTests {
     func successLeavesNoFailure() async throws {
         let h = try AppHarness()
         _ = try await h.register("ana@example.com")
-        let ok = await h.send(.post, "/v1/auth/login", json: #"{"email":"ana@example.com","password":"correct horse"}"#)
+        let ok = await h.login("ana@example.com")
         #expect(ok.status == 200)
         let stored = try h.database.readSync { db in try db.queryOne("SELECT count(*) FROM login_failures")?[0] }
         #expect(stored == .integer(0))

@@ -3,6 +3,7 @@ import Foundation
 import Domain
 import Storage
 import Store
+import Synchronization
 import TestSupport
 import Testing
 
@@ -18,9 +19,9 @@ struct ChangeLogOrderingTests {
     func noHoles(_ backend: TestBackend) async throws {
         let storage = try backend.open(migrations: Schema.migrations(for: backend.dialect))
         let reader = storage.database
-        let handles = try (0..<Self.writers).map { _ in try storage.openAnother() }
+        let handles = try (0..<Self.writers).map { _ in try openAnotherHandle(storage.database) }
         let writing = DispatchGroup()
-        let failures = Mutexed<[String]>([])
+        let failures = Mutex<[String]>([])
         for (w, handle) in handles.enumerated() {
             DispatchQueue.global().async(group: writing) {
                 for i in 0..<Self.writesPerWriter {
@@ -36,7 +37,7 @@ struct ChangeLogOrderingTests {
                 }
             }
         }
-        let finished = Mutexed(false)
+        let finished = Mutex(false)
         writing.notify(queue: .global()) { finished.withLock { $0 = true } }
 
         // The reader follows on a Dispatch thread (`blocking`): it must not hold a cooperative thread
@@ -62,17 +63,5 @@ struct ChangeLogOrderingTests {
         #expect(holes.isEmpty, "\(holes.prefix(5))")
         #expect(position == Int64(Self.writers * Self.writesPerWriter), "after \(reads) reads")
         #expect(try reader.readSync { try ChangeLogChain.verify(on: $0) }.firstBroken == nil)
-    }
-}
-
-/// A value behind a lock, for the test's threads.
-final class Mutexed<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = DispatchSemaphore(value: 1)
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
-        lock.wait()
-        defer { lock.signal() }
-        return body(&value)
     }
 }

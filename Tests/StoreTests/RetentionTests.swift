@@ -41,7 +41,7 @@ struct SweepClaimsTests {
     @Test("of two handles claiming in the same period one wins; the next period is claimable again", arguments: TestBackend.available)
     func oncePerPeriod(_ backend: TestBackend) throws {
         let storage = try backend.open(migrations: Schema.migrations(for: backend.dialect))
-        let a = storage.database, b = try storage.openAnother()
+        let a = storage.database, b = try openAnotherHandle(storage.database)
         let minute: Int64 = 60_000
         func claim(_ db: any SQLDatabase, _ now: Int64) throws -> Bool {
             try db.writeSync { try SweepClaims.claim(job: "retention", everyMilliseconds: minute, at: now, on: $0) }

@@ -65,7 +65,7 @@ final class NotifyWatcher: ChangeWatcher, Sendable {
     /// Set by a notification or while disconnected; cleared by `changedSinceLastCheck`.
     private let pending = Atomic<Bool>(true)
     private let connected = Atomic<Bool>(false)
-    /// Owned by `queue`.
+    /// The current listener, whether `stop` was called, and the next reconnect delay.
     private let state = Mutex<(listener: PostgresListener?, stopped: Bool, delay: Double)>((nil, false, 0.1))
 
     /// Starts listening (connecting on its own queue). `wake` is called on every notification, from
