@@ -1,4 +1,4 @@
-# Shared helpers of Benchmarks/ws-echo.sh, fanout.sh and idle-sockets.sh (sourced, not run).
+# Shared helpers of the Benchmarks/*.sh scripts (sourced, not run).
 #
 # Binaries (each script builds what is not given, in release mode):
 #   CHRONIR_SERVER   chronir-server binary   (default: swift build -c release → .build/release/chronir-server)
@@ -70,20 +70,22 @@ start_ws_echo() {  # sets ECHO_PORT, ECHO_PID (no compression: the load generato
 
 # Benchmarks write as few users as fast as they can on purpose: the per-user write budgets
 # (docs/security-budgets.md) are off, or every run would measure 429s.
+# CH_DATA_DIR (default $work/data) and CH_LOG (default $work/chronir.log) let a script start several.
 start_chronir() {  # start_chronir EXTRA_FLAGS...: sets CH_PORT, CH_PID (benchmark accounts: fast hashing, no write budgets)
-    mkdir -p "$work/data"
+    local data=${CH_DATA_DIR:-$work/data}
+    mkdir -p -m 700 "$data"
     # One load generator on 127.0.0.1 plays every client: lift the per-address limits and the
     # per-user write budgets.
     CHRONIR_REGISTRATIONS_PER_IP_PER_HOUR=1000000 CHRONIR_REGISTRATIONS_PER_HOUR=1000000 \
         CHRONIR_MAX_CONNECTIONS_PER_IP=10000 CHRONIR_MAX_WEBSOCKETS_PER_IP=10000 \
-        server_start "$work/chronir.log" "$CHRONIR_SERVER" --data-dir "$work/data" --public-dir none \
+        server_start "${CH_LOG:-$work/chronir.log}" "$CHRONIR_SERVER" --data-dir "$data" --public-dir none \
         --default-tier premium --password-hashing fast --write-budget-per-minute 0 --write-bytes-per-hour 0 "$@"
     CH_PORT=$server_port
     CH_PID=$server_pid
 }
 
-seed_chronir() {  # seed_chronir USERS [--no-group]: writes $work/seed/{tokens,owner,group}
-    python3 Benchmarks/loadgen/chronir_seed.py "$CH_PORT" "$1" "$work/seed" "${@:2}"
+seed_chronir() {  # seed_chronir USERS [--no-group] [--prefix NAME]: writes ${CH_SEED_DIR:-$work/seed}/{tokens,owner,group}
+    python3 Benchmarks/loadgen/chronir_seed.py "$CH_PORT" "$1" "${CH_SEED_DIR:-$work/seed}" "${@:2}"
 }
 
 # PROFILE_DIR=DIR: chronir's first measured run is sampled with `perf record -F 999 -g` (cpu-clock;

@@ -2,9 +2,10 @@
 """Seeds a running chronir-server (started with --default-tier premium --max-members N
 --password-hashing fast) through its public HTTP API, for Benchmarks/fanout.sh and idle-sockets.sh:
 
-    chronir_seed.py PORT USERS OUTDIR [--no-group]
+    chronir_seed.py PORT USERS OUTDIR [--no-group] [--prefix NAME]
 
-registers USERS accounts (bench-N@example.com), the first creates a group and an invite code, every
+registers USERS accounts (NAME-N@example.com; NAME defaults to bench, another keeps a second set of
+accounts apart in the same database), the first creates a group and an invite code, every
 other one joins with it (not with --no-group). Writes OUTDIR/tokens (one bearer token per line, the owner's first),
 OUTDIR/group (the group id) and OUTDIR/owner (the owner's token). Four keep-alive HTTP connections in
 parallel threads; the standard library only."""
@@ -48,15 +49,17 @@ def in_parallel(port, items, work, threads=4):
 
 def main():
     port, users, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    flags = sys.argv[4:]
+    prefix = flags[flags.index("--prefix") + 1] if "--prefix" in flags else "bench"
     os.makedirs(out, exist_ok=True)
     tokens = in_parallel(port, list(range(users)), lambda conn, i: call(
         conn, "POST", "/v1/auth/register",
-        {"email": f"bench-{i}@example.com", "password": "benchmark password", "display_name": f"Bench {i}"})["token"])
+        {"email": f"{prefix}-{i}@example.com", "password": "benchmark password", "display_name": f"Bench {i}"})["token"])
     with open(os.path.join(out, "tokens"), "w") as f:
         f.write("\n".join(tokens) + "\n")
     with open(os.path.join(out, "owner"), "w") as f:
         f.write(tokens[0] + "\n")
-    if "--no-group" in sys.argv[4:]:
+    if "--no-group" in flags:
         return
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     group = call(conn, "POST", "/v1/groups", {"name": "Benchmark group"}, tokens[0])["group"]["id"]

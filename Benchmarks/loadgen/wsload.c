@@ -8,7 +8,7 @@
 //       Each connection keeps WINDOW text messages of SIZE bytes in flight; prints echoed messages/s.
 //   wsload fanout --port P --path /subscribe [--subs 1000] [--tokens FILE] [--subscribe JSON]
 //                 --method POST --target /broadcast [--auth TOKEN] [--body FMT] [--latency-runs 100]
-//                 [--seconds 10] [--inflight 4] [--backlog 100] [--settle 3]
+//                 [--seconds 10] [--inflight 4] [--backlog 100] [--settle 3] [--http-port P2]
 //       SUBS sockets (bearer tokens from FILE round-robin, SUBSCRIBE sent after the upgrade; ready when
 //       a message containing "snapshot" arrived). Then (1) latency: LATENCY_RUNS mutations one at a
 //       time (HTTP METHOD TARGET with BODY, %d → the mutation number), each waiting until every
@@ -17,6 +17,8 @@
 //       deliveries_per_s counts the deliveries within those SECONDS; then the drain. A delivery is
 //       the first "bench N" a subscriber sees for each N (concurrent mutations may commit in any
 //       order; a message naming N twice counts once). Prints one `key value` line per result.
+//       --http-port sends the mutations to another server than the subscribers' (two instances on
+//       one database: a change made on one, delivered by the other); --seconds 0 skips (2).
 //   wsload idle   --port P --path PATH [--conns 10000] [--tokens FILE] [--subscribe JSON] [--ready-file F]
 //       Opens CONNS sockets (≤ 200 handshakes at a time), waits until each is ready (the 101, or with
 //       --subscribe a "snapshot" message), prints `ready N`, writes F, then holds them (answering
@@ -79,7 +81,7 @@ typedef struct {
 } Conn;
 
 static int epfd;
-static struct sockaddr_in server;
+static struct sockaddr_in server, http_server;  // the WebSockets' server; the mutations' (fanout --http-port)
 static const char *opt_path = "/", *opt_tokens = NULL, *opt_subscribe = NULL;
 static char **tokens; static size_t token_count;
 static long ready_count, closed_count, failed_count, snapshots_after_ready;
@@ -125,7 +127,8 @@ static void conn_open(Conn *c, int kind) {
     if (c->fd < 0) die("socket");
     int one = 1;
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (connect(c->fd, (struct sockaddr *)&server, sizeof server) < 0 && errno != EINPROGRESS) die("connect");
+    const struct sockaddr_in *to = kind == HTTP ? &http_server : &server;
+    if (connect(c->fd, (const struct sockaddr *)to, sizeof *to) < 0 && errno != EINPROGRESS) die("connect");
     c->state = CONNECTING;
     c->want_out = 1;
     struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT, .data.ptr = c };
@@ -376,7 +379,7 @@ static long min_last_seen(long subs) {
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: see the comment at the top of wsload.c\n"); return 64; }
     const char *mode = argv[1];
-    long port = 0, opt_conns = 64, opt_subs = 1000, latency_runs = 100, inflight = 4, backlog = 100;
+    long port = 0, http_port = 0, opt_conns = 64, opt_subs = 1000, latency_runs = 100, inflight = 4, backlog = 100;
     double seconds = 10, warmup = 2, settle = 3;
     const char *ready_file = NULL;
     for (int i = 2; i < argc; i++) {
@@ -384,6 +387,7 @@ int main(int argc, char **argv) {
         if (!v) { fprintf(stderr, "wsload: %s needs a value\n", k); return 64; }
         i++;
         if (!strcmp(k, "--port")) port = atol(v);
+        else if (!strcmp(k, "--http-port")) http_port = atol(v);
         else if (!strcmp(k, "--path")) opt_path = v;
         else if (!strcmp(k, "--conns")) opt_conns = atol(v);
         else if (!strcmp(k, "--window")) opt_window = atol(v);
@@ -409,6 +413,8 @@ int main(int argc, char **argv) {
     server.sin_family = AF_INET;
     server.sin_port = htons((uint16_t)port);
     server.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    http_server = server;
+    if (http_port) http_server.sin_port = htons((uint16_t)http_port);
     epfd = epoll_create1(EPOLL_CLOEXEC);
     if (epfd < 0) die("epoll_create1");
     load_tokens();
@@ -485,6 +491,7 @@ int main(int argc, char **argv) {
         printf("latency_mutations %ld\nlatency_timeouts %ld\n", next_mutation - 1, timeouts);
         report_latency("latency", latencies, latency_count);
         fflush(stdout);
+        if (seconds <= 0) return 0;
 
         // (2) throughput: INFLIGHT HTTP connections, one mutation outstanding on each, while fewer
         // than BACKLOG mutations are still on their way to some subscriber (bounds the servers'
