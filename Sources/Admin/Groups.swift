@@ -27,18 +27,20 @@ struct Groups: ParsableCommand {
         }
     }
 
+    /// One group, as JSON or as a one-row table.
+    static func output(_ group: Group) -> AdminOutput { .table(group, header, [row(group)]) }
+
     /// Freezes or unfreezes `group` and prints it (shared by `freeze` and `unfreeze`).
-    static func setFrozen(_ frozen: Bool, group: String, reason: String, options: AdminOptions) throws {
-        let database = try options.openDatabase()
-        let target = try Groups.find(group, in: database)
-        let now = options.now
-        let updated = try database.writeSync {
-            try GroupStore.adminSetFrozen(groupID: target.id, frozen: frozen, reason: reason, at: now, on: $0)
-        }
-        if options.json { printJSON(updated) } else { printTable(Groups.header, [Groups.row(updated)]) }
+    static func setFrozen(_ frozen: Bool, group: String, reason: String, by command: some AdminCommand) throws {
+        try command.change(
+            find: { try Groups.find(group, in: $0) },
+            write: { target, now, db in
+                try GroupStore.adminSetFrozen(groupID: target.id, frozen: frozen, reason: reason, at: now, on: db)
+            },
+            output: { updated, _ in Groups.output(updated) })
     }
 
-    struct Freeze: ParsableCommand {
+    struct Freeze: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Freeze a group: read-only for everyone (members, owner, and this CLI) until unfrozen.",
             discussion: "Example: chronir-admin groups freeze 0b9c… --reason 'under review'")
@@ -46,20 +48,20 @@ struct Groups: ParsableCommand {
         @Argument(help: "Group id.") var group: String
         @Option(help: "Why (required; recorded in the change log).") var reason: String
 
-        func run() throws { try Groups.setFrozen(true, group: group, reason: reason, options: options) }
+        func run() throws { try Groups.setFrozen(true, group: group, reason: reason, by: self) }
     }
 
-    struct Unfreeze: ParsableCommand {
+    struct Unfreeze: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Unfreeze a group.", discussion: "Example: chronir-admin groups unfreeze 0b9c… --reason 'review done'")
         @OptionGroup var options: AdminOptions
         @Argument(help: "Group id.") var group: String
         @Option(help: "Why (required; recorded in the change log).") var reason: String
 
-        func run() throws { try Groups.setFrozen(false, group: group, reason: reason, options: options) }
+        func run() throws { try Groups.setFrozen(false, group: group, reason: reason, by: self) }
     }
 
-    struct List: ParsableCommand {
+    struct List: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "List live groups, newest first.",
             discussion: "Example: chronir-admin groups list --owner ana@example.com")
@@ -69,11 +71,9 @@ struct Groups: ParsableCommand {
         @Option(help: "At most this many (default 100).") var limit = 100
 
         func run() throws {
-            let database = try options.openDatabase()
-            let groups = try database.readSync {
-                try GroupStore.moderationList(search: search, ownerEmail: owner, limit: limit, on: $0)
-            }
-            if options.json { printJSON(groups) } else { printTable(Groups.header, groups.map(Groups.row)) }
+            try inspect(
+                read: { try GroupStore.moderationList(search: search, ownerEmail: owner, limit: limit, on: $0) },
+                output: { .table($0, Groups.header, $0.map(Groups.row)) })
         }
     }
 
@@ -103,7 +103,7 @@ struct Groups: ParsableCommand {
         }
     }
 
-    struct Show: ParsableCommand {
+    struct Show: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show a group: members and roles, invite code status (expiry, failed attempts, lock).",
             discussion: "Example: chronir-admin groups show 0b9c…")
@@ -111,21 +111,24 @@ struct Groups: ParsableCommand {
         @Argument(help: "Group id.") var group: String
 
         func run() throws {
-            let database = try options.openDatabase()
             let now = options.now
-            let target = try Groups.find(group, in: database)
-            let report = try database.readSync { db -> Report in
-                let group = try GroupStore.liveGroup(target.id, on: db)
-                let code = try InviteCodeStore.status(groupID: group.id, at: now, on: db)
-                return Report(
-                    group: group, members: try GroupStore.activeMembers(groupID: group.id, on: db),
-                    inviteCode: code.record.map {
-                        CodeReport(
-                            createdAt: $0.createdAt, expiresAt: $0.expiresAt, disabledAt: $0.disabledAt,
-                            recentFailures: code.recentFailures, lockedUntil: code.lockedUntil)
-                    })
-            }
-            if options.json { printJSON(report); return }
+            try inspect(
+                find: { try Groups.find(group, in: $0) },
+                read: { target, db -> Report in
+                    let group = try GroupStore.liveGroup(target.id, on: db)
+                    let code = try InviteCodeStore.status(groupID: group.id, at: now, on: db)
+                    return Report(
+                        group: group, members: try GroupStore.activeMembers(groupID: group.id, on: db),
+                        inviteCode: code.record.map {
+                            CodeReport(
+                                createdAt: $0.createdAt, expiresAt: $0.expiresAt, disabledAt: $0.disabledAt,
+                                recentFailures: code.recentFailures, lockedUntil: code.lockedUntil)
+                        })
+                },
+                output: { report in AdminOutput(json: report) { Self.printText(report, now: now) } })
+        }
+
+        static func printText(_ report: Report, now: Int64) {
             printTable(Groups.header, [Groups.row(report.group)])
             print("")
             printTable(Members.header, report.members.map(Members.row))
@@ -141,7 +144,7 @@ struct Groups: ParsableCommand {
         }
     }
 
-    struct Rename: ParsableCommand {
+    struct Rename: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Rename a group.", discussion: "Example: chronir-admin groups rename 0b9c… 'Flat 4B' --reason 'abusive name'")
         @OptionGroup var options: AdminOptions
@@ -150,17 +153,16 @@ struct Groups: ParsableCommand {
         @Option(help: "Why (recorded in the change log).") var reason: String?
 
         func run() throws {
-            let database = try options.openDatabase()
-            let target = try Groups.find(group, in: database)
-            let now = options.now
-            let renamed = try database.writeSync {
-                try GroupStore.adminRename(groupID: target.id, name: name, reason: reason, at: now, on: $0)
-            }
-            if options.json { printJSON(renamed) } else { printTable(Groups.header, [Groups.row(renamed)]) }
+            try change(
+                find: { try Groups.find(group, in: $0) },
+                write: { target, now, db in
+                    try GroupStore.adminRename(groupID: target.id, name: name, reason: reason, at: now, on: db)
+                },
+                output: { renamed, _ in Groups.output(renamed) })
         }
     }
 
-    struct Delete: ParsableCommand {
+    struct Delete: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete a group (soft delete: every member loses access at once).",
             discussion: "Example: chronir-admin groups delete 0b9c… --reason 'reported spam' --yes")
@@ -171,24 +173,18 @@ struct Groups: ParsableCommand {
         @Flag(help: "Show what would be deleted and change nothing.") var dryRun = false
 
         func run() throws {
-            let database = try options.openDatabase()
-            let target = try Groups.find(group, in: database)
-            if dryRun {
-                if options.json {
-                    printJSON(["would_delete": target])
-                } else {
-                    print("would delete group \(target.id) '\(target.name)' with \(target.memberCount) members")
-                }
-                return
-            }
-            try confirm("Delete group '\(target.name)' (\(target.memberCount) members lose access)?", yes: yes)
-            let now = options.now
-            try database.writeSync { try GroupStore.adminDelete(groupID: target.id, reason: reason, at: now, on: $0) }
-            if options.json { printJSON(["deleted_group": target.id]) } else { print("deleted group \(target.id)") }
+            try change(
+                find: { try Groups.find(group, in: $0) },
+                preview: dryRun
+                    ? { .line(["would_delete": $0], "would delete group \($0.id) '\($0.name)' with \($0.memberCount) members") }
+                    : nil,
+                confirm: { "Delete group '\($0.name)' (\($0.memberCount) members lose access)?" }, yes: yes,
+                write: { target, now, db in try GroupStore.adminDelete(groupID: target.id, reason: reason, at: now, on: db) },
+                output: { _, target in .line(["deleted_group": target.id], "deleted group \(target.id)") })
         }
     }
 
-    struct Transfer: ParsableCommand {
+    struct Transfer: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Make an active member the owner (the old owner becomes admin).",
             discussion: "Example: chronir-admin groups transfer 0b9c… bob@example.com --reason 'owner left the household'")
@@ -198,14 +194,12 @@ struct Groups: ParsableCommand {
         @Option(help: "Why (recorded in the change log).") var reason: String?
 
         func run() throws {
-            let database = try options.openDatabase()
-            let target = try Groups.find(group, in: database)
-            let userID = try Users.find(user, in: database).id
-            let now = options.now
-            let detail = try database.writeSync {
-                try GroupStore.adminTransfer(groupID: target.id, userID: userID, reason: reason, at: now, on: $0)
-            }
-            if options.json { printJSON(detail) } else { printTable(Members.header, detail.members.map(Members.row)) }
+            try change(
+                find: { (groupID: try Groups.find(group, in: $0).id, userID: try Users.find(user, in: $0).id) },
+                write: { target, now, db in
+                    try GroupStore.adminTransfer(groupID: target.groupID, userID: target.userID, reason: reason, at: now, on: db)
+                },
+                output: { detail, _ in .table(detail, Members.header, detail.members.map(Members.row)) })
         }
     }
 }
@@ -220,21 +214,24 @@ struct Members: ParsableCommand {
         [m.userID, m.displayName, m.role.rawValue, m.status.rawValue, m.joinedAt.description]
     }
 
-    struct List: ParsableCommand {
+    /// One membership, as JSON or as a one-row table.
+    static func output(_ member: GroupMember) -> AdminOutput { .table(member, header, [row(member)]) }
+
+    struct List: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Active members of a group with their roles.", discussion: "Example: chronir-admin members list 0b9c…")
         @OptionGroup var options: AdminOptions
         @Argument(help: "Group id.") var group: String
 
         func run() throws {
-            let database = try options.openDatabase()
-            let target = try Groups.find(group, in: database)
-            let members = try database.readSync { try GroupStore.activeMembers(groupID: target.id, on: $0) }
-            if options.json { printJSON(members) } else { printTable(Members.header, members.map(Members.row)) }
+            try inspect(
+                find: { try Groups.find(group, in: $0) },
+                read: { target, db in try GroupStore.activeMembers(groupID: target.id, on: db) },
+                output: { .table($0, Members.header, $0.map(Members.row)) })
         }
     }
 
-    struct Remove: ParsableCommand {
+    struct Remove: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Remove a member (not the owner: transfer first). Their access ends at once.",
             discussion: "Example: chronir-admin members remove 0b9c… bob@example.com --reason harassment --yes")
@@ -245,19 +242,18 @@ struct Members: ParsableCommand {
         @Flag(help: "Do not ask for confirmation.") var yes = false
 
         func run() throws {
-            let database = try options.openDatabase()
-            let groupID = try Groups.find(group, in: database).id
-            let target = try Users.find(user, in: database)
-            try confirm("Remove \(target.email) from group \(groupID)?", yes: yes)
-            let now = options.now
-            let member = try database.writeSync {
-                try GroupStore.adminRemoveMember(groupID: groupID, userID: target.id, reason: reason, at: now, on: $0)
-            }
-            if options.json { printJSON(member) } else { printTable(Members.header, [Members.row(member)]) }
+            try change(
+                find: { (groupID: try Groups.find(group, in: $0).id, user: try Users.find(user, in: $0)) },
+                confirm: { "Remove \($0.user.email) from group \($0.groupID)?" }, yes: yes,
+                write: { target, now, db in
+                    try GroupStore.adminRemoveMember(
+                        groupID: target.groupID, userID: target.user.id, reason: reason, at: now, on: db)
+                },
+                output: { member, _ in Members.output(member) })
         }
     }
 
-    struct Role: ParsableCommand {
+    struct Role: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Set a member's role to admin or member.",
             discussion: "Example: chronir-admin members role 0b9c… bob@example.com admin")
@@ -271,14 +267,13 @@ struct Members: ParsableCommand {
             guard let role = GroupRole(rawValue: role), role != .owner else {
                 throw AdminError("role must be admin or member (ownership moves with `groups transfer`)")
             }
-            let database = try options.openDatabase()
-            let groupID = try Groups.find(group, in: database).id
-            let userID = try Users.find(user, in: database).id
-            let now = options.now
-            let member = try database.writeSync {
-                try GroupStore.adminChangeRole(groupID: groupID, userID: userID, role: role, reason: reason, at: now, on: $0)
-            }
-            if options.json { printJSON(member) } else { printTable(Members.header, [Members.row(member)]) }
+            try change(
+                find: { (groupID: try Groups.find(group, in: $0).id, userID: try Users.find(user, in: $0).id) },
+                write: { target, now, db in
+                    try GroupStore.adminChangeRole(
+                        groupID: target.groupID, userID: target.userID, role: role, reason: reason, at: now, on: db)
+                },
+                output: { member, _ in Members.output(member) })
         }
     }
 }

@@ -10,7 +10,7 @@ struct Invites: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Rotate, disable or unlock a group's invite code.", subcommands: [Rotate.self, Disable.self, Unlock.self])
 
-    struct Rotate: ParsableCommand {
+    struct Rotate: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create or replace the group's invite code and print it once (the old code stops working).",
             discussion: "Needs the server secret (server.secret next to the database). Example: chronir-admin invites rotate 0b9c…")
@@ -19,23 +19,25 @@ struct Invites: ParsableCommand {
         @Option(help: "Why (recorded in the change log).") var reason: String?
 
         func run() throws {
-            let database = try options.openDatabase()
-            let groupID = try Groups.find(group, in: database).id
-            let secret = try ServerSecret.loadOrCreate(path: options.secretPath)
-            let now = options.now
-            let (code, record) = try database.writeSync {
-                try ServerSecret.checkFingerprint(secret, at: now, on: $0)
-                return try InviteCodeStore.adminRotate(groupID: groupID, secret: secret, reason: reason, at: now, on: $0)
-            }
-            if options.json {
-                printJSON(["code": code.text, "expires_at": record.expiresAt.description])
-            } else {
-                print("code: \(code.text)  (expires \(record.expiresAt); shown once)")
-            }
+            try change(
+                find: {
+                    (groupID: try Groups.find(group, in: $0).id, secret: try ServerSecret.loadOrCreate(path: options.secretPath))
+                },
+                write: { target, now, db in
+                    try ServerSecret.checkFingerprint(target.secret, at: now, on: db)
+                    return try InviteCodeStore.adminRotate(
+                        groupID: target.groupID, secret: target.secret, reason: reason, at: now, on: db)
+                },
+                output: { rotated, _ in
+                    let (code, record) = rotated
+                    return .line(
+                        ["code": code.text, "expires_at": record.expiresAt.description],
+                        "code: \(code.text)  (expires \(record.expiresAt); shown once)")
+                })
         }
     }
 
-    struct Disable: ParsableCommand {
+    struct Disable: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Disable the group's invite code.", discussion: "Example: chronir-admin invites disable 0b9c… --reason leaked")
         @OptionGroup var options: AdminOptions
@@ -43,15 +45,14 @@ struct Invites: ParsableCommand {
         @Option(help: "Why (recorded in the change log).") var reason: String?
 
         func run() throws {
-            let database = try options.openDatabase()
-            let groupID = try Groups.find(group, in: database).id
-            let now = options.now
-            try database.writeSync { try InviteCodeStore.adminDisable(groupID: groupID, reason: reason, at: now, on: $0) }
-            if options.json { printJSON(["disabled": true]) } else { print("invite code disabled") }
+            try change(
+                find: { try Groups.find(group, in: $0) },
+                write: { target, now, db in try InviteCodeStore.adminDisable(groupID: target.id, reason: reason, at: now, on: db) },
+                output: { _, _ in .line(["disabled": true], "invite code disabled") })
         }
     }
 
-    struct Unlock: ParsableCommand {
+    struct Unlock: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Clear the code's lockout and its failed-attempt count.",
             discussion: "Example: chronir-admin invites unlock 0b9c… --reason 'owner mistyped'")
@@ -60,17 +61,10 @@ struct Invites: ParsableCommand {
         @Option(help: "Why (recorded in the change log).") var reason: String?
 
         func run() throws {
-            let database = try options.openDatabase()
-            let groupID = try Groups.find(group, in: database).id
-            let now = options.now
-            let cleared = try database.writeSync {
-                try InviteCodeStore.adminUnlock(groupID: groupID, reason: reason, at: now, on: $0)
-            }
-            if options.json {
-                printJSON(["cleared": cleared])
-            } else {
-                print(cleared ? "lock and failure count cleared" : "nothing to clear")
-            }
+            try change(
+                find: { try Groups.find(group, in: $0) },
+                write: { target, now, db in try InviteCodeStore.adminUnlock(groupID: target.id, reason: reason, at: now, on: db) },
+                output: { cleared, _ in .line(["cleared": cleared], cleared ? "lock and failure count cleared" : "nothing to clear") })
         }
     }
 }
@@ -85,7 +79,7 @@ struct Invitations: ParsableCommand {
         [i.id, i.groupID, i.method.rawValue, i.inviteeEmail ?? "-", i.role.rawValue, i.status.rawValue, i.expiresAt.description]
     }
 
-    struct List: ParsableCommand {
+    struct List: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Invitations, newest first.", discussion: "Example: chronir-admin invitations list --status pending")
         @OptionGroup var options: AdminOptions
@@ -99,16 +93,14 @@ struct Invitations: ParsableCommand {
                 guard let parsed = Invitation.Status(rawValue: status) else { throw AdminError("unknown status \(status)") }
                 wanted = parsed
             }
-            let database = try options.openDatabase()
             let now = options.now
-            let invitations = try database.readSync {
-                try InvitationStore.moderationList(groupID: group, status: wanted, limit: limit, at: now, on: $0)
-            }
-            if options.json { printJSON(invitations) } else { printTable(Invitations.header, invitations.map(Invitations.row)) }
+            try inspect(
+                read: { try InvitationStore.moderationList(groupID: group, status: wanted, limit: limit, at: now, on: $0) },
+                output: { .table($0, Invitations.header, $0.map(Invitations.row)) })
         }
     }
 
-    struct Revoke: ParsableCommand {
+    struct Revoke: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Revoke an invitation.", discussion: "Example: chronir-admin invitations revoke 5d1e… --reason spam")
         @OptionGroup var options: AdminOptions
@@ -116,12 +108,9 @@ struct Invitations: ParsableCommand {
         @Option(help: "Why (recorded in the change log).") var reason: String?
 
         func run() throws {
-            let database = try options.openDatabase()
-            let now = options.now
-            let invitation = try database.writeSync {
-                try InvitationStore.adminRevoke(id: id, reason: reason, at: now, on: $0)
-            }
-            if options.json { printJSON(invitation) } else { printTable(Invitations.header, [Invitations.row(invitation)]) }
+            try change(
+                write: { now, db in try InvitationStore.adminRevoke(id: id, reason: reason, at: now, on: db) },
+                output: { .table($0, Invitations.header, [Invitations.row($0)]) })
         }
     }
 }

@@ -24,11 +24,10 @@ struct Users: ParsableCommand {
         return found
     }
 
-    static func report(_ user: User, json: Bool) {
-        if json { printJSON(user) } else { printTable(header, [row(user)]) }
-    }
+    /// One account, as JSON or as a one-row table.
+    static func output(_ user: User) -> AdminOutput { .table(user, header, [row(user)]) }
 
-    struct List: ParsableCommand {
+    struct List: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "List accounts.", discussion: "Example: chronir-admin users list --search example.com")
         @OptionGroup var options: AdminOptions
@@ -36,24 +35,24 @@ struct Users: ParsableCommand {
         @Option(help: "At most this many (default 100).") var limit = 100
 
         func run() throws {
-            let database = try options.openDatabase()
-            let users = try database.readSync { try AccountStore.list(search: search, limit: limit, on: $0) }
-            if options.json { printJSON(users) } else { printTable(Users.header, users.map(Users.row)) }
+            try inspect(
+                read: { try AccountStore.list(search: search, limit: limit, on: $0) },
+                output: { .table($0, Users.header, $0.map(Users.row)) })
         }
     }
 
-    struct Show: ParsableCommand {
+    struct Show: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show one account (by id or email).", discussion: "Example: chronir-admin users show ana@example.com")
         @OptionGroup var options: AdminOptions
         @Argument(help: "User id or email.") var user: String
 
         func run() throws {
-            Users.report(try Users.find(user, in: try options.openDatabase()), json: options.json)
+            try inspect(find: { try Users.find(user, in: $0) }, read: { user, _ in user }, output: Users.output)
         }
     }
 
-    struct Create: ParsableCommand {
+    struct Create: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create an account (bootstrap).",
             discussion: """
@@ -80,19 +79,18 @@ struct Users: ParsableCommand {
             }
             try AccountRules.validatePassword(password)
             let hash = PasswordHash.make(password: password)
-            let database = try options.openDatabase()
-            let now = options.now
-            let user = try database.writeSync { db in
-                try AccountStore.register(
-                    email: normalized, displayName: displayName, passwordHash: hash, tier: tier, at: now, on: db,
-                    actor: .admin)
-            }
-            if options.json {
-                printJSON(Created(user: user, oneTimePassword: generated ? password : nil))
-            } else {
-                Users.report(user, json: false)
-                if generated { print("one-time password: \(password)") }
-            }
+            try change(
+                write: { now, db in
+                    try AccountStore.register(
+                        email: normalized, displayName: displayName, passwordHash: hash, tier: tier, at: now, on: db,
+                        actor: .admin)
+                },
+                output: { user in
+                    AdminOutput(json: Created(user: user, oneTimePassword: generated ? password : nil)) {
+                        Users.output(user).text()
+                        if generated { print("one-time password: \(password)") }
+                    }
+                })
         }
     }
 
@@ -112,7 +110,7 @@ struct Users: ParsableCommand {
         }
     }
 
-    struct SetTier: ParsableCommand {
+    struct SetTier: AdminCommand {
         static let configuration = CommandConfiguration(
             commandName: "set-tier", abstract: "Change an account's tier.",
             discussion: "Example: chronir-admin users set-tier ana@example.com premium --reason 'paid annual plan'")
@@ -123,17 +121,16 @@ struct Users: ParsableCommand {
 
         func run() throws {
             guard let tier = Tier(rawValue: tier) else { throw AdminError("tier must be free, plus or premium") }
-            let database = try options.openDatabase()
-            let id = try Users.find(user, in: database).id
-            let now = options.now
-            let updated = try database.writeSync { db in
-                try AccountStore.setTier(userID: id, tier: tier, actor: .admin, reason: reason, at: now, on: db)
-            }
-            Users.report(updated, json: options.json)
+            try change(
+                find: { try Users.find(user, in: $0) },
+                write: { target, now, db in
+                    try AccountStore.setTier(userID: target.id, tier: tier, actor: .admin, reason: reason, at: now, on: db)
+                },
+                output: { updated, _ in Users.output(updated) })
         }
     }
 
-    struct Suspend: ParsableCommand {
+    struct Suspend: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Suspend an account: it can no longer sign in and every token is revoked.",
             discussion: "Example: chronir-admin users suspend ana@example.com --reason 'spam' --yes")
@@ -143,19 +140,18 @@ struct Users: ParsableCommand {
         @Flag(help: "Do not ask for confirmation.") var yes = false
 
         func run() throws {
-            let database = try options.openDatabase()
-            let target = try Users.find(user, in: database)
-            try confirm("Suspend \(target.email) and revoke all their sessions?", yes: yes)
-            let now = options.now
-            let updated = try database.writeSync { db in
-                try AccountStore.setStatus(
-                    userID: target.id, status: .suspended, actor: .admin, reason: reason, at: now, on: db)
-            }
-            Users.report(updated, json: options.json)
+            try change(
+                find: { try Users.find(user, in: $0) },
+                confirm: { "Suspend \($0.email) and revoke all their sessions?" }, yes: yes,
+                write: { target, now, db in
+                    try AccountStore.setStatus(
+                        userID: target.id, status: .suspended, actor: .admin, reason: reason, at: now, on: db)
+                },
+                output: { updated, _ in Users.output(updated) })
         }
     }
 
-    struct Unsuspend: ParsableCommand {
+    struct Unsuspend: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Reinstate a suspended account (it signs in again with its password).",
             discussion: "Example: chronir-admin users unsuspend ana@example.com --reason 'appeal accepted'")
@@ -164,17 +160,16 @@ struct Users: ParsableCommand {
         @Option(help: "Why (required; recorded in the change log).") var reason: String
 
         func run() throws {
-            let database = try options.openDatabase()
-            let id = try Users.find(user, in: database).id
-            let now = options.now
-            let updated = try database.writeSync { db in
-                try AccountStore.setStatus(userID: id, status: .active, actor: .admin, reason: reason, at: now, on: db)
-            }
-            Users.report(updated, json: options.json)
+            try change(
+                find: { try Users.find(user, in: $0) },
+                write: { target, now, db in
+                    try AccountStore.setStatus(userID: target.id, status: .active, actor: .admin, reason: reason, at: now, on: db)
+                },
+                output: { updated, _ in Users.output(updated) })
         }
     }
 
-    struct Delete: ParsableCommand {
+    struct Delete: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete an account: the same cascade as DELETE /v1/me, in one transaction.",
             discussion: """
@@ -188,14 +183,13 @@ struct Users: ParsableCommand {
         @Flag(help: "Do not ask for confirmation.") var yes = false
 
         func run() throws {
-            let database = try options.openDatabase()
-            let target = try Users.find(user, in: database)
-            try confirm("Delete the account \(target.email) for good?", yes: yes)
-            let now = options.now
-            try database.writeSync {
-                try GroupStore.deleteAccount(userID: target.id, at: now, on: $0, actor: .admin, reason: reason)
-            }
-            if options.json { printJSON(["deleted_user": target.id]) } else { print("deleted account \(target.id)") }
+            try change(
+                find: { try Users.find(user, in: $0) },
+                confirm: { "Delete the account \($0.email) for good?" }, yes: yes,
+                write: { target, now, db in
+                    try GroupStore.deleteAccount(userID: target.id, at: now, on: db, actor: .admin, reason: reason)
+                },
+                output: { _, target in .line(["deleted_user": target.id], "deleted account \(target.id)") })
         }
     }
 }
