@@ -97,6 +97,20 @@ end
 LUA
 }
 
+# fdatasync_rate SECONDS: how many 8 KiB write + fdatasync rounds this disk does per second now (what
+# one COMMIT that waits for the disk costs at least; it varies from minute to minute on a shared VM).
+fdatasync_rate() {
+    python3 - "$work/fsync.probe" "$1" <<'PY'
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o600)
+block, n, seconds = b"\0" * 8192, 0, float(sys.argv[2])
+end = time.monotonic() + seconds
+while time.monotonic() < end:
+    os.pwrite(fd, block, 0); os.fdatasync(fd); n += 1
+print(round(n / seconds))
+PY
+}
+
 # wrk_ms FILE PERCENT: wrk's latency percentile in milliseconds (wrk prints us, ms or s).
 wrk_ms() {
     awk -v p="$2%" '$1 == p {
@@ -109,6 +123,7 @@ wrk_ms() {
 write_phase() {
     local name=$1 port i=0 files=() wrk_pids=() f
     shift
+    note "$name.fdatasync" "$(fdatasync_rate 1)"
     log "writes: $name ($# instance(s), ${seconds}s)"
     for port in "$@"; do
         i=$((i + 1))
@@ -256,27 +271,18 @@ for run in "locked on" "locked off" "unlocked on"; do
         -f "$work/$1.sql" "$pg_url" >"$work/pgbench.$1.$2" 2>&1 || { cat "$work/pgbench.$1.$2" >&2; exit 1; }
     note "pgbench.$1.$2" "$(awk '/^tps/ {printf "%.0f", $3}' "$work/pgbench.$1.$2")"
 done
-# What one WAL flush costs on this disk: 8 KiB written and fdatasync'ed in a loop for 2 s.
-note fdatasync_per_s "$(python3 - "$work/pg/fsync.probe" <<'PY'
-import os, sys, time
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o600)
-block, n, end = b"\0" * 8192, 0, time.monotonic() + 2
-while time.monotonic() < end:
-    os.pwrite(fd, block, 0); os.fdatasync(fd); n += 1
-print(round(n / 2))
-PY
-)"
+note fdatasync_per_s "$(fdatasync_rate 2)"
 
 # ---------------------------------------------------------------- the tables
 
 echo
-echo "| backend | instances | commit waits for the disk | writes/s | p50 | p99 | load |"
-echo "|---|---|---|---|---|---|---|"
+echo "| backend | instances | commit waits for the disk | writes/s | p50 | p99 | load | disk fdatasync/s just before |"
+echo "|---|---|---|---|---|---|---|---|"
 for row in "sqlite1 SQLite 1 no_(durability_normal,_the_default)" "sqlite1full SQLite 1 yes_(durability_full)" \
     "postgres1 PostgreSQL 1 yes_(synchronous_commit_on,_the_default)" "postgres2 PostgreSQL 2 yes" \
     "postgres2async PostgreSQL 2 no_(synchronous_commit_off)"; do
     set -- $row
-    echo "| $2 | $3 | ${4//_/ } | $(got "$1.writes_per_s") | $(got "$1.p50") ms | $(got "$1.p99") ms | $(got "$1.load") |"
+    echo "| $2 | $3 | ${4//_/ } | $(got "$1.writes_per_s") | $(got "$1.p50") ms | $(got "$1.p99") ms | $(got "$1.load") | $(got "$1.fdatasync") |"
 done
 echo
 echo "| delivery to $subs subscribers | p50 | p99 | max | under load p50 / p99 | deliveries/s | subscribing took | load |"
@@ -294,7 +300,7 @@ echo "|---|---|"
 echo "| writer lock + chained change-log append, synchronous_commit on | $(got pgbench.locked.on) |"
 echo "| the same, synchronous_commit off | $(got pgbench.locked.off) |"
 echo "| no lock, seqs from a sequence, synchronous_commit on (next step 2) | $(got pgbench.unlocked.on) |"
-echo "| (this disk: 8 KiB write + fdatasync) | $(got fdatasync_per_s)/s |"
+echo "| (this disk after them: 8 KiB write + fdatasync) | $(got fdatasync_per_s)/s |"
 echo
 echo "| change log | rows | table + indexes | bytes/row | average document by kind (rows) |"
 echo "|---|---|---|---|---|"
