@@ -48,7 +48,7 @@ struct Users: ParsableCommand {
         @Argument(help: "User id or email.") var user: String
 
         func run() throws {
-            try inspect(find: { try Users.find(user, in: $0) }, read: { user, _ in user }, output: Users.output)
+            emit(Users.output(try Users.find(user, in: try options.openDatabase())))
         }
     }
 
