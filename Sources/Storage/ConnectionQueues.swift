@@ -43,6 +43,8 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
     /// call walked N nested thunks, and the process overflowed its stack after ~400,000 commits
     /// (issue 13; `CommitObserverTests`).
     private let commitObserver = Mutex<CommitObserver?>(nil)
+    /// Writes waiting for the writer queue, oldest first (see `write`); drained only on the queue.
+    private let pendingWrites = Mutex<[PendingWrite]>([])
 
     /// The commit callback, boxed in a struct so its stored representation is fixed (see above).
     private struct CommitObserver: Sendable {
@@ -59,17 +61,96 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
     }
 
     /// Runs body on the writer queue inside one `.immediate` transaction; commits or rolls back.
+    ///
+    /// Group commit: writes that queue up while the writer is busy share one transaction and one
+    /// COMMIT (at most `maxWritesPerCommit`), each inside its own SAVEPOINT, so a body that throws
+    /// undoes only its own statements and fails alone. The caller resumes only after the COMMIT that
+    /// holds its work succeeded — an acknowledged write is durable exactly as a lone one — and a
+    /// failed COMMIT fails every write of the batch. Why: a COMMIT that waits for the disk
+    /// (PostgreSQL's default, SQLite `--durability full`) costs one flush; under the cross-instance
+    /// writer lock flushes cannot overlap, so one flush per write capped writes/s at the disk's flush
+    /// rate (docs/scaling.md). Bodies see the writes batched before them, as they would have
+    /// committed first.
     public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        let observer = observer
         let queued = observer == nil ? 0 : uptimeNanoseconds()
         return try await withCheckedThrowingContinuation { continuation in
-            writerQueue.async { [writer] in
-                let started = observer == nil ? 0 : uptimeNanoseconds()
-                let result = Result { try writer.connection().transaction(.immediate, body) }
-                if let observer { Self.report(observer, .write, queued, started) }
-                if case .success = result { self.committed() }
-                continuation.resume(with: result)
+            let write = PendingWrite(
+                queued: queued,
+                run: { connection in
+                    let value = try body(connection)
+                    return { continuation.resume(returning: value) }
+                },
+                fail: { continuation.resume(throwing: $0) })
+            pendingWrites.withLock { $0.append(write) }
+            writerQueue.async { self.commitPendingWrites() }
+        }
+    }
+
+    /// Async writes waiting for the writer (queued behind the running transaction).
+    public var queuedWrites: Int { pendingWrites.withLock { $0.count } }
+
+    /// Writes at most one COMMIT carries (see `write`): bounds how long the first of a batch waits
+    /// for the others' statements.
+    public static var maxWritesPerCommit: Int { 64 }
+
+    /// A queued `write`: `run` executes the body inside the open transaction and returns what
+    /// resumes the caller once the transaction committed; `fail` resumes it with an error.
+    private struct PendingWrite: Sendable {
+        let queued: UInt64
+        let run: @Sendable (any SQLConnection) throws -> @Sendable () -> Void
+        let fail: @Sendable (any Error) -> Void
+    }
+
+    /// Runs the queued writes (up to `maxWritesPerCommit`) in one transaction on the writer queue.
+    /// Stops the batch at the first body that throws: the writes after it go back to the head of the
+    /// queue for the next transaction, so none runs in a transaction an engine may have aborted.
+    private func commitPendingWrites() {
+        dispatchPrecondition(condition: .onQueue(writerQueue))
+        let batch = pendingWrites.withLock { queue in
+            let taken = Array(queue.prefix(Self.maxWritesPerCommit))
+            queue.removeFirst(taken.count)
+            return taken
+        }
+        guard !batch.isEmpty else { return }
+        let started = observer == nil ? 0 : uptimeNanoseconds()
+        var acknowledged: [@Sendable () -> Void] = []
+        var failed: (index: Int, error: any Error)?
+        let outcome = Result {
+            try writer.connection().transaction(.immediate) { transaction in
+                for (index, write) in batch.enumerated() {
+                    do {
+                        // A lone write needs no savepoint: its failure rolls the transaction back.
+                        acknowledged.append(
+                            batch.count == 1
+                                ? try write.run(transaction)
+                                : try transaction.transaction(.immediate) { try write.run($0) })
+                    } catch {
+                        failed = (index, error)
+                        if batch.count == 1 { throw error }
+                        return
+                    }
+                }
             }
+        }
+        if let observer {
+            for write in batch { Self.report(observer, .write, write.queued, started) }
+        }
+        if let failed {
+            batch[failed.index].fail(failed.error)
+            let rest = batch[(failed.index + 1)...]
+            if !rest.isEmpty {
+                pendingWrites.withLock { $0.insert(contentsOf: rest, at: 0) }
+                writerQueue.async { self.commitPendingWrites() }
+            }
+        }
+        switch outcome {
+        case .success:
+            if !acknowledged.isEmpty { committed() }
+            for resume in acknowledged { resume() }
+        case .failure(let error):
+            // BEGIN, the lock, a RELEASE or the COMMIT failed: nothing of the batch is stored.
+            // Every write before the one that failed on its own ran in it (all of them when none did).
+            for write in batch[..<(failed?.index ?? batch.count)] { write.fail(error) }
         }
     }
 
@@ -217,6 +298,8 @@ extension QueuedDatabase {
     public func withWriter<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try queues.withWriter(body) }
 
     public func onCommit(_ observer: @escaping @Sendable () -> Void) { queues.onCommit(observer) }
+
+    public var queuedWrites: Int { queues.queuedWrites }
 
     public func close() { queues.close() }
 }

@@ -8,7 +8,9 @@ public protocol SQLDatabase: Sendable {
     /// The engine behind it.
     var dialect: SQLDialect { get }
 
-    /// Runs `body` on the writer in one `.immediate` transaction; commits or rolls back.
+    /// Runs `body` on the writer in one `.immediate` transaction; commits or rolls back. Writes queued
+    /// together may share one transaction and COMMIT, each in its own savepoint (group commit,
+    /// `ConnectionQueues.write`): `body` must not assume it is alone in its transaction.
     @discardableResult
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
 
@@ -29,6 +31,9 @@ public protocol SQLDatabase: Sendable {
     /// Sets the one observer called after every successful `write`/`writeSync` of this process (it
     /// must only schedule work). Replaces any earlier observer.
     func onCommit(_ observer: @escaping @Sendable () -> Void)
+
+    /// Async writes waiting for the writer right now (they will share COMMITs: group commit).
+    var queuedWrites: Int { get }
 
     /// Closes every connection; later calls throw. Idempotent.
     func close()
