@@ -48,6 +48,11 @@ public enum ClusterPresenceStore {
         instance: String, changes: [String: Set<String>], all: [String: Set<String>], at now: Int64,
         staleAfter: Int64, on db: any SQLConnection
     ) throws -> TickResult {
+        if db.dialect == .postgres {
+            // Presence is rewritten every interval and worthless after a database crash: COMMIT need
+            // not wait for the WAL flush, so the writer lock this transaction holds is released sooner.
+            try db.run("SELECT set_config('synchronous_commit', 'off', true)", [])
+        }
         let refreshed = try db.run(
             "UPDATE instances SET heartbeat_ms = ?2 WHERE instance_id = ?1", [.text(instance), .integer(now)])
         let rejoined = refreshed == 0
