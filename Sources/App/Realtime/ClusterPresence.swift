@@ -110,6 +110,7 @@ final class ClusterPresence: @unchecked Sendable {
 
     /// Deletes this instance's rows (graceful shutdown) and stops; blocks until done. Idempotent.
     func stop() {
+        dispatchPrecondition(condition: .notOnQueue(queue))
         queue.sync {
             guard !stopped else { return }
             stopped = true
@@ -162,6 +163,7 @@ final class ClusterPresence: @unchecked Sendable {
     }
 
     private func scheduleDrain() {
+        dispatchPrecondition(condition: .onQueue(queue))
         guard !drainScheduled, !stopped, pendingAll || !pendingGroups.isEmpty else { return }
         drainScheduled = true
         queue.async { [self] in drain() }
