@@ -74,7 +74,8 @@ public enum HubAction: Equatable, Sendable {
 ///   `ChangeFeed.batches(after: position)` (all topics) and call `ingest`; loop while the read was full.
 /// - write progress: `outboundBuffered(id, bytes:)` with the bytes still queued (0 when drained).
 /// - logout: `sessionRevoked(id)` / `sessionsRevoked(userID:)`.
-/// - presence: `flushPresence()` every `limits.presenceIntervalMilliseconds` (one repeating timer).
+/// - presence: `flushPresence()` every `limits.presenceIntervalMilliseconds` (one repeating timer),
+///   then `takeLocalPresence()` for the other instances; their users: `setClusterPresence`.
 /// - `.send` / `.broadcast`: frame (and compress) once per action, write to each connection's loop;
 ///   `.close`: close handshake with the code, then `disconnect` when the socket is gone.
 public struct RealtimeHub: Sendable {
@@ -112,8 +113,15 @@ public struct RealtimeHub: Sendable {
     var connectionsByUser: [String: Set<ConnectionID>] = [:]
     /// Groups whose set of subscribed users may have changed since the last `flushPresence`.
     var presenceDirty: Set<String> = []
-    /// Per group, the users last announced as present (in snapshots and `presence` messages).
+    /// Per group, the users last announced as present (in snapshots and `presence` messages):
+    /// local ∪ cluster as of the last `flushPresence`.
     var presenceAnnounced: [String: Set<String>] = [:]
+    /// Per group, the users present on OTHER instances (`setClusterPresence`); empty on one server.
+    var presenceCluster: [String: Set<String>] = [:]
+    /// Per group, the users subscribed on THIS instance as of the last `flushPresence`.
+    var presenceLocal: [String: Set<String>] = [:]
+    /// Groups whose local set changed at a flush since the last `takeLocalPresence`.
+    var presenceLocalChanged: Set<String> = []
     /// Changes held per loading subscription.
     var held: [SubscriptionKey: Held] = [:]
     var nextTicket: UInt64 = 0
@@ -469,12 +477,13 @@ public struct RealtimeHub: Sendable {
 
     // MARK: - Presence
 
-    /// Announces who has each group subscribed. The shell calls it on a timer
-    /// (`limits.presenceIntervalMilliseconds`), which is the debounce: a connection that drops and
-    /// comes back between two calls announces nothing. Per changed group, one `presence` broadcast
-    /// (joined/left user ids) to its live subscribers; snapshots carry the announced set, so a client
-    /// holds snapshot presence + later presence messages. A subscriber over its soft limit gets no
-    /// message and conflates into a reset snapshot instead.
+    /// Announces who has each group subscribed — on this instance or, per `setClusterPresence`, on
+    /// another. The shell calls it on a timer (`limits.presenceIntervalMilliseconds`), which is the
+    /// debounce: a connection that drops and comes back between two calls announces nothing. Per
+    /// changed group, one `presence` broadcast (joined/left user ids) to its live subscribers;
+    /// snapshots carry the announced set, so a client holds snapshot presence + later presence
+    /// messages. A subscriber over its soft limit gets no message and conflates into a reset
+    /// snapshot instead.
     public mutating func flushPresence() -> [HubAction] {
         var out: [HubAction] = []
         let dirty = presenceDirty
@@ -482,7 +491,12 @@ public struct RealtimeHub: Sendable {
         for groupID in dirty.sorted() {
             let topic = Topic.group(groupID)
             let ids = (subscribers[topic] ?? []).sorted()
-            let current = Set(ids.compactMap { connections[$0]?.userID })
+            let local = Set(ids.compactMap { connections[$0]?.userID })
+            if local != presenceLocal[groupID] ?? [] {
+                presenceLocal[groupID] = local.isEmpty ? nil : local
+                presenceLocalChanged.insert(groupID)
+            }
+            let current = local.union(presenceCluster[groupID] ?? [])
             let announced = presenceAnnounced[groupID] ?? []
             presenceAnnounced[groupID] = current.isEmpty ? nil : current
             let joined = current.subtracting(announced).sorted(), left = announced.subtracting(current).sorted()
@@ -506,6 +520,25 @@ public struct RealtimeHub: Sendable {
             for id in overHard { close(id, .slowConsumer, reason: "slow consumer", &out) }
         }
         return out
+    }
+
+    /// The users present in `groupID` on OTHER instances sharing the database (read by the shell
+    /// from `ClusterPresenceStore`), replacing the previous set; empty: nobody. A change is announced
+    /// at the next `flushPresence`, merged with this instance's own subscribers. No actions.
+    public mutating func setClusterPresence(groupID: String, users: Set<String>) {
+        guard users != presenceCluster[groupID] ?? [] else { return }
+        presenceCluster[groupID] = users.isEmpty ? nil : users
+        presenceDirty.insert(groupID)
+    }
+
+    /// For the other instances: per group whose set of users subscribed HERE changed at a
+    /// `flushPresence` since the last call, that set now (empty: nobody here any more). Changes that
+    /// cancel out between two flushes are never reported. The shell calls it after every flush.
+    public mutating func takeLocalPresence() -> [String: Set<String>] {
+        defer { presenceLocalChanged = [] }
+        var changes: [String: Set<String>] = [:]
+        for groupID in presenceLocalChanged { changes[groupID] = presenceLocal[groupID] ?? [] }
+        return changes
     }
 
     // MARK: - Change-log fan-out

@@ -393,6 +393,41 @@ struct PresenceTests {
         #expect(h.live(ConnectionID(6), user: "u1", "user", at: 0).messages(to: ConnectionID(6)).first?["presence"] == nil)
     }
 
+    @Test("other instances' users are announced with this one's: local ∪ cluster; only local changes are reported")
+    func clusterPresence() throws {
+        var h = Harness()
+        _ = h.live(c1, user: "u1", group1, at: 0)
+        h.hub.setClusterPresence(groupID: g1, users: ["u2", "u1"])
+        let first = h.hub.flushPresence()
+        #expect(presence(first, to: c1).map(\.0) == [["u1", "u2"]], "u1 here and on another instance: once")
+        #expect(h.hub.takeLocalPresence() == [g1: ["u1"]], "only this instance's subscribers go to the table")
+        #expect(h.hub.takeLocalPresence().isEmpty, "taken once")
+
+        h.hub.setClusterPresence(groupID: g1, users: ["u2", "u1"])
+        #expect(h.hub.flushPresence().isEmpty, "the same cluster set again changes nothing")
+        h.hub.setClusterPresence(groupID: g1, users: ["u1"])
+        #expect(presence(h.hub.flushPresence(), to: c1).map(\.1) == [["u2"]], "u2 left the other instance")
+        #expect(h.hub.takeLocalPresence().isEmpty, "a cluster change is not a local one")
+
+        _ = h.say(c1, #"{"op":"unsubscribe","topic":"\#(group1)"}"#)
+        #expect(h.hub.flushPresence().isEmpty, "u1 is still subscribed on the other instance")
+        #expect(h.hub.takeLocalPresence() == [g1: []], "nobody here any more")
+
+        // A group only other instances have subscribed: its set is kept for the first local snapshot.
+        h.hub.setClusterPresence(groupID: g2, users: ["u3"])
+        #expect(h.hub.flushPresence().isEmpty, "no subscriber here to tell")
+        #expect(h.hub.takeLocalPresence().isEmpty)
+        #expect(h.live(c2, user: "u4", "group:\(g2)", at: 0).messages(to: c2).first?["presence"] as? [String] == ["u3"])
+        #expect(presence(h.hub.flushPresence(), to: c2).map(\.0) == [["u4"]])
+        #expect(h.hub.takeLocalPresence() == [g2: ["u4"]])
+
+        // Changes that cancel out between two flushes are neither announced nor reported.
+        h.hub.disconnect(c2)
+        _ = h.live(c3, user: "u4", "group:\(g2)", at: 0)
+        #expect(h.hub.flushPresence().isEmpty)
+        #expect(h.hub.takeLocalPresence().isEmpty)
+    }
+
     @Test("a subscriber over the soft limit gets no presence message but a reset snapshot after the drain")
     func presenceConflates() throws {
         var limits = RealtimeLimits()

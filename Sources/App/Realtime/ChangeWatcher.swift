@@ -53,7 +53,9 @@ final class DataVersionWatcher: ChangeWatcher, @unchecked Sendable {
 /// PostgreSQL: every commit that appends to the change log sends `NOTIFY chronir_changes` in its
 /// transaction (`ChangeLog.append`), so this instance `LISTEN`s and wakes the feed at once. When the
 /// listening connection drops, it reconnects with back-off and answers true on every poll meanwhile
-/// (the feed reads after its own last seq), so no change is lost across the gap.
+/// (the feed reads after its own last seq), so no change is lost across the gap. The same connection
+/// LISTENs on `ClusterPresenceStore.notifyChannel` for `presence` (cluster presence), told of its
+/// notifications and of the connection coming and going.
 final class NotifyWatcher: ChangeWatcher, Sendable {
     /// First and longest wait before reconnecting the listener.
     static let reconnectDelays = (first: 0.1, longest: 5.0)
@@ -61,6 +63,7 @@ final class NotifyWatcher: ChangeWatcher, Sendable {
     private let url: String
     private let logger: Logger
     private let wake: @Sendable () -> Void
+    private let presence: ClusterPresence?
     private let queue = DispatchQueue(label: "chronir.realtime.listen")
     /// Set by a notification or while disconnected; cleared by `changedSinceLastCheck`.
     private let pending = Atomic<Bool>(true)
@@ -70,9 +73,10 @@ final class NotifyWatcher: ChangeWatcher, Sendable {
 
     /// Starts listening (connecting on its own queue). `wake` is called on every notification, from
     /// the listener's queue; it must only schedule work.
-    init(url: String, logger: Logger, wake: @escaping @Sendable () -> Void) {
+    init(url: String, logger: Logger, presence: ClusterPresence? = nil, wake: @escaping @Sendable () -> Void) {
         self.url = url
         self.logger = logger
+        self.presence = presence
         self.wake = wake
         queue.async { [self] in connect() }
     }
@@ -95,7 +99,8 @@ final class NotifyWatcher: ChangeWatcher, Sendable {
     private func connect() {
         guard !state.withLock({ $0.stopped }) else { return }
         do {
-            let listener = try PostgresListener(url: url, channels: [ChangeLog.notifyChannel]) { [weak self] event in
+            let channels = [ChangeLog.notifyChannel] + (presence == nil ? [] : [ClusterPresenceStore.notifyChannel])
+            let listener = try PostgresListener(url: url, channels: channels) { [weak self] event in
                 self?.received(event)
             }
             let keep = state.withLock { state -> Bool in
@@ -109,6 +114,7 @@ final class NotifyWatcher: ChangeWatcher, Sendable {
             // Anything committed while no connection listened is read now, from the feed's position.
             pending.store(true, ordering: .releasing)
             listener.start()
+            presence?.received(.listening)
             wake()
         } catch {
             retryLater(after: "\(error)")
@@ -117,11 +123,14 @@ final class NotifyWatcher: ChangeWatcher, Sendable {
 
     private func received(_ event: PostgresListener.Event) {
         switch event {
+        case .notification(let notification) where notification.channel == ClusterPresenceStore.notifyChannel:
+            presence?.received(.notified(payload: notification.payload))
         case .notification:
             pending.store(true, ordering: .releasing)
             wake()
         case .disconnected(let message):
             connected.store(false, ordering: .releasing)
+            presence?.received(.notListening)
             state.withLock { $0.listener = nil }
             queue.async { [self] in retryLater(after: message) }
         }

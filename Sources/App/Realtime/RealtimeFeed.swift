@@ -35,6 +35,8 @@ public final class RealtimeFeed: @unchecked Sendable {
     private var presence: (any DispatchSourceTimer)?
     private var expiryCheck: (any DispatchSourceTimer)?
     private var watcher: (any ChangeWatcher)?
+    /// Presence shared with other instances (PostgreSQL only; ClusterPresence.swift).
+    private var cluster: ClusterPresence?
     private var stopped = false
     /// While a poll triggered by a local commit runs: when that commit happened (monotonic ns), for
     /// the fan-out latency metric (commit → frame written to the socket).
@@ -100,6 +102,7 @@ public final class RealtimeFeed: @unchecked Sendable {
             expiryCheck = nil
             watcher?.stop()
             watcher = nil
+            cluster?.stop()
             for socket in sockets.values { socket.close(code: .goingAway, reason: "server shutting down") }
         }
     }
@@ -110,8 +113,16 @@ public final class RealtimeFeed: @unchecked Sendable {
         if hub != nil { return true }
         let db = services.database
         let (position, epoch) = try db.readSync { c in (try ChangeLog.latestSeq(on: c), try LogEpoch.current(on: c)) }
-        watcher = try makeWatcher()
         let hub = RealtimeHub(position: position, epoch: epoch)
+        cluster = ClusterPresence.make(services: services, presenceIntervalMilliseconds: hub.limits.presenceIntervalMilliseconds) {
+            [weak self] sets in
+            guard let self else { return }
+            queue.async { [self] in
+                guard self.hub != nil else { return }
+                for (groupID, users) in sets { self.hub!.setClusterPresence(groupID: groupID, users: users) }
+            }
+        }
+        watcher = try makeWatcher()
         self.hub = hub
         let poll = DispatchSource.makeTimerSource(queue: queue)
         poll.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval)
@@ -124,6 +135,8 @@ public final class RealtimeFeed: @unchecked Sendable {
         flush.setEventHandler { [weak self] in
             guard let self, self.hub != nil else { return }
             self.perform(self.hub!.flushPresence())
+            let local = self.hub!.takeLocalPresence()
+            self.cluster?.publish(local)
         }
         flush.resume()
         presence = flush
@@ -141,7 +154,7 @@ public final class RealtimeFeed: @unchecked Sendable {
         case let sqlite as Database:
             return try DataVersionWatcher(database: sqlite)
         case let postgres as PostgresDatabase:
-            return NotifyWatcher(url: postgres.url, logger: services.logger) { [weak self] in
+            return NotifyWatcher(url: postgres.url, logger: services.logger, presence: cluster) { [weak self] in
                 self?.commitNoticed(local: false)
             }
         default:
