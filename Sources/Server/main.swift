@@ -119,6 +119,9 @@ struct ChronirServer: ParsableCommand {
     @Option(help: "Request-body bytes one signed-in user may send in writes per hour (each write counts at least 1 KiB); beyond it 429 with Retry-After. 0 disables. [env: CHRONIR_WRITE_BYTES_PER_HOUR] (default: \(Default.writeBudget.bytesPerHour), \(Default.writeBudget.bytesPerHour >> 20) MiB)")
     var writeBytesPerHour: Int?
 
+    @Option(help: "Run every sweeper job (overdue occurrences, retention, change-log compaction) every this many seconds instead of its own period; for tests and drills. [env: CHRONIR_SWEEP_PERIOD] (default: each job's own: 60 s, 600 s, 600 s)")
+    var sweepPeriod: Int?
+
     func run() throws {
         // First, before anything starts a thread: signals are delivered through a signalfd, which
         // sees only signals every thread blocks (see SignalWatcher). The handler is bound later.
@@ -186,6 +189,9 @@ struct ChronirServer: ParsableCommand {
         let writeBytes = try parse(
             writeBytesPerHour.map(String.init), "WRITE_BYTES_PER_HOUR", Default.writeBudget.bytesPerHour
         ) { Int64($0).flatMap { (0...(Int64(1) << 40)).contains($0) ? $0 : nil } }
+        let sweepSeconds = try parse(sweepPeriod.map(String.init), "SWEEP_PERIOD", Int?.none) {
+            Int($0).flatMap { (1...86_400).contains($0) ? $0 : nil }
+        }
         let publicDirText = value(publicDir, "PUBLIC_DIR") ?? Default.publicDirectory
         var config = AppConfig(
             dataDirectory: value(dataDir, "DATA_DIR") ?? Default.dataDirectory,
@@ -308,7 +314,16 @@ struct ChronirServer: ParsableCommand {
         }
         sink.flush()
 
-        let sweeper = Sweeper(database: database, clock: SystemClock(), logger: logger)
+        let sweeper: Sweeper
+        if let sweepSeconds {
+            let period = Int64(sweepSeconds) * 1000
+            let timing = Sweeper.timing(periodMilliseconds: period)
+            sweeper = Sweeper(
+                database: database, clock: SystemClock(), logger: logger, jobs: Sweeper.Job.standard.map { $0.every(period) },
+                tick: timing.tick, leeway: timing.leeway)
+        } else {
+            sweeper = Sweeper(database: database, clock: SystemClock(), logger: logger)
+        }
         shutdown.bind(
             Shutdown.Target(
                 server: server, metricsServer: metricsServer, sweeper: sweeper, realtime: application.realtime,
