@@ -33,3 +33,29 @@ find_binaries() {
     SERVER=$(realpath "$dir/chronir-server")
     ADMIN=$(realpath "$dir/chronir-admin")
 }
+
+# pg_start DIR — a throwaway PostgreSQL cluster in DIR (initdb + pg_ctl, trust auth, user chronir,
+# no fsync) on a free loopback port, run as the postgres user when this script runs as root. Sets
+# pg_url (a libpq URI for --database-url and psql) and pg_port. DIR must be new or empty;
+# pg_stop (idempotent, never fails) belongs in the EXIT trap before DIR is removed:
+#   trap 'server_stop_all; pg_stop; rm -rf "$work"' EXIT
+pg_dir=""
+pg_bin=""
+pg_as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+pg_start() {
+    pg_dir=$1
+    pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+    mkdir -p "$pg_dir"
+    chmod 755 "$(dirname "$pg_dir")"
+    [ "$(id -u)" = 0 ] && chown postgres:postgres "$pg_dir"
+    pg_port=$(server_free_port)
+    pg_as_postgres "$pg_bin/initdb" -D "$pg_dir/data" -U chronir -A trust -E UTF8 --no-sync -N >/dev/null
+    pg_as_postgres "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/log" -w -t 60 \
+        -o "-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null
+    pg_url="postgresql://chronir@127.0.0.1:$pg_port/postgres?sslmode=disable"
+}
+pg_stop() {
+    [ -n "$pg_dir" ] || return 0
+    pg_as_postgres "$pg_bin/pg_ctl" -D "$pg_dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+    return 0
+}

@@ -12,21 +12,12 @@ source Reliability/lib.sh
 find_binaries
 n=${1:-200}
 
-bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 work=$(mktemp -d /tmp/chronir-two-XXXXXX)
-chmod 755 "$work"
-as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-pg_stop() { as_postgres "$bin/pg_ctl" -D "$work/pg/data" -m immediate -w stop >/dev/null 2>&1 || true; }
 trap 'server_stop_all; pg_stop; rm -rf "$work"' EXIT
-
-mkdir -p "$work/pg" "$work/a" "$work/b"
+mkdir -p "$work/a" "$work/b"
 chmod 700 "$work/a" "$work/b"
-[ "$(id -u)" = 0 ] && chown postgres:postgres "$work/pg"
-pg_port=$(server_free_port)
-as_postgres "$bin/initdb" -D "$work/pg/data" -U chronir -A trust -E UTF8 --no-sync -N >/dev/null
-as_postgres "$bin/pg_ctl" -D "$work/pg/data" -l "$work/pg/log" -w -t 60 \
-    -o "-p $pg_port -k $work/pg -c listen_addresses=127.0.0.1" start >/dev/null
-url="postgresql://chronir@127.0.0.1:$pg_port/postgres?sslmode=disable"
+pg_start "$work/pg"
+url=$pg_url
 
 # One server.secret for both: invite codes are keyed by it, so every instance needs the same file.
 start_server "$work/a.log" --data-dir "$work/a" --database-url "$url" "${no_write_budgets[@]}"
