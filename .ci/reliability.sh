@@ -2,13 +2,20 @@
 # Reliability checks that fit CI (Reliability/README.md), against the built binaries in
 # ${1:-.build/debug}: crash durability (20 SIGKILLs under write load), brute-force budgets, and slow
 # and hostile clients (1,000 slowloris, 1,000 WebSocket clients that never read, malformed frames, a
-# connection burst past the limit) with the normal client's p99 < 50 ms. Storage failures (disk
+# connection burst past the limit) with the normal client's p99 < 50 ms, and PostgreSQL: two
+# instances, then three behind nginx (cross-instance delivery, SIGKILL of one under load, the
+# sweeper once per period). Storage failures (disk
 # full / read-only → 503) are unit tests (StorageFailureTests) run by `swift test`. The 10-minute
 # soak is nightly-style: Reliability/soak.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CHRONIR_BIN_DIR=${1:-.build/debug}
-command -v python3 >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3; }
+need=()
+command -v python3 >/dev/null || need+=(python3)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
+if [ ${#need[@]} -gt 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+fi
 step() { printf '\n--> %s  (%ss)\n' "$*" "$SECONDS"; }
 
 step "crash durability: 20 SIGKILLs under write load"
@@ -25,4 +32,6 @@ step "write budgets: one member flooding 2,000-character notes for 20 s"
 EXPECT_BUDGETS=1 Reliability/write-budget.sh 20 4
 step "two instances on one PostgreSQL database: a change through A reaches a socket on B (issue 16)"
 Reliability/two-instances.sh 200
+step "three instances behind nginx: 300 sockets, cross-instance delivery, SIGKILL mid-load, sweeper once per period, presence across instances (issue 16)"
+Reliability/three-instances.sh 300 40 --check-presence
 step "reliability done"

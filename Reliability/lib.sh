@@ -33,3 +33,5 @@ find_binaries() {
     SERVER=$(realpath "$dir/chronir-server")
     ADMIN=$(realpath "$dir/chronir-admin")
 }
+
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib/postgres.sh"  # pg_start, pg_stop, pg_as_postgres

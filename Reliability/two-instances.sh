@@ -9,17 +9,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Reliability/lib.sh
-source scripts/lib/postgres.sh  # pg_start, pg_stop
 find_binaries
 n=${1:-200}
 
 work=$(mktemp -d /tmp/chronir-two-XXXXXX)
-chmod 755 "$work"
 trap 'server_stop_all; pg_stop; rm -rf "$work"' EXIT
-
 mkdir -p "$work/a" "$work/b"
 chmod 700 "$work/a" "$work/b"
-pg_start "$work/pg"
+pg_start "$work/pg" fsync=off
 url=$pg_url
 
 # One server.secret for both: invite codes are keyed by it, so every instance needs the same file.

@@ -8,6 +8,8 @@ import Synchronization
 /// Runs periodic maintenance on its own queue (never an event loop). Each job has its own period;
 /// the timer ticks every `tick` and runs the jobs that are due, each in its own write transaction —
 /// once per period across every instance on the database (`SweepClaims`).
+/// Every run this instance claimed logs one `sweep` line at info (`job`, `rows`, `at`: the claim's
+/// time in ms) — how an operator, and Reliability/three-instances.sh, sees which instance ran what.
 /// A failing job is logged and retried at its next period.
 public final class Sweeper: Sendable {
     /// How often the timer checks for due jobs.
@@ -51,17 +53,31 @@ public final class Sweeper: Sendable {
 
         /// What the server runs.
         public static let standard: [Job] = [.overdueOccurrences, .retention, .changeLogCompaction]
+
+        /// This job run every `milliseconds` instead (`--sweep-period`; every job is idempotent).
+        public func every(_ milliseconds: Int64) -> Job {
+            Job(name: name, everyMilliseconds: milliseconds, run: run)
+        }
+    }
+
+    /// The tick and timer leeway for jobs run every `periodMilliseconds` (`--sweep-period`): a
+    /// quarter of the period, at most `defaultTick`, so a run starts at most a quarter period late;
+    /// leeway a tenth of the tick, at most the default 1 s.
+    public static func timing(periodMilliseconds: Int64) -> (tick: DispatchTimeInterval, leeway: DispatchTimeInterval) {
+        let tick = max(1, min(30_000, periodMilliseconds / 4))
+        return (.milliseconds(Int(tick)), .milliseconds(Int(max(1, min(1000, tick / 10)))))
     }
 
     /// Starts the timer; every job first runs at the first tick.
     public init(
         database: any SQLDatabase, clock: any Clock, logger: Logger, jobs: [Job] = Job.standard,
-        tick: DispatchTimeInterval = Sweeper.defaultTick, firstTickAfter: DispatchTimeInterval = .seconds(2)
+        tick: DispatchTimeInterval = Sweeper.defaultTick, leeway: DispatchTimeInterval = .seconds(1),
+        firstTickAfter: DispatchTimeInterval = .seconds(2)
     ) {
         let timer = DispatchSource.makeTimerSource(queue: queue)
         self.timer = timer
         let lastRun = Mutex([Int64](repeating: Int64.min / 2, count: jobs.count))
-        timer.schedule(deadline: .now() + firstTickAfter, repeating: tick, leeway: .seconds(1))
+        timer.schedule(deadline: .now() + firstTickAfter, repeating: tick, leeway: leeway)
         timer.setEventHandler {
             let now = clock.nowMilliseconds()
             for (index, job) in jobs.enumerated() {
@@ -78,7 +94,7 @@ public final class Sweeper: Sendable {
                     }
                     guard claimed else { continue }
                     let affected = try job.run(database, now)
-                    if affected > 0 { logger.info("sweep", metadata: ["job": "\(job.name)", "rows": "\(affected)"]) }
+                    logger.info("sweep", metadata: ["job": "\(job.name)", "rows": "\(affected)", "at": "\(now)"])
                 } catch {
                     logger.error("sweep failed", metadata: ["job": "\(job.name)", "error": "\(error)"])
                 }

@@ -119,6 +119,9 @@ struct ChronirServer: ParsableCommand {
     @Option(help: "Request-body bytes one signed-in user may send in writes per hour (each write counts at least 1 KiB); beyond it 429 with Retry-After. 0 disables. [env: CHRONIR_WRITE_BYTES_PER_HOUR] (default: \(Default.writeBudget.bytesPerHour), \(Default.writeBudget.bytesPerHour >> 20) MiB)")
     var writeBytesPerHour: Int?
 
+    @Option(help: "Run every sweeper job (overdue occurrences, retention, change-log compaction) every this many seconds instead of its own period; for tests and drills. [env: CHRONIR_SWEEP_PERIOD] (default: each job's own: \(Sweeper.Job.standard.map { "\($0.name) \($0.everyMilliseconds / 1000) s" }.joined(separator: ", ")))")
+    var sweepPeriod: Int?
+
     func run() throws {
         // First, before anything starts a thread: signals are delivered through a signalfd, which
         // sees only signals every thread blocks (see SignalWatcher). The handler is bound later.
@@ -134,6 +137,11 @@ struct ChronirServer: ParsableCommand {
                 throw ValidationError("invalid value '\(text)' for \(name.lowercased().replacingOccurrences(of: "_", with: "-"))")
             }
             return parsed
+        }
+        /// An option without a default: nil when unset, an error when set to a value `convert`
+        /// rejects. (Through `parse` with T = Int?, a rejected value would be `.some(nil)`: unset.)
+        func parseOptional<T>(_ flag: String?, _ name: String, _ convert: (String) -> T?) throws -> T? {
+            try parse(flag, name, T?.none) { text -> T?? in convert(text).map { Optional($0) } }
         }
 
         let host = value(host, "HOST") ?? Default.host
@@ -186,6 +194,9 @@ struct ChronirServer: ParsableCommand {
         let writeBytes = try parse(
             writeBytesPerHour.map(String.init), "WRITE_BYTES_PER_HOUR", Default.writeBudget.bytesPerHour
         ) { Int64($0).flatMap { (0...(Int64(1) << 40)).contains($0) ? $0 : nil } }
+        let sweepSeconds = try parseOptional(sweepPeriod.map(String.init), "SWEEP_PERIOD") {
+            Int($0).flatMap { (1...86_400).contains($0) ? $0 : nil }
+        }
         let publicDirText = value(publicDir, "PUBLIC_DIR") ?? Default.publicDirectory
         var config = AppConfig(
             dataDirectory: value(dataDir, "DATA_DIR") ?? Default.dataDirectory,
@@ -208,7 +219,7 @@ struct ChronirServer: ParsableCommand {
         if let bad = config.trustedProxies.first(where: { !ClientNetwork.isIPAddress($0) }) {
             throw ValidationError("--trusted-proxies: \(bad) is not an IP address")
         }
-        let metricsPort = try parse(metricsPort.map(String.init), "METRICS_PORT", Int?.none) {
+        let metricsPort = try parseOptional(metricsPort.map(String.init), "METRICS_PORT") {
             Int($0).flatMap { (0...65535).contains($0) ? $0 : nil }
         }
         let metricsHost = value(metricsHost, "METRICS_HOST") ?? Default.metricsHost
@@ -308,7 +319,16 @@ struct ChronirServer: ParsableCommand {
         }
         sink.flush()
 
-        let sweeper = Sweeper(database: database, clock: SystemClock(), logger: logger)
+        let sweeper: Sweeper
+        if let sweepSeconds {
+            let period = Int64(sweepSeconds) * 1000
+            let timing = Sweeper.timing(periodMilliseconds: period)
+            sweeper = Sweeper(
+                database: database, clock: SystemClock(), logger: logger, jobs: Sweeper.Job.standard.map { $0.every(period) },
+                tick: timing.tick, leeway: timing.leeway)
+        } else {
+            sweeper = Sweeper(database: database, clock: SystemClock(), logger: logger)
+        }
         shutdown.bind(
             Shutdown.Target(
                 server: server, metricsServer: metricsServer, sweeper: sweeper, realtime: application.realtime,

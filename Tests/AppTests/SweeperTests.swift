@@ -63,4 +63,15 @@ struct SweeperTests {
         clock.advance(by: 1000)
         #expect(await eventually { others.withLock { $0 } == 2 && attempts.withLock { $0 } == 2 })
     }
+
+    @Test("--sweep-period: every job gets the period; the tick is a quarter of it, at most the default")
+    func shortPeriod() {
+        let jobs = Sweeper.Job.standard.map { $0.every(2000) }
+        #expect(jobs.map(\.name) == Sweeper.Job.standard.map(\.name))
+        #expect(jobs.allSatisfy { $0.everyMilliseconds == 2000 })
+        let short = Sweeper.timing(periodMilliseconds: 2000)
+        #expect(short.tick == .milliseconds(500) && short.leeway == .milliseconds(50))
+        let long = Sweeper.timing(periodMilliseconds: 86_400_000)
+        #expect(long.tick == .milliseconds(30_000) && long.leeway == .milliseconds(1000))
+    }
 }

@@ -1,13 +1,15 @@
-# A throwaway PostgreSQL cluster for scripts (sourced, not run; bash). Reliability/two-instances.sh
-# and Benchmarks/backends.sh start their instances' database with it. Needs scripts/lib/server.sh
-# (server_free_port) sourced first.
+# A throwaway PostgreSQL cluster for scripts (sourced, not run; bash): the Reliability/*-instances.sh
+# drills and Benchmarks/backends.sh start their instances' database with it. Needs
+# scripts/lib/server.sh (server_free_port) sourced first.
 #
-#   pg_start DIR
+#   pg_start DIR [SETTING…]
 #       initdb + pg_ctl start in DIR (created; owned by the postgres user when run as root, which
-#       PostgreSQL requires, so DIR's parents must be searchable by that user: chmod 755 a mktemp -d) on a free 127.0.0.1 port, trust authentication for the user chronir,
-#       the socket in DIR too. Sets pg_bin (the newest /usr/lib/postgresql/*/bin), pg_port, pg_data
-#       and pg_url (libpq URI of the `postgres` database, sslmode=disable). The server runs with the
-#       distribution's defaults (fsync and synchronous_commit on), as a production primary would.
+#       PostgreSQL requires, so DIR's parent is made searchable: chmod 755) on a free 127.0.0.1 port,
+#       trust authentication for the user chronir, the socket in DIR too. Sets pg_bin (the newest
+#       /usr/lib/postgresql/*/bin), pg_port, pg_data and pg_url (libpq URI of the `postgres`
+#       database, sslmode=disable). The server runs with the distribution's defaults (fsync and
+#       synchronous_commit on), as a production primary would, plus each SETTING (`fsync=off` for
+#       drills that measure correctness, not the disk).
 #   pg_stop
 #       Immediate shutdown of the cluster pg_start started; never fails (for EXIT traps).
 #   pg_as_postgres COMMAND…
@@ -16,15 +18,18 @@
 pg_as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
 pg_start() {
-    local dir=$1
+    local dir=$1 setting options=""
+    shift
+    for setting in "$@"; do options+=" -c $setting"; done
     pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
     mkdir -p "$dir"
+    chmod 755 "$(dirname "$dir")"
     [ "$(id -u)" = 0 ] && chown postgres:postgres "$dir"
     pg_data=$dir/data
     pg_port=$(server_free_port)
     pg_as_postgres "$pg_bin/initdb" -D "$pg_data" -U chronir -A trust -E UTF8 --no-sync -N >/dev/null
     pg_as_postgres "$pg_bin/pg_ctl" -D "$pg_data" -l "$dir/log" -w -t 60 \
-        -o "-p $pg_port -k $dir -c listen_addresses=127.0.0.1" start >/dev/null
+        -o "-p $pg_port -k $dir -c listen_addresses=127.0.0.1$options" start >/dev/null
     pg_url="postgresql://chronir@127.0.0.1:$pg_port/postgres?sslmode=disable"
 }
 
