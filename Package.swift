@@ -58,7 +58,7 @@ let package = Package(
             plugins: ["EmbedMigrations"]),
         // The realtime feed's core: topics, subscriptions, change-log fan-out, resume, revocation,
         // per-subscriber budgets and conflation — sans-I/O (bytes out, no sockets, no clocks).
-        .target(name: "Realtime", dependencies: ["Domain", "Store", "Storage", "SQLite"], swiftSettings: strict),
+        .target(name: "Realtime", dependencies: ["Domain"], swiftSettings: strict),
         // Composition: routes, JSON handlers, auth, static files, config, access log, metrics.
         .target(
             name: "App",
@@ -105,7 +105,7 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "TransportTests", dependencies: ["Transport", "Wire", "Hashing", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "Storage", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "Storage", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Storage", "SQLite", "Store", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DomainTests", dependencies: ["Domain", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Domain", "Storage", "SQLite", "Postgres", "TestSupport"], swiftSettings: strict),
@@ -114,7 +114,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "AppTests",
-            dependencies: ["App", "Store", "Domain", "Transport", "Wire", "Storage", "SQLite", "Postgres", "TestSupport"],
+            dependencies: [
+                "App", "Realtime", "Store", "Domain", "Transport", "Wire", "Storage", "SQLite", "Postgres", "Hashing",
+                "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
     ]
 )

@@ -1,3 +1,4 @@
+import Domain
 import Realtime
 import Store
 import Testing

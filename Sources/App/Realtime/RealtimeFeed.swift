@@ -282,12 +282,7 @@ public final class RealtimeFeed: @unchecked Sendable {
         // `perform` runs once per socket report after every broadcast: skip when nothing moved.
         if let recorded, recorded.counters == hub.counters, recorded.subscriptions == hub.subscriptionCount { return }
         recorded = (hub.counters, hub.subscriptionCount)
-        let c = hub.counters
-        services.metrics.realtime.record(
-            .init(
-                conflations: c.conflations, slowConsumerCloses: c.slowConsumerCloses, revocations: c.revocations,
-                resumesReplayed: c.resumesReplayed, resumesReset: c.resumesReset),
-            subscriptions: hub.subscriptionCount)
+        services.metrics.realtime.record(hub.counters, subscriptions: hub.subscriptionCount)
     }
 
     /// Hands the sockets' queued byte counts to the hub (queue only).
