@@ -1,6 +1,7 @@
 @testable import App
 import Domain
 import Foundation
+import Logging
 import Realtime
 import SQLite
 import Storage
@@ -119,6 +120,39 @@ struct RealtimeTests {
         let doc = rows.first { ($0["doc"] as? [String: Any])?["user_id"] as? String == f.member.id }?["doc"]
             as? [String: Any]
         #expect(doc?["role"] as? String == "admin")
+    }
+
+    @Test("a topic whose read fails (the database, not access) gets error unavailable, logged; other topics still work")
+    func readFailureIsUnavailable() async throws {
+        let log = CapturedLog()
+        let h = try AppHarness(defaultTier: .premium, logger: Logger(label: "test") { _ in log })
+        let (token, _) = try await h.register("ana@example.com")
+        let groupID = try await h.createGroup(token: token)
+        let (server, port) = try serve(h)
+        defer { server.shutdown() }
+        let topic = "group:\(groupID)"
+        // Only the group snapshot reads this table: its read fails, the user snapshot's does not.
+        _ = try h.database.writeSync { db in try db.run("ALTER TABLE shared_completions RENAME TO shared_completions_away") }
+        let feed = try await blocking { try Feed(port: port, token: token) }
+        defer { feed.close() }
+        let (error, user) = try await blocking {
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)","id":"g"}"#)
+            let error = try feed.next(Self.type("error"))
+            try feed.send(#"{"op":"subscribe","topic":"user"}"#)
+            return (error, try feed.next(Self.type("snapshot", "user")))
+        }
+        #expect(error["code"] as? String == "unavailable")
+        #expect(error["topic"] as? String == topic)
+        #expect(error["id"] as? String == "g")
+        #expect(user["seq"] != nil)
+        #expect(log.lines.contains { $0.contains("realtime: topic read failed") && $0.contains(topic) })
+
+        _ = try h.database.writeSync { db in try db.run("ALTER TABLE shared_completions_away RENAME TO shared_completions") }
+        let snapshot = try await blocking {
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+            return try feed.next(Self.type("snapshot", topic))
+        }
+        #expect((snapshot["data"] as? [String: Any])?["recent_completions"] as? [Any] != nil, "the client may subscribe again")
     }
 
     @Test("a non-member's group subscribe gets error not_found; removal revokes the subscriber")
