@@ -155,6 +155,35 @@ struct RealtimeTests {
         #expect((snapshot["data"] as? [String: Any])?["recent_completions"] as? [Any] != nil, "the client may subscribe again")
     }
 
+    @Test("the change log unreadable: logged once, nothing lost — after it reads again the next change arrives")
+    func ingestFailureIsLoggedAndRecovers() async throws {
+        let log = CapturedLog()
+        let h = try AppHarness(defaultTier: .premium, logger: Logger(label: "test") { _ in log })
+        let (token, _) = try await h.register("ana@example.com")
+        let groupID = try await h.createGroup(token: token)
+        let (server, port) = try serve(h)
+        defer { server.shutdown() }
+        let topic = "group:\(groupID)"
+        let feed = try await blocking {
+            let feed = try Feed(port: port, token: token)
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+            _ = try feed.next(Self.type("snapshot", topic))
+            return feed
+        }
+        defer { feed.close() }
+        let failed = "realtime: reading the change log failed"
+        // The rename is a commit: the feed reads the log at once, and fails.
+        _ = try h.database.writeSync { db in try db.run("ALTER TABLE change_log RENAME TO change_log_away") }
+        #expect(await eventually { log.lines.contains { $0.contains(failed) } })
+        _ = try h.database.writeSync { db in try db.run("ALTER TABLE change_log_away RENAME TO change_log") }
+        #expect(await eventually { log.lines.contains { $0.contains("realtime: reading the change log works again") } })
+        #expect(log.lines.count { $0.contains(failed) } == 1, "one line per outage, not one per poll")
+
+        _ = try await h.inviteCode(groupID, token: token)
+        let change = try await blocking { try feed.next(Self.type("change", topic)) }
+        #expect(change["event"] as? String == "invite_code_created")
+    }
+
     @Test("a non-member's group subscribe gets error not_found; removal revokes the subscriber")
     func accessAndRevocation() async throws {
         let f = try await GroupFixture.make()
