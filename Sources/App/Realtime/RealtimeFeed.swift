@@ -78,6 +78,12 @@ public final class RealtimeFeed: @unchecked Sendable {
             self.watcher = watcher
         }
 
+        /// Cancels the timers and stops watching (server shutdown).
+        func stop() {
+            for timer in timers { timer.cancel() }
+            watcher.stop()
+        }
+
         deinit {
             for timer in timers { timer.cancel() }
         }
@@ -99,7 +105,7 @@ public final class RealtimeFeed: @unchecked Sendable {
     public func stop() {
         queue.sync {
             stopped = true
-            running?.watcher.stop()
+            running?.stop()
             running = nil
             for socket in sockets.values { socket.close(code: .goingAway, reason: "server shutting down") }
         }
