@@ -184,6 +184,42 @@ struct RealtimeTests {
         #expect(change["event"] as? String == "invite_code_created")
     }
 
+    @Test("another process's commit of more rows than one read takes: every batch arrives without a further commit")
+    func largeForeignCommitIsReadToTheEnd() async throws {
+        let h = try AppHarness(defaultTier: .premium)
+        let (token, _) = try await h.register("ana@example.com")
+        let groupID = try await h.createGroup(token: token)
+        let (server, port) = try serve(h)
+        defer { server.shutdown() }
+        let topic = "group:\(groupID)"
+        let feed = try await blocking {
+            let feed = try Feed(port: port, token: token)
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+            _ = try feed.next(Self.type("snapshot", topic))
+            return feed
+        }
+        defer { feed.close() }
+        // Two rows per batch: one read (`ingestReadRows` rows) holds fewer batches than rows, and the
+        // rest must be read at once, not when the next commit happens to come.
+        let batches = RealtimeFeed.ingestReadRows * 3 / 4
+        let other = try h.openAnotherHandle()
+        defer { other.close() }
+        let now = h.clock.nowMilliseconds()
+        let last = try other.writeSync { db -> Int64 in
+            let change = Change(
+                topic: topic, kind: .group, op: .modified, entityID: groupID, document: Array(#"{"n":1}"#.utf8))
+            var last: Int64 = 0
+            for _ in 0..<batches {
+                last = try ChangeLog.append([change, change], event: .groupUpdated, actor: .system, at: now, on: db).upperBound
+            }
+            return last
+        }
+        let final = try await blocking {
+            try feed.next { Self.type("change", topic)($0) && ($0["seq"] as? NSNumber)?.int64Value == last }
+        }
+        #expect((final["changes"] as? [Any])?.count == 2)
+    }
+
     @Test("a non-member's group subscribe gets error not_found; removal revokes the subscriber")
     func accessAndRevocation() async throws {
         let f = try await GroupFixture.make()
