@@ -50,14 +50,16 @@ let package = Package(
         // Thin safe Swift over libpq: blocking connection, parameterised statements, SQLSTATE errors,
         // LISTEN through a DispatchSource on PQsocket. Knows no domain (issue 16's PostgreSQL backend).
         .target(name: "Postgres", dependencies: ["CLibPQ", "Hashing", "Storage"], swiftSettings: strict),
-        // Pure domain rules: accounts, emails, passwords policy, rate limits. No I/O.
+        // Pure domain rules: accounts, emails, passwords policy, rate limits; the change-log values
+        // (Change, ChangeKind, ChangeEvent, ChangeFeed.Row/Batch/Replay) Store writes and Realtime reads. No I/O.
         .target(name: "Domain", dependencies: ["Hashing"], swiftSettings: strict),
         // SQL for the Domain, row mapping, change_log writes; embeds Migrations/{sqlite,postgres}/*.sql at build time.
         .target(
             name: "Store", dependencies: ["Domain", "Storage", "SQLite", "Hashing", "Wire"], swiftSettings: strict,
             plugins: ["EmbedMigrations"]),
         // The realtime feed's core: topics, subscriptions, change-log fan-out, resume, revocation,
-        // per-subscriber budgets and conflation — sans-I/O (bytes out, no sockets, no clocks).
+        // per-subscriber budgets and conflation — sans-I/O (bytes out, no sockets, no clocks, no database:
+        // the shell reads the change log and hands the hub Domain values).
         .target(name: "Realtime", dependencies: ["Domain"], swiftSettings: strict),
         // Composition: routes, JSON handlers, auth, static files, config, access log, metrics.
         .target(
