@@ -50,15 +50,17 @@ let package = Package(
         // Thin safe Swift over libpq: blocking connection, parameterised statements, SQLSTATE errors,
         // LISTEN through a DispatchSource on PQsocket. Knows no domain (issue 16's PostgreSQL backend).
         .target(name: "Postgres", dependencies: ["CLibPQ", "Hashing", "Storage"], swiftSettings: strict),
-        // Pure domain rules: accounts, emails, passwords policy, rate limits. No I/O.
+        // Pure domain rules: accounts, emails, passwords policy, rate limits; the change-log values
+        // (Change, ChangeKind, ChangeEvent, ChangeFeed.Row/Batch/Replay) Store writes and Realtime reads. No I/O.
         .target(name: "Domain", dependencies: ["Hashing"], swiftSettings: strict),
         // SQL for the Domain, row mapping, change_log writes; embeds Migrations/{sqlite,postgres}/*.sql at build time.
         .target(
             name: "Store", dependencies: ["Domain", "Storage", "SQLite", "Hashing", "Wire"], swiftSettings: strict,
             plugins: ["EmbedMigrations"]),
         // The realtime feed's core: topics, subscriptions, change-log fan-out, resume, revocation,
-        // per-subscriber budgets and conflation — sans-I/O (bytes out, no sockets, no clocks).
-        .target(name: "Realtime", dependencies: ["Domain", "Store", "Storage", "SQLite"], swiftSettings: strict),
+        // per-subscriber budgets and conflation — sans-I/O (bytes out, no sockets, no clocks, no database:
+        // the shell reads the change log and hands the hub Domain values).
+        .target(name: "Realtime", dependencies: ["Domain"], swiftSettings: strict),
         // Composition: routes, JSON handlers, auth, static files, config, access log, metrics.
         .target(
             name: "App",
@@ -105,7 +107,7 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "TransportTests", dependencies: ["Transport", "Wire", "Hashing", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "Storage", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "Storage", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Storage", "SQLite", "Store", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DomainTests", dependencies: ["Domain", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Domain", "Storage", "SQLite", "Postgres", "TestSupport"], swiftSettings: strict),
@@ -114,7 +116,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "AppTests",
-            dependencies: ["App", "Store", "Domain", "Transport", "Wire", "Storage", "SQLite", "Postgres", "TestSupport"],
+            dependencies: [
+                "App", "Realtime", "Store", "Domain", "Transport", "Wire", "Storage", "SQLite", "Postgres", "Hashing",
+                "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
     ]
 )

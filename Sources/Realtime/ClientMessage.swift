@@ -43,11 +43,11 @@ public enum ClientMessageError: Error, Equatable, Sendable {
     case missingField(String)
 
     /// The `error.code` sent to the client.
-    public var code: String {
+    public var code: RealtimeErrorCode {
         switch self {
-        case .tooLarge: "message_too_large"
-        case .malformed, .missingField: "invalid_message"
-        case .unknownOp: "unknown_op"
+        case .tooLarge: .messageTooLarge
+        case .malformed, .missingField: .invalidMessage
+        case .unknownOp: .unknownOp
         }
     }
 

@@ -1,4 +1,4 @@
-public import Store
+public import Domain
 
 /// Identifies one WebSocket connection; assigned by the I/O shell, unique for the process lifetime.
 public struct ConnectionID: RawRepresentable, Hashable, Sendable, Comparable, CustomStringConvertible {
@@ -10,8 +10,8 @@ public struct ConnectionID: RawRepresentable, Hashable, Sendable, Comparable, Cu
 }
 
 /// A read the hub asks the shell to do for one subscription. Hand it back unchanged with the result
-/// (`snapshotReady`, `replayReady`, `accessDenied`); a result for a request the hub no longer waits
-/// for (unsubscribed, revoked, closed, superseded) is ignored.
+/// (`snapshotReady`, `replayReady`, `accessDenied`, `readFailed`); a result for a request the hub no
+/// longer waits for (unsubscribed, revoked, closed, superseded) is ignored.
 public struct LoadRequest: Hashable, Sendable {
     public let connection: ConnectionID
     /// The connection's user: whose access to check, whose feed `.user` is.
@@ -69,7 +69,8 @@ public enum HubAction: Equatable, Sendable {
 ///   `authenticated(id, userID:checkedAt:)` or `authenticationFailed(id)`.
 /// - `.needSnapshot` / `.needReplay`: read on the reader pool in ONE transaction begun after the
 ///   action (access check, data or `ChangeFeed.replay`, max seq), hop back, call `snapshotReady` /
-///   `replayReady` / `accessDenied` with the request unchanged.
+///   `replayReady` / `accessDenied` (no access) / `readFailed` (the database failed) with the
+///   request unchanged.
 /// - commits: after a local write, or when `PRAGMA data_version` changes (another process), read
 ///   `ChangeFeed.batches(after: position)` (all topics) and call `ingest`; loop while the read was full.
 /// - write progress: `outboundBuffered(id, bytes:)` with the bytes still queued (0 when drained).
@@ -93,7 +94,8 @@ public struct RealtimeHub: Sendable {
     /// Subscriptions in any phase, over all connections.
     public private(set) var subscriptionCount = 0
 
-    /// What the hub has done since it started, for metrics (`RealtimeFeed` reports what grew).
+    /// What the hub has done since it started: cumulative counts the sans-I/O core keeps and the shell
+    /// reports (`RealtimeMetrics.record` adds what grew since its last call).
     public struct Counters: Sendable, Equatable {
         /// A subscription went stale (over the soft limit): its changes conflate into one snapshot.
         public var conflations = 0
@@ -106,6 +108,18 @@ public struct RealtimeHub: Sendable {
         /// Resumes answered with a `reset` snapshot (log pruned, too far behind, access changed,
         /// another epoch).
         public var resumesReset = 0
+
+        /// Totals as given (all zero: nothing done yet).
+        public init(
+            conflations: Int = 0, slowConsumerCloses: Int = 0, revocations: Int = 0, resumesReplayed: Int = 0,
+            resumesReset: Int = 0
+        ) {
+            self.conflations = conflations
+            self.slowConsumerCloses = slowConsumerCloses
+            self.revocations = revocations
+            self.resumesReplayed = resumesReplayed
+            self.resumesReset = resumesReset
+        }
     }
 
     var connections: [ConnectionID: ConnectionState] = [:]
@@ -328,7 +342,7 @@ public struct RealtimeHub: Sendable {
             send(id, ServerMessage.pong(id: requestID), &out)
         case .auth(let token, let requestID):
             guard case .anonymous = state.auth else {
-                return refuse(id, code: "already_authenticated", message: "already authenticated", topic: nil,
+                return refuse(id, code: .alreadyAuthenticated, message: "already authenticated", topic: nil,
                               requestID: requestID, &out)
             }
             connections[id]?.auth = .authenticating(queued: [])
@@ -336,10 +350,10 @@ public struct RealtimeHub: Sendable {
         case .subscribe(let wire, _, _, let requestID), .unsubscribe(let wire, let requestID):
             switch state.auth {
             case .anonymous:
-                refuse(id, code: "not_authenticated", message: "send auth first", topic: wire, requestID: requestID, &out)
+                refuse(id, code: .notAuthenticated, message: "send auth first", topic: wire, requestID: requestID, &out)
             case .authenticating(var queued):
                 guard queued.count < limits.maxCommandsWhileAuthenticating else {
-                    return refuse(id, code: "too_many_requests", message: "too many requests before authentication",
+                    return refuse(id, code: .tooManyRequests, message: "too many requests before authentication",
                                   topic: wire, requestID: requestID, &out)
                 }
                 queued.append(message)
@@ -349,7 +363,7 @@ public struct RealtimeHub: Sendable {
                 do {
                     topic = try Topic(wire: wire, userID: userID)
                 } catch {
-                    return refuse(id, code: "invalid_topic", message: "unknown topic", topic: wire, requestID: requestID, &out)
+                    return refuse(id, code: .invalidTopic, message: "unknown topic", topic: wire, requestID: requestID, &out)
                 }
                 if case .subscribe(_, let since, let clientEpoch, _) = message {
                     subscribe(id, topic, since: since, clientEpoch: clientEpoch, wire: wire, requestID: requestID, &out)
@@ -366,12 +380,12 @@ public struct RealtimeHub: Sendable {
     ) {
         guard let state = connections[id] else { return }
         guard state.subscriptions[topic] == nil else {
-            return refuse(id, code: "already_subscribed", message: "already subscribed", topic: wire,
+            return refuse(id, code: .alreadySubscribed, message: "already subscribed", topic: wire,
                           requestID: requestID, &out)
         }
         guard state.subscriptions.count < limits.maxTopicsPerConnection else {
             return refuse(
-                id, code: "too_many_topics", message: "at most \(limits.maxTopicsPerConnection) topics per connection",
+                id, code: .tooManyTopics, message: "at most \(limits.maxTopicsPerConnection) topics per connection",
                 topic: wire, requestID: requestID, &out)
         }
         if subscribers[topic, default: []].insert(id).inserted { subscriptionCount += 1 }
@@ -450,7 +464,7 @@ public struct RealtimeHub: Sendable {
         self.held[key] = nil
         connections[id]?.subscriptions[topic] = .live(seq: since)
         for batch in replay.batches {
-            let rows = batch.rows.filter { $0.topic == topic.logName }
+            let rows = batch.rows.filter { $0.change.topic == topic.logName }
             guard !rows.isEmpty else { continue }
             deliver(ServerMessage.change(topic: topic, event: batch.event, rows: rows), to: id, &out)
         }
@@ -470,7 +484,23 @@ public struct RealtimeHub: Sendable {
         send(
             request.connection,
             ServerMessage.error(
-                code: "not_found", message: "topic not found", topic: request.topic.wireName, id: request.requestID),
+                code: .notFound, message: "topic not found", topic: request.topic.wireName, id: request.requestID),
+            &out)
+        return out
+    }
+
+    /// The read for `request` failed (the database, not access): the subscription ends with `error`
+    /// code `unavailable`, so the client can tell it from `not_found` and subscribe again later.
+    /// Not counted as a protocol error (the client did nothing wrong).
+    public mutating func readFailed(_ request: LoadRequest) -> [HubAction] {
+        guard case .loading(let current, _)? = phase(request), current == request else { return [] }
+        var out: [HubAction] = []
+        unsubscribe(request.connection, request.topic)
+        send(
+            request.connection,
+            ServerMessage.error(
+                code: .unavailable, message: "topic could not be read; subscribe again later",
+                topic: request.topic.wireName, id: request.requestID),
             &out)
         return out
     }
@@ -561,23 +591,23 @@ public struct RealtimeHub: Sendable {
     }
 
     mutating func ingest(_ batch: ChangeFeed.Batch, _ out: inout [HubAction]) {
-        for row in batch.rows where row.kind == "user" {
-            guard case .user(let userID)? = Topic(logName: row.topic), row.entityID == userID else { continue }
-            if batch.event == "user_suspended" {
+        for row in batch.rows where row.change.kind == .user {
+            guard case .user(let userID)? = Topic(logName: row.change.topic), row.change.entityID == userID else { continue }
+            if batch.event == .userSuspended {
                 rememberAccountClosure(userID, at: row.seq)
                 closeUser(userID, reason: "account suspended", &out)
-            } else if row.op == .removed {
+            } else if row.change.op == .removed {
                 rememberAccountClosure(userID, at: row.seq)
                 closeUser(userID, reason: "account deleted", &out)
             }
         }
-        for row in batch.rows where row.kind == "group" && row.op == .removed {
-            switch Topic(logName: row.topic) {
+        for row in batch.rows where row.change.kind == .group && row.change.op == .removed {
+            switch Topic(logName: row.change.topic) {
             case .user(let userID)?:
                 for id in (connectionsByUser[userID] ?? []).sorted() {
-                    revoke(id, .group(row.entityID), seq: row.seq, reason: .revocation(event: batch.event), &out)
+                    revoke(id, .group(row.change.entityID), seq: row.seq, reason: .revocation(event: batch.event), &out)
                 }
-            case .group(let groupID)? where groupID == row.entityID:
+            case .group(let groupID)? where groupID == row.change.entityID:
                 for id in (subscribers[.group(groupID)] ?? []).sorted() {
                     revoke(id, .group(groupID), seq: row.seq, reason: .deleted, &out)
                 }
@@ -588,8 +618,8 @@ public struct RealtimeHub: Sendable {
         var topics: [String] = []
         var rowsByTopic: [String: [ChangeFeed.Row]] = [:]
         for row in batch.rows {
-            if rowsByTopic[row.topic] == nil { topics.append(row.topic) }
-            rowsByTopic[row.topic, default: []].append(row)
+            if rowsByTopic[row.change.topic] == nil { topics.append(row.change.topic) }
+            rowsByTopic[row.change.topic, default: []].append(row)
         }
         for name in topics {
             guard let topic = Topic(logName: name), let ids = subscribers[topic], !ids.isEmpty, let rows = rowsByTopic[name]
@@ -720,7 +750,7 @@ public struct RealtimeHub: Sendable {
 
     /// An `error` for a client request, counted towards `maxProtocolErrors` (then close 4000).
     mutating func refuse(
-        _ id: ConnectionID, code: String, message: String, topic: String?, requestID: RequestID?,
+        _ id: ConnectionID, code: RealtimeErrorCode, message: String, topic: String?, requestID: RequestID?,
         _ out: inout [HubAction]
     ) {
         guard var state = connections[id], !state.closed else { return }

@@ -1,4 +1,4 @@
-public import Store
+public import Domain
 
 /// Why a document left a subscriber's view, as the feed names it on the wire: the `reason` of a
 /// `removed` change (and of an alarm change that dropped assignees), and of `revoked`. A fixed
@@ -18,13 +18,13 @@ public enum RemovalReason: String, Sendable, CaseIterable {
     case left
 
     /// Membership batches: the events that end someone's access to a group.
-    static let membershipEvents: Set<String> = ["member_removed", "member_left", "account_deleted"]
+    static let membershipEvents: Set<ChangeEvent> = [.memberRemoved, .memberLeft, .accountDeleted]
 
     /// The reason a subscription ends when a batch with `event` removes the group from it.
-    public static func revocation(event: String) -> RemovalReason {
+    public static func revocation(event: ChangeEvent) -> RemovalReason {
         switch event {
-        case "member_left": .left
-        case "group_deleted", "account_deleted": .deleted
+        case .memberLeft: .left
+        case .groupDeleted, .accountDeleted: .deleted
         default: .accessRevoked
         }
     }
@@ -32,19 +32,19 @@ public enum RemovalReason: String, Sendable, CaseIterable {
     /// The reason carried by one change row of a batch with `event`: for every removal; for the
     /// member document a leave or removal ends (op `modified`, status `left`/`removed`: the record
     /// stays); for an alarm a membership batch modifies (its assignees were dropped). Nil otherwise.
-    public static func forChange(event: String, kind: String, op: Change.Op) -> RemovalReason? {
+    public static func forChange(event: ChangeEvent, kind: ChangeKind, op: Change.Op) -> RemovalReason? {
         let byEvent: RemovalReason =
             switch event {
-            case "member_left": .left
-            case "member_removed": .accessRevoked
+            case .memberLeft: .left
+            case .memberRemoved: .accessRevoked
             default: .deleted
             }
         switch op {
         case .removed:
             return byEvent
-        case .modified where kind == "member" && (event == "member_left" || event == "member_removed"):
+        case .modified where kind == .member && (event == .memberLeft || event == .memberRemoved):
             return byEvent
-        case .modified where kind == "shared_alarm" && membershipEvents.contains(event):
+        case .modified where kind == .sharedAlarm && membershipEvents.contains(event):
             return .unassigned
         case .added, .modified:
             return nil

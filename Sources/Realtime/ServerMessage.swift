@@ -1,5 +1,4 @@
-import Domain
-public import Store
+public import Domain
 
 /// A `change` message already encoded for one (batch, topic): the same bytes go to every subscriber
 /// of the topic (docs/design.md#realtime: one encode per message, not per subscriber).
@@ -54,34 +53,38 @@ public enum ServerMessage {
 
     /// `change`: the rows of one batch in one topic (`rows` non-empty, ascending seq). A row's
     /// `reason` is the typed `RemovalReason` for the event, never the text stored with the row.
-    public static func change(topic: Topic, event: String, rows: [ChangeFeed.Row]) -> EncodedChange {
+    public static func change(topic: Topic, event: ChangeEvent, rows: [ChangeFeed.Row]) -> EncodedChange {
         precondition(!rows.isEmpty, "a change carries at least one row")
         let seq = rows[rows.count - 1].seq
-        var capacity = 96 + event.utf8.count
-        for row in rows { capacity += 64 + row.kind.utf8.count + row.entityID.utf8.count + (row.document?.count ?? 0) }
+        var capacity = 96 + event.rawValue.utf8.count
+        for row in rows {
+            let change = row.change
+            capacity += 64 + change.kind.rawValue.utf8.count + change.entityID.utf8.count + (change.document?.count ?? 0)
+        }
         var out = JSONBytes(capacity: capacity)
         out.raw(#"{"type":"change","topic":"#)
         out.string(topic.wireName)
         out.raw(#","seq":"#)
         out.integer(seq)
         out.raw(#","event":"#)
-        out.string(event)
+        out.string(event.rawValue)
         out.raw(#","changes":["#)
         var first = true
         for row in rows {
+            let change = row.change
             if !first { out.raw(",") }
             first = false
             out.raw(#"{"kind":"#)
-            out.string(row.kind)
+            out.string(change.kind.rawValue)
             out.raw(#","op":"#)
-            out.string(row.op.rawValue)
+            out.string(change.op.rawValue)
             out.raw(#","id":"#)
-            out.string(row.entityID)
-            if let document = row.document {
+            out.string(change.entityID)
+            if let document = change.document {
                 out.raw(#","doc":"#)
                 out.bytes.append(contentsOf: document)
             }
-            if let reason = RemovalReason.forChange(event: event, kind: row.kind, op: row.op) {
+            if let reason = RemovalReason.forChange(event: event, kind: change.kind, op: change.op) {
                 out.raw(#","reason":"#)
                 out.string(reason.rawValue)
             }
@@ -103,10 +106,12 @@ public enum ServerMessage {
     }
 
     /// `error`: a request failed; `topic` and `id` name what it was about when known.
-    public static func error(code: String, message: String, topic: String? = nil, id: RequestID? = nil) -> [UInt8] {
+    public static func error(
+        code: RealtimeErrorCode, message: String, topic: String? = nil, id: RequestID? = nil
+    ) -> [UInt8] {
         var out = JSONBytes(capacity: 96 + message.utf8.count)
         out.raw(#"{"type":"error","code":"#)
-        out.string(code)
+        out.string(code.rawValue)
         out.raw(#","message":"#)
         out.string(message)
         if let topic {

@@ -30,7 +30,7 @@ extension AccountStore {
     public static func setTier(
         userID: String, tier: Tier, actor: Actor, reason: String?, at now: Int64, on db: any SQLConnection
     ) throws -> User {
-        try update(userID: userID, actor: actor, reason: reason, event: "user_tier_changed", at: now, on: db) {
+        try update(userID: userID, actor: actor, reason: reason, event: .userTierChanged, at: now, on: db) {
             $0.tier = tier
         }
     }
@@ -41,7 +41,7 @@ extension AccountStore {
     public static func setStatus(
         userID: String, status: UserStatus, actor: Actor, reason: String?, at now: Int64, on db: any SQLConnection
     ) throws -> User {
-        let event = status == .suspended ? "user_suspended" : "user_unsuspended"
+        let event: ChangeEvent = status == .suspended ? .userSuspended : .userUnsuspended
         let user = try update(userID: userID, actor: actor, reason: reason, event: event, at: now, on: db) {
             $0.status = status
         }
@@ -55,7 +55,7 @@ extension AccountStore {
 
     /// Applies `change` to the stored user, bumps its version and appends the change-log batch.
     private static func update(
-        userID: String, actor: Actor, reason: String?, event: String, at now: Int64, on db: any SQLConnection,
+        userID: String, actor: Actor, reason: String?, event: ChangeEvent, at now: Int64, on db: any SQLConnection,
         _ change: (inout User) -> Void
     ) throws -> User {
         guard var user = try user(id: userID, on: db) else { throw DomainError.notFound("user") }
@@ -71,7 +71,7 @@ extension AccountStore {
         try ChangeLog.append(
             [
                 Change(
-                    topic: ChangeLog.userTopic(userID), kind: "user", op: .modified, entityID: userID,
+                    topic: ChangeLog.userTopic(userID), kind: .user, op: .modified, entityID: userID,
                     document: DocumentCoding.encode(user), reason: reason)
             ], event: event, actor: actor, at: now, on: db)
         return user

@@ -50,9 +50,9 @@ public enum AccountStore {
         try ChangeLog.append(
             [
                 Change(
-                    topic: ChangeLog.userTopic(id), kind: "user", op: .added, entityID: id,
+                    topic: ChangeLog.userTopic(id), kind: .user, op: .added, entityID: id,
                     document: DocumentCoding.encode(user))
-            ], event: "user_registered", actor: actor ?? .user(id), at: now, on: db)
+            ], event: .userRegistered, actor: actor ?? .user(id), at: now, on: db)
         return user
     }
 
@@ -97,9 +97,9 @@ public enum AccountStore {
         try ChangeLog.append(
             [
                 Change(
-                    topic: ChangeLog.userTopic(userID), kind: "user", op: .modified, entityID: userID,
+                    topic: ChangeLog.userTopic(userID), kind: .user, op: .modified, entityID: userID,
                     document: DocumentCoding.encode(user))
-            ], event: "user_updated", actor: actor, at: now, on: db)
+            ], event: .userUpdated, actor: actor, at: now, on: db)
         return user
     }
 

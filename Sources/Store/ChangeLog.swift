@@ -1,4 +1,4 @@
-import Domain
+public import Domain
 import Hashing
 public import Storage
 
@@ -12,28 +12,6 @@ public struct Actor: RawRepresentable, Hashable, Sendable {
     public static let admin = Actor(rawValue: "admin")
     /// The server itself (sweeper, schedule advance).
     public static let system = Actor(rawValue: "system")
-}
-
-/// One document change: the unit the realtime feed pushes (`changes:[{kind, op, id, doc?, reason?}]`).
-public struct Change: Sendable, Equatable {
-    /// `added | modified | removed` (docs/design.md#realtime).
-    public enum Op: String, Sendable, Codable { case added, modified, removed }
-    public var topic: String
-    public var kind: String
-    public var op: Op
-    public var entityID: String
-    /// The whole new document as JSON; nil when removed.
-    public var document: [UInt8]?
-    public var reason: String?
-
-    public init(topic: String, kind: String, op: Op, entityID: String, document: [UInt8]?, reason: String? = nil) {
-        self.topic = topic
-        self.kind = kind
-        self.op = op
-        self.entityID = entityID
-        self.document = document
-        self.reason = reason
-    }
 }
 
 /// The append-only `change_log` — the spine every mutation writes in its own transaction.
@@ -57,7 +35,7 @@ public enum ChangeLog {
     /// process, another process or another instance — and seqs become visible in commit order.
     @discardableResult
     public static func append(
-        _ changes: [Change], event: String, actor: Actor, at now: Int64, on db: any SQLConnection
+        _ changes: [Change], event: ChangeEvent, actor: Actor, at now: Int64, on db: any SQLConnection
     ) throws -> ClosedRange<Int64> {
         precondition(!changes.isEmpty, "a mutation appends at least one change")
         // The previous row only: a primary-key search for MAX(seq) (SQLite answers MAX from the end
@@ -67,8 +45,8 @@ public enum ChangeLog {
         var previousHash = last?.blob("hash") ?? ChangeLogChain.genesis
         for (offset, change) in changes.enumerated() {
             let row = ChangeLogChain.Row(
-                seq: first + Int64(offset), batch: first, event: event, atMilliseconds: now, actor: actor.rawValue,
-                topic: change.topic, kind: change.kind, op: change.op.rawValue, entityID: change.entityID,
+                seq: first + Int64(offset), batch: first, event: event.rawValue, atMilliseconds: now, actor: actor.rawValue,
+                topic: change.topic, kind: change.kind.rawValue, op: change.op.rawValue, entityID: change.entityID,
                 document: change.document.map { String(decoding: $0, as: UTF8.self) }, reason: change.reason,
                 documentDigest: change.document.map { SHA256.hash($0) })
             let hash = ChangeLogChain.hash(row, previous: previousHash)
@@ -79,7 +57,7 @@ public enum ChangeLog {
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
                 """,
                 [
-                    .integer(row.seq), .integer(row.batch), .text(event), .integer(now), .text(row.actor),
+                    .integer(row.seq), .integer(row.batch), .text(row.event), .integer(now), .text(row.actor),
                     .text(row.topic), .text(row.kind), .text(row.op), .text(row.entityID),
                     row.document.map { .text($0) } ?? .null, row.reason.map { .text($0) } ?? .null, .blob(hash),
                     row.documentDigest.map { .blob($0) } ?? .null,

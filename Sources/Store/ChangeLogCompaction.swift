@@ -79,10 +79,10 @@ extension ChangeLog {
         else { return Compaction(rowsRemoved: 0) }  // an unchained row (before migration 0004): leave the log as it is
         let removed = try db.run("DELETE FROM change_log WHERE seq <= ?1", [.integer(through)])
         let checkpoint = Change(
-            topic: systemTopic, kind: "checkpoint", op: .added, entityID: String(through),
+            topic: systemTopic, kind: .checkpoint, op: .added, entityID: String(through),
             document: DocumentCoding.encode(
                 ChangeLogChain.Checkpoint(throughSeq: through, headHash: Hex.encode(head), rowsRemoved: removed)))
-        try append([checkpoint], event: "log_compacted", actor: .system, at: now, on: db)
+        try append([checkpoint], event: .logCompacted, actor: .system, at: now, on: db)
         return Compaction(rowsRemoved: removed, throughSeq: through)
     }
 

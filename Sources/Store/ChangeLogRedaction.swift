@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 public import Storage
 
@@ -31,7 +32,7 @@ extension ChangeLog {
             guard let seq = row.int("seq"), let text = row.string("document"),
                 let parsed = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
             else { continue }
-            let ownDocument = row.string("kind") == "user" && row.string("entity_id") == userID
+            let ownDocument = row.string("kind") == ChangeKind.user.rawValue && row.string("entity_id") == userID
             let scrubbed = scrub(
                 parsed, userID: userID, email: email, tombstoneEmail: tombstoneEmail, deletedName: deletedName,
                 ownDocument: ownDocument)

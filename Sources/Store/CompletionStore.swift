@@ -85,7 +85,7 @@ public enum CompletionStore {
         try SharedAlarmStore.save(&alarm, at: now, on: db)
         try ChangeLog.append(
             [completionChange(completion, .added), SharedAlarmStore.alarmChange(alarm, .modified)],
-            event: "shared_completion", actor: .user(userID), at: now, on: db)
+            event: .sharedCompletion, actor: .user(userID), at: now, on: db)
         return Recorded(completion: completion, alarm: alarm, created: true)
     }
 
@@ -174,7 +174,7 @@ public enum CompletionStore {
     /// The completion document on its group's topic.
     static func completionChange(_ completion: SharedCompletion, _ op: Change.Op) -> Change {
         Change(
-            topic: ChangeLog.groupTopic(completion.groupID), kind: "shared_completion", op: op,
+            topic: ChangeLog.groupTopic(completion.groupID), kind: .sharedCompletion, op: op,
             entityID: completion.id, document: DocumentCoding.encode(completion))
     }
 

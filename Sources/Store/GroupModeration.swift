@@ -39,7 +39,7 @@ extension GroupStore {
         group.name = name
         try saveGroup(&group, at: now, on: db)
         try ChangeLog.append(
-            [groupChange(group, .modified).with(reason: reason)], event: "group_updated", actor: .admin, at: now, on: db)
+            [groupChange(group, .modified).with(reason: reason)], event: .groupUpdated, actor: .admin, at: now, on: db)
         return group
     }
 
@@ -47,7 +47,7 @@ extension GroupStore {
     public static func adminDelete(groupID: String, reason: String?, at now: Int64, on db: any SQLConnection) throws {
         let group = try liveGroup(groupID, on: db)
         let changes = try softDelete(group, reason: reason ?? "group_deleted", at: now, on: db)
-        try ChangeLog.append(changes, event: "group_deleted", actor: .admin, at: now, on: db)
+        try ChangeLog.append(changes, event: .groupDeleted, actor: .admin, at: now, on: db)
     }
 
     /// Freezes (`frozen: true`) or unfreezes a group. While frozen, database triggers (migration
@@ -66,7 +66,7 @@ extension GroupStore {
             "UPDATE groups SET frozen_ms = ?2, version = ?3, updated_ms = ?4 WHERE id = ?1",
             [.text(group.id), SQLValue(group.frozenAt?.milliseconds), .integer(group.version), .integer(now)])
         try ChangeLog.append(
-            [groupChange(group, .modified).with(reason: reason)], event: frozen ? "group_frozen" : "group_unfrozen",
+            [groupChange(group, .modified).with(reason: reason)], event: frozen ? .groupFrozen : .groupUnfrozen,
             actor: .admin, at: now, on: db)
         if !frozen { try reconcileGrants(groupID: group.id, actor: .admin, at: now, on: db) }
         return group
@@ -83,7 +83,7 @@ extension GroupStore {
         guard target.role != .owner else { throw DomainError.ownerMustTransfer }
         let changes = try end(&target, of: &group, as: .removed, by: "admin", at: now, on: db)
         try ChangeLog.append(
-            changes.map { $0.with(reason: reason) }, event: "member_removed", actor: .admin, at: now, on: db)
+            changes.map { $0.with(reason: reason) }, event: .memberRemoved, actor: .admin, at: now, on: db)
         try revokeGrants(of: target.userID, in: group.id, keeping: nil, actor: .admin, reason: .creatorRemoved, at: now, on: db)
         return target
     }
@@ -104,7 +104,7 @@ extension GroupStore {
         try saveMember(target, insert: false, on: db)
         try ChangeLog.append(
             [memberChange(target, .modified).with(reason: reason), memberFeedChange(target).with(reason: reason)],
-            event: "role_changed", actor: .admin, at: now, on: db)
+            event: .roleChanged, actor: .admin, at: now, on: db)
         try revokeGrants(of: target.userID, in: group.id, keeping: role, actor: .admin, reason: .creatorRoleChanged, at: now, on: db)
         return target
     }
@@ -123,7 +123,7 @@ extension GroupStore {
         }
         let changes = try handOver(&group, from: &owner, to: &target, at: now, on: db)
         try ChangeLog.append(
-            changes.map { $0.with(reason: reason) }, event: "ownership_transferred", actor: .admin, at: now, on: db)
+            changes.map { $0.with(reason: reason) }, event: .ownershipTransferred, actor: .admin, at: now, on: db)
         try revokeGrants(of: owner.userID, in: group.id, keeping: .admin, actor: .admin, reason: .creatorRoleChanged, at: now, on: db)
         return try detail(group, on: db)
     }
@@ -174,7 +174,7 @@ extension InviteCodeStore {
         let cleared = try db.run("DELETE FROM invite_attempts WHERE subject = ?1", [.text(codeSubject(group.id))])
         guard unlocked + cleared > 0, let record = try record(groupID: group.id, on: db) else { return false }
         try ChangeLog.append(
-            [change(record).with(reason: reason)], event: "invite_code_unlocked", actor: .admin, at: now, on: db)
+            [change(record).with(reason: reason)], event: .inviteCodeUnlocked, actor: .admin, at: now, on: db)
         return true
     }
 }

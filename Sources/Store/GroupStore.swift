@@ -114,7 +114,7 @@ public enum GroupStore {
         try saveMember(member, insert: true, on: db)
         try ChangeLog.append(
             [groupChange(group, .added), memberChange(member, .added), accessChange(owner.id, group, gained: true)],
-            event: "group_created", actor: .user(owner.id), at: now, on: db)
+            event: .groupCreated, actor: .user(owner.id), at: now, on: db)
         return Detail(group: group, members: [member])
     }
 
@@ -136,7 +136,7 @@ public enum GroupStore {
         if let colorTag { group.colorTag = colorTag }
         guard group != before else { return group }  // nothing changed: no new version, no log row
         try saveGroup(&group, at: now, on: db)
-        try ChangeLog.append([groupChange(group, .modified)], event: "group_updated", actor: .user(actorID), at: now, on: db)
+        try ChangeLog.append([groupChange(group, .modified)], event: .groupUpdated, actor: .user(actorID), at: now, on: db)
         return group
     }
 
@@ -145,7 +145,7 @@ public enum GroupStore {
         let (group, member) = try access(groupID: groupID, userID: actorID, on: db)
         guard member.role == .owner else { throw DomainError.permissionDenied("only the owner can delete the group") }
         let changes = try softDelete(group, reason: "group_deleted", at: now, on: db)
-        try ChangeLog.append(changes, event: "group_deleted", actor: .user(actorID), at: now, on: db)
+        try ChangeLog.append(changes, event: .groupDeleted, actor: .user(actorID), at: now, on: db)
     }
 
     /// Marks the group deleted and disables its code; returns the changes to log (the group removed
@@ -155,7 +155,7 @@ public enum GroupStore {
         try db.run("UPDATE groups SET deleted_ms = ?2, updated_ms = ?2 WHERE id = ?1", [.text(group.id), .integer(now)])
         try db.run("UPDATE invite_codes SET disabled_ms = ?2 WHERE group_id = ?1 AND disabled_ms IS NULL", [.text(group.id), .integer(now)])
         var changes = [
-            Change(topic: ChangeLog.groupTopic(group.id), kind: "group", op: .removed, entityID: group.id,
+            Change(topic: ChangeLog.groupTopic(group.id), kind: .group, op: .removed, entityID: group.id,
                    document: nil, reason: reason)
         ]
         changes += members.map { accessChange($0.userID, group, gained: false, reason: reason) }
@@ -177,7 +177,7 @@ public enum GroupStore {
         target.role = role
         try saveMember(target, insert: false, on: db)
         try ChangeLog.append(
-            [memberChange(target, .modified), memberFeedChange(target)], event: "role_changed", actor: .user(actorID),
+            [memberChange(target, .modified), memberFeedChange(target)], event: .roleChanged, actor: .user(actorID),
             at: now, on: db)
         try revokeGrants(
             of: target.userID, in: groupID, keeping: role, actor: .user(actorID), reason: .creatorRoleChanged, at: now,
@@ -197,7 +197,7 @@ public enum GroupStore {
             throw DomainError.notFound("member")
         }
         let changes = try handOver(&group, from: &actor, to: &target, at: now, on: db)
-        try ChangeLog.append(changes, event: "ownership_transferred", actor: .user(actorID), at: now, on: db)
+        try ChangeLog.append(changes, event: .ownershipTransferred, actor: .user(actorID), at: now, on: db)
         try revokeGrants(
             of: actorID, in: groupID, keeping: .admin, actor: .user(actorID), reason: .creatorRoleChanged, at: now, on: db)
         return try detail(group, on: db)
@@ -232,7 +232,7 @@ public enum GroupStore {
         let outcome = try GroupRules.removalOutcome(actor: actor, target: target)
         let changes = try end(&target, of: &group, as: outcome, by: outcome == .removed ? actorID : nil, at: now, on: db)
         try ChangeLog.append(
-            changes, event: outcome == .left ? "member_left" : "member_removed", actor: .user(actorID), at: now, on: db)
+            changes, event: outcome == .left ? .memberLeft : .memberRemoved, actor: .user(actorID), at: now, on: db)
         try revokeGrants(
             of: targetID, in: groupID, keeping: nil, actor: .user(actorID),
             reason: outcome == .left ? .creatorLeft : .creatorRemoved, at: now, on: db)
@@ -316,25 +316,25 @@ public enum GroupStore {
 
     /// The group document on its own topic.
     static func groupChange(_ group: Group, _ op: Change.Op) -> Change {
-        Change(topic: ChangeLog.groupTopic(group.id), kind: "group", op: op, entityID: group.id,
+        Change(topic: ChangeLog.groupTopic(group.id), kind: .group, op: op, entityID: group.id,
                document: DocumentCoding.encode(group))
     }
 
     /// A member document on the group's topic (entity id `<group_id>:<user_id>`).
     static func memberChange(_ member: GroupMember, _ op: Change.Op) -> Change {
-        Change(topic: ChangeLog.groupTopic(member.groupID), kind: "member", op: op,
+        Change(topic: ChangeLog.groupTopic(member.groupID), kind: .member, op: op,
                entityID: "\(member.groupID):\(member.userID)", document: DocumentCoding.encode(member))
     }
 
     /// The user's own membership document on their feed (role changes).
     static func memberFeedChange(_ member: GroupMember) -> Change {
-        Change(topic: ChangeLog.userTopic(member.userID), kind: "member", op: .modified,
+        Change(topic: ChangeLog.userTopic(member.userID), kind: .member, op: .modified,
                entityID: "\(member.groupID):\(member.userID)", document: DocumentCoding.encode(member))
     }
 
     /// "My groups": the user gained (`added`, whole group) or lost (`removed`, with reason) access.
     static func accessChange(_ userID: String, _ group: Group, gained: Bool, reason: String? = nil) -> Change {
-        Change(topic: ChangeLog.userTopic(userID), kind: "group", op: gained ? .added : .removed, entityID: group.id,
+        Change(topic: ChangeLog.userTopic(userID), kind: .group, op: gained ? .added : .removed, entityID: group.id,
                document: gained ? DocumentCoding.encode(group) : nil, reason: reason)
     }
 

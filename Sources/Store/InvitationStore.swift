@@ -50,7 +50,7 @@ public enum InvitationStore {
              .text(invitation.method.rawValue), .text(role.rawValue), .integer(now),
              .integer(invitation.expiresAt.milliseconds)])
         try ChangeLog.append(
-            try feedChanges(invitation, op: .added, on: db), event: "invitation_created", actor: .user(actor.id), at: now,
+            try feedChanges(invitation, op: .added, on: db), event: .invitationCreated, actor: .user(actor.id), at: now,
             on: db)
         return invitation
     }
@@ -166,7 +166,7 @@ public enum InvitationStore {
             "UPDATE invitations SET status = 'accepted', accepted_by = ?2, responded_ms = ?3 WHERE id = ?1",
             [.text(invitation.id), .text(user.id), .integer(now)])
         changes += try feedChanges(invitation, op: .modified, extraUser: user.id, on: db)
-        try ChangeLog.append(changes, event: "invitation_accepted", actor: .user(user.id), at: now, on: db)
+        try ChangeLog.append(changes, event: .invitationAccepted, actor: .user(user.id), at: now, on: db)
         return try GroupStore.detail(group, on: db)
     }
 
@@ -186,7 +186,7 @@ public enum InvitationStore {
             "UPDATE invitations SET status = 'declined', responded_ms = ?2 WHERE id = ?1",
             [.text(invitation.id), .integer(now)])
         try ChangeLog.append(
-            try feedChanges(invitation, op: .modified, on: db), event: "invitation_declined", actor: .user(user.id),
+            try feedChanges(invitation, op: .modified, on: db), event: .invitationDeclined, actor: .user(user.id),
             at: now, on: db)
         return invitation
     }
@@ -227,7 +227,7 @@ public enum InvitationStore {
             "UPDATE invitations SET status = 'revoked', responded_ms = ?2 WHERE id = ?1", [.text(id), .integer(now)])
         try ChangeLog.append(
             try feedChanges(invitation, op: .modified, on: db).map { $0.with(reason: reason) },
-            event: "invitation_revoked", actor: actor, at: now, on: db)
+            event: .invitationRevoked, actor: actor, at: now, on: db)
     }
 
     /// The invitation document on the inviter's feed, the addressee's (when an account has that
@@ -246,7 +246,7 @@ public enum InvitationStore {
         var seen = Set<String>()
         let document = DocumentCoding.encode(invitation)
         return users.filter { seen.insert($0).inserted }.map {
-            Change(topic: ChangeLog.userTopic($0), kind: "invitation", op: op, entityID: invitation.id, document: document)
+            Change(topic: ChangeLog.userTopic($0), kind: .invitation, op: op, entityID: invitation.id, document: document)
         }
     }
 

@@ -53,7 +53,7 @@ public enum InviteCodeStore {
             groupID: groupID, createdBy: createdBy, createdAt: Timestamp(milliseconds: now),
             expiresAt: Timestamp(milliseconds: expires), disabledAt: nil)
         try ChangeLog.append(
-            [change(record).with(reason: reason)], event: existed ? "invite_code_rotated" : "invite_code_created", actor: actor, at: now, on: db)
+            [change(record).with(reason: reason)], event: existed ? .inviteCodeRotated : .inviteCodeCreated, actor: actor, at: now, on: db)
         return (code, record)
     }
 
@@ -83,7 +83,7 @@ public enum InviteCodeStore {
         guard var record = try record(groupID: groupID, on: db), record.disabledAt == nil else { return }
         try db.run("UPDATE invite_codes SET disabled_ms = ?2 WHERE group_id = ?1", [.text(groupID), .integer(now)])
         record.disabledAt = Timestamp(milliseconds: now)
-        try ChangeLog.append([change(record).with(reason: reason)], event: "invite_code_disabled", actor: actor, at: now, on: db)
+        try ChangeLog.append([change(record).with(reason: reason)], event: .inviteCodeDisabled, actor: actor, at: now, on: db)
     }
 
     /// The code's public facts.
@@ -170,7 +170,7 @@ public enum InviteCodeStore {
         }
         if previous?.status == .active { return .alreadyMember(try GroupStore.detail(group, on: db)) }
         let (_, changes) = try GroupStore.admit(user, to: &group, role: .member, previous: previous, at: now, on: db)
-        try ChangeLog.append(changes, event: "member_joined", actor: .user(user.id), at: now, on: db)
+        try ChangeLog.append(changes, event: .memberJoined, actor: .user(user.id), at: now, on: db)
         return .joined(try GroupStore.detail(group, on: db))
     }
 
@@ -197,7 +197,7 @@ public enum InviteCodeStore {
     }
 
     static func change(_ record: InviteCodeRecord) -> Change {
-        Change(topic: ChangeLog.groupTopic(record.groupID), kind: "invite_code", op: .modified,
+        Change(topic: ChangeLog.groupTopic(record.groupID), kind: .inviteCode, op: .modified,
                entityID: record.groupID, document: DocumentCoding.encode(record))
     }
 

@@ -103,7 +103,7 @@ public enum SharedAlarmStore {
             """, [.text(alarm.id), .text(groupID), .text(actorID), .integer(now)])
         try write(alarm, on: db)
         try ChangeLog.append(
-            [alarmChange(alarm, .added)], event: "shared_alarm_created", actor: .user(actorID), at: now, on: db)
+            [alarmChange(alarm, .added)], event: .sharedAlarmCreated, actor: .user(actorID), at: now, on: db)
         return alarm
     }
 
@@ -156,7 +156,7 @@ public enum SharedAlarmStore {
         }
         try save(&alarm, at: now, on: db)
         try ChangeLog.append(
-            [alarmChange(alarm, .modified)], event: "shared_alarm_updated", actor: .user(actorID), at: now, on: db)
+            [alarmChange(alarm, .modified)], event: .sharedAlarmUpdated, actor: .user(actorID), at: now, on: db)
         return alarm
     }
 
@@ -175,10 +175,10 @@ public enum SharedAlarmStore {
         try ChangeLog.append(
             [
                 Change(
-                    topic: ChangeLog.groupTopic(groupID), kind: "shared_alarm", op: .removed, entityID: alarm.id,
+                    topic: ChangeLog.groupTopic(groupID), kind: .sharedAlarm, op: .removed, entityID: alarm.id,
                     document: nil, reason: "deleted")
             ],
-            event: "shared_alarm_deleted", actor: .user(actorID), at: now, on: db)
+            event: .sharedAlarmDeleted, actor: .user(actorID), at: now, on: db)
     }
 
     /// Membership hook: `userID` stopped being an active member of `groupID` (removed, left, account
@@ -225,12 +225,12 @@ public enum SharedAlarmStore {
             try ChangeLog.append(
                 [
                     Change(
-                        topic: ChangeLog.groupTopic(alarm.groupID), kind: "missed_occurrence", op: .added,
+                        topic: ChangeLog.groupTopic(alarm.groupID), kind: .missedOccurrence, op: .added,
                         entityID: "\(alarm.id):\(missed.scheduledAt.milliseconds)",
                         document: DocumentCoding.encode(record)),
                     alarmChange(alarm, .modified),
                 ],
-                event: "missed_alarm_followup", actor: .system, at: now, on: db)
+                event: .missedAlarmFollowup, actor: .system, at: now, on: db)
         }
         return alarms.count
     }
@@ -295,7 +295,7 @@ public enum SharedAlarmStore {
     /// The alarm document on its group's topic.
     static func alarmChange(_ alarm: SharedAlarm, _ op: Change.Op) -> Change {
         Change(
-            topic: ChangeLog.groupTopic(alarm.groupID), kind: "shared_alarm", op: op, entityID: alarm.id,
+            topic: ChangeLog.groupTopic(alarm.groupID), kind: .sharedAlarm, op: op, entityID: alarm.id,
             document: DocumentCoding.encode(alarm))
     }
 

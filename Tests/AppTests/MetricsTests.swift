@@ -3,6 +3,7 @@ import Dispatch
 import Domain
 import Foundation
 import Logging
+import Realtime
 import SQLite
 import Storage
 import TestSupport

@@ -1,6 +1,7 @@
 @testable import App
 import Domain
 import Foundation
+import Logging
 import Realtime
 import SQLite
 import Storage
@@ -119,6 +120,104 @@ struct RealtimeTests {
         let doc = rows.first { ($0["doc"] as? [String: Any])?["user_id"] as? String == f.member.id }?["doc"]
             as? [String: Any]
         #expect(doc?["role"] as? String == "admin")
+    }
+
+    @Test("a topic whose read fails (the database, not access) gets error unavailable, logged; other topics still work")
+    func readFailureIsUnavailable() async throws {
+        let log = CapturedLog()
+        let h = try AppHarness(defaultTier: .premium, logger: Logger(label: "test") { _ in log })
+        let (token, _) = try await h.register("ana@example.com")
+        let groupID = try await h.createGroup(token: token)
+        let (server, port) = try serve(h)
+        defer { server.shutdown() }
+        let topic = "group:\(groupID)"
+        // Only the group snapshot reads this table: its read fails, the user snapshot's does not.
+        _ = try h.database.writeSync { db in try db.run("ALTER TABLE shared_completions RENAME TO shared_completions_away") }
+        let feed = try await blocking { try Feed(port: port, token: token) }
+        defer { feed.close() }
+        let (error, user) = try await blocking {
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)","id":"g"}"#)
+            let error = try feed.next(Self.type("error"))
+            try feed.send(#"{"op":"subscribe","topic":"user"}"#)
+            return (error, try feed.next(Self.type("snapshot", "user")))
+        }
+        #expect(error["code"] as? String == "unavailable")
+        #expect(error["topic"] as? String == topic)
+        #expect(error["id"] as? String == "g")
+        #expect(user["seq"] != nil)
+        #expect(log.lines.contains { $0.contains("realtime: topic read failed") && $0.contains(topic) })
+
+        _ = try h.database.writeSync { db in try db.run("ALTER TABLE shared_completions_away RENAME TO shared_completions") }
+        let snapshot = try await blocking {
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+            return try feed.next(Self.type("snapshot", topic))
+        }
+        #expect((snapshot["data"] as? [String: Any])?["recent_completions"] as? [Any] != nil, "the client may subscribe again")
+    }
+
+    @Test("the change log unreadable: logged once, nothing lost — after it reads again the next change arrives")
+    func ingestFailureIsLoggedAndRecovers() async throws {
+        let log = CapturedLog()
+        let h = try AppHarness(defaultTier: .premium, logger: Logger(label: "test") { _ in log })
+        let (token, _) = try await h.register("ana@example.com")
+        let groupID = try await h.createGroup(token: token)
+        let (server, port) = try serve(h)
+        defer { server.shutdown() }
+        let topic = "group:\(groupID)"
+        let feed = try await blocking {
+            let feed = try Feed(port: port, token: token)
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+            _ = try feed.next(Self.type("snapshot", topic))
+            return feed
+        }
+        defer { feed.close() }
+        let failed = "realtime: reading the change log failed"
+        // The rename is a commit: the feed reads the log at once, and fails.
+        _ = try h.database.writeSync { db in try db.run("ALTER TABLE change_log RENAME TO change_log_away") }
+        #expect(await eventually { log.lines.contains { $0.contains(failed) } })
+        _ = try h.database.writeSync { db in try db.run("ALTER TABLE change_log_away RENAME TO change_log") }
+        #expect(await eventually { log.lines.contains { $0.contains("realtime: reading the change log works again") } })
+        #expect(log.lines.count { $0.contains(failed) } == 1, "one line per outage, not one per poll")
+
+        _ = try await h.inviteCode(groupID, token: token)
+        let change = try await blocking { try feed.next(Self.type("change", topic)) }
+        #expect(change["event"] as? String == "invite_code_created")
+    }
+
+    @Test("another process's commit of more rows than one read takes: every batch arrives without a further commit")
+    func largeForeignCommitIsReadToTheEnd() async throws {
+        let h = try AppHarness(defaultTier: .premium)
+        let (token, _) = try await h.register("ana@example.com")
+        let groupID = try await h.createGroup(token: token)
+        let (server, port) = try serve(h)
+        defer { server.shutdown() }
+        let topic = "group:\(groupID)"
+        let feed = try await blocking {
+            let feed = try Feed(port: port, token: token)
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+            _ = try feed.next(Self.type("snapshot", topic))
+            return feed
+        }
+        defer { feed.close() }
+        // Two rows per batch: one read (`ingestReadRows` rows) holds fewer batches than rows, and the
+        // rest must be read at once, not when the next commit happens to come.
+        let batches = RealtimeFeed.ingestReadRows * 3 / 4
+        let other = try h.openAnotherHandle()
+        defer { other.close() }
+        let now = h.clock.nowMilliseconds()
+        let last = try other.writeSync { db -> Int64 in
+            let change = Change(
+                topic: topic, kind: .group, op: .modified, entityID: groupID, document: Array(#"{"n":1}"#.utf8))
+            var last: Int64 = 0
+            for _ in 0..<batches {
+                last = try ChangeLog.append([change, change], event: .groupUpdated, actor: .system, at: now, on: db).upperBound
+            }
+            return last
+        }
+        let final = try await blocking {
+            try feed.next { Self.type("change", topic)($0) && ($0["seq"] as? NSNumber)?.int64Value == last }
+        }
+        #expect((final["changes"] as? [Any])?.count == 2)
     }
 
     @Test("a non-member's group subscribe gets error not_found; removal revokes the subscriber")

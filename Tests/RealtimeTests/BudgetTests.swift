@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Realtime
 import Store
@@ -137,7 +138,7 @@ struct MoreLimitTests {
 
     @Test("held bytes: exactly maxHeldBytes are kept, one byte more drops them")
     func heldBytes() throws {
-        let size = ServerMessage.change(topic: .group(g1), event: "group_updated", rows: groupBatch(1).rows).bytes.count
+        let size = ServerMessage.change(topic: .group(g1), event: .groupUpdated, rows: groupBatch(1).rows).bytes.count
         var limits = RealtimeLimits()
         limits.maxHeldBytes = size * 2
         var h = Harness(limits: limits)

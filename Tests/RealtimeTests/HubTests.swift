@@ -1,3 +1,4 @@
+import Domain
 import Realtime
 import Store
 import Testing
@@ -107,6 +108,23 @@ struct SnapshotOrderingTests {
         #expect(out.messages(to: c1)[0]["topic"] as? String == group1)
         #expect(h.hub.topics(of: c1).isEmpty)
         #expect(h.hub.ingest([groupBatch(1)]).isEmpty)
+    }
+
+    @Test("read failed: error unavailable (not not_found), subscription gone, not a protocol error; may subscribe again")
+    func readFailed() throws {
+        var h = Harness(limits: { var l = RealtimeLimits(); l.maxProtocolErrors = 0; return l }())
+        _ = h.hub.connect(c1, userID: "u1")
+        let request = try need(h.say(c1, #"{"op":"subscribe","topic":"\#(group1)","id":"s1"}"#).snapshotRequests.first)
+        let out = h.hub.readFailed(request)
+        #expect(out.types(to: c1) == ["error"], "no close: a failed read is not the client's fault")
+        #expect(out.messages(to: c1)[0]["code"] as? String == "unavailable")
+        #expect(out.messages(to: c1)[0]["topic"] as? String == group1)
+        #expect(out.messages(to: c1)[0]["id"] as? String == "s1")
+        #expect(h.hub.topics(of: c1).isEmpty)
+        #expect(h.hub.readFailed(request).isEmpty, "a result for a request no longer waited for is ignored")
+        #expect(h.hub.ingest([groupBatch(1)]).isEmpty)
+        let again = try need(h.say(c1, #"{"op":"subscribe","topic":"\#(group1)"}"#).snapshotRequests.first)
+        #expect(h.hub.snapshotReady(again, seq: 1, data: Array("{}".utf8)).types(to: c1) == ["snapshot"])
     }
 }
 

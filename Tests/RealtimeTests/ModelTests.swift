@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Realtime
 import Store
@@ -24,7 +25,7 @@ struct ModelTests {
 
         func state(at seq: Int64) -> [String: Int64] {
             var s: [String: Int64] = [:]
-            for b in batches where b.lastSeq <= seq { for r in b.rows { s[r.entityID] = r.seq } }
+            for b in batches where b.lastSeq <= seq { for r in b.rows { s[r.change.entityID] = r.seq } }
             return s
         }
 

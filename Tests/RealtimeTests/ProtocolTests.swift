@@ -1,3 +1,4 @@
+import Domain
 import Realtime
 import Store
 import Testing
@@ -85,7 +86,7 @@ struct ServerMessageTests {
     @Test("change: the batch's rows in the topic, seq = highest, doc verbatim, typed reason (never stored text)")
     func change() {
         let encoded = ServerMessage.change(
-            topic: .group(g1), event: "member_removed",
+            topic: .group(g1), event: .memberRemoved,
             rows: [
                 row(5, "group:\(g1)", kind: "member", op: .modified, id: "m1", doc: #"{"s":"removed"}"#, reason: "spam"),
                 row(6, "group:\(g1)", kind: "group", op: .removed, id: g1, doc: nil),
@@ -101,7 +102,7 @@ struct ServerMessageTests {
     func others() {
         #expect(text(ServerMessage.revoked(topic: .group(g1), reason: .left)) == #"{"type":"revoked","topic":"group:\#(g1)","reason":"left"}"#)
         #expect(
-            text(ServerMessage.error(code: "not_found", message: "a \"b\"\n\\\u{1}é", topic: "user", id: .number(3)))
+            text(ServerMessage.error(code: .notFound, message: "a \"b\"\n\\\u{1}é", topic: "user", id: .number(3)))
                 == #"{"type":"error","code":"not_found","message":"a \"b\"\n\\\u0001é","topic":"user","id":3}"#)
         #expect(text(ServerMessage.pong(id: nil)) == #"{"type":"pong"}"#)
         #expect(text(ServerMessage.pong(id: .string("p"))) == #"{"type":"pong","id":"p"}"#)
@@ -130,15 +131,17 @@ struct RemovalReasonTests {
             ("member_joined", "member", .added, nil),
         ] as [(String, String, Change.Op, String?)])
     func changeReasons(event: String, kind: String, op: Change.Op, expected: String?) {
-        #expect(RemovalReason.forChange(event: event, kind: kind, op: op)?.rawValue == expected)
+        #expect(
+            RemovalReason.forChange(event: ChangeEvent(rawValue: event), kind: ChangeKind(rawValue: kind), op: op)?.rawValue
+                == expected)
     }
 
     @Test("revocations use the same vocabulary")
     func revocations() {
-        #expect(RemovalReason.revocation(event: "member_removed") == .accessRevoked)
-        #expect(RemovalReason.revocation(event: "member_left") == .left)
-        #expect(RemovalReason.revocation(event: "group_deleted") == .deleted)
-        #expect(RemovalReason.revocation(event: "account_deleted") == .deleted)
-        #expect(RemovalReason.revocation(event: "anything_else") == .accessRevoked)
+        #expect(RemovalReason.revocation(event: .memberRemoved) == .accessRevoked)
+        #expect(RemovalReason.revocation(event: .memberLeft) == .left)
+        #expect(RemovalReason.revocation(event: .groupDeleted) == .deleted)
+        #expect(RemovalReason.revocation(event: .accountDeleted) == .deleted)
+        #expect(RemovalReason.revocation(event: ChangeEvent(rawValue: "anything_else")) == .accessRevoked)
     }
 }

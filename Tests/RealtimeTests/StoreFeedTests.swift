@@ -83,7 +83,7 @@ struct StoreFeedTests {
         let g = try group(owner: o, members: [a])
         try db.readSync { c in
             let all = try ChangeFeed.batches(after: 0, on: c)
-            #expect(all.map(\.event) == ["user_registered", "user_registered", "group_created", "invite_code_created", "member_joined"])
+            #expect(all.map(\.event.rawValue) == ["user_registered", "user_registered", "group_created", "invite_code_created", "member_joined"])
             #expect(all.allSatisfy { b in b.rows.allSatisfy { _ in true } && b.rows.first?.seq == b.batch })
             let seqs = all.flatMap { $0.rows.map(\.seq) }
             #expect(seqs == Array(1...Int64(seqs.count)))
@@ -92,8 +92,8 @@ struct StoreFeedTests {
             let limited = try ChangeFeed.batches(after: 2, limit: 1, on: c)
             #expect(limited.count == 1 && limited[0].rows.count == 3, "the batch is completed past the limit")
             let topic = try ChangeFeed.batches(after: 0, topic: "group:\(g)", on: c)
-            #expect(topic.allSatisfy { $0.rows.allSatisfy { $0.topic == "group:\(g)" } })
-            #expect(topic.map(\.event) == ["group_created", "invite_code_created", "member_joined"])
+            #expect(topic.allSatisfy { $0.rows.allSatisfy { $0.change.topic == "group:\(g)" } })
+            #expect(topic.map(\.event.rawValue) == ["group_created", "invite_code_created", "member_joined"])
             #expect(try ChangeFeed.oldestRetainedSeq(on: c) == 1)
             let replay = try ChangeFeed.replay(topic: "group:\(g)", after: 3, maxRows: 1000, on: c)
             #expect(replay.latestSeq == seqs.last && replay.oldestRetainedSeq == 1 && !replay.truncated)

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Realtime
 import Store
@@ -12,12 +13,16 @@ func row(
     _ seq: Int64, _ topic: String, kind: String = "member", op: Change.Op = .modified, id: String = "e",
     doc: String? = #"{"v":1}"#, reason: String? = nil
 ) -> ChangeFeed.Row {
-    ChangeFeed.Row(seq: seq, topic: topic, kind: kind, op: op, entityID: id, document: doc.map { Array($0.utf8) }, reason: reason)
+    ChangeFeed.Row(
+        seq: seq,
+        change: Change(
+            topic: topic, kind: ChangeKind(rawValue: kind), op: op, entityID: id, document: doc.map { Array($0.utf8) },
+            reason: reason))
 }
 
-/// A batch whose `batch` is its first row's seq.
+/// A batch whose `batch` is its first row's seq; `event` as stored (any text).
 func batch(_ event: String = "group_updated", _ rows: ChangeFeed.Row...) -> ChangeFeed.Batch {
-    ChangeFeed.Batch(batch: rows[0].seq, event: event, actor: "system", atMilliseconds: 0, rows: rows)
+    ChangeFeed.Batch(batch: rows[0].seq, event: ChangeEvent(rawValue: event), actor: "system", atMilliseconds: 0, rows: rows)
 }
 
 /// A one-row batch on a group topic at `seq`.

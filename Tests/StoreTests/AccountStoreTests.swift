@@ -59,10 +59,10 @@ struct AccountStoreTests {
     @Test("a batch gets consecutive seqs sharing the first seq as its batch", arguments: TestBackend.available)
     func batches(_ backend: TestBackend) throws {
         let (_, db) = try database(backend)
-        let change = Change(topic: "group:g", kind: "group", op: .modified, entityID: "g", document: Array("{}".utf8))
-        let first = try db.writeSync { try ChangeLog.append([change], event: "a", actor: .system, at: 1, on: $0) }
+        let change = Change(topic: "group:g", kind: .group, op: .modified, entityID: "g", document: Array("{}".utf8))
+        let first = try db.writeSync { try ChangeLog.append([change], event: ChangeEvent(rawValue: "a"), actor: .system, at: 1, on: $0) }
         let second = try db.writeSync {
-            try ChangeLog.append([change, change, change], event: "b", actor: .admin, at: 2, on: $0)
+            try ChangeLog.append([change, change, change], event: ChangeEvent(rawValue: "b"), actor: .admin, at: 2, on: $0)
         }
         #expect(first == 1...1)
         #expect(second == 2...4)

@@ -38,8 +38,8 @@ struct ChangeLogChainTests {
     func intact(_ backend: TestBackend) throws {
         let (dir, db) = try database(backend, rows: 5)
         defer { withExtendedLifetime(dir) {} }
-        let change = Change(topic: "group:g", kind: "group", op: .modified, entityID: "g", document: Array("{}".utf8))
-        try db.writeSync { try ChangeLog.append([change, change], event: "e", actor: .admin, at: 9, on: $0) }
+        let change = Change(topic: "group:g", kind: .group, op: .modified, entityID: "g", document: Array("{}".utf8))
+        try db.writeSync { try ChangeLog.append([change, change], event: ChangeEvent(rawValue: "e"), actor: .admin, at: 9, on: $0) }
         let report = try db.readSync { try ChangeLogChain.verify(on: $0) }
         #expect(report.verified == 7)
         #expect(report.unchained == 0)
@@ -93,9 +93,9 @@ struct ChangeLogChainTests {
         let (dir, db) = try database(backend, rows: 0)
         defer { withExtendedLifetime(dir) {} }
         let day: Int64 = 24 * 3600 * 1000
-        let change = Change(topic: "group:g", kind: "group", op: .modified, entityID: "g", document: Array(#"{"n":1}"#.utf8))
+        let change = Change(topic: "group:g", kind: .group, op: .modified, entityID: "g", document: Array(#"{"n":1}"#.utf8))
         for i in 0..<10 {  // ten 3-row batches, one per day
-            try db.writeSync { try ChangeLog.append([change, change, change], event: "e", actor: .admin, at: Int64(i) * day, on: $0) }
+            try db.writeSync { try ChangeLog.append([change, change, change], event: ChangeEvent(rawValue: "e"), actor: .admin, at: Int64(i) * day, on: $0) }
         }
         let retention = ChangeLogRetention(
             windowMilliseconds: 5 * day, minimumRows: 6, maxRowsPerTransaction: 8, minimumRowsPerCompaction: 1)

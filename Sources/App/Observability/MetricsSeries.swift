@@ -1,4 +1,5 @@
 import CoreMetrics
+import Realtime
 public import Storage
 import Synchronization
 import Transport
@@ -212,21 +213,11 @@ final class RealtimeMetrics: Sendable {
         subscriptions.set(0)
     }
 
-    /// Cumulative counts kept by a sans-I/O core (the hub counts, the shell reports): `record`
-    /// adds what grew since the last call, so the hub needs no metrics dependency.
-    struct Totals: Equatable, Sendable {
-        var conflations = 0
-        var slowConsumerCloses = 0
-        var revocations = 0
-        var resumesReplayed = 0
-        var resumesReset = 0
-    }
-
-    private let lastTotals = Mutex(Totals())
+    private let lastTotals = Mutex(RealtimeHub.Counters())
 
     /// Reports the hub's running totals and its current subscription count (one call after each
-    /// batch of hub actions).
-    func record(_ totals: Totals, subscriptions count: Int) {
+    /// batch of hub actions): adds what grew since the last call, so the hub needs no metrics dependency.
+    func record(_ totals: RealtimeHub.Counters, subscriptions count: Int) {
         let last = lastTotals.withLock { last in
             defer { last = totals }
             return last

@@ -15,14 +15,21 @@ import Wire
 /// order; reads run on the database's reader pool and hop back. This process's own commits trigger a
 /// read at once (`SQLDatabase.onCommit`); other processes' and instances' commits are noticed by a
 /// `ChangeWatcher` — SQLite's `PRAGMA data_version`, checked every `pollInterval`, or PostgreSQL's
-/// `LISTEN`, which wakes the feed at once.
+/// `LISTEN`, which wakes the feed at once (reading the log: `RealtimeFeed+Ingest.swift`). Each
+/// socket's events arrive through its `RealtimeConnection`.
+///
+/// Nothing runs until the first socket opens: then the hub starts at the log's seq of that moment,
+/// with its watcher and timers (`Running`); `stop` ends them.
 public final class RealtimeFeed: @unchecked Sendable {
     let services: Services
     /// WebSockets held per client network (`AppConfig.maxWebSocketsPerAddress`), taken at the upgrade.
     let webSockets: AddressQuota
     let queue = DispatchQueue(label: "chronir.realtime")
-    // Everything below is touched only on `queue`.
-    private var hub: RealtimeHub?
+    /// The last connection id handed out (`connectionID()`, any thread).
+    private let lastConnectionID = Atomic<UInt64>(0)
+    // Everything below is touched only on `queue` (each method checks with `dispatchPrecondition`).
+    /// The hub with its watcher and timers once the first socket opened; nil before, and after `stop`.
+    var running: Running?
     private var sockets: [ConnectionID: WebSocket] = [:]
     /// The session each authenticated socket uses, so a logout can close exactly that session's
     /// sockets and an idle expiry that passes while the socket is open closes it (4001).
@@ -30,17 +37,12 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// The earliest `expiresAt` in `sessions` when last computed: until then no session can have
     /// lapsed, so the check costs one comparison (`Int64.max` with no sessions).
     private var nextExpiry: Int64 = .max
-    private var nextID: UInt64 = 0
-    private var poller: (any DispatchSourceTimer)?
-    private var presence: (any DispatchSourceTimer)?
-    private var expiryCheck: (any DispatchSourceTimer)?
-    private var watcher: (any ChangeWatcher)?
-    /// Presence shared with other instances (PostgreSQL only; ClusterPresence.swift).
-    private var cluster: ClusterPresence?
     private var stopped = false
     /// While a poll triggered by a local commit runs: when that commit happened (monotonic ns), for
     /// the fan-out latency metric (commit → frame written to the socket).
-    private var commitStamp: UInt64?
+    var commitStamp: UInt64?
+    /// Since when reading the change log fails (wall ms), while it does: logged once per outage.
+    var ingestFailingSince: Int64?
     /// The hub's counters and subscription count last handed to the metrics.
     private var recorded: (counters: RealtimeHub.Counters, subscriptions: Int)?
     /// Compresses every broadcast once (queue only); no context takeover, so any connection that
@@ -52,6 +54,8 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// How often open sockets' sessions are checked for idle expiry even when no change arrives
     /// (every ingested batch checks too), so a lapsed session stops streaming within this long.
     static let sessionCheckInterval: DispatchTimeInterval = .seconds(60)
+    /// Without `{"op":"auth"}` within this long after the upgrade, a socket closes 4001.
+    static let authDeadline: DispatchTimeInterval = .seconds(5)
 
     /// An authenticated socket's session: SHA-256 of its bearer token and when it lapses unless used.
     struct Session: Sendable {
@@ -59,10 +63,40 @@ public final class RealtimeFeed: @unchecked Sendable {
         var expiresAt: Int64
     }
 
+    /// The started feed (queue only): the hub, and the watcher and timers that drive it. Dropping it
+    /// cancels the timers.
+    final class Running {
+        /// The realtime core; every call on the feed's queue, its actions performed in order.
+        var hub: RealtimeHub
+        /// Tells the poll timer whether another process or instance may have committed.
+        let watcher: any ChangeWatcher
+        /// Presence shared with other instances (PostgreSQL only; ClusterPresence.swift).
+        let cluster: ClusterPresence?
+        /// The poll, presence and session-expiry timers.
+        var timers: [any DispatchSourceTimer] = []
+
+        init(hub: RealtimeHub, watcher: any ChangeWatcher, cluster: ClusterPresence?) {
+            self.hub = hub
+            self.watcher = watcher
+            self.cluster = cluster
+        }
+
+        /// Cancels the timers, stops watching and withdraws this instance's presence (shutdown).
+        func stop() {
+            for timer in timers { timer.cancel() }
+            watcher.stop()
+            cluster?.stop()
+        }
+
+        deinit {
+            for timer in timers { timer.cancel() }
+        }
+    }
+
     /// Group snapshots encoded once per (group, seq) for all subscribers.
     private let snapshotCache = SnapshotCache()
     /// Set while a `commitNoticed` poll is queued (coalesces a burst of commits into one poll).
-    private let pollQueued = Atomic<Bool>(false)
+    let pollQueued = Atomic<Bool>(false)
 
     init(services: Services) {
         self.services = services
@@ -71,119 +105,65 @@ public final class RealtimeFeed: @unchecked Sendable {
         services.database.onCommit { [weak self] in self?.commitNoticed(local: true) }
     }
 
-    /// A write committed — of this process (`local`, from the writer queue) or announced by the
-    /// watcher: read the log now. Only schedules; a burst of commits coalesces into one read.
-    private func commitNoticed(local: Bool) {
-        guard !pollQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let committedAt = DispatchTime.now().uptimeNanoseconds
-        queue.async { [self] in
-            pollQueued.store(false, ordering: .releasing)
-            commitStamp = local ? committedAt : nil
-            ingestNewBatches()
-            commitStamp = nil
-        }
-    }
-
-    deinit {
-        poller?.cancel()
-        presence?.cancel()
-        expiryCheck?.cancel()
-    }
-
     /// Stops the timers and closes every socket (server shutdown).
     public func stop() {
         queue.sync {
             stopped = true
-            poller?.cancel()
-            presence?.cancel()
-            expiryCheck?.cancel()
-            poller = nil
-            presence = nil
-            expiryCheck = nil
-            watcher?.stop()
-            watcher = nil
-            cluster?.stop()
+            running?.stop()
+            running = nil
             for socket in sockets.values { socket.close(code: .goingAway, reason: "server shutting down") }
         }
     }
 
-    /// Starts the hub and its timers on first use (queue only).
-    private func startIfNeeded() throws -> Bool {
-        guard !stopped else { return false }
-        if hub != nil { return true }
+    /// Starts the hub and its timers on first use (queue only). Nil after `stop`.
+    private func startIfNeeded() throws -> Running? {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !stopped else { return nil }
+        if let running { return running }
         let db = services.database
         let (position, epoch) = try db.readSync { c in (try ChangeLog.latestSeq(on: c), try LogEpoch.current(on: c)) }
         let hub = RealtimeHub(position: position, epoch: epoch)
-        cluster = ClusterPresence.make(services: services, presenceIntervalMilliseconds: hub.limits.presenceIntervalMilliseconds) {
+        let cluster = ClusterPresence.make(services: services, presenceIntervalMilliseconds: hub.limits.presenceIntervalMilliseconds) {
             [weak self] sets in
             guard let self else { return }
             queue.async { [self] in
-                guard self.hub != nil else { return }
-                for (groupID, users) in sets { self.hub!.setClusterPresence(groupID: groupID, users: users) }
+                guard let running = self.running else { return }
+                for (groupID, users) in sets { running.hub.setClusterPresence(groupID: groupID, users: users) }
             }
         }
-        watcher = try makeWatcher()
-        self.hub = hub
+        let running = Running(hub: hub, watcher: try makeWatcher(presence: cluster), cluster: cluster)
+        self.running = running
         let poll = DispatchSource.makeTimerSource(queue: queue)
         poll.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval)
         poll.setEventHandler { [weak self] in self?.poll() }
-        poll.resume()
-        poller = poll
         let flush = DispatchSource.makeTimerSource(queue: queue)
-        let interval = DispatchTimeInterval.milliseconds(hub.limits.presenceIntervalMilliseconds)
+        let interval = DispatchTimeInterval.milliseconds(running.hub.limits.presenceIntervalMilliseconds)
         flush.schedule(deadline: .now() + interval, repeating: interval)
         flush.setEventHandler { [weak self] in
-            guard let self, self.hub != nil else { return }
-            self.perform(self.hub!.flushPresence())
-            let local = self.hub!.takeLocalPresence()
-            self.cluster?.publish(local)
+            guard let self, let running = self.running else { return }
+            self.perform(running.hub.flushPresence())
+            running.cluster?.publish(running.hub.takeLocalPresence())
         }
-        flush.resume()
-        presence = flush
         let expiry = DispatchSource.makeTimerSource(queue: queue)
         expiry.schedule(deadline: .now() + Self.sessionCheckInterval, repeating: Self.sessionCheckInterval)
         expiry.setEventHandler { [weak self] in self?.closeLapsedSessions() }
-        expiry.resume()
-        expiryCheck = expiry
-        return true
+        running.timers = [poll, flush, expiry]
+        for timer in running.timers { timer.resume() }
+        return running
     }
 
-    /// The watcher for this backend (queue only).
-    private func makeWatcher() throws -> any ChangeWatcher {
+    /// The watcher for this backend (queue only); on PostgreSQL it also wakes `presence`.
+    private func makeWatcher(presence: ClusterPresence?) throws -> any ChangeWatcher {
+        dispatchPrecondition(condition: .onQueue(queue))
         switch services.database {
         case let sqlite as Database:
             return try DataVersionWatcher(database: sqlite)
         case let postgres as PostgresDatabase:
-            return NotifyWatcher(url: postgres.url, logger: services.logger, presence: cluster) { [weak self] in
+            return NotifyWatcher(url: postgres.url, logger: services.logger, presence: presence) { [weak self] in
                 self?.commitNoticed(local: false)
             }
         default:
             preconditionFailure("no change watcher for \(type(of: services.database))")
-        }
-    }
-
-    /// The poll timer: reads the log when the watcher says another process may have committed.
-    private func poll() {
-        guard let watcher, watcher.changedSinceLastCheck() else { return }
-        ingestNewBatches()
-    }
-
-    /// Reads every batch after the hub's position and hands it to the hub (queue only).
-    private func ingestNewBatches() {
-        guard hub != nil else { return }
-        while let position = hub?.position,
-            let batches = try? services.database.readSync({ c in try ChangeFeed.batches(after: position, on: c) }),
-            !batches.isEmpty
-        {
-            if commitStamp == nil {  // another process's or instance's commits
-                let now = services.clock.nowMilliseconds()
-                for batch in batches {
-                    services.metrics.realtime.changeLogLag(nanoseconds: UInt64(max(0, now - batch.atMilliseconds)) * 1_000_000)
-                }
-            }
-            closeLapsedSessions()  // before the batch: a lapsed session receives nothing more
-            perform(hub!.ingest(batches))
-            if batches.count < 1000 { break }
         }
     }
 
@@ -192,8 +172,9 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// socket whose instant passed is re-checked in the database before it is closed. Sessions that
     /// were revoked are closed by `sessionRevoked` (4003), not here.
     func closeLapsedSessions() {
+        dispatchPrecondition(condition: .onQueue(queue))
         let now = services.clock.nowMilliseconds()
-        guard now >= nextExpiry, hub != nil else { return }
+        guard now >= nextExpiry, let running else { return }
         var next = Int64.max
         for (id, session) in sessions {
             guard session.expiresAt <= now else {
@@ -211,7 +192,7 @@ public final class RealtimeFeed: @unchecked Sendable {
             case .success(.none):
                 sessions[id] = nil
                 services.metrics.realtime.sessionExpired()
-                perform(hub!.sessionExpired(id))
+                perform(running.hub.sessionExpired(id))
             case .failure(let error):  // keep the socket; look again at the next check
                 services.logger.error("realtime: session expiry check failed", metadata: ["error": "\(error)"])
                 next = min(next, now + 1)
@@ -222,63 +203,78 @@ public final class RealtimeFeed: @unchecked Sendable {
 
     /// Records a socket's session (queue only).
     private func track(_ id: ConnectionID, _ session: Session?) {
+        dispatchPrecondition(condition: .onQueue(queue))
         sessions[id] = session
         if let session { nextExpiry = min(nextExpiry, session.expiresAt) }
     }
 
     // MARK: - Connections
 
-    /// A socket opened; `userID` when the upgrade's bearer token was valid, `tokenRejected` when it
-    /// carried a bad one (→ 4001).
+    /// A new connection id, unique for the process (any thread). `RealtimeConnection` takes one when
+    /// it is made, so every event of its socket reaches the queue already carrying it, in order.
+    func connectionID() -> ConnectionID {
+        ConnectionID(lastConnectionID.wrappingAdd(1, ordering: .relaxed).newValue)
+    }
+
+    /// A socket opened as connection `id`; `userID` when the upgrade's bearer token was valid,
+    /// `tokenRejected` when it carried a bad one (→ 4001).
     func opened(
-        _ socket: WebSocket, userID: String?, checkedAt: Int64?, session: Session?, tokenRejected: Bool,
-        _ assign: @escaping @Sendable (ConnectionID) -> Void
+        _ id: ConnectionID, _ socket: WebSocket, userID: String?, checkedAt: Int64?, session: Session?,
+        tokenRejected: Bool
     ) {
         queue.async { [self] in
-            guard (try? startIfNeeded()) == true else {
+            let running: Running
+            do {
+                guard let started = try startIfNeeded() else {  // stopped
+                    socket.close(code: .goingAway, reason: "unavailable")
+                    return
+                }
+                running = started
+            } catch {
+                services.logger.error("realtime: feed could not start", metadata: ["error": "\(error)"])
                 socket.close(code: .goingAway, reason: "unavailable")
                 return
             }
-            nextID += 1
-            let id = ConnectionID(nextID)
             sockets[id] = socket
             track(id, session)
-            assign(id)
-            perform(hub!.connect(id, userID: userID, checkedAt: checkedAt))
+            perform(running.hub.connect(id, userID: userID, checkedAt: checkedAt))
             if tokenRejected {
-                perform(hub!.authenticationFailed(id))
+                perform(running.hub.authenticationFailed(id))
             } else if userID == nil {
-                queue.asyncAfter(deadline: .now() + 5) { [weak self] in
-                    guard let self, self.hub != nil else { return }
-                    self.perform(self.hub!.authDeadlinePassed(id))
+                queue.asyncAfter(deadline: .now() + Self.authDeadline) { [weak self] in
+                    guard let self, let running = self.running else { return }
+                    self.perform(running.hub.authDeadlinePassed(id))
                 }
             }
         }
     }
 
+    /// A text message from connection `id`'s client.
     func received(_ id: ConnectionID, text: String) {
         queue.async { [self] in
-            guard hub != nil else { return }
-            perform(hub!.receive(id, text: Array(text.utf8)))
+            guard let running else { return }
+            perform(running.hub.receive(id, text: Array(text.utf8)))
         }
     }
 
     /// A session ended (logout): its sockets close with 4003. Callable from any thread.
     public func sessionRevoked(tokenHash: [UInt8]) {
         queue.async { [self] in
-            guard hub != nil else { return }
-            for (id, session) in sessions where session.tokenHash == tokenHash { perform(hub!.sessionRevoked(id)) }
+            guard let running else { return }
+            for (id, session) in sessions where session.tokenHash == tokenHash { perform(running.hub.sessionRevoked(id)) }
         }
     }
 
+    /// Connection `id`'s socket is gone.
     func closed(_ id: ConnectionID) {
         queue.async { [self] in
             sockets[id] = nil
             sessions[id] = nil
-            hub?.disconnect(id)
+            running?.hub.disconnect(id)
         }
     }
 
+    /// Connection `id`'s queued output drained below the transport's mark.
     func writable(_ id: ConnectionID, socket: WebSocket) { report(id, socket) }
 
     /// Reports the socket's queued bytes to the hub (read on the socket's loop).
@@ -290,24 +286,20 @@ public final class RealtimeFeed: @unchecked Sendable {
     }
 
     /// Reports what the hub's counters gained and its subscription count (queue only).
-    private func recordMetrics() {
-        guard let hub else { return }
+    private func recordMetrics(_ hub: RealtimeHub) {
+        dispatchPrecondition(condition: .onQueue(queue))
         // `perform` runs once per socket report after every broadcast: skip when nothing moved.
         if let recorded, recorded.counters == hub.counters, recorded.subscriptions == hub.subscriptionCount { return }
         recorded = (hub.counters, hub.subscriptionCount)
-        let c = hub.counters
-        services.metrics.realtime.record(
-            .init(
-                conflations: c.conflations, slowConsumerCloses: c.slowConsumerCloses, revocations: c.revocations,
-                resumesReplayed: c.resumesReplayed, resumesReset: c.resumesReset),
-            subscriptions: hub.subscriptionCount)
+        services.metrics.realtime.record(hub.counters, subscriptions: hub.subscriptionCount)
     }
 
     /// Hands the sockets' queued byte counts to the hub (queue only).
     private func outboundBuffered(_ reports: [(ConnectionID, Int)]) {
+        dispatchPrecondition(condition: .onQueue(queue))
         for (id, bytes) in reports {
-            guard hub != nil, sockets[id] != nil else { continue }
-            perform(hub!.outboundBuffered(id, bytes: bytes))
+            guard let running, sockets[id] != nil else { continue }
+            perform(running.hub.outboundBuffered(id, bytes: bytes))
         }
     }
 
@@ -317,6 +309,7 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// Order per socket is kept: every send to a socket goes through its loop's serial queue in the
     /// order the feed issued it.
     private func broadcast(_ bytes: [UInt8], to ids: [ConnectionID]) {
+        dispatchPrecondition(condition: .onQueue(queue))
         var byLoop: [Int: (loop: EventLoop, targets: [(ConnectionID, WebSocket)])] = [:]
         var deflate = false
         for id in ids {
@@ -348,8 +341,10 @@ public final class RealtimeFeed: @unchecked Sendable {
 
     /// Performs the hub's actions in order (queue only). The hub's counters already include what
     /// these actions do, so they are reported first: a client that sees a message finds its metric.
-    private func perform(_ actions: [HubAction]) {
-        recordMetrics()
+    func perform(_ actions: [HubAction]) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let running else { return }
+        recordMetrics(running.hub)
         for action in actions {
             switch action {
             case .send(let id, let bytes):
@@ -359,40 +354,32 @@ public final class RealtimeFeed: @unchecked Sendable {
             case .broadcast(let ids, let bytes):
                 broadcast(bytes, to: ids)
             case .authenticate(let id, let token):
-                let database = services.database, now = services.clock.nowMilliseconds()
+                let database = services.database, logger = services.logger, now = services.clock.nowMilliseconds()
                 Task {
-                    let result = await Self.check(token: token, database: database, now: now)
+                    let result = await Self.check(token: token, database: database, logger: logger, now: now)
                     self.queue.async {
-                        guard self.hub != nil else { return }
+                        guard let running = self.running else { return }
                         if let result {
                             self.track(id, Session(tokenHash: result.tokenHash, expiresAt: result.expiresAt))
-                            self.perform(self.hub!.authenticated(id, userID: result.userID, checkedAt: result.seq))
+                            self.perform(running.hub.authenticated(id, userID: result.userID, checkedAt: result.seq))
                         } else {
-                            self.perform(self.hub!.authenticationFailed(id))
+                            self.perform(running.hub.authenticationFailed(id))
                         }
                     }
                 }
             case .needSnapshot(let request):
                 let now = services.clock.nowMilliseconds(), cache = snapshotCache
-                read { db in
+                read(request) { db in
                     try RealtimeSnapshots.read(request.topic, userID: request.userID, at: now, cache: cache, on: db)
-                } then: { result in
-                    if let result {
-                        self.perform(self.hub!.snapshotReady(request, seq: result.seq, data: result.data))
-                    } else {
-                        self.perform(self.hub!.accessDenied(request))
-                    }
+                } then: { hub, result in
+                    hub.snapshotReady(request, seq: result.seq, data: result.data)
                 }
             case .needReplay(let request, let after):
-                let maxRows = hub!.limits.maxReplayRows
-                read { db in
+                let maxRows = running.hub.limits.maxReplayRows
+                read(request) { db in
                     try RealtimeSnapshots.replay(request.topic, userID: request.userID, after: after, maxRows: maxRows, on: db)
-                } then: { result in
-                    if let result {
-                        self.perform(self.hub!.replayReady(request, result))
-                    } else {
-                        self.perform(self.hub!.accessDenied(request))
-                    }
+                } then: { hub, result in
+                    hub.replayReady(request, result)
                 }
             case .close(let id, let code, let reason):
                 sockets[id]?.close(code: WebSocketCloseCode(rawValue: code.rawValue), reason: reason)
@@ -400,105 +387,59 @@ public final class RealtimeFeed: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` in one read transaction with `Database.read` — waiting for a free reader parks
-    /// no thread, so 1,000 sockets subscribing at once queue for the reader pool instead of blocking
-    /// 1,000 Dispatch threads — then `completion` on the feed's queue (if the hub still runs) with
-    /// the result, nil when the read threw (no access, or the database failed).
+    /// Runs `body` — the read for `request` — in one read transaction with `Database.read` (waiting
+    /// for a free reader parks no thread, so 1,000 sockets subscribing at once queue for the reader
+    /// pool instead of blocking 1,000 Dispatch threads), then back on the feed's queue (if the hub
+    /// still runs) hands the result to `completion`. A read that threw ends the subscription:
+    /// `DomainError.notFound` (no access) → `accessDenied` (error `not_found`); anything else is the
+    /// database's → logged, `readFailed` (error `unavailable`).
     private func read<T: Sendable>(
-        _ body: @escaping @Sendable (any SQLConnection) throws -> T, then completion: @escaping @Sendable (T?) -> Void
+        _ request: LoadRequest, _ body: @escaping @Sendable (any SQLConnection) throws -> T,
+        then completion: @escaping @Sendable (inout RealtimeHub, T) -> [HubAction]
     ) {
         let database = services.database
         Task {
-            let result = try? await database.read(body)
+            let result: Result<T, any Error>
+            do {
+                result = .success(try await database.read(body))
+            } catch {
+                result = .failure(error)
+            }
             self.queue.async {
-                guard self.hub != nil else { return }
-                completion(result)
+                guard let running = self.running else { return }
+                switch result {
+                case .success(let value):
+                    self.perform(completion(&running.hub, value))
+                case .failure(DomainError.notFound):
+                    self.perform(running.hub.accessDenied(request))
+                case .failure(let error):
+                    self.services.logger.error(
+                        "realtime: topic read failed", metadata: ["topic": "\(request.topic)", "error": "\(error)"])
+                    self.perform(running.hub.readFailed(request))
+                }
             }
         }
     }
 
     /// The user of a live session with an active account, the session's expiry, and the log's seq
-    /// in the same read.
+    /// in the same read. Nil for an unknown, expired or revoked token or an inactive account — and
+    /// when the read failed (logged), so the socket closes 4001 as for a bad token.
     static func check(
-        token: String, database: any SQLDatabase, now: Int64
+        token: String, database: any SQLDatabase, logger: Logger, now: Int64
     ) async -> (userID: String, seq: Int64, tokenHash: [UInt8], expiresAt: Int64)? {
         guard let hash = TokenHashing.hash(token: token) else { return nil }
-        let found = try? await database.read { db -> (String, Int64, Int64)? in
-            guard let lookup = try SessionStore.lookup(tokenHash: hash, at: now, on: db), lookup.user.status == .active
-            else { return nil }
-            return (lookup.user.id, try ChangeLog.latestSeq(on: db), lookup.expiresAt)
+        let found: (String, Int64, Int64)?
+        do {
+            found = try await database.read { db -> (String, Int64, Int64)? in
+                guard let lookup = try SessionStore.lookup(tokenHash: hash, at: now, on: db), lookup.user.status == .active
+                else { return nil }
+                return (lookup.user.id, try ChangeLog.latestSeq(on: db), lookup.expiresAt)
+            }
+        } catch {
+            logger.error("realtime: token check failed", metadata: ["error": "\(error)"])
+            return nil
         }
         guard let found else { return nil }
         return (found.0, found.1, hash, found.2)
-    }
-}
-
-/// Forwards one socket's events to the feed.
-final class RealtimeConnection: WebSocketDelegate, Sendable {
-    let feed: RealtimeFeed
-    let userID: String?
-    let checkedAt: Int64?
-    let tokenRejected: Bool
-    let session: RealtimeFeed.Session?
-    /// This socket's share of its client's `maxWebSocketsPerAddress`: given back when the socket
-    /// closes (or, if it never opens, when this object goes away).
-    let slot: AddressQuota.Slot?
-    private struct State {
-        var id: ConnectionID?
-        var pending: [String] = []
-        var closedEarly = false
-    }
-    private let state = Mutex(State())
-
-    init(
-        feed: RealtimeFeed, userID: String?, checkedAt: Int64?, session: RealtimeFeed.Session? = nil, tokenRejected: Bool,
-        slot: AddressQuota.Slot? = nil
-    ) {
-        self.feed = feed
-        self.slot = slot
-        self.session = session
-        self.userID = userID
-        self.checkedAt = checkedAt
-        self.tokenRejected = tokenRejected
-    }
-
-    func webSocketOpened(_ socket: WebSocket) {
-        feed.opened(
-            socket, userID: userID, checkedAt: checkedAt, session: session, tokenRejected: tokenRejected
-        ) { [self] id in
-            // On the feed's queue, after `connect`'s slot exists: events that came first follow it.
-            let (texts, closed) = state.withLock { s -> ([String], Bool) in
-                s.id = id
-                defer { s.pending = [] }
-                return (s.pending, s.closedEarly)
-            }
-            for text in texts { feed.received(id, text: text) }
-            if closed { feed.closed(id) }
-        }
-    }
-
-    func webSocket(_ socket: WebSocket, received event: WebSocketEvent) {
-        let id: ConnectionID? = state.withLock { s in
-            if s.id == nil {
-                switch event {
-                case .text(let text): s.pending.append(text)
-                case .closed: s.closedEarly = true
-                default: break
-                }
-            }
-            return s.id
-        }
-        if case .closed = event { slot?.release() }
-        guard let id else { return }
-        switch event {
-        case .text(let text): feed.received(id, text: text)
-        case .closed: feed.closed(id)
-        case .binary, .ping, .pong: break
-        }
-    }
-
-    func webSocketBecameWritable(_ socket: WebSocket) {
-        guard let id = state.withLock({ $0.id }) else { return }
-        feed.writable(id, socket: socket)
     }
 }

@@ -40,7 +40,8 @@ enum RealtimeRoutes {
                 let services = feed.services
                 let now = services.clock.nowMilliseconds()
                 Task {
-                    let found = await RealtimeFeed.check(token: token, database: services.database, now: now)
+                    let found = await RealtimeFeed.check(
+                        token: token, database: services.database, logger: services.logger, now: now)
                     sink.upgradeToWebSocket(handshake, configuration: webSocket) {
                         RealtimeConnection(
                             feed: feed, userID: found?.userID, checkedAt: found?.seq,

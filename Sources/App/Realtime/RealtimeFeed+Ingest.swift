@@ -1,0 +1,87 @@
+import Dispatch
+import Domain
+import Logging
+import Realtime
+import Storage
+import Store
+import Synchronization
+
+/// Reading the change log into the hub: after this process's commits at once, after other
+/// processes' and instances' when the `ChangeWatcher` says so. A read that fails loses nothing: the
+/// hub's position stays, and the next poll (every `pollInterval` while the log cannot be read) or
+/// commit reads again from it; the outage is logged when it starts and when it ends.
+extension RealtimeFeed {
+    /// Rows read per change-log read; a full read is followed by another at once.
+    static let ingestReadRows = 1000
+
+    /// A write committed — of this process (`local`, from the writer queue) or announced by the
+    /// watcher: read the log now. Only schedules; a burst of commits coalesces into one read.
+    func commitNoticed(local: Bool) {
+        guard !pollQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let committedAt = DispatchTime.now().uptimeNanoseconds
+        queue.async { [self] in
+            pollQueued.store(false, ordering: .releasing)
+            commitStamp = local ? committedAt : nil
+            ingestNewBatches()
+            commitStamp = nil
+        }
+    }
+
+    /// The poll timer: reads the log when the watcher says another process may have committed, and
+    /// while the last read failed.
+    func poll() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let running else { return }
+        let changed = running.watcher.changedSinceLastCheck()
+        guard changed || ingestFailingSince != nil else { return }
+        ingestNewBatches()
+    }
+
+    /// Reads every batch after the hub's position and hands it to the hub (queue only).
+    func ingestNewBatches() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let running else { return }
+        while true {
+            let position = running.hub.position
+            let batches: [ChangeFeed.Batch]
+            do {
+                batches = try services.database.readSync { c in
+                    try ChangeFeed.batches(after: position, limit: Self.ingestReadRows, on: c)
+                }
+            } catch {
+                ingestFailed(error, at: position)
+                return
+            }
+            ingestRecovered(at: position)
+            guard !batches.isEmpty else { return }
+            if commitStamp == nil {  // another process's or instance's commits
+                let now = services.clock.nowMilliseconds()
+                for batch in batches {
+                    services.metrics.realtime.changeLogLag(nanoseconds: UInt64(max(0, now - batch.atMilliseconds)) * 1_000_000)
+                }
+            }
+            closeLapsedSessions()  // before the batch: a lapsed session receives nothing more
+            perform(running.hub.ingest(batches))
+            // A short read reached the end of the log (`batches` reads about `ingestReadRows` rows).
+            if batches.reduce(0, { $0 + $1.rows.count }) < Self.ingestReadRows { break }
+        }
+    }
+
+    /// A change-log read failed: logged once per outage (the poll retries every `pollInterval`).
+    private func ingestFailed(_ error: any Error, at position: Int64) {
+        guard ingestFailingSince == nil else { return }
+        ingestFailingSince = services.clock.nowMilliseconds()
+        services.logger.error(
+            "realtime: reading the change log failed; changes are held until it can be read again",
+            metadata: ["after_seq": "\(position)", "error": "\(error)"])
+    }
+
+    /// A change-log read worked: ends an outage (logged with its length).
+    private func ingestRecovered(at position: Int64) {
+        guard let since = ingestFailingSince else { return }
+        ingestFailingSince = nil
+        services.logger.notice(
+            "realtime: reading the change log works again",
+            metadata: ["after_seq": "\(position)", "failed_for_ms": "\(services.clock.nowMilliseconds() - since)"])
+    }
+}
