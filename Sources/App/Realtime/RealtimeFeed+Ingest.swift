@@ -15,23 +15,32 @@ extension RealtimeFeed {
     static let ingestReadRows = 1000
 
     /// A write committed — of this process (`local`, from the writer queue) or announced by the
-    /// watcher: read the log now. Only schedules; a burst of commits coalesces into one read.
+    /// watcher: read the log now. Only schedules; a burst of commits coalesces into one read. A local
+    /// commit leaves its instant for the fan-out latency metric even when its read coalesced into one
+    /// already queued (e.g. behind PostgreSQL's NOTIFY of the same commit), so the read that delivers
+    /// it measures it.
     func commitNoticed(local: Bool) {
+        if local {
+            let now = DispatchTime.now().uptimeNanoseconds
+            _ = localCommitAt.compareExchange(expected: 0, desired: now, ordering: .acquiringAndReleasing)
+        }
         guard !pollQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let committedAt = DispatchTime.now().uptimeNanoseconds
         queue.async { [self] in
             pollQueued.store(false, ordering: .releasing)
-            commitStamp = local ? committedAt : nil
+            let stamp = localCommitAt.exchange(0, ordering: .acquiringAndReleasing)
+            commitStamp = stamp == 0 ? nil : stamp
             ingestNewBatches()
             commitStamp = nil
         }
     }
 
     /// The poll timer: reads the log when the watcher says another process may have committed, and
-    /// while the last read failed.
+    /// while the last read failed. Skipped while a commit's read is queued: that read comes next and
+    /// reads everything (and, for a local commit, measures its fan-out — SQLite's `data_version`
+    /// also changes for this process's own commits).
     func poll() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard let running else { return }
+        guard let running, !pollQueued.load(ordering: .acquiring) else { return }
         let changed = running.watcher.changedSinceLastCheck()
         guard changed || ingestFailingSince != nil else { return }
         ingestNewBatches()

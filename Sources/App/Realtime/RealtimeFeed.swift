@@ -97,6 +97,8 @@ public final class RealtimeFeed: @unchecked Sendable {
     private let snapshotCache = SnapshotCache()
     /// Set while a `commitNoticed` poll is queued (coalesces a burst of commits into one poll).
     let pollQueued = Atomic<Bool>(false)
+    /// The monotonic instant (ns) of the oldest local commit no read has delivered yet; 0: none.
+    let localCommitAt = Atomic<UInt64>(0)
 
     init(services: Services) {
         self.services = services
