@@ -35,6 +35,9 @@ public final class RealtimeFeed: @unchecked Sendable {
     private var presence: (any DispatchSourceTimer)?
     private var expiryCheck: (any DispatchSourceTimer)?
     private var watcher: (any ChangeWatcher)?
+    /// Set while reading the change log fails (the database is down): every poll reads again,
+    /// whatever the watcher says, so a change it announced is never dropped with the failed read.
+    private var readFailing = false
     private var stopped = false
     /// While a poll triggered by a local commit runs: when that commit happened (monotonic ns), for
     /// the fan-out latency metric (commit → frame written to the socket).
@@ -151,17 +154,28 @@ public final class RealtimeFeed: @unchecked Sendable {
 
     /// The poll timer: reads the log when the watcher says another process may have committed.
     private func poll() {
-        guard let watcher, watcher.changedSinceLastCheck() else { return }
+        guard let watcher, watcher.changedSinceLastCheck() || readFailing else { return }
         ingestNewBatches()
     }
 
-    /// Reads every batch after the hub's position and hands it to the hub (queue only).
+    /// Reads every batch after the hub's position and hands it to the hub (queue only). A failed
+    /// read is retried at every poll until one succeeds (`readFailing`).
     private func ingestNewBatches() {
         guard hub != nil else { return }
-        while let position = hub?.position,
-            let batches = try? services.database.readSync({ c in try ChangeFeed.batches(after: position, on: c) }),
-            !batches.isEmpty
-        {
+        while let position = hub?.position {
+            let batches: [ChangeFeed.Batch]
+            do {
+                batches = try services.database.readSync { c in try ChangeFeed.batches(after: position, on: c) }
+            } catch {
+                if !readFailing {
+                    services.logger.warning(
+                        "realtime: reading the change log failed; retrying at every poll", metadata: ["error": "\(error)"])
+                }
+                readFailing = true
+                return
+            }
+            readFailing = false
+            guard !batches.isEmpty else { return }
             if commitStamp == nil {  // another process's or instance's commits
                 let now = services.clock.nowMilliseconds()
                 for batch in batches {
