@@ -65,6 +65,8 @@ public final class PostgresConnection: SQLConnection {
     private var reconnectDelay = reconnectBackoff.first
     /// After a failed reconnect: when the next attempt is due, and that attempt's error.
     private var reconnectBlocked: (until: ContinuousClock.Instant, message: String)?
+    /// Monotonic time for the back-off (`ContinuousClock.now`; tests step it).
+    private let now: () -> ContinuousClock.Instant
 
     /// libpq parameters every connection gets unless its URL sets them
     /// (https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-PARAMKEYWORDS):
@@ -80,8 +82,9 @@ public final class PostgresConnection: SQLConnection {
 
     /// Connects with a libpq connection string or URI (`postgres://user@host:port/db?sslmode=…`),
     /// with `defaultParameters` for what it leaves unset. Blocks until connected or failed (at most
-    /// the connect timeout).
-    public init(url: String) throws(PostgresError) {
+    /// the connect timeout). `now` is the monotonic clock the reconnect back-off is measured on.
+    public init(url: String, now: @escaping () -> ContinuousClock.Instant = { ContinuousClock.now }) throws(PostgresError) {
+        self.now = now
         // Keywords are applied in order and `dbname` is expanded in place (expand_dbname = 1), so
         // the URL's own settings override the defaults before it.
         let keywords = Self.defaultParameters.map { $0.key } + ["dbname"]
@@ -241,14 +244,14 @@ public final class PostgresConnection: SQLConnection {
     public func reconnectIfBroken() throws(PostgresError) {
         let connection = try open()
         guard PQstatus(connection) != CONNECTION_OK else { return }
-        if let blocked = reconnectBlocked, ContinuousClock.now < blocked.until {
+        if let blocked = reconnectBlocked, now() < blocked.until {
             throw PostgresError(.connection, message: "\(blocked.message) (reconnecting after a back-off)")
         }
         statements.removeAll()
         PQreset(connection)
         guard PQstatus(connection) == CONNECTION_OK else {
             let message = Self.message(connection)
-            reconnectBlocked = (ContinuousClock.now + reconnectDelay, message)
+            reconnectBlocked = (now() + reconnectDelay, message)
             reconnectDelay = min(reconnectDelay * 2, Self.reconnectBackoff.longest)
             throw PostgresError(.connection, message: message)
         }
