@@ -1,6 +1,7 @@
 @testable import App
 import Domain
 import Foundation
+import Logging
 import Postgres
 import Storage
 import Synchronization
@@ -127,6 +128,40 @@ struct PostgresOutageTests {
         subscriber.expectExactly(expected)
     }
 
+    @Test("a change announced while the instance's readers are down (its LISTEN up) is read once they are back, with no later commit to prompt it")
+    func readersDownWhileListening() async throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        let log = CapturedLog()
+        let a = try Instance(server: server, name: "instance_a", log: log)
+        let b = try Instance(server: server, name: "instance_b")
+        defer { withExtendedLifetime((a, b)) {} }
+        let ana = try await a.h.register("ana@example.com")
+        let groupID = try await a.h.createGroup(token: ana.token)
+        let (http, port) = try Self.serve(a.h)
+        defer { http.shutdown() }
+        let subscriber = try await Subscriber.open(port: port, token: ana.token, groupID: groupID)
+        defer { subscriber.close() }
+        #expect(await eventually(timeout: Self.recovery) { a.listening(server) })
+        try await a.rename(groupID, to: "A1", token: ana.token)
+        try await subscriber.read(through: "A1")
+
+        // A keeps only its LISTEN connection and cannot open others while B commits: the NOTIFY
+        // wakes A's feed, whose read of the change log fails.
+        try server.psql("ALTER DATABASE postgres ALLOW_CONNECTIONS false", database: "template1")
+        try server.psql(
+            "SELECT pg_terminate_backend(pid, 60000) FROM pg_stat_activity WHERE application_name = 'instance_a' AND query NOT LIKE 'LISTEN%'",
+            database: "template1")
+        #expect(await eventually(timeout: Self.recovery) { a.backendCount(server) == 1 })
+        #expect(a.listening(server))
+        try await b.rename(groupID, to: "B1", token: ana.token)
+        #expect(await eventually(timeout: Self.recovery) { log.lines.contains { $0.contains("reading the change log failed") } })
+        try server.psql("ALTER DATABASE postgres ALLOW_CONNECTIONS true", database: "template1")
+
+        try await subscriber.read(through: "B1")
+        subscriber.expectExactly(["A1", "B1"])
+    }
+
     @Test(
         "a restart: a subscriber connected before it gets every change committed after it, by either instance, once and in order",
         arguments: [PostgresServer.ShutdownMode.fast, .immediate])
@@ -171,10 +206,11 @@ struct PostgresOutageTests {
         let name: String
         var postgres: PostgresDatabase { h.database as! PostgresDatabase }
 
-        init(server: PostgresServer, name: String) throws {
+        init(server: PostgresServer, name: String, log: CapturedLog? = nil) throws {
             self.name = name
             h = try AppHarness(
-                defaultTier: .premium, writeBudget: .unlimited, databaseURL: server.url + "&application_name=\(name)")
+                defaultTier: .premium, logger: log.map { log in Logger(label: "test") { _ in log } }, writeBudget: .unlimited,
+                databaseURL: server.url + "&application_name=\(name)")
         }
 
         /// Renames the group through this instance (one write, acknowledged with 200).
