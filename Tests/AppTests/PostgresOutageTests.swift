@@ -325,3 +325,41 @@ struct PostgresOutageTests {
         return (server, try server.start())
     }
 }
+
+/// How PostgreSQL failures reach the API (pure; runs on every backend).
+@Suite("PostgreSQL failures map to 503 CA027 with Retry-After exactly when the database is unavailable")
+struct PostgresErrorMappingTests {
+    @Test("class 08, 57P01–57P03, class 53, 25006, busy and a lost connection → 503 CA027 + Retry-After; others are not")
+    func mapping() {
+        // https://www.postgresql.org/docs/15/errcodes-appendix.html
+        let unavailable: [PostgresError] = [
+            PostgresError(.connection, message: "server closed the connection unexpectedly"),
+            PostgresError(.connection, sqlState: "57P01", message: "terminating connection due to administrator command"),
+            PostgresError(.statement, sqlState: "57P02", message: "crash shutdown"),
+            PostgresError(.statement, sqlState: "57P03", message: "the database system is starting up"),
+            PostgresError(.statement, sqlState: "08006", message: "connection failure"),
+            PostgresError(.statement, sqlState: "08001", message: "could not connect"),
+            PostgresError(.statement, sqlState: "53300", message: "too many connections"),
+            PostgresError(.statement, sqlState: "53100", message: "disk full"),
+            PostgresError(.statement, sqlState: "25006", message: "read-only transaction (a standby)"),
+            PostgresError(.statement, sqlState: "40001", message: "serialization failure"),
+            PostgresError(.statement, sqlState: "55P03", message: "lock not available"),
+        ]
+        for error in unavailable {
+            #expect(error.isStorageUnavailable, "\(error)")
+            let api = ErrorMapping.apiError(for: error)
+            #expect(api.code == .serviceUnavailable, "\(error)")
+            let response = ErrorMapping.response(for: api, requestID: "r")
+            #expect(response.status.code == 503)
+            #expect(response.headers[first: "Retry-After"] != nil)
+            #expect(!String(decoding: response.body, as: UTF8.self).contains(error.message))  // nothing internal leaks
+        }
+        for error in [
+            PostgresError(.statement, sqlState: "42P01", message: "undefined table"),
+            PostgresError(.misuse, message: "connection is closed"),
+        ] {
+            #expect(!error.isStorageUnavailable, "\(error)")
+            #expect(ErrorMapping.apiError(for: error).code == .internalError, "\(error)")
+        }
+    }
+}
