@@ -26,7 +26,18 @@ public struct PostgresNotification: Sendable, Equatable {
 /// (`pg_advisory_xact_lock(writerLockKey)`, released at COMMIT/ROLLBACK), so writers on every
 /// instance are serialised exactly like SQLite's `BEGIN IMMEDIATE` — which is what keeps change-log
 /// seqs committing in order (docs/architecture.md). `.deferred` is a read-only REPEATABLE READ
-/// snapshot. A broken connection (server restarted) is re-established at the next transaction.
+/// snapshot.
+///
+/// Outages (docs/operations.md, PostgreSQL outages): a connection the server closed (a restart, an
+/// administrator, a network failure) is re-established at the start of the next top-level
+/// transaction (`reconnectIfBroken`, `PQreset`), and a BEGIN that finds the connection closed
+/// under it reconnects and begins once more — nothing of the transaction ran yet — so the first
+/// request after a restart is served. A reconnect that fails is not tried again before a back-off
+/// (`reconnectBackoff`) has passed: meanwhile transactions fail at once with a `.connection` error
+/// (`isStorageUnavailable`: the API answers 503 with Retry-After) rather than each waiting for a
+/// connect attempt. A connection that breaks inside a transaction fails that transaction with a
+/// `.connection` error; whether a COMMIT that broke took effect is unknown, so it is reported as
+/// a failure and never as a success.
 public final class PostgresConnection: SQLConnection {
     /// Always `.postgres`.
     public var dialect: SQLDialect { .postgres }
@@ -46,11 +57,44 @@ public final class PostgresConnection: SQLConnection {
     private var statementCounter = 0
     /// Nesting of `transaction` calls: 0 outside a transaction, 1 in one, more inside savepoints.
     private var transactionDepth = 0
+    /// The first and the longest wait after a failed reconnect before the next attempt (doubling in
+    /// between). The first is short so a restart costs little; the longest bounds how long after the
+    /// server is back a connection may still refuse, and how often an unreachable server is dialled.
+    public static let reconnectBackoff: (first: Duration, longest: Duration) = (.milliseconds(50), .seconds(2))
+    /// The wait after the next failed reconnect.
+    private var reconnectDelay = reconnectBackoff.first
+    /// After a failed reconnect: when the next attempt is due, and that attempt's error.
+    private var reconnectBlocked: (until: ContinuousClock.Instant, message: String)?
+    /// Monotonic time for the back-off (`ContinuousClock.now`; tests step it).
+    private let now: () -> ContinuousClock.Instant
 
-    /// Connects with a libpq connection string or URI (`postgres://user@host:port/db?sslmode=…`).
-    /// Blocks until connected or failed.
-    public init(url: String) throws(PostgresError) {
-        guard let connection = PQconnectdb(url) else {
+    /// libpq parameters every connection gets unless its URL sets them
+    /// (https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-PARAMKEYWORDS):
+    /// - `connect_timeout`: a connect — at start-up, a reconnect, /readyz — to an address that drops
+    ///   packets fails within 5 s instead of blocking a storage queue for the kernel's minutes;
+    /// - `keepalives_idle` / `keepalives_interval` / `keepalives_count`: a connection whose server
+    ///   vanished without closing it (a host down, a network partition) is declared dead after about
+    ///   10 + 3 × 5 s of silence instead of the kernel default of over two hours, so a statement
+    ///   waiting on it fails and the queue moves on.
+    public static let defaultParameters: KeyValuePairs<String, String> = [
+        "connect_timeout": "5", "keepalives_idle": "10", "keepalives_interval": "5", "keepalives_count": "3",
+    ]
+
+    /// Connects with a libpq connection string or URI (`postgres://user@host:port/db?sslmode=…`),
+    /// with `defaultParameters` for what it leaves unset. Blocks until connected or failed (at most
+    /// the connect timeout). `now` is the monotonic clock the reconnect back-off is measured on.
+    public init(url: String, now: @escaping () -> ContinuousClock.Instant = { ContinuousClock.now }) throws(PostgresError) {
+        self.now = now
+        // Keywords are applied in order and `dbname` is expanded in place (expand_dbname = 1), so
+        // the URL's own settings override the defaults before it.
+        let keywords = Self.defaultParameters.map { $0.key } + ["dbname"]
+        let values = Self.defaultParameters.map { $0.value } + [url]
+        let keywordArray = CStringArray(keywords), valueArray = CStringArray(values)
+        defer {
+            keywordArray.deallocate()
+            valueArray.deallocate()
+        }
+        guard let connection = PQconnectdbParams(keywordArray.base, valueArray.base, 1) else {
             throw PostgresError(.connection, message: "out of memory allocating a connection")
         }
         guard PQstatus(connection) == CONNECTION_OK else {
@@ -133,7 +177,16 @@ public final class PostgresConnection: SQLConnection {
             }
         }
         try reconnectIfBroken()
-        try execute(kind == .immediate ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        let begin = kind == .immediate ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+        do {
+            try execute(begin)
+        } catch {
+            // The server closed this idle connection since its last transaction (a restart,
+            // pg_terminate_backend): nothing of this transaction ran, so reconnect and begin again.
+            guard !isHealthy else { throw error }
+            try reconnectIfBroken()
+            try execute(begin)
+        }
         transactionDepth = 1
         defer { transactionDepth = 0 }
         do {
@@ -184,17 +237,26 @@ public final class PostgresConnection: SQLConnection {
         return String(cString: quoted)
     }
 
-    /// Re-establishes a broken connection (`PQreset`, blocking) between transactions; prepared
-    /// statements died with the old session. Throws a `.connection` error when the server is still
-    /// unreachable.
+    /// Re-establishes a broken connection (`PQreset`, blocking for at most the connect timeout)
+    /// between transactions; prepared statements died with the old session. Throws a `.connection`
+    /// error when the server is still unreachable — at once, without dialling, while the back-off
+    /// after the last failed attempt (`reconnectBackoff`) has not passed.
     public func reconnectIfBroken() throws(PostgresError) {
         let connection = try open()
         guard PQstatus(connection) != CONNECTION_OK else { return }
+        if let blocked = reconnectBlocked, now() < blocked.until {
+            throw PostgresError(.connection, message: "\(blocked.message) (reconnecting after a back-off)")
+        }
         statements.removeAll()
         PQreset(connection)
         guard PQstatus(connection) == CONNECTION_OK else {
-            throw PostgresError(.connection, message: Self.message(connection))
+            let message = Self.message(connection)
+            reconnectBlocked = (now() + reconnectDelay, message)
+            reconnectDelay = min(reconnectDelay * 2, Self.reconnectBackoff.longest)
+            throw PostgresError(.connection, message: message)
         }
+        reconnectBlocked = nil
+        reconnectDelay = Self.reconnectBackoff.first
     }
 
     // MARK: - Internals
@@ -351,6 +413,32 @@ public final class PostgresConnection: SQLConnection {
 
     private static func message(_ connection: OpaquePointer) -> String {
         String(cString: PQerrorMessage(connection)).trimmingTrailingNewlines()
+    }
+}
+
+/// A NULL-terminated C array of NUL-terminated copies of strings (libpq's `const char *const *`),
+/// owned until `deallocate()`.
+private struct CStringArray {
+    /// The array's first element.
+    let base: UnsafeMutablePointer<UnsafePointer<CChar>?>
+    private let count: Int
+
+    init(_ strings: [String]) {
+        count = strings.count
+        base = .allocate(capacity: strings.count + 1)
+        for (index, string) in strings.enumerated() {
+            let utf8 = Array(string.utf8CString)
+            let copy = UnsafeMutablePointer<CChar>.allocate(capacity: utf8.count)
+            copy.initialize(from: utf8, count: utf8.count)
+            (base + index).initialize(to: UnsafePointer(copy))
+        }
+        (base + strings.count).initialize(to: nil)
+    }
+
+    /// Frees the copies and the array.
+    func deallocate() {
+        for index in 0..<count { UnsafeMutablePointer(mutating: base[index])?.deallocate() }
+        base.deallocate()
     }
 }
 

@@ -124,24 +124,31 @@ public enum MigrationRunner {
 
     /// Names of the given migrations not yet applied, in name order; empty means the schema is up
     /// to date (for /readyz). Reads through the reader pool; a database never migrated has all pending.
+    /// A failing database throws its own `StorageFailure` (unwrapped: /readyz answers an unreachable
+    /// database with 503, as any request).
     public static func pending(_ database: any SQLDatabase, migrations: [Migration]) throws -> [String] {
         let applied = try database.readSync { connection in
-            try SchemaCatalog.tableExists("schema_migrations", on: connection) ? try appliedChecksums(connection) : [:]
+            try SchemaCatalog.tableExists("schema_migrations", on: connection) ? try readAppliedChecksums(connection) : [:]
         }
         return try sortedUnique(migrations).map(\.name).filter { applied[$0] == nil }
     }
 
-    /// Recorded checksum by migration name.
+    /// Recorded checksum by migration name; a failure is a `MigrationError` naming the table.
     private static func appliedChecksums(_ connection: any SQLConnection) throws -> [String: String] {
         do {
-            var applied: [String: String] = [:]
-            for row in try connection.query("SELECT name, checksum FROM schema_migrations") {
-                if let name = row.string("name"), let checksum = row.string("checksum") { applied[name] = checksum }
-            }
-            return applied
+            return try readAppliedChecksums(connection)
         } catch let error as any StorageFailure {
             throw MigrationError(.failed(name: "schema_migrations", error))
         }
+    }
+
+    /// Recorded checksum by migration name; throws the engine's error as is.
+    private static func readAppliedChecksums(_ connection: any SQLConnection) throws -> [String: String] {
+        var applied: [String: String] = [:]
+        for row in try connection.query("SELECT name, checksum FROM schema_migrations") {
+            if let name = row.string("name"), let checksum = row.string("checksum") { applied[name] = checksum }
+        }
+        return applied
     }
 
     /// Throws unless every applied migration is known and unchanged and no pending one sorts before

@@ -51,8 +51,29 @@ public final class PostgresServer: @unchecked Sendable {
         url = "postgresql://chronir@127.0.0.1:\(port)/postgres?sslmode=disable&connect_timeout=10"
         try runAsServerUser(
             "\(bin)/initdb", ["-D", "\(directory)/data", "-U", "chronir", "-A", "trust", "-E", "UTF8", "--no-sync", "-N"])
+        try start()
+    }
+
+    /// How `pg_ctl stop` ends the server (https://www.postgresql.org/docs/15/app-pg-ctl.html).
+    public enum ShutdownMode: String, Sendable {
+        /// Open transactions are rolled back and every client is told 57P01 admin_shutdown before
+        /// its connection closes; a checkpoint is written (an operator's `systemctl stop`).
+        case fast
+        /// Every server process is killed at once, as in a crash; the next start recovers from WAL.
+        case immediate
+    }
+
+    /// Starts the server on this cluster's port and data directory — after `init` (which calls
+    /// it) or again after `shutDown`; returns once it accepts connections.
+    public func start() throws {
         let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=1000"
         try runAsServerUser("\(bin)/pg_ctl", ["-D", "\(directory)/data", "-o", options, "-l", "\(directory)/log", "-w", "-t", "60", "start"])
+    }
+
+    /// Stops the server in `mode` and waits until it is down, keeping its data: `start()` brings the
+    /// same cluster back on the same port (an outage; `stop()` is the end of the test).
+    public func shutDown(_ mode: ShutdownMode) throws {
+        try runAsServerUser("\(bin)/pg_ctl", ["-D", "\(directory)/data", "-m", mode.rawValue, "-w", "-t", "60", "stop"])
     }
 
     /// Stops the server (immediate mode) and deletes its directory.
@@ -66,9 +87,12 @@ public final class PostgresServer: @unchecked Sendable {
         try runAsServerUser("\(bin)/pg_ctl", ["-D", "\(directory)/data", "-m", "fast", "-w", "restart"])
     }
 
-    /// Runs one SQL script through `psql` as the superuser (for set-up outside the code under test).
-    public func psql(_ sql: String) throws -> String {
-        try runAsServerUser("\(bin)/psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-At", "-d", url, "-c", sql])
+    /// Runs one SQL script through `psql` as the superuser on `database` (for set-up and fault
+    /// injection outside the code under test) and returns what it printed.
+    @discardableResult
+    public func psql(_ sql: String, database: String = "postgres") throws -> String {
+        let target = url.replacingOccurrences(of: "/postgres?", with: "/\(database)?")
+        return try runAsServerUser("\(bin)/psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-At", "-d", target, "-c", sql])
     }
 
     @discardableResult

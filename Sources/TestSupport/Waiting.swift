@@ -27,6 +27,20 @@ public func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool
     pollUntil(timeout: timeout, condition)
 }
 
+/// Awaits `condition` — which may itself await, e.g. send requests — until it holds or `timeout`
+/// passes, pausing 20 ms between tries; returns whether it held. For recoveries whose moment the test
+/// cannot know (a server back after an outage): the bound is generous, and passing it is a failure.
+public func eventuallyAsync(
+    timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool
+) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return await condition()
+}
+
 private func pollUntil(timeout: Duration, _ condition: () -> Bool) -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {

@@ -24,7 +24,7 @@ final class AppHarness: Sendable {
     init(
         defaultTier: Tier = .free, publicDirectory: String? = nil, logger: Logger? = nil, accessLog: AccessLog? = nil,
         trustedProxies: Set<String> = [], writeBudget: WriteBudget = .standard, hashing: WorkerPool? = nil,
-        configure: (inout AppConfig) -> Void = { _ in }
+        databaseURL: String? = nil, configure: (inout AppConfig) -> Void = { _ in }
     ) throws {
         directory = TemporaryDirectory()
         clock = ManualClock()
@@ -39,7 +39,9 @@ final class AppHarness: Sendable {
         // Tests register many accounts from one address on a clock that does not move: suites that
         // test the registration limit set their own (`configure`).
         config.registrationLimits = RegistrationLimits(perNetworkPerHour: 1_000_000, totalPerHour: 1_000_000)
-        if TestBackend.current == .postgres { config.databaseURL = try PostgresServer.freshDatabaseURL() }
+        // PostgreSQL: `databaseURL` (a dedicated server a test stops and starts), else a fresh
+        // database in the process's shared cluster.
+        if TestBackend.current == .postgres { config.databaseURL = try databaseURL ?? PostgresServer.freshDatabaseURL() }
         configure(&config)
         database = try Bootstrap.openDatabase(config: config, logger: logger, nowMilliseconds: clock.nowMilliseconds())
         let services = Services(
@@ -106,6 +108,8 @@ struct Reply: Sendable {
     var json: [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
     }
+    /// `error.code` of an error envelope (`CA027`).
+    var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
     /// `error.name` of an error envelope.
     var errorName: String? { (json["error"] as? [String: Any])?["name"] as? String }
     var errorField: String? { (json["error"] as? [String: Any])?["field"] as? String }

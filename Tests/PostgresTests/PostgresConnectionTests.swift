@@ -114,4 +114,89 @@ struct PostgresRestartTests {
         let again = try PostgresConnection(url: server.url)
         #expect(try again.query("SELECT 1").map(\.values) == [[.integer(1)]])
     }
+
+    @Test("a restart between transactions is invisible: the next transaction finds the connection closed at BEGIN, reconnects and runs")
+    func restartBetweenTransactions() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        let connection = try PostgresConnection(url: server.url)
+        #expect(try connection.transaction(.immediate) { try $0.scalar("SELECT 1") } == .integer(1))
+        try server.restart()
+        #expect(try connection.transaction(.deferred) { try $0.scalar("SELECT 2") } == .integer(2))
+        try server.shutDown(.immediate)
+        try server.start()
+        #expect(try connection.transaction(.immediate) { try $0.scalar("SELECT 3") } == .integer(3))
+    }
+
+    @Test("reconnect back-off: after a failed reconnect the next is due in 50 ms, doubling to 2 s, and transactions fail at once meanwhile; a success resets it")
+    func reconnectBackoff() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        let origin = ContinuousClock.now
+        let elapsed = Mutex<Duration>(.zero)
+        let connection = try PostgresConnection(url: server.url, now: { origin + elapsed.withLock { $0 } })
+        func advance(_ duration: Duration) { elapsed.withLock { $0 += duration } }
+        /// The transaction's error (nil when it ran) and whether it dialled the server.
+        func attempt() -> (error: PostgresError?, dialled: Bool) {
+            do {
+                _ = try connection.transaction(.deferred) { try $0.scalar("SELECT 1") }
+                return (nil, true)
+            } catch {
+                let error = error as? PostgresError
+                return (error, !(error?.message.contains("reconnecting after a back-off") ?? true))
+            }
+        }
+
+        try server.shutDown(.fast)
+        let first = attempt()  // finds the connection closed, dials, fails: 50 ms back-off
+        #expect(first.error?.kind == .connection && first.error?.isStorageUnavailable == true && first.dialled)
+        let blocked = attempt()
+        #expect(blocked.error?.isStorageUnavailable == true && !blocked.dialled)
+        var delay = PostgresConnection.reconnectBackoff.first
+        for _ in 0..<8 {  // 50, 100, 200, … ms, then 2 s each time
+            advance(delay - .milliseconds(1))
+            #expect(!attempt().dialled)
+            advance(.milliseconds(1))
+            let due = attempt()
+            #expect(due.dialled && due.error?.kind == .connection)
+            delay = min(delay * 2, PostgresConnection.reconnectBackoff.longest)
+        }
+        #expect(delay == PostgresConnection.reconnectBackoff.longest)
+
+        try server.start()
+        #expect(!attempt().dialled)  // up, but the back-off has not passed
+        advance(delay)
+        #expect(attempt().error == nil)
+        // Reset: the next outage starts at the first delay again.
+        try server.shutDown(.immediate)
+        #expect(attempt().dialled)
+        advance(PostgresConnection.reconnectBackoff.first)
+        #expect(attempt().dialled)
+    }
+}
+
+@Suite(
+    "PostgreSQL connection broken inside a transaction",
+    .enabled(if: PostgresServer.isAvailable, "no PostgreSQL server binaries: apt-get install postgresql"))
+struct PostgresBrokenTransactionTests {
+    @Test("its backend terminated mid-transaction: the statement fails as unavailable (57P01, connection), nothing commits, the next transaction reconnects")
+    func terminatedMidTransaction() throws {
+        let url = try PostgresServer.freshDatabaseURL()
+        let connection = try PostgresConnection(url: url)
+        let admin = try PostgresConnection(url: url)
+        try connection.execute("CREATE TABLE kept (x int8)")
+        let error = #expect(throws: PostgresError.self) {
+            try connection.transaction(.immediate) { db in
+                try db.run("INSERT INTO kept VALUES (1)")
+                let pid = try db.scalar("SELECT pg_backend_pid()")
+                // With a timeout, pg_terminate_backend waits until the backend has exited.
+                #expect(try admin.scalar("SELECT pg_terminate_backend(CAST($1 AS integer), 60000)", [pid]) == .integer(1))
+                try db.run("INSERT INTO kept VALUES (2)")
+            }
+        }
+        #expect(error?.kind == .connection)
+        #expect(error?.isStorageUnavailable == true)
+        #expect(!connection.isHealthy)
+        #expect(try connection.transaction(.deferred) { try $0.scalar("SELECT count(*) FROM kept") } == .integer(0))
+    }
 }

@@ -53,9 +53,11 @@ final class DataVersionWatcher: ChangeWatcher, @unchecked Sendable {
 /// PostgreSQL: every commit that appends to the change log sends `NOTIFY chronir_changes` in its
 /// transaction (`ChangeLog.append`), so this instance `LISTEN`s and wakes the feed at once. When the
 /// listening connection drops, it reconnects with back-off and answers true on every poll meanwhile
-/// (the feed reads after its own last seq), so no change is lost across the gap. The same connection
-/// LISTENs on `ClusterPresenceStore.notifyChannel` for `presence` (cluster presence), told of its
-/// notifications and of the connection coming and going.
+/// (the feed reads after its own last seq), so no change is lost across the gap; once reconnected it
+/// wakes the feed, which reads everything after the last seq it saw — what was committed while no
+/// connection listened (PostgresOutageTests). The same connection LISTENs on
+/// `ClusterPresenceStore.notifyChannel` for `presence` (cluster presence), told of its notifications
+/// and of the connection coming and going.
 final class NotifyWatcher: ChangeWatcher, Sendable {
     /// First and longest wait before reconnecting the listener.
     static let reconnectDelays = (first: 0.1, longest: 5.0)
@@ -68,6 +70,8 @@ final class NotifyWatcher: ChangeWatcher, Sendable {
     /// Set by a notification or while disconnected; cleared by `changedSinceLastCheck`.
     private let pending = Atomic<Bool>(true)
     private let connected = Atomic<Bool>(false)
+    /// Set once a connection broke or failed, until one succeeds (to log the recovery once).
+    private let reconnecting = Atomic<Bool>(false)
     /// The current listener, whether `stop` was called, and the next reconnect delay.
     private let state = Mutex<(listener: PostgresListener?, stopped: Bool, delay: Double)>((nil, false, 0.1))
 
@@ -110,6 +114,9 @@ final class NotifyWatcher: ChangeWatcher, Sendable {
                 return true
             }
             guard keep else { return listener.stop() }
+            if reconnecting.exchange(false, ordering: .acquiringAndReleasing) {
+                logger.info("realtime: change notifications resumed; catching up from the last seq seen")
+            }
             connected.store(true, ordering: .releasing)
             // Anything committed while no connection listened is read now, from the feed's position.
             pending.store(true, ordering: .releasing)
@@ -137,6 +144,7 @@ final class NotifyWatcher: ChangeWatcher, Sendable {
     }
 
     private func retryLater(after message: String) {
+        reconnecting.store(true, ordering: .releasing)
         let delay = state.withLock { state -> Double in
             defer { state.delay = min(state.delay * 2, Self.reconnectDelays.longest) }
             return state.delay
