@@ -21,7 +21,8 @@ command -v openssl >/dev/null || need+=(openssl)
 if [ ${#need[@]} -gt 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
 fi
-nginx=$(command -v nginx || echo /usr/sbin/nginx)
+source scripts/lib/nginx.sh
+nginx=$(nginx_binary)
 if ! "$venv/bin/python" -c "import websockets, sys; sys.exit(websockets.__version__ != '$websockets_version')" 2>/dev/null; then
     [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
     "$venv/bin/pip" install -q "websockets==$websockets_version"
@@ -62,7 +63,7 @@ done
 [ -n "$port" ] || fail "server did not report its port"
 
 # A self-signed certificate for localhost, made for this run.
-mkdir -p "$work/nginx/tmp"
+mkdir -p "$work/nginx"
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost \
     -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
     -keyout "$work/nginx/key.pem" -out "$work/nginx/cert.pem" 2>/dev/null || fail "openssl"
@@ -79,31 +80,7 @@ grep -q "listen 127.0.0.1:$https_port ssl;" "$work/nginx/chronir.conf" &&
     grep -q "server 127.0.0.1:$port;" "$work/nginx/chronir.conf" &&
     grep -q "ssl_certificate_key $work/nginx/key.pem;" "$work/nginx/chronir.conf" ||
     fail "deploy/nginx/chronir.conf no longer has the lines this script replaces"
-cat >"$work/nginx/nginx.conf" <<EOF
-worker_processes 1;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log notice;
-daemon off;
-events { worker_connections 256; }
-http {
-    access_log $work/nginx/access.log;
-    client_body_temp_path $work/nginx/tmp/body;
-    proxy_temp_path $work/nginx/tmp/proxy;
-    fastcgi_temp_path $work/nginx/tmp/fastcgi;
-    uwsgi_temp_path $work/nginx/tmp/uwsgi;
-    scgi_temp_path $work/nginx/tmp/scgi;
-    include $work/nginx/chronir.conf;
-}
-EOF
-as_nginx=()
-if [ "$(id -u)" = 0 ]; then  # never run the proxy as root: as nobody, owning only its prefix
-    chown -R nobody:nogroup "$work/nginx"
-    as_nginx=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
-fi
-"${as_nginx[@]}" "$nginx" -t -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/error.log" 2>"$work/nginx-t.txt" ||
-    { cat "$work/nginx-t.txt" >&2; fail "nginx -t"; }
-"${as_nginx[@]}" "$nginx" -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/error.log" &
-nginx_pid=$!
+nginx_start "$work/nginx" "$work/nginx/chronir.conf" 256 || fail "nginx -t"
 for _ in $(seq 1 50); do
     curl -s -o /dev/null --cacert "$work/nginx/cert.pem" "$base/healthz" && break
     kill -0 "$nginx_pid" 2>/dev/null || fail "nginx exited"

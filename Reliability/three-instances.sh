@@ -17,6 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Reliability/lib.sh
+source scripts/lib/nginx.sh
 find_binaries
 positional=()
 extra=()
@@ -29,7 +30,7 @@ done
 subscribers=${positional[0]:-300}
 changes=${positional[1]:-40}
 sweep_period=2
-nginx=$(command -v nginx || echo /usr/sbin/nginx)
+nginx=$(nginx_binary)
 [ -x "$nginx" ] || { echo "nginx is not installed (apt-get install nginx)" >&2; exit 2; }
 
 work=$(mktemp -d /tmp/chronir-three-XXXXXX)
@@ -45,7 +46,7 @@ fail() {
     echo "--- nginx error log (tail):" >&2; tail -20 "$work/nginx/error.log" >&2 2>/dev/null || true
     exit 1
 }
-mkdir -p "$work/a" "$work/b" "$work/c" "$work/nginx/tmp"
+mkdir -p "$work/a" "$work/b" "$work/c" "$work/nginx"
 chmod 700 "$work/a" "$work/b" "$work/c"
 pg_start "$work/pg" fsync=off
 
@@ -81,31 +82,7 @@ for line in "listen 127.0.0.1:$proxy_port;" "server 127.0.0.1:$a_port " "server 
     grep -q "$line" "$work/nginx/chronir-cluster.conf" ||
         fail "deploy/nginx/chronir-cluster.conf no longer has the lines this script replaces ($line)"
 done
-cat >"$work/nginx/nginx.conf" <<EOF
-worker_processes 1;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log notice;
-daemon off;
-events { worker_connections 4096; }
-http {
-    access_log $work/nginx/access.log;
-    client_body_temp_path $work/nginx/tmp/body;
-    proxy_temp_path $work/nginx/tmp/proxy;
-    fastcgi_temp_path $work/nginx/tmp/fastcgi;
-    uwsgi_temp_path $work/nginx/tmp/uwsgi;
-    scgi_temp_path $work/nginx/tmp/scgi;
-    include $work/nginx/chronir-cluster.conf;
-}
-EOF
-as_nginx=()
-if [ "$(id -u)" = 0 ]; then  # never run the proxy as root: as nobody, owning only its prefix
-    chown -R nobody:nogroup "$work/nginx"
-    as_nginx=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
-fi
-"${as_nginx[@]}" "$nginx" -t -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/error.log" 2>"$work/nginx-t.txt" ||
-    { cat "$work/nginx-t.txt" >&2; fail "nginx -t"; }
-"${as_nginx[@]}" "$nginx" -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/error.log" &
-nginx_pid=$!
+nginx_start "$work/nginx" "$work/nginx/chronir-cluster.conf" 4096 || fail "nginx -t"
 server_wait_http "$proxy_port" "$nginx_pid" || fail "nginx did not come up"
 echo "instances: A on $a_port, B on $b_port, C on $c_port (pid $c_pid); nginx on $proxy_port; PostgreSQL on $pg_port"
 
