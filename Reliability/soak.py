@@ -15,15 +15,15 @@ messages received, resumes answered with a replay vs a snapshot reset, and error
 """
 import argparse
 import asyncio
-import base64
 import http.client
 import json
 import os
 import random
 import resource
-import struct
 import time
 import urllib.parse
+
+from chronir_ws import Socket
 
 stats = {"mutations": 0, "mutation_errors": 0, "changes": 0, "snapshots": 0, "resumes": 0,
          "resume_snapshot": 0, "ws_errors": 0, "closes": 0}
@@ -75,79 +75,44 @@ def server_numbers(pid):
     return rss, fds
 
 
-def frame(payload):
-    key = os.urandom(4)
-    n = len(payload)
-    head = struct.pack("!BB", 0x81, 0x80 | n) if n < 126 else struct.pack("!BBH", 0x81, 0x80 | 126, n)
-    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
-
-
 class Subscriber:
     def __init__(self, host, port, token, group_id):
         self.host, self.port, self.token, self.group_id = host, port, token, group_id
         self.seq = {}
-        self.writer = None
+        self.socket = None
         self.task = None
 
     async def connect(self, resume):
-        reader, writer = await asyncio.open_connection(self.host, self.port)
-        key = base64.b64encode(os.urandom(16)).decode()
-        writer.write((f"GET /v1/realtime HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nUpgrade: websocket\r\n"
-                      f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-                      f"Authorization: Bearer {self.token}\r\n\r\n").encode())
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=30)
-        if b" 101 " not in head.split(b"\r\n")[0]:
-            writer.close()
-            raise ConnectionError(head.split(b"\r\n")[0].decode())
+        socket = await Socket.open(self.port, self.token, timeout=30, host=self.host)
         for topic in ("user", f"group:{self.group_id}"):
             msg = {"op": "subscribe", "topic": topic}
             if resume and topic in self.seq:
                 msg["since"] = self.seq[topic]
                 stats["resumes"] += 1
-            writer.write(frame(json.dumps(msg).encode()))
-        await writer.drain()
-        self.writer = writer
-        self.task = asyncio.create_task(self.read(reader, resume))
+            socket.send(msg)
+        await socket.flush()
+        self.socket = socket
+        self.task = asyncio.create_task(self.read(socket, resume))
 
-    async def read(self, reader, resume):
-        try:
-            while True:
-                b0, b1 = await reader.readexactly(2)
-                n = b1 & 0x7F
-                if n == 126:
-                    n = struct.unpack("!H", await reader.readexactly(2))[0]
-                elif n == 127:
-                    n = struct.unpack("!Q", await reader.readexactly(8))[0]
-                payload = await reader.readexactly(n)
-                op = b0 & 0x0F
-                if op == 8:
-                    stats["closes"] += 1
-                    return
-                if op == 9:  # ping → pong
-                    self.writer.write(bytes([0x8A, 0x80 | len(payload)]) + b"\0\0\0\0" + payload)
-                    continue
-                if op != 1:
-                    continue
-                msg = json.loads(payload)
-                kind = msg.get("type")
-                if kind == "change":
-                    stats["changes"] += 1
-                elif kind == "snapshot":
-                    stats["snapshots"] += 1
-                    if resume and msg.get("topic") in self.seq:
-                        stats["resume_snapshot"] += 1
-                if "seq" in msg and "topic" in msg:
-                    self.seq[msg["topic"]] = msg["seq"]
-        except (asyncio.IncompleteReadError, ConnectionError, OSError):
-            pass
-        except asyncio.CancelledError:
-            raise
+    async def read(self, socket, resume):
+        while (msg := await socket.receive()) is not None:
+            kind = msg.get("type")
+            if kind == "change":
+                stats["changes"] += 1
+            elif kind == "snapshot":
+                stats["snapshots"] += 1
+                if resume and msg.get("topic") in self.seq:
+                    stats["resume_snapshot"] += 1
+            if "seq" in msg and "topic" in msg:
+                self.seq[msg["topic"]] = msg["seq"]
+        if socket.closed_by_peer:
+            stats["closes"] += 1
 
     async def drop(self):
         if self.task:
             self.task.cancel()
-        if self.writer:
-            self.writer.close()
+        if self.socket:
+            self.socket.close()
 
 
 def http_call(host, port, method, path, body=None, token=None):

@@ -27,21 +27,21 @@ d. --check-presence: a member connected only to B appears in the `presence` (sna
    a member connected only to A receives on the same group, and the other way round, and leaves
    when the socket closes. Off by default until presence is cluster-wide.
 
-Python 3 standard library only (asyncio streams and blocking sockets, a minimal RFC 6455 client
-without extensions).
+Python 3 standard library only (asyncio streams and blocking sockets, the minimal RFC 6455 client
+in chronir_ws.py).
 """
 import argparse
 import asyncio
-import base64
 import http.client
 import json
 import os
 import select
 import signal
-import socket
-import struct
 import sys
 import time
+
+import chronir_ws
+from chronir_ws import Socket
 
 PASSWORD = "correct horse battery staple"
 PER_USER_SOCKETS = 20
@@ -101,60 +101,6 @@ def call(port, method, path, body=None, token=None, want=(200, 201)):
     return doc
 
 
-def frame(payload):
-    """A masked text frame (RFC 6455 §5.2; a client MUST mask)."""
-    key = os.urandom(4)
-    n = len(payload)
-    head = struct.pack("!BB", 0x81, 0x80 | n) if n < 126 else struct.pack("!BBH", 0x81, 0x80 | 126, n)
-    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
-
-
-class Socket:
-    """A realtime WebSocket: open (upgrade with the bearer token), send JSON, receive JSON messages."""
-
-    @classmethod
-    async def open(cls, port, token):
-        self = cls()
-        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", port)
-        key = base64.b64encode(os.urandom(16)).decode()
-        self.writer.write((f"GET /v1/realtime HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-                           f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-                           f"Authorization: Bearer {token}\r\n\r\n").encode())
-        head = await asyncio.wait_for(self.reader.readuntil(b"\r\n\r\n"), timeout=TIMEOUT)
-        status = head.split(b"\r\n")[0]
-        if b" 101 " not in status:
-            self.writer.close()
-            raise ConnectionError(status.decode(errors="replace"))
-        return self
-
-    def send(self, message):
-        self.writer.write(frame(json.dumps(message).encode()))
-
-    async def receive(self):
-        """The next JSON message; None when the connection closed (close frame, EOF or reset)."""
-        try:
-            while True:
-                b0, b1 = await self.reader.readexactly(2)
-                n = b1 & 0x7F
-                if n == 126:
-                    n = struct.unpack("!H", await self.reader.readexactly(2))[0]
-                elif n == 127:
-                    n = struct.unpack("!Q", await self.reader.readexactly(8))[0]
-                payload = await self.reader.readexactly(n)
-                opcode = b0 & 0x0F
-                if opcode == 8:
-                    return None
-                if opcode == 9:  # ping → pong with the same payload
-                    self.writer.write(bytes([0x8A, 0x80 | len(payload)]) + b"\0\0\0\0" + payload)
-                elif opcode == 1:
-                    return json.loads(payload)
-        except (asyncio.IncompleteReadError, ConnectionError, OSError):
-            return None
-
-    def close(self):
-        self.writer.close()
-
-
 class Subscriber:
     """One socket on `group:<id>`: records every change (seq, the write keys it carries, when), and
     after a drop reconnects through `resume_port` with `since` + `epoch`."""
@@ -176,7 +122,7 @@ class Subscriber:
         self.waiters = {}        # write key → asyncio.Event
 
     async def start(self):
-        self.socket = await Socket.open(self.port, self.token)
+        self.socket = await Socket.open(self.port, self.token, TIMEOUT)
         self.socket.send({"op": "subscribe", "topic": self.topic})
         self.task = asyncio.create_task(self.run())
 
@@ -214,7 +160,7 @@ class Subscriber:
         deadline = time.monotonic() + TIMEOUT
         while True:
             try:
-                self.socket = await Socket.open(self.resume_port, self.token)
+                self.socket = await Socket.open(self.resume_port, self.token, TIMEOUT)
                 self.socket.send({"op": "subscribe", "topic": self.topic, "since": self.last_seq, "epoch": self.epoch})
                 return
             except (OSError, ConnectionError, asyncio.TimeoutError) as error:
@@ -275,17 +221,11 @@ def check_same_seqs(subscribers, what):
 
 def blocking_socket(port, token, topic):
     """A blocking realtime socket subscribed to `topic`, its snapshot read (for the quiet probe)."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
-    key = base64.b64encode(os.urandom(16)).decode()
-    sock.sendall((f"GET /v1/realtime HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-                  f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-                  f"Authorization: Bearer {token}\r\n\r\n").encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
-        head += sock.recv(1)
-    if b" 101 " not in head.split(b"\r\n")[0]:
-        fail(f"quiet probe: upgrade on port {port} answered {head[:80]!r}")
-    sock.sendall(frame(json.dumps({"op": "subscribe", "topic": topic}).encode()))
+    try:
+        sock = chronir_ws.open_blocking(port, token, TIMEOUT)
+    except ConnectionError as error:
+        fail(f"quiet probe: upgrade on port {port} answered {error}")
+    sock.sendall(chronir_ws.frame(json.dumps({"op": "subscribe", "topic": topic}).encode()))
     while (message := blocking_message(sock)).get("type") != "snapshot":
         pass
     return sock
@@ -293,26 +233,28 @@ def blocking_socket(port, token, topic):
 
 def blocking_message(sock):
     """The next JSON text message on a blocking socket (answers pings)."""
-    def exactly(k):
-        data = b""
-        while len(data) < k:
-            chunk = sock.recv(k - len(data))
-            if not chunk:
-                fail("quiet probe: socket closed")
-            data += chunk
-        return data
-    while True:
-        b0, b1 = exactly(2)
-        n = b1 & 0x7F
-        if n == 126:
-            n = struct.unpack("!H", exactly(2))[0]
-        elif n == 127:
-            n = struct.unpack("!Q", exactly(8))[0]
-        payload = exactly(n)
-        if b0 & 0x0F == 9:
-            sock.sendall(bytes([0x8A, 0x80 | len(payload)]) + b"\0\0\0\0" + payload)
-        elif b0 & 0x0F == 1:
-            return json.loads(payload)
+    try:
+        return chronir_ws.read_message(sock)
+    except ConnectionError:
+        fail("quiet probe: socket closed")
+
+
+def alternating_write(i, group_id, alarm, label):
+    """Scenario a's write `i`: even, a completion of `alarm`'s open occurrence; odd, a rename of the
+    group to "LABEL i". Returns (method, path, body)."""
+    if i % 2 == 0:
+        return ("POST", f"/v1/groups/{group_id}/alarms/{alarm['id']}/completions",
+                {"status": "completed", "scheduled_at": alarm["occurrence"]["scheduled_at"]})
+    return "PATCH", f"/v1/groups/{group_id}", {"name": f"{label} {i}"}
+
+
+def written_key(method, body, doc, alarm):
+    """The write key (see write_keys) of an alternating_write answered with `doc`; a completion
+    moves `alarm` on to its next open occurrence."""
+    if method == "POST":
+        alarm.update(doc["alarm"])
+        return ("completion", doc["completion"]["id"])
+    return ("name", body["name"])
 
 
 def quiet_probe(args, ports, owner, group_id, alarm):
@@ -326,11 +268,7 @@ def quiet_probe(args, ports, owner, group_id, alarm):
     latency = {placement: [] for placement in "ABC"}
     answered, after_answer = [], []
     for i in range(args.changes):
-        if i % 2 == 0:
-            method, path = "POST", f"/v1/groups/{group_id}/alarms/{alarm['id']}/completions"
-            body = {"status": "completed", "scheduled_at": alarm["occurrence"]["scheduled_at"]}
-        else:
-            method, path, body = "PATCH", f"/v1/groups/{group_id}", {"name": f"quiet {i}"}
+        method, path, body = alternating_write(i, group_id, alarm, "quiet")
         sent = time.monotonic()
         connection.request(method, path, json.dumps(body),
                            {"Content-Type": "application/json", "Authorization": f"Bearer {owner}"})
@@ -354,9 +292,7 @@ def quiet_probe(args, ports, owner, group_id, alarm):
                 message = blocking_message(sock)
                 if message.get("type") == "change" and message.get("topic") == topic:
                     arrived[placement], messages[placement] = now, message
-        key = ("completion", doc["completion"]["id"]) if method == "POST" else ("name", body["name"])
-        if method == "POST":
-            alarm.update(doc["alarm"])
+        key = written_key(method, body, doc, alarm)
         for placement, message in messages.items():
             if key not in write_keys(message):
                 fail(f"a (quiet): the change on {placement} after write {i} is not it ({key}): {message}")
@@ -384,22 +320,14 @@ async def cross_instance(args, ports, owner, group_id, alarm, subscribers, label
     answered = []  # per write, sent → A's 2xx read here
     keys = []
     for i in range(args.changes):
-        if i % 2 == 0:
-            method, path = "POST", f"/v1/groups/{group_id}/alarms/{alarm['id']}/completions"
-            body = {"status": "completed", "scheduled_at": alarm["occurrence"]["scheduled_at"]}
-        else:
-            method, path, body = "PATCH", f"/v1/groups/{group_id}", {"name": f"{label} {i}"}
+        method, path, body = alternating_write(i, group_id, alarm, label)
         sent = time.monotonic()
         status, doc = await in_thread(a.call, method, path, body, owner)
         answered_at = time.monotonic()
         answered.append((answered_at - sent) * 1000)
         if status not in (200, 201):
             fail(f"a: {method} {path} on A answered {status} {doc}")
-        if method == "POST":
-            key = ("completion", doc["completion"]["id"])
-            alarm.update(doc["alarm"])
-        else:
-            key = ("name", body["name"])
+        key = written_key(method, body, doc, alarm)
         keys.append(key)
         arrived = await asyncio.gather(*(s.wait_for(key, TIMEOUT) for s in subscribers))
         late = [s.index for s, ok in zip(subscribers, arrived) if not ok]
@@ -581,10 +509,10 @@ async def presence(args, ports, owner, tag):
                 return True, announced
         return False, announced
 
-    x_socket = await Socket.open(ports["B"], x["token"])
+    x_socket = await Socket.open(ports["B"], x["token"], TIMEOUT)
     x_socket.send({"op": "subscribe", "topic": topic})
     await asyncio.sleep(2.5)  # past one presence interval on B
-    y_socket = await Socket.open(ports["A"], y["token"])
+    y_socket = await Socket.open(ports["A"], y["token"], TIMEOUT)
     y_socket.send({"op": "subscribe", "topic": topic})
     ok, announced = await watch(y_socket, x["user"]["id"], True, 10)
     if not ok:

@@ -1,0 +1,153 @@
+"""A minimal RFC 6455 client for chronir-server's /v1/realtime, shared by the Reliability scripts
+(two_instances.py, three_instances.py, soak.py). Python 3 standard library only; no extensions.
+
+  frame(payload)                  a masked text frame (RFC 6455 §5.2: a client MUST mask)
+  upgrade(host, port, token)      the upgrade request (bearer token), a fresh Sec-WebSocket-Key
+  open_blocking(port, token, timeout, host="127.0.0.1")
+                                  a blocking socket past its 101; ConnectionError(status line) otherwise
+  read_message(sock)              the next JSON text message on a blocking socket; answers pings,
+                                  skips other frames; ConnectionError("socket closed") at EOF
+  Socket                          the asyncio counterpart: open / send / flush / receive / close
+
+Frame headers are parsed once (`_frame_reads`, sans-I/O) for both the blocking and asyncio readers.
+"""
+import asyncio
+import base64
+import json
+import os
+import socket
+import struct
+
+TEXT, CLOSE, PING = 0x1, 0x8, 0x9
+
+
+def frame(payload):
+    """A masked text frame (RFC 6455 §5.2; a client MUST mask); payloads up to 65535 bytes."""
+    key = os.urandom(4)
+    n = len(payload)
+    head = struct.pack("!BB", 0x81, 0x80 | n) if n < 126 else struct.pack("!BBH", 0x81, 0x80 | 126, n)
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+def pong(payload):
+    """The pong answering a ping (RFC 6455 §5.5.3: same application data; masked, with a zero key)."""
+    return bytes([0x8A, 0x80 | len(payload)]) + b"\0\0\0\0" + payload
+
+
+def upgrade(host, port, token):
+    """The GET /v1/realtime upgrade request with `Authorization: Bearer token`."""
+    key = base64.b64encode(os.urandom(16)).decode()
+    return (f"GET /v1/realtime HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+            f"Authorization: Bearer {token}\r\n\r\n").encode()
+
+
+def _frame_reads():
+    """One server frame, sans-I/O: yields how many bytes to read next, is sent exactly those bytes,
+    and returns (opcode, payload). RFC 6455 §5.2: 7-bit length, 126 → 16-bit, 127 → 64-bit."""
+    b0, b1 = yield 2
+    n = b1 & 0x7F
+    if n == 126:
+        n = struct.unpack("!H", (yield 2))[0]
+    elif n == 127:
+        n = struct.unpack("!Q", (yield 8))[0]
+    payload = yield n
+    return b0 & 0x0F, payload
+
+
+def _recv_exactly(sock, k):
+    data = b""
+    while len(data) < k:
+        chunk = sock.recv(k - len(data))
+        if not chunk:
+            raise ConnectionError("socket closed")
+        data += chunk
+    return data
+
+
+def open_blocking(port, token, timeout, host="127.0.0.1"):
+    """A blocking socket upgraded to a realtime WebSocket; ConnectionError(status line) unless 101."""
+    sock = socket.create_connection((host, port), timeout=timeout)
+    sock.sendall(upgrade(host, port, token))
+    head = b""
+    while b"\r\n\r\n" not in head:
+        byte = sock.recv(1)
+        if not byte:
+            sock.close()
+            raise ConnectionError(f"closed during the upgrade after {head[:80]!r}")
+        head += byte
+    status = head.split(b"\r\n")[0]
+    if b" 101 " not in status:
+        sock.close()
+        raise ConnectionError(status.decode(errors="replace"))
+    return sock
+
+
+def read_message(sock):
+    """The next JSON text message on a blocking socket; pings are answered, other frames (a close
+    too: the EOF after it ends the read) skipped. ConnectionError("socket closed") at EOF."""
+    while True:
+        reads = _frame_reads()
+        try:
+            k = next(reads)
+            while True:
+                k = reads.send(_recv_exactly(sock, k))
+        except StopIteration as done:
+            opcode, payload = done.value
+        if opcode == PING:
+            sock.sendall(pong(payload))
+        elif opcode == TEXT:
+            return json.loads(payload)
+
+
+class Socket:
+    """A realtime WebSocket on asyncio streams: open (upgrade with the bearer token), send JSON,
+    receive JSON messages. `closed_by_peer` tells a close frame from EOF or a reset."""
+
+    @classmethod
+    async def open(cls, port, token, timeout=30.0, host="127.0.0.1"):
+        """Connects and upgrades; ConnectionError(status line) unless 101, asyncio.TimeoutError when
+        no answer within `timeout` seconds."""
+        self = cls()
+        self.closed_by_peer = False
+        self.reader, self.writer = await asyncio.open_connection(host, port)
+        self.writer.write(upgrade(host, port, token))
+        head = await asyncio.wait_for(self.reader.readuntil(b"\r\n\r\n"), timeout=timeout)
+        status = head.split(b"\r\n")[0]
+        if b" 101 " not in status:
+            self.writer.close()
+            raise ConnectionError(status.decode(errors="replace"))
+        return self
+
+    def send(self, message):
+        """Queues `message` as JSON in a text frame (see `flush`)."""
+        self.writer.write(frame(json.dumps(message).encode()))
+
+    async def flush(self):
+        """Waits until what `send` queued is handed to the kernel (or below the high-water mark)."""
+        await self.writer.drain()
+
+    async def receive(self):
+        """The next JSON message (pings answered, other frames skipped); None when the connection
+        closed (close frame — then `closed_by_peer` — EOF or reset)."""
+        try:
+            while True:
+                reads = _frame_reads()
+                try:
+                    k = next(reads)
+                    while True:
+                        k = reads.send(await self.reader.readexactly(k))
+                except StopIteration as done:
+                    opcode, payload = done.value
+                if opcode == CLOSE:
+                    self.closed_by_peer = True
+                    return None
+                if opcode == PING:
+                    self.writer.write(pong(payload))
+                elif opcode == TEXT:
+                    return json.loads(payload)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            return None
+
+    def close(self):
+        self.writer.close()
