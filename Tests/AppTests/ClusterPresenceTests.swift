@@ -36,6 +36,21 @@ struct ClusterPresenceTests {
         _ = try feed.next(presence(topic, "joined", user))
     }
 
+    /// A feed on `port` as `token`, subscribed to `topic`, and the snapshot it was sent (the feed is
+    /// closed when the subscription or the snapshot fails).
+    private func subscribed(port: Int, token: String, _ topic: String) async throws -> (feed: Feed, snapshot: RealtimeTests.Message) {
+        try await blocking {
+            let feed = try Feed(port: port, token: token)
+            do {
+                try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+                return (feed, try feed.next(RealtimeTests.type("snapshot", topic)))
+            } catch {
+                feed.close()
+                throw error
+            }
+        }
+    }
+
     /// A group with its owner and one member, made through `h`.
     func group(on h: AppHarness) async throws -> (group: String, owner: (token: String, id: String), member: (token: String, id: String)) {
         let owner = try await h.register("owner@example.com", name: "Owner")
@@ -57,36 +72,23 @@ struct ClusterPresenceTests {
         defer { a.app.realtime.stop(); b.app.realtime.stop() }
         let (group, owner, member) = try await group(on: a)
         let topic = "group:\(group)"
-        let subscribe = #"{"op":"subscribe","topic":"\#(topic)"}"#
 
-        let watcher = try await blocking {
-            let feed = try Feed(port: portA, token: owner.token)
-            try feed.send(subscribe)
-            try Self.awaitPresent(feed, snapshot: try feed.next(RealtimeTests.type("snapshot", topic)), topic, owner.id)
-            return feed
-        }
+        let watching = try await subscribed(port: portA, token: owner.token, topic)
+        let watcher = watching.feed
         defer { watcher.close() }
-        let onB = try await blocking {
-            let feed = try Feed(port: portB, token: member.token)
-            try feed.send(subscribe)
-            let snapshot = try feed.next(RealtimeTests.type("snapshot", topic))
-            return (feed, snapshot)
-        }
+        try await blocking { try Self.awaitPresent(watcher, snapshot: watching.snapshot, topic, owner.id) }
+        let onB = try await subscribed(port: portB, token: member.token, topic)
         // B's flush writes its row and notifies; A reads it and announces it at its next flush.
         let joined = try await blocking { try watcher.next(Self.presence(topic, "joined", member.id)) }
         #expect(joined["joined"] as? [String] == [member.id], "the owner was announced before")
         // A new subscriber on A gets both in its snapshot: the member is known before any message.
-        let second = try await blocking {
-            let feed = try Feed(port: portA, token: owner.token)
-            defer { feed.close() }
-            try feed.send(subscribe)
-            return try feed.next(RealtimeTests.type("snapshot", topic))
-        }
-        #expect(Set(second["presence"] as? [String] ?? []) == [owner.id, member.id])
+        let second = try await subscribed(port: portA, token: owner.token, topic)
+        second.feed.close()
+        #expect(Set(second.snapshot["presence"] as? [String] ?? []) == [owner.id, member.id])
         // And B, reading A's row the same way, shows the owner to the member.
-        try await blocking { try Self.awaitPresent(onB.0, snapshot: onB.1, topic, owner.id) }
+        try await blocking { try Self.awaitPresent(onB.feed, snapshot: onB.snapshot, topic, owner.id) }
 
-        onB.0.close()
+        onB.feed.close()
         let left = try await blocking { try watcher.next(Self.presence(topic, "left", member.id)) }
         #expect(left["left"] as? [String] == [member.id])
         #expect(left["joined"] as? [String] == [])
@@ -100,12 +102,7 @@ struct ClusterPresenceTests {
         defer { a.app.realtime.stop() }
         let (group, owner, member) = try await group(on: a)
         let topic = "group:\(group)"
-        let watcher = try await blocking {
-            let feed = try Feed(port: port, token: owner.token)
-            try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
-            _ = try feed.next(RealtimeTests.type("snapshot", topic))
-            return feed
-        }
+        let watcher = try await subscribed(port: port, token: owner.token, topic).feed
         defer { watcher.close() }
         // Another instance's one tick, as its process would write it, and then nothing (SIGKILL).
         let other = try a.openAnotherHandle()
@@ -137,20 +134,9 @@ struct ClusterPresenceTests {
         defer { serverB.shutdown() }
         let (group, owner, member) = try await group(on: a)
         let topic = "group:\(group)"
-        let subscribe = #"{"op":"subscribe","topic":"\#(topic)"}"#
-        let watcher = try await blocking {
-            let feed = try Feed(port: portA, token: owner.token)
-            try feed.send(subscribe)
-            _ = try feed.next(RealtimeTests.type("snapshot", topic))
-            return feed
-        }
+        let watcher = try await subscribed(port: portA, token: owner.token, topic).feed
         defer { watcher.close() }
-        let onB = try await blocking {
-            let feed = try Feed(port: portB, token: member.token)
-            try feed.send(subscribe)
-            _ = try feed.next(RealtimeTests.type("snapshot", topic))
-            return feed
-        }
+        let onB = try await subscribed(port: portB, token: member.token, topic).feed
         defer { onB.close() }
         _ = try await blocking { try watcher.next(Self.presence(topic, "joined", member.id)) }
         b.app.realtime.stop()  // what chronir-server does on SIGTERM, before the database closes
