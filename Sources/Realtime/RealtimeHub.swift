@@ -56,6 +56,14 @@ public enum HubAction: Equatable, Sendable {
 ///                      ▲  (changes held, capped)              │ changes with seq > position   │
 ///                      └──────────── buffer drained: fresh snapshot (reset) ◀─────────────────┘
 ///
+/// Access: a subscription is *granted* once a read confirmed the user's access (its snapshot or replay
+/// result made it live, or stale when the connection was over its soft limit). Only granted group
+/// subscriptions count for presence, so a socket whose `group:` subscribe is still being checked —
+/// possibly a non-member's — is never announced nor reported to other instances. A granted
+/// subscription that re-reads (a `reset` after a gap, a conflated one's fresh snapshot after the drain)
+/// stays granted while that read is pending: its user stays present, no leave/join pair. It stops
+/// counting when it ends (unsubscribe, `revoked`, `not_found` or `unavailable` on the re-read, close).
+///
 /// Ordering guarantee: after a snapshot or replay at S, only changes with seq > S are sent, each
 /// once and in order; a change that cannot be sent (budget, held overflow, a gap in the ingested
 /// log) is never skipped silently — the client gets a newer snapshot marked `reset` instead.
@@ -125,14 +133,15 @@ public struct RealtimeHub: Sendable {
     var connections: [ConnectionID: ConnectionState] = [:]
     var subscribers: [Topic: Set<ConnectionID>] = [:]
     var connectionsByUser: [String: Set<ConnectionID>] = [:]
-    /// Groups whose set of subscribed users may have changed since the last `flushPresence`.
+    /// Groups whose set of present users (granted subscriptions) may have changed since the last
+    /// `flushPresence`.
     var presenceDirty: Set<String> = []
     /// Per group, the users last announced as present (in snapshots and `presence` messages):
     /// local ∪ cluster as of the last `flushPresence`.
     var presenceAnnounced: [String: Set<String>] = [:]
     /// Per group, the users present on OTHER instances (`setClusterPresence`); empty on one server.
     var presenceCluster: [String: Set<String>] = [:]
-    /// Per group, the users subscribed on THIS instance as of the last `flushPresence`.
+    /// Per group, the users with a granted subscription on THIS instance as of the last `flushPresence`.
     var presenceLocal: [String: Set<String>] = [:]
     /// Groups whose local set changed at a flush since the last `takeLocalPresence`.
     var presenceLocalChanged: Set<String> = []
@@ -193,6 +202,9 @@ public struct RealtimeHub: Sendable {
     struct ConnectionState: Sendable {
         var auth: Auth
         var subscriptions: [Topic: Phase] = [:]
+        /// The subscribed topics whose access a read confirmed (see "Access" on `RealtimeHub`): a
+        /// subset of `subscriptions`' keys; only these count for presence.
+        var granted: Set<Topic> = []
         /// Outbound bytes queued: the shell's last report plus what the hub sent since.
         var buffered = 0
         var protocolErrors = 0
@@ -389,7 +401,6 @@ public struct RealtimeHub: Sendable {
                 topic: wire, requestID: requestID, &out)
         }
         if subscribers[topic, default: []].insert(id).inserted { subscriptionCount += 1 }
-        if case .group(let groupID) = topic { presenceDirty.insert(groupID) }
         let mode: LoadMode
         if let since {
             mode = clientEpoch == nil || clientEpoch == epoch ? .replay(since: since) : .snapshot(reset: true)
@@ -403,7 +414,15 @@ public struct RealtimeHub: Sendable {
     /// Ends a subscription at once: nothing more is sent for it (pending reads are ignored).
     mutating func unsubscribe(_ id: ConnectionID, _ topic: Topic) {
         guard connections[id]?.subscriptions.removeValue(forKey: topic) != nil else { return }
+        connections[id]?.granted.remove(topic)
         removeSubscriber(id, topic)
+    }
+
+    /// A read confirmed access to `topic` for this subscription: from now on (and while it re-reads)
+    /// its user counts for the group's presence, announced at the next `flushPresence`.
+    mutating func grant(_ id: ConnectionID, _ topic: Topic) {
+        guard connections[id]?.granted.insert(topic).inserted == true, case .group(let groupID) = topic else { return }
+        presenceDirty.insert(groupID)
     }
 
     // MARK: - Read results
@@ -427,6 +446,7 @@ public struct RealtimeHub: Sendable {
             return out
         }
         self.held[key] = nil
+        grant(id, topic)
         guard (connections[id]?.buffered ?? 0) <= limits.softOutboundBytes else {
             connections[id]?.subscriptions[topic] = .stale(reset: reset)
             counters.conflations += 1
@@ -462,6 +482,7 @@ public struct RealtimeHub: Sendable {
         }
         counters.resumesReplayed += 1
         self.held[key] = nil
+        grant(id, topic)
         connections[id]?.subscriptions[topic] = .live(seq: since)
         for batch in replay.batches {
             let rows = batch.rows.filter { $0.change.topic == topic.logName }
@@ -507,7 +528,8 @@ public struct RealtimeHub: Sendable {
 
     // MARK: - Presence
 
-    /// Announces who has each group subscribed — on this instance or, per `setClusterPresence`, on
+    /// Announces who has each group subscribed — on this instance (granted subscriptions only: one
+    /// still waiting for its access check does not count) or, per `setClusterPresence`, on
     /// another. The shell calls it on a timer (`limits.presenceIntervalMilliseconds`), which is the
     /// debounce: a connection that drops and comes back between two calls announces nothing. Per
     /// changed group, one `presence` broadcast (joined/left user ids) to its live subscribers;
@@ -521,7 +543,7 @@ public struct RealtimeHub: Sendable {
         for groupID in dirty.sorted() {
             let topic = Topic.group(groupID)
             let ids = (subscribers[topic] ?? []).sorted()
-            let local = Set(ids.compactMap { connections[$0]?.userID })
+            let local = Set(ids.compactMap { id in connections[id].flatMap { $0.granted.contains(topic) ? $0.userID : nil } })
             if local != presenceLocal[groupID] ?? [] {
                 presenceLocal[groupID] = local.isEmpty ? nil : local
                 presenceLocalChanged.insert(groupID)
@@ -561,7 +583,7 @@ public struct RealtimeHub: Sendable {
         presenceDirty.insert(groupID)
     }
 
-    /// For the other instances: per group whose set of users subscribed HERE changed at a
+    /// For the other instances: per group whose set of users subscribed HERE (granted) changed at a
     /// `flushPresence` since the last call, that set now (empty: nobody here any more). Changes that
     /// cancel out between two flushes are never reported. The shell calls it after every flush.
     public mutating func takeLocalPresence() -> [String: Set<String>] {
@@ -794,6 +816,7 @@ public struct RealtimeHub: Sendable {
         for topic in state.subscriptions.keys { removeSubscriber(id, topic) }
         if let userID = state.userID { removeUserConnection(id, userID) }
         connections[id]?.subscriptions = [:]
+        connections[id]?.granted = []
         connections[id]?.closed = true
         out.append(.close(id, code, reason: reason))
     }

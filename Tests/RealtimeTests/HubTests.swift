@@ -446,6 +446,121 @@ struct PresenceTests {
         #expect(h.hub.takeLocalPresence().isEmpty)
     }
 
+    /// Whether any message in `out` carries `userID` as a JSON string (presence lists hold user ids).
+    func mentions(_ out: [HubAction], _ userID: String) -> Bool {
+        let needle = Array("\"\(userID)\"".utf8)
+        return out.contains { action in
+            let bytes: [UInt8]
+            switch action {
+            case .send(_, let b), .broadcast(_, let b): bytes = b
+            case .authenticate, .needSnapshot, .needReplay, .close: return false
+            }
+            return bytes.count >= needle.count && (0...(bytes.count - needle.count)).contains { Array(bytes[$0..<$0 + needle.count]) == needle }
+        }
+    }
+
+    @Test("a subscribe waiting for its access check is not present: a refused non-member is never announced nor reported")
+    func pendingNonMember() throws {
+        var h = Harness()
+        _ = h.live(c1, user: "u1", group1, at: 0)
+        _ = h.hub.flushPresence()
+        #expect(h.hub.takeLocalPresence() == [g1: ["u1"]])
+
+        let request = try need(h.subscribe(c2, user: "stranger", group1))
+        let during = h.hub.flushPresence()
+        #expect(!mentions(during, "stranger"), "nobody is told about a user whose access is unchecked")
+        #expect(presence(during, to: c1).isEmpty)
+        #expect(h.hub.takeLocalPresence().isEmpty, "nor are other instances")
+
+        let refused = h.hub.accessDenied(request)
+        #expect(refused.types(to: c2) == ["error"])
+        #expect(!mentions(refused, "stranger"))
+        let after = h.hub.flushPresence()
+        #expect(!mentions(after, "stranger"))
+        #expect(after.isEmpty, "no leave for a user who never joined")
+        #expect(h.hub.takeLocalPresence().isEmpty)
+        #expect(h.live(c3, user: "u3", group1, at: 0).messages(to: c3).first?["presence"] as? [String] == ["u1"])
+
+        // Alone in a group, a non-member's pending subscribe reports nothing to other instances either.
+        var alone = Harness()
+        let lone = try need(alone.subscribe(c1, user: "stranger", "group:\(g2)"))
+        #expect(alone.hub.flushPresence().isEmpty)
+        #expect(alone.hub.takeLocalPresence().isEmpty)
+        _ = alone.hub.accessDenied(lone)
+        #expect(alone.hub.flushPresence().isEmpty)
+        #expect(alone.hub.takeLocalPresence().isEmpty)
+    }
+
+    @Test("a member is absent until a read grants access (snapshot, replay, or a read while over the soft limit), present after")
+    func memberGranted() throws {
+        var h = Harness(position: 5)
+        _ = h.live(c1, user: "u1", group1, at: 5)
+        _ = h.hub.flushPresence()
+        _ = h.hub.takeLocalPresence()
+
+        let request = try need(h.subscribe(c2, user: "u2", group1))
+        #expect(h.hub.flushPresence().isEmpty, "absent while its access is checked")
+        #expect(h.hub.takeLocalPresence().isEmpty)
+        let ready = h.hub.snapshotReady(request, seq: 5, data: Array("{}".utf8))
+        #expect(ready.messages(to: c2).first?["presence"] as? [String] == ["u1"], "not yet announced: not in its own snapshot")
+        let joined = h.hub.flushPresence()
+        #expect(presence(joined, to: c1).map(\.0) == [["u2"]])
+        #expect(presence(joined, to: c2).map(\.0) == [["u2"]])
+        #expect(h.hub.takeLocalPresence() == [g1: ["u1", "u2"]])
+
+        _ = h.hub.connect(c3, userID: "u3")
+        let (resume, _) = try need(h.say(c3, #"{"op":"subscribe","topic":"\#(group1)","since":5}"#).replayRequests.first)
+        #expect(h.hub.flushPresence().isEmpty, "absent while the resume read checks access")
+        _ = h.hub.replayReady(resume, ChangeFeed.Replay(oldestRetainedSeq: 1, latestSeq: 5, batches: [], truncated: false))
+        #expect(presence(h.hub.flushPresence(), to: c1).map(\.0) == [["u3"]])
+
+        let slow = ConnectionID(4)
+        _ = h.hub.connect(slow, userID: "u4")
+        _ = h.hub.outboundBuffered(slow, bytes: h.hub.limits.softOutboundBytes + 1)
+        let pending = try need(h.say(slow, #"{"op":"subscribe","topic":"\#(group1)"}"#).snapshotRequests.first)
+        #expect(h.hub.flushPresence().isEmpty)
+        #expect(h.hub.snapshotReady(pending, seq: 5, data: Array("{}".utf8)).sent(to: slow).isEmpty, "conflated until the drain")
+        #expect(presence(h.hub.flushPresence(), to: c1).map(\.0) == [["u4"]], "the read confirmed access: present")
+    }
+
+    @Test("a granted subscription that re-reads (reset after a gap, drain after conflation) stays present: no leave/join pair")
+    func reReadStaysPresent() throws {
+        var h = Harness(position: 1)
+        _ = h.live(c1, user: "u1", group1, at: 1)
+        _ = h.live(c2, user: "u2", group1, at: 1)
+        _ = h.hub.flushPresence()
+        #expect(h.hub.takeLocalPresence() == [g1: ["u1", "u2"]])
+
+        let gap = h.hub.ingest([groupBatch(3)])
+        let reread = try need(gap.snapshotRequests.first { $0.connection == c2 })
+        #expect(h.hub.flushPresence().isEmpty, "u2 stays present while its reset snapshot is read")
+        #expect(h.hub.takeLocalPresence().isEmpty)
+        for request in gap.snapshotRequests {
+            #expect(h.hub.snapshotReady(request, seq: 3, data: Array("{}".utf8)).types(to: request.connection) == ["snapshot"])
+        }
+        #expect(h.hub.flushPresence().isEmpty, "nor does the re-read's result announce a join")
+        #expect(h.hub.takeLocalPresence().isEmpty)
+        #expect(h.hub.snapshotReady(reread, seq: 3, data: []).isEmpty, "already answered")
+
+        _ = h.hub.outboundBuffered(c2, bytes: h.hub.limits.softOutboundBytes + 1)
+        #expect(h.hub.ingest([groupBatch(4)]).sent(to: c2).isEmpty, "over the soft limit: conflating")
+        #expect(h.hub.flushPresence().isEmpty)
+        let drained = try need(h.hub.outboundBuffered(c2, bytes: 0).snapshotRequests.first)
+        #expect(h.hub.flushPresence().isEmpty, "u2 stays present while its fresh snapshot is read")
+        #expect(h.hub.takeLocalPresence().isEmpty)
+        #expect(h.hub.snapshotReady(drained, seq: 4, data: Array("{}".utf8)).messages(to: c2).first?["presence"] as? [String] == ["u1", "u2"])
+        #expect(h.hub.flushPresence().isEmpty)
+
+        // A re-read refused (the removal fell into a gap) ends the subscription: the user leaves.
+        let second = h.hub.ingest([groupBatch(6)])
+        let refused = try need(second.snapshotRequests.first { $0.connection == c2 })
+        let kept = try need(second.snapshotRequests.first { $0.connection == c1 })
+        #expect(h.hub.snapshotReady(kept, seq: 6, data: Array("{}".utf8)).types(to: c1) == ["snapshot"])
+        #expect(h.hub.accessDenied(refused).types(to: c2) == ["error"])
+        #expect(presence(h.hub.flushPresence(), to: c1).map(\.1) == [["u2"]])
+        #expect(h.hub.takeLocalPresence() == [g1: ["u1"]])
+    }
+
     @Test("a subscriber over the soft limit gets no presence message but a reset snapshot after the drain")
     func presenceConflates() throws {
         var limits = RealtimeLimits()
