@@ -3,6 +3,8 @@
 /// | code | name                | when                                                                 |
 /// |------|---------------------|----------------------------------------------------------------------|
 /// | 1009 | messageTooBig       | a client message over `RealtimeLimits.maxInboundMessageBytes`        |
+/// | 1013 | tryAgainLater       | the session check could not read the database (an outage): the token |
+/// |      |                     | was not judged — keep it, reconnect with back-off                    |
 /// | 4000 | protocolError       | more than `RealtimeLimits.maxProtocolErrors` invalid client messages |
 /// | 4001 | authenticationFailed| no valid `auth` before the deadline, a bad token, or the session's   |
 /// |      |                     | idle expiry passed while the socket was open ("session expired")     |
@@ -15,6 +17,9 @@ public struct CloseCode: RawRepresentable, Hashable, Sendable, CustomStringConve
 
     /// RFC 6455 1009: a message too big to process.
     public static let messageTooBig = CloseCode(rawValue: 1009)
+    /// RFC 6455 §7.4.1 registry, 1013 "Try Again Later": the server could not check the session
+    /// (its storage is unavailable). Not an authentication failure: the client keeps its token.
+    public static let tryAgainLater = CloseCode(rawValue: 1013)
     /// Repeated malformed or invalid client messages.
     public static let protocolError = CloseCode(rawValue: 4000)
     /// Authentication timed out or failed.

@@ -31,7 +31,8 @@ public enum HubAction: Equatable, Sendable {
     /// context takeover, compress) it ONCE (docs/design.md#realtime). Live changes fan out this way.
     case broadcast([ConnectionID], [UInt8])
     /// Check a bearer token from an `auth` message (session store, off the loop), then call
-    /// `authenticated(_:userID:)` or `authenticationFailed(_:)`.
+    /// `authenticated(_:userID:)`, `authenticationFailed(_:)` (no such live session), or
+    /// `authenticationUnavailable(_:)` (the check itself failed: the database could not be read).
     case authenticate(ConnectionID, token: String)
     /// In ONE read transaction begun after this action was returned: for a `group:` topic check
     /// `request.userID`'s active membership (else call `accessDenied`), read the topic's snapshot data
@@ -74,7 +75,8 @@ public enum HubAction: Equatable, Sendable {
 /// - upgrade accepted: `connect(id, userID:checkedAt:)` (nil user → start the 5 s auth timer, then
 ///   `authDeadlinePassed`); text message: `receive(id, text:)`; socket gone: `disconnect(id)`.
 /// - `.authenticate(id, token)`: check the session off the loop (with `latestSeq` in the same read) →
-///   `authenticated(id, userID:checkedAt:)` or `authenticationFailed(id)`.
+///   `authenticated(id, userID:checkedAt:)`, `authenticationFailed(id)` (no such session) or
+///   `authenticationUnavailable(id)` (the read failed — never reported as a bad token).
 /// - `.needSnapshot` / `.needReplay`: read on the reader pool in ONE transaction begun after the
 ///   action (access check, data or `ChangeFeed.replay`, max seq), hop back, call `snapshotReady` /
 ///   `replayReady` / `accessDenied` (no access) / `readFailed` (the database failed) with the
@@ -274,6 +276,15 @@ public struct RealtimeHub: Sendable {
         return out
     }
 
+    /// The token of an `auth` message could not be checked (the session read failed: storage
+    /// unavailable) → close 1013 Try Again Later. Nothing is known about the token, so this is not
+    /// an authentication failure: the client keeps its token and reconnects with back-off.
+    public mutating func authenticationUnavailable(_ id: ConnectionID) -> [HubAction] {
+        var out: [HubAction] = []
+        close(id, .tryAgainLater, reason: "storage unavailable; try again later", &out)
+        return out
+    }
+
     /// The session behind this connection lapsed (idle expiry) while the socket was open → close 4001,
     /// so the client knows to sign in again.
     public mutating func sessionExpired(_ id: ConnectionID) -> [HubAction] {
@@ -282,9 +293,11 @@ public struct RealtimeHub: Sendable {
         return out
     }
 
-    /// The auth deadline (5 s after `connect` without a user) passed: close 4001 unless authenticated.
+    /// The auth deadline (5 s after `connect` without a user) passed: close 4001 if no `auth` came.
+    /// A connection whose `auth` is still being checked is left to the check's outcome — a slow
+    /// database (an outage) is not the client's failure to authenticate.
     public mutating func authDeadlinePassed(_ id: ConnectionID) -> [HubAction] {
-        guard let state = connections[id], state.userID == nil else { return [] }
+        guard let state = connections[id], case .anonymous = state.auth else { return [] }
         var out: [HubAction] = []
         close(id, .authenticationFailed, reason: "authentication timeout", &out)
         return out

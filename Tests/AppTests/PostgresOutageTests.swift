@@ -3,6 +3,7 @@ import Domain
 import Foundation
 import Logging
 import Postgres
+import Realtime
 import Storage
 import Synchronization
 import TestSupport
@@ -195,6 +196,43 @@ struct PostgresOutageTests {
         try await subscriber.read(through: "B2")
         subscriber.expectExactly(["A1", "B1", "A2", "B2"])
         #expect(await eventually(timeout: Self.recovery) { a.listening(server) })
+    }
+
+    @Test("stopped: a bearer upgrade answers 503 CA027 with Retry-After and an in-band auth closes 1013 — never 4001 (a malformed token still does); started: the same token authenticates both ways")
+    func realtimeAuthDuringOutage() async throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        let h = try AppHarness(defaultTier: .premium, writeBudget: .unlimited, databaseURL: server.url)
+        defer { withExtendedLifetime(h) {} }
+        let ana = try await h.register("ana@example.com")
+        let (http, port) = try Self.serve(h)
+        defer { http.shutdown() }
+        // The feed starts with its first socket (reading the log's position): start it while up.
+        #expect(try await blocking { try RealtimeTests.authenticate(port: port, token: ana.token, inBand: true) } == .authenticated)
+
+        try await blocking { try server.shutDown(.fast) }
+        let down = try await blocking {
+            (
+                bearer: try RealtimeTests.authenticate(port: port, token: ana.token, inBand: false),
+                inBand: try RealtimeTests.authenticate(port: port, token: ana.token, inBand: true),
+                malformed: try RealtimeTests.authenticate(port: port, token: "nope", inBand: true)
+            )
+        }
+        #expect(down.bearer == .refused(status: 503, code: "CA027", retryAfter: "5"))
+        #expect(down.inBand == .closed(CloseCode.tryAgainLater.rawValue))
+        #expect(down.malformed == .closed(CloseCode.authenticationFailed.rawValue))  // decided without the database
+
+        try await blocking { try server.start() }
+        let recovered = await eventuallyAsync(timeout: Self.recovery) {
+            (try? await blocking {
+                try RealtimeTests.authenticate(port: port, token: ana.token, inBand: false) == .authenticated
+                    && RealtimeTests.authenticate(port: port, token: ana.token, inBand: true) == .authenticated
+            }) ?? false
+        }
+        #expect(recovered, "the token kept through the outage authenticates again")
+        let unknown = String(repeating: "A", count: 43)
+        #expect(try await blocking { try RealtimeTests.authenticate(port: port, token: unknown, inBand: false) } == .closed(4001))
+        #expect(try await blocking { try RealtimeTests.authenticate(port: port, token: unknown, inBand: true) } == .closed(4001))
     }
 
     // MARK: - Helpers

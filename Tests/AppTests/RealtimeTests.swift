@@ -86,6 +86,37 @@ struct RealtimeTests {
         { m in m["type"] as? String == type && (topic == nil || m["topic"] as? String == topic) }
     }
 
+    /// How a realtime socket's authentication ended.
+    enum AuthOutcome: Equatable, Sendable {
+        /// The `user` snapshot arrived.
+        case authenticated
+        /// The socket was closed with this code.
+        case closed(UInt16?)
+        /// The upgrade was answered without a 101.
+        case refused(status: Int, code: String?, retryAfter: String?)
+    }
+
+    /// Opens a socket authenticated with `token` — in the upgrade's `Authorization` header, or by an
+    /// `auth` message when `inBand` — and subscribes to `user`.
+    static func authenticate(port: Int, token: String, inBand: Bool) throws -> AuthOutcome {
+        let feed = try RealtimeTests.Feed(port: port, token: inBand ? nil : token)
+        defer { feed.close() }
+        guard feed.status == 101 else {
+            let body = (try? JSONSerialization.jsonObject(with: Data(feed.ws.handshake.body))) as? [String: Any]
+            return .refused(
+                status: feed.status, code: (body?["error"] as? [String: Any])?["code"] as? String,
+                retryAfter: feed.ws.handshakeHeader("Retry-After"))
+        }
+        if inBand { try feed.send(#"{"op":"auth","token":"\#(token)"}"#) }
+        try feed.send(#"{"op":"subscribe","topic":"user"}"#)
+        do {
+            _ = try feed.next(RealtimeTests.type("snapshot", "user"))
+            return .authenticated
+        } catch RealtimeTests.Failure.closed(let code) {
+            return .closed(code)
+        }
+    }
+
     @Test("bearer upgrade: user and group snapshots, then an HTTP mutation arrives as a change")
     func snapshotsAndChanges() async throws {
         let f = try await GroupFixture.make()
@@ -270,6 +301,29 @@ struct RealtimeTests {
             return [bad.status == 101 ? try bad.closeCode() : nil, try badAuth.closeCode()]
         }
         #expect(codes == [4001, 4001])
+    }
+
+    @Test("a session check that cannot read the database (closed: storage unavailable): the bearer upgrade answers 503 CA027 with Retry-After, an in-band auth closes 1013 — never 4001")
+    func tokenCheckStorageFailure() async throws {
+        let h = try AppHarness()
+        let (token, _) = try await h.register("rt@example.com")
+        let (server, port) = try serve(h)
+        defer { server.shutdown() }
+        // The feed starts with its first socket (reading the log's position): start it while open.
+        #expect(try await blocking { try Self.authenticate(port: port, token: token, inBand: true) } == .authenticated)
+        // Every later read throws `StorageError.closed`, a storage failure like an outage's (the
+        // PostgreSQL outage itself, stopped and started: PostgresOutageTests.realtimeAuthDuringOutage).
+        h.database.close()
+        let (bearer, inBand, malformed) = try await blocking {
+            (
+                try Self.authenticate(port: port, token: token, inBand: false),
+                try Self.authenticate(port: port, token: token, inBand: true),
+                try Self.authenticate(port: port, token: "nope", inBand: true)
+            )
+        }
+        #expect(bearer == .refused(status: 503, code: "CA027", retryAfter: "5"))
+        #expect(inBand == .closed(CloseCode.tryAgainLater.rawValue))
+        #expect(malformed == .closed(CloseCode.authenticationFailed.rawValue))  // decided without the database
     }
 
     @Test("a foreign Origin is refused with 403; the public base URL's origin is accepted")

@@ -252,4 +252,25 @@ struct LimitTests {
         #expect(h.hub.authenticationFailed(c2).closes.map(\.1) == [.authenticationFailed])
         #expect(CloseCode.authenticationFailed.rawValue == 4001)
     }
+
+    @Test("a token check the database could not answer closes 1013 Try Again Later, never 4001; the auth deadline waits for the check")
+    func authCheckUnavailable() {
+        var h = Harness()
+        _ = h.hub.connect(c1, userID: nil)
+        #expect(h.say(c1, #"{"op":"auth","token":"tok"}"#) == [.authenticate(c1, token: "tok")])
+        #expect(h.say(c1, #"{"op":"subscribe","topic":"user"}"#).isEmpty)  // queued behind the check
+        // A slow check (an outage) outlives the deadline: not the client's failure to authenticate.
+        #expect(h.hub.authDeadlinePassed(c1).isEmpty)
+        let out = h.hub.authenticationUnavailable(c1)
+        #expect(out.closes.map(\.1) == [.tryAgainLater])
+        #expect(out.snapshotRequests.isEmpty)  // the queued subscribe never runs
+        #expect(CloseCode.tryAgainLater.rawValue == 1013)
+        // Closed once: a late report of either outcome sends nothing more.
+        #expect(h.hub.authenticationFailed(c1).isEmpty)
+        #expect(h.hub.authenticated(c1, userID: "u1").isEmpty)
+        #expect(h.hub.connectionCount == 0)
+        // A connection that never sent `auth` still closes 4001 at the deadline.
+        _ = h.hub.connect(c2, userID: nil)
+        #expect(h.hub.authDeadlinePassed(c2).closes.map(\.1) == [.authenticationFailed])
+    }
 }

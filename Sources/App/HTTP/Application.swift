@@ -80,12 +80,14 @@ public final class Application: HTTPResponder {
                     self.finish(response, request, started, sink)
                 }
             case .upgrade(let handler):
-                let response: HTTPResponse?
-                do { response = try handler(request, sink) } catch { response = failure(error, request) }
-                if let response {
-                    finish(response, request, started, sink)
-                } else {
-                    completed(status: 101, bytes: 0, request, started)
+                Task {
+                    let response: HTTPResponse?
+                    do { response = try await handler(request, sink) } catch { response = self.failure(error, request) }
+                    if let response {
+                        self.finish(response, request, started, sink)
+                    } else {
+                        self.completed(status: 101, bytes: 0, request, started)
+                    }
                 }
             }
         case .methodNotAllowed(let allowed):

@@ -43,7 +43,8 @@ extension String {
 public enum Handler: Sendable {
     case sync(@Sendable (Request) throws -> HTTPResponse)
     case async(@Sendable (Request) async throws -> HTTPResponse)
-    /// Gets the raw sink (WebSocket upgrade): returns the response to send, or nil once it took
-    /// the connection over (access-logged as 101).
-    case upgrade(@Sendable (Request, ResponseSink) throws -> HTTPResponse?)
+    /// Gets the raw sink (WebSocket upgrade), runs as a task (it may check a token in the database
+    /// before the 101): returns the response to send, or nil once it took the connection over
+    /// (access-logged as 101); what it throws is answered through `ErrorMapping` like any handler's.
+    case upgrade(@Sendable (Request, ResponseSink) async throws -> HTTPResponse?)
 }

@@ -232,9 +232,9 @@ public final class RealtimeFeed: @unchecked Sendable {
                     return
                 }
                 running = started
-            } catch {
+            } catch {  // the log's position could not be read (storage unavailable): retry later
                 services.logger.error("realtime: feed could not start", metadata: ["error": "\(error)"])
-                socket.close(code: .goingAway, reason: "unavailable")
+                socket.close(code: WebSocketCloseCode(rawValue: CloseCode.tryAgainLater.rawValue), reason: "unavailable")
                 return
             }
             sockets[id] = socket
@@ -358,14 +358,23 @@ public final class RealtimeFeed: @unchecked Sendable {
             case .authenticate(let id, let token):
                 let database = services.database, logger = services.logger, now = services.clock.nowMilliseconds()
                 Task {
-                    let result = await Self.check(token: token, database: database, logger: logger, now: now)
+                    let result: Result<CheckedSession?, any Error>
+                    do {
+                        result = .success(try await Self.check(token: token, database: database, now: now))
+                    } catch {
+                        result = .failure(error)
+                    }
                     self.queue.async {
                         guard let running = self.running else { return }
-                        if let result {
-                            self.track(id, Session(tokenHash: result.tokenHash, expiresAt: result.expiresAt))
-                            self.perform(running.hub.authenticated(id, userID: result.userID, checkedAt: result.seq))
-                        } else {
+                        switch result {
+                        case .success(let found?):
+                            self.track(id, Session(tokenHash: found.tokenHash, expiresAt: found.expiresAt))
+                            self.perform(running.hub.authenticated(id, userID: found.userID, checkedAt: found.seq))
+                        case .success(nil):
                             self.perform(running.hub.authenticationFailed(id))
+                        case .failure(let error):  // nothing is known about the token: 1013, not 4001
+                            logger.error("realtime: token check failed", metadata: ["error": "\(error)"])
+                            self.perform(running.hub.authenticationUnavailable(id))
                         }
                     }
                 }
@@ -423,23 +432,20 @@ public final class RealtimeFeed: @unchecked Sendable {
         }
     }
 
+    /// A bearer token found valid: its user, the log's seq read with it, its hash and expiry.
+    typealias CheckedSession = (userID: String, seq: Int64, tokenHash: [UInt8], expiresAt: Int64)
+
     /// The user of a live session with an active account, the session's expiry, and the log's seq
-    /// in the same read. Nil for an unknown, expired or revoked token or an inactive account — and
-    /// when the read failed (logged), so the socket closes 4001 as for a bad token.
-    static func check(
-        token: String, database: any SQLDatabase, logger: Logger, now: Int64
-    ) async -> (userID: String, seq: Int64, tokenHash: [UInt8], expiresAt: Int64)? {
+    /// in the same read. Nil for an unknown, expired or revoked token or an inactive account (→ 4001).
+    /// Throws what the read threw (storage unavailable, typically): then nothing is known about the
+    /// token, and the caller must not answer as for a bad one — the upgrade answers through
+    /// `ErrorMapping` (503 CA027 + Retry-After), an in-band `auth` closes 1013.
+    static func check(token: String, database: any SQLDatabase, now: Int64) async throws -> CheckedSession? {
         guard let hash = TokenHashing.hash(token: token) else { return nil }
-        let found: (String, Int64, Int64)?
-        do {
-            found = try await database.read { db -> (String, Int64, Int64)? in
-                guard let lookup = try SessionStore.lookup(tokenHash: hash, at: now, on: db), lookup.user.status == .active
-                else { return nil }
-                return (lookup.user.id, try ChangeLog.latestSeq(on: db), lookup.expiresAt)
-            }
-        } catch {
-            logger.error("realtime: token check failed", metadata: ["error": "\(error)"])
-            return nil
+        let found = try await database.read { db -> (String, Int64, Int64)? in
+            guard let lookup = try SessionStore.lookup(tokenHash: hash, at: now, on: db), lookup.user.status == .active
+            else { return nil }
+            return (lookup.user.id, try ChangeLog.latestSeq(on: db), lookup.expiresAt)
         }
         guard let found else { return nil }
         return (found.0, found.1, hash, found.2)

@@ -6,7 +6,8 @@ import Wire
 /// `GET /v1/realtime`: the WebSocket upgrade into the realtime feed. The `Origin` must be allowed
 /// (`AppConfig.allowedOrigins`, default same-origin; none at all is fine for non-browser clients),
 /// else 403. An `Authorization: Bearer` token is checked before the 101; a bad one closes with 4001
-/// right after it; without one the client has 5 s to send `{"op":"auth","token":…}`. A client
+/// right after it; when the check cannot read the database the upgrade is answered 503 CA027 with
+/// `Retry-After` instead; without one the client has 5 s to send `{"op":"auth","token":…}`. A client
 /// network holding `AppConfig.maxWebSocketsPerAddress` sockets already gets 429 RATE_LIMITED.
 enum RealtimeRoutes {
     static let webSocket = WebSocketConfiguration()
@@ -37,17 +38,16 @@ enum RealtimeRoutes {
                     }
                     return nil
                 }
+                // Checked before the 101: a read that fails (storage unavailable) throws, answered
+                // 503 CA027 + Retry-After by `ErrorMapping` — never as a bad token (4001).
                 let services = feed.services
-                let now = services.clock.nowMilliseconds()
-                Task {
-                    let found = await RealtimeFeed.check(
-                        token: token, database: services.database, logger: services.logger, now: now)
-                    sink.upgradeToWebSocket(handshake, configuration: webSocket) {
-                        RealtimeConnection(
-                            feed: feed, userID: found?.userID, checkedAt: found?.seq,
-                            session: found.map { .init(tokenHash: $0.tokenHash, expiresAt: $0.expiresAt) },
-                            tokenRejected: found == nil, slot: slot)
-                    }
+                let found = try await RealtimeFeed.check(
+                    token: token, database: services.database, now: services.clock.nowMilliseconds())
+                sink.upgradeToWebSocket(handshake, configuration: webSocket) {
+                    RealtimeConnection(
+                        feed: feed, userID: found?.userID, checkedAt: found?.seq,
+                        session: found.map { .init(tokenHash: $0.tokenHash, expiresAt: $0.expiresAt) },
+                        tokenRejected: found == nil, slot: slot)
                 }
                 return nil
             }
