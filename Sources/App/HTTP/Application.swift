@@ -80,13 +80,22 @@ public final class Application: HTTPResponder {
                     self.finish(response, request, started, sink)
                 }
             case .upgrade(let handler):
-                Task {
-                    let response: HTTPResponse?
-                    do { response = try await handler(request, sink) } catch { response = self.failure(error, request) }
-                    if let response {
-                        self.finish(response, request, started, sink)
-                    } else {
-                        self.completed(status: 101, bytes: 0, request, started)
+                let outcome: UpgradeOutcome
+                do { outcome = try handler(request, sink) } catch { outcome = .respond(failure(error, request)) }
+                switch outcome {
+                case .respond(let response):
+                    finish(response, request, started, sink)
+                case .upgraded:
+                    completed(status: 101, bytes: 0, request, started)
+                case .pending(let decide):
+                    Task {
+                        let response: HTTPResponse?
+                        do { response = try await decide() } catch { response = self.failure(error, request) }
+                        if let response {
+                            self.finish(response, request, started, sink)
+                        } else {
+                            self.completed(status: 101, bytes: 0, request, started)
+                        }
                     }
                 }
             }

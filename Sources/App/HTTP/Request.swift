@@ -43,8 +43,19 @@ extension String {
 public enum Handler: Sendable {
     case sync(@Sendable (Request) throws -> HTTPResponse)
     case async(@Sendable (Request) async throws -> HTTPResponse)
-    /// Gets the raw sink (WebSocket upgrade), runs as a task (it may check a token in the database
-    /// before the 101): returns the response to send, or nil once it took the connection over
-    /// (access-logged as 101); what it throws is answered through `ErrorMapping` like any handler's.
-    case upgrade(@Sendable (Request, ResponseSink) async throws -> HTTPResponse?)
+    /// Gets the raw sink (WebSocket upgrade) on the event loop and decides there, or hands back the
+    /// part that must read the database (`UpgradeOutcome.pending`, run as a task): an upgrade that
+    /// needs no read never waits for a task. What it throws is answered through `ErrorMapping`.
+    case upgrade(@Sendable (Request, ResponseSink) throws -> UpgradeOutcome)
+}
+
+/// What an upgrade handler decided.
+public enum UpgradeOutcome: Sendable {
+    /// Answer with this response; the connection stays HTTP.
+    case respond(HTTPResponse)
+    /// The handler took the connection over (access-logged as 101).
+    case upgraded
+    /// The decision needs a database read: run as a task, it returns the response to send, or nil
+    /// once it took the connection over; what it throws is answered through `ErrorMapping`.
+    case pending(@Sendable () async throws -> HTTPResponse?)
 }

@@ -19,7 +19,7 @@ enum RealtimeRoutes {
         router.add(.get, "/v1/realtime", .upgrade { request, sink in
             switch WebSocketUpgrade.evaluate(request.http, configuration: webSocket, sha1: { SHA1.hash($0) }) {
             case .reject(let rejected):
-                return rejected.response
+                return .respond(rejected.response)
             case .accept(var accepted):
                 guard originAllowed(accepted.origin, config: feed.services.config) else {
                     throw APIError(.permissionDenied, "origin not allowed")
@@ -36,20 +36,22 @@ enum RealtimeRoutes {
                     sink.upgradeToWebSocket(handshake, configuration: webSocket) {
                         RealtimeConnection(feed: feed, userID: nil, checkedAt: nil, tokenRejected: false, slot: slot)
                     }
-                    return nil
+                    return .upgraded
                 }
                 // Checked before the 101: a read that fails (storage unavailable) throws, answered
                 // 503 CA027 + Retry-After by `ErrorMapping` — never as a bad token (4001).
                 let services = feed.services
-                let found = try await RealtimeFeed.check(
-                    token: token, database: services.database, now: services.clock.nowMilliseconds())
-                sink.upgradeToWebSocket(handshake, configuration: webSocket) {
-                    RealtimeConnection(
-                        feed: feed, userID: found?.userID, checkedAt: found?.seq,
-                        session: found.map { .init(tokenHash: $0.tokenHash, expiresAt: $0.expiresAt) },
-                        tokenRejected: found == nil, slot: slot)
+                return .pending {
+                    let found = try await RealtimeFeed.check(
+                        token: token, database: services.database, now: services.clock.nowMilliseconds())
+                    sink.upgradeToWebSocket(handshake, configuration: webSocket) {
+                        RealtimeConnection(
+                            feed: feed, userID: found?.userID, checkedAt: found?.seq,
+                            session: found.map { .init(tokenHash: $0.tokenHash, expiresAt: $0.expiresAt) },
+                            tokenRejected: found == nil, slot: slot)
+                    }
+                    return nil
                 }
-                return nil
             }
         })
     }
