@@ -12,8 +12,16 @@ public enum TestBackend: String, Sendable, CaseIterable, CustomStringConvertible
     /// SQLite always; PostgreSQL when its server binaries are installed — and always under CI
     /// (`PostgresServer.isAvailable`), where a missing server fails the cases instead of skipping.
     /// Without them it says so once on stderr.
+    ///
+    /// With PostgreSQL it also starts the process's shared cluster here, while the test plan is
+    /// made and before any test runs: started lazily by the first test instead, initdb blocked the
+    /// cooperative threads of every test waiting for it (tens of seconds on a busy machine), and
+    /// servers under test that answer on a task starved meanwhile.
     public static let available: [TestBackend] = {
-        if PostgresServer.isAvailable { return [.sqlite, .postgres] }
+        if PostgresServer.isAvailable {
+            _ = try? PostgresServer.shared()  // a failure is reported by the tests that use it
+            return [.sqlite, .postgres]
+        }
         FileHandle.standardError.write(
             Data("note: no PostgreSQL server binaries (apt-get install postgresql): PostgreSQL test cases skipped\n".utf8))
         return [.sqlite]
