@@ -110,7 +110,8 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "Storage", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Storage", "SQLite", "Store", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DomainTests", dependencies: ["Domain", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "Domain", "Storage", "SQLite", "Postgres", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "StoreTests", dependencies: ["Store", "Domain", "Storage", "SQLite", "Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "RealtimeTests", dependencies: ["Realtime", "Store", "Domain", "Storage", "SQLite", "TestSupport"],
             swiftSettings: strict),

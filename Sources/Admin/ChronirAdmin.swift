@@ -11,7 +11,8 @@ struct ChronirAdmin: ParsableCommand {
         discussion: """
             Works on the server's database file (--data-dir or --db, before or after the command, or \
             CHRONIR_DATA_DIR / CHRONIR_DB), also while the server runs: connected clients see each change \
-            within a moment (the server polls the database), suspensions close the user's sockets. Output is a table for people; --json prints JSON for scripts. \
+            within a moment (the server polls the database), suspensions close the user's sockets. \
+            Output is a table for people; --json prints JSON for scripts. \
             Exit status 0 on success, 1 on failure (with a message on stderr), 64 on bad usage.
             """,
         subcommands: [

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Domain
 import Foundation
-import Postgres
 import Logging
+import Postgres
 import SQLite
 import Storage
 import Store
@@ -49,7 +49,8 @@ struct DB: ParsableCommand {
             let before = try database.readSync { try ChangeLog.size(on: $0) }
             let now = options.now
             let done = try ChangeLog.compactUntilDone(retention, at: now, database: database)
-            let removed = done.rowsRemoved, through = done.throughSeq
+            let removed = done.rowsRemoved
+            let through = done.throughSeq
             let after = try database.readSync { try ChangeLog.size(on: $0) }
             let report = CompactReport(
                 rowsRemoved: removed, compactedThroughSeq: through, rowsBefore: before.rows, rowsAfter: after.rows,
@@ -104,12 +105,13 @@ struct DB: ParsableCommand {
             let migrations = Schema.migrations(for: database.dialect)
             let pending = try MigrationRunner.pending(database, migrations: migrations)
             let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.name, $0.checksum) })
-            let table = rows.map { row -> [String] in
-                let name = row.string("name") ?? ""
-                let checksum = row.string("checksum") ?? ""
-                let state = known[name] == nil ? "unknown to this binary" : known[name] == checksum ? "ok" : "CHANGED"
-                return [name, String(checksum.prefix(16)), Timestamp.format(row.int("applied_ms") ?? 0), state]
-            } + pending.map { [$0, String(known[$0]?.prefix(16) ?? ""), "-", "pending"] }
+            let table =
+                rows.map { row -> [String] in
+                    let name = row.string("name") ?? ""
+                    let checksum = row.string("checksum") ?? ""
+                    let state = known[name] == nil ? "unknown to this binary" : known[name] == checksum ? "ok" : "CHANGED"
+                    return [name, String(checksum.prefix(16)), Timestamp.format(row.int("applied_ms") ?? 0), state]
+                } + pending.map { [$0, String(known[$0]?.prefix(16) ?? ""), "-", "pending"] }
             if options.json {
                 printJSON(table.map { ["name": $0[0], "checksum": $0[1], "applied_at": $0[2], "state": $0[3]] })
             } else {

@@ -13,8 +13,10 @@ struct Groups: ParsableCommand {
 
     static let header = ["ID", "NAME", "OWNER", "MEMBERS", "CREATED", "FROZEN"]
     static func row(_ g: Group) -> [String] {
-        [g.id, g.name, g.ownerID, "\(g.memberCount)/\(g.maxMembers)", g.createdAt.description,
-         g.frozenAt?.description ?? "-"]
+        [
+            g.id, g.name, g.ownerID, "\(g.memberCount)/\(g.maxMembers)", g.createdAt.description,
+            g.frozenAt?.description ?? "-",
+        ]
     }
 
     /// The live group `id`, or a failure that names it. Commands look the group up first so an
@@ -135,8 +137,11 @@ struct Groups: ParsableCommand {
             print("")
             if let code = report.inviteCode {
                 let state =
-                    code.disabledAt != nil ? "disabled" : code.expiresAt.milliseconds <= now ? "expired"
-                    : code.lockedUntil != nil ? "locked until \(code.lockedUntil!)" : "live"
+                    code.disabledAt != nil
+                    ? "disabled"
+                    : code.expiresAt.milliseconds <= now
+                        ? "expired"
+                        : code.lockedUntil != nil ? "locked until \(code.lockedUntil!)" : "live"
                 print("invite code: \(state); expires \(code.expiresAt); failed attempts in the last hour: \(code.recentFailures)")
             } else {
                 print("invite code: none")

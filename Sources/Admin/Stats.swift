@@ -8,7 +8,11 @@ import Store
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
-            "Counts: users, groups, members, alarms, open occurrences, completions; the change log's rows, oldest and latest seq and document bytes; database and WAL size.")
+            """
+            Counts: users, groups, members, alarms, open occurrences, completions; the change log's rows, oldest and latest seq and \
+            document bytes; database and WAL size.
+            """
+    )
     @OptionGroup var options: AdminOptions
 
     func run() throws {

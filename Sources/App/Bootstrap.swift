@@ -1,6 +1,6 @@
 import Foundation
-import Postgres
 public import Logging
+import Postgres
 import SQLite
 public import Storage
 import Store
@@ -34,7 +34,10 @@ public enum Bootstrap {
         guard info.st_mode & 0o022 == 0 else {
             throw Failure(
                 description:
-                    "data directory \(path) is writable by group or others (mode \(octal)); it holds password and token hashes: chmod 700 \(path)"
+                    """
+                    data directory \(path) is writable by group or others (mode \(octal)); it holds password and token hashes: chmod 700 \
+                    \(path)
+                    """
             )
         }
         return info.st_mode & 0o055 == 0 ? .ownerOnly : .readableByOthers(mode: UInt32(mode))

@@ -10,7 +10,8 @@ import Foundation
 /// | C0/C1 controls, DEL     | rejected                                                | rejected except LF and tab    |
 /// | line/paragraph separator| rejected                                                | rejected (send LF)            |
 /// | bidi embeddings, overrides, isolates (U+202A–202E, U+2066–2069) | rejected       | rejected                      |
-/// | other format characters (Unicode Cf: LRM/RLM, zero-width space/joiners, word joiner, BOM, soft hyphen, tags) | rejected, except a joiner or tag inside an emoji sequence (👨‍👩‍👧, 🏴󠁧󠁢󠁳󠁣󠁴󠁿) | allowed (needed by bidi and Indic/Persian text) |
+/// | other format characters (Unicode Cf: LRM/RLM, zero-width space/joiners, word joiner, BOM, soft hyphen, tags) | rejected, except a
+/// joiner or tag inside an emoji sequence (👨‍👩‍👧, 🏴󠁧󠁢󠁳󠁣󠁴󠁿) | allowed (needed by bidi and Indic/Persian text) |
 ///
 /// Lengths are checked by the caller after normalisation (`count` of the returned text).
 public enum FreeText {

@@ -1,5 +1,6 @@
 /// Shared-alarm field validation, limits and the completion checks (issue 4; docs/design.md#shared-alarms,
-/// docs/design.md#occurrences-and-completions, docs/design.md#rate-limits), as pure functions. Field errors name the JSON field; timing errors
+/// docs/design.md#occurrences-and-completions, docs/design.md#rate-limits), as pure functions. Field errors name the JSON field; timing
+/// errors
 /// are `invalidSchedule` (422 SCHEDULE_INVALID).
 ///
 /// | field               | rule                                                            |

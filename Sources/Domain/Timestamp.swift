@@ -137,7 +137,10 @@ extension Int64 {
     fileprivate func quotientAndRemainderFloor(_ d: Int64) -> (Int64, Int64) {
         var q = self / d
         var r = self % d
-        if r < 0 { q -= 1; r += d }
+        if r < 0 {
+            q -= 1
+            r += d
+        }
         return (q, r)
     }
 }

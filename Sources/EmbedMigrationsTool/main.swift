@@ -20,7 +20,10 @@ for path in arguments.dropFirst(2) {
     var line = "       "
     for (i, b) in bytes.enumerated() {
         line += " \(b),"
-        if i % 24 == 23 { out += line + "\n"; line = "       " }
+        if i % 24 == 23 {
+            out += line + "\n"
+            line = "       "
+        }
     }
     out += line + "\n    ] as [UInt8], as: UTF8.self)),\n"
 }

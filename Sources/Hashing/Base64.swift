@@ -72,7 +72,10 @@ struct Base64Codec: Sendable {
             let group = UInt32(input[index]) << 16
             out.append(alphabet[Int(group >> 18 & 0x3F)])
             out.append(alphabet[Int(group >> 12 & 0x3F)])
-            if padded { out.append(UInt8(ascii: "=")); out.append(UInt8(ascii: "=")) }
+            if padded {
+                out.append(UInt8(ascii: "="))
+                out.append(UInt8(ascii: "="))
+            }
         case 2:
             let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
             out.append(alphabet[Int(group >> 18 & 0x3F)])

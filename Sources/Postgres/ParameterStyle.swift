@@ -19,7 +19,8 @@ enum ParameterStyle {
                 quote = byte
             } else if byte == UInt8(ascii: "-"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "-") {
                 inComment = true
-            } else if byte == UInt8(ascii: "?"), index + 1 < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index + 1]) {
+            } else if byte == UInt8(ascii: "?"), index + 1 < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index + 1])
+            {
                 out.append(UInt8(ascii: "$"))
                 index += 1
                 continue

@@ -89,7 +89,8 @@ public final class PostgresConnection: SQLConnection {
         // the URL's own settings override the defaults before it.
         let keywords = Self.defaultParameters.map { $0.key } + ["dbname"]
         let values = Self.defaultParameters.map { $0.value } + [url]
-        let keywordArray = CStringArray(keywords), valueArray = CStringArray(values)
+        let keywordArray = CStringArray(keywords)
+        let valueArray = CStringArray(values)
         defer {
             keywordArray.deallocate()
             valueArray.deallocate()

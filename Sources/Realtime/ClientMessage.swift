@@ -14,7 +14,8 @@ public enum RequestID: Hashable, Sendable {
 ///     {"op":"ping","id"?:…}
 ///
 /// `epoch` is the one the client's last snapshot named: a different server epoch (restored or
-/// replaced database) turns the resume into a reset snapshot. Topics stay as the client wrote them (`user` or `group:<id>`); the hub resolves them once the
+/// replaced database) turns the resume into a reset snapshot. Topics stay as the client wrote them (`user` or `group:<id>`); the hub
+/// resolves them once the
 /// connection's user is known.
 public enum ClientMessage: Equatable, Sendable {
     case subscribe(topic: String, since: Int64?, epoch: String?, id: RequestID?)

@@ -367,8 +367,9 @@ public struct RealtimeHub: Sendable {
             send(id, ServerMessage.pong(id: requestID), &out)
         case .auth(let token, let requestID):
             guard case .anonymous = state.auth else {
-                return refuse(id, code: .alreadyAuthenticated, message: "already authenticated", topic: nil,
-                              requestID: requestID, &out)
+                return refuse(
+                    id, code: .alreadyAuthenticated, message: "already authenticated", topic: nil,
+                    requestID: requestID, &out)
             }
             connections[id]?.auth = .authenticating(queued: [])
             out.append(.authenticate(id, token: token))
@@ -378,8 +379,9 @@ public struct RealtimeHub: Sendable {
                 refuse(id, code: .notAuthenticated, message: "send auth first", topic: wire, requestID: requestID, &out)
             case .authenticating(var queued):
                 guard queued.count < limits.maxCommandsWhileAuthenticating else {
-                    return refuse(id, code: .tooManyRequests, message: "too many requests before authentication",
-                                  topic: wire, requestID: requestID, &out)
+                    return refuse(
+                        id, code: .tooManyRequests, message: "too many requests before authentication",
+                        topic: wire, requestID: requestID, &out)
                 }
                 queued.append(message)
                 connections[id]?.auth = .authenticating(queued: queued)
@@ -405,8 +407,9 @@ public struct RealtimeHub: Sendable {
     ) {
         guard let state = connections[id] else { return }
         guard state.subscriptions[topic] == nil else {
-            return refuse(id, code: .alreadySubscribed, message: "already subscribed", topic: wire,
-                          requestID: requestID, &out)
+            return refuse(
+                id, code: .alreadySubscribed, message: "already subscribed", topic: wire,
+                requestID: requestID, &out)
         }
         guard state.subscriptions.count < limits.maxTopicsPerConnection else {
             return refuse(
@@ -446,7 +449,8 @@ public struct RealtimeHub: Sendable {
     public mutating func snapshotReady(_ request: LoadRequest, seq: Int64, data: [UInt8]) -> [HubAction] {
         guard case .loading(let current, let mode)? = phase(request), current == request else { return [] }
         var out: [HubAction] = []
-        let id = request.connection, topic = request.topic
+        let id = request.connection
+        let topic = request.topic
         let key = SubscriptionKey(connection: id, topic: topic)
         let held = self.held[key] ?? Held()
         let reset: Bool
@@ -480,7 +484,8 @@ public struct RealtimeHub: Sendable {
     public mutating func replayReady(_ request: LoadRequest, _ replay: ChangeFeed.Replay) -> [HubAction] {
         guard case .loading(let current, .replay(let since))? = phase(request), current == request else { return [] }
         var out: [HubAction] = []
-        let id = request.connection, topic = request.topic
+        let id = request.connection
+        let topic = request.topic
         let key = SubscriptionKey(connection: id, topic: topic)
         let held = self.held[key] ?? Held()
         if replay.latestSeq < held.floor {
@@ -564,7 +569,8 @@ public struct RealtimeHub: Sendable {
             let current = local.union(presenceCluster[groupID] ?? [])
             let announced = presenceAnnounced[groupID] ?? []
             presenceAnnounced[groupID] = current.isEmpty ? nil : current
-            let joined = current.subtracting(announced).sorted(), left = announced.subtracting(current).sorted()
+            let joined = current.subtracting(announced).sorted()
+            let left = announced.subtracting(current).sorted()
             guard !joined.isEmpty || !left.isEmpty else { continue }
             let bytes = ServerMessage.presence(topic: topic, joined: joined, left: left)
             var recipients: [ConnectionID] = []

@@ -50,7 +50,8 @@ public final class Connection: SQLConnection {
     /// group/other permissions, e.g. written by an older version. Empty normally.
     public let narrowedFiles: [String]
 
-    /// Opens `path` (read-write: created 0600 first, see `FileProtection`) and applies at every open: `PRAGMA foreign_keys=ON`, `journal_mode=WAL` (read-write
+    /// Opens `path` (read-write: created 0600 first, see `FileProtection`) and applies at every open: `PRAGMA foreign_keys=ON`,
+    /// `journal_mode=WAL` (read-write
     /// only), `synchronous=NORMAL|FULL`, and the busy timeout. Throws the open or pragma error.
     public init(
         path: String, mode: OpenMode = .readWrite, durability: Durability = .normal,

@@ -1,6 +1,6 @@
 import CSQLite
-public import Storage
 import Dispatch
+public import Storage
 import Synchronization
 
 /// How a `Database` opens its connections.
@@ -91,8 +91,9 @@ public final class Database: QueuedDatabase {
         try withWriterConnection { connection in
             let row = try connection.queryOne("PRAGMA wal_checkpoint(TRUNCATE)")
             if let row, row[0] == .integer(1) {
-                throw SQLiteError(code: SQLITE_BUSY, message: "checkpoint could not complete: readers are active",
-                                  sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                throw SQLiteError(
+                    code: SQLITE_BUSY, message: "checkpoint could not complete: readers are active",
+                    sql: "PRAGMA wal_checkpoint(TRUNCATE)")
             }
         }
     }

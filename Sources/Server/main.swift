@@ -44,7 +44,13 @@ struct ChronirServer: ParsableCommand {
             """)
     var databaseUrl: String?
 
-    @Option(help: "Directory served at / (the web client); '\(Default.noPublicDirectory)' disables. [env: CHRONIR_PUBLIC_DIR] (default: \(Default.publicDirectory))")
+    @Option(
+        help:
+            """
+            Directory served at / (the web client); '\(Default.noPublicDirectory)' disables. [env: CHRONIR_PUBLIC_DIR] (default: \
+            \(Default.publicDirectory))
+            """
+    )
     var publicDir: String?
 
     @Option(help: "Event loops (threads serving sockets). [env: CHRONIR_LOOPS] (default: active processors)")
@@ -56,70 +62,187 @@ struct ChronirServer: ParsableCommand {
     @Option(help: "text|json. [env: CHRONIR_LOG_FORMAT] (default: \(Default.logFormat.rawValue))")
     var logFormat: String?
 
-    @Option(help: "normal (WAL, fsync at checkpoint) | full (fsync every commit). [env: CHRONIR_DURABILITY] (default: \(Default.durability.rawValue))")
+    @Option(
+        help:
+            """
+            normal (WAL, fsync at checkpoint) | full (fsync every commit). [env: CHRONIR_DURABILITY] (default: \
+            \(Default.durability.rawValue))
+            """
+    )
     var durability: String?
 
     @Option(help: "Tier of new accounts: free|plus|premium. [env: CHRONIR_DEFAULT_TIER] (default: \(Default.defaultTier.rawValue))")
     var defaultTier: String?
 
-    @Option(help: "Public base URL for links the server hands out. [env: CHRONIR_PUBLIC_BASE_URL] (default: \(Default.publicBaseURL(host: "HOST", port: "PORT")))")
+    @Option(
+        help:
+            """
+            Public base URL for links the server hands out. [env: CHRONIR_PUBLIC_BASE_URL] (default: \
+            \(Default.publicBaseURL(host: "HOST", port: "PORT")))
+            """
+    )
     var publicBaseUrl: String?
 
     @Option(help: "Default member limit of a new group. [env: CHRONIR_MAX_MEMBERS] (default: \(Default.maxMembersPerGroup))")
     var maxMembers: Int?
 
-    @Option(help: "Origins allowed to open /v1/realtime, comma-separated. [env: CHRONIR_ALLOWED_ORIGINS] (default: the public base URL's origin only)")
+    @Option(
+        help:
+            """
+            Origins allowed to open /v1/realtime, comma-separated. [env: CHRONIR_ALLOWED_ORIGINS] (default: the public base URL's origin \
+            only)
+            """
+    )
     var allowedOrigins: String?
 
-    @Option(help: "Reverse proxies (exact IPs, comma-separated) whose X-Forwarded-For names the client, for per-IP limits and logs. [env: CHRONIR_TRUSTED_PROXIES] (default: none — the header is ignored)")
+    @Option(
+        help:
+            """
+            Reverse proxies (exact IPs, comma-separated) whose X-Forwarded-For names the client, for per-IP limits and logs. [env: \
+            CHRONIR_TRUSTED_PROXIES] (default: none — the header is ignored)
+            """
+    )
     var trustedProxies: String?
 
-    @Option(help: "Maximum open client connections; past it new ones get 503 with Retry-After (GET /healthz still answers 200). [env: CHRONIR_MAX_CONNECTIONS] (default: \(Default.maxConnections))")
+    @Option(
+        help:
+            """
+            Maximum open client connections; past it new ones get 503 with Retry-After (GET /healthz still answers 200). [env: \
+            CHRONIR_MAX_CONNECTIONS] (default: \(Default.maxConnections))
+            """
+    )
     var maxConnections: Int?
 
-    @Option(help: "Connections one client address (an IPv4 address, an IPv6 /64) may hold; past it new ones get 429 and are closed. Trusted proxies are exempt (behind them the WebSocket limit counts the forwarded client). [env: CHRONIR_MAX_CONNECTIONS_PER_IP] (default: half of --max-connections)")
+    @Option(
+        help:
+            """
+            Connections one client address (an IPv4 address, an IPv6 /64) may hold; past it new ones get 429 and are closed. Trusted \
+            proxies are exempt (behind them the WebSocket limit counts the forwarded client). [env: CHRONIR_MAX_CONNECTIONS_PER_IP] \
+            (default: half of --max-connections)
+            """
+    )
     var maxConnectionsPerIp: Int?
 
-    @Option(help: "WebSockets (/v1/realtime) one client address (IPv6: /64; behind --trusted-proxies: the forwarded client) may hold; past it the upgrade gets 429. [env: CHRONIR_MAX_WEBSOCKETS_PER_IP] (default: half of --max-connections)")
+    @Option(
+        help:
+            """
+            WebSockets (/v1/realtime) one client address (IPv6: /64; behind --trusted-proxies: the forwarded client) may hold; past it \
+            the upgrade gets 429. [env: CHRONIR_MAX_WEBSOCKETS_PER_IP] (default: half of --max-connections)
+            """
+    )
     var maxWebsocketsPerIp: Int?
 
-    @Option(help: "Accounts one client address (IPv6: /64) may register per sliding hour; past it 429 with Retry-After. [env: CHRONIR_REGISTRATIONS_PER_IP_PER_HOUR] (default: \(Default.registrationLimits.perNetworkPerHour))")
+    @Option(
+        help:
+            """
+            Accounts one client address (IPv6: /64) may register per sliding hour; past it 429 with Retry-After. [env: \
+            CHRONIR_REGISTRATIONS_PER_IP_PER_HOUR] (default: \(Default.registrationLimits.perNetworkPerHour))
+            """
+    )
     var registrationsPerIpPerHour: Int?
 
-    @Option(help: "Accounts the whole server registers per sliding hour, a backstop against many addresses; past it 429 with Retry-After. [env: CHRONIR_REGISTRATIONS_PER_HOUR] (default: \(Default.registrationLimits.totalPerHour))")
+    @Option(
+        help:
+            """
+            Accounts the whole server registers per sliding hour, a backstop against many addresses; past it 429 with Retry-After. [env: \
+            CHRONIR_REGISTRATIONS_PER_HOUR] (default: \(Default.registrationLimits.totalPerHour))
+            """
+    )
     var registrationsPerHour: Int?
 
-    @Option(help: "Threads for password hashing (scrypt), separate from the threads serving static files. [env: CHRONIR_HASHING_THREADS] (default: half the active processors, at least 1)")
+    @Option(
+        help:
+            """
+            Threads for password hashing (scrypt), separate from the threads serving static files. [env: CHRONIR_HASHING_THREADS] \
+            (default: half the active processors, at least 1)
+            """
+    )
     var hashingThreads: Int?
 
-    @Option(help: "Password hashes that may wait for a hashing thread; past it register/login get 503 with Retry-After: 1. [env: CHRONIR_HASHING_QUEUE] (default: \(Default.maxQueuedHashes))")
+    @Option(
+        help:
+            """
+            Password hashes that may wait for a hashing thread; past it register/login get 503 with Retry-After: 1. [env: \
+            CHRONIR_HASHING_QUEUE] (default: \(Default.maxQueuedHashes))
+            """
+    )
     var hashingQueue: Int?
 
-    @Option(help: "Seconds to wait for in-flight requests on shutdown. [env: CHRONIR_SHUTDOWN_TIMEOUT] (default: \(Default.shutdownTimeoutSeconds))")
+    @Option(
+        help:
+            """
+            Seconds to wait for in-flight requests on shutdown. [env: CHRONIR_SHUTDOWN_TIMEOUT] (default: \
+            \(Default.shutdownTimeoutSeconds))
+            """
+    )
     var shutdownTimeout: Int?
 
-    @Option(help: "scrypt cost: interactive | fast (tests only: weak). [env: CHRONIR_PASSWORD_HASHING] (default: \(Default.passwordHashing.rawValue))")
+    @Option(
+        help:
+            """
+            scrypt cost: interactive | fast (tests only: weak). [env: CHRONIR_PASSWORD_HASHING] (default: \
+            \(Default.passwordHashing.rawValue))
+            """
+    )
     var passwordHashing: String?
 
-    @Option(help: "Serve /metrics (Prometheus) on this separate port instead of the API port; 0 picks a free one. [env: CHRONIR_METRICS_PORT] (default: none)")
+    @Option(
+        help:
+            """
+            Serve /metrics (Prometheus) on this separate port instead of the API port; 0 picks a free one. [env: CHRONIR_METRICS_PORT] \
+            (default: none)
+            """
+    )
     var metricsPort: Int?
 
     @Option(help: "Address of the --metrics-port listener. [env: CHRONIR_METRICS_HOST] (default: \(Default.metricsHost))")
     var metricsHost: String?
 
-    @Option(help: "Bearer token /metrics requires (16+ characters; prefer the environment variable). Without --metrics-port it serves /metrics on the API port. [env: CHRONIR_METRICS_TOKEN] (default: none: /metrics is off unless --metrics-port is set)")
+    @Option(
+        help:
+            """
+            Bearer token /metrics requires (16+ characters; prefer the environment variable). Without --metrics-port it serves /metrics \
+            on the API port. [env: CHRONIR_METRICS_TOKEN] (default: none: /metrics is off unless --metrics-port is set)
+            """
+    )
     var metricsToken: String?
 
-    @Option(help: "Writes (POST/PUT/PATCH/DELETE) one signed-in user may make per minute, sustained; beyond it 429 with Retry-After. 0 disables. [env: CHRONIR_WRITE_BUDGET_PER_MINUTE] (default: \(Default.writeBudget.writesPerMinute))")
+    @Option(
+        help:
+            """
+            Writes (POST/PUT/PATCH/DELETE) one signed-in user may make per minute, sustained; beyond it 429 with Retry-After. 0 disables. \
+            [env: CHRONIR_WRITE_BUDGET_PER_MINUTE] (default: \(Default.writeBudget.writesPerMinute))
+            """
+    )
     var writeBudgetPerMinute: Int?
 
-    @Option(help: "Writes one user may make at once after being idle (the burst of --write-budget-per-minute). [env: CHRONIR_WRITE_BUDGET_BURST] (default: \(Default.writeBudget.burst))")
+    @Option(
+        help:
+            """
+            Writes one user may make at once after being idle (the burst of --write-budget-per-minute). [env: CHRONIR_WRITE_BUDGET_BURST] \
+            (default: \(Default.writeBudget.burst))
+            """
+    )
     var writeBudgetBurst: Int?
 
-    @Option(help: "Request-body bytes one signed-in user may send in writes per hour (each write counts at least 1 KiB); beyond it 429 with Retry-After. 0 disables. [env: CHRONIR_WRITE_BYTES_PER_HOUR] (default: \(Default.writeBudget.bytesPerHour), \(Default.writeBudget.bytesPerHour >> 20) MiB)")
+    @Option(
+        help:
+            """
+            Request-body bytes one signed-in user may send in writes per hour (each write counts at least 1 KiB); beyond it 429 with \
+            Retry-After. 0 disables. [env: CHRONIR_WRITE_BYTES_PER_HOUR] (default: \(Default.writeBudget.bytesPerHour), \
+            \(Default.writeBudget.bytesPerHour >> 20) MiB)
+            """
+    )
     var writeBytesPerHour: Int?
 
-    @Option(help: "Run every sweeper job (overdue occurrences, retention, change-log compaction) every this many seconds instead of its own period; for tests and drills. [env: CHRONIR_SWEEP_PERIOD] (default: each job's own: \(Sweeper.Job.standard.map { "\($0.name) \($0.everyMilliseconds / 1000) s" }.joined(separator: ", ")))")
+    @Option(
+        help:
+            """
+            Run every sweeper job (overdue occurrences, retention, change-log compaction) every this many seconds instead of its own \
+            period; for tests and drills. [env: CHRONIR_SWEEP_PERIOD] (default: each job's own: \
+            \(Sweeper.Job.standard.map { "\($0.name) \($0.everyMilliseconds / 1000) s" }.joined(separator: ", ")))
+            """
+    )
     var sweepPeriod: Int?
 
     func run() throws {

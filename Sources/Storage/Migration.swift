@@ -78,7 +78,9 @@ public enum MigrationRunner {
             name TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_ms BIGINT NOT NULL)
         """
 
-    /// Creates `schema_migrations(name TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_ms INTEGER NOT NULL)` if missing; verifies every applied migration's checksum (mismatch → throw, stop); applies pending ones in name order, each in its own IMMEDIATE transaction together with its schema_migrations row. Returns the names applied now.
+    /// Creates `schema_migrations(name TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_ms INTEGER NOT NULL)` if missing; verifies every
+    /// applied migration's checksum (mismatch → throw, stop); applies pending ones in name order, each in its own IMMEDIATE transaction
+    /// together with its schema_migrations row. Returns the names applied now.
     ///
     /// Nothing is applied unless every check passes (also unknown applied names and out-of-order
     /// pending ones throw). Safe against another process migrating at the same time: each

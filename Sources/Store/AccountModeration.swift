@@ -66,8 +66,10 @@ extension AccountStore {
         user.updatedAt = Timestamp(milliseconds: now)
         try db.run(
             "UPDATE users SET tier = ?2, status = ?3, version = ?4, updated_ms = ?5 WHERE id = ?1",
-            [.text(userID), .text(user.tier.rawValue), .text(user.status.rawValue), .integer(user.version),
-             .integer(now)])
+            [
+                .text(userID), .text(user.tier.rawValue), .text(user.status.rawValue), .integer(user.version),
+                .integer(now),
+            ])
         try ChangeLog.append(
             [
                 Change(

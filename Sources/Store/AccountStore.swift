@@ -92,8 +92,10 @@ public enum AccountStore {
         user.updatedAt = Timestamp(milliseconds: now)
         try db.run(
             "UPDATE users SET display_name = ?2, timezone = ?3, version = ?4, updated_ms = ?5 WHERE id = ?1",
-            [.text(userID), .text(user.displayName), user.timezone.map { .text($0) } ?? .null,
-             .integer(user.version), .integer(now)])
+            [
+                .text(userID), .text(user.displayName), user.timezone.map { .text($0) } ?? .null,
+                .integer(user.version), .integer(now),
+            ])
         try ChangeLog.append(
             [
                 Change(

@@ -40,7 +40,8 @@ public enum AuditTrail {
         let rows = try db.query(
             """
             SELECT seq, batch, event, at_ms, actor, topic, kind, op, entity_id, document, reason FROM change_log
-            WHERE (CAST(?1 AS TEXT) IS NULL OR topic = ?1) AND (CAST(?2 AS TEXT) IS NULL OR actor = ?2) AND (CAST(?3 AS BIGINT) IS NULL OR at_ms >= ?3)
+            WHERE (CAST(?1 AS TEXT) IS NULL OR topic = ?1) AND (CAST(?2 AS TEXT) IS NULL OR actor = ?2)
+              AND (CAST(?3 AS BIGINT) IS NULL OR at_ms >= ?3)
               AND (CAST(?4 AS BIGINT) IS NULL OR seq > ?4)
             ORDER BY seq \(newest ? "DESC" : "ASC") LIMIT ?5
             """,

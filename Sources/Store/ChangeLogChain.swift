@@ -93,7 +93,10 @@ public enum ChangeLogChain {
         for r in rows {
             let seq = r.int("seq") ?? 0
             guard let stored = r.blob("hash") else {
-                if previous == nil { report.unchained += 1; continue }
+                if previous == nil {
+                    report.unchained += 1
+                    continue
+                }
                 return broken(report, seq, "row has no hash inside the chain")
             }
             let digest = r.blob("document_digest")

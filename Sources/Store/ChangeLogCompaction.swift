@@ -60,9 +60,10 @@ extension ChangeLog {
         // The first row young enough to keep, among the next `maxRowsPerTransaction` only: a
         // primary-key range, so the cost is bounded by what one transaction may remove anyway.
         let window = oldest + retention.maxRowsPerTransaction - 1
-        let firstYoung = try db.queryOne(
-            "SELECT MIN(seq) AS seq FROM change_log WHERE seq BETWEEN ?1 AND ?2 AND at_ms >= ?3",
-            [.integer(oldest), .integer(window), .integer(now - retention.windowMilliseconds)])?.int("seq") ?? (window + 1)
+        let firstYoung =
+            try db.queryOne(
+                "SELECT MIN(seq) AS seq FROM change_log WHERE seq BETWEEN ?1 AND ?2 AND at_ms >= ?3",
+                [.integer(oldest), .integer(window), .integer(now - retention.windowMilliseconds)])?.int("seq") ?? (window + 1)
         // The newest row always stays: `append` numbers the next row from it, so a seq is never reused.
         var through = min(
             firstYoung - 1, latest - max(1, retention.minimumRows), oldest + retention.maxRowsPerTransaction - 1)
@@ -114,7 +115,11 @@ extension ChangeLog {
     /// Counts the log (a full scan: an operator's command).
     public static func size(on db: any SQLConnection) throws -> Size {
         let row = try db.queryOne(
-            "SELECT count(*) AS n, min(seq) AS oldest, COALESCE(max(seq), 0) AS latest, COALESCE(sum(length(document)), 0) AS bytes FROM change_log")
+            """
+            SELECT count(*) AS n, min(seq) AS oldest, COALESCE(max(seq), 0) AS latest, COALESCE(sum(length(document)), 0) AS bytes FROM \
+            change_log
+            """
+        )
         return Size(
             rows: row?.int("n") ?? 0, oldestSeq: row?.int("oldest"), latestSeq: row?.int("latest") ?? 0,
             documentBytes: row?.int("bytes") ?? 0)

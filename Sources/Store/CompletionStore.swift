@@ -128,7 +128,8 @@ public enum CompletionStore {
             """
             SELECT \(columns) FROM shared_completions
             WHERE group_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR alarm_id = ?2) AND (CAST(?3 AS TEXT) IS NULL OR user_id = ?3)
-              AND (CAST(?4 AS TEXT) IS NULL OR status = ?4) AND (CAST(?5 AS BIGINT) IS NULL OR completed_ms >= ?5) AND (CAST(?6 AS BIGINT) IS NULL OR completed_ms < ?6)
+              AND (CAST(?4 AS TEXT) IS NULL OR status = ?4)
+              AND (CAST(?5 AS BIGINT) IS NULL OR completed_ms >= ?5) AND (CAST(?6 AS BIGINT) IS NULL OR completed_ms < ?6)
               AND (CAST(?7 AS BIGINT) IS NULL OR completed_ms < ?7 OR (completed_ms = ?7 AND id < ?8))
             ORDER BY completed_ms DESC, id DESC
             LIMIT ?9

@@ -24,8 +24,10 @@ extension GroupStore {
               AND (CAST(?2 AS TEXT) IS NULL OR u.email = ?2)
             ORDER BY g.created_ms DESC, g.id LIMIT ?3
             """,
-            [pattern.map { .text($0) } ?? .null, ownerEmail.map { .text($0.lowercased()) } ?? .null,
-             .integer(Int64(limit))]
+            [
+                pattern.map { .text($0) } ?? .null, ownerEmail.map { .text($0.lowercased()) } ?? .null,
+                .integer(Int64(limit)),
+            ]
         ).map(groupFromRow)
     }
 

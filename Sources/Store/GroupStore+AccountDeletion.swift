@@ -85,8 +85,9 @@ extension GroupStore {
         try ChangeLog.redactPersonalData(
             userID: userID, email: user.email, tombstoneEmail: tombstone, deletedName: deletedUserName, at: now, on: db)
         changes.append(
-            Change(topic: ChangeLog.userTopic(userID), kind: .user, op: .removed, entityID: userID, document: nil,
-                   reason: "account_deleted"))
+            Change(
+                topic: ChangeLog.userTopic(userID), kind: .user, op: .removed, entityID: userID, document: nil,
+                reason: "account_deleted"))
         try ChangeLog.append(
             changes.map { $0.with(reason: reason) }, event: .accountDeleted, actor: actor ?? .user(userID), at: now,
             on: db)

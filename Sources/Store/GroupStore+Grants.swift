@@ -88,9 +88,11 @@ extension GroupStore {
             let usable = account?.status == .active && membership?.status == .active
             let role = usable ? membership?.role : nil
             let reason: GrantRevocationReason =
-                account?.status == .suspended ? .creatorSuspended
-                : membership?.status == .left ? .creatorLeft
-                : usable ? .creatorRoleChanged : .creatorRemoved
+                account?.status == .suspended
+                ? .creatorSuspended
+                : membership?.status == .left
+                    ? .creatorLeft
+                    : usable ? .creatorRoleChanged : .creatorRemoved
             revoked += try revokeGrants(of: userID, in: groupID, keeping: role, actor: actor, reason: reason, at: now, on: db)
         }
         return revoked

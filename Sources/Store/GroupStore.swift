@@ -106,8 +106,10 @@ public enum GroupStore {
                                 version, created_ms, updated_ms)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, 1, ?8, ?8)
             """,
-            [.text(id), .text(name), SQLValue(description), SQLValue(iconName), SQLValue(colorTag), .text(owner.id),
-             .integer(maxMembers), .integer(now)])
+            [
+                .text(id), .text(name), SQLValue(description), SQLValue(iconName), SQLValue(colorTag), .text(owner.id),
+                .integer(maxMembers), .integer(now),
+            ])
         let member = GroupMember(
             groupID: id, userID: owner.id, displayName: owner.displayName, role: .owner, status: .active,
             joinedAt: Timestamp(milliseconds: now))
@@ -153,10 +155,12 @@ public enum GroupStore {
     static func softDelete(_ group: Group, reason: String, at now: Int64, on db: any SQLConnection) throws -> [Change] {
         let members = try activeMembers(groupID: group.id, on: db)
         try db.run("UPDATE groups SET deleted_ms = ?2, updated_ms = ?2 WHERE id = ?1", [.text(group.id), .integer(now)])
-        try db.run("UPDATE invite_codes SET disabled_ms = ?2 WHERE group_id = ?1 AND disabled_ms IS NULL", [.text(group.id), .integer(now)])
+        try db.run(
+            "UPDATE invite_codes SET disabled_ms = ?2 WHERE group_id = ?1 AND disabled_ms IS NULL", [.text(group.id), .integer(now)])
         var changes = [
-            Change(topic: ChangeLog.groupTopic(group.id), kind: .group, op: .removed, entityID: group.id,
-                   document: nil, reason: reason)
+            Change(
+                topic: ChangeLog.groupTopic(group.id), kind: .group, op: .removed, entityID: group.id,
+                document: nil, reason: reason)
         ]
         changes += members.map { accessChange($0.userID, group, gained: false, reason: reason) }
         return changes
@@ -270,10 +274,13 @@ public enum GroupStore {
         try saveMember(member, insert: previous == nil, on: db)
         group.memberCount += 1
         try saveGroup(&group, at: now, on: db)
-        return (member, [
-            memberChange(member, previous == nil ? .added : .modified), groupChange(group, .modified),
-            accessChange(user.id, group, gained: true),
-        ])
+        return (
+            member,
+            [
+                memberChange(member, previous == nil ? .added : .modified), groupChange(group, .modified),
+                accessChange(user.id, group, gained: true),
+            ]
+        )
     }
 
     // MARK: - Rows and changes
@@ -288,9 +295,11 @@ public enum GroupStore {
                 member_count = ?7, version = ?8, updated_ms = ?9
             WHERE id = ?1
             """,
-            [.text(group.id), .text(group.name), SQLValue(group.description), SQLValue(group.iconName),
-             SQLValue(group.colorTag), .text(group.ownerID), .integer(group.memberCount), .integer(group.version),
-             .integer(now)])
+            [
+                .text(group.id), .text(group.name), SQLValue(group.description), SQLValue(group.iconName),
+                SQLValue(group.colorTag), .text(group.ownerID), .integer(group.memberCount), .integer(group.version),
+                .integer(now),
+            ])
     }
 
     static func saveMember(_ m: GroupMember, insert: Bool, on db: any SQLConnection) throws {
@@ -316,26 +325,30 @@ public enum GroupStore {
 
     /// The group document on its own topic.
     static func groupChange(_ group: Group, _ op: Change.Op) -> Change {
-        Change(topic: ChangeLog.groupTopic(group.id), kind: .group, op: op, entityID: group.id,
-               document: DocumentCoding.encode(group))
+        Change(
+            topic: ChangeLog.groupTopic(group.id), kind: .group, op: op, entityID: group.id,
+            document: DocumentCoding.encode(group))
     }
 
     /// A member document on the group's topic (entity id `<group_id>:<user_id>`).
     static func memberChange(_ member: GroupMember, _ op: Change.Op) -> Change {
-        Change(topic: ChangeLog.groupTopic(member.groupID), kind: .member, op: op,
-               entityID: "\(member.groupID):\(member.userID)", document: DocumentCoding.encode(member))
+        Change(
+            topic: ChangeLog.groupTopic(member.groupID), kind: .member, op: op,
+            entityID: "\(member.groupID):\(member.userID)", document: DocumentCoding.encode(member))
     }
 
     /// The user's own membership document on their feed (role changes).
     static func memberFeedChange(_ member: GroupMember) -> Change {
-        Change(topic: ChangeLog.userTopic(member.userID), kind: .member, op: .modified,
-               entityID: "\(member.groupID):\(member.userID)", document: DocumentCoding.encode(member))
+        Change(
+            topic: ChangeLog.userTopic(member.userID), kind: .member, op: .modified,
+            entityID: "\(member.groupID):\(member.userID)", document: DocumentCoding.encode(member))
     }
 
     /// "My groups": the user gained (`added`, whole group) or lost (`removed`, with reason) access.
     static func accessChange(_ userID: String, _ group: Group, gained: Bool, reason: String? = nil) -> Change {
-        Change(topic: ChangeLog.userTopic(userID), kind: .group, op: gained ? .added : .removed, entityID: group.id,
-               document: gained ? DocumentCoding.encode(group) : nil, reason: reason)
+        Change(
+            topic: ChangeLog.userTopic(userID), kind: .group, op: gained ? .added : .removed, entityID: group.id,
+            document: gained ? DocumentCoding.encode(group) : nil, reason: reason)
     }
 
     static func groupFromRow(_ row: Row) throws -> Group {

@@ -46,9 +46,11 @@ public enum InvitationStore {
                                      created_ms, expires_ms)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?9)
             """,
-            [.text(invitation.id), .text(groupID), .text(actor.id), SQLValue(inviteeEmail), SQLValue(tokenHash),
-             .text(invitation.method.rawValue), .text(role.rawValue), .integer(now),
-             .integer(invitation.expiresAt.milliseconds)])
+            [
+                .text(invitation.id), .text(groupID), .text(actor.id), SQLValue(inviteeEmail), SQLValue(tokenHash),
+                .text(invitation.method.rawValue), .text(role.rawValue), .integer(now),
+                .integer(invitation.expiresAt.milliseconds),
+            ])
         try ChangeLog.append(
             try feedChanges(invitation, op: .added, on: db), event: .invitationCreated, actor: .user(actor.id), at: now,
             on: db)

@@ -88,9 +88,10 @@ public enum InviteCodeStore {
 
     /// The code's public facts.
     public static func record(groupID: String, on db: any SQLConnection) throws -> InviteCodeRecord? {
-        guard let row = try db.queryOne(
-            "SELECT group_id, created_by, created_ms, expires_ms, disabled_ms FROM invite_codes WHERE group_id = ?1",
-            [.text(groupID)])
+        guard
+            let row = try db.queryOne(
+                "SELECT group_id, created_by, created_ms, expires_ms, disabled_ms FROM invite_codes WHERE group_id = ?1",
+                [.text(groupID)])
         else { return nil }
         return try recordFromRow(row)
     }
@@ -162,8 +163,9 @@ public enum InviteCodeStore {
         }
         // The rejoin rule is about the caller, not the code: it spends the caller's budgets only, so a
         // removed member holding the live code cannot lock it for newcomers (issue 15 #7).
-        guard previous?.status == .active
-            || GroupRules.mayRejoin(endedMs: previous?.removedAt?.milliseconds, inviteCreatedMs: created)
+        guard
+            previous?.status == .active
+                || GroupRules.mayRejoin(endedMs: previous?.removedAt?.milliseconds, inviteCreatedMs: created)
         else {
             try record(subjects: budgetSubjects, at: now, on: db)
             return .invalid(lockedCode: false)
@@ -197,8 +199,9 @@ public enum InviteCodeStore {
     }
 
     static func change(_ record: InviteCodeRecord) -> Change {
-        Change(topic: ChangeLog.groupTopic(record.groupID), kind: .inviteCode, op: .modified,
-               entityID: record.groupID, document: DocumentCoding.encode(record))
+        Change(
+            topic: ChangeLog.groupTopic(record.groupID), kind: .inviteCode, op: .modified,
+            entityID: record.groupID, document: DocumentCoding.encode(record))
     }
 
     static func recordFromRow(_ row: Row) throws -> InviteCodeRecord {

@@ -38,7 +38,8 @@ public enum ServerSecret {
         }
         guard info.st_mode & 0o077 == 0 else {
             throw Failure(
-                description: "server secret \(path) is readable by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it"
+                description:
+                    "server secret \(path) is readable by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it"
             )
         }
         guard let data = FileManager.default.contents(atPath: path),
@@ -67,7 +68,10 @@ public enum ServerSecret {
         guard ConstantTime.equals(recorded, fingerprint) else {
             throw Failure(
                 description:
-                    "server.secret is not the secret this database's invite codes were made with (another instance's, or regenerated): copy the server.secret of the first instance into --data-dir"
+                    """
+                    server.secret is not the secret this database's invite codes were made with (another instance's, or regenerated): \
+                    copy the server.secret of the first instance into --data-dir
+                    """
             )
         }
     }

@@ -20,8 +20,10 @@ public enum SessionStore {
             INSERT INTO sessions (token_hash, user_id, created_ms, last_used_ms, expires_ms, user_agent, client_ip)
             VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6)
             """,
-            [.blob(tokenHash), .text(userID), .integer(now), .integer(now + idleLifetimeMilliseconds),
-             userAgent.map { .text(String($0.prefix(256))) } ?? .null, clientIP.map { .text($0) } ?? .null])
+            [
+                .blob(tokenHash), .text(userID), .integer(now), .integer(now + idleLifetimeMilliseconds),
+                userAgent.map { .text(String($0.prefix(256))) } ?? .null, clientIP.map { .text($0) } ?? .null,
+            ])
     }
 
     /// What a token currently grants.

@@ -25,10 +25,10 @@ public final class LoopbackClient {
 
         public var description: String {
             switch self {
-            case let .system(call, code): "\(call): \(String(cString: strerror(code)))"
-            case let .timedOut(received): "timed out after \(received.count) bytes: \(Self.preview(received))"
-            case let .closed(received): "closed after \(received.count) bytes: \(Self.preview(received))"
-            case let .malformed(reason): "malformed response: \(reason)"
+            case .system(let call, let code): "\(call): \(String(cString: strerror(code)))"
+            case .timedOut(let received): "timed out after \(received.count) bytes: \(Self.preview(received))"
+            case .closed(let received): "closed after \(received.count) bytes: \(Self.preview(received))"
+            case .malformed(let reason): "malformed response: \(reason)"
             }
         }
 

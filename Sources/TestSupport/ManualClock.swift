@@ -1,6 +1,6 @@
 public import Domain
-public import Transport
 import Synchronization
+public import Transport
 
 /// A clock that moves only when a test says so: a wall clock for Domain and App (`Clock`), and the
 /// monotonic clock of transport deadlines (`MonotonicClock`, `ServerConfiguration.clock`; the same

@@ -67,7 +67,8 @@ public final class PostgresServer: @unchecked Sendable {
     /// it) or again after `shutDown`; returns once it accepts connections.
     public func start() throws {
         let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=1000"
-        try runAsServerUser("\(bin)/pg_ctl", ["-D", "\(directory)/data", "-o", options, "-l", "\(directory)/log", "-w", "-t", "60", "start"])
+        try runAsServerUser(
+            "\(bin)/pg_ctl", ["-D", "\(directory)/data", "-o", options, "-l", "\(directory)/log", "-w", "-t", "60", "start"])
     }
 
     /// Stops the server in `mode` and waits until it is down, keeping its data: `start()` brings the

@@ -171,11 +171,11 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
                 break
             }
             switch event {
-            case let .head(head):
+            case .head(let head):
                 continuePending = head.expectsContinue
                 phase = .body
                 connection.setDeadline(monotonicNanoseconds: now &+ settings.bodyTimeout)
-            case let .request(request):
+            case .request(let request):
                 continuePending = false
                 dispatch(request, on: connection)
             }

@@ -70,9 +70,9 @@ public struct ResponseSink: Sendable {
 
     private func deliver(_ response: HTTPResponse, upgrade: (@Sendable () -> any ConnectionHandler)?) {
         switch target {
-        case let .closure(deliver):
+        case .closure(let deliver):
             deliver(response)
-        case let .connection(handler, request, loop):
+        case .connection(let handler, let request, let loop):
             if loop.inEventLoop {
                 handler.deliver(response, request: request, upgrade: upgrade)
             } else {

@@ -53,23 +53,25 @@ public final class HTTPServer: Sendable {
     /// Throws `SocketError` if the address is invalid or taken. Call once.
     @discardableResult
     public func start() throws(SocketError) -> Int {
-        let result = listenerQueue.sync { () -> Result<Int, SocketError> in Result { () throws(SocketError) -> Int in
-            guard !listener.started, !listener.stopped else {
-                throw SocketError(call: "start (already started)", errno: EINVAL)
+        let result = listenerQueue.sync { () -> Result<Int, SocketError> in
+            Result { () throws(SocketError) -> Int in
+                guard !listener.started, !listener.stopped else {
+                    throw SocketError(call: "start (already started)", errno: EINVAL)
+                }
+                let (fd, port) = try Socket.listen(
+                    host: configuration.host, port: configuration.port, backlog: configuration.backlog)
+                let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: listenerQueue)
+                // Strong: a listening server stays alive until `shutdown` cancels this source.
+                source.setEventHandler { self.acceptAvailable(listenFD: fd) }
+                source.setCancelHandler { Glibc.close(fd) }
+                listener.started = true
+                listener.fd = fd
+                listener.source = source
+                source.activate()
+                onEvent(.listening(host: configuration.host, port: port))
+                return port
             }
-            let (fd, port) = try Socket.listen(
-                host: configuration.host, port: configuration.port, backlog: configuration.backlog)
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: listenerQueue)
-            // Strong: a listening server stays alive until `shutdown` cancels this source.
-            source.setEventHandler { self.acceptAvailable(listenFD: fd) }
-            source.setCancelHandler { Glibc.close(fd) }
-            listener.started = true
-            listener.fd = fd
-            listener.source = source
-            source.activate()
-            onEvent(.listening(host: configuration.host, port: port))
-            return port
-        } }
+        }
         return try result.get()
     }
 

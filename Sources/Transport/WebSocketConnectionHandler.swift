@@ -218,11 +218,11 @@ public final class WebSocketConnectionHandler: ConnectionHandler, @unchecked Sen
         guard connection != nil else { return }
         let action: WebSocketAction
         switch command {
-        case let .text(text): action = webSocket.send(text: text)
-        case let .binary(bytes): action = webSocket.send(binary: bytes)
-        case let .encoded(message): action = webSocket.send(message)
-        case let .ping(payload): action = webSocket.ping(payload)
-        case let .close(code, reason): action = webSocket.close(code: code, reason: reason)
+        case .text(let text): action = webSocket.send(text: text)
+        case .binary(let bytes): action = webSocket.send(binary: bytes)
+        case .encoded(let message): action = webSocket.send(message)
+        case .ping(let payload): action = webSocket.ping(payload)
+        case .close(let code, let reason): action = webSocket.close(code: code, reason: reason)
         }
         apply(action)
         if !processing {
@@ -243,11 +243,11 @@ public final class WebSocketConnectionHandler: ConnectionHandler, @unchecked Sen
     private func apply(_ action: WebSocketAction) {
         guard let connection else { return }
         switch action {
-        case let .deliver(event):
+        case .deliver(let event):
             deliver(event)
-        case let .send(bytes):
+        case .send(let bytes):
             connection.write(bytes)
-        case let .sendClose(bytes):
+        case .sendClose(let bytes):
             connection.write(bytes)
             closeDeadline = connection.now &+ UInt64(configuration.closeTimeout.clampedNanoseconds)
             nextPing = .max

@@ -72,7 +72,7 @@ struct WebSocketEcho {
         configuration.shutdownGracePeriod = .seconds(3)
         let server = HTTPServer(configuration: configuration, responder: EchoResponder(configuration: webSocket)) {
             event in
-            if case let .error(connectionID, error) = event {
+            if case .error(let connectionID, let error) = event {
                 FileHandleOutput.error("connection \(connectionID.map { String($0) } ?? "-"): \(error)")
             }
         }
@@ -100,9 +100,9 @@ struct EchoResponder: HTTPResponder {
 
     func respond(to request: HTTPRequest, context: RequestContext, sink: ResponseSink) {
         switch WebSocketUpgrade.evaluate(request, configuration: configuration, sha1: { SHA1.hash($0) }) {
-        case let .accept(accepted):
+        case .accept(let accepted):
             sink.upgradeToWebSocket(accepted, configuration: configuration) { EchoDelegate() }
-        case let .reject(rejected):
+        case .reject(let rejected):
             sink.send(rejected.response)
         }
     }
@@ -112,8 +112,8 @@ struct EchoResponder: HTTPResponder {
 final class EchoDelegate: WebSocketDelegate {
     func webSocket(_ socket: WebSocket, received event: WebSocketEvent) {
         switch event {
-        case let .text(text): socket.send(text: text)
-        case let .binary(bytes): socket.send(binary: bytes)
+        case .text(let text): socket.send(text: text)
+        case .binary(let bytes): socket.send(binary: bytes)
         case .ping, .pong, .closed: break
         }
     }

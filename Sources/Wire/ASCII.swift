@@ -116,17 +116,17 @@ enum ASCII {
         var i = from
         let end = bytes.count
         #if _endian(little)
-        if let base = bytes.baseAddress {
-            let raw = UnsafeRawPointer(base)
-            while i &+ 8 <= end {
-                // Zero-byte detection on word ^ 0x0A…: the lowest flagged byte is always a true
-                // match (false positives only appear above a real one).
-                let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) ^ 0x0A0A_0A0A_0A0A_0A0A
-                let found = (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080
-                if found != 0 { return i + (found.trailingZeroBitCount >> 3) }
-                i &+= 8
+            if let base = bytes.baseAddress {
+                let raw = UnsafeRawPointer(base)
+                while i &+ 8 <= end {
+                    // Zero-byte detection on word ^ 0x0A…: the lowest flagged byte is always a true
+                    // match (false positives only appear above a real one).
+                    let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) ^ 0x0A0A_0A0A_0A0A_0A0A
+                    let found = (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080
+                    if found != 0 { return i + (found.trailingZeroBitCount >> 3) }
+                    i &+= 8
+                }
             }
-        }
         #endif
         while i < end {
             if bytes[i] == lf { return i }

@@ -12,7 +12,8 @@ public enum ClientNetwork {
     /// `"::ffff:203.0.113.7"` → `"203.0.113.7"`; a `%zone` suffix is ignored. Text that is not an IP
     /// address is returned as is.
     public static func rateLimitKey(_ address: String) -> String {
-        var v4 = in_addr(), v6 = in6_addr()
+        var v4 = in_addr()
+        var v6 = in6_addr()
         if inet_pton(AF_INET, address, &v4) == 1 { return key(ipv4: UInt32(bigEndian: v4.s_addr)) }
         let unzoned = address.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
         guard let unzoned, inet_pton(AF_INET6, unzoned, &v6) == 1 else { return address }
@@ -21,7 +22,8 @@ public enum ClientNetwork {
 
     /// Whether `text` is a literal IPv4 or IPv6 address (no port, no brackets, no zone).
     public static func isIPAddress(_ text: String) -> Bool {
-        var v4 = in_addr(), v6 = in6_addr()
+        var v4 = in_addr()
+        var v6 = in6_addr()
         return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
     }
 

@@ -17,7 +17,9 @@ public struct PerMessageDeflateConfiguration: Sendable, Equatable {
     public init() {}
 
     /// A configuration with the given values; omitted ones keep their defaults.
-    public init(serverNoContextTakeover: Bool = true, serverMaxWindowBits: Int = 15, clientMaxWindowBits: Int = 15, compressionLevel: Int = 6) {
+    public init(
+        serverNoContextTakeover: Bool = true, serverMaxWindowBits: Int = 15, clientMaxWindowBits: Int = 15, compressionLevel: Int = 6
+    ) {
         self.serverNoContextTakeover = serverNoContextTakeover
         self.serverMaxWindowBits = min(max(serverMaxWindowBits, 8), 15)
         self.clientMaxWindowBits = min(max(clientMaxWindowBits, 8), 15)
@@ -236,7 +238,10 @@ private struct ExtensionScanner {
         while true {
             skipWhitespace()
             if atEnd { break }
-            if bytes[i] == ASCII.comma { i += 1; break }
+            if bytes[i] == ASCII.comma {
+                i += 1
+                break
+            }
             guard bytes[i] == ASCII.semicolon else { return nil }
             i += 1
             skipWhitespace()

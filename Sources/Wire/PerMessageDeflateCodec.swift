@@ -130,7 +130,10 @@ public final class PerMessageDeflateDecompressor: @unchecked Sendable {
                     let status = inflate(stream, Z_SYNC_FLUSH)
                     let produced = room - Int(stream.pointee.avail_out)
                     output.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<produced]))
-                    if output.count > maxOutput { failure = .messageTooLarge; break inflating }
+                    if output.count > maxOutput {
+                        failure = .messageTooLarge
+                        break inflating
+                    }
                     switch status {
                     case Z_OK:
                         if stream.pointee.avail_in == 0 && stream.pointee.avail_out != 0 { break inflating }

@@ -51,19 +51,45 @@ public struct UTF8Validator: Sendable, Equatable {
                 i &+= 1
                 switch b {
                 case 0x00...0x7F: continue
-                case 0xC2...0xDF: needed = 1; lower = 0x80; upper = 0xBF
-                case 0xE0: needed = 2; lower = 0xA0; upper = 0xBF
-                case 0xE1...0xEC, 0xEE...0xEF: needed = 2; lower = 0x80; upper = 0xBF
-                case 0xED: needed = 2; lower = 0x80; upper = 0x9F
-                case 0xF0: needed = 3; lower = 0x90; upper = 0xBF
-                case 0xF1...0xF3: needed = 3; lower = 0x80; upper = 0xBF
-                case 0xF4: needed = 3; lower = 0x80; upper = 0x8F
-                default: failed = true; return false  // 80..C1, F5..FF
+                case 0xC2...0xDF:
+                    needed = 1
+                    lower = 0x80
+                    upper = 0xBF
+                case 0xE0:
+                    needed = 2
+                    lower = 0xA0
+                    upper = 0xBF
+                case 0xE1...0xEC, 0xEE...0xEF:
+                    needed = 2
+                    lower = 0x80
+                    upper = 0xBF
+                case 0xED:
+                    needed = 2
+                    lower = 0x80
+                    upper = 0x9F
+                case 0xF0:
+                    needed = 3
+                    lower = 0x90
+                    upper = 0xBF
+                case 0xF1...0xF3:
+                    needed = 3
+                    lower = 0x80
+                    upper = 0xBF
+                case 0xF4:
+                    needed = 3
+                    lower = 0x80
+                    upper = 0x8F
+                default:
+                    failed = true
+                    return false  // 80..C1, F5..FF
                 }
             } else {
                 let b = bytes[i]
                 i &+= 1
-                guard b >= lower, b <= upper else { failed = true; return false }
+                guard b >= lower, b <= upper else {
+                    failed = true
+                    return false
+                }
                 needed &-= 1
                 lower = 0x80
                 upper = 0xBF

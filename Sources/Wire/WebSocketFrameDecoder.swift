@@ -225,14 +225,14 @@ public struct WebSocketFrameDecoder: Sendable {
         var i = 0
         let count = raw.count
         #if _endian(little)
-        if let base = raw.baseAddress {
-            let key64 = UInt64(rotated) | UInt64(rotated) << 32
-            while i &+ 8 <= count {
-                let word = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                base.storeBytes(of: word ^ key64, toByteOffset: i, as: UInt64.self)
-                i &+= 8
+            if let base = raw.baseAddress {
+                let key64 = UInt64(rotated) | UInt64(rotated) << 32
+                while i &+ 8 <= count {
+                    let word = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    base.storeBytes(of: word ^ key64, toByteOffset: i, as: UInt64.self)
+                    i &+= 8
+                }
             }
-        }
         #endif
         while i < count {
             raw[i] ^= UInt8(truncatingIfNeeded: rotated >> UInt32((i & 3) * 8))

@@ -1,7 +1,8 @@
-@testable import App
 import Foundation
 import Testing
 import Wire
+
+@testable import App
 
 /// Server bugs `.ci/schemathesis.sh` found against `Public/openapi.yaml`, each pinned here.
 @Suite("API conformance — regressions found by schemathesis", .serialized)

@@ -1,4 +1,3 @@
-@testable import App
 import Dispatch
 import Foundation
 import Synchronization
@@ -6,6 +5,8 @@ import TestSupport
 import Testing
 import Transport
 import Wire
+
+@testable import App
 
 /// Issue 15 #2: registration is rate-limited per client network and in total, and password hashing
 /// has its own bounded pool — it never queues in front of static files, token checks or plain reads.

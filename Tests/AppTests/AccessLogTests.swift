@@ -1,8 +1,9 @@
-@testable import App
 import Foundation
 import Logging
 import Testing
 import Wire
+
+@testable import App
 
 @Suite("Access log — one line per request, never a secret")
 struct AccessLogTests {

@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import SQLite
@@ -7,6 +6,8 @@ import Store
 import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 @Suite("DELETE /v1/me — account deletion in one transaction", .serialized)
 struct AccountDeletionTests {
@@ -29,7 +30,8 @@ struct AccountDeletionTests {
         #expect(Set(batch.map { $0.string("event") }) == ["account_deleted"])
         #expect(batch.last?.string("topic") == "user:\(f.owner.id)")
         #expect(batch.last?.string("op") == "removed")
-        #expect(batch.contains { $0.string("topic") == "user:\(f.owner.id)" && $0.string("kind") == "group" && $0.string("reason") == "left" })
+        #expect(
+            batch.contains { $0.string("topic") == "user:\(f.owner.id)" && $0.string("kind") == "group" && $0.string("reason") == "left" })
     }
 
     @Test("without admins the longest-standing member takes over")
@@ -96,10 +98,11 @@ struct AccountDeletionTests {
         let login = await f.h.send(.post, "/v1/auth/login", json: #"{"email":"member@example.com","password":"correct horse"}"#)
         #expect(login.status == 401)
 
-        let row = try #require(try f.h.database.readSync { db in
-            try db.queryOne(
-                "SELECT email, display_name, password_hash, deleted_ms FROM users WHERE id = ?1", [.text(f.member.id)])
-        })
+        let row = try #require(
+            try f.h.database.readSync { db in
+                try db.queryOne(
+                    "SELECT email, display_name, password_hash, deleted_ms FROM users WHERE id = ?1", [.text(f.member.id)])
+            })
         #expect(row.string("email") == "deleted+\(f.member.id)@invalid")
         #expect(row.string("display_name") == "Deleted User")
         #expect(row.string("password_hash") == "")

@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import SQLite
@@ -7,6 +6,8 @@ import Store
 import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 @Suite("Accounts — register, login, logout, me")
 struct AccountTests {
@@ -65,13 +66,15 @@ struct AccountTests {
         #expect(reply.errorName == "EMAIL_TAKEN")
     }
 
-    @Test("invalid bodies are 422 naming the field", arguments: [
-        (#"{"email":"x@example.com","password":"short","display_name":"A"}"#, "password"),
-        (#"{"email":"nope","password":"long enough","display_name":"A"}"#, "email"),
-        (#"{"email":"x@example.com","password":"long enough"}"#, "display_name"),
-        (#"{"email":"x@example.com","password":12345678,"display_name":"A"}"#, "password"),
-        (#"{"email":"x@example.com","password":"long enough","display_name":"   "}"#, "display_name"),
-    ])
+    @Test(
+        "invalid bodies are 422 naming the field",
+        arguments: [
+            (#"{"email":"x@example.com","password":"short","display_name":"A"}"#, "password"),
+            (#"{"email":"nope","password":"long enough","display_name":"A"}"#, "email"),
+            (#"{"email":"x@example.com","password":"long enough"}"#, "display_name"),
+            (#"{"email":"x@example.com","password":12345678,"display_name":"A"}"#, "password"),
+            (#"{"email":"x@example.com","password":"long enough","display_name":"   "}"#, "display_name"),
+        ])
     func invalidRegistration(body: String, field: String) async throws {
         let h = try AppHarness()
         let reply = await h.send(.post, "/v1/auth/register", json: body)

@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import Logging
@@ -10,6 +9,8 @@ import TestSupport
 import Testing
 import Transport
 import Wire
+
+@testable import App
 
 /// The built `chronir-admin` run as a subprocess on the database of a server running in this process
 /// (real transport on 127.0.0.1, real clock, the secret file in the data directory), with subscribed
@@ -180,7 +181,10 @@ struct AdminLiveTests {
         }
         let alarm = try await live.http(
             201, "POST", "/v1/groups/\(group)/alarms",
-            #"{"title":"Backups","schedule":{"type":"custom_days","interval_days":1,"start_date":"2026-01-01"},"times_of_day":[{"hour":10,"minute":0}],"timezone":"UTC","completion_rule":"all"}"#,
+            #"""
+            {"title":"Backups","schedule":{"type":"custom_days","interval_days":1,"start_date":"2026-01-01"},"times_of_day":[{"hour":10,\#
+            "minute":0}],"timezone":"UTC","completion_rule":"all"}
+            """#,
             owner)
         let alarmID = try #require(alarm.json["id"] as? String, "\(alarm.text)")
 
@@ -340,20 +344,55 @@ struct AdminLiveTests {
         }
         var problems: [String] = []
         let checks: [(String, String)] = [
-            ("users without user_registered",
-             "SELECT count(*) FROM users u WHERE NOT EXISTS (SELECT 1 FROM change_log c WHERE c.event = 'user_registered' AND c.entity_id = u.id)"),
-            ("member rows without a member change",
-             "SELECT count(*) FROM group_members m WHERE NOT EXISTS (SELECT 1 FROM change_log c WHERE c.kind = 'member' AND c.entity_id = m.group_id || ':' || m.user_id)"),
-            ("completions without their change",
-             "SELECT count(*) FROM shared_completions s WHERE NOT EXISTS (SELECT 1 FROM change_log c WHERE c.kind = 'shared_completion' AND c.entity_id = s.id)"),
-            ("member changes without a member row",
-             "SELECT count(*) FROM (SELECT DISTINCT entity_id FROM change_log WHERE kind = 'member') c WHERE NOT EXISTS (SELECT 1 FROM group_members m WHERE m.group_id || ':' || m.user_id = c.entity_id)"),
-            ("completion changes without a completion",
-             "SELECT count(*) FROM (SELECT DISTINCT entity_id FROM change_log WHERE kind = 'shared_completion' AND op = 'added') c WHERE NOT EXISTS (SELECT 1 FROM shared_completions s WHERE s.id = c.entity_id)"),
-            ("registrations without a user",
-             "SELECT count(*) FROM change_log c WHERE c.event = 'user_registered' AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = c.entity_id)"),
-            ("groups whose member_count disagrees with their active members",
-             "SELECT count(*) FROM groups g WHERE g.member_count != (SELECT count(*) FROM group_members m WHERE m.group_id = g.id AND m.status = 'active')"),
+            (
+                "users without user_registered",
+                """
+                SELECT count(*) FROM users u WHERE NOT EXISTS (SELECT 1 FROM change_log c WHERE c.event = 'user_registered' AND \
+                c.entity_id = u.id)
+                """
+            ),
+            (
+                "member rows without a member change",
+                """
+                SELECT count(*) FROM group_members m WHERE NOT EXISTS (SELECT 1 FROM change_log c WHERE c.kind = 'member' AND c.entity_id \
+                = m.group_id || ':' || m.user_id)
+                """
+            ),
+            (
+                "completions without their change",
+                """
+                SELECT count(*) FROM shared_completions s WHERE NOT EXISTS (SELECT 1 FROM change_log c WHERE c.kind = 'shared_completion' \
+                AND c.entity_id = s.id)
+                """
+            ),
+            (
+                "member changes without a member row",
+                """
+                SELECT count(*) FROM (SELECT DISTINCT entity_id FROM change_log WHERE kind = 'member') c WHERE NOT EXISTS (SELECT 1 FROM \
+                group_members m WHERE m.group_id || ':' || m.user_id = c.entity_id)
+                """
+            ),
+            (
+                "completion changes without a completion",
+                """
+                SELECT count(*) FROM (SELECT DISTINCT entity_id FROM change_log WHERE kind = 'shared_completion' AND op = 'added') c \
+                WHERE NOT EXISTS (SELECT 1 FROM shared_completions s WHERE s.id = c.entity_id)
+                """
+            ),
+            (
+                "registrations without a user",
+                """
+                SELECT count(*) FROM change_log c WHERE c.event = 'user_registered' AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = \
+                c.entity_id)
+                """
+            ),
+            (
+                "groups whose member_count disagrees with their active members",
+                """
+                SELECT count(*) FROM groups g WHERE g.member_count != (SELECT count(*) FROM group_members m WHERE m.group_id = g.id AND \
+                m.status = 'active')
+                """
+            ),
         ]
         for (what, sql) in checks {
             let n = try count(sql)
@@ -627,7 +666,8 @@ extension AdminLiveTests {
         /// The `chronir-admin` next to this test binary (`.build/<triple>/debug/`), or `$CHRONIR_ADMIN_BIN`.
         static let adminBinary: String? = {
             if let path = ProcessInfo.processInfo.environment["CHRONIR_ADMIN_BIN"] { return path }
-            let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            let executable =
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
                 ?? CommandLine.arguments[0]
             var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
             for _ in 0..<4 {

@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import Logging
@@ -10,6 +9,8 @@ import TestSupport
 import Transport
 import Wire
 
+@testable import App
+
 /// An Application on a temporary database and a manual clock, driven without sockets.
 final class AppHarness: Sendable {
     let directory: TemporaryDirectory
@@ -19,7 +20,6 @@ final class AppHarness: Sendable {
     /// The database as SQLite's `Database`, for checks only SQLite can answer (file, query plans);
     /// such tests are `.enabled(if: TestBackend.current == .sqlite)`.
     var sqlite: Database { database as! Database }
-
 
     init(
         defaultTier: Tier = .free, publicDirectory: String? = nil, logger: Logger? = nil, accessLog: AccessLog? = nil,

@@ -1,6 +1,7 @@
-@testable import App
 import Testing
 import Wire
+
+@testable import App
 
 // The runner of the authorization matrices (AuthorizationMatrixTests, SharedAlarmAuthorizationTests).
 // A matrix is data: the roles it checks, and its endpoints, each one line — its name as the router

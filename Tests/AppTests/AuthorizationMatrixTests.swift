@@ -1,8 +1,9 @@
-@testable import App
 import Domain
 import Foundation
 import Testing
 import Wire
+
+@testable import App
 
 /// Every group/invitation endpoint × every relation to the group → the expected status (and error
 /// name). The table is data (one line per endpoint); `AuthorizationMatrix` runs each cell on a

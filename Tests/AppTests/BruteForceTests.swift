@@ -1,10 +1,11 @@
-@testable import App
 import Domain
 import Foundation
 import SQLite
 import Storage
 import Testing
 import Wire
+
+@testable import App
 
 /// Online guessing from many addresses of one IPv6 /64 (one subscriber's allocation) shares one
 /// per-IP budget, for invite codes and for logins. Reliability/bruteforce.sh measures the IPv4 budgets.

@@ -1,6 +1,7 @@
-@testable import App
 import Testing
 import Wire
+
+@testable import App
 
 @Suite("Client address behind trusted proxies")
 struct ClientAddressTests {
@@ -37,9 +38,11 @@ struct ClientAddressTests {
     func bounded() {
         let trusted: Set<String> = ["127.0.0.1"]
         let padding = Array(repeating: "127.0.0.1", count: ClientAddress.maxForwardedEntries).joined(separator: ", ")
-        #expect(ClientAddress.resolve(peer: "127.0.0.1", headers: headers("203.0.113.7, " + padding), trustedProxies: trusted) == "127.0.0.1")
+        #expect(
+            ClientAddress.resolve(peer: "127.0.0.1", headers: headers("203.0.113.7, " + padding), trustedProxies: trusted) == "127.0.0.1")
         let within = Array(repeating: "127.0.0.1", count: ClientAddress.maxForwardedEntries - 1).joined(separator: ", ")
-        #expect(ClientAddress.resolve(peer: "127.0.0.1", headers: headers("203.0.113.7, " + within), trustedProxies: trusted) == "203.0.113.7")
+        #expect(
+            ClientAddress.resolve(peer: "127.0.0.1", headers: headers("203.0.113.7, " + within), trustedProxies: trusted) == "203.0.113.7")
     }
 
     @Test("behind a trusted proxy the per-IP login limit counts each forwarded client on its own")

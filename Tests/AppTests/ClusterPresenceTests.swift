@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Postgres
 import Storage
@@ -6,6 +5,8 @@ import Store
 import TestSupport
 import Testing
 import Transport
+
+@testable import App
 
 /// Issue 16: presence is cluster-wide. Two Applications (instances) on one PostgreSQL database —
 /// whatever `CHRONIR_TEST_BACKEND` says, since cluster presence exists only there — each behind the
@@ -69,7 +70,10 @@ struct ClusterPresenceTests {
         defer { serverA.shutdown() }
         let (b, serverB, portB) = try instance(url)
         defer { serverB.shutdown() }
-        defer { a.app.realtime.stop(); b.app.realtime.stop() }
+        defer {
+            a.app.realtime.stop()
+            b.app.realtime.stop()
+        }
         let (group, owner, member) = try await group(on: a)
         let topic = "group:\(group)"
 

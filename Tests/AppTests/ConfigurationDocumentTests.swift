@@ -70,9 +70,10 @@ struct ConfigurationDocumentTests {
                 | `--loops` | `CHRONIR_LOOPS` | active processors | event loops |
                 not a row | `--x` |
                 """)
-        #expect(rows == [
-            Row(flag: "--port", environment: "CHRONIR_PORT", defaultValue: "8080", isLiteral: true),
-            Row(flag: "--loops", environment: "CHRONIR_LOOPS", defaultValue: "active processors", isLiteral: false),
-        ])
+        #expect(
+            rows == [
+                Row(flag: "--port", environment: "CHRONIR_PORT", defaultValue: "8080", isLiteral: true),
+                Row(flag: "--loops", environment: "CHRONIR_LOOPS", defaultValue: "active processors", isLiteral: false),
+            ])
     }
 }

@@ -1,4 +1,3 @@
-@testable import App
 import Foundation
 import Logging
 import SQLite
@@ -6,6 +5,8 @@ import Storage
 import Store
 import TestSupport
 import Testing
+
+@testable import App
 
 /// Issue 15 #10: the database, its `-wal`/`-shm`, `server.secret` and backups are 0600 whatever the
 /// data directory's mode and the umask; a group/world-writable data directory stops start-up.

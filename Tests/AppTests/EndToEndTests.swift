@@ -1,8 +1,9 @@
-@testable import App
 import Foundation
 import TestSupport
 import Testing
 import Transport
+
+@testable import App
 
 @Suite("End to end — Application behind the real transport on 127.0.0.1")
 struct EndToEndTests {
@@ -13,7 +14,6 @@ struct EndToEndTests {
         let server = HTTPServer(configuration: configuration, responder: h.app)
         return (server, try server.start())
     }
-
 
     func json(_ body: [UInt8]) -> [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
@@ -30,7 +30,8 @@ struct EndToEndTests {
             let registered = try client.request(
                 "POST", "/v1/auth/register", headers: [("Content-Type", "application/json")],
                 body: #"{"email":"e2e@example.com","password":"correct horse","display_name":"E"}"#)
-            let token = (try? JSONSerialization.jsonObject(with: Data(registered.body)) as? [String: Any])?["token"]
+            let token =
+                (try? JSONSerialization.jsonObject(with: Data(registered.body)) as? [String: Any])?["token"]
                 as? String ?? ""
             let me = try client.request("GET", "/v1/me", headers: [("Authorization", "Bearer \(token)")])
             return (registered, me)

@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import SQLite
@@ -6,6 +5,8 @@ import Storage
 import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 /// Issue 15 #11 through the API: control, bidi and invisible characters in free text are 422
 /// VALIDATION_FAILED naming the field, nothing is stored; accepted text is stored NFC.
@@ -47,7 +48,11 @@ struct FreeTextAPITests {
         #expect(family.status == 200, "\(family.text)")
         #expect(family.json["name"] as? String == "👨‍👩‍👧 Café")
 
-        let base = #""schedule":{"type":"custom_days","interval_days":1,"start_date":"2026-02-01"},"times_of_day":[{"hour":10,"minute":0}],"timezone":"UTC""#
+        let base =
+            #"""
+            "schedule":{"type":"custom_days","interval_days":1,"start_date":"2026-02-01"},"times_of_day":[{"hour":10,"minute":0}],\#
+            "timezone":"UTC"
+            """#
         expectRefused(
             await h.send(.post, "\(f.g)/alarms", json: #"{"title":"\u001B]0;pwned\u0007",\#(base)}"#, token: f.owner.token),
             field: "title")

@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import SQLite
@@ -7,6 +6,8 @@ import Store
 import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 /// Issue 15 #4: what a person handed out (link/email invitations, the invite code) dies with their
 /// right to hand it out — removal, leaving, demotion, transfer, suspension — in the same transaction,
@@ -64,10 +65,11 @@ struct GrantRevocationTests {
         let rows = try batches(after: seq, f.h)
         #expect(rows.first?.hasPrefix("member_removed") == true)
         // Then, as an explicit revoke and disable would record them, with the reason.
-        #expect(rows.suffix(2) == [
-            "invitation_revoked user:\(f.admin.id) invitation creator_removed",
-            "invite_code_disabled group:\(f.groupID) invite_code creator_removed",
-        ])
+        #expect(
+            rows.suffix(2) == [
+                "invitation_revoked user:\(f.admin.id) invitation creator_removed",
+                "invite_code_disabled group:\(f.groupID) invite_code creator_removed",
+            ])
         let actors = try f.h.database.readSync { db in
             try db.query("SELECT DISTINCT actor FROM change_log WHERE seq > ?1", [.integer(seq)]).compactMap { $0.string("actor") }
         }

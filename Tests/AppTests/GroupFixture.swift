@@ -1,10 +1,11 @@
-@testable import App
 import Domain
 import Foundation
 import SQLite
 import Storage
 import TestSupport
 import Wire
+
+@testable import App
 
 /// A premium harness with one group and a user in every relation to it: owner, admin, member,
 /// removed (by the owner), left (on their own), outsider (never joined).

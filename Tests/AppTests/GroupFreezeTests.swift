@@ -1,11 +1,13 @@
-@testable import App
 import Domain
+import Foundation
 import SQLite
 import Storage
 import Store
 import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 @Suite("Frozen groups — read-only for everyone until unfrozen", .serialized)
 struct GroupFreezeTests {
@@ -38,9 +40,14 @@ struct GroupFreezeTests {
             (.post, "\(g)/invite-code", nil, f.owner.token),
             (.post, "\(g)/invitations", #"{"role":"member"}"#, f.owner.token),
             (.post, "/v1/join", #"{"code":"\#(f.code)"}"#, f.outsider.token),
-            (.post, "\(g)/alarms",
-             #"{"title":"T","schedule":{"type":"custom_days","interval_days":1,"start_date":"2026-02-06"},"times_of_day":[{"hour":10,"minute":0}],"timezone":"UTC"}"#,
-             f.owner.token),
+            (
+                .post, "\(g)/alarms",
+                #"""
+                {"title":"T","schedule":{"type":"custom_days","interval_days":1,"start_date":"2026-02-06"},"times_of_day":[{"hour":10,\#
+                "minute":0}],"timezone":"UTC"}
+                """#,
+                f.owner.token
+            ),
             (.delete, g, nil, f.owner.token),
         ]
         for (method, path, json, token) in writes {
@@ -49,11 +56,12 @@ struct GroupFreezeTests {
             #expect(reply.errorName == "GROUP_FROZEN", "\(method) \(path): \(reply.text)")
         }
         #expect(try f.h.database.readSync { try ChangeLog.latestSeq(on: $0) } == seqAfterFreeze)
-        #expect(violatesConstraint {
-            try f.h.database.writeSync {
-                try GroupStore.adminRename(groupID: f.groupID, name: "X", reason: nil, at: 1, on: $0)
-            }
-        })
+        #expect(
+            violatesConstraint {
+                try f.h.database.writeSync {
+                    try GroupStore.adminRename(groupID: f.groupID, name: "X", reason: nil, at: 1, on: $0)
+                }
+            })
 
         try freeze(f, false)
         let renamed = await f.h.send(.patch, g, json: #"{"name":"Renamed"}"#, token: f.owner.token)
@@ -73,5 +81,3 @@ struct GroupFreezeTests {
         #expect(rows.first?.reason == "test")
     }
 }
-
-import Foundation

@@ -1,9 +1,10 @@
-@testable import App
 import Domain
 import Foundation
 import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 @Suite("Lists — limit and opaque cursor (groups, my invitations, a group's invitations)", .serialized)
 struct GroupListPagingTests {
@@ -36,10 +37,12 @@ struct GroupListPagingTests {
         #expect((all.json["groups"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == seen)
     }
 
-    @Test("bad limit or cursor is 422 naming it", arguments: [
-        ("limit=0", "limit"), ("limit=101", "limit"), ("limit=x", "limit"), ("cursor=%%%", "cursor"),
-        ("cursor=bm9wZQ", "cursor"),
-    ])
+    @Test(
+        "bad limit or cursor is 422 naming it",
+        arguments: [
+            ("limit=0", "limit"), ("limit=101", "limit"), ("limit=x", "limit"), ("cursor=%%%", "cursor"),
+            ("cursor=bm9wZQ", "cursor"),
+        ])
     func invalid(query: String, field: String) async throws {
         let h = try AppHarness()
         let ana = try await h.register("ana@example.com")

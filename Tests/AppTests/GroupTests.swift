@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import SQLite
@@ -6,6 +5,8 @@ import Storage
 import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 @Suite("Groups — CRUD, roles, transfer, removal and leave, change log", .serialized)
 struct GroupTests {
@@ -39,9 +40,10 @@ struct GroupTests {
 
         let batch = try h.lastBatch()
         #expect(batch.allSatisfy { $0.string("event") == "group_created" && $0.int("batch") == batch[0].int("seq") })
-        #expect(batch.map { "\($0.string("topic")!) \($0.string("kind")!) \($0.string("op")!)" } == [
-            "group:\(groupID) group added", "group:\(groupID) member added", "user:\(id) group added",
-        ])
+        #expect(
+            batch.map { "\($0.string("topic")!) \($0.string("kind")!) \($0.string("op")!)" } == [
+                "group:\(groupID) group added", "group:\(groupID) member added", "user:\(id) group added",
+            ])
         #expect(try document(batch[0])["name"] as? String == "Household")
         #expect(try document(batch[0])["description"] as? String == "Chores")
         #expect(try document(batch[1])["role"] as? String == "owner")
@@ -60,16 +62,18 @@ struct GroupTests {
         #expect(try h.database.readSync { try $0.scalar("SELECT count(*) FROM groups") } == .integer(0))
     }
 
-    @Test("invalid bodies are 422 naming the field, and nothing is written", arguments: [
-        (#"{"name":""}"#, "name"),
-        (#"{"description":"x"}"#, "name"),
-        (#"{"name":12}"#, "name"),
-        (#"{"name":"ok","color_tag":"red"}"#, "color_tag"),
-        (##"{"name":"ok","color_tag":"#12345G"}"##, "color_tag"),
-        (#"{"name":"ok","icon_name":"Not An Icon"}"#, "icon_name"),
-        (#"{"name":"ok","owner_id":"x"}"#, "owner_id"),
-        (#"{"name":"ok","description":7}"#, "description"),
-    ])
+    @Test(
+        "invalid bodies are 422 naming the field, and nothing is written",
+        arguments: [
+            (#"{"name":""}"#, "name"),
+            (#"{"description":"x"}"#, "name"),
+            (#"{"name":12}"#, "name"),
+            (#"{"name":"ok","color_tag":"red"}"#, "color_tag"),
+            (##"{"name":"ok","color_tag":"#12345G"}"##, "color_tag"),
+            (#"{"name":"ok","icon_name":"Not An Icon"}"#, "icon_name"),
+            (#"{"name":"ok","owner_id":"x"}"#, "owner_id"),
+            (#"{"name":"ok","description":7}"#, "description"),
+        ])
     func invalidCreate(body: String, field: String) async throws {
         let h = try AppHarness(defaultTier: .premium)
         let (token, _) = try await h.register("a@example.com")
@@ -133,9 +137,10 @@ struct GroupTests {
         #expect(promoted.status == 200)
         #expect(promoted.json["role"] as? String == "admin")
         let batch = try f.h.lastBatch()
-        #expect(batch.map { "\($0.string("event")!) \($0.string("topic")!) \($0.string("kind")!)" } == [
-            "role_changed group:\(f.groupID) member", "role_changed user:\(f.member.id) member",
-        ])
+        #expect(
+            batch.map { "\($0.string("event")!) \($0.string("topic")!) \($0.string("kind")!)" } == [
+                "role_changed group:\(f.groupID) member", "role_changed user:\(f.member.id) member",
+            ])
         #expect(await f.h.send(.patch, "\(m)/\(f.member.id)", json: #"{"role":"member"}"#, token: f.owner.token).status == 200)
         #expect(await f.h.send(.patch, "\(m)/\(f.other.id)", json: #"{"role":"admin"}"#, token: f.admin.token).status == 403)
         #expect(await f.h.send(.patch, "\(m)/\(f.owner.id)", json: #"{"role":"admin"}"#, token: f.owner.token).status == 422)
@@ -175,10 +180,11 @@ struct GroupTests {
         #expect(await f.h.send(.delete, "\(g)/members/\(f.owner.id)", token: f.admin.token).status == 403)
         #expect(await f.h.send(.delete, "\(g)/members/\(f.other.id)", token: f.admin.token).status == 204)
         var batch = try f.h.lastBatch()
-        #expect(batch.map { "\($0.string("event")!) \($0.string("topic")!) \($0.string("kind")!) \($0.string("op")!)" } == [
-            "member_removed group:\(f.groupID) member modified", "member_removed group:\(f.groupID) group modified",
-            "member_removed user:\(f.other.id) group removed",
-        ])
+        #expect(
+            batch.map { "\($0.string("event")!) \($0.string("topic")!) \($0.string("kind")!) \($0.string("op")!)" } == [
+                "member_removed group:\(f.groupID) member modified", "member_removed group:\(f.groupID) group modified",
+                "member_removed user:\(f.other.id) group removed",
+            ])
         let removedDoc = try document(batch[0])
         #expect(removedDoc["status"] as? String == "removed")
         #expect(removedDoc["removed_by"] as? String == f.admin.id)
@@ -206,8 +212,10 @@ struct GroupTests {
         #expect(Set(batch.map { $0.string("event") }) == ["group_deleted"])
         #expect(batch[0].string("topic") == "group:\(f.groupID)")
         #expect(batch[0].string("op") == "removed")
-        #expect(Set(batch.dropFirst().compactMap { $0.string("topic") }) == Set(
-            [f.owner, f.admin, f.member, f.other].map { "user:\($0.id)" }))
+        #expect(
+            Set(batch.dropFirst().compactMap { $0.string("topic") })
+                == Set(
+                    [f.owner, f.admin, f.member, f.other].map { "user:\($0.id)" }))
         for account in [f.owner, f.admin, f.member] {
             #expect(await f.h.send(.get, g, token: account.token).status == 404)
             #expect(await f.h.send(.get, "/v1/groups", token: account.token).json["groups"].map { ($0 as? [Any])?.count } == 0)

@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import Hashing
@@ -7,6 +6,8 @@ import Storage
 import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 @Suite("Invitations — email and link, accept/decline/revoke, expiry, limits, change log", .serialized)
 struct InvitationTests {
@@ -44,11 +45,14 @@ struct InvitationTests {
             try db.queryOne("SELECT token_hash FROM invitations")?.blob("token_hash")
         }
         #expect(stored == SHA256.hash(Base64URL.decode(token) ?? []))
-        #expect(try f.h.database.readSync { try $0.scalar("SELECT count(*) FROM change_log WHERE document LIKE ?1", [.text("%\(token)%")]) } == .integer(0))
+        #expect(
+            try f.h.database.readSync { try $0.scalar("SELECT count(*) FROM change_log WHERE document LIKE ?1", [.text("%\(token)%")]) }
+                == .integer(0))
         let batch = try f.h.lastBatch()
-        #expect(batch.map { "\($0.string("event")!) \($0.string("topic")!) \($0.string("kind")!)" } == [
-            "invitation_created user:\(f.admin.id) invitation"
-        ])
+        #expect(
+            batch.map { "\($0.string("event")!) \($0.string("topic")!) \($0.string("kind")!)" } == [
+                "invitation_created user:\(f.admin.id) invitation"
+            ])
     }
 
     @Test("accepting a link: joins with the invitation's role; the same user again is idempotent; anyone else 409 CA005")
@@ -63,10 +67,11 @@ struct InvitationTests {
         #expect(me?["role"] as? String == "admin")
         let batch = try f.h.lastBatch()
         #expect(Set(batch.map { $0.string("event") }) == ["invitation_accepted"])
-        #expect(batch.map { "\($0.string("topic")!) \($0.string("kind")!) \($0.string("op")!)" } == [
-            "group:\(f.groupID) member added", "group:\(f.groupID) group modified", "user:\(f.outsider.id) group added",
-            "user:\(f.owner.id) invitation modified", "user:\(f.outsider.id) invitation modified",
-        ])
+        #expect(
+            batch.map { "\($0.string("topic")!) \($0.string("kind")!) \($0.string("op")!)" } == [
+                "group:\(f.groupID) member added", "group:\(f.groupID) group modified", "user:\(f.outsider.id) group added",
+                "user:\(f.owner.id) invitation modified", "user:\(f.outsider.id) invitation modified",
+            ])
         #expect(batch[3].string("document")?.contains(#""status":"accepted""#) == true)
 
         let seq = try f.h.database.readSync { try $0.scalar("SELECT MAX(seq) FROM change_log") }

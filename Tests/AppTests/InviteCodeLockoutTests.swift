@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import SQLite
@@ -6,6 +5,8 @@ import Storage
 import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 /// Issue 15 #7: the rejoin rule is about the caller; it must not lock a live code for newcomers.
 @Suite("Invite-code lockout — rejoin refusals do not count against the code (issue 15 #7)", .serialized)

@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import SQLite
@@ -6,6 +5,8 @@ import Storage
 import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 @Suite("Invite codes — creation, expiry, rotation, lockout, budgets, rejoin, storage", .serialized)
 struct InviteCodeTests {
@@ -172,8 +173,9 @@ struct InviteCodeTests {
         }
         let subjects = try h.database.readSync { db in
             try db.query(
-                "SELECT DISTINCT substr(subject, 1, \(db.dialect.position(of: "':'", in: "subject"))) AS kind FROM invite_attempts")
-                .compactMap { $0.string("kind") }
+                "SELECT DISTINCT substr(subject, 1, \(db.dialect.position(of: "':'", in: "subject"))) AS kind FROM invite_attempts"
+            )
+            .compactMap { $0.string("kind") }
         }
         #expect(Set(subjects) == ["user:", "ip:"])
         #expect(await h.join(f.code, token: f.outsider.token).status == 200)
@@ -241,9 +243,10 @@ struct InviteCodeTests {
         #expect(first.status == 200)
         let batch = try h.lastBatch()
         #expect(batch.allSatisfy { $0.string("event") == "member_joined" && $0.string("actor") == "user:\(f.outsider.id)" })
-        #expect(batch.map { "\($0.string("topic") ?? "") \($0.string("kind") ?? "") \($0.string("op") ?? "")" } == [
-            "group:\(f.groupID) member added", "group:\(f.groupID) group modified", "user:\(f.outsider.id) group added",
-        ])
+        #expect(
+            batch.map { "\($0.string("topic") ?? "") \($0.string("kind") ?? "") \($0.string("op") ?? "")" } == [
+                "group:\(f.groupID) member added", "group:\(f.groupID) group modified", "user:\(f.outsider.id) group added",
+            ])
         let member = try JSONSerialization.jsonObject(with: Data((batch[0].string("document") ?? "").utf8)) as? [String: Any]
         #expect(member?["display_name"] as? String == "Outsider")
         #expect(member?["status"] as? String == "active")
@@ -306,7 +309,8 @@ struct InviteCodeTests {
             for code in codes {
                 for variant in [code, code.lowercased()] {
                     let needle = Array(variant.utf8)
-                    let found = bytes.count >= needle.count
+                    let found =
+                        bytes.count >= needle.count
                         && (0...(bytes.count - needle.count)).contains { i in bytes[i..<(i + needle.count)].elementsEqual(needle) }
                     #expect(!found, "code \(variant) found in \(file)")
                 }

@@ -1,10 +1,11 @@
-@testable import App
 import Foundation
 import Logging
 import TestSupport
 import Testing
 import Transport
 import Wire
+
+@testable import App
 
 /// `--log-format json`: one JSON object per line for every request and every connection event.
 @Suite("Logs — one JSON line per request and per connection event")

@@ -1,4 +1,3 @@
-@testable import App
 import Dispatch
 import Domain
 import Foundation
@@ -6,11 +5,13 @@ import Logging
 import Realtime
 import SQLite
 import Storage
-import TestSupport
 import Synchronization
+import TestSupport
 import Testing
 import Transport
 import Wire
+
+@testable import App
 
 /// An Application on the real transport (127.0.0.1, ephemeral port) with its own metrics registry
 /// wired the way `chronir-server` wires it: database observer, transport events, server gauges.
@@ -396,14 +397,18 @@ struct MetricsSamplerDepthTests {
 
 @Suite("Parser errors: one mapping for every listener")
 struct ParseErrorMappingTests {
-    @Test("the API and the metrics port answer the same parser error with the same status and code", arguments: [
-        (HTTPStatus.contentTooLarge, "PAYLOAD_TOO_LARGE"), (.requestHeaderFieldsTooLarge, "HEADERS_TOO_LARGE"),
-        (.uriTooLong, "URI_TOO_LONG"), (.badRequest, "INVALID_REQUEST"),
-    ])
+    @Test(
+        "the API and the metrics port answer the same parser error with the same status and code",
+        arguments: [
+            (HTTPStatus.contentTooLarge, "PAYLOAD_TOO_LARGE"), (.requestHeaderFieldsTooLarge, "HEADERS_TOO_LARGE"),
+            (.uriTooLong, "URI_TOO_LONG"), (.badRequest, "INVALID_REQUEST"),
+        ])
     func sameMapping(status: HTTPStatus, name: String) throws {
         let h = try AppHarness()
         let error = HTTPParseError(status: status, reason: "refused by the parser")
-        for response in [h.app.errorResponse(for: error), MetricsResponder(metrics: ChronirMetrics(), token: nil).errorResponse(for: error)] {
+        for response in [
+            h.app.errorResponse(for: error), MetricsResponder(metrics: ChronirMetrics(), token: nil).errorResponse(for: error),
+        ] {
             #expect(response.status.code == status.code)
             let body = String(decoding: response.body, as: UTF8.self)
             #expect(body.contains("\"name\":\"\(name)\""), "\(body)")

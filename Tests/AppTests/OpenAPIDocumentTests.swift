@@ -1,7 +1,8 @@
-@testable import App
 import Foundation
 import Testing
 import Wire
+
+@testable import App
 
 /// `Public/openapi.yaml` describes exactly the routes the router serves: every (method, template)
 /// registered has an operation, and every operation names a registered route.

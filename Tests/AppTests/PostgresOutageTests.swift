@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import Logging
@@ -10,6 +9,8 @@ import TestSupport
 import Testing
 import Transport
 import Wire
+
+@testable import App
 
 /// Issue 16 "Faults": PostgreSQL stopped and started again, or the realtime `LISTEN` connection
 /// dropped, under a running App. Each case runs on a dedicated throwaway server it stops (never the
@@ -24,7 +25,10 @@ struct PostgresOutageTests {
     static let recovery: Duration = .seconds(60)
 
     @Test(
-        "stopped: /readyz and writes 503 CA027 with Retry-After, /healthz 200, never a 500; started: every pooled connection recovers and every acknowledged write is there",
+        """
+        stopped: /readyz and writes 503 CA027 with Retry-After, /healthz 200, never a 500; started: every pooled connection recovers and \
+        every acknowledged write is there
+        """,
         arguments: [PostgresServer.ShutdownMode.fast, .immediate])
     func stopAndStart(_ mode: PostgresServer.ShutdownMode) async throws {
         let server = try PostgresServer()
@@ -83,7 +87,12 @@ struct PostgresOutageTests {
         }
     }
 
-    @Test("the LISTEN connection dropped while another instance commits: on reconnect the subscriber catches up from the last seq it saw, every change once and in order")
+    @Test(
+        """
+        the LISTEN connection dropped while another instance commits: on reconnect the subscriber catches up from the last seq it saw, \
+        every change once and in order
+        """
+    )
     func listenerDropped() async throws {
         let server = try PostgresServer()
         defer { server.stop() }
@@ -129,7 +138,12 @@ struct PostgresOutageTests {
         subscriber.expectExactly(expected)
     }
 
-    @Test("a change announced while the instance's readers are down (its LISTEN up) is read once they are back, with no later commit to prompt it")
+    @Test(
+        """
+        a change announced while the instance's readers are down (its LISTEN up) is read once they are back, with no later commit to \
+        prompt it
+        """
+    )
     func readersDownWhileListening() async throws {
         let server = try PostgresServer()
         defer { server.stop() }
@@ -151,7 +165,10 @@ struct PostgresOutageTests {
         // wakes A's feed, whose read of the change log fails.
         try server.psql("ALTER DATABASE postgres ALLOW_CONNECTIONS false", database: "template1")
         try server.psql(
-            "SELECT pg_terminate_backend(pid, 60000) FROM pg_stat_activity WHERE application_name = 'instance_a' AND query NOT LIKE 'LISTEN%'",
+            """
+            SELECT pg_terminate_backend(pid, 60000) FROM pg_stat_activity WHERE application_name = 'instance_a' AND query NOT LIKE \
+            'LISTEN%'
+            """,
             database: "template1")
         #expect(await eventually(timeout: Self.recovery) { a.backendCount(server) == 1 })
         #expect(a.listening(server))
@@ -198,7 +215,12 @@ struct PostgresOutageTests {
         #expect(await eventually(timeout: Self.recovery) { a.listening(server) })
     }
 
-    @Test("stopped: a bearer upgrade answers 503 CA027 with Retry-After and an in-band auth closes 1013 — never 4001 (a malformed token still does); started: the same token authenticates both ways")
+    @Test(
+        """
+        stopped: a bearer upgrade answers 503 CA027 with Retry-After and an in-band auth closes 1013 — never 4001 (a malformed token \
+        still does); started: the same token authenticates both ways
+        """
+    )
     func realtimeAuthDuringOutage() async throws {
         let server = try PostgresServer()
         defer { server.stop() }

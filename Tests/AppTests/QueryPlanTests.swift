@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import SQLite
@@ -7,6 +6,8 @@ import Store
 import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 /// Issue 13: no hot statement may cost more as history grows. A workload through the HTTP API (plus
 /// the sweeper jobs and the realtime feed's change-log reads) leaves every statement it ran in the

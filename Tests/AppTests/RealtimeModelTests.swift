@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import Realtime
@@ -9,6 +8,8 @@ import TestSupport
 import Testing
 import Transport
 import Wire
+
+@testable import App
 
 /// End to end over loopback, randomized: HTTP mutations (rename, roles, alarms created, edited,
 /// answered, deleted, members removed and rejoining) interleave with subscribers that reconnect and
@@ -26,7 +27,6 @@ import Wire
 @Suite("Realtime feed — randomized model over loopback")
 struct RealtimeModelTests {
     typealias Feed = RealtimeTests.Feed
-
 
     enum Violation: Error, CustomStringConvertible {
         case seqNotAfter(String, got: Int, had: Int)
@@ -138,7 +138,9 @@ struct RealtimeModelTests {
         }
 
         func applyRow(_ row: [String: Any]) throws {
-            let op = row["op"] as? String, id = row["id"] as? String ?? "", doc = row["doc"] as? [String: Any]
+            let op = row["op"] as? String
+            let id = row["id"] as? String ?? ""
+            let doc = row["doc"] as? [String: Any]
             if let reason = row["reason"] as? String, RemovalReason(rawValue: reason) == nil {
                 throw Violation.unexpected(name, "untyped reason \(reason)")
             }
@@ -287,7 +289,8 @@ struct RealtimeModelTests {
         }
         for r in replicas {
             for segment in r.segments where segment.count > 1 {
-                let base = segment[0], received = Array(segment.dropFirst())
+                let base = segment[0]
+                let received = Array(segment.dropFirst())
                 let expected = topicSeqs.filter { $0 > base && $0 <= received[received.count - 1] }
                 #expect(received == expected.map { Int($0) }, "\(r.name): changes after snapshot \(base)")
             }

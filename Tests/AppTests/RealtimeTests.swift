@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import Logging
@@ -11,6 +10,8 @@ import Testing
 import Transport
 import Wire
 
+@testable import App
+
 /// `GET /v1/realtime` behind the real transport on 127.0.0.1: blocking client I/O runs on Dispatch
 /// threads; every wait is bounded (10 s) and the assertions are about messages, not timings.
 @Suite("Realtime feed — WebSocket end to end")
@@ -21,7 +22,6 @@ struct RealtimeTests {
         let server = HTTPServer(configuration: configuration, responder: h.app)
         return (server, try server.start())
     }
-
 
     enum Failure: Error { case closed(UInt16?), unexpected(String) }
 
@@ -148,7 +148,8 @@ struct RealtimeTests {
             token: f.owner.token)
         let change = try await blocking { try feed.next(Self.type("change", "group:\(f.groupID)")) }
         let rows = change["changes"] as? [[String: Any]] ?? []
-        let doc = rows.first { ($0["doc"] as? [String: Any])?["user_id"] as? String == f.member.id }?["doc"]
+        let doc =
+            rows.first { ($0["doc"] as? [String: Any])?["user_id"] as? String == f.member.id }?["doc"]
             as? [String: Any]
         #expect(doc?["role"] as? String == "admin")
     }
@@ -303,7 +304,12 @@ struct RealtimeTests {
         #expect(codes == [4001, 4001])
     }
 
-    @Test("a session check that cannot read the database (closed: storage unavailable): the bearer upgrade answers 503 CA027 with Retry-After, an in-band auth closes 1013 — never 4001")
+    @Test(
+        """
+        a session check that cannot read the database (closed: storage unavailable): the bearer upgrade answers 503 CA027 with \
+        Retry-After, an in-band auth closes 1013 — never 4001
+        """
+    )
     func tokenCheckStorageFailure() async throws {
         let h = try AppHarness()
         let (token, _) = try await h.register("rt@example.com")
@@ -521,7 +527,8 @@ struct RealtimeTests {
         let now = f.h.clock.nowMilliseconds()
         // Everything but the newest row goes (minimum 0 still keeps one: seqs are never reused).
         let compacted = try f.h.database.writeSync { db in
-            try ChangeLog.compact(ChangeLogRetention(windowMilliseconds: 0, minimumRows: 0, minimumRowsPerCompaction: 1), at: now + 1, on: db)
+            try ChangeLog.compact(
+                ChangeLogRetention(windowMilliseconds: 0, minimumRows: 0, minimumRowsPerCompaction: 1), at: now + 1, on: db)
         }
         #expect(compacted.rowsRemoved > 0)
         let kept = try #require(compacted.throughSeq)
@@ -596,7 +603,10 @@ struct RealtimeTests {
             }
             return (owner, other)
         }
-        defer { owner.close(); other.close() }
+        defer {
+            owner.close()
+            other.close()
+        }
         let seq = try f.h.database.readSync { try ChangeLog.latestSeq(on: $0) }
         try await f.h.expect(204, .delete, "/v1/groups/\(f.groupID)/members/\(f.other.id)", token: f.owner.token)
         _ = try await blocking { try other.next(Self.type("revoked", topic)) }

@@ -1,6 +1,8 @@
-@testable import App
+import Domain
 import Testing
 import Wire
+
+@testable import App
 
 @Suite("Router — method + path templates")
 struct RouterTests {
@@ -53,17 +55,27 @@ struct RouterTests {
     @Test("unknown paths are not found; bad escapes are bad paths")
     func notFound() {
         let r = router()
-        guard case .notFound = r.match(.get, path: "/v1/nope") else { Issue.record("expected 404"); return }
-        guard case .notFound = r.match(.get, path: "/v1/groups/a/b") else { Issue.record("expected 404"); return }
-        guard case .badPath = r.match(.get, path: "/v1/groups/%zz") else { Issue.record("expected bad path"); return }
+        guard case .notFound = r.match(.get, path: "/v1/nope") else {
+            Issue.record("expected 404")
+            return
+        }
+        guard case .notFound = r.match(.get, path: "/v1/groups/a/b") else {
+            Issue.record("expected 404")
+            return
+        }
+        guard case .badPath = r.match(.get, path: "/v1/groups/%zz") else {
+            Issue.record("expected bad path")
+            return
+        }
     }
 
     @Test("routes lists every method and template")
     func listsRoutes() {
-        #expect(router().routes.map { "\($0.method) \($0.template)" } == [
-            "GET /healthz", "GET /v1/groups", "POST /v1/groups", "GET /v1/groups/{id}",
-            "DELETE /v1/groups/{id}/members/{user_id}",
-        ])
+        #expect(
+            router().routes.map { "\($0.method) \($0.template)" } == [
+                "GET /healthz", "GET /v1/groups", "POST /v1/groups", "GET /v1/groups/{id}",
+                "DELETE /v1/groups/{id}/members/{user_id}",
+            ])
     }
 }
 
@@ -112,8 +124,6 @@ struct ErrorEnvelopeTests {
         #expect(ErrorCode.tierRequired.status.code == 403)
     }
 }
-
-import Domain
 
 enum DomainErrorFixtures {
     static let rateLimited = DomainError.rateLimited(retryAfterSeconds: 42)

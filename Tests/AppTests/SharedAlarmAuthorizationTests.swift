@@ -1,8 +1,9 @@
-@testable import App
 import Domain
 import Foundation
 import Testing
 import Wire
+
+@testable import App
 
 /// Every shared-alarm/completion endpoint × every relation → the expected status (and error name).
 /// The alarm is created by the owner, assigned to `member` only (`other` is a non-assignee member),

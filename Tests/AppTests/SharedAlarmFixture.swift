@@ -1,10 +1,11 @@
-@testable import App
 import Domain
 import Foundation
 import SQLite
 import Storage
 import TestSupport
 import Wire
+
+@testable import App
 
 /// A premium harness with a group of an owner and `count` plain members (joined by code), and helpers
 /// for shared alarms. The clock starts at 2026-02-06T09:00:00Z; `dailyTen` fires daily at 10:00 UTC.
@@ -21,7 +22,10 @@ struct SharedAlarmFixture {
     static let thirdFire = "2026-02-08T10:00:00.000Z"
     /// Every day at 10:00 UTC from 2026-02-01.
     static let dailyTen =
-        #""schedule":{"type":"custom_days","interval_days":1,"start_date":"2026-02-01"},"times_of_day":[{"hour":10,"minute":0}],"timezone":"UTC""#
+        #"""
+        "schedule":{"type":"custom_days","interval_days":1,"start_date":"2026-02-01"},"times_of_day":[{"hour":10,"minute":0}],\#
+        "timezone":"UTC"
+        """#
 
     static func make(members count: Int = 5) async throws -> SharedAlarmFixture {
         let h = try AppHarness(defaultTier: .premium)

@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import SQLite
@@ -7,6 +6,8 @@ import Store
 import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 /// The overdue sweep (`SharedAlarmStore.sweepOverdue`) driven by the ManualClock: an occurrence still
 /// open `grace_minutes` after its time is marked missed exactly once, logged as
@@ -74,7 +75,8 @@ struct SharedAlarmSweepTests {
     @Test("a one-time alarm that is missed becomes inactive")
     func oneTimeMissed() async throws {
         let f = try await F.make(members: 1)
-        let json = #"{"title":"Vet","schedule":{"type":"one_time","date":"2026-02-06"},"times_of_day":[{"hour":10,"minute":0}],"timezone":"UTC"}"#
+        let json =
+            #"{"title":"Vet","schedule":{"type":"one_time","date":"2026-02-06"},"times_of_day":[{"hour":10,"minute":0}],"timezone":"UTC"}"#
         let alarm = try await f.h.expect(201, .post, "\(f.g)/alarms", json: json, token: f.owner.token).json
         let id = try #require(alarm["id"] as? String)
         #expect(try sweep(f, at: Self.firstFireMs + 24 * 3_600_000) == 1)

@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import SQLite
@@ -6,6 +5,8 @@ import Storage
 import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 /// Shared alarms end to end (issue 4): create/read/edit/delete, occurrences under rules `any` and
 /// `all`, retries, closed-occurrence conflicts, membership hooks, versions, validation, limits.
@@ -312,29 +313,64 @@ struct SharedAlarmTests {
         #expect(any.occurrence["status"] as? String == "open")
     }
 
-    @Test("validation names the field; timing errors are SCHEDULE_INVALID", arguments: [
-        (#""title":"","# + F.dailyTen, "VALIDATION_FAILED", "title"),
-        (#""title":"\#(String(repeating: "t", count: 201))","# + F.dailyTen, "VALIDATION_FAILED", "title"),
-        (#""title":"T","note":"\#(String(repeating: "n", count: 2001))","# + F.dailyTen, "VALIDATION_FAILED", "note"),
-        (#""title":"T","schedule":{"type":"weekly","days_of_week":[8],"start_date":"2026-02-01"},"times_of_day":[{"hour":10,"minute":0}],"timezone":"UTC""#, "SCHEDULE_INVALID", "schedule.days_of_week"),
-        (#""title":"T","schedule":{"type":"hourly","start_date":"2026-02-01"},"times_of_day":[{"hour":10,"minute":0}],"timezone":"UTC""#, "SCHEDULE_INVALID", "schedule.type"),
-        (#""title":"T","schedule":{"type":"custom_days","interval_days":1,"start_date":"2026-02-01"},"times_of_day":[{"hour":24,"minute":0}],"timezone":"UTC""#, "SCHEDULE_INVALID", "times_of_day.0.hour"),
-        (#""title":"T","schedule":{"type":"custom_days","interval_days":1,"start_date":"2026-02-01"},"times_of_day":[{"hour":10,"minute":0}],"timezone":"Mars/Base""#, "SCHEDULE_INVALID", "timezone"),
-        (#""title":"T","schedule":{"type":"one_time","date":"2026-01-01"},"times_of_day":[{"hour":10,"minute":0}],"timezone":"UTC""#, "SCHEDULE_INVALID", "schedule.date"),
-        (#""title":"T","times_of_day":[{"hour":10,"minute":0}],"timezone":"UTC""#, "SCHEDULE_INVALID", "schedule"),
-        (#""title":"T","persistence_level":"loud","# + F.dailyTen, "VALIDATION_FAILED", "persistence_level"),
-        (#""title":"T","dismiss_method":"shake","# + F.dailyTen, "VALIDATION_FAILED", "dismiss_method"),
-        (#""title":"T","category":"garden","# + F.dailyTen, "VALIDATION_FAILED", "category"),
-        (#""title":"T","color_tag":"blue","# + F.dailyTen, "VALIDATION_FAILED", "color_tag"),
-        (#""title":"T","snooze_options":[0],"# + F.dailyTen, "VALIDATION_FAILED", "snooze_options"),
-        (#""title":"T","pre_alarm_offset":0,"# + F.dailyTen, "VALIDATION_FAILED", "pre_alarm_offset"),
-        (#""title":"T","grace_minutes":0,"# + F.dailyTen, "VALIDATION_FAILED", "grace_minutes"),
-        (#""title":"T","completion_rule":"most","# + F.dailyTen, "VALIDATION_FAILED", "completion_rule"),
-        (#""title":"T","require_any_completion":true,"require_all_completion":true,"# + F.dailyTen, "VALIDATION_FAILED", "require_all_completion"),
-        (#""title":"T","assigned_to_uids":["00000000-0000-4000-8000-000000000000"],"# + F.dailyTen, "VALIDATION_FAILED", "assigned_to_uids"),
-        (#""title":"T","cycle_type":"weekly","# + F.dailyTen, "VALIDATION_FAILED", "cycle_type"),
-        (#""title":"T","version":1,"# + F.dailyTen, "VALIDATION_FAILED", "version"),
-    ])
+    @Test(
+        "validation names the field; timing errors are SCHEDULE_INVALID",
+        arguments: [
+            (#""title":"","# + F.dailyTen, "VALIDATION_FAILED", "title"),
+            (#""title":"\#(String(repeating: "t", count: 201))","# + F.dailyTen, "VALIDATION_FAILED", "title"),
+            (#""title":"T","note":"\#(String(repeating: "n", count: 2001))","# + F.dailyTen, "VALIDATION_FAILED", "note"),
+            (
+                #"""
+                "title":"T","schedule":{"type":"weekly","days_of_week":[8],"start_date":"2026-02-01"},"times_of_day":[{"hour":10,\#
+                "minute":0}],"timezone":"UTC"
+                """#,
+                "SCHEDULE_INVALID", "schedule.days_of_week"
+            ),
+            (
+                #"""
+                "title":"T","schedule":{"type":"hourly","start_date":"2026-02-01"},"times_of_day":[{"hour":10,"minute":0}],\#
+                "timezone":"UTC"
+                """#,
+                "SCHEDULE_INVALID", "schedule.type"
+            ),
+            (
+                #"""
+                "title":"T","schedule":{"type":"custom_days","interval_days":1,"start_date":"2026-02-01"},"times_of_day":[{"hour":24,\#
+                "minute":0}],"timezone":"UTC"
+                """#,
+                "SCHEDULE_INVALID", "times_of_day.0.hour"
+            ),
+            (
+                #"""
+                "title":"T","schedule":{"type":"custom_days","interval_days":1,"start_date":"2026-02-01"},"times_of_day":[{"hour":10,\#
+                "minute":0}],"timezone":"Mars/Base"
+                """#,
+                "SCHEDULE_INVALID", "timezone"
+            ),
+            (
+                #""title":"T","schedule":{"type":"one_time","date":"2026-01-01"},"times_of_day":[{"hour":10,"minute":0}],"timezone":"UTC""#,
+                "SCHEDULE_INVALID", "schedule.date"
+            ),
+            (#""title":"T","times_of_day":[{"hour":10,"minute":0}],"timezone":"UTC""#, "SCHEDULE_INVALID", "schedule"),
+            (#""title":"T","persistence_level":"loud","# + F.dailyTen, "VALIDATION_FAILED", "persistence_level"),
+            (#""title":"T","dismiss_method":"shake","# + F.dailyTen, "VALIDATION_FAILED", "dismiss_method"),
+            (#""title":"T","category":"garden","# + F.dailyTen, "VALIDATION_FAILED", "category"),
+            (#""title":"T","color_tag":"blue","# + F.dailyTen, "VALIDATION_FAILED", "color_tag"),
+            (#""title":"T","snooze_options":[0],"# + F.dailyTen, "VALIDATION_FAILED", "snooze_options"),
+            (#""title":"T","pre_alarm_offset":0,"# + F.dailyTen, "VALIDATION_FAILED", "pre_alarm_offset"),
+            (#""title":"T","grace_minutes":0,"# + F.dailyTen, "VALIDATION_FAILED", "grace_minutes"),
+            (#""title":"T","completion_rule":"most","# + F.dailyTen, "VALIDATION_FAILED", "completion_rule"),
+            (
+                #""title":"T","require_any_completion":true,"require_all_completion":true,"# + F.dailyTen, "VALIDATION_FAILED",
+                "require_all_completion"
+            ),
+            (
+                #""title":"T","assigned_to_uids":["00000000-0000-4000-8000-000000000000"],"# + F.dailyTen, "VALIDATION_FAILED",
+                "assigned_to_uids"
+            ),
+            (#""title":"T","cycle_type":"weekly","# + F.dailyTen, "VALIDATION_FAILED", "cycle_type"),
+            (#""title":"T","version":1,"# + F.dailyTen, "VALIDATION_FAILED", "version"),
+        ])
     func validation(_ body: String, _ name: String, _ field: String) async throws {
         let f = try await F.make(members: 0)
         let reply = await f.h.send(.post, "\(f.g)/alarms", json: "{\(body)}", token: f.owner.token)
@@ -346,7 +382,8 @@ struct SharedAlarmTests {
     @Test("limits at the edge: title 200, note 2000, completion note 500, the product's booleans and presentation fields")
     func limitsAtEdge() async throws {
         let f = try await F.make(members: 1)
-        let body = #"{"title":"\#(String(repeating: "t", count: 200))","note":"\#(String(repeating: "n", count: 2000))","#
+        let body =
+            #"{"title":"\#(String(repeating: "t", count: 200))","note":"\#(String(repeating: "n", count: 2000))","#
             + F.dailyTen
             + #","require_all_completion":true,"persistence_level":"notification_only","sound_id":"chime","dismiss_method":"hold_3s","#
             + ##""color_tag":"#3b82f6","icon_name":"pawprint","category":"pets","pre_alarm_enabled":true,"pre_alarm_offset":60,"##
@@ -362,7 +399,11 @@ struct SharedAlarmTests {
         let over = await f.h.send(.post, "\(f.g)/alarms/\(id)/completions", json: long, token: f.members[0].token)
         #expect(over.status == 422)
         #expect(over.errorField == "note")
-        let ok = #"{"status":"completed","note":"\#(String(repeating: "c", count: 500))","completion_method":"snoozed_then_done","snooze_count":2}"#
+        let ok =
+            #"""
+            {"status":"completed","note":"\#(String(repeating: "c", count: 500))","completion_method":"snoozed_then_done",\#
+            "snooze_count":2}
+            """#
         let reply = await f.h.send(.post, "\(f.g)/alarms/\(id)/completions", json: ok, token: f.members[0].token)
         #expect(reply.status == 201, "\(reply.text)")
         #expect(reply.object("completion")?["completion_method"] as? String == "snoozed_then_done")
@@ -440,8 +481,9 @@ struct SharedAlarmTests {
         #expect(try await list("\(f.g)/completions") == [otherID] + ids.reversed())
         #expect(try await list("\(f.g)/alarms/\(id)/completions?status=skipped") == [ids[1]])
         #expect(try await list("\(f.g)/completions?user_id=\(f.owner.id)") == [otherID, ids[0]])
-        #expect(try await list("\(f.g)/alarms/\(id)/completions?from=2026-02-06T09:00:02.000Z&to=2026-02-06T09:00:03.000Z")
-            == [ids[1]])
+        #expect(
+            try await list("\(f.g)/alarms/\(id)/completions?from=2026-02-06T09:00:02.000Z&to=2026-02-06T09:00:03.000Z")
+                == [ids[1]])
         let page = try await f.h.expect(200, .get, "\(f.g)/completions?limit=2", token: f.owner.token).json
         let cursor = try #require(page["next_cursor"] as? String)
         #expect(try await list("\(f.g)/completions?limit=2&cursor=\(cursor)") == [ids[1], ids[0]])
@@ -475,7 +517,10 @@ struct SharedAlarmTests {
         let id = try #require(try await f.createAlarm(assignees: [f.members[0]])["id"] as? String)
         let a = "\(f.g)/alarms/\(id)"
         let cases: [(String, String, String)] = [
-            (#"{"schedule":{"type":"monthly_date","days_of_month":[32],"start_date":"2026-02-01"}}"#, "SCHEDULE_INVALID", "schedule.days_of_month"),
+            (
+                #"{"schedule":{"type":"monthly_date","days_of_month":[32],"start_date":"2026-02-01"}}"#, "SCHEDULE_INVALID",
+                "schedule.days_of_month"
+            ),
             (#"{"times_of_day":[]}"#, "SCHEDULE_INVALID", "times_of_day"),
             (#"{"timezone":"Nowhere/City"}"#, "SCHEDULE_INVALID", "timezone"),
             (#"{"time_of_day":"25:00"}"#, "SCHEDULE_INVALID", "time_of_day"),
@@ -521,7 +566,11 @@ struct SharedAlarmTests {
     func dst() async throws {
         let f = try await F.make(members: 1)
         f.h.clock.set(1_772_892_000_000)  // 2026-03-07T14:00:00Z
-        let json = #"{"title":"Meds","schedule":{"type":"custom_days","interval_days":1,"start_date":"2026-03-01"},"times_of_day":[{"hour":2,"minute":30}],"timezone":"America/New_York"}"#
+        let json =
+            #"""
+            {"title":"Meds","schedule":{"type":"custom_days","interval_days":1,"start_date":"2026-03-01"},"times_of_day":[{"hour":2,\#
+            "minute":30}],"timezone":"America/New_York"}
+            """#
         let alarm = try await f.h.expect(201, .post, "\(f.g)/alarms", json: json, token: f.owner.token).json
         #expect(alarm["next_fire_at"] as? String == "2026-03-08T07:30:00.000Z")
         let id = try #require(alarm["id"] as? String)

@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import Realtime
@@ -8,6 +7,8 @@ import Store
 import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 @Suite("Realtime snapshots — shared encoding per (group, seq)")
 struct SnapshotCacheTests {

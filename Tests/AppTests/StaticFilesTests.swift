@@ -1,8 +1,9 @@
-@testable import App
 import Foundation
 import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 @Suite("Static files — Public/ at /, no way out of the root")
 struct StaticFilesTests {
@@ -52,12 +53,14 @@ struct StaticFilesTests {
         #expect(other.status.code == 200)
     }
 
-    @Test("traversal attempts find nothing", arguments: [
-        "/../secret.txt", "/%2e%2e/secret.txt", "/%2E%2E/secret.txt", "/sub/../../secret.txt",
-        "/..%2fsecret.txt", "/%2e%2e%2fsecret.txt", "/escape/secret.txt", "/leak.txt", "//etc/passwd",
-        "/etc/passwd", "/.%2e/secret.txt", "/sub/%2e%2e/%2e%2e/secret.txt", "/%00", "/app.js%00.html",
-        "/..\\secret.txt", "/%5c..%5csecret.txt", "/nonexistent", "/%zz",
-    ])
+    @Test(
+        "traversal attempts find nothing",
+        arguments: [
+            "/../secret.txt", "/%2e%2e/secret.txt", "/%2E%2E/secret.txt", "/sub/../../secret.txt",
+            "/..%2fsecret.txt", "/%2e%2e%2fsecret.txt", "/escape/secret.txt", "/leak.txt", "//etc/passwd",
+            "/etc/passwd", "/.%2e/secret.txt", "/sub/%2e%2e/%2e%2e/secret.txt", "/%00", "/app.js%00.html",
+            "/..\\secret.txt", "/%5c..%5csecret.txt", "/nonexistent", "/%zz",
+        ])
     func traversal(path: String) throws {
         let (dir, files) = try fixture()
         defer { withExtendedLifetime(dir) {} }
@@ -66,9 +69,11 @@ struct StaticFilesTests {
         #expect(files.response(path: path[...], headers: HTTPHeaders()) == nil)
     }
 
-    @Test("dotfiles and dot-directories are never served; /.well-known/ is", arguments: [
-        "/.hidden", "/.git/config", "/%2egit/config", "/sub/.env", "/sub/.well-known/x.txt", "/.well-known/../.hidden",
-    ])
+    @Test(
+        "dotfiles and dot-directories are never served; /.well-known/ is",
+        arguments: [
+            "/.hidden", "/.git/config", "/%2egit/config", "/sub/.env", "/sub/.well-known/x.txt", "/.well-known/../.hidden",
+        ])
     func dotfiles(path: String) throws {
         let (dir, files) = try fixture()
         defer { withExtendedLifetime(dir) {} }
@@ -96,10 +101,12 @@ struct StaticFilesTests {
         #expect(await h.send(.post, "/index.html").status == 404)
     }
 
-    @Test("client routes serve the app shell; other unknown paths stay 404", arguments: [
-        "/join/ABC234", "/invite/Zm9vYmFy-token_43chars", "/groups", "/groups/0b9c", "/groups/0b9c/alarms/1a2b",
-        "/login", "/register",
-    ])
+    @Test(
+        "client routes serve the app shell; other unknown paths stay 404",
+        arguments: [
+            "/join/ABC234", "/invite/Zm9vYmFy-token_43chars", "/groups", "/groups/0b9c", "/groups/0b9c/alarms/1a2b",
+            "/login", "/register",
+        ])
     func appShell(path: String) throws {
         let (dir, files) = try fixture()
         defer { withExtendedLifetime(dir) {} }
@@ -109,18 +116,22 @@ struct StaticFilesTests {
         #expect(shell.headers[first: "content-type"] == "text/html; charset=utf-8")
     }
 
-    @Test("not the app shell: unknown first segments and too-deep paths stay 404", arguments: [
-        "/nothing", "/joinx/ABC234", "/groups/a/b/c/d", "/v1x/join/ABC234",
-    ])
+    @Test(
+        "not the app shell: unknown first segments and too-deep paths stay 404",
+        arguments: [
+            "/nothing", "/joinx/ABC234", "/groups/a/b/c/d", "/v1x/join/ABC234",
+        ])
     func notAppShell(path: String) throws {
         let (dir, files) = try fixture()
         defer { withExtendedLifetime(dir) {} }
         #expect(files.response(path: path[...], headers: HTTPHeaders()) == nil)
     }
 
-    @Test("traversal under a shell route gets the shell, never the file", arguments: [
-        "/join/../secret.txt", "/join/%2e%2e/secret.txt", "/invite/..%2f..%2fsecret.txt", "/groups/%00",
-    ])
+    @Test(
+        "traversal under a shell route gets the shell, never the file",
+        arguments: [
+            "/join/../secret.txt", "/join/%2e%2e/secret.txt", "/invite/..%2f..%2fsecret.txt", "/groups/%00",
+        ])
     func traversalUnderShell(path: String) throws {
         let (dir, files) = try fixture()
         defer { withExtendedLifetime(dir) {} }
@@ -151,8 +162,9 @@ struct StaticFilesTests {
             #expect(csp.contains("connect-src 'self';"))
             #expect(!csp.contains("evil"))
         }
-        #expect(StaticFiles.securityHeaders(host: "[::1]:8080")[first: "content-security-policy"]?
-            .contains("ws://[::1]:8080 wss://[::1]:8080") == true)
+        #expect(
+            StaticFiles.securityHeaders(host: "[::1]:8080")[first: "content-security-policy"]?
+                .contains("ws://[::1]:8080 wss://[::1]:8080") == true)
     }
 
     @Test("the access log names the landing route, never the code or token in it")

@@ -1,25 +1,32 @@
-@testable import App
 import Domain
 import Foundation
 import Logging
 import SQLite
 import Storage
 import Store
-import TestSupport
 import Synchronization
+import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 /// A full, read-only or failing disk: writes answer 503 SERVICE_UNAVAILABLE with `Retry-After` and
 /// one `request failed` error log line, reads keep working, and the writer recovers by itself when
 /// space returns. A full disk is simulated without root with SQLite's `PRAGMA max_page_count` on the
 /// writer connection, which makes SQLite report SQLITE_FULL exactly as a full filesystem does.
-@Suite("Storage failures — disk full, read-only, I/O errors", .enabled(if: TestBackend.current == .sqlite, "SQLite file limits; PostgreSQL outages: PostgresOutageTests"))
+@Suite(
+    "Storage failures — disk full, read-only, I/O errors",
+    .enabled(if: TestBackend.current == .sqlite, "SQLite file limits; PostgreSQL outages: PostgresOutageTests"))
 struct StorageFailureTests {
     @Test("SQLITE_FULL, SQLITE_READONLY and SQLITE_IOERR (with extended codes) map to 503 CA027 with Retry-After")
     func mapping() {
         // https://sqlite.org/rescode.html (the test target does not import the C module).
-        let full: Int32 = 13, readOnly: Int32 = 8, ioError: Int32 = 10, busy: Int32 = 5, corrupt: Int32 = 11
+        let full: Int32 = 13
+        let readOnly: Int32 = 8
+        let ioError: Int32 = 10
+        let busy: Int32 = 5
+        let corrupt: Int32 = 11
         let codes: [Int32] = [
             full, readOnly, readOnly | (3 << 8) /* READONLY_ROLLBACK */, ioError, ioError | (3 << 8) /* IOERR_WRITE */,
             ioError | (4 << 8) /* IOERR_FSYNC */, busy,
@@ -52,7 +59,10 @@ struct StorageFailureTests {
             for i in 0..<200 {
                 let reply = await h.send(
                     .post, "/v1/groups", json: #"{"name":"\#(String(repeating: "x", count: 90))\#(i)"}"#, token: ana.token)
-                if reply.status != 201 { refused = reply; break }
+                if reply.status != 201 {
+                    refused = reply
+                    break
+                }
             }
             let full = try #require(refused)
             #expect(full.status == 503)

@@ -1,4 +1,3 @@
-@testable import App
 import Dispatch
 import Foundation
 import Logging
@@ -8,6 +7,8 @@ import Store
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import App
 
 @Suite("Sweeper — periodic jobs on their own queue")
 struct SweeperTests {
@@ -20,8 +21,14 @@ struct SweeperTests {
         _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)  // sweep_claims
         let clock = ManualClock()
         let runs = Mutex([0, 0])
-        let fast = Sweeper.Job(name: "fast", everyMilliseconds: 1000) { _, _ in runs.withLock { $0[0] += 1 }; return 0 }
-        let slow = Sweeper.Job(name: "slow", everyMilliseconds: 60_000) { _, _ in runs.withLock { $0[1] += 1 }; return 0 }
+        let fast = Sweeper.Job(name: "fast", everyMilliseconds: 1000) { _, _ in
+            runs.withLock { $0[0] += 1 }
+            return 0
+        }
+        let slow = Sweeper.Job(name: "slow", everyMilliseconds: 60_000) { _, _ in
+            runs.withLock { $0[1] += 1 }
+            return 0
+        }
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let sweeper = Sweeper(
@@ -52,7 +59,10 @@ struct SweeperTests {
             attempts.withLock { $0 += 1 }
             throw Boom()
         }
-        let fine = Sweeper.Job(name: "fine", everyMilliseconds: 1000) { _, _ in others.withLock { $0 += 1 }; return 1 }
+        let fine = Sweeper.Job(name: "fine", everyMilliseconds: 1000) { _, _ in
+            others.withLock { $0 += 1 }
+            return 1
+        }
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let sweeper = Sweeper(

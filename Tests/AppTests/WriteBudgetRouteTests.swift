@@ -1,4 +1,3 @@
-@testable import App
 import Domain
 import Foundation
 import SQLite
@@ -6,6 +5,8 @@ import Storage
 import TestSupport
 import Testing
 import Wire
+
+@testable import App
 
 /// Per-user write budgets end to end (issue 15 finding 3; docs/security-budgets.md): the write past
 /// the budget is 429 RATE_LIMITED with `Retry-After`, refused before anything is written; other
@@ -73,7 +74,12 @@ struct WriteBudgetRouteTests {
         for i in 0..<100 {
             let note = String(repeating: Character(UnicodeScalar(UInt8(97 + i % 26))), count: 2000)
             let reply = await h.send(.patch, alarm, json: #"{"note":"\#(note)"}"#, token: owner.token)
-            if reply.status == 200 { accepted += 1 } else { refusal = reply; break }
+            if reply.status == 200 {
+                accepted += 1
+            } else {
+                refusal = reply
+                break
+            }
         }
         #expect(accepted == 58)
         #expect(refusal?.status == 429)

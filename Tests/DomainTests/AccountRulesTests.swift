@@ -8,16 +8,21 @@ struct AccountRulesTests {
         #expect(try AccountRules.normalizeEmail("  Alice@Example.COM \n") == "alice@example.com")
     }
 
-    @Test("malformed emails name the field", arguments: [
-        "", "   ", "alice", "alice@", "@example.com", "alice@example", "a b@example.com", "a@b@c.com",
-        "alice@.example.com", "alice@example.com.",
-    ])
+    @Test(
+        "malformed emails name the field",
+        arguments: [
+            "", "   ", "alice", "alice@", "@example.com", "alice@example", "a b@example.com", "a@b@c.com",
+            "alice@.example.com", "alice@example.com.",
+        ])
     func rejectsEmail(raw: String) {
         #expect(throws: DomainError.self) { try AccountRules.normalizeEmail(raw) }
         do {
             _ = try AccountRules.normalizeEmail(raw)
         } catch {
-            guard case .invalidField(let field, _) = error else { Issue.record("wrong error \(error)"); return }
+            guard case .invalidField(let field, _) = error else {
+                Issue.record("wrong error \(error)")
+                return
+            }
             #expect(field == "email")
         }
     }

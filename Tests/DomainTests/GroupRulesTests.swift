@@ -34,8 +34,11 @@ struct GroupRulesTests {
 
     @Test("removal: self is leave (not for the owner); owner removes anyone; admin removes members only")
     func removal() throws {
-        let owner = member("o", .owner), admin = member("a", .admin), admin2 = member("a2", .admin)
-        let plain = member("m", .member), plain2 = member("m2", .member)
+        let owner = member("o", .owner)
+        let admin = member("a", .admin)
+        let admin2 = member("a2", .admin)
+        let plain = member("m", .member)
+        let plain2 = member("m2", .member)
         #expect(try GroupRules.removalOutcome(actor: plain, target: plain) == .left)
         #expect(try GroupRules.removalOutcome(actor: admin, target: admin) == .left)
         #expect(throws: DomainError.ownerMustTransfer) { try GroupRules.removalOutcome(actor: owner, target: owner) }
@@ -48,7 +51,9 @@ struct GroupRulesTests {
 
     @Test("roles change member ↔ admin by the owner only")
     func roleChanges() throws {
-        let owner = member("o", .owner), admin = member("a", .admin), plain = member("m", .member)
+        let owner = member("o", .owner)
+        let admin = member("a", .admin)
+        let plain = member("m", .member)
         try GroupRules.checkRoleChange(actor: owner, target: plain, to: .admin)
         try GroupRules.checkRoleChange(actor: owner, target: admin, to: .member)
         #expect(throws: DomainError.self) { try GroupRules.checkRoleChange(actor: admin, target: plain, to: .admin) }

@@ -25,9 +25,11 @@ struct InviteCodeDomainTests {
         #expect(codes.count > 1990)
     }
 
-    @Test("normalisation: case, spaces, dashes; anything else is not a code", arguments: [
-        ("abc-d23", "ABCD23"), (" AB CD 23 ", "ABCD23"), ("ab-cd-23", "ABCD23"), ("ABCD23", "ABCD23"),
-    ])
+    @Test(
+        "normalisation: case, spaces, dashes; anything else is not a code",
+        arguments: [
+            ("abc-d23", "ABCD23"), (" AB CD 23 ", "ABCD23"), ("ab-cd-23", "ABCD23"), ("ABCD23", "ABCD23"),
+        ])
     func normalises(input: String, expected: String) {
         #expect(InviteCode(normalizing: input)?.text == expected)
     }

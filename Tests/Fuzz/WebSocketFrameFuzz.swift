@@ -123,7 +123,8 @@ func transcript(
                     closedEvents += 1
                 }
             case .send(let bytes):
-                check(closedEvents == 0 || actions.last.map { if case .deliver(.closed) = $0 { true } else { false } } == true,
+                check(
+                    closedEvents == 0 || actions.last.map { if case .deliver(.closed) = $0 { true } else { false } } == true,
                     "send after the close event")
                 let frame = serverFrame(bytes)
                 check(frame.opcode == .pong || frame.opcode == .close, "server sent \(frame.opcode) unasked")

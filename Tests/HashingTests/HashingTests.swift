@@ -55,19 +55,25 @@ struct HMACTests {
 struct ScryptTests {
     @Test func vector1EmptyPasswordAndSalt() {
         let key = Scrypt.derive(password: [UInt8](), salt: [], parameters: ScryptParameters(n: 16, r: 1, p: 1, keyLength: 64))
-        #expect(key == hex("""
-            77 d6 57 62 38 65 7b 20 3b 19 ca 42 c1 8a 04 97 f1 6b 48 44 e3 07 4a e8 df df fa 3f ed e2 14 42 \
-            fc d0 06 9d ed 09 48 f8 32 6a 75 3a 0f c8 1f 17 e8 d3 e0 fb 2e 0d 36 28 cf 35 e2 0c 38 d1 89 06
-            """))
+        #expect(
+            key
+                == hex(
+                    """
+                    77 d6 57 62 38 65 7b 20 3b 19 ca 42 c1 8a 04 97 f1 6b 48 44 e3 07 4a e8 df df fa 3f ed e2 14 42 \
+                    fc d0 06 9d ed 09 48 f8 32 6a 75 3a 0f c8 1f 17 e8 d3 e0 fb 2e 0d 36 28 cf 35 e2 0c 38 d1 89 06
+                    """))
     }
 
     @Test func vector2PasswordNaCl() {
         let key = Scrypt.derive(
             password: "password".utf8, salt: Array("NaCl".utf8), parameters: ScryptParameters(n: 1024, r: 8, p: 16, keyLength: 64))
-        #expect(key == hex("""
-            fd ba be 1c 9d 34 72 00 78 56 e7 19 0d 01 e9 fe 7c 6a d7 cb c8 23 78 30 e7 73 76 63 4b 37 31 62 \
-            2e af 30 d9 2e 22 a3 88 6f f1 09 27 9d 98 30 da c7 27 af b9 4a 83 ee 6d 83 60 cb df a2 cc 06 40
-            """))
+        #expect(
+            key
+                == hex(
+                    """
+                    fd ba be 1c 9d 34 72 00 78 56 e7 19 0d 01 e9 fe 7c 6a d7 cb c8 23 78 30 e7 73 76 63 4b 37 31 62 \
+                    2e af 30 d9 2e 22 a3 88 6f f1 09 27 9d 98 30 da c7 27 af b9 4a 83 ee 6d 83 60 cb df a2 cc 06 40
+                    """))
     }
 
     @Test func interactiveParametersFitMaxmem() {
@@ -189,15 +195,18 @@ struct PasswordHashTests {
     @Test func verifiesAKnownEncoding() {
         // RFC 7914 vector 2 re-expressed in our format: log2(1024) = 10, r = 8, p = 16.
         let salt = Base64URL.encode("NaCl".utf8)
-        let key = Base64URL.encode(hex("""
-            fd ba be 1c 9d 34 72 00 78 56 e7 19 0d 01 e9 fe 7c 6a d7 cb c8 23 78 30 e7 73 76 63 4b 37 31 62 \
-            2e af 30 d9 2e 22 a3 88 6f f1 09 27 9d 98 30 da c7 27 af b9 4a 83 ee 6d 83 60 cb df a2 cc 06 40
-            """))
+        let key = Base64URL.encode(
+            hex(
+                """
+                fd ba be 1c 9d 34 72 00 78 56 e7 19 0d 01 e9 fe 7c 6a d7 cb c8 23 78 30 e7 73 76 63 4b 37 31 62 \
+                2e af 30 d9 2e 22 a3 88 6f f1 09 27 9d 98 30 da c7 27 af b9 4a 83 ee 6d 83 60 cb df a2 cc 06 40
+                """))
         // "NaCl" is 4 bytes, below the 8-byte minimum salt: verify must refuse it.
         #expect(!PasswordHash.verify(password: "password", encoded: "scrypt$10$8$16$\(salt)$\(key)"))
         let salt8 = Base64URL.encode("NaClNaCl".utf8)
-        let key8 = Base64URL.encode(Scrypt.derive(
-            password: "password".utf8, salt: Array("NaClNaCl".utf8), parameters: ScryptParameters(n: 1024, r: 8, p: 16, keyLength: 64)))
+        let key8 = Base64URL.encode(
+            Scrypt.derive(
+                password: "password".utf8, salt: Array("NaClNaCl".utf8), parameters: ScryptParameters(n: 1024, r: 8, p: 16, keyLength: 64)))
         #expect(PasswordHash.verify(password: "password", encoded: "scrypt$10$8$16$\(salt8)$\(key8)"))
     }
 

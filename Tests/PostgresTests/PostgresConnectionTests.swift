@@ -30,7 +30,8 @@ struct PostgresConnectionTests {
         #expect(inserted == 1)
         let rows = try connection.query("SELECT i, r, s, b, f, n FROM t")
         #expect(rows.first?.columnNames == ["i", "r", "s", "b", "f", "n"])
-        #expect(rows.map(\.values) == [[.integer(Int64.min), .real(-0.125), .text("h\u{e9}llo 'x' \\ ☃"), .blob(bytes), .integer(1), .null]])
+        #expect(
+            rows.map(\.values) == [[.integer(Int64.min), .real(-0.125), .text("h\u{e9}llo 'x' \\ ☃"), .blob(bytes), .integer(1), .null]])
     }
 
     @Test("a unique violation carries SQLSTATE 23505 and leaves the connection usable")
@@ -128,7 +129,12 @@ struct PostgresRestartTests {
         #expect(try connection.transaction(.immediate) { try $0.scalar("SELECT 3") } == .integer(3))
     }
 
-    @Test("reconnect back-off: after a failed reconnect the next is due in 50 ms, doubling to 2 s, and transactions fail at once meanwhile; a success resets it")
+    @Test(
+        """
+        reconnect back-off: after a failed reconnect the next is due in 50 ms, doubling to 2 s, and transactions fail at once meanwhile; \
+        a success resets it
+        """
+    )
     func reconnectBackoff() throws {
         let server = try PostgresServer()
         defer { server.stop() }
@@ -179,7 +185,12 @@ struct PostgresRestartTests {
     "PostgreSQL connection broken inside a transaction",
     .enabled(if: PostgresServer.isAvailable, "no PostgreSQL server binaries: apt-get install postgresql"))
 struct PostgresBrokenTransactionTests {
-    @Test("its backend terminated mid-transaction: the statement fails as unavailable (57P01, connection), nothing commits, the next transaction reconnects")
+    @Test(
+        """
+        its backend terminated mid-transaction: the statement fails as unavailable (57P01, connection), nothing commits, the next \
+        transaction reconnects
+        """
+    )
     func terminatedMidTransaction() throws {
         let url = try PostgresServer.freshDatabaseURL()
         let connection = try PostgresConnection(url: url)

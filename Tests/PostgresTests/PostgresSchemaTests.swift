@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
-import Storage
 import SQLite
+import Storage
 import Store
 import TestSupport
 import Testing
@@ -354,10 +354,16 @@ struct PostgresSchemaTests {
             seed + [
                 // users: unique email, enum CHECKs, defaults.
                 Step(
-                    "INSERT INTO users (id, email, display_name, password_hash, created_ms, updated_ms) VALUES ('u3', 'a@example.com', 'X', 'h', 1, 1)",
+                    """
+                    INSERT INTO users (id, email, display_name, password_hash, created_ms, updated_ms) VALUES ('u3', 'a@example.com', \
+                    'X', 'h', 1, 1)
+                    """,
                     [], .rejected("")),
                 Step(
-                    "INSERT INTO users (id, email, display_name, password_hash, tier, created_ms, updated_ms) VALUES ('u3', 'c@example.com', 'X', 'h', 'gold', 1, 1)",
+                    """
+                    INSERT INTO users (id, email, display_name, password_hash, tier, created_ms, updated_ms) VALUES ('u3', \
+                    'c@example.com', 'X', 'h', 'gold', 1, 1)
+                    """,
                     [], .rejected("")),
                 Step("UPDATE users SET status = 'banned' WHERE id = 'u1'", [], .rejected("")),
                 // sessions: foreign key to users, bytea primary key.
@@ -378,13 +384,23 @@ struct PostgresSchemaTests {
                 Step("UPDATE groups SET member_count = 2 WHERE id = 'g1'"),
                 // group_members: one active owner; status and removed_ms agree; role enum.
                 Step(
-                    "INSERT INTO group_members (group_id, user_id, display_name, role, status, joined_ms) VALUES ('g1', 'u2', 'V', 'owner', 'active', 1)",
+                    """
+                    INSERT INTO group_members (group_id, user_id, display_name, role, status, joined_ms) VALUES ('g1', 'u2', 'V', \
+                    'owner', 'active', 1)
+                    """,
                     [], .rejected("")),
                 Step(
-                    "INSERT INTO group_members (group_id, user_id, display_name, role, status, joined_ms) VALUES ('g1', 'u2', 'V', 'member', 'left', 1)",
+                    """
+                    INSERT INTO group_members (group_id, user_id, display_name, role, status, joined_ms) VALUES ('g1', 'u2', 'V', \
+                    'member', 'left', 1)
+                    """,
                     [], .rejected("")),
                 Step(
-                    "INSERT INTO group_members (group_id, user_id, display_name, role, status, joined_ms, removed_ms) VALUES ('g1', 'u2', 'V', 'owner', 'removed', 1, 2)"),
+                    """
+                    INSERT INTO group_members (group_id, user_id, display_name, role, status, joined_ms, removed_ms) VALUES ('g1', 'u2', \
+                    'V', 'owner', 'removed', 1, 2)
+                    """
+                ),
                 Step("UPDATE group_members SET role = 'boss' WHERE user_id = 'u2'", [], .rejected("")),
                 Step("UPDATE group_members SET status = 'active' WHERE user_id = 'u2'", [], .rejected("")),
                 // invite_codes: a 32-byte, unique hash.
@@ -393,7 +409,8 @@ struct PostgresSchemaTests {
                 // The Store's upsert (InviteCodeStore) runs on both.
                 Step(
                     """
-                    INSERT INTO invite_codes (group_id, code_hash, created_by, created_ms, expires_ms) VALUES ('g1', ?1, 'u1', 3, 4)
+                    INSERT INTO invite_codes (group_id, code_hash, created_by, created_ms, expires_ms)
+                    VALUES ('g1', ?1, 'u1', 3, 4)
                     ON CONFLICT (group_id) DO UPDATE SET code_hash = excluded.code_hash, created_ms = excluded.created_ms
                     """,
                     [.blob(bytes(32, 1))]),
@@ -406,7 +423,8 @@ struct PostgresSchemaTests {
                     [], .rejected("")),
                 Step(
                     """
-                    INSERT INTO invitations (id, group_id, invited_by, invitee_email, token_hash, method, role, status, created_ms, expires_ms)
+                    INSERT INTO invitations
+                        (id, group_id, invited_by, invitee_email, token_hash, method, role, status, created_ms, expires_ms)
                     VALUES ('i1', 'g1', 'u1', 'x@example.com', ?1, 'email', 'member', 'pending', 1, 2)
                     """,
                     [.blob(bytes(32))], .rejected("")),
@@ -437,7 +455,9 @@ struct PostgresSchemaTests {
                 Step(
                     Self.insertCompletion, [.text("c4"), .null, .text("Deleted User"), .text("skipped"), .text("skipped")]),
                 Step("UPDATE shared_completions SET note = 'edited' WHERE id = 'c1'", [], .rejected("completions are immutable")),
-                Step("UPDATE shared_completions SET scheduled_ms = scheduled_ms WHERE id = 'c1'", [], .rejected("completions are immutable")),
+                Step(
+                    "UPDATE shared_completions SET scheduled_ms = scheduled_ms WHERE id = 'c1'", [],
+                    .rejected("completions are immutable")),
                 Step("UPDATE shared_completions SET user_id = NULL, user_name = 'Deleted User' WHERE id = 'c1'"),
                 // log_epoch: exactly one row, id 1, a 32-character epoch.
                 Step("INSERT INTO log_epoch (id, epoch) VALUES (2, ?1)", [.text(String(repeating: "a", count: 32))], .rejected("")),
@@ -469,7 +489,10 @@ struct PostgresSchemaTests {
                 Step("UPDATE groups SET name = 'renamed' WHERE id = 'g1'", [], frozen),
                 Step("UPDATE groups SET frozen_ms = 11 WHERE id = 'g1'", [], frozen),
                 Step(
-                    "INSERT INTO group_members (group_id, user_id, display_name, role, status, joined_ms) VALUES ('g1', 'u2', 'V', 'member', 'active', 1)",
+                    """
+                    INSERT INTO group_members (group_id, user_id, display_name, role, status, joined_ms) VALUES ('g1', 'u2', 'V', \
+                    'member', 'active', 1)
+                    """,
                     [], frozen),
                 Step("UPDATE group_members SET display_name = 'X' WHERE group_id = 'g1'", [], frozen),
                 Step("UPDATE invite_codes SET disabled_ms = 5 WHERE group_id = 'g1'", [], frozen),

@@ -3,7 +3,9 @@ import Realtime
 import Store
 import Testing
 
-let c1 = ConnectionID(1), c2 = ConnectionID(2), c3 = ConnectionID(3)
+let c1 = ConnectionID(1)
+let c2 = ConnectionID(2)
+let c3 = ConnectionID(3)
 let group1 = "group:\(g1)"
 
 @Suite("Realtime hub — snapshot then changes")
@@ -112,7 +114,12 @@ struct SnapshotOrderingTests {
 
     @Test("read failed: error unavailable (not not_found), subscription gone, not a protocol error; may subscribe again")
     func readFailed() throws {
-        var h = Harness(limits: { var l = RealtimeLimits(); l.maxProtocolErrors = 0; return l }())
+        var h = Harness(
+            limits: {
+                var l = RealtimeLimits()
+                l.maxProtocolErrors = 0
+                return l
+            }())
         _ = h.hub.connect(c1, userID: "u1")
         let request = try need(h.say(c1, #"{"op":"subscribe","topic":"\#(group1)","id":"s1"}"#).snapshotRequests.first)
         let out = h.hub.readFailed(request)
@@ -185,7 +192,8 @@ struct ResumeTests {
         var h = Harness(position: 10)
         let request = try resume(&h, since: 5)
         let out = h.hub.replayReady(
-            request, ChangeFeed.Replay(oldestRetainedSeq: 1, latestSeq: 10, batches: [groupBatch(7)], truncated: false, accessChanged: true))
+            request, ChangeFeed.Replay(oldestRetainedSeq: 1, latestSeq: 10, batches: [groupBatch(7)], truncated: false, accessChanged: true)
+        )
         #expect(out.sent(to: c1).isEmpty)
         #expect(out.snapshotRequests.count == 1)
     }
@@ -455,7 +463,8 @@ struct PresenceTests {
             case .send(_, let b), .broadcast(_, let b): bytes = b
             case .authenticate, .needSnapshot, .needReplay, .close: return false
             }
-            return bytes.count >= needle.count && (0...(bytes.count - needle.count)).contains { Array(bytes[$0..<$0 + needle.count]) == needle }
+            return bytes.count >= needle.count
+                && (0...(bytes.count - needle.count)).contains { Array(bytes[$0..<$0 + needle.count]) == needle }
         }
     }
 
@@ -548,7 +557,8 @@ struct PresenceTests {
         let drained = try need(h.hub.outboundBuffered(c2, bytes: 0).snapshotRequests.first)
         #expect(h.hub.flushPresence().isEmpty, "u2 stays present while its fresh snapshot is read")
         #expect(h.hub.takeLocalPresence().isEmpty)
-        #expect(h.hub.snapshotReady(drained, seq: 4, data: Array("{}".utf8)).messages(to: c2).first?["presence"] as? [String] == ["u1", "u2"])
+        #expect(
+            h.hub.snapshotReady(drained, seq: 4, data: Array("{}".utf8)).messages(to: c2).first?["presence"] as? [String] == ["u1", "u2"])
         #expect(h.hub.flushPresence().isEmpty)
 
         // A re-read refused (the removal fell into a gap) ends the subscription: the user leaves.

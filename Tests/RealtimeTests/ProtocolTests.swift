@@ -94,13 +94,18 @@ struct ServerMessageTests {
         #expect(encoded.seq == 6)
         #expect(
             text(encoded.bytes)
-                == #"{"type":"change","topic":"group:\#(g1)","seq":6,"event":"member_removed","changes":[{"kind":"member","op":"modified","id":"m1","doc":{"s":"removed"},"reason":"access_revoked"},{"kind":"group","op":"removed","id":"\#(g1)","reason":"access_revoked"}]}"#
+                == #"""
+                {"type":"change","topic":"group:\#(g1)","seq":6,"event":"member_removed","changes":[{"kind":"member","op":"modified",\#
+                "id":"m1","doc":{"s":"removed"},"reason":"access_revoked"},{"kind":"group","op":"removed","id":"\#(g1)",\#
+                "reason":"access_revoked"}]}
+                """#
         )
     }
 
     @Test("revoked, error, pong; strings escaped")
     func others() {
-        #expect(text(ServerMessage.revoked(topic: .group(g1), reason: .left)) == #"{"type":"revoked","topic":"group:\#(g1)","reason":"left"}"#)
+        #expect(
+            text(ServerMessage.revoked(topic: .group(g1), reason: .left)) == #"{"type":"revoked","topic":"group:\#(g1)","reason":"left"}"#)
         #expect(
             text(ServerMessage.error(code: .notFound, message: "a \"b\"\n\\\u{1}é", topic: "user", id: .number(3)))
                 == #"{"type":"error","code":"not_found","message":"a \"b\"\n\\\u0001é","topic":"user","id":3}"#)

@@ -83,7 +83,10 @@ struct StoreFeedTests {
         let g = try group(owner: o, members: [a])
         try db.readSync { c in
             let all = try ChangeFeed.batches(after: 0, on: c)
-            #expect(all.map(\.event.rawValue) == ["user_registered", "user_registered", "group_created", "invite_code_created", "member_joined"])
+            #expect(
+                all.map(\.event.rawValue) == [
+                    "user_registered", "user_registered", "group_created", "invite_code_created", "member_joined",
+                ])
             #expect(all.allSatisfy { b in b.rows.allSatisfy { _ in true } && b.rows.first?.seq == b.batch })
             let seqs = all.flatMap { $0.rows.map(\.seq) }
             #expect(seqs == Array(1...Int64(seqs.count)))
@@ -103,7 +106,9 @@ struct StoreFeedTests {
             #expect(try ChangeFeed.replay(topic: "group:\(g)", after: 0, maxRows: topicRows - 1, on: c).truncated)
             #expect(try ChangeFeed.replay(topic: "group:\(g)", after: 3, maxRows: 1000, member: a.id, on: c).accessChanged)
             #expect(try !ChangeFeed.replay(topic: "group:\(g)", after: seqs.last ?? 0, maxRows: 1000, member: a.id, on: c).accessChanged)
-            #expect(try !ChangeFeed.replay(topic: "group:\(g)", after: 5, maxRows: 1000, member: o.id, on: c).accessChanged, "the owner gained access at 5")
+            #expect(
+                try !ChangeFeed.replay(topic: "group:\(g)", after: 5, maxRows: 1000, member: o.id, on: c).accessChanged,
+                "the owner gained access at 5")
         }
     }
 

@@ -122,7 +122,8 @@ struct ConnectionTests {
 
     @Test func constraintErrorsAreClassified() throws {
         let connection = try open()
-        try connection.execute("""
+        try connection.execute(
+            """
             CREATE TABLE parent (id INTEGER PRIMARY KEY, email TEXT UNIQUE, age INTEGER CHECK (age >= 0));
             CREATE TABLE child (parent_id INTEGER NOT NULL REFERENCES parent(id));
             INSERT INTO parent (id, email, age) VALUES (1, 'a@x', 1);

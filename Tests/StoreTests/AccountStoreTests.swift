@@ -76,9 +76,10 @@ struct AccountStoreTests {
         _ = try db.writeSync { c in
             try AccountStore.register(email: "a@example.com", displayName: "A", passwordHash: "h", tier: .free, at: 1, on: c)
         }
-        #expect(violatesConstraint {
-            try db.writeSync { c in try c.run("UPDATE change_log SET actor = 'mallory'") }
-        })
+        #expect(
+            violatesConstraint {
+                try db.writeSync { c in try c.run("UPDATE change_log SET actor = 'mallory'") }
+            })
     }
 
     @Test("sessions: lookup, touch interval, revoke, revoke all", arguments: TestBackend.available)

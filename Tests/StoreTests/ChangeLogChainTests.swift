@@ -88,14 +88,19 @@ struct ChangeLogChainTests {
         #expect(report.problem?.contains("no checkpoint") == true)
     }
 
-    @Test("compaction removes whole old batches past the window, keeps the newest rows, and the chain verifies through its checkpoint", arguments: TestBackend.available)
+    @Test(
+        "compaction removes whole old batches past the window, keeps the newest rows, and the chain verifies through its checkpoint",
+        arguments: TestBackend.available)
     func compaction(_ backend: TestBackend) throws {
         let (dir, db) = try database(backend, rows: 0)
         defer { withExtendedLifetime(dir) {} }
         let day: Int64 = 24 * 3600 * 1000
         let change = Change(topic: "group:g", kind: .group, op: .modified, entityID: "g", document: Array(#"{"n":1}"#.utf8))
         for i in 0..<10 {  // ten 3-row batches, one per day
-            try db.writeSync { try ChangeLog.append([change, change, change], event: ChangeEvent(rawValue: "e"), actor: .admin, at: Int64(i) * day, on: $0) }
+            try db.writeSync {
+                try ChangeLog.append(
+                    [change, change, change], event: ChangeEvent(rawValue: "e"), actor: .admin, at: Int64(i) * day, on: $0)
+            }
         }
         let retention = ChangeLogRetention(
             windowMilliseconds: 5 * day, minimumRows: 6, maxRowsPerTransaction: 8, minimumRowsPerCompaction: 1)
@@ -128,7 +133,8 @@ struct ChangeLogChainTests {
         #expect(try db.readSync { try ChangeLog.latestSeq(on: $0) } == latestBefore + 1)
         #expect(try db.readSync { try ChangeLogChain.verify(on: $0) }.firstBroken == nil)
         // Tampering with the checkpoint row is caught by the chain.
-        try tamper(db, "UPDATE change_log SET document = replace(document, '\"rows_removed\":', '\"rows_removed\":1') WHERE kind = 'checkpoint'")
+        try tamper(
+            db, "UPDATE change_log SET document = replace(document, '\"rows_removed\":', '\"rows_removed\":1') WHERE kind = 'checkpoint'")
         #expect(try db.readSync { try ChangeLogChain.verify(on: $0) }.firstBroken != nil)
     }
 
@@ -143,7 +149,9 @@ struct ChangeLogChainTests {
                 at: 99, on: c)
         }
         #expect(redacted == 1)
-        let leftovers = try db.readSync { try $0.scalar("SELECT count(*) FROM change_log WHERE \($0.dialect.position(of: "'u1@example.com'", in: "document")) > 0") }
+        let leftovers = try db.readSync {
+            try $0.scalar("SELECT count(*) FROM change_log WHERE \($0.dialect.position(of: "'u1@example.com'", in: "document")) > 0")
+        }
         #expect(leftovers == .integer(0))
         let report = try db.readSync { try ChangeLogChain.verify(on: $0) }
         #expect(report.firstBroken == nil)
@@ -158,7 +166,9 @@ struct ChangeLogChainTests {
         #expect(try db.readSync { try ChangeLogChain.verify(on: $0) }.firstBroken == 4)
     }
 
-    @Test("compacting again and again at the newest-rows bound converges: checkpoints do not buy more removals", arguments: TestBackend.available)
+    @Test(
+        "compacting again and again at the newest-rows bound converges: checkpoints do not buy more removals",
+        arguments: TestBackend.available)
     func compactionConverges(_ backend: TestBackend) throws {
         let (dir, db) = try database(backend, rows: 50)
         defer { withExtendedLifetime(dir) {} }

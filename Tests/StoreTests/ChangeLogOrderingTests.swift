@@ -1,6 +1,6 @@
 import Dispatch
-import Foundation
 import Domain
+import Foundation
 import Storage
 import Store
 import Synchronization

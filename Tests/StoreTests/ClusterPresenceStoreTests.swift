@@ -29,7 +29,8 @@ struct ClusterPresenceStoreTests {
     @Test("each instance's rows replace per group; others see the union without their own rows", arguments: TestBackend.available)
     func writeAndUnion(_ backend: TestBackend) throws {
         let storage = try backend.open(migrations: Schema.migrations(for: backend.dialect))
-        let a = storage.database, b = try openAnotherHandle(storage.database)
+        let a = storage.database
+        let b = try openAnotherHandle(storage.database)
         let t: Int64 = 1_000_000
         let first = try tick(a, "A", ["g1": ["u1", "u2"], "g2": ["u1"]], at: t)
         #expect(first.rejoined && first.changedGroups == ["g1", "g2"] && first.expiredInstances.isEmpty)
@@ -49,7 +50,9 @@ struct ClusterPresenceStoreTests {
         #expect(try others(a, nil, excluding: "A", at: t + 4_000) == [:])
     }
 
-    @Test("an instance without a heartbeat for the limit is unseen, then expired with its rows by a live one's tick", arguments: TestBackend.available)
+    @Test(
+        "an instance without a heartbeat for the limit is unseen, then expired with its rows by a live one's tick",
+        arguments: TestBackend.available)
     func expiry(_ backend: TestBackend) throws {
         let db = try backend.open(migrations: Schema.migrations(for: backend.dialect)).database
         let t: Int64 = 1_000_000
@@ -103,7 +106,11 @@ struct ClusterPresenceStoreTests {
         _ = try tick(db, "A", [:], all: ["g1": ["u1"]], at: 2_000)  // nothing changed: no notice
         _ = try db.writeSync { try ClusterPresenceStore.remove(instance: "A", on: $0) }
         var payloads: [String] = []
-        #expect(eventually { (try? listener.notifications())?.forEach { payloads.append($0.payload) }; return payloads.count >= 2 })
+        #expect(
+            eventually {
+                (try? listener.notifications())?.forEach { payloads.append($0.payload) }
+                return payloads.count >= 2
+            })
         #expect(payloads == ["A:g1", "A:g1"])
     }
 }

@@ -42,12 +42,17 @@ struct GroupChangeLogTests {
         #expect(following == followedBy, "the batches after the mutation's own")
         #expect(!rows.isEmpty, "one batch")
         #expect(Set(rows.compactMap { $0.string("event") }).count == 1, "one event")
-        return (value, Logged(
-            event: rows.first?.string("event") ?? "",
-            rows: rows.map {
-                ($0.string("topic") ?? "", $0.string("kind") ?? "", $0.string("op") ?? "", $0.string("entity_id") ?? "",
-                 $0.string("document").map { Array($0.utf8) }, $0.string("reason"))
-            }))
+        return (
+            value,
+            Logged(
+                event: rows.first?.string("event") ?? "",
+                rows: rows.map {
+                    (
+                        $0.string("topic") ?? "", $0.string("kind") ?? "", $0.string("op") ?? "", $0.string("entity_id") ?? "",
+                        $0.string("document").map { Array($0.utf8) }, $0.string("reason")
+                    )
+                })
+        )
     }
 
     @Test("create, update, join, role change, transfer, leave, remove, code, invitations, delete", arguments: TestBackend.available)
@@ -105,10 +110,11 @@ struct GroupChangeLogTests {
 
         let (_, transferLog) = try logged { c in try GroupStore.transfer(groupID: g, actorID: o.id, targetID: a.id, at: 16, on: c) }
         #expect(transferLog.event == "ownership_transferred")
-        #expect(transferLog.summary == [
-            "group:\(g) group modified", "group:\(g) member modified", "group:\(g) member modified",
-            "user:\(o.id) member modified", "user:\(a.id) member modified",
-        ])
+        #expect(
+            transferLog.summary == [
+                "group:\(g) group modified", "group:\(g) member modified", "group:\(g) member modified",
+                "user:\(o.id) member modified", "user:\(a.id) member modified",
+            ])
 
         // o created the code: leaving disables it, as an explicit disable would (issue 15 #4).
         let (_, leaveLog) = try logged(followedBy: ["invite_code_disabled"]) { c in

@@ -34,18 +34,20 @@ struct GroupStoreTests {
                 name: "G", description: nil, iconName: nil, colorTag: nil, maxMembers: 1, owner: owner, at: 2, on: c)
             return (owner, other, detail)
         }
-        #expect(violatesConstraint {
-            try db.writeSync { c in try c.run("UPDATE groups SET member_count = 2 WHERE id = ?1", [.text(detail.group.id)]) }
-        })
-        #expect(violatesConstraint {
-            try db.writeSync { c in
-                try c.run(
-                    """
-                    INSERT INTO group_members (group_id, user_id, display_name, role, status, joined_ms)
-                    VALUES (?1, ?2, 'x', 'owner', 'active', 3)
-                    """, [.text(detail.group.id), .text(other.id)])
-            }
-        })
+        #expect(
+            violatesConstraint {
+                try db.writeSync { c in try c.run("UPDATE groups SET member_count = 2 WHERE id = ?1", [.text(detail.group.id)]) }
+            })
+        #expect(
+            violatesConstraint {
+                try db.writeSync { c in
+                    try c.run(
+                        """
+                        INSERT INTO group_members (group_id, user_id, display_name, role, status, joined_ms)
+                        VALUES (?1, ?2, 'x', 'owner', 'active', 3)
+                        """, [.text(detail.group.id), .text(other.id)])
+                }
+            })
         #expect(detail.members.map(\.userID) == [owner.id])
     }
 

@@ -9,7 +9,8 @@ struct LogEpochTests {
     @Test("each database gets its own random epoch; rotate replaces it; a pre-0006 schema has none", arguments: TestBackend.available)
     func rotation(_ backend: TestBackend) throws {
         let migrations = Schema.migrations(for: backend.dialect)
-        let a = try backend.open(migrations: migrations).database, b = try backend.open(migrations: migrations).database
+        let a = try backend.open(migrations: migrations).database
+        let b = try backend.open(migrations: migrations).database
         let epochA = try a.readSync { try LogEpoch.current(on: $0) }
         let epochB = try b.readSync { try LogEpoch.current(on: $0) }
         #expect(epochA.count == 32 && epochA.allSatisfy { $0.isHexDigit && !$0.isUppercase })
@@ -31,7 +32,8 @@ struct LogEpochTests {
             _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)
             return db
         }
-        let a = try fresh("a"), b = try fresh("b")
+        let a = try fresh("a")
+        let b = try fresh("b")
         let epochA = try a.readSync { try LogEpoch.current(on: $0) }
         let epochB = try b.readSync { try LogEpoch.current(on: $0) }
         #expect(epochA.count == 32 && epochA.allSatisfy { $0.isHexDigit && !$0.isUppercase })

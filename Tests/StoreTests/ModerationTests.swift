@@ -18,7 +18,8 @@ struct ModerationTests {
         }
     }
 
-    @Test("suspension revokes every session and is logged with the reason; unsuspend restores status only", arguments: TestBackend.available)
+    @Test(
+        "suspension revokes every session and is logged with the reason; unsuspend restores status only", arguments: TestBackend.available)
     func suspend(_ backend: TestBackend) throws {
         let (dir, db) = try database(backend)
         defer { withExtendedLifetime(dir) {} }
@@ -126,7 +127,10 @@ struct ModerationTests {
         #expect(integrity == .text("ok"))
         // A snapshot: every user in the copy has its change-log row, whatever moment it was taken at.
         #expect(users == logRows)
-        guard case .integer(let n) = users else { Issue.record("no count"); return }
+        guard case .integer(let n) = users else {
+            Issue.record("no count")
+            return
+        }
         #expect(n >= 50 && n <= 250)
         #expect(throws: SQLiteError.self) { try (db as! Database).backup(to: dir.path + "/copy.sqlite") }  // never overwrites
     }

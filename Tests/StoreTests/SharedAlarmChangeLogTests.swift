@@ -33,12 +33,17 @@ struct SharedAlarmChangeLogTests {
                 [.integer(before)])
         }
         #expect(Set(rows.compactMap { $0.int("batch") }) == [before + 1], "one batch")
-        return (value, Logged(
-            event: rows.first?.string("event") ?? "", actor: rows.first?.string("actor") ?? "",
-            rows: rows.map {
-                ($0.string("topic") ?? "", $0.string("kind") ?? "", $0.string("op") ?? "", $0.string("entity_id") ?? "",
-                 $0.string("document").map { Array($0.utf8) })
-            }))
+        return (
+            value,
+            Logged(
+                event: rows.first?.string("event") ?? "", actor: rows.first?.string("actor") ?? "",
+                rows: rows.map {
+                    (
+                        $0.string("topic") ?? "", $0.string("kind") ?? "", $0.string("op") ?? "", $0.string("entity_id") ?? "",
+                        $0.string("document").map { Array($0.utf8) }
+                    )
+                })
+        )
     }
 
     @Test("0003_shared_alarms follows 0002_groups")
@@ -137,12 +142,14 @@ struct SharedAlarmChangeLogTests {
         _ = try logged { c in
             try CompletionStore.record(groupID: g, alarmID: again.rows[0].entity, userID: a.id, answer: answer, at: Self.nine + 7, on: c)
         }
-        #expect(violatesConstraint {
-            try db.writeSync { c in try c.run("UPDATE shared_completions SET status = 'skipped'") }
-        })
-        #expect(violatesConstraint {
-            try db.writeSync { c in try c.run("UPDATE shared_completions SET completed_ms = 0") }
-        })
+        #expect(
+            violatesConstraint {
+                try db.writeSync { c in try c.run("UPDATE shared_completions SET status = 'skipped'") }
+            })
+        #expect(
+            violatesConstraint {
+                try db.writeSync { c in try c.run("UPDATE shared_completions SET completed_ms = 0") }
+            })
         #expect(try db.writeSync { try CompletionStore.purge(completedBefore: Self.nine + 7, on: $0) } == 0)
         #expect(try db.writeSync { try CompletionStore.purge(completedBefore: Self.nine + 8, on: $0) } == 1)
     }

@@ -8,10 +8,12 @@ import Transport
 struct ConnectionLimitTests {
     @Test func oneAddressHoldsAtMostItsShareAndOthersAreStillServed() throws {
         let events = EventLog()
-        try withHTTPServer({
-            $0.maxConnections = 6  // per address: the default half, 3
-            $0.healthCheckPath = "/healthz"
-        }, events: events) { server, port, _ in
+        try withHTTPServer(
+            {
+                $0.maxConnections = 6  // per address: the default half, 3
+                $0.healthCheckPath = "/healthz"
+            }, events: events
+        ) { server, port, _ in
             #expect(server.configuration.effectiveMaxConnectionsPerAddress == 3)
             // Three idle keep-alive sockets from one address: its whole share.
             let mine = try (0..<3).map { _ in try LoopbackClient(port: port, source: "127.0.0.1") }

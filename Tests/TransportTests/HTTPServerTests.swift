@@ -239,7 +239,12 @@ struct HTTPDeadlineTests {
     @Test func headerTimeoutIsADeadlineNotResetByTrickling() throws {
         let events = EventLog()
         let clock = ManualClock()
-        try withHTTPServer({ $0.requestHeaderTimeout = .seconds(10); $0.clock = clock }, events: events) { _, port, responder in
+        try withHTTPServer(
+            {
+                $0.requestHeaderTimeout = .seconds(10)
+                $0.clock = clock
+            }, events: events
+        ) { _, port, responder in
             let client = try LoopbackClient(port: port)
             // One request and the first byte of the next head, in one write: the response means
             // the server has started the next head's deadline (at the clock's reading now, t0).
@@ -268,7 +273,12 @@ struct HTTPDeadlineTests {
     @Test func bodyTimeoutAnswers408() throws {
         let events = EventLog()
         let clock = ManualClock()
-        try withHTTPServer({ $0.requestBodyTimeout = .seconds(30); $0.clock = clock }, events: events) { _, port, responder in
+        try withHTTPServer(
+            {
+                $0.requestBodyTimeout = .seconds(30)
+                $0.clock = clock
+            }, events: events
+        ) { _, port, responder in
             let client = try LoopbackClient(port: port)
             // `100 Continue` comes once the head is parsed and the body deadline runs (from t0).
             try client.send("POST /b HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n")
@@ -287,7 +297,12 @@ struct HTTPDeadlineTests {
     @Test func idleKeepAliveConnectionIsClosed() throws {
         let events = EventLog()
         let clock = ManualClock()
-        try withHTTPServer({ $0.idleTimeout = .seconds(60); $0.clock = clock }, events: events) { server, port, _ in
+        try withHTTPServer(
+            {
+                $0.idleTimeout = .seconds(60)
+                $0.clock = clock
+            }, events: events
+        ) { server, port, _ in
             let client = try LoopbackClient(port: port)
             #expect(try client.request("GET", "/").status == 200)  // the idle deadline runs from here
             clock.advance(by: 60_000)

@@ -28,7 +28,6 @@ func shutdownAndWait(_ server: HTTPServer, timeout: Duration = .seconds(10)) -> 
     return done.wait(timeout: .now() + .nanoseconds(Int(timeout.components.seconds) * 1_000_000_000)) == .success
 }
 
-
 func usleepMillis(_ millis: Int) {
     let semaphore = DispatchSemaphore(value: 0)
     _ = semaphore.wait(timeout: .now() + .milliseconds(millis))

@@ -1,5 +1,5 @@
-import Hashing
 import Dispatch
+import Hashing
 import Synchronization
 import TestSupport
 import Testing
@@ -17,7 +17,7 @@ final class WebSocketRecorder: Sendable {
         events.filter { if case .binary = $0 { true } else if case .text = $0 { true } else { false } }.count
     }
     var closedEvent: WebSocketEvent? { events.last.flatMap { if case .closed = $0 { $0 } else { nil } } }
-    var closedCode: WebSocketCloseCode? { if case let .closed(code, _) = events.last { code } else { nil } }
+    var closedCode: WebSocketCloseCode? { if case .closed(let code, _) = events.last { code } else { nil } }
 }
 
 /// Echoes text and binary messages; records everything.
@@ -30,8 +30,8 @@ final class RecordingEchoDelegate: WebSocketDelegate {
     func webSocket(_ socket: WebSocket, received event: WebSocketEvent) {
         recorder.record(event)
         switch event {
-        case let .text(text): socket.send(text: text)
-        case let .binary(bytes): socket.send(binary: bytes)
+        case .text(let text): socket.send(text: text)
+        case .binary(let bytes): socket.send(binary: bytes)
         case .ping, .pong, .closed: break
         }
     }
@@ -44,10 +44,10 @@ struct WebSocketTestResponder: HTTPResponder {
 
     func respond(to request: HTTPRequest, context: RequestContext, sink: ResponseSink) {
         switch WebSocketUpgrade.evaluate(request, configuration: configuration, sha1: testSHA1) {
-        case let .accept(accepted):
+        case .accept(let accepted):
             let recorder = self.recorder
             sink.upgradeToWebSocket(accepted, configuration: configuration) { RecordingEchoDelegate(recorder) }
-        case let .reject(rejected):
+        case .reject(let rejected):
             sink.send(rejected.response)
         }
     }
@@ -116,7 +116,7 @@ struct WebSocketHandshakeSocketTests {
         let request = HTTPRequest(head: HTTPRequestHead(method: .get, target: "/v1/realtime", headers: headers))
         var configuration = WebSocketConfiguration()
         configuration.deflate = nil
-        guard case let .accept(accepted) = WebSocketUpgrade.evaluate(request, configuration: configuration, sha1: testSHA1)
+        guard case .accept(let accepted) = WebSocketUpgrade.evaluate(request, configuration: configuration, sha1: testSHA1)
         else {
             Issue.record("refused a valid handshake")
             return
@@ -297,11 +297,13 @@ struct WebSocketConnectionTests {
 struct WebSocketConnectionBehaviourTests {
     @Test func pingsOnTheIntervalAndClosesAPeerThatGoesQuiet() throws {
         let clock = ManualClock()  // every interval and timeout is moved past, not slept through
-        try withWebSocketServer({
-            $0.pingInterval = .seconds(20)
-            $0.idleTimeout = .seconds(60)
-            $0.closeTimeout = .seconds(5)
-        }, server: { $0.clock = clock }) { _, port, recorder in
+        try withWebSocketServer(
+            {
+                $0.pingInterval = .seconds(20)
+                $0.idleTimeout = .seconds(60)
+                $0.closeTimeout = .seconds(5)
+            }, server: { $0.clock = clock }
+        ) { _, port, recorder in
             let ws = try WebSocketTestClient(port: port, path: "/ws")
             #expect(eventually { recorder.sockets.count == 1 })  // opened: its deadlines run from t0
             // Answering keeps it open past the idle timeout: a ping per interval for 120 s, each answered.

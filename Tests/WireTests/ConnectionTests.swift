@@ -143,4 +143,3 @@ struct ExpectTests {
         expectAtEverySplit(Self.post("HTTP/1.1", ["Expect: \(value)", "Content-Length: 2"], body: "hi"), [.error(417)])
     }
 }
-

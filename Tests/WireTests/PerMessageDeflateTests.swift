@@ -66,7 +66,9 @@ struct PerMessageDeflateExamplesTests {
     }
 
     @Test func garbageIs1002() {
-        #expect(WS.run(WS.frame(.binary, [0xFF, 0xFF, 0xFF], rsv1: true), deflate: takeover) == WS.failure(.protocolError, "decompression failed"))
+        #expect(
+            WS.run(WS.frame(.binary, [0xFF, 0xFF, 0xFF], rsv1: true), deflate: takeover)
+                == WS.failure(.protocolError, "decompression failed"))
     }
 
     @Test func invalidUTF8InsideCompressedTextIs1007() {
@@ -98,7 +100,10 @@ struct PerMessageDeflateRoundTripTests {
         // Server → client: decode the server's frames with a client-side inflater.
         let inflater = PerMessageDeflateDecompressor(windowBits: 15, noContextTakeover: serverNoContext)
         for message in Self.messages {
-            guard case .send(let bytes) = server.send(binary: message) else { Issue.record("no send"); return }
+            guard case .send(let bytes) = server.send(binary: message) else {
+                Issue.record("no send")
+                return
+            }
             var decoder = WebSocketFrameDecoder(requireMasked: false, perMessageDeflate: true)
             decoder.append(bytes)
             let frame = try #require(try decoder.next())
@@ -128,13 +133,19 @@ struct PerMessageDeflateRoundTripTests {
         let limits = WebSocketLimits(maxMessageSize: 1000, maxInflatedMessageSize: 4096)
         let compressor = PerMessageDeflateCompressor(windowBits: 15, noContextTakeover: true)
         let at = [UInt8](repeating: 0x61, count: 4096)
-        #expect(WS.run(WS.frame(.text, compressor.compress(at), rsv1: true), limits: limits, deflate: PerMessageDeflateParameters()) == [.deliver(.text(String(repeating: "a", count: 4096)))])
+        #expect(
+            WS.run(WS.frame(.text, compressor.compress(at), rsv1: true), limits: limits, deflate: PerMessageDeflateParameters()) == [
+                .deliver(.text(String(repeating: "a", count: 4096)))
+            ])
         let over = compressor.compress(at + [0x61])
-        #expect(WS.run(WS.frame(.text, over, rsv1: true), limits: limits, deflate: PerMessageDeflateParameters()) == WS.failure(.messageTooBig, "message too large"))
+        #expect(
+            WS.run(WS.frame(.text, over, rsv1: true), limits: limits, deflate: PerMessageDeflateParameters())
+                == WS.failure(.messageTooBig, "message too large"))
     }
 
     @Test func decompressorCapDirectly() throws {
-        let compressed = PerMessageDeflateCompressor(windowBits: 15, noContextTakeover: true).compress([UInt8](repeating: 7, count: 100_000))
+        let compressed = PerMessageDeflateCompressor(windowBits: 15, noContextTakeover: true).compress(
+            [UInt8](repeating: 7, count: 100_000))
         let inflater = PerMessageDeflateDecompressor(windowBits: 15, noContextTakeover: true)
         var output: [UInt8] = []
         #expect(throws: WebSocketProtocolError.messageTooLarge) {
@@ -158,7 +169,10 @@ struct PerMessageDeflateRoundTripTests {
         let block = randomBytes(2000)
         let far = WebSocketEncodedMessage(binary: block + block)
         var smallWindow = WebSocketProtocol(deflate: PerMessageDeflateParameters(serverNoContextTakeover: true, serverMaxWindowBits: 10))
-        guard case .send(let bytes) = smallWindow.send(far) else { Issue.record("no send"); return }
+        guard case .send(let bytes) = smallWindow.send(far) else {
+            Issue.record("no send")
+            return
+        }
         #expect(bytes == far.plainFrame)  // a 1 KiB window finds nothing: sent uncompressed
         let tiny = WebSocketEncodedMessage(text: "Hello")
         #expect(tiny.deflatedFrame == nil)
@@ -198,7 +212,9 @@ struct PerMessageDeflateRoundTripTests {
 struct PerMessageDeflateNegotiationTests {
     let config = PerMessageDeflateConfiguration()
 
-    func negotiate(_ values: [String], _ configuration: PerMessageDeflateConfiguration = PerMessageDeflateConfiguration()) -> PerMessageDeflate.Agreement? {
+    func negotiate(_ values: [String], _ configuration: PerMessageDeflateConfiguration = PerMessageDeflateConfiguration())
+        -> PerMessageDeflate.Agreement?
+    {
         PerMessageDeflate.negotiate(offers: values, configuration: configuration)
     }
 
@@ -214,7 +230,8 @@ struct PerMessageDeflateNegotiationTests {
         let agreement = try #require(negotiate(["permessage-deflate; client_max_window_bits"]))
         #expect(agreement.responseHeaderValue == "permessage-deflate; server_no_context_takeover")
         #expect(agreement.parameters.clientMaxWindowBits == 15)
-        let limited = try #require(negotiate(["permessage-deflate; client_max_window_bits"], PerMessageDeflateConfiguration(clientMaxWindowBits: 10)))
+        let limited = try #require(
+            negotiate(["permessage-deflate; client_max_window_bits"], PerMessageDeflateConfiguration(clientMaxWindowBits: 10)))
         #expect(limited.responseHeaderValue == "permessage-deflate; server_no_context_takeover; client_max_window_bits=10")
         #expect(limited.parameters.clientMaxWindowBits == 10)
     }
@@ -222,7 +239,10 @@ struct PerMessageDeflateNegotiationTests {
     @Test func allParameters() throws {
         let agreement = try #require(
             negotiate([
-                "permessage-deflate; server_no_context_takeover; client_no_context_takeover; server_max_window_bits=10; client_max_window_bits=\"12\""
+                """
+                permessage-deflate; server_no_context_takeover; client_no_context_takeover; server_max_window_bits=10; \
+                client_max_window_bits=\"12\"
+                """
             ]))
         #expect(
             agreement.responseHeaderValue
@@ -235,7 +255,8 @@ struct PerMessageDeflateNegotiationTests {
     }
 
     @Test func serverWindowIsTheSmallerOfOfferAndConfiguration() throws {
-        let agreement = try #require(negotiate(["permessage-deflate; server_max_window_bits=12"], PerMessageDeflateConfiguration(serverMaxWindowBits: 9)))
+        let agreement = try #require(
+            negotiate(["permessage-deflate; server_max_window_bits=12"], PerMessageDeflateConfiguration(serverMaxWindowBits: 9)))
         #expect(agreement.parameters.serverMaxWindowBits == 9)
         #expect(agreement.responseHeaderValue.hasSuffix("server_max_window_bits=9"))
         let unasked = try #require(negotiate(["permessage-deflate"], PerMessageDeflateConfiguration(serverMaxWindowBits: 11)))

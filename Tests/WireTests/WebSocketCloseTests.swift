@@ -104,7 +104,10 @@ struct WebSocketClosingTests {
     @Test func protocolErrorWhileClosingSendsNoSecondClose() {
         var proto = WebSocketProtocol()
         _ = proto.close()
-        #expect(WS.drain(&proto, WS.frame(.continuation)) == [.deliver(.closed(.protocolError, "unexpected continuation frame")), .closeConnection])
+        #expect(
+            WS.drain(&proto, WS.frame(.continuation)) == [
+                .deliver(.closed(.protocolError, "unexpected continuation frame")), .closeConnection,
+            ])
     }
 
     @Test func endOfStreamWithoutCloseIs1006() {

@@ -173,7 +173,8 @@ struct WebSocketLimitsTests {
     @Test func messageSizeAtTheLimitAndOneOver() {
         let at = WS.frame(.binary, [UInt8](repeating: 1, count: 16), fin: false) + WS.frame(.continuation, [UInt8](repeating: 2, count: 8))
         #expect(WS.run(at, limits: limits) == [.deliver(.binary([UInt8](repeating: 1, count: 16) + [UInt8](repeating: 2, count: 8)))])
-        let over = WS.frame(.binary, [UInt8](repeating: 1, count: 16), fin: false) + WS.frame(.continuation, [UInt8](repeating: 2, count: 9))
+        let over =
+            WS.frame(.binary, [UInt8](repeating: 1, count: 16), fin: false) + WS.frame(.continuation, [UInt8](repeating: 2, count: 9))
         #expect(WS.run(over, limits: limits) == WS.failure(.messageTooBig, "message too large"))
     }
 

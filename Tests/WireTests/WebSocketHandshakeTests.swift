@@ -7,12 +7,15 @@ struct WebSocketHandshakeTests {
         method: HTTPMethod = .get, version: HTTPVersion = .http1_1, _ fields: [(String, String)]? = nil,
         extra: [(String, String)] = []
     ) -> HTTPRequestHead {
-        let base = fields ?? [
-            ("Host", "server.example.com"), ("Upgrade", "websocket"), ("Connection", "Upgrade"),
-            ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), ("Origin", "http://example.com"),
-            ("Sec-WebSocket-Version", "13"),
-        ]
-        return HTTPRequestHead(method: method, target: "/v1/realtime", version: version, headers: HTTPHeaders((base + extra).map { (name: $0.0, value: $0.1) }))
+        let base =
+            fields ?? [
+                ("Host", "server.example.com"), ("Upgrade", "websocket"), ("Connection", "Upgrade"),
+                ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), ("Origin", "http://example.com"),
+                ("Sec-WebSocket-Version", "13"),
+            ]
+        return HTTPRequestHead(
+            method: method, target: "/v1/realtime", version: version, headers: HTTPHeaders((base + extra).map { (name: $0.0, value: $0.1) })
+        )
     }
 
     func accepted(_ head: HTTPRequestHead, deflate: PerMessageDeflateConfiguration? = nil) -> WebSocketHandshake.Accepted? {
@@ -26,16 +29,19 @@ struct WebSocketHandshakeTests {
     }
 
     @Test func sha1TestVector() {
-        #expect(sha1(Array("abc".utf8)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() == "a9993e364706816aba3e25717850c26c9cd0d89d")
+        #expect(
+            sha1(Array("abc".utf8)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+                == "a9993e364706816aba3e25717850c26c9cd0d89d")
     }
 
     @Test func rfcExampleAcceptKey() throws {
         #expect(WebSocketHandshake.acceptValue(key: "dGhlIHNhbXBsZSBub25jZQ==", sha1: sha1) == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
         let result = try #require(accepted(Self.head()))
         #expect(result.response.status == .switchingProtocols)
-        #expect(result.response.headers.map { "\($0.name): \($0.value)" } == [
-            "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=",
-        ])
+        #expect(
+            result.response.headers.map { "\($0.name): \($0.value)" } == [
+                "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=",
+            ])
         #expect(result.origin == "http://example.com")
         #expect(result.deflate == nil)
     }
@@ -106,10 +112,19 @@ struct WebSocketUpgradeTests {
                 + "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n").utf8)
         var parser = HTTPRequestParser()
         parser.append(request + WS.frame(.text, WS.hex("f2 48 cd c9 c9 07 00"), rsv1: true) + WS.hex("81 85 37 fa"))
-        guard case .head(let head) = try parser.next() else { Issue.record("no head"); return }
-        guard case .request = try parser.next() else { Issue.record("no request"); return }
+        guard case .head(let head) = try parser.next() else {
+            Issue.record("no head")
+            return
+        }
+        guard case .request = try parser.next() else {
+            Issue.record("no request")
+            return
+        }
         guard case .accept(let accepted) = WebSocketHandshake.evaluate(head, deflate: PerMessageDeflateConfiguration(), sha1: sha1)
-        else { Issue.record("rejected"); return }
+        else {
+            Issue.record("rejected")
+            return
+        }
         var buffer: [UInt8] = []
         HTTPResponseWriter.write(
             accepted.response, into: &buffer, date: "Sat, 21 Nov 2026 07:00:00 GMT", keepAlive: true, requestVersion: .http1_1,

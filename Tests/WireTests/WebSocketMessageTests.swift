@@ -69,7 +69,8 @@ struct WebSocketMessageTests {
                 WS.frame(.text, Array(smiley[..<cut]), fin: false) + WS.frame(.continuation, Array(smiley[cut...]))
             #expect(WS.run(input) == [.deliver(.text("\u{1F600}"))], "cut at \(cut)")
         }
-        let perByte = WS.frame(.text, [0xCE], fin: false) + WS.frame(.continuation, [0xBA], fin: false)
+        let perByte =
+            WS.frame(.text, [0xCE], fin: false) + WS.frame(.continuation, [0xBA], fin: false)
             + WS.frame(.continuation, [], fin: false) + WS.frame(.continuation, [0xE1, 0xBD], fin: false)
             + WS.frame(.continuation, [0xB9])
         #expect(WS.run(perByte) == [.deliver(.text("κό"))])
@@ -95,7 +96,8 @@ struct WebSocketMessageTests {
         #expect(WS.drain(&proto, Array(frame[9..<12])) == WS.failure(.invalidFramePayloadData, "invalid UTF-8"))
         // In a continuation, and with a sequence split across the prefix boundary.
         var second = WebSocketProtocol()
-        let input = WS.frame(.text, [0xCE], fin: false) + WS.frame(.continuation, [0xBA, 0xE1, 0xBD, 0xB9] + [UInt8](repeating: 0x62, count: 50))
+        let input =
+            WS.frame(.text, [0xCE], fin: false) + WS.frame(.continuation, [0xBA, 0xE1, 0xBD, 0xB9] + [UInt8](repeating: 0x62, count: 50))
         let cut = input.count - 40
         #expect(WS.drain(&second, Array(input[..<cut])) == [])
         #expect(WS.drain(&second, Array(input[cut...])) == [.deliver(.text("κό" + String(repeating: "b", count: 50)))])

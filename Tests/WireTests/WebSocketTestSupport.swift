@@ -95,7 +95,11 @@ func sha1(_ message: [UInt8]) -> [UInt8] {
             b = a
             a = temp
         }
-        h[0] &+= a; h[1] &+= b; h[2] &+= c; h[3] &+= d; h[4] &+= e
+        h[0] &+= a
+        h[1] &+= b
+        h[2] &+= c
+        h[3] &+= d
+        h[4] &+= e
     }
     return h.flatMap { v in [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
 }

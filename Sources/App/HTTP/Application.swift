@@ -56,7 +56,8 @@ public final class Application: HTTPResponder {
 
     public func respond(to http: HTTPRequest, context: RequestContext, sink: ResponseSink) {
         let started = DispatchTime.now().uptimeNanoseconds
-        let requestID = Self.acceptableRequestID(http.head.headers[first: "x-request-id"])
+        let requestID =
+            Self.acceptableRequestID(http.head.headers[first: "x-request-id"])
             ?? "\(requestIDPrefix)-\(requestCounter.next())"
         let path = http.head.path
         var context = context
@@ -117,7 +118,8 @@ public final class Application: HTTPResponder {
             request.route = "static"
             let headers = http.head.headers
             Task {
-                let response = (try? await self.services.workers.run { staticFiles.response(path: path, headers: headers) })
+                let response =
+                    (try? await self.services.workers.run { staticFiles.response(path: path, headers: headers) })
                     ?? nil
                 self.finish(
                     response ?? ErrorMapping.response(for: APIError(.notFound, "no such resource"), requestID: requestID),

@@ -98,7 +98,8 @@ public struct StaticFiles: Sendable {
             let real = Self.realPath(candidate), real.hasPrefix(root + "/")
         else { return nil }
 
-        let etag = "\"\(String(info.st_size, radix: 16))-\(String(info.st_mtim.tv_sec, radix: 16))"
+        let etag =
+            "\"\(String(info.st_size, radix: 16))-\(String(info.st_mtim.tv_sec, radix: 16))"
             + "\(String(info.st_mtim.tv_nsec, radix: 16))\""
         var responseHeaders = Self.securityHeaders(host: headers[first: "host"])
         responseHeaders.add(name: "Content-Type", value: Self.contentType(for: real))

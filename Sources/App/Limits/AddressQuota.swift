@@ -1,6 +1,6 @@
 import Domain
-import Wire
 import Synchronization
+import Wire
 
 /// Counts what each client network (`ClientNetwork`: an IPv4 address, an IPv6 /64) holds open at
 /// once — WebSockets — against a per-network `limit`. The client is the address after

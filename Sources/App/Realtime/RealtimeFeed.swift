@@ -322,7 +322,8 @@ public final class RealtimeFeed: @unchecked Sendable {
         guard !byLoop.isEmpty else { return }
         let message = WebSocketEncodedMessage(
             text: String(decoding: bytes, as: UTF8.self), compressor: deflate ? broadcastCompressor : nil)
-        let committedAt = commitStamp, metrics = services.metrics.realtime
+        let committedAt = commitStamp
+        let metrics = services.metrics.realtime
         for (loop, targets) in byLoop.values {
             loop.execute { [weak self] in
                 var reports: [(ConnectionID, Int)] = []
@@ -356,7 +357,9 @@ public final class RealtimeFeed: @unchecked Sendable {
             case .broadcast(let ids, let bytes):
                 broadcast(bytes, to: ids)
             case .authenticate(let id, let token):
-                let database = services.database, logger = services.logger, now = services.clock.nowMilliseconds()
+                let database = services.database
+                let logger = services.logger
+                let now = services.clock.nowMilliseconds()
                 Task {
                     let result: Result<CheckedSession?, any Error>
                     do {
@@ -379,7 +382,8 @@ public final class RealtimeFeed: @unchecked Sendable {
                     }
                 }
             case .needSnapshot(let request):
-                let now = services.clock.nowMilliseconds(), cache = snapshotCache
+                let now = services.clock.nowMilliseconds()
+                let cache = snapshotCache
                 read(request) { db in
                     try RealtimeSnapshots.read(request.topic, userID: request.userID, at: now, cache: cache, on: db)
                 } then: { hub, result in

@@ -61,14 +61,18 @@ enum AccountRoutes {
     ) {
         router.add(.post, "/v1/auth/register", .async { request in try await register(request, services) })
         router.add(.post, "/v1/auth/login", .async { request in try await login(request, services) })
-        router.add(.post, "/v1/auth/logout", .async { request in
-            let response = try await logout(request, services)
-            if let hash = request.bearerToken.flatMap(TokenHashing.hash(token:)) { sessionEnded(hash) }
-            return response
-        })
-        router.add(.get, "/v1/me", .async { request in
-            JSONBody.response(try await services.authenticate(request).user)
-        })
+        router.add(
+            .post, "/v1/auth/logout",
+            .async { request in
+                let response = try await logout(request, services)
+                if let hash = request.bearerToken.flatMap(TokenHashing.hash(token:)) { sessionEnded(hash) }
+                return response
+            })
+        router.add(
+            .get, "/v1/me",
+            .async { request in
+                JSONBody.response(try await services.authenticate(request).user)
+            })
         router.add(.patch, "/v1/me", .async { request in try await patchMe(request, services) })
         router.add(.delete, "/v1/me", .async { request in try await deleteMe(request, services) })
     }

@@ -11,19 +11,23 @@ enum HealthRoutes {
     static let healthyBody = Array(#"{"status":"ok"}"#.utf8)
 
     static func register(in router: inout Router<Handler>, services: Services) {
-        router.add(.get, "/healthz", .sync { _ in
-            HTTPResponse(status: .ok, headers: ["Content-Type": JSONText.contentType], body: healthyBody)
-        })
-        router.add(.get, "/readyz", .async { _ in
-            let database = services.database
-            let pending = try await services.workers.run {
-                try MigrationRunner.pending(database, migrations: Schema.migrations(for: database.dialect))
-            }
-            guard pending.isEmpty else {
-                throw APIError(.serviceUnavailable, "migrations pending: \(pending.joined(separator: ", "))")
-            }
-            return HTTPResponse(
-                status: .ok, headers: ["Content-Type": JSONText.contentType], body: Array(#"{"status":"ready"}"#.utf8))
-        })
+        router.add(
+            .get, "/healthz",
+            .sync { _ in
+                HTTPResponse(status: .ok, headers: ["Content-Type": JSONText.contentType], body: healthyBody)
+            })
+        router.add(
+            .get, "/readyz",
+            .async { _ in
+                let database = services.database
+                let pending = try await services.workers.run {
+                    try MigrationRunner.pending(database, migrations: Schema.migrations(for: database.dialect))
+                }
+                guard pending.isEmpty else {
+                    throw APIError(.serviceUnavailable, "migrations pending: \(pending.joined(separator: ", "))")
+                }
+                return HTTPResponse(
+                    status: .ok, headers: ["Content-Type": JSONText.contentType], body: Array(#"{"status":"ready"}"#.utf8))
+            })
     }
 }

@@ -16,44 +16,46 @@ enum RealtimeRoutes {
     static let webSocketsRetryAfterSeconds = 5
 
     static func register(in router: inout Router<Handler>, feed: RealtimeFeed) {
-        router.add(.get, "/v1/realtime", .upgrade { request, sink in
-            switch WebSocketUpgrade.evaluate(request.http, configuration: webSocket, sha1: { SHA1.hash($0) }) {
-            case .reject(let rejected):
-                return .respond(rejected.response)
-            case .accept(var accepted):
-                guard originAllowed(accepted.origin, config: feed.services.config) else {
-                    throw APIError(.permissionDenied, "origin not allowed")
-                }
-                // Per client (behind a trusted proxy: the forwarded one), before anything is spent.
-                guard let slot = feed.webSockets.acquire(clientAddress: request.context.remoteAddress) else {
-                    throw APIError(
-                        .rateLimited, "too many WebSockets open from your address",
-                        retryAfterSeconds: webSocketsRetryAfterSeconds)
-                }
-                accepted.response.headers.add(name: "X-Request-Id", value: request.requestID)
-                let handshake = accepted
-                guard let token = request.bearerToken else {
-                    sink.upgradeToWebSocket(handshake, configuration: webSocket) {
-                        RealtimeConnection(feed: feed, userID: nil, checkedAt: nil, tokenRejected: false, slot: slot)
+        router.add(
+            .get, "/v1/realtime",
+            .upgrade { request, sink in
+                switch WebSocketUpgrade.evaluate(request.http, configuration: webSocket, sha1: { SHA1.hash($0) }) {
+                case .reject(let rejected):
+                    return .respond(rejected.response)
+                case .accept(var accepted):
+                    guard originAllowed(accepted.origin, config: feed.services.config) else {
+                        throw APIError(.permissionDenied, "origin not allowed")
                     }
-                    return .upgraded
-                }
-                // Checked before the 101: a read that fails (storage unavailable) throws, answered
-                // 503 CA027 + Retry-After by `ErrorMapping` — never as a bad token (4001).
-                let services = feed.services
-                return .pending {
-                    let found = try await RealtimeFeed.check(
-                        token: token, database: services.database, now: services.clock.nowMilliseconds())
-                    sink.upgradeToWebSocket(handshake, configuration: webSocket) {
-                        RealtimeConnection(
-                            feed: feed, userID: found?.userID, checkedAt: found?.seq,
-                            session: found.map { .init(tokenHash: $0.tokenHash, expiresAt: $0.expiresAt) },
-                            tokenRejected: found == nil, slot: slot)
+                    // Per client (behind a trusted proxy: the forwarded one), before anything is spent.
+                    guard let slot = feed.webSockets.acquire(clientAddress: request.context.remoteAddress) else {
+                        throw APIError(
+                            .rateLimited, "too many WebSockets open from your address",
+                            retryAfterSeconds: webSocketsRetryAfterSeconds)
                     }
-                    return nil
+                    accepted.response.headers.add(name: "X-Request-Id", value: request.requestID)
+                    let handshake = accepted
+                    guard let token = request.bearerToken else {
+                        sink.upgradeToWebSocket(handshake, configuration: webSocket) {
+                            RealtimeConnection(feed: feed, userID: nil, checkedAt: nil, tokenRejected: false, slot: slot)
+                        }
+                        return .upgraded
+                    }
+                    // Checked before the 101: a read that fails (storage unavailable) throws, answered
+                    // 503 CA027 + Retry-After by `ErrorMapping` — never as a bad token (4001).
+                    let services = feed.services
+                    return .pending {
+                        let found = try await RealtimeFeed.check(
+                            token: token, database: services.database, now: services.clock.nowMilliseconds())
+                        sink.upgradeToWebSocket(handshake, configuration: webSocket) {
+                            RealtimeConnection(
+                                feed: feed, userID: found?.userID, checkedAt: found?.seq,
+                                session: found.map { .init(tokenHash: $0.tokenHash, expiresAt: $0.expiresAt) },
+                                tokenRejected: found == nil, slot: slot)
+                        }
+                        return nil
+                    }
                 }
-            }
-        })
+            })
     }
 
     /// `scheme://host[:port]` of a URL (lowercased scheme and host, default ports dropped).
