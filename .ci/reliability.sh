@@ -20,6 +20,8 @@ step() { printf '\n--> %s  (%ss)\n' "$*" "$SECONDS"; }
 
 step "crash durability: 20 SIGKILLs under write load"
 Reliability/crash.sh 20 normal
+step "crash durability on PostgreSQL: 10 SIGKILLs of the server, every other one with PostgreSQL crashed too (issue 16)"
+Reliability/crash.sh 10 postgres
 step "brute force: invite codes and passwords, 1 user / many users / 20 client IPs"
 Reliability/bruteforce.sh 20
 step "slow and hostile clients while a normal client measures p99"

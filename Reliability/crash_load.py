@@ -15,12 +15,18 @@
         * the change log is gap-free: seq runs 1..N without holes, each batch starts at its first seq
           and its rows are consecutive.
       Prints one summary line; exits 1 on the first kind of violation (listing up to 10 examples).
+
+  crash_load.py verify --postgres PSQL DATABASE_URL ACK_FILE
+      The same checks on PostgreSQL: the tables they read are dumped with `PSQL --csv` into an
+      in-memory SQLite database, so one checker serves both engines.
 """
 import argparse
+import csv
 import http.client
 import json
 import random
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
@@ -137,8 +143,42 @@ def load(args):
     sys.exit(1 if stats["unexpected"] else 0)
 
 
+# What verify reads: table -> columns (the integer ones convert from psql's text).
+CHECKED_COLUMNS = {
+    "users": ["id", "email"],
+    "groups": ["id", "deleted_ms"],
+    "group_members": ["group_id", "user_id", "role", "status"],
+    "shared_alarms": ["id", "group_id"],
+    "shared_completions": ["id", "alarm_id", "user_id"],
+    "change_log": ["kind", "entity_id", "op", "seq", "batch"],
+}
+INTEGER_COLUMNS = {"deleted_ms", "seq", "batch"}
+
+
+def postgres_copy(psql, url):
+    """The tables verify reads, from PostgreSQL into an in-memory SQLite database."""
+    db = sqlite3.connect(":memory:")
+    for table, columns in CHECKED_COLUMNS.items():
+        db.execute(f"CREATE TABLE {table} ({', '.join(columns)})")
+        out = subprocess.run([psql, url, "--csv", "-v", "ON_ERROR_STOP=1", "-c",
+                              f"SELECT {', '.join(columns)} FROM {table}"],
+                             check=True, capture_output=True, text=True).stdout
+        rows = list(csv.reader(out.splitlines()))[1:]  # psql --csv: a header, then rows; NULL is empty
+
+        def value(column, text):
+            if text == "":
+                return None
+            return int(text) if column in INTEGER_COLUMNS else text
+        db.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(columns))})",
+                       [[value(c, v) for c, v in zip(columns, row)] for row in rows])
+    return db
+
+
 def verify(args):
-    db = sqlite3.connect(f"file:{args.db}?mode=ro", uri=True)
+    if args.postgres:
+        db = postgres_copy(args.postgres, args.db)
+    else:
+        db = sqlite3.connect(f"file:{args.db}?mode=ro", uri=True)
     acked = [json.loads(line) for line in open(args.ack) if line.strip()]
     problems = {}
 
@@ -226,6 +266,7 @@ def main():
     lp.add_argument("--workers", type=int, default=4)
     lp.add_argument("--tag", default=str(int(time.time())))
     vp = sub.add_parser("verify")
+    vp.add_argument("--postgres", metavar="PSQL", help="db is a PostgreSQL URL, read with this psql")
     vp.add_argument("db")
     vp.add_argument("ack")
     args = p.parse_args()

@@ -43,12 +43,15 @@ public enum Bootstrap {
         return info.st_mode & 0o055 == 0 ? .ownerOnly : .readableByOthers(mode: UInt32(mode))
     }
 
-    /// Opens the configured database and applies pending migrations (a changed applied migration
-    /// stops start-up): PostgreSQL when `config.databaseURL` is set, else the SQLite file in the
-    /// data directory (`openSQLite`). `observer` times every transaction (`ChronirMetrics.database`).
+    /// Prepares the data directory (`prepareDataDirectory`: it holds `server.secret` on either
+    /// engine), then opens the configured database and applies pending migrations (a changed applied
+    /// migration stops start-up): PostgreSQL when `config.databaseURL` is set, else the SQLite file
+    /// in the data directory (`openSQLite`). `observer` times every transaction
+    /// (`ChronirMetrics.database`).
     public static func openDatabase(
         config: AppConfig, logger: Logger, nowMilliseconds: Int64, observer: (any DatabaseObserver)? = nil
     ) throws -> any SQLDatabase {
+        try prepareDataDirectory(config: config, logger: logger)
         let database: any SQLDatabase
         if let url = config.databaseURL {
             database = try PostgresDatabase(url: url, options: PostgresOptions(observer: observer))
@@ -61,10 +64,9 @@ public enum Bootstrap {
         return database
     }
 
-    /// Creates the data directory (0700) when missing, checks its mode (`checkDataDirectory`: refuse
-    /// when group/world-writable, warn when readable) and opens the SQLite file with the configured
-    /// durability (every database file 0600, `FileProtection`).
-    static func openSQLite(config: AppConfig, logger: Logger, observer: (any DatabaseObserver)?) throws -> Database {
+    /// Creates the data directory (0700) when missing and checks its mode (`checkDataDirectory`:
+    /// refuse when group/world-writable, warn when readable).
+    static func prepareDataDirectory(config: AppConfig, logger: Logger) throws {
         try FileManager.default.createDirectory(
             atPath: config.dataDirectory, withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
@@ -73,6 +75,11 @@ public enum Bootstrap {
                 "data directory is readable by group or others; chmod 700 it",
                 metadata: ["path": "\(config.dataDirectory)", "mode": "\(String(mode, radix: 8))"])
         }
+    }
+
+    /// Opens the SQLite file in the data directory with the configured durability (every database
+    /// file 0600, `FileProtection`).
+    static func openSQLite(config: AppConfig, logger: Logger, observer: (any DatabaseObserver)?) throws -> Database {
         let database = try Database(
             path: config.databasePath, options: DatabaseOptions(durability: config.durability, observer: observer))
         for file in database.narrowedFiles {
