@@ -51,6 +51,21 @@ struct DataDirectoryTests {
         database.close()
     }
 
+    @Test(
+        "on PostgreSQL the data directory (it holds server.secret) is created 0700 too",
+        .enabled(if: PostgresServer.isAvailable))
+    func dataDirectoryOnPostgres() throws {
+        let root = TemporaryDirectory(prefix: "datadir-pg")
+        let data = root.file(named: "data")
+        var config = AppConfig(dataDirectory: data, publicDirectory: nil)
+        config.databaseURL = try PostgresServer.freshDatabaseURL()
+        let database = try Bootstrap.openDatabase(config: config, logger: Self.quietLogger(), nowMilliseconds: 0)
+        defer { database.close() }
+        #expect(Self.mode(data) == 0o700)
+        _ = try ServerSecret.loadOrCreate(path: config.secretPath)
+        #expect(Self.mode(config.secretPath) == 0o600)
+    }
+
     @Test("files left 0644 by an older version are narrowed to 0600 at open, and reported")
     func existingFilesNarrowed() throws {
         let directory = TemporaryDirectory(prefix: "narrow")
