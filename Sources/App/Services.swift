@@ -40,7 +40,7 @@ public struct Services: Sendable {
         self.workers = workers
         self.hashing =
             hashing ?? WorkerPool(width: config.hashingThreads, maxQueued: config.maxQueuedHashes, label: "chronir.hashing")
-        self.registrations = RegistrationLimiter(limits: config.registrationLimits, clock: clock)
+        self.registrations = RegistrationLimiter(limits: config.registrationLimits, clock: clock, database: database)
         self.logger = logger
         writeBudgets = WriteBudgets(budget: config.writeBudget)
         decoyPasswordHash = PasswordHash.make(

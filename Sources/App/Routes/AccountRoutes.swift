@@ -83,7 +83,11 @@ enum AccountRoutes {
         try AccountRules.validatePassword(body.password)
         let displayName = try AccountRules.normalizeDisplayName(body.displayName)
         // Counted before the hash is made (parallel registrations all count); a refusal spends no scrypt.
-        if case .refused(let seconds) = services.registrations.admit(clientAddress: request.context.remoteAddress) {
+        let admission: Int64
+        switch try await services.registrations.admit(clientAddress: request.context.remoteAddress) {
+        case .admitted(let id):
+            admission = id
+        case .refused(let seconds):
             services.logger.notice(
                 "registration rate-limited",
                 metadata: ["client_ip": "\(request.context.remoteAddress)", "request_id": "\(request.requestID)"])
@@ -95,7 +99,7 @@ enum AccountRoutes {
         do {
             hash = try await services.hashing.run { PasswordHash.make(password: password, parameters: scrypt) }
         } catch let error as WorkerPool.Saturated {
-            services.registrations.refund(clientAddress: request.context.remoteAddress)
+            try await services.registrations.refund(admission)
             throw error
         }
         let (token, tokenHash) = TokenHashing.generate()
