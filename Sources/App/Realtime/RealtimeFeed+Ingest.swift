@@ -15,29 +15,18 @@ extension RealtimeFeed {
     static let ingestReadRows = 1000
 
     /// A write committed — of this process (`local`, from the writer queue) or announced by the
-    /// watcher: read the log now. Only schedules; a burst of commits coalesces into one read. A local
-    /// commit leaves its instant for the fan-out latency metric even when its read coalesced into one
-    /// already queued (e.g. behind PostgreSQL's NOTIFY of the same commit), so the read that delivers
-    /// it measures it.
+    /// watcher: read the log now. Only schedules; a burst of commits coalesces into one read.
     func commitNoticed(local: Bool) {
-        if local {
-            let now = DispatchTime.now().uptimeNanoseconds
-            _ = localCommitAt.compareExchange(expected: 0, desired: now, ordering: .acquiringAndReleasing)
-        }
         guard !pollQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
         queue.async { [self] in
             pollQueued.store(false, ordering: .releasing)
-            let stamp = localCommitAt.exchange(0, ordering: .acquiringAndReleasing)
-            commitStamp = stamp == 0 ? nil : stamp
-            ingestNewBatches()
-            commitStamp = nil
+            ingestNewBatches(afterLocalCommit: local)
         }
     }
 
     /// The poll timer: reads the log when the watcher says another process may have committed, and
     /// while the last read failed. Skipped while a commit's read is queued: that read comes next and
-    /// reads everything (and, for a local commit, measures its fan-out — SQLite's `data_version`
-    /// also changes for this process's own commits).
+    /// reads everything (SQLite's `data_version` also changes for this process's own commits).
     func poll() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let running, !pollQueued.load(ordering: .acquiring) else { return }
@@ -46,8 +35,11 @@ extension RealtimeFeed {
         ingestNewBatches()
     }
 
-    /// Reads every batch after the hub's position and hands it to the hub (queue only).
-    func ingestNewBatches() {
+    /// Reads every batch after the hub's position and hands it to the hub (queue only), one batch at
+    /// a time so each broadcast knows its batch's commit time (the fan-out latency metric: the
+    /// batch's `at` → its frames written, whichever read delivered it). `afterLocalCommit`: the read
+    /// follows this process's own commit (no change-log lag to record).
+    func ingestNewBatches(afterLocalCommit: Bool = false) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let running else { return }
         while true {
@@ -63,14 +55,18 @@ extension RealtimeFeed {
             }
             ingestRecovered(at: position)
             guard !batches.isEmpty else { return }
-            if commitStamp == nil {  // another process's or instance's commits
+            if !afterLocalCommit {  // another process's or instance's commits
                 let now = services.clock.nowMilliseconds()
                 for batch in batches {
                     services.metrics.realtime.changeLogLag(nanoseconds: UInt64(max(0, now - batch.atMilliseconds)) * 1_000_000)
                 }
             }
             closeLapsedSessions()  // before the batch: a lapsed session receives nothing more
-            perform(running.hub.ingest(batches))
+            for batch in batches {
+                broadcastCommittedAt = batch.atMilliseconds
+                perform(running.hub.ingest([batch]))
+            }
+            broadcastCommittedAt = nil
             // A short read reached the end of the log (`batches` reads about `ingestReadRows` rows).
             if batches.reduce(0, { $0 + $1.rows.count }) < Self.ingestReadRows { break }
         }

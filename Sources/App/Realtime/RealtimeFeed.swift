@@ -38,9 +38,9 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// lapsed, so the check costs one comparison (`Int64.max` with no sessions).
     private var nextExpiry: Int64 = .max
     private var stopped = false
-    /// While a poll triggered by a local commit runs: when that commit happened (monotonic ns), for
-    /// the fan-out latency metric (commit → frame written to the socket).
-    var commitStamp: UInt64?
+    /// While a batch's hub actions are performed: its commit time (wall ms, the change log's `at`),
+    /// for the fan-out latency metric (commit → frame written to the socket).
+    var broadcastCommittedAt: Int64?
     /// Since when reading the change log fails (wall ms), while it does: logged once per outage.
     var ingestFailingSince: Int64?
     /// The hub's counters and subscription count last handed to the metrics.
@@ -97,8 +97,6 @@ public final class RealtimeFeed: @unchecked Sendable {
     private let snapshotCache = SnapshotCache()
     /// Set while a `commitNoticed` poll is queued (coalesces a burst of commits into one poll).
     let pollQueued = Atomic<Bool>(false)
-    /// The monotonic instant (ns) of the oldest local commit no read has delivered yet; 0: none.
-    let localCommitAt = Atomic<UInt64>(0)
 
     init(services: Services) {
         self.services = services
@@ -322,8 +320,9 @@ public final class RealtimeFeed: @unchecked Sendable {
         guard !byLoop.isEmpty else { return }
         let message = WebSocketEncodedMessage(
             text: String(decoding: bytes, as: UTF8.self), compressor: deflate ? broadcastCompressor : nil)
-        let committedAt = commitStamp
+        let committedAt = broadcastCommittedAt
         let metrics = services.metrics.realtime
+        let clock = services.clock
         for (loop, targets) in byLoop.values {
             loop.execute { [weak self] in
                 var reports: [(ConnectionID, Int)] = []
@@ -333,7 +332,7 @@ public final class RealtimeFeed: @unchecked Sendable {
                     reports.append((id, socket.pendingOutboundBytes))
                 }
                 if let committedAt {  // the loop's last frame is written (or queued behind a slow peer)
-                    metrics.fannedOut(nanoseconds: DispatchTime.now().uptimeNanoseconds &- committedAt)
+                    metrics.fannedOut(nanoseconds: UInt64(max(0, clock.nowMilliseconds() - committedAt)) * 1_000_000)
                 }
                 self?.queue.async { [weak self, reports] in self?.outboundBuffered(reports) }
             }
