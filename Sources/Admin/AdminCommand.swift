@@ -31,6 +31,21 @@ struct AdminOutput {
     }
 }
 
+/// A command group whose records print as a table: `header`, then one `row` per record.
+protocol TableCommand {
+    associatedtype Record: Encodable
+    static var header: [String] { get }
+    static func row(_ record: Record) -> [String]
+}
+
+extension TableCommand {
+    /// `records` as JSON, or as a table.
+    static func table(_ records: [Record]) -> AdminOutput { .table(records, header, records.map(row)) }
+
+    /// One record, as JSON or as a one-row table.
+    static func output(_ record: Record) -> AdminOutput { .table(record, header, [row(record)]) }
+}
+
 extension AdminCommand {
     /// Prints `output` the way `--json` asks.
     func emit(_ output: AdminOutput) {

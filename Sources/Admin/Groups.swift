@@ -6,7 +6,7 @@ import Storage
 import Store
 
 /// `chronir-admin groups …`
-struct Groups: ParsableCommand {
+struct Groups: ParsableCommand, TableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List, inspect and moderate groups.",
         subcommands: [List.self, Show.self, Rename.self, Delete.self, Transfer.self, Freeze.self, Unfreeze.self])
@@ -29,17 +29,19 @@ struct Groups: ParsableCommand {
         }
     }
 
-    /// One group, as JSON or as a one-row table.
-    static func output(_ group: Group) -> AdminOutput { .table(group, header, [row(group)]) }
+    /// Looks the group `id` up, changes it with `write` (no question asked) and prints the group
+    /// `write` returns.
+    static func update(
+        _ id: String, by command: some AdminCommand, write: (Group, _ now: Int64, any SQLConnection) throws -> Group
+    ) throws {
+        try command.change(find: { try Groups.find(id, in: $0) }, write: write, output: { updated, _ in Groups.output(updated) })
+    }
 
     /// Freezes or unfreezes `group` and prints it (shared by `freeze` and `unfreeze`).
     static func setFrozen(_ frozen: Bool, group: String, reason: String, by command: some AdminCommand) throws {
-        try command.change(
-            find: { try Groups.find(group, in: $0) },
-            write: { target, now, db in
-                try GroupStore.adminSetFrozen(groupID: target.id, frozen: frozen, reason: reason, at: now, on: db)
-            },
-            output: { updated, _ in Groups.output(updated) })
+        try update(group, by: command) { target, now, db in
+            try GroupStore.adminSetFrozen(groupID: target.id, frozen: frozen, reason: reason, at: now, on: db)
+        }
     }
 
     struct Freeze: AdminCommand {
@@ -75,7 +77,7 @@ struct Groups: ParsableCommand {
         func run() throws {
             try inspect(
                 read: { try GroupStore.moderationList(search: search, ownerEmail: owner, limit: limit, on: $0) },
-                output: { .table($0, Groups.header, $0.map(Groups.row)) })
+                output: Groups.table)
         }
     }
 
@@ -158,12 +160,9 @@ struct Groups: ParsableCommand {
         @Option(help: "Why (recorded in the change log).") var reason: String?
 
         func run() throws {
-            try change(
-                find: { try Groups.find(group, in: $0) },
-                write: { target, now, db in
-                    try GroupStore.adminRename(groupID: target.id, name: name, reason: reason, at: now, on: db)
-                },
-                output: { renamed, _ in Groups.output(renamed) })
+            try Groups.update(group, by: self) { target, now, db in
+                try GroupStore.adminRename(groupID: target.id, name: name, reason: reason, at: now, on: db)
+            }
         }
     }
 
@@ -210,7 +209,7 @@ struct Groups: ParsableCommand {
 }
 
 /// `chronir-admin members …`
-struct Members: ParsableCommand {
+struct Members: ParsableCommand, TableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List and moderate a group's members.", subcommands: [List.self, Remove.self, Role.self])
 
@@ -218,9 +217,6 @@ struct Members: ParsableCommand {
     static func row(_ m: GroupMember) -> [String] {
         [m.userID, m.displayName, m.role.rawValue, m.status.rawValue, m.joinedAt.description]
     }
-
-    /// One membership, as JSON or as a one-row table.
-    static func output(_ member: GroupMember) -> AdminOutput { .table(member, header, [row(member)]) }
 
     struct List: AdminCommand {
         static let configuration = CommandConfiguration(
@@ -232,7 +228,7 @@ struct Members: ParsableCommand {
             try inspect(
                 find: { try Groups.find(group, in: $0) },
                 read: { target, db in try GroupStore.activeMembers(groupID: target.id, on: db) },
-                output: { .table($0, Members.header, $0.map(Members.row)) })
+                output: Members.table)
         }
     }
 

@@ -70,7 +70,7 @@ struct Invites: ParsableCommand {
 }
 
 /// `chronir-admin invitations …`
-struct Invitations: ParsableCommand {
+struct Invitations: ParsableCommand, TableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List and revoke invitations.", subcommands: [List.self, Revoke.self])
 
@@ -96,7 +96,7 @@ struct Invitations: ParsableCommand {
             let now = options.now
             try inspect(
                 read: { try InvitationStore.moderationList(groupID: group, status: wanted, limit: limit, at: now, on: $0) },
-                output: { .table($0, Invitations.header, $0.map(Invitations.row)) })
+                output: Invitations.table)
         }
     }
 
@@ -110,7 +110,7 @@ struct Invitations: ParsableCommand {
         func run() throws {
             try change(
                 write: { now, db in try InvitationStore.adminRevoke(id: id, reason: reason, at: now, on: db) },
-                output: { .table($0, Invitations.header, [Invitations.row($0)]) })
+                output: Invitations.output)
         }
     }
 }

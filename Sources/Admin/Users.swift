@@ -7,7 +7,7 @@ import Storage
 import Store
 
 /// `chronir-admin users …`
-struct Users: ParsableCommand {
+struct Users: ParsableCommand, TableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List, create and moderate accounts.",
         subcommands: [List.self, Show.self, Create.self, SetTier.self, Suspend.self, Unsuspend.self, Delete.self])
@@ -24,8 +24,16 @@ struct Users: ParsableCommand {
         return found
     }
 
-    /// One account, as JSON or as a one-row table.
-    static func output(_ user: User) -> AdminOutput { .table(user, header, [row(user)]) }
+    /// Looks the account `user` up, asks `question` about it unless `yes` (none: no question),
+    /// changes it with `write` and prints the account `write` returns.
+    static func update(
+        _ user: String, by command: some AdminCommand, confirm question: ((User) -> String)? = nil, yes: Bool = false,
+        write: (User, _ now: Int64, any SQLConnection) throws -> User
+    ) throws {
+        try command.change(
+            find: { try Users.find(user, in: $0) }, confirm: question, yes: yes, write: write,
+            output: { updated, _ in Users.output(updated) })
+    }
 
     struct List: AdminCommand {
         static let configuration = CommandConfiguration(
@@ -37,7 +45,7 @@ struct Users: ParsableCommand {
         func run() throws {
             try inspect(
                 read: { try AccountStore.list(search: search, limit: limit, on: $0) },
-                output: { .table($0, Users.header, $0.map(Users.row)) })
+                output: Users.table)
         }
     }
 
@@ -121,12 +129,9 @@ struct Users: ParsableCommand {
 
         func run() throws {
             guard let tier = Tier(rawValue: tier) else { throw AdminError("tier must be free, plus or premium") }
-            try change(
-                find: { try Users.find(user, in: $0) },
-                write: { target, now, db in
-                    try AccountStore.setTier(userID: target.id, tier: tier, actor: .admin, reason: reason, at: now, on: db)
-                },
-                output: { updated, _ in Users.output(updated) })
+            try Users.update(user, by: self) { target, now, db in
+                try AccountStore.setTier(userID: target.id, tier: tier, actor: .admin, reason: reason, at: now, on: db)
+            }
         }
     }
 
@@ -140,14 +145,10 @@ struct Users: ParsableCommand {
         @Flag(help: "Do not ask for confirmation.") var yes = false
 
         func run() throws {
-            try change(
-                find: { try Users.find(user, in: $0) },
-                confirm: { "Suspend \($0.email) and revoke all their sessions?" }, yes: yes,
-                write: { target, now, db in
-                    try AccountStore.setStatus(
-                        userID: target.id, status: .suspended, actor: .admin, reason: reason, at: now, on: db)
-                },
-                output: { updated, _ in Users.output(updated) })
+            try Users.update(user, by: self, confirm: { "Suspend \($0.email) and revoke all their sessions?" }, yes: yes) {
+                target, now, db in
+                try AccountStore.setStatus(userID: target.id, status: .suspended, actor: .admin, reason: reason, at: now, on: db)
+            }
         }
     }
 
@@ -160,12 +161,9 @@ struct Users: ParsableCommand {
         @Option(help: "Why (required; recorded in the change log).") var reason: String
 
         func run() throws {
-            try change(
-                find: { try Users.find(user, in: $0) },
-                write: { target, now, db in
-                    try AccountStore.setStatus(userID: target.id, status: .active, actor: .admin, reason: reason, at: now, on: db)
-                },
-                output: { updated, _ in Users.output(updated) })
+            try Users.update(user, by: self) { target, now, db in
+                try AccountStore.setStatus(userID: target.id, status: .active, actor: .admin, reason: reason, at: now, on: db)
+            }
         }
     }
 

@@ -77,16 +77,8 @@ public struct LocalDate: Hashable, Comparable, Sendable, Codable, CustomStringCo
     }
 
     public init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let date = LocalDate(parsing: text) else {
-            throw DecodingError.dataCorrupted(
-                .init(codingPath: decoder.codingPath, debugDescription: "expected a date YYYY-MM-DD"))
-        }
-        self = date
+        self = try TextCoding.decode(decoder, expected: "a date YYYY-MM-DD") { LocalDate(parsing: $0) }
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(description)
-    }
+    public func encode(to encoder: any Encoder) throws { try TextCoding.encode(description, to: encoder) }
 }

@@ -277,12 +277,9 @@ public enum PersistenceLevel: String, Sendable, Codable, CaseIterable {
     case full, notification, silent
 
     public init(from decoder: any Decoder) throws {
-        let raw = try decoder.singleValueContainer().decode(String.self)
-        guard let value = Self(rawValue: raw == "notification_only" ? "notification" : raw) else {
-            throw DecodingError.dataCorrupted(
-                .init(codingPath: decoder.codingPath, debugDescription: "expected full, notification or silent"))
+        self = try TextCoding.decode(decoder, expected: "full, notification or silent") {
+            Self(rawValue: $0 == "notification_only" ? "notification" : $0)
         }
-        self = value
     }
 }
 

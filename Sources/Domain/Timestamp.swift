@@ -10,18 +10,10 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
     public var description: String { Self.format(milliseconds) }
 
     public init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let ms = Self.parse(text) else {
-            throw DecodingError.dataCorrupted(
-                .init(codingPath: decoder.codingPath, debugDescription: "expected an RFC 3339 timestamp"))
-        }
-        milliseconds = ms
+        milliseconds = try TextCoding.decode(decoder, expected: "an RFC 3339 timestamp", Self.parse)
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(description)
-    }
+    public func encode(to encoder: any Encoder) throws { try TextCoding.encode(description, to: encoder) }
 
     /// UTC calendar fields of epoch milliseconds.
     public static func components(_ ms: Int64) -> (

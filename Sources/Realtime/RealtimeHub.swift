@@ -271,26 +271,20 @@ public struct RealtimeHub: Sendable {
 
     /// The token of an `auth` message is invalid → close 4001.
     public mutating func authenticationFailed(_ id: ConnectionID) -> [HubAction] {
-        var out: [HubAction] = []
-        close(id, .authenticationFailed, reason: "authentication failed", &out)
-        return out
+        closing(id, .authenticationFailed, reason: "authentication failed")
     }
 
     /// The token of an `auth` message could not be checked (the session read failed: storage
     /// unavailable) → close 1013 Try Again Later. Nothing is known about the token, so this is not
     /// an authentication failure: the client keeps its token and reconnects with back-off.
     public mutating func authenticationUnavailable(_ id: ConnectionID) -> [HubAction] {
-        var out: [HubAction] = []
-        close(id, .tryAgainLater, reason: "storage unavailable; try again later", &out)
-        return out
+        closing(id, .tryAgainLater, reason: "storage unavailable; try again later")
     }
 
     /// The session behind this connection lapsed (idle expiry) while the socket was open → close 4001,
     /// so the client knows to sign in again.
     public mutating func sessionExpired(_ id: ConnectionID) -> [HubAction] {
-        var out: [HubAction] = []
-        close(id, .authenticationFailed, reason: "session expired", &out)
-        return out
+        closing(id, .authenticationFailed, reason: "session expired")
     }
 
     /// The auth deadline (5 s after `connect` without a user) passed: close 4001 if no `auth` came.
@@ -298,16 +292,12 @@ public struct RealtimeHub: Sendable {
     /// database (an outage) is not the client's failure to authenticate.
     public mutating func authDeadlinePassed(_ id: ConnectionID) -> [HubAction] {
         guard let state = connections[id], case .anonymous = state.auth else { return [] }
-        var out: [HubAction] = []
-        close(id, .authenticationFailed, reason: "authentication timeout", &out)
-        return out
+        return closing(id, .authenticationFailed, reason: "authentication timeout")
     }
 
     /// The session behind this connection ended (logout, token revoked) → close 4003.
     public mutating func sessionRevoked(_ id: ConnectionID) -> [HubAction] {
-        var out: [HubAction] = []
-        close(id, .sessionRevoked, reason: "session revoked", &out)
-        return out
+        closing(id, .sessionRevoked, reason: "session revoked")
     }
 
     /// Every session of `userID` ended (e.g. "log out everywhere") → close all its connections 4003.
@@ -517,29 +507,25 @@ public struct RealtimeHub: Sendable {
     /// The user may not read `request.topic` (not an active member, or no such group): the
     /// subscription ends with `error` code `not_found` — the same answer whether or not the group exists.
     public mutating func accessDenied(_ request: LoadRequest) -> [HubAction] {
-        guard case .loading(let current, _)? = phase(request), current == request else { return [] }
-        var out: [HubAction] = []
-        unsubscribe(request.connection, request.topic)
-        send(
-            request.connection,
-            ServerMessage.error(
-                code: .notFound, message: "topic not found", topic: request.topic.wireName, id: request.requestID),
-            &out)
-        return out
+        endLoading(request, code: .notFound, message: "topic not found")
     }
 
     /// The read for `request` failed (the database, not access): the subscription ends with `error`
     /// code `unavailable`, so the client can tell it from `not_found` and subscribe again later.
     /// Not counted as a protocol error (the client did nothing wrong).
     public mutating func readFailed(_ request: LoadRequest) -> [HubAction] {
+        endLoading(request, code: .unavailable, message: "topic could not be read; subscribe again later")
+    }
+
+    /// Ends the subscription `request` is still loading with an `error` message (`code`, `message`);
+    /// nothing when the subscription moved on (unsubscribed, or a newer load replaced it).
+    private mutating func endLoading(_ request: LoadRequest, code: RealtimeErrorCode, message: String) -> [HubAction] {
         guard case .loading(let current, _)? = phase(request), current == request else { return [] }
         var out: [HubAction] = []
         unsubscribe(request.connection, request.topic)
         send(
             request.connection,
-            ServerMessage.error(
-                code: .unavailable, message: "topic could not be read; subscribe again later",
-                topic: request.topic.wireName, id: request.requestID),
+            ServerMessage.error(code: code, message: message, topic: request.topic.wireName, id: request.requestID),
             &out)
         return out
     }
@@ -825,6 +811,13 @@ public struct RealtimeHub: Sendable {
 
     mutating func closeUser(_ userID: String, reason: String, _ out: inout [HubAction]) {
         for id in (connectionsByUser[userID] ?? []).sorted() { close(id, .sessionRevoked, reason: reason, &out) }
+    }
+
+    /// `close` as the whole answer to an event.
+    private mutating func closing(_ id: ConnectionID, _ code: CloseCode, reason: String) -> [HubAction] {
+        var out: [HubAction] = []
+        close(id, code, reason: reason, &out)
+        return out
     }
 
     /// Emits `.close` once and drops the connection's subscriptions; it stays known (closed) until

@@ -79,9 +79,7 @@ extension GroupStore {
         groupID: String, userID: String, reason: String?, at now: Int64, on db: any SQLConnection
     ) throws -> GroupMember {
         var group = try liveGroup(groupID, on: db)
-        guard var target = try member(groupID: group.id, userID: userID, on: db), target.status == .active else {
-            throw DomainError.notFound("member")
-        }
+        var target = try activeMember(groupID: group.id, userID: userID, on: db)
         guard target.role != .owner else { throw DomainError.ownerMustTransfer }
         let changes = try end(&target, of: &group, as: .removed, by: "admin", at: now, on: db)
         try ChangeLog.append(
@@ -95,9 +93,7 @@ extension GroupStore {
         groupID: String, userID: String, role: GroupRole, reason: String?, at now: Int64, on db: any SQLConnection
     ) throws -> GroupMember {
         let group = try liveGroup(groupID, on: db)
-        guard var target = try member(groupID: group.id, userID: userID, on: db), target.status == .active else {
-            throw DomainError.notFound("member")
-        }
+        var target = try activeMember(groupID: group.id, userID: userID, on: db)
         guard target.role != .owner, role != .owner else {
             throw DomainError.permissionDenied("ownership moves only by transfer")
         }
@@ -116,9 +112,7 @@ extension GroupStore {
         groupID: String, userID: String, reason: String?, at now: Int64, on db: any SQLConnection
     ) throws -> Detail {
         var group = try liveGroup(groupID, on: db)
-        guard var target = try member(groupID: group.id, userID: userID, on: db), target.status == .active else {
-            throw DomainError.notFound("member")
-        }
+        var target = try activeMember(groupID: group.id, userID: userID, on: db)
         guard target.role != .owner else { return try detail(group, on: db) }
         guard var owner = try member(groupID: group.id, userID: group.ownerID, on: db) else {
             throw StoreError.corruptRow(table: "group_members")

@@ -40,6 +40,15 @@ public enum GroupStore {
         ).map(memberFromRow)
     }
 
+    /// The active membership of `userID` in `groupID`; else (never a member, removed, left)
+    /// `notFound("member")`.
+    static func activeMember(groupID: String, userID: String, on db: any SQLConnection) throws -> GroupMember {
+        guard let found = try member(groupID: groupID, userID: userID, on: db), found.status == .active else {
+            throw DomainError.notFound("member")
+        }
+        return found
+    }
+
     /// The group and the caller's active membership. Anyone else — never a member, removed, left, or
     /// the group deleted — gets `notFound("group")`: a non-member learns nothing about the group.
     public static func access(groupID: String, userID: String, on db: any SQLConnection) throws -> (Group, GroupMember) {
@@ -173,9 +182,7 @@ public enum GroupStore {
     ) throws -> GroupMember {
         let (_, actor) = try access(groupID: groupID, userID: actorID, on: db)
         guard actor.role == .owner else { throw DomainError.permissionDenied("only the owner can change roles") }
-        guard var target = try member(groupID: groupID, userID: targetID, on: db), target.status == .active else {
-            throw DomainError.notFound("member")
-        }
+        var target = try activeMember(groupID: groupID, userID: targetID, on: db)
         try GroupRules.checkRoleChange(actor: actor, target: target, to: role)
         guard target.role != role else { return target }
         target.role = role
@@ -197,9 +204,7 @@ public enum GroupStore {
         var (group, actor) = try access(groupID: groupID, userID: actorID, on: db)
         guard actor.role == .owner else { throw DomainError.permissionDenied("only the owner can transfer the group") }
         guard targetID != actorID else { return try detail(group, on: db) }
-        guard var target = try member(groupID: groupID, userID: targetID, on: db), target.status == .active else {
-            throw DomainError.notFound("member")
-        }
+        var target = try activeMember(groupID: groupID, userID: targetID, on: db)
         let changes = try handOver(&group, from: &actor, to: &target, at: now, on: db)
         try ChangeLog.append(changes, event: .ownershipTransferred, actor: .user(actorID), at: now, on: db)
         try revokeGrants(
@@ -230,9 +235,7 @@ public enum GroupStore {
         groupID: String, actorID: String, targetID: String, at now: Int64, on db: any SQLConnection
     ) throws -> GroupMember {
         var (group, actor) = try access(groupID: groupID, userID: actorID, on: db)
-        guard var target = try member(groupID: groupID, userID: targetID, on: db), target.status == .active else {
-            throw DomainError.notFound("member")
-        }
+        var target = try activeMember(groupID: groupID, userID: targetID, on: db)
         let outcome = try GroupRules.removalOutcome(actor: actor, target: target)
         let changes = try end(&target, of: &group, as: outcome, by: outcome == .removed ? actorID : nil, at: now, on: db)
         try ChangeLog.append(

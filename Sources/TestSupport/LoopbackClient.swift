@@ -53,42 +53,32 @@ public final class LoopbackClient {
         self.timeout = timeout
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw .system(call: "socket", errno: errno) }
-        if let source {
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            inet_pton(AF_INET, source, &local.sin_addr)
-            let bound = withUnsafePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            guard bound == 0 else {
-                let code = errno
-                Glibc.close(fd)
-                fd = -1
-                throw .system(call: "bind", errno: code)
-            }
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        inet_pton(AF_INET, host, &address.sin_addr)
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard rc == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            fd = -1
-            throw .system(call: "connect", errno: code)
-        }
+        if let source { try addressCall("bind", source, port: 0) { bind($0, $1, $2) } }
+        try addressCall("connect", host, port: port) { connect($0, $1, $2) }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
 
     deinit { close() }
+
+    /// Calls `call` (`bind` or `connect`, named `name`) on the socket with the IPv4 address
+    /// `host`:`port`; when it fails, closes the socket and throws.
+    private func addressCall(
+        _ name: String, _ host: String, port: Int, _ call: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32
+    ) throws(Failure) {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        inet_pton(AF_INET, host, &address.sin_addr)
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else {
+            let code = errno
+            close()
+            throw .system(call: name, errno: code)
+        }
+    }
 
     /// Closes the socket (idempotent).
     public func close() {

@@ -138,22 +138,12 @@ public struct HTTPRequestParser: Sendable {
         return rest
     }
 
-    /// Drops consumed bytes when that costs no more than the bytes consumed since (amortised O(1)
-    /// per byte), instead of shifting the buffer after every request.
-    private mutating func compact() {
-        guard start > 0 else { return }
-        if start == buffer.count {
-            if buffer.capacity > 64 * 1024 {
-                buffer = []  // don't keep a large body's worth of memory per idle connection
-            } else {
-                buffer.removeAll(keepingCapacity: true)
-            }
-            start = 0
-        } else if start >= buffer.count - start {
-            buffer.removeSubrange(0..<start)
-            start = 0
-        }
-    }
+    /// Largest buffer capacity kept once everything buffered is consumed: an idle connection does
+    /// not keep a large body's worth of memory.
+    static let retainedCapacity = 64 * 1024
+
+    /// Drops consumed bytes when that is cheap (see `dropConsumedBytes`).
+    private mutating func compact() { dropConsumedBytes(&buffer, start: &start, retainedCapacity: Self.retainedCapacity) }
 
     // MARK: Output
 

@@ -73,17 +73,8 @@ public struct WebSocketFrameDecoder: Sendable {
     /// are long-lived and mostly idle: an idle one keeps at most this much, not its largest frame.
     static let retainedCapacity = 16 * 1024
 
-    /// Drops consumed bytes when that costs no more than the bytes consumed since.
-    private mutating func compact() {
-        guard start > 0 else { return }
-        if start == buffer.count {
-            if buffer.capacity > Self.retainedCapacity { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
-            start = 0
-        } else if start >= buffer.count - start {
-            buffer.removeSubrange(0..<start)
-            start = 0
-        }
-    }
+    /// Drops consumed bytes when that is cheap (see `dropConsumedBytes`).
+    private mutating func compact() { dropConsumedBytes(&buffer, start: &start, retainedCapacity: Self.retainedCapacity) }
 
     /// The next complete frame, or nil when more bytes are needed. Throws on a protocol violation
     /// or an exceeded limit; the decoder is dead afterwards.

@@ -13,18 +13,15 @@ public import Transport
 /// Trouble (socket errors, the connection limit, accept pauses) goes through `logger` at warning
 /// or error; the rest (listening, shutdown progress) at debug.
 public final class TransportLog: Sendable {
-    let sink: LogSink
-    let format: LogFormat
+    let connectionLines: InfoLineWriter
     let logger: Logger
     /// Whether connection lines are written: the configured level is `info` or more verbose.
-    public let connectionLinesEnabled: Bool
+    public var connectionLinesEnabled: Bool { connectionLines.isEnabled }
     static let label = "chronir.connection"
 
     public init(sink: LogSink, format: LogFormat, level: Logger.Level, logger: Logger) {
-        self.sink = sink
-        self.format = format
+        connectionLines = InfoLineWriter(sink: sink, format: format, level: level, label: Self.label)
         self.logger = logger
-        connectionLinesEnabled = level <= .info
     }
 
     public func record(_ event: TransportEvent) {
@@ -60,11 +57,9 @@ public final class TransportLog: Sendable {
     }
 
     private func connectionLine(_ message: String, _ id: UInt64, _ fields: (inout LogLine) -> Void) {
-        guard connectionLinesEnabled else { return }
-        var line = LogLine(
-            format: format, timeMilliseconds: logTimeMilliseconds(), level: .info, logger: Self.label, message: message)
-        line.field("connection_id", id)
-        fields(&line)
-        sink.append(line: line.finish())
+        connectionLines.write(message) { line in
+            line.field("connection_id", id)
+            fields(&line)
+        }
     }
 }

@@ -117,23 +117,28 @@ enum GroupInvitationRoutes {
     }
 
     static func accept(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let user = try await services.authenticate(request).user
-        let reference = try reference(request)
-        let now = services.clock.nowMilliseconds()
-        let detail = try await services.database.write { db in
+        try await answer(request, services) { reference, user, now, db in
             try InvitationStore.accept(reference, user: user, at: now, on: db)
         }
-        return JSONBody.response(detail)
     }
 
     static func decline(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        try await answer(request, services) { reference, user, now, db in
+            try InvitationStore.decline(reference, user: user, at: now, on: db)
+        }
+    }
+
+    /// `accept` and `decline`: the signed-in user answers the invitation the path names with `write`
+    /// (one write transaction); the response body is what `write` returns.
+    private static func answer<Answer: Encodable & Sendable>(
+        _ request: Request, _ services: Services,
+        _ write: @escaping @Sendable (InvitationStore.Reference, User, _ now: Int64, any SQLConnection) throws -> Answer
+    ) async throws -> HTTPResponse {
         let user = try await services.authenticate(request).user
         let reference = try reference(request)
         let now = services.clock.nowMilliseconds()
-        let invitation = try await services.database.write { db in
-            try InvitationStore.decline(reference, user: user, at: now, on: db)
-        }
-        return JSONBody.response(invitation)
+        let answer = try await services.database.write { db in try write(reference, user, now, db) }
+        return JSONBody.response(answer)
     }
 
     static func revoke(_ request: Request, _ services: Services) async throws -> HTTPResponse {

@@ -55,19 +55,13 @@ enum GroupRoutes {
     struct RoleBody: Decodable {
         var role: GroupRole
         enum CodingKeys: String, CodingKey, CaseIterable { case role }
-        init(from decoder: any Decoder) throws {
-            try StrictKeys.check(decoder, CodingKeys.self)
-            role = try decoder.container(keyedBy: CodingKeys.self).decode(GroupRole.self, forKey: .role)
-        }
+        init(from decoder: any Decoder) throws { role = try StrictKeys.only(decoder, CodingKeys.role) }
     }
 
     struct TransferBody: Decodable {
         var userID: String
         enum CodingKeys: String, CodingKey, CaseIterable { case userID = "user_id" }
-        init(from decoder: any Decoder) throws {
-            try StrictKeys.check(decoder, CodingKeys.self)
-            userID = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .userID)
-        }
+        init(from decoder: any Decoder) throws { userID = try StrictKeys.only(decoder, CodingKeys.userID) }
     }
 
     struct GroupList: Encodable {
@@ -213,6 +207,12 @@ enum StrictKeys {
             throw DecodingError.dataCorrupted(
                 .init(codingPath: decoder.codingPath + [extra], debugDescription: "unknown field"))
         }
+    }
+
+    /// The one field `key` of a body that allows no other (`check`), decoded.
+    static func only<Keys: CodingKey & CaseIterable, Value: Decodable>(_ decoder: any Decoder, _ key: Keys) throws -> Value {
+        try check(decoder, Keys.self)
+        return try decoder.container(keyedBy: Keys.self).decode(Value.self, forKey: key)
     }
 
     /// Absent → nil; `null` → `.some(nil)`; a string → `.some(value)`.

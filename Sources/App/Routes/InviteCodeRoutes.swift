@@ -11,10 +11,7 @@ enum InviteCodeRoutes {
     struct JoinBody: Decodable {
         var code: String
         enum CodingKeys: String, CodingKey, CaseIterable { case code }
-        init(from decoder: any Decoder) throws {
-            try StrictKeys.check(decoder, CodingKeys.self)
-            code = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .code)
-        }
+        init(from decoder: any Decoder) throws { code = try StrictKeys.only(decoder, CodingKeys.code) }
     }
 
     /// The answer of a create/rotate: the code, shown this once.
