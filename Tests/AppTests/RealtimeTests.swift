@@ -82,6 +82,16 @@ struct RealtimeTests {
         func close() { ws.connection.close() }
     }
 
+    /// A socket signed in with `token` and subscribed to `topic`, its snapshot read.
+    static func subscribed(port: Int, token: String, topic: String) async throws -> Feed {
+        try await blocking {
+            let feed = try Feed(port: port, token: token)
+            try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+            _ = try feed.next(Self.type("snapshot", topic))
+            return feed
+        }
+    }
+
     static func type(_ type: String, _ topic: String? = nil) -> ([String: Any]) -> Bool {
         { m in m["type"] as? String == type && (topic == nil || m["topic"] as? String == topic) }
     }
@@ -196,12 +206,7 @@ struct RealtimeTests {
         let (server, port) = try serve(h)
         defer { server.shutdown() }
         let topic = "group:\(groupID)"
-        let feed = try await blocking {
-            let feed = try Feed(port: port, token: token)
-            try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
-            _ = try feed.next(Self.type("snapshot", topic))
-            return feed
-        }
+        let feed = try await Self.subscribed(port: port, token: token, topic: topic)
         defer { feed.close() }
         let failed = "realtime: reading the change log failed"
         // The rename is a commit: the feed reads the log at once, and fails.
@@ -224,12 +229,7 @@ struct RealtimeTests {
         let (server, port) = try serve(h)
         defer { server.shutdown() }
         let topic = "group:\(groupID)"
-        let feed = try await blocking {
-            let feed = try Feed(port: port, token: token)
-            try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
-            _ = try feed.next(Self.type("snapshot", topic))
-            return feed
-        }
+        let feed = try await Self.subscribed(port: port, token: token, topic: topic)
         defer { feed.close() }
         // Two rows per batch: one read (`ingestReadRows` rows) holds fewer batches than rows, and the
         // rest must be read at once, not when the next commit happens to come.
