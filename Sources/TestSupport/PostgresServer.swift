@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A throwaway PostgreSQL cluster for tests: `initdb` in a temporary directory, `pg_ctl start` on a
 /// free loopback port (Unix socket in the same directory), stopped and removed by `stop()`. Runs the
@@ -162,24 +163,38 @@ public final class PostgresServer: @unchecked Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// A loopback TCP port nobody listens on right now (bind to port 0, read it, close).
-    private static func freePort() throws -> Int {
+    /// Ports handed to clusters by this process (never twice).
+    private static let handedOut = Mutex<Set<Int>>([])
+
+    /// A loopback TCP port for a cluster: nobody listens on it now, and it lies below the kernel's
+    /// ephemeral range (`net.ipv4.ip_local_port_range`), so no outgoing connection is ever given it —
+    /// a cluster stopped for an outage test gets its port back when it starts again. (A port from
+    /// `bind(0)` is an ephemeral one: while the cluster was down, a test's client connection could
+    /// take it as its local port and the restart failed, "could not bind".) Each port is handed out
+    /// once per process.
+    static func freePort() throws -> Int {
+        let range = readWholeFile("/proc/sys/net/ipv4/ip_local_port_range")
+        let ephemeralStart = range.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32_768
+        let candidates = 10_000..<max(10_001, ephemeralStart)
+        for _ in 0..<500 {
+            let port = Int.random(in: candidates)
+            guard handedOut.withLock({ $0.insert(port).inserted }), canListen(on: port) else { continue }
+            return port
+        }
+        throw StartError(description: "no free loopback port in \(candidates)")
+    }
+
+    /// Whether a socket can bind 127.0.0.1:`port` now (then closed again).
+    private static func canListen(on port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw StartError(description: "socket() failed: errno \(errno)") }
+        guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw StartError(description: "bind() failed: errno \(errno)") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0 else { throw StartError(description: "getsockname() failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        } == 0
     }
 }
