@@ -10,7 +10,9 @@ public protocol SQLDatabase: Sendable {
 
     /// Runs `body` on the writer in one `.immediate` transaction; commits or rolls back. Writes queued
     /// together may share one transaction and COMMIT, each in its own savepoint (group commit,
-    /// `ConnectionQueues.write`): `body` must not assume it is alone in its transaction.
+    /// `ConnectionQueues.write`): `body` must not assume it is alone in its transaction, nor change
+    /// transaction-wide settings (`SET LOCAL`, `set_config(…, true)`) — use `writeSync`, which runs
+    /// alone, for that.
     @discardableResult
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
 

@@ -43,7 +43,9 @@ public enum ClusterPresenceStore {
     /// given users (empty: none) — or, when the instance row was missing, of every group in `all`
     /// (its complete local presence), since its old rows went with it. On PostgreSQL it notifies
     /// `notifyChannel` with the changed groups. `changes` must be a subset of `all`'s groups or name
-    /// groups now empty.
+    /// groups now empty. The transaction must be its own (`SQLDatabase.writeSync`, never the group
+    /// commit of `write`): it turns `synchronous_commit` off for the whole transaction, which would
+    /// drop the durability of any write batched with it.
     public static func tick(
         instance: String, changes: [String: Set<String>], all: [String: Set<String>], at now: Int64,
         staleAfter: Int64, on db: any SQLConnection
