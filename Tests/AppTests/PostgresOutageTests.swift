@@ -94,18 +94,9 @@ struct PostgresOutageTests {
         """
     )
     func listenerDropped() async throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        let a = try Instance(server: server, name: "instance_a")
-        let b = try Instance(server: server, name: "instance_b")
-        defer { withExtendedLifetime((a, b)) {} }
-        let ana = try await a.h.register("ana@example.com")
-        let groupID = try await a.h.createGroup(token: ana.token)
-        let (http, port) = try Self.serve(a.h)
-        defer { http.shutdown() }
-        let subscriber = try await Subscriber.open(port: port, token: ana.token, groupID: groupID)
-        defer { subscriber.close() }
-        #expect(await eventually(timeout: Self.recovery) { a.listening(server) })
+        let scene = try await Scene.make()
+        defer { scene.close() }
+        let (server, a, b, ana, groupID, subscriber) = (scene.server, scene.a, scene.b, scene.ana, scene.groupID, scene.subscriber)
 
         var expected: [String] = []
         for (instance, name) in [(a, "A1"), (b, "B1")] {
@@ -145,19 +136,10 @@ struct PostgresOutageTests {
         """
     )
     func readersDownWhileListening() async throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
         let log = CapturedLog()
-        let a = try Instance(server: server, name: "instance_a", log: log)
-        let b = try Instance(server: server, name: "instance_b")
-        defer { withExtendedLifetime((a, b)) {} }
-        let ana = try await a.h.register("ana@example.com")
-        let groupID = try await a.h.createGroup(token: ana.token)
-        let (http, port) = try Self.serve(a.h)
-        defer { http.shutdown() }
-        let subscriber = try await Subscriber.open(port: port, token: ana.token, groupID: groupID)
-        defer { subscriber.close() }
-        #expect(await eventually(timeout: Self.recovery) { a.listening(server) })
+        let scene = try await Scene.make(log: log)
+        defer { scene.close() }
+        let (server, a, b, ana, groupID, subscriber) = (scene.server, scene.a, scene.b, scene.ana, scene.groupID, scene.subscriber)
         try await a.rename(groupID, to: "A1", token: ana.token)
         try await subscriber.read(through: "A1")
 
@@ -184,18 +166,9 @@ struct PostgresOutageTests {
         "a restart: a subscriber connected before it gets every change committed after it, by either instance, once and in order",
         arguments: [PostgresServer.ShutdownMode.fast, .immediate])
     func restartWithSubscriber(_ mode: PostgresServer.ShutdownMode) async throws {
-        let server = try PostgresServer()
-        defer { server.stop() }
-        let a = try Instance(server: server, name: "instance_a")
-        let b = try Instance(server: server, name: "instance_b")
-        defer { withExtendedLifetime((a, b)) {} }
-        let ana = try await a.h.register("ana@example.com")
-        let groupID = try await a.h.createGroup(token: ana.token)
-        let (http, port) = try Self.serve(a.h)
-        defer { http.shutdown() }
-        let subscriber = try await Subscriber.open(port: port, token: ana.token, groupID: groupID)
-        defer { subscriber.close() }
-        #expect(await eventually(timeout: Self.recovery) { a.listening(server) })
+        let scene = try await Scene.make()
+        defer { scene.close() }
+        let (server, a, b, ana, groupID, subscriber) = (scene.server, scene.a, scene.b, scene.ana, scene.groupID, scene.subscriber)
         try await a.rename(groupID, to: "A1", token: ana.token)
         try await subscriber.read(through: "A1")
 
@@ -259,6 +232,46 @@ struct PostgresOutageTests {
 
     // MARK: - Helpers
 
+    /// Two instances A and B on a dedicated server, Ana's group, A's HTTP port with Ana's socket
+    /// subscribed to the group, and A's LISTEN connection up. `close()` ends them in reverse order.
+    final class Scene: Sendable {
+        let server: PostgresServer
+        let a: Instance
+        let b: Instance
+        let ana: (token: String, id: String)
+        let groupID: String
+        let http: HTTPServer
+        let subscriber: Subscriber
+
+        private init(
+            server: PostgresServer, a: Instance, b: Instance, ana: (token: String, id: String), groupID: String,
+            http: HTTPServer, subscriber: Subscriber
+        ) {
+            (self.server, self.a, self.b, self.ana, self.groupID, self.http, self.subscriber) =
+                (server, a, b, ana, groupID, http, subscriber)
+        }
+
+        /// `log` captures A's log lines.
+        static func make(log: CapturedLog? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Scene {
+            let server = try PostgresServer()
+            let a = try Instance(server: server, name: "instance_a", log: log)
+            let b = try Instance(server: server, name: "instance_b")
+            let ana = try await a.h.register("ana@example.com")
+            let groupID = try await a.h.createGroup(token: ana.token)
+            let (http, port) = try PostgresOutageTests.serve(a.h)
+            let subscriber = try await Subscriber.open(port: port, token: ana.token, groupID: groupID)
+            #expect(
+                await eventually(timeout: PostgresOutageTests.recovery) { a.listening(server) }, sourceLocation: sourceLocation)
+            return Scene(server: server, a: a, b: b, ana: ana, groupID: groupID, http: http, subscriber: subscriber)
+        }
+
+        func close() {
+            subscriber.close()
+            http.shutdown()
+            server.stop()
+        }
+    }
+
     /// An App instance on the shared test server, its connections tagged `application_name` so a
     /// test can find (and terminate) exactly its backends.
     struct Instance: Sendable {
@@ -308,12 +321,8 @@ struct PostgresOutageTests {
 
         /// Connects with `token`, subscribes to the group and waits for its snapshot.
         static func open(port: Int, token: String, groupID: String) async throws -> Subscriber {
-            try await blocking {
-                let feed = try RealtimeTests.Feed(port: port, token: token)
-                try feed.send(#"{"op":"subscribe","topic":"group:\#(groupID)"}"#)
-                _ = try feed.next(RealtimeTests.type("snapshot", "group:\(groupID)"))
-                return Subscriber(feed: feed, topic: "group:\(groupID)")
-            }
+            let topic = "group:\(groupID)"
+            return Subscriber(feed: try await RealtimeTests.subscribed(port: port, token: token, topic: topic), topic: topic)
         }
 
         /// Reads changes until one renames the group to `name` (the generous frame timeout only
