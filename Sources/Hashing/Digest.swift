@@ -31,6 +31,7 @@ public enum HMACSHA256 {
     /// Returns the 32-byte HMAC-SHA-256 of `message` under `key` (any key length, including empty).
     public static func authenticationCode(key: [UInt8], message: some Collection<UInt8>) -> [UInt8] {
         guard key.count <= Int(Int32.max) else { preconditionFailure("HMAC key too long") }
+        LibCrypto.prepare()
         return key.withContiguousBytes { keyBuffer in
             message.withContiguousBytes { messageBuffer in
                 [UInt8](unsafeUninitializedCapacity: byteCount) { output, initialized in
@@ -50,7 +51,8 @@ public enum HMACSHA256 {
 private func evpDigest(
     _ bytes: some Collection<UInt8>, algorithm: OpaquePointer?, byteCount: Int, name: String
 ) -> [UInt8] {
-    bytes.withContiguousBytes { input in
+    LibCrypto.prepare()
+    return bytes.withContiguousBytes { input in
         [UInt8](unsafeUninitializedCapacity: byteCount) { output, initialized in
             var length: UInt32 = 0
             guard EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, algorithm, nil) == 1,

@@ -61,6 +61,7 @@ public enum Scrypt {
         let (maxmem, overflow) = needed.addingReportingOverflow(1 << 20)
         precondition(!overflow, "scrypt: parameters overflow")
 
+        LibCrypto.prepare()
         guard let kdf = EVP_KDF_fetch(nil, "SCRYPT", nil) else { fatalOpenSSLError("EVP_KDF_fetch(SCRYPT)") }
         defer { EVP_KDF_free(kdf) }
         guard let context = EVP_KDF_CTX_new(kdf) else { fatalOpenSSLError("EVP_KDF_CTX_new") }

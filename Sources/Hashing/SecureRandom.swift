@@ -26,6 +26,7 @@ public enum SecureRandom {
 
     /// Fills `buffer` from `RAND_bytes`, aborting on failure.
     private static func fill(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
+        LibCrypto.prepare()
         var offset = 0
         while offset < buffer.count {
             let chunk = min(buffer.count - offset, Int(Int32.max))

@@ -1,4 +1,5 @@
 import CLibPQ
+import Hashing
 public import Storage
 
 /// A notification received on a channel this connection `LISTEN`s to.
@@ -85,6 +86,8 @@ public final class PostgresConnection: SQLConnection {
     /// the connect timeout). `now` is the monotonic clock the reconnect back-off is measured on.
     public init(url: String, now: @escaping () -> ContinuousClock.Instant = { ContinuousClock.now }) throws(PostgresError) {
         self.now = now
+        // libpq initialises OpenSSL when a connection negotiates TLS: set it up our way first.
+        LibCrypto.prepare()
         // Keywords are applied in order and `dbname` is expanded in place (expand_dbname = 1), so
         // the URL's own settings override the defaults before it.
         let keywords = Self.defaultParameters.map { $0.key } + ["dbname"]
