@@ -45,6 +45,8 @@ public struct ChangeEvent: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let memberLeft = ChangeEvent(rawValue: "member_left")
     /// An admin or an operator removed the user from the group.
     public static let memberRemoved = ChangeEvent(rawValue: "member_removed")
+    /// A member changed their own settings for the group (`notification_enabled`).
+    public static let memberSettingsChanged = ChangeEvent(rawValue: "member_settings_changed")
 
     // Invite codes and invitations
     /// The group's first invite code was made.

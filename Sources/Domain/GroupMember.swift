@@ -18,10 +18,13 @@ public struct GroupMember: Sendable, Codable, Equatable {
     public var removedAt: Timestamp?
     /// Who removed the member; nil while active and when they left.
     public var removedBy: String?
+    /// Whether the member wants this group's push notifications (data-schema §4.5); only they change
+    /// it (`PATCH /v1/groups/{id}/membership`). Every (re)join starts with it on.
+    public var notificationEnabled: Bool
 
     public init(
         groupID: String, userID: String, displayName: String, role: GroupRole, status: Status, joinedAt: Timestamp,
-        removedAt: Timestamp? = nil, removedBy: String? = nil
+        removedAt: Timestamp? = nil, removedBy: String? = nil, notificationEnabled: Bool = true
     ) {
         self.groupID = groupID
         self.userID = userID
@@ -31,6 +34,7 @@ public struct GroupMember: Sendable, Codable, Equatable {
         self.joinedAt = joinedAt
         self.removedAt = removedAt
         self.removedBy = removedBy
+        self.notificationEnabled = notificationEnabled
     }
 
     enum CodingKeys: String, CodingKey {
@@ -41,6 +45,7 @@ public struct GroupMember: Sendable, Codable, Equatable {
         case joinedAt = "joined_at"
         case removedAt = "removed_at"
         case removedBy = "removed_by"
+        case notificationEnabled = "notification_enabled"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -53,5 +58,6 @@ public struct GroupMember: Sendable, Codable, Equatable {
         try c.encode(joinedAt, forKey: .joinedAt)
         try c.encode(removedAt, forKey: .removedAt)  // explicit null: the field always exists
         try c.encode(removedBy, forKey: .removedBy)
+        try c.encode(notificationEnabled, forKey: .notificationEnabled)
     }
 }

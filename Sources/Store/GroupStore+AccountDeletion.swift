@@ -9,7 +9,8 @@ extension GroupStore {
     /// group passes to its longest-standing admin, else its longest-standing member, else is
     /// soft-deleted; every other membership ends as `left`; sessions and failed-login records are
     /// deleted; personal fields are replaced (email → `deleted+<id>@invalid`, name → "Deleted User",
-    /// password hash emptied, cached member names too) and `deleted_ms` set; pending invitations it
+    /// password hash emptied, cached member names too) and `deleted_ms` set; its push devices are
+    /// deleted; pending invitations it
     /// sent are revoked, those addressed to it lose the address, invite codes it created are disabled.
     /// One batch, event
     /// `account_deleted`, by `actor` (default: the user themself; `admin` for chronir-admin, with
@@ -51,6 +52,7 @@ extension GroupStore {
             """, [.text(user.email), .text(tombstone), .integer(now)])
         try db.run("UPDATE group_members SET display_name = ?2 WHERE user_id = ?1", [.text(userID), .text(deletedUserName)])
         try db.run("DELETE FROM sessions WHERE user_id = ?1", [.text(userID)])
+        try DeviceStore.deleteAll(userID: userID, on: db)
         try LoginFailureStore.clearAll(email: user.email, on: db)
         try db.run(
             """

@@ -22,7 +22,7 @@ public enum GroupStore {
         ].map { prefix + $0 }.joined(separator: ", ")
     }
     static let memberColumns =
-        "group_id, user_id, display_name, role, status, joined_ms, removed_ms, removed_by"
+        "group_id, user_id, display_name, role, status, joined_ms, removed_ms, removed_by, notification_enabled"
 
     // MARK: - Reads
 
@@ -196,6 +196,22 @@ public enum GroupStore {
         return target
     }
 
+    /// The caller's own settings for a group they are an active member of (`notification_enabled`).
+    /// Event `member_settings_changed`, to the group and to the member's own feed (their other
+    /// devices); nothing is logged when the value does not change.
+    public static func setNotifications(
+        groupID: String, userID: String, enabled: Bool, at now: Int64, on db: any SQLConnection
+    ) throws -> GroupMember {
+        var (_, member) = try access(groupID: groupID, userID: userID, on: db)
+        guard member.notificationEnabled != enabled else { return member }
+        member.notificationEnabled = enabled
+        try saveMember(member, insert: false, on: db)
+        try ChangeLog.append(
+            [memberChange(member, .modified), memberFeedChange(member)], event: .memberSettingsChanged,
+            actor: .user(userID), at: now, on: db)
+        return member
+    }
+
     /// Hands the group to another active member (owner only); the old owner becomes admin, and their
     /// pending admin invitations are revoked (`revokeGrants`). Event `ownership_transferred`.
     public static func transfer(
@@ -309,18 +325,20 @@ public enum GroupStore {
         let values: [SQLValue] = [
             .text(m.groupID), .text(m.userID), .text(m.displayName), .text(m.role.rawValue), .text(m.status.rawValue),
             .integer(m.joinedAt.milliseconds), SQLValue(m.removedAt?.milliseconds), SQLValue(m.removedBy),
+            .integer(m.notificationEnabled ? 1 : 0),
         ]
         if insert {
             try db.run(
                 """
-                INSERT INTO group_members (group_id, user_id, display_name, role, status, joined_ms, removed_ms, removed_by)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                INSERT INTO group_members (group_id, user_id, display_name, role, status, joined_ms, removed_ms, removed_by,
+                    notification_enabled)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                 """, values)
         } else {
             try db.run(
                 """
                 UPDATE group_members SET display_name = ?3, role = ?4, status = ?5, joined_ms = ?6, removed_ms = ?7,
-                    removed_by = ?8
+                    removed_by = ?8, notification_enabled = ?9
                 WHERE group_id = ?1 AND user_id = ?2
                 """, values)
         }
@@ -376,7 +394,7 @@ public enum GroupStore {
         return GroupMember(
             groupID: groupID, userID: userID, displayName: name, role: role, status: status,
             joinedAt: Timestamp(milliseconds: joined), removedAt: row.int("removed_ms").map(Timestamp.init(milliseconds:)),
-            removedBy: row.string("removed_by"))
+            removedBy: row.string("removed_by"), notificationEnabled: row.int("notification_enabled") != 0)
     }
 }
 

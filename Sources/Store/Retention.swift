@@ -1,3 +1,4 @@
+import Domain
 public import Storage
 
 /// How long short-lived records are kept (docs/design.md#retention), and the sweep that deletes what
@@ -17,6 +18,8 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var deletedAlarmsMilliseconds: Int64 = SharedAlarmStore.retentionAfterDeleteMilliseconds
     /// Completions: the product's completion-log retention, 3 years (docs/design.md#retention).
     public var completionsMilliseconds: Int64 = CompletionStore.retentionMilliseconds
+    /// Push devices not registered again for 60 days (data-schema §8; `DeviceRules`).
+    public var unseenDevicesMilliseconds: Int64 = DeviceRules.unseenLifetimeMilliseconds
 
     public init() {}
 }
@@ -29,9 +32,10 @@ public struct RetentionReport: Sendable, Equatable {
     public var deadSessions = 0
     public var deletedAlarms = 0
     public var completions = 0
+    public var unseenDevices = 0
     /// Rows deleted in total.
     public var total: Int {
-        inviteAttempts + loginFailures + expiredInvitations + deadSessions + deletedAlarms + completions
+        inviteAttempts + loginFailures + expiredInvitations + deadSessions + deletedAlarms + completions + unseenDevices
     }
 }
 
@@ -52,6 +56,7 @@ public enum Retention {
         report.deletedAlarms = try SharedAlarmStore.purgeDeleted(
             deletedBefore: now - policy.deletedAlarmsMilliseconds, on: db)
         report.completions = try CompletionStore.purge(completedBefore: now - policy.completionsMilliseconds, on: db)
+        report.unseenDevices = try DeviceStore.purgeUnseen(before: now - policy.unseenDevicesMilliseconds, on: db)
         return report
     }
 }

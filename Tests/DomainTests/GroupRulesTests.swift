@@ -74,7 +74,8 @@ struct GroupRulesTests {
         let m = member("u", .admin)
         let json = String(decoding: DocumentCoding.encode(m), as: UTF8.self)
         #expect(
-            json == #"{"display_name":"u","group_id":"g","joined_at":"1970-01-01T00:00:00.000Z","removed_at":null,"#
-                + #""removed_by":null,"role":"admin","status":"active","user_id":"u"}"#)
+            json == #"{"display_name":"u","group_id":"g","joined_at":"1970-01-01T00:00:00.000Z","#
+                + #""notification_enabled":true,"removed_at":null,"removed_by":null,"role":"admin","status":"active","#
+                + #""user_id":"u"}"#)
     }
 }

@@ -193,6 +193,7 @@ enum AccountRoutes {
         let now = services.clock.nowMilliseconds()
         try await services.database.write { db in
             try SessionStore.revoke(tokenHash: principal.tokenHash, at: now, on: db)
+            try DeviceStore.deleteRegistered(bySession: principal.tokenHash, on: db)
         }
         return HTTPResponse(status: .noContent)
     }

@@ -1,0 +1,135 @@
+import Domain
+import Storage
+import Store
+import Wire
+
+/// Where and whether a user is notified (issue 17; docs/notifications.md#devices):
+/// `/v1/me/devices…` — the push devices of the caller's account — and
+/// `PATCH /v1/groups/{id}/membership` — the caller's own `notification_enabled` for a group.
+enum NotificationRoutes {
+    /// `PUT /v1/me/devices/{device_id}`: exactly one of `token` (apns, fcm) and `subscription`
+    /// (webpush, as `PushSubscription.toJSON()` gives it).
+    struct DeviceBody: Decodable {
+        var platform: Device.Platform
+        var provider: Device.Provider
+        var token: String?
+        var subscription: Device.WebPushSubscription?
+        var appVersion: String?
+        var locale: String?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case platform, provider, token, subscription, locale
+            case appVersion = "app_version"
+        }
+        init(from decoder: any Decoder) throws {
+            try StrictKeys.check(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            platform = try c.decode(Device.Platform.self, forKey: .platform)
+            provider = try c.decode(Device.Provider.self, forKey: .provider)
+            token = try c.decodeIfPresent(String.self, forKey: .token)
+            subscription = try c.decodeIfPresent(SubscriptionBody.self, forKey: .subscription)?.subscription
+            appVersion = try c.decodeIfPresent(String.self, forKey: .appVersion)
+            locale = try c.decodeIfPresent(String.self, forKey: .locale)
+        }
+    }
+
+    /// `{"endpoint": …, "keys": {"p256dh": …, "auth": …}}`; a browser's `expirationTime` is accepted
+    /// and ignored (push services report expiry with 404/410, which drops the device).
+    struct SubscriptionBody: Decodable {
+        var subscription: Device.WebPushSubscription
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case endpoint, keys
+            case expirationTime
+        }
+        struct Keys: Decodable {
+            var p256dh: String
+            var auth: String
+            enum CodingKeys: String, CodingKey, CaseIterable { case p256dh, auth }
+            init(from decoder: any Decoder) throws {
+                try StrictKeys.check(decoder, CodingKeys.self)
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                p256dh = try c.decode(String.self, forKey: .p256dh)
+                auth = try c.decode(String.self, forKey: .auth)
+            }
+        }
+        init(from decoder: any Decoder) throws {
+            try StrictKeys.check(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let keys = try c.decode(Keys.self, forKey: .keys)
+            subscription = Device.WebPushSubscription(
+                endpoint: try c.decode(String.self, forKey: .endpoint), p256dh: keys.p256dh, auth: keys.auth)
+        }
+    }
+
+    struct MembershipBody: Decodable {
+        var notificationEnabled: Bool
+        enum CodingKeys: String, CodingKey, CaseIterable { case notificationEnabled = "notification_enabled" }
+        init(from decoder: any Decoder) throws {
+            notificationEnabled = try StrictKeys.only(decoder, CodingKeys.notificationEnabled)
+        }
+    }
+
+    struct DeviceList: Encodable {
+        var devices: [Device]
+    }
+
+    static func register(in router: inout Router<Handler>, services: Services) {
+        router.add(.get, "/v1/me/devices", .async { request in try await list(request, services) })
+        router.add(.put, "/v1/me/devices/{device_id}", .async { request in try await put(request, services) })
+        router.add(.delete, "/v1/me/devices/{device_id}", .async { request in try await delete(request, services) })
+        router.add(.patch, "/v1/groups/{id}/membership", .async { request in try await membership(request, services) })
+    }
+
+    /// 201 with the device when it is new to the account, 200 when it replaced the one of that id.
+    static func put(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let principal = try await services.authenticate(request)
+        let deviceID = try DeviceRules.validateDeviceID(try request.parameter("device_id"))
+        let body = try JSONBody.decode(DeviceBody.self, from: request)
+        guard DeviceRules.allows(body.platform, body.provider) else {
+            throw DomainError.invalidField(
+                field: "provider",
+                message: "provider \(body.provider.rawValue) does not reach platform \(body.platform.rawValue)")
+        }
+        let address = try DeviceRules.address(provider: body.provider, token: body.token, subscription: body.subscription)
+        let appVersion = try DeviceRules.label(body.appVersion, field: "app_version", maxBytes: DeviceRules.maxAppVersionBytes)
+        let locale = try DeviceRules.label(body.locale, field: "locale", maxBytes: DeviceRules.maxLocaleBytes)
+        let now = services.clock.nowMilliseconds()
+        let userID = principal.user.id
+        let (device, outcome) = try await services.database.write { db in
+            try DeviceStore.register(
+                userID: userID, deviceID: deviceID, platform: body.platform, provider: body.provider, address: address,
+                appVersion: appVersion, locale: locale, sessionHash: principal.tokenHash, at: now, on: db)
+        }
+        return JSONBody.response(device, status: outcome == .created ? .created : .ok)
+    }
+
+    static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let devices = try await services.database.read { db in try DeviceStore.devices(userID: userID, on: db) }
+        return JSONBody.response(DeviceList(devices: devices))
+    }
+
+    /// 204; 404 when the account has no device of that id.
+    static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let deviceID = try request.parameter("device_id")
+        let deleted = try await services.database.write { db in
+            try DeviceStore.delete(userID: userID, deviceID: deviceID, on: db)
+        }
+        guard deleted else { throw DomainError.notFound("device") }
+        return HTTPResponse(status: .noContent)
+    }
+
+    /// The caller's own membership settings → 200 with their member document; 404 when they are not
+    /// an active member.
+    static func membership(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let groupID = try request.parameter("id")
+        let body = try JSONBody.decode(MembershipBody.self, from: request)
+        let now = services.clock.nowMilliseconds()
+        let member = try await services.database.write { db in
+            try GroupStore.setNotifications(
+                groupID: groupID, userID: userID, enabled: body.notificationEnabled, at: now, on: db)
+        }
+        return JSONBody.response(member)
+    }
+}
