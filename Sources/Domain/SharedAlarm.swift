@@ -58,6 +58,13 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
     /// The open occurrence, if there is one.
     public var openOccurrence: Occurrence? { occurrence?.status == .open ? occurrence : nil }
 
+    /// When the pre-alarm warning of the open occurrence is due (epoch ms): `pre_alarm_offset`
+    /// minutes before it, when `pre_alarm_enabled`; nil otherwise.
+    public var preAlarmAt: Int64? {
+        guard settings.preAlarmEnabled, let open = openOccurrence else { return nil }
+        return open.scheduledAt.milliseconds - Int64(settings.preAlarmOffset) * 60_000
+    }
+
     /// Who must answer an occurrence opening now: the assignees still active (in assignee order), or
     /// every active member when there are no assignees.
     public static func requiredSet(assignees: [String], activeMembers: [String]) -> [String] {

@@ -452,9 +452,11 @@ struct ChronirServer: ParsableCommand {
         } else {
             sweeper = Sweeper(database: database, clock: SystemClock(), logger: logger)
         }
+        let fireScheduler = FireScheduler(database: database, clock: SystemClock(), logger: logger)
         shutdown.bind(
             Shutdown.Target(
-                server: server, metricsServer: metricsServer, sweeper: sweeper, realtime: application.realtime,
+                server: server, metricsServer: metricsServer, sweeper: sweeper, fireScheduler: fireScheduler,
+                realtime: application.realtime,
                 database: database, logger: logger, sink: sink))
         withExtendedLifetime(watcher) { dispatchMain() }
     }
@@ -467,6 +469,7 @@ final class Shutdown: Sendable {
         let server: HTTPServer
         let metricsServer: HTTPServer?
         let sweeper: Sweeper
+        let fireScheduler: FireScheduler
         let realtime: RealtimeFeed
         let database: any SQLDatabase
         let logger: Logger
@@ -500,6 +503,7 @@ final class Shutdown: Sendable {
         let database = target.database
         let sink = target.sink
         target.sweeper.stop()
+        target.fireScheduler.stop()
         target.realtime.stop()
         target.metricsServer?.shutdown()
         target.server.shutdown {

@@ -86,6 +86,7 @@ public enum CompletionStore {
         try ChangeLog.append(
             [completionChange(completion, .added), SharedAlarmStore.alarmChange(alarm, .modified)],
             event: .sharedCompletion, actor: .user(userID), at: now, on: db)
+        try NotificationOutbox.sharedCompletion(completion, alarm: alarm, at: now, on: db)
         return Recorded(completion: completion, alarm: alarm, created: true)
     }
 

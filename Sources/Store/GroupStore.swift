@@ -282,7 +282,8 @@ public enum GroupStore {
 
     /// Admits `user` to `group` with `role` — a new member, or a former one rejoining — enforcing
     /// `max_members` inside the caller's write transaction (the single writer serialises joins, so
-    /// the last free seat goes to exactly one). Returns the changes to log. Throws `groupMemberLimit`.
+    /// the last free seat goes to exactly one). Returns the changes to log and queues
+    /// `group_member_joined` (`NotificationOutbox`). Throws `groupMemberLimit`.
     static func admit(
         _ user: User, to group: inout Group, role: GroupRole, previous: GroupMember?, at now: Int64, on db: any SQLConnection
     ) throws -> (GroupMember, [Change]) {
@@ -293,6 +294,7 @@ public enum GroupStore {
         try saveMember(member, insert: previous == nil, on: db)
         group.memberCount += 1
         try saveGroup(&group, at: now, on: db)
+        try NotificationOutbox.memberJoined(member, group: group, at: now, on: db)
         return (
             member,
             [

@@ -54,6 +54,7 @@ public enum InvitationStore {
         try ChangeLog.append(
             try feedChanges(invitation, op: .added, on: db), event: .invitationCreated, actor: .user(actor.id), at: now,
             on: db)
+        try NotificationOutbox.invitationCreated(invitation, at: now, on: db)
         return invitation
     }
 

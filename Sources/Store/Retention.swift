@@ -20,6 +20,8 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var completionsMilliseconds: Int64 = CompletionStore.retentionMilliseconds
     /// Push devices not registered again for 60 days (data-schema §8; `DeviceRules`).
     public var unseenDevicesMilliseconds: Int64 = DeviceRules.unseenLifetimeMilliseconds
+    /// Handled notification-outbox rows (their keys answer "already fired" this long).
+    public var handledNotificationsMilliseconds: Int64 = NotificationOutbox.handledRetentionMilliseconds
 
     public init() {}
 }
@@ -33,9 +35,11 @@ public struct RetentionReport: Sendable, Equatable {
     public var deletedAlarms = 0
     public var completions = 0
     public var unseenDevices = 0
+    public var handledNotifications = 0
     /// Rows deleted in total.
     public var total: Int {
         inviteAttempts + loginFailures + expiredInvitations + deadSessions + deletedAlarms + completions + unseenDevices
+            + handledNotifications
     }
 }
 
@@ -57,6 +61,8 @@ public enum Retention {
             deletedBefore: now - policy.deletedAlarmsMilliseconds, on: db)
         report.completions = try CompletionStore.purge(completedBefore: now - policy.completionsMilliseconds, on: db)
         report.unseenDevices = try DeviceStore.purgeUnseen(before: now - policy.unseenDevicesMilliseconds, on: db)
+        report.handledNotifications = try NotificationOutbox.purgeHandled(
+            before: now - policy.handledNotificationsMilliseconds, on: db)
         return report
     }
 }

@@ -104,6 +104,7 @@ public enum SharedAlarmStore {
         try write(alarm, on: db)
         try ChangeLog.append(
             [alarmChange(alarm, .added)], event: .sharedAlarmCreated, actor: .user(actorID), at: now, on: db)
+        try NotificationOutbox.alarmChanged(alarm, created: true, actorID: actorID, at: now, on: db)
         return alarm
     }
 
@@ -157,6 +158,7 @@ public enum SharedAlarmStore {
         try save(&alarm, at: now, on: db)
         try ChangeLog.append(
             [alarmChange(alarm, .modified)], event: .sharedAlarmUpdated, actor: .user(actorID), at: now, on: db)
+        try NotificationOutbox.alarmChanged(alarm, created: false, actorID: actorID, at: now, on: db)
         return alarm
     }
 
@@ -231,6 +233,7 @@ public enum SharedAlarmStore {
                     alarmChange(alarm, .modified),
                 ],
                 event: .missedAlarmFollowup, actor: .system, at: now, on: db)
+            try NotificationOutbox.occurrenceMissed(alarm, missed: missed, at: now, on: db)
         }
         return alarms.count
     }
@@ -275,13 +278,13 @@ public enum SharedAlarmStore {
         try write(alarm, on: db)
     }
 
-    /// Writes the document and the columns copied from it.
+    /// Writes the document and the columns copied from it (`pre_alarm_ms`: `SharedAlarm.preAlarmAt`).
     static func write(_ alarm: SharedAlarm, on db: any SQLConnection) throws {
         let document = String(decoding: DocumentCoding.encode(alarm), as: UTF8.self)
         try db.run(
             """
             UPDATE shared_alarms SET document = ?2, next_fire_ms = ?3, open_ms = ?4, grace_ms = ?5, version = ?6,
-                updated_ms = ?7, deleted_ms = ?8
+                updated_ms = ?7, deleted_ms = ?8, pre_alarm_ms = ?9
             WHERE id = ?1
             """,
             [
@@ -289,6 +292,7 @@ public enum SharedAlarmStore {
                 SQLValue(alarm.openOccurrence?.scheduledAt.milliseconds),
                 .integer(Int64(alarm.settings.graceMinutes) * 60_000), .integer(alarm.version),
                 .integer(alarm.updatedAt.milliseconds), SQLValue(alarm.deletedAt?.milliseconds),
+                SQLValue(alarm.preAlarmAt),
             ])
     }
 

@@ -1,0 +1,58 @@
+@preconcurrency public import Dispatch
+public import Domain
+public import Logging
+public import Storage
+public import Store
+
+/// Drives `NotificationScheduler` on its own queue (never an event loop): every `tick` a read asks
+/// whether any alarm fire or pre-alarm is due; only then a write queues them, pass after pass while
+/// a pass fills its batch. Exactly-once comes from the outbox keys, so every instance on a database
+/// may run one — no claim is taken, the writer lock serialises them.
+///
+/// Latency: a fire is queued at most one `tick` (plus the timer's leeway) after its instant.
+public final class FireScheduler: Sendable {
+    /// How often the scheduler looks for due fires.
+    public static let defaultTick: DispatchTimeInterval = .seconds(1)
+
+    private let timer: any DispatchSourceTimer
+    private let queue = DispatchQueue(label: "chronir.fire-scheduler")
+
+    /// Starts the timer; the first look is after one `tick`.
+    public init(
+        database: any SQLDatabase, clock: any Clock, logger: Logger, tick: DispatchTimeInterval = FireScheduler.defaultTick
+    ) {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        self.timer = timer
+        timer.schedule(deadline: .now() + tick, repeating: tick, leeway: .milliseconds(50))
+        timer.setEventHandler {
+            do {
+                try Self.runOnce(database: database, at: clock.nowMilliseconds(), logger: logger)
+            } catch {
+                logger.error("fire scheduler failed", metadata: ["error": "\(error)"])
+            }
+        }
+        timer.resume()
+    }
+
+    /// One look at `now`: queues everything due and logs what it did. Returns the fires handled.
+    @discardableResult
+    public static func runOnce(database: any SQLDatabase, at now: Int64, logger: Logger) throws -> NotificationScheduler.Pass {
+        var total = NotificationScheduler.Pass()
+        guard try database.readSync({ try NotificationScheduler.anythingDue(at: now, on: $0) }) else { return total }
+        while true {
+            let pass = try database.writeSync { try NotificationScheduler.enqueueDue(at: now, on: $0) }
+            total.queued += pass.queued
+            total.skipped += pass.skipped
+            if pass.total < NotificationScheduler.batchLimit { break }
+        }
+        if total.total > 0 {
+            logger.info("alarm fires queued", metadata: ["queued": "\(total.queued)", "skipped": "\(total.skipped)", "at": "\(now)"])
+        }
+        return total
+    }
+
+    /// Stops future looks (one in progress finishes).
+    public func stop() { timer.cancel() }
+
+    deinit { timer.cancel() }
+}

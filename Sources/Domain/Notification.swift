@@ -1,0 +1,86 @@
+/// What a notification is about (docs/notifications.md#what-is-sent-to-whom; seeds: API App. C,
+/// data-schema App. C). The raw value is stored in `notification_outbox.type` and sent as
+/// `data.type`. An open enumeration like `ChangeEvent`.
+public struct NotificationType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// An occurrence became due: to its required members who have not answered.
+    public static let alarmFired = NotificationType(rawValue: "alarm_fired")
+    /// `pre_alarm_offset` minutes before an occurrence, when `pre_alarm_enabled`.
+    public static let preAlarm = NotificationType(rawValue: "pre_alarm")
+    /// A member answered an occurrence: to the group's other members.
+    public static let sharedCompletion = NotificationType(rawValue: "shared_completion")
+    /// A shared alarm was created: to the members except its creator.
+    public static let sharedAlarmCreated = NotificationType(rawValue: "shared_alarm_created")
+    /// A shared alarm's settings changed: to the members except the editor.
+    public static let sharedAlarmUpdated = NotificationType(rawValue: "shared_alarm_updated")
+    /// An email invitation to an address that has an account: to that account.
+    public static let groupInvitation = NotificationType(rawValue: "group_invitation")
+    /// Someone joined: to the members except the joiner.
+    public static let groupMemberJoined = NotificationType(rawValue: "group_member_joined")
+    /// An occurrence went unanswered past its grace: to who did not answer, the owner and the admins.
+    public static let missedAlarmFollowup = NotificationType(rawValue: "missed_alarm_followup")
+
+    public var description: String { rawValue }
+
+    /// How urgent it is and how long it is worth delivering.
+    public var policy: NotificationPolicy {
+        switch self {
+        case .alarmFired: NotificationPolicy(priority: .high, timeToLiveMilliseconds: 15 * 60_000, timeSensitive: true)
+        case .missedAlarmFollowup: NotificationPolicy(priority: .high, timeToLiveMilliseconds: 3_600_000)
+        case .groupMemberJoined: NotificationPolicy(priority: .low, timeToLiveMilliseconds: 86_400_000)
+        // pre_alarm's real deadline is the occurrence itself; group_invitation's is the invitation's
+        // expiry (the producer passes the earlier of the two).
+        default: NotificationPolicy(priority: .normal, timeToLiveMilliseconds: 86_400_000)
+        }
+    }
+}
+
+/// Delivery class of a notification type: mapped by each sender to its provider's fields (APNs
+/// `apns-priority` 10/5 and `interruption-level`, FCM `android.priority`, Web Push `Urgency`).
+public struct NotificationPolicy: Sendable, Equatable {
+    public enum Priority: String, Sendable { case high, normal, low }
+    public var priority: Priority
+    /// Not handed to a provider later than this after it was queued (an `alarm_fired` an hour late
+    /// is worse than none); also the provider's own TTL.
+    public var timeToLiveMilliseconds: Int64
+    /// APNs `interruption-level: time-sensitive` (breaks through Focus).
+    public var timeSensitive: Bool = false
+}
+
+/// What the recipient sees and what the app gets: `notification` title/body and the `data` ids.
+/// Built by the producer in the transaction that queues it; stored as JSON in the outbox.
+public struct NotificationContent: Sendable, Codable, Equatable {
+    public var title: String
+    public var body: String
+    /// `type` plus the ids the app needs to open the right screen (`group_id`, `alarm_id`, …).
+    public var data: [String: String]
+
+    public init(title: String, body: String, data: [String: String]) {
+        self.title = title
+        self.body = body
+        self.data = data
+    }
+
+    /// Longest title and body kept: a push payload is at most 4 KiB (APNs, Web Push), and the ids,
+    /// provider fields and encryption overhead need room.
+    public static let maxTitleCharacters = 120
+    public static let maxBodyCharacters = 400
+
+    /// A notification of `type` about `groupID`, with `extra` ids in `data`; title and body cut to
+    /// their limits.
+    public static func make(
+        _ type: NotificationType, groupID: String?, title: String, body: String, extra: [String: String] = [:]
+    ) -> NotificationContent {
+        var data = extra
+        data["type"] = type.rawValue
+        if let groupID { data["group_id"] = groupID }
+        return NotificationContent(
+            title: clipped(title, to: maxTitleCharacters), body: clipped(body, to: maxBodyCharacters), data: data)
+    }
+
+    private static func clipped(_ text: String, to limit: Int) -> String {
+        text.count <= limit ? text : String(text.prefix(limit - 1)) + "…"
+    }
+}

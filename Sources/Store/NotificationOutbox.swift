@@ -1,0 +1,219 @@
+public import Domain
+import Foundation
+public import Storage
+
+/// The transactional outbox of notifications (migration 0014; docs/notifications.md#pipeline). Every
+/// producer runs inside the mutation's own write transaction, next to its change-log batch: nothing
+/// is queued for a rolled-back change, nothing queued is lost on a crash. A row's `key` makes it
+/// exactly-once — queuing the same key again does nothing — and rows stay after they are handled
+/// until the retention sweep (`purgeHandled`).
+///
+/// Recipients are chosen here by the rules of docs/notifications.md (never the actor; only active
+/// members of the group with `notification_enabled`); the dispatcher checks them again when it sends.
+public enum NotificationOutbox {
+    /// One queued notification.
+    public struct Entry: Sendable, Equatable {
+        public var id: Int64
+        public var key: String
+        public var type: NotificationType
+        public var groupID: String?
+        public var actorID: String?
+        public var recipients: [String]
+        public var content: NotificationContent
+        public var createdAt: Int64
+        public var notBefore: Int64
+        public var expiresAt: Int64
+        public var state: State
+    }
+
+    /// Where a row is in its life.
+    public enum State: String, Sendable {
+        /// Waiting for the dispatcher.
+        case pending
+        /// Turned into deliveries to devices.
+        case expanded
+        /// Recorded, never sent: a fire found stale after downtime (`NotificationScheduler`).
+        case skipped
+        /// Its time to live ran out before it was sent.
+        case expired
+    }
+
+    /// Handled rows are kept this long (so a fire's key still answers "already done"), then purged.
+    public static let handledRetentionMilliseconds: Int64 = 7 * 86_400_000
+
+    /// Queues a notification unless its key is already queued; a notification without recipients is
+    /// not queued. `state` is `.pending` except for the scheduler's stale fires (`.skipped`).
+    /// Returns whether a row was inserted.
+    @discardableResult
+    static func enqueue(
+        _ type: NotificationType, key: String, groupID: String?, actorID: String?, recipients: [String],
+        content: NotificationContent, notBefore: Int64, expiresAt: Int64, state: State = .pending, at now: Int64,
+        on db: any SQLConnection
+    ) throws -> Bool {
+        guard !recipients.isEmpty || state != .pending else { return false }
+        let recipientsJSON = String(decoding: DocumentCoding.encode(recipients), as: UTF8.self)
+        let contentJSON = String(decoding: DocumentCoding.encode(content), as: UTF8.self)
+        return try db.run(
+            """
+            INSERT INTO notification_outbox (key, type, group_id, actor_id, recipients, content, created_ms, not_before_ms,
+                expires_ms, state, done_ms)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+            ON CONFLICT (key) DO NOTHING
+            """,
+            [
+                .text(key), .text(type.rawValue), SQLValue(groupID), SQLValue(actorID), .text(recipientsJSON),
+                .text(contentJSON), .integer(now), .integer(notBefore), .integer(expiresAt), .text(state.rawValue),
+                state == .pending ? .null : .integer(now),
+            ]) > 0
+    }
+
+    /// Whether a row with this key exists (in any state).
+    public static func contains(key: String, on db: any SQLConnection) throws -> Bool {
+        try db.queryOne("SELECT 1 AS one FROM notification_outbox WHERE key = ?1", [.text(key)]) != nil
+    }
+
+    /// Rows in key order (tests, chronir-admin); `state` nil for all.
+    public static func entries(state: State? = nil, limit: Int = 1_000, on db: any SQLConnection) throws -> [Entry] {
+        let rows = try db.query(
+            """
+            SELECT id, key, type, group_id, actor_id, recipients, content, created_ms, not_before_ms, expires_ms, state
+            FROM notification_outbox WHERE state = ?1 OR ?2 = 1 ORDER BY id LIMIT ?3
+            """, [.text(state?.rawValue ?? ""), .integer(state == nil ? 1 : 0), .integer(Int64(limit))])
+        return try rows.map(entryFromRow)
+    }
+
+    /// Retention: deletes handled rows older than `before`.
+    public static func purgeHandled(before: Int64, on db: any SQLConnection) throws -> Int {
+        try db.run("DELETE FROM notification_outbox WHERE done_ms IS NOT NULL AND done_ms < ?1", [.integer(before)])
+    }
+
+    // MARK: - Recipients
+
+    /// Active members of `groupID` who want its notifications, in join order, without `excluded`.
+    static func listeningMembers(of groupID: String, excluding excluded: Set<String>, on db: any SQLConnection) throws
+        -> [String]
+    {
+        try db.query(
+            """
+            SELECT user_id FROM group_members
+            WHERE group_id = ?1 AND status = 'active' AND notification_enabled = 1
+            ORDER BY joined_ms, user_id
+            """, [.text(groupID)]
+        ).compactMap { $0.string("user_id") }.filter { !excluded.contains($0) }
+    }
+
+    /// The members among `candidates` who are active and listening in `groupID`, in `candidates` order.
+    static func listening(_ candidates: [String], in groupID: String, on db: any SQLConnection) throws -> [String] {
+        let listening = Set(try listeningMembers(of: groupID, excluding: [], on: db))
+        var seen = Set<String>()
+        return candidates.filter { listening.contains($0) && seen.insert($0).inserted }
+    }
+
+    static func groupName(_ groupID: String, on db: any SQLConnection) throws -> String {
+        try db.queryOne("SELECT name FROM groups WHERE id = ?1", [.text(groupID)])?.string("name") ?? ""
+    }
+
+    static func entryFromRow(_ row: Row) throws -> Entry {
+        guard let id = row.int("id"), let key = row.string("key"), let type = row.string("type"),
+            let recipients = row.string("recipients"), let content = row.string("content"),
+            let created = row.int("created_ms"), let notBefore = row.int("not_before_ms"),
+            let expires = row.int("expires_ms"), let state = row.string("state").flatMap(State.init(rawValue:))
+        else { throw StoreError.corruptRow(table: "notification_outbox") }
+        return Entry(
+            id: id, key: key, type: NotificationType(rawValue: type), groupID: row.string("group_id"),
+            actorID: row.string("actor_id"),
+            recipients: try DocumentCoding.decode([String].self, from: Array(recipients.utf8)),
+            content: try DocumentCoding.decode(NotificationContent.self, from: Array(content.utf8)), createdAt: created,
+            notBefore: notBefore, expiresAt: expires, state: state)
+    }
+}
+
+// MARK: - Producers (called from the Store mutations, in their transaction)
+
+extension NotificationOutbox {
+    /// A member answered an occurrence → `shared_completion` to the group's other members.
+    static func sharedCompletion(_ completion: SharedCompletion, alarm: SharedAlarm, at now: Int64, on db: any SQLConnection)
+        throws
+    {
+        let actor = completion.userID
+        let recipients = try listeningMembers(of: completion.groupID, excluding: Set([actor].compactMap { $0 }), on: db)
+        let verb = completion.status == .completed ? "completed" : "skipped"
+        let content = NotificationContent.make(
+            .sharedCompletion, groupID: completion.groupID, title: alarm.settings.title,
+            body: "\(completion.userName) \(verb) it · \(try groupName(completion.groupID, on: db))",
+            extra: ["alarm_id": alarm.id, "completion_id": completion.id])
+        try enqueue(
+            .sharedCompletion, key: "shared_completion:\(completion.id)", groupID: completion.groupID, actorID: actor,
+            recipients: recipients, content: content, notBefore: now,
+            expiresAt: now + NotificationType.sharedCompletion.policy.timeToLiveMilliseconds, at: now, on: db)
+    }
+
+    /// An alarm was created or its settings changed → `shared_alarm_created` / `shared_alarm_updated`
+    /// (key per version, so every edit is one notification) to the members except the actor.
+    static func alarmChanged(_ alarm: SharedAlarm, created: Bool, actorID: String, at now: Int64, on db: any SQLConnection)
+        throws
+    {
+        let type: NotificationType = created ? .sharedAlarmCreated : .sharedAlarmUpdated
+        let recipients = try listeningMembers(of: alarm.groupID, excluding: [actorID], on: db)
+        let group = try groupName(alarm.groupID, on: db)
+        let content = NotificationContent.make(
+            type, groupID: alarm.groupID, title: alarm.settings.title,
+            body: created ? "New shared alarm in \(group)" : "Shared alarm changed in \(group)",
+            extra: ["alarm_id": alarm.id])
+        try enqueue(
+            type, key: "\(type.rawValue):\(alarm.id):\(alarm.version)", groupID: alarm.groupID, actorID: actorID,
+            recipients: recipients, content: content, notBefore: now, expiresAt: now + type.policy.timeToLiveMilliseconds,
+            at: now, on: db)
+    }
+
+    /// Someone joined (invite code or invitation) → `group_member_joined` to the others.
+    static func memberJoined(_ member: GroupMember, group: Group, at now: Int64, on db: any SQLConnection) throws {
+        let recipients = try listeningMembers(of: group.id, excluding: [member.userID], on: db)
+        let content = NotificationContent.make(
+            .groupMemberJoined, groupID: group.id, title: group.name, body: "\(member.displayName) joined",
+            extra: ["user_id": member.userID])
+        try enqueue(
+            .groupMemberJoined, key: "group_member_joined:\(group.id):\(member.userID):\(member.joinedAt.milliseconds)",
+            groupID: group.id, actorID: member.userID, recipients: recipients, content: content, notBefore: now,
+            expiresAt: now + NotificationType.groupMemberJoined.policy.timeToLiveMilliseconds, at: now, on: db)
+    }
+
+    /// An email invitation to an address that has an account → `group_invitation` to that account
+    /// (until the invitation expires). Link invitations have no addressee: nothing is queued.
+    static func invitationCreated(_ invitation: Invitation, at now: Int64, on db: any SQLConnection) throws {
+        guard let email = invitation.inviteeEmail,
+            let invitee = try db.queryOne(
+                "SELECT id FROM users WHERE email = ?1 AND deleted_ms IS NULL AND status = 'active'", [.text(email)]
+            )?.string("id"), invitee != invitation.invitedBy
+        else { return }
+        let content = NotificationContent.make(
+            .groupInvitation, groupID: invitation.groupID, title: invitation.groupName,
+            body: "\(invitation.invitedByName) invited you", extra: ["invitation_id": invitation.id])
+        try enqueue(
+            .groupInvitation, key: "group_invitation:\(invitation.id)", groupID: nil, actorID: invitation.invitedBy,
+            recipients: [invitee], content: content, notBefore: now,
+            expiresAt: min(invitation.expiresAt.milliseconds, now + NotificationType.groupInvitation.policy.timeToLiveMilliseconds),
+            at: now, on: db)
+    }
+
+    /// The overdue sweep marked an occurrence missed → `missed_alarm_followup` to who did not answer,
+    /// the owner and the admins.
+    static func occurrenceMissed(_ alarm: SharedAlarm, missed: Occurrence, at now: Int64, on db: any SQLConnection) throws {
+        let managers = try db.query(
+            """
+            SELECT user_id FROM group_members
+            WHERE group_id = ?1 AND status = 'active' AND role IN ('owner', 'admin') ORDER BY joined_ms, user_id
+            """, [.text(alarm.groupID)]
+        ).compactMap { $0.string("user_id") }
+        let recipients = try listening(missed.pendingUIDs + managers, in: alarm.groupID, on: db)
+        let scheduled = missed.scheduledAt.milliseconds
+        let content = NotificationContent.make(
+            .missedAlarmFollowup, groupID: alarm.groupID, title: alarm.settings.title,
+            body: "Missed · \(try groupName(alarm.groupID, on: db))",
+            extra: ["alarm_id": alarm.id, "scheduled_at": missed.scheduledAt.description])
+        try enqueue(
+            .missedAlarmFollowup, key: "missed_alarm_followup:\(alarm.id):\(scheduled)", groupID: alarm.groupID,
+            actorID: nil, recipients: recipients, content: content, notBefore: now,
+            expiresAt: now + NotificationType.missedAlarmFollowup.policy.timeToLiveMilliseconds, at: now, on: db)
+    }
+}

@@ -1,0 +1,102 @@
+import Domain
+public import Storage
+
+/// Durable fire times (docs/notifications.md#pipeline): turns due instants of shared alarms into
+/// outbox rows — `alarm_fired` at the open occurrence's time, `pre_alarm` at `pre_alarm_ms`.
+///
+/// Exactly once per (type, alarm, scheduled instant), across restarts and instances: the outbox key
+/// `alarm_fired:<alarm>:<scheduled_ms>` is unique and a row is inserted in the same transaction that
+/// finds it missing. After downtime, a fire due longer than `freshness` ago is recorded `skipped`,
+/// not sent (no stale alarm storm). Editing an alarm moves `open_ms` / `pre_alarm_ms`, so a pending
+/// instant that changed is simply never found; deleting it or freezing or deleting its group stops
+/// its fires. No clock: `now` is the caller's.
+public enum NotificationScheduler {
+    /// A fire found more than this late is skipped (an `alarm_fired` an hour late is worse than none).
+    public static let freshnessMilliseconds: Int64 = 15 * 60_000
+    /// Alarms handled per call; the caller loops while a call returns this many.
+    public static let batchLimit = 500
+
+    /// What one pass queued.
+    public struct Pass: Sendable, Equatable {
+        /// Fires queued for sending.
+        public var queued = 0
+        /// Fires recorded as skipped (stale).
+        public var skipped = 0
+        public var total: Int { queued + skipped }
+        public init(queued: Int = 0, skipped: Int = 0) {
+            self.queued = queued
+            self.skipped = skipped
+        }
+    }
+
+    /// Whether anything is due at `now` (a read: the caller takes the writer only when it is).
+    public static func anythingDue(at now: Int64, on db: any SQLConnection) throws -> Bool {
+        try !due(.alarmFired, at: now, limit: 1, on: db).isEmpty || !due(.preAlarm, at: now, limit: 1, on: db).isEmpty
+    }
+
+    /// Queues (or records as skipped) every fire due at `now` that has no outbox row yet, at most
+    /// `limit` per type. Runs in the caller's write transaction.
+    public static func enqueueDue(
+        at now: Int64, freshness: Int64 = freshnessMilliseconds, limit: Int = batchLimit, on db: any SQLConnection
+    ) throws -> Pass {
+        var pass = Pass()
+        for type in [NotificationType.alarmFired, .preAlarm] {
+            for (alarm, instant) in try due(type, at: now, limit: limit, on: db) {
+                let stale = now - instant > freshness
+                switch try enqueue(type, alarm: alarm, instant: instant, stale: stale, at: now, on: db) {
+                case .pending?: pass.queued += 1
+                case .skipped?: pass.skipped += 1
+                default: break
+                }
+            }
+        }
+        return pass
+    }
+
+    /// Live alarms of live, unfrozen groups whose `type` instant is due and has no outbox row, oldest
+    /// first. A pre-alarm is due between its instant and the occurrence (after that it is moot).
+    static func due(_ type: NotificationType, at now: Int64, limit: Int, on db: any SQLConnection) throws
+        -> [(SharedAlarm, Int64)]
+    {
+        let column = type == .alarmFired ? "open_ms" : "pre_alarm_ms"
+        let moot = type == .alarmFired ? "" : "AND a.open_ms > ?1"
+        let rows = try db.query(
+            """
+            SELECT a.document AS document, a.\(column) AS instant FROM shared_alarms a JOIN groups g ON g.id = a.group_id
+            WHERE a.\(column) IS NOT NULL AND a.\(column) <= ?1 AND a.deleted_ms IS NULL \(moot)
+              AND g.deleted_ms IS NULL AND g.frozen_ms IS NULL
+              AND NOT EXISTS (SELECT 1 FROM notification_outbox o WHERE o.key = ?2 || a.id || ':' || a.\(column))
+            ORDER BY a.\(column), a.id
+            LIMIT ?3
+            """, [.integer(now), .text(type.rawValue + ":"), .integer(Int64(limit))])
+        return try rows.map { row in
+            guard let instant = row.int("instant") else { throw StoreError.corruptRow(table: "shared_alarms") }
+            return (try SharedAlarmStore.alarmFromRow(row), instant)
+        }
+    }
+
+    /// The outbox row of one fire: to the open occurrence's members who have not answered, and who
+    /// are active and listening; `skipped` when stale or nobody is left to tell. Returns the state of
+    /// the row inserted, nil when the key was already there.
+    static func enqueue(
+        _ type: NotificationType, alarm: SharedAlarm, instant: Int64, stale: Bool, at now: Int64, on db: any SQLConnection
+    ) throws -> NotificationOutbox.State? {
+        let pending = alarm.openOccurrence?.pendingUIDs ?? []
+        let recipients = try NotificationOutbox.listening(pending, in: alarm.groupID, on: db)
+        let group = try NotificationOutbox.groupName(alarm.groupID, on: db)
+        let scheduled = alarm.openOccurrence?.scheduledAt ?? Timestamp(milliseconds: instant)
+        let body =
+            type == .alarmFired
+            ? "Due now · \(group)" : "In \(alarm.settings.preAlarmOffset) min · \(group)"
+        let content = NotificationContent.make(
+            type, groupID: alarm.groupID, title: alarm.settings.title, body: body,
+            extra: ["alarm_id": alarm.id, "scheduled_at": scheduled.description])
+        // A pre-alarm is worth nothing once the occurrence is due.
+        let expires = type == .preAlarm ? scheduled.milliseconds : instant + type.policy.timeToLiveMilliseconds
+        let state: NotificationOutbox.State = stale || recipients.isEmpty ? .skipped : .pending
+        let inserted = try NotificationOutbox.enqueue(
+            type, key: "\(type.rawValue):\(alarm.id):\(instant)", groupID: alarm.groupID, actorID: nil,
+            recipients: recipients, content: content, notBefore: instant, expiresAt: expires, state: state, at: now, on: db)
+        return inserted ? state : nil
+    }
+}
