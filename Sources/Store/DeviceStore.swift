@@ -60,7 +60,7 @@ public enum DeviceStore {
     /// The account's devices, most recently seen first.
     public static func devices(userID: String, on db: any SQLConnection) throws -> [Device] {
         try db.query(
-            "SELECT \(columns) FROM devices WHERE user_id = ?1 ORDER BY last_seen_ms DESC, device_id", [.text(userID)]
+            "SELECT \(columns()) FROM devices WHERE user_id = ?1 ORDER BY last_seen_ms DESC, device_id", [.text(userID)]
         ).map(deviceFromRow)
     }
 
@@ -87,8 +87,12 @@ public enum DeviceStore {
         try db.run("DELETE FROM devices WHERE last_seen_ms < ?1", [.integer(before)])
     }
 
-    static let columns =
-        "device_id, platform, provider, address, p256dh, auth, app_version, locale, created_ms, last_seen_ms"
+    /// Columns `deviceFromRow` reads, optionally qualified by a table alias.
+    static func columns(_ alias: String = "") -> String {
+        let prefix = alias.isEmpty ? "" : alias + "."
+        return ["device_id", "platform", "provider", "address", "p256dh", "auth", "app_version", "locale", "created_ms", "last_seen_ms"]
+            .map { prefix + $0 }.joined(separator: ", ")
+    }
 
     static func deviceFromRow(_ row: Row) throws -> Device {
         guard let id = row.string("device_id"),

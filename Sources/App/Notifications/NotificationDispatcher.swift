@@ -1,0 +1,201 @@
+@preconcurrency public import Dispatch
+public import Domain
+import Foundation
+public import Logging
+public import Storage
+public import Store
+import Synchronization
+
+/// Hands queued notifications to their senders (docs/notifications.md#pipeline). Each round, on its
+/// own queue: expand due outbox rows into deliveries (recipients checked again), claim due deliveries
+/// with a lease, send them with bounded concurrency, settle each outcome — delivered → done; retry →
+/// back-off (`RetryPolicy`, `Retry-After` wins) until its time to live; device gone → the device is
+/// deleted; rejected → dropped. Every instance may run one: claims are leased, so a dead instance's
+/// deliveries are sent by another once its lease lapses. Delivery is at-least-once.
+public final class NotificationDispatcher: Sendable {
+    /// Named limits of one dispatcher.
+    public struct Limits: Sendable, Equatable {
+        /// Sends in flight at once.
+        public var maxConcurrentSends = 32
+        /// Deliveries claimed per round.
+        public var claimBatch = 256
+        /// Outbox rows expanded per round.
+        public var expandBatch = 256
+        /// How long a claim holds: longer than any send (outbound total timeout 30 s).
+        public var leaseMilliseconds: Int64 = 60_000
+        public init() {}
+    }
+
+    /// What one round did.
+    public struct Round: Sendable, Equatable {
+        public var expansion = NotificationDeliveries.Expansion()
+        public var delivered = 0
+        public var retried = 0
+        public var devicesGone = 0
+        public var dropped = 0
+        public var sent: Int { delivered + retried + devicesGone + dropped }
+        public init() {}
+    }
+
+    /// How often a round starts when the previous one is done.
+    public static let defaultTick: DispatchTimeInterval = .seconds(1)
+
+    private let database: any SQLDatabase
+    private let clock: any Clock
+    private let logger: Logger
+    private let senders: [any NotificationSender]
+    private let limits: Limits
+    private let retry: RetryPolicy
+    private let unitRandom: @Sendable () -> Double
+    private let owner = "dispatcher:" + UUID().uuidString.lowercased()
+    private let running = Mutex(false)
+    private let timer: Mutex<(any DispatchSourceTimer)?> = Mutex(nil)
+    private let queue = DispatchQueue(label: "chronir.notification-dispatcher")
+
+    /// A dispatcher over `senders` (one per configured provider, plus the webhook's). Call `start`
+    /// for the timer; tests call `runOnce`.
+    public init(
+        database: any SQLDatabase, clock: any Clock, logger: Logger, senders: [any NotificationSender],
+        limits: Limits = Limits(), retry: RetryPolicy = RetryPolicy(),
+        unitRandom: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
+        self.database = database
+        self.clock = clock
+        self.logger = logger
+        self.senders = senders
+        self.limits = limits
+        self.retry = retry
+        self.unitRandom = unitRandom
+    }
+
+    /// Starts a round every `tick` (a round still running when the next tick comes is not doubled).
+    public func start(tick: DispatchTimeInterval = NotificationDispatcher.defaultTick) {
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        source.schedule(deadline: .now() + tick, repeating: tick, leeway: .milliseconds(50))
+        source.setEventHandler { [self] in
+            let idle = running.withLock { busy -> Bool in
+                if busy { return false }
+                busy = true
+                return true
+            }
+            guard idle else { return }
+            Task {
+                defer { running.withLock { $0 = false } }
+                do {
+                    let round = try await runOnce(at: clock.nowMilliseconds())
+                    if round.sent > 0 || round.expansion.expired > 0 {
+                        logger.info(
+                            "notifications sent",
+                            metadata: [
+                                "delivered": "\(round.delivered)", "retried": "\(round.retried)",
+                                "devices_gone": "\(round.devicesGone)", "dropped": "\(round.dropped)",
+                                "expired": "\(round.expansion.expired)",
+                            ])
+                    }
+                } catch {
+                    logger.error("notification dispatcher failed", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+        timer.withLock { $0 = source }
+        source.resume()
+    }
+
+    /// Stops future rounds (one in progress finishes).
+    public func stop() { timer.withLock { $0?.cancel() } }
+
+    /// One round at `now`: expand, claim, send, settle.
+    @discardableResult
+    public func runOnce(at now: Int64) async throws -> Round {
+        var round = Round()
+        let providers = Set(senders.compactMap(\.provider))
+        let webhook = senders.contains { $0.provider == nil }
+        let limits = limits
+        let owner = owner
+        round.expansion = try await database.write { db in
+            try NotificationDeliveries.expand(
+                at: now, providers: providers, webhook: webhook, limit: limits.expandBatch, on: db)
+        }
+        let claimed = try await database.write { db in
+            try NotificationDeliveries.claim(
+                owner: owner, at: now, leaseUntil: now + limits.leaseMilliseconds, limit: limits.claimBatch, on: db)
+        }
+        let outcomes = await send(claimed, now: now)
+        for (delivery, outcome) in outcomes {
+            try await settle(delivery, outcome, now: now, round: &round)
+        }
+        return round
+    }
+
+    /// Sends every delivery, at most `maxConcurrentSends` at once.
+    private func send(_ deliveries: [NotificationDeliveries.Delivery], now: Int64) async
+        -> [(NotificationDeliveries.Delivery, SendOutcome)]
+    {
+        let senders = senders
+        let width = max(1, limits.maxConcurrentSends)
+        return await withTaskGroup(of: (NotificationDeliveries.Delivery, SendOutcome).self) { group in
+            var results: [(NotificationDeliveries.Delivery, SendOutcome)] = []
+            var next = deliveries.makeIterator()
+            func launch(_ delivery: NotificationDeliveries.Delivery) {
+                let sender = senders.first { $0.provider == delivery.provider }
+                group.addTask {
+                    guard let sender else { return (delivery, .rejected(reason: "no sender configured")) }
+                    return (delivery, await sender.send(delivery, now: now))
+                }
+            }
+            for _ in 0..<width {
+                guard let delivery = next.next() else { break }
+                launch(delivery)
+            }
+            while let result = await group.next() {
+                results.append(result)
+                if let delivery = next.next() { launch(delivery) }
+            }
+            return results
+        }
+    }
+
+    private func settle(
+        _ delivery: NotificationDeliveries.Delivery, _ outcome: SendOutcome, now: Int64, round: inout Round
+    ) async throws {
+        let id = delivery.id
+        switch outcome {
+        case .delivered:
+            try await database.write { db in try NotificationDeliveries.settle(id, on: db) }
+            round.delivered += 1
+        case .retry(let reason, let retryAfter):
+            let next = now + retry.delay(attempts: delivery.attempts, retryAfterMilliseconds: retryAfter, unit: unitRandom())
+            let kept = try await database.write { db in
+                try NotificationDeliveries.retry(id, at: next, error: reason, on: db)
+            }
+            if kept { round.retried += 1 } else { round.dropped += 1 }
+            logger.notice(
+                kept ? "notification send failed, will retry" : "notification send failed, expired",
+                metadata: ["key": "\(delivery.key)", "attempts": "\(delivery.attempts + 1)", "reason": "\(reason)"])
+        case .deviceGone(let reason):
+            if case .device(let userID, let device) = delivery.target {
+                try await database.write { db in
+                    try NotificationDeliveries.deviceGone(userID: userID, deviceID: device.deviceID, on: db)
+                }
+            } else {
+                try await database.write { db in try NotificationDeliveries.settle(id, on: db) }
+            }
+            round.devicesGone += 1
+            logger.notice("push address gone: device deleted", metadata: ["key": "\(delivery.key)", "reason": "\(reason)"])
+        case .rejected(let reason):
+            try await database.write { db in try NotificationDeliveries.settle(id, on: db) }
+            round.dropped += 1
+            logger.warning("notification rejected", metadata: ["key": "\(delivery.key)", "reason": "\(reason)"])
+        }
+    }
+}
+
+extension NotificationDeliveries.Delivery {
+    /// The provider its target needs; nil for the webhook.
+    var provider: Device.Provider? {
+        switch target {
+        case .device(_, let device): device.provider
+        case .webhook: nil
+        }
+    }
+}

@@ -1,0 +1,204 @@
+public import Domain
+public import Storage
+
+/// The dispatcher's SQL (migration 0014; docs/notifications.md#pipeline): pending outbox rows become
+/// one delivery per (notification, device), deliveries are claimed with a lease, and each ends as
+/// sent, retried later, or dropped. Every function runs in the caller's transaction; none reads a
+/// clock.
+public enum NotificationDeliveries {
+    /// Where one delivery goes.
+    public enum Target: Sendable, Equatable {
+        /// One device of one recipient.
+        case device(userID: String, Device)
+        /// The operator's webhook: the whole notification with its recipients.
+        case webhook(recipients: [String])
+    }
+
+    /// One notification to one target, as the dispatcher hands it to a sender.
+    public struct Delivery: Sendable, Equatable {
+        public var id: Int64
+        public var outboxID: Int64
+        public var key: String
+        public var type: NotificationType
+        public var content: NotificationContent
+        public var target: Target
+        /// Attempts made before this one.
+        public var attempts: Int
+        public var expiresAt: Int64
+    }
+
+    /// What one expansion did.
+    public struct Expansion: Sendable, Equatable {
+        /// Outbox rows turned into deliveries.
+        public var expanded = 0
+        /// Deliveries made.
+        public var deliveries = 0
+        /// Outbox rows past their time to live before they were expanded.
+        public var expired = 0
+        public init() {}
+    }
+
+    /// Expands up to `limit` due pending outbox rows: recipients are checked again (a group
+    /// notification goes only to members still active and listening in a live, unfrozen group; an
+    /// invitation only while it is pending; never to a suspended or deleted account), then one
+    /// delivery per device whose provider is in `providers` (the ones configured), plus one for the
+    /// operator's webhook when `webhook` and anyone is left. Rows past their TTL become `expired`.
+    public static func expand(
+        at now: Int64, providers: Set<Device.Provider>, webhook: Bool, limit: Int, on db: any SQLConnection
+    ) throws -> Expansion {
+        var result = Expansion()
+        let rows = try db.query(
+            """
+            SELECT id, key, type, group_id, actor_id, recipients, content, created_ms, not_before_ms, expires_ms, state
+            FROM notification_outbox WHERE state = 'pending' AND not_before_ms <= ?1 ORDER BY not_before_ms, id LIMIT ?2
+            """, [.integer(now), .integer(Int64(limit))])
+        for row in rows {
+            let entry = try NotificationOutbox.entryFromRow(row)
+            guard entry.expiresAt > now else {
+                try finish(entry.id, .expired, at: now, on: db)
+                result.expired += 1
+                continue
+            }
+            let users = try recipients(of: entry, on: db)
+            for userID in users {
+                for device in try DeviceStore.devices(userID: userID, on: db) where providers.contains(device.provider) {
+                    result.deliveries += try insert(entry, channel: "device", userID: userID, deviceID: device.deviceID, at: now, on: db)
+                }
+            }
+            if webhook, !users.isEmpty {
+                result.deliveries += try insert(entry, channel: "webhook", userID: nil, deviceID: nil, at: now, on: db)
+            }
+            try finish(entry.id, .expanded, at: now, on: db)
+            result.expanded += 1
+        }
+        return result
+    }
+
+    private static func insert(
+        _ entry: NotificationOutbox.Entry, channel: String, userID: String?, deviceID: String?, at now: Int64,
+        on db: any SQLConnection
+    ) throws -> Int {
+        try db.run(
+            """
+            INSERT INTO notification_deliveries (outbox_id, channel, user_id, device_id, next_attempt_ms, expires_ms)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING
+            """,
+            [
+                .integer(entry.id), .text(channel), SQLValue(userID), SQLValue(deviceID), .integer(now),
+                .integer(entry.expiresAt),
+            ])
+    }
+
+    /// The queued recipients still entitled to the notification now.
+    static func recipients(of entry: NotificationOutbox.Entry, on db: any SQLConnection) throws -> [String] {
+        var users = entry.recipients.filter { $0 != entry.actorID }
+        if let groupID = entry.groupID {
+            let live = try db.queryOne(
+                "SELECT 1 AS one FROM groups WHERE id = ?1 AND deleted_ms IS NULL AND frozen_ms IS NULL", [.text(groupID)])
+            guard live != nil else { return [] }
+            users = try NotificationOutbox.listening(users, in: groupID, on: db)
+        }
+        if entry.type == .groupInvitation {
+            let pending = try db.queryOne(
+                "SELECT 1 AS one FROM invitations WHERE id = ?1 AND status = 'pending'",
+                [.text(entry.content.data["invitation_id"] ?? "")])
+            guard pending != nil else { return [] }
+        }
+        return try users.filter { user in
+            try db.queryOne(
+                "SELECT 1 AS one FROM users WHERE id = ?1 AND deleted_ms IS NULL AND status = 'active'", [.text(user)]) != nil
+        }
+    }
+
+    static func finish(_ outboxID: Int64, _ state: NotificationOutbox.State, at now: Int64, on db: any SQLConnection) throws {
+        try db.run(
+            "UPDATE notification_outbox SET state = ?2, done_ms = ?3 WHERE id = ?1",
+            [.integer(outboxID), .text(state.rawValue), .integer(now)])
+    }
+
+    /// Claims up to `limit` due deliveries for `owner` until `leaseUntil`: due ones whose lease is
+    /// free or lapsed (a dead instance's). Claimed rows are invisible to other claimers until the
+    /// lease ends or the owner settles them.
+    public static func claim(
+        owner: String, at now: Int64, leaseUntil: Int64, limit: Int, on db: any SQLConnection
+    ) throws -> [Delivery] {
+        let ids = try db.query(
+            """
+            SELECT id FROM notification_deliveries
+            WHERE next_attempt_ms <= ?1 AND (lease_until_ms IS NULL OR lease_until_ms <= ?1)
+            ORDER BY next_attempt_ms, id LIMIT ?2
+            """, [.integer(now), .integer(Int64(limit))]
+        ).compactMap { $0.int("id") }
+        var claimed: [Delivery] = []
+        for id in ids {
+            try db.run(
+                "UPDATE notification_deliveries SET lease_owner = ?2, lease_until_ms = ?3 WHERE id = ?1",
+                [.integer(id), .text(owner), .integer(leaseUntil)])
+            guard
+                let row = try db.queryOne(
+                    """
+                    SELECT d.id AS id, d.outbox_id AS outbox_id, d.channel AS channel, d.user_id AS user_id,
+                        d.attempts AS attempts, d.expires_ms AS delivery_expires_ms, o.key AS key, o.type AS type,
+                        o.content AS content, o.recipients AS recipients, \(DeviceStore.columns("v"))
+                    FROM notification_deliveries d
+                    JOIN notification_outbox o ON o.id = d.outbox_id
+                    LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id
+                    WHERE d.id = ?1
+                    """, [.integer(id)])
+            else { continue }
+            guard let outboxID = row.int("outbox_id"), let key = row.string("key"), let type = row.string("type"),
+                let content = row.string("content"), let recipients = row.string("recipients"),
+                let attempts = row.int("attempts"), let expires = row.int("delivery_expires_ms")
+            else { throw StoreError.corruptRow(table: "notification_deliveries") }
+            let target: Target
+            if let userID = row.string("user_id") {
+                target = .device(userID: userID, try DeviceStore.deviceFromRow(row))
+            } else {
+                target = .webhook(recipients: try DocumentCoding.decode([String].self, from: Array(recipients.utf8)))
+            }
+            claimed.append(
+                Delivery(
+                    id: id, outboxID: outboxID, key: key, type: NotificationType(rawValue: type),
+                    content: try DocumentCoding.decode(NotificationContent.self, from: Array(content.utf8)), target: target,
+                    attempts: Int(attempts), expiresAt: expires))
+        }
+        return claimed
+    }
+
+    /// The provider accepted it (or it can never be sent): the delivery is done.
+    public static func settle(_ id: Int64, on db: any SQLConnection) throws {
+        try db.run("DELETE FROM notification_deliveries WHERE id = ?1", [.integer(id)])
+    }
+
+    /// Try again at `nextAttempt` (the lease ends now); past its expiry the delivery is dropped
+    /// instead. Returns false when it was dropped.
+    @discardableResult
+    public static func retry(_ id: Int64, at nextAttempt: Int64, error: String, on db: any SQLConnection) throws -> Bool {
+        guard
+            let row = try db.queryOne("SELECT expires_ms FROM notification_deliveries WHERE id = ?1", [.integer(id)]),
+            let expires = row.int("expires_ms"), nextAttempt < expires
+        else {
+            try settle(id, on: db)
+            return false
+        }
+        try db.run(
+            """
+            UPDATE notification_deliveries SET attempts = attempts + 1, next_attempt_ms = ?2, lease_owner = NULL,
+                lease_until_ms = NULL, last_error = ?3
+            WHERE id = ?1
+            """, [.integer(id), .integer(nextAttempt), .text(String(error.prefix(500)))])
+        return true
+    }
+
+    /// The provider says the address is gone for good (APNs 410, FCM UNREGISTERED, Web Push 404/410):
+    /// the device is deleted, and with it every delivery to it.
+    public static func deviceGone(userID: String, deviceID: String, on db: any SQLConnection) throws {
+        try DeviceStore.delete(userID: userID, deviceID: deviceID, on: db)
+    }
+
+    /// Deliveries waiting (the outbox depth metric).
+    public static func depth(on db: any SQLConnection) throws -> Int64 {
+        guard case .integer(let count) = try db.scalar("SELECT COUNT(*) FROM notification_deliveries") else { return 0 }
+        return count
+    }
+}
