@@ -45,20 +45,6 @@ enum CompletionRoutes {
         var alarm: SharedAlarm
     }
 
-    struct CompletionList: Encodable {
-        var completions: [SharedCompletion]
-        var nextCursor: String?
-        enum CodingKeys: String, CodingKey {
-            case completions
-            case nextCursor = "next_cursor"
-        }
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(completions, forKey: .completions)
-            try c.encode(nextCursor, forKey: .nextCursor)
-        }
-    }
-
     static func register(in router: inout Router<Handler>, services: Services) {
         router.add(
             .post, "/v1/groups/{id}/alarms/{aid}/completions", .async { request in try await record(request, services) }
@@ -115,7 +101,6 @@ enum CompletionRoutes {
                 groupID: groupID, alarmID: alarmID, userID: userID, filter: chosen, after: query.after,
                 limit: query.limit, on: db)
         }
-        return JSONBody.response(
-            CompletionList(completions: page.items, nextCursor: page.next.map(ListQuery.cursor)))
+        return JSONBody.response(ListPage("completions", page))
     }
 }

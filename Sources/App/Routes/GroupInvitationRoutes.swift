@@ -39,24 +39,6 @@ enum GroupInvitationRoutes {
         }
     }
 
-    struct List: Encodable {
-        var invitations: [Invitation]
-        var nextCursor: String?
-        enum CodingKeys: String, CodingKey {
-            case invitations
-            case nextCursor = "next_cursor"
-        }
-        init(_ page: GroupStore.Page<Invitation>) {
-            invitations = page.items
-            nextCursor = page.next.map(ListQuery.cursor)
-        }
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(invitations, forKey: .invitations)
-            try c.encode(nextCursor, forKey: .nextCursor)
-        }
-    }
-
     static func register(in router: inout Router<Handler>, services: Services) {
         router.add(.post, "/v1/groups/{id}/invitations", .async { request in try await create(request, services) })
         router.add(.get, "/v1/groups/{id}/invitations", .async { request in try await listGroup(request, services) })
@@ -103,7 +85,7 @@ enum GroupInvitationRoutes {
             try InvitationStore.list(
                 groupID: groupID, actorID: userID, after: query.after, limit: query.limit, at: now, on: db)
         }
-        return JSONBody.response(List(page))
+        return JSONBody.response(ListPage("invitations", page))
     }
 
     static func listMine(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -113,7 +95,7 @@ enum GroupInvitationRoutes {
         let page = try await services.database.read { db in
             try InvitationStore.pending(forEmail: email, after: query.after, limit: query.limit, at: now, on: db)
         }
-        return JSONBody.response(List(page))
+        return JSONBody.response(ListPage("invitations", page))
     }
 
     static func accept(_ request: Request, _ services: Services) async throws -> HTTPResponse {

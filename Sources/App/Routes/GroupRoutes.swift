@@ -64,20 +64,6 @@ enum GroupRoutes {
         init(from decoder: any Decoder) throws { userID = try StrictKeys.only(decoder, CodingKeys.userID) }
     }
 
-    struct GroupList: Encodable {
-        var groups: [Group]
-        var nextCursor: String?
-        enum CodingKeys: String, CodingKey {
-            case groups
-            case nextCursor = "next_cursor"
-        }
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(groups, forKey: .groups)
-            try c.encode(nextCursor, forKey: .nextCursor)
-        }
-    }
-
     static func register(in router: inout Router<Handler>, services: Services) {
         router.add(.post, "/v1/groups", .async { request in try await create(request, services) })
         router.add(.get, "/v1/groups", .async { request in try await list(request, services) })
@@ -113,7 +99,7 @@ enum GroupRoutes {
         let page = try await services.database.read { db in
             try GroupStore.groups(ofUser: userID, after: query.after, limit: query.limit, on: db)
         }
-        return JSONBody.response(GroupList(groups: page.items, nextCursor: page.next.map(ListQuery.cursor)))
+        return JSONBody.response(ListPage("groups", page))
     }
 
     static func show(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -219,6 +205,27 @@ enum StrictKeys {
     static func nullable<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> String?? {
         guard c.contains(key) else { return nil }
         return .some(try c.decodeNil(forKey: key) ? nil : try c.decode(String.self, forKey: key))
+    }
+}
+
+/// One page of a list endpoint (docs/design.md#api-conventions): `{"<name>": [items], "next_cursor": …}`;
+/// `next_cursor` is always present, null on the last page. Every list answer is this one shape.
+struct ListPage<Item: Encodable & Sendable>: Encodable {
+    /// The key the items stand under (`groups`, `alarms`, …).
+    var name: String
+    var items: [Item]
+    var nextCursor: String?
+
+    init(_ name: String, _ page: GroupStore.Page<Item>) {
+        self.name = name
+        items = page.items
+        nextCursor = page.next.map(ListQuery.cursor)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: StrictKeys.AnyKey.self)
+        try c.encode(items, forKey: StrictKeys.AnyKey(stringValue: name))
+        try c.encode(nextCursor, forKey: StrictKeys.AnyKey(stringValue: "next_cursor"))  // explicit null
     }
 }
 

@@ -142,20 +142,6 @@ enum SharedAlarmRoutes {
         }
     }
 
-    struct AlarmList: Encodable {
-        var alarms: [SharedAlarm]
-        var nextCursor: String?
-        enum CodingKeys: String, CodingKey {
-            case alarms
-            case nextCursor = "next_cursor"
-        }
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(alarms, forKey: .alarms)
-            try c.encode(nextCursor, forKey: .nextCursor)
-        }
-    }
-
     static func register(in router: inout Router<Handler>, services: Services) {
         router.add(.post, "/v1/groups/{id}/alarms", .async { request in try await create(request, services) })
         router.add(.get, "/v1/groups/{id}/alarms", .async { request in try await list(request, services) })
@@ -211,7 +197,7 @@ enum SharedAlarmRoutes {
                 limit: query.limit,
                 on: db)
         }
-        return JSONBody.response(AlarmList(alarms: page.items, nextCursor: page.next.map(ListQuery.cursor)))
+        return JSONBody.response(ListPage("alarms", page))
     }
 
     static func show(_ request: Request, _ services: Services) async throws -> HTTPResponse {
