@@ -25,17 +25,11 @@ enum GroupInvitationRoutes {
     /// A created invitation; a link invitation's token and URL appear only in this answer.
     struct Created: Encodable {
         var invitation: Invitation
-        var token: String?
-        var inviteURL: String?
+        @ExplicitNull var token: String?
+        @ExplicitNull var inviteURL: String?
         enum CodingKeys: String, CodingKey {
             case invitation, token
             case inviteURL = "invite_url"
-        }
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(invitation, forKey: .invitation)
-            try c.encode(token, forKey: .token)
-            try c.encode(inviteURL, forKey: .inviteURL)
         }
     }
 
