@@ -28,8 +28,7 @@ enum CompletionRoutes {
             case scheduledDate = "scheduled_date"
         }
         init(from decoder: any Decoder) throws {
-            try StrictKeys.check(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let c = try StrictKeys.container(decoder, CodingKeys.self)
             status = try c.decode(CompletionStatus.self, forKey: .status)
             note = try c.decodeIfPresent(String.self, forKey: .note)
             completionMethod = try c.decodeIfPresent(CompletionMethod.self, forKey: .completionMethod)

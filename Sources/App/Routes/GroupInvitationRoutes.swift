@@ -15,8 +15,7 @@ enum GroupInvitationRoutes {
             case inviteeEmail = "invitee_email"
         }
         init(from decoder: any Decoder) throws {
-            try StrictKeys.check(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let c = try StrictKeys.container(decoder, CodingKeys.self)
             inviteeEmail = try c.decodeIfPresent(String.self, forKey: .inviteeEmail)
             role = try c.decodeIfPresent(GroupRole.self, forKey: .role) ?? .member
         }
@@ -112,17 +111,15 @@ enum GroupInvitationRoutes {
     ) async throws -> HTTPResponse {
         let user = try await services.authenticate(request).user
         let reference = try reference(request)
-        let now = services.clock.nowMilliseconds()
-        let answer = try await services.database.write { db in try write(reference, user, now, db) }
-        return JSONBody.response(answer)
+        return try await services.writeJSON { now, db in try write(reference, user, now, db) }
     }
 
     static func revoke(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let userID = try await services.authenticate(request).user.id
         let id = try request.parameter("ref")
-        let now = services.clock.nowMilliseconds()
-        try await services.database.write { db in try InvitationStore.revoke(id: id, actorID: userID, at: now, on: db) }
-        return HTTPResponse(status: .noContent)
+        return try await services.writeNoContent { now, db in
+            try InvitationStore.revoke(id: id, actorID: userID, at: now, on: db)
+        }
     }
 
     /// `{ref}` is an invitation id (lowercase UUID) or a link token (43 base64url characters).

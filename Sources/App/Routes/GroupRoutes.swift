@@ -20,8 +20,7 @@ enum GroupRoutes {
             case colorTag = "color_tag"
         }
         init(from decoder: any Decoder) throws {
-            try StrictKeys.check(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let c = try StrictKeys.container(decoder, CodingKeys.self)
             name = try c.decode(String.self, forKey: .name)
             description = try c.decodeIfPresent(String.self, forKey: .description)
             iconName = try c.decodeIfPresent(String.self, forKey: .iconName)
@@ -42,8 +41,7 @@ enum GroupRoutes {
             case colorTag = "color_tag"
         }
         init(from decoder: any Decoder) throws {
-            try StrictKeys.check(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let c = try StrictKeys.container(decoder, CodingKeys.self)
             name = try c.decodeIfPresent(String.self, forKey: .name)
             description = try StrictKeys.nullable(c, .description)
             iconName = try StrictKeys.nullable(c, .iconName)
@@ -83,14 +81,12 @@ enum GroupRoutes {
         let icon = try GroupRules.validateIconName(body.iconName)
         let color = try GroupRules.validateColorTag(body.colorTag)
         guard user.tier == .premium else { throw DomainError.tierRequired("creating a group needs the premium tier") }
-        let now = services.clock.nowMilliseconds()
         let maxMembers = Int64(services.config.maxMembersPerGroup)
-        let detail = try await services.database.write { db in
+        return try await services.writeJSON(status: .created) { now, db in
             try GroupStore.create(
                 name: name, description: description, iconName: icon, colorTag: color, maxMembers: maxMembers,
                 owner: user, at: now, on: db)
         }
-        return JSONBody.response(detail, status: .created)
     }
 
     static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -123,22 +119,20 @@ enum GroupRoutes {
         if let i = body.iconName { icon = .some(try GroupRules.validateIconName(i)) }
         var color: String?? = nil
         if let c = body.colorTag { color = .some(try GroupRules.validateColorTag(c)) }
-        let now = services.clock.nowMilliseconds()
         let (d, i, c, version) = (description, icon, color, body.version)
-        let group = try await services.database.write { db in
+        return try await services.writeJSON { now, db in
             try GroupStore.update(
                 groupID: groupID, actorID: userID, name: name, description: d, iconName: i, colorTag: c,
                 expectedVersion: version, at: now, on: db)
         }
-        return JSONBody.response(group)
     }
 
     static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let userID = try await services.authenticate(request).user.id
         let groupID = try request.parameter("id")
-        let now = services.clock.nowMilliseconds()
-        try await services.database.write { db in try GroupStore.delete(groupID: groupID, actorID: userID, at: now, on: db) }
-        return HTTPResponse(status: .noContent)
+        return try await services.writeNoContent { now, db in
+            try GroupStore.delete(groupID: groupID, actorID: userID, at: now, on: db)
+        }
     }
 
     static func changeRole(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -146,33 +140,27 @@ enum GroupRoutes {
         let groupID = try request.parameter("id")
         let targetID = try request.parameter("user_id")
         let body = try JSONBody.decode(RoleBody.self, from: request)
-        let now = services.clock.nowMilliseconds()
-        let member = try await services.database.write { db in
+        return try await services.writeJSON { now, db in
             try GroupStore.changeRole(groupID: groupID, actorID: userID, targetID: targetID, role: body.role, at: now, on: db)
         }
-        return JSONBody.response(member)
     }
 
     static func remove(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let userID = try await services.authenticate(request).user.id
         let groupID = try request.parameter("id")
         let targetID = try request.parameter("user_id")
-        let now = services.clock.nowMilliseconds()
-        try await services.database.write { db in
+        return try await services.writeNoContent { now, db in
             _ = try GroupStore.removeMember(groupID: groupID, actorID: userID, targetID: targetID, at: now, on: db)
         }
-        return HTTPResponse(status: .noContent)
     }
 
     static func transfer(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let userID = try await services.authenticate(request).user.id
         let groupID = try request.parameter("id")
         let body = try JSONBody.decode(TransferBody.self, from: request)
-        let now = services.clock.nowMilliseconds()
-        let detail = try await services.database.write { db in
+        return try await services.writeJSON { now, db in
             try GroupStore.transfer(groupID: groupID, actorID: userID, targetID: body.userID, at: now, on: db)
         }
-        return JSONBody.response(detail)
     }
 }
 
@@ -195,16 +183,23 @@ enum StrictKeys {
         }
     }
 
-    /// The one field `key` of a body that allows no other (`check`), decoded.
-    static func only<Keys: CodingKey & CaseIterable, Value: Decodable>(_ decoder: any Decoder, _ key: Keys) throws -> Value {
-        try check(decoder, Keys.self)
-        return try decoder.container(keyedBy: Keys.self).decode(Value.self, forKey: key)
+    /// The body's keyed container, once `check` found no unknown key.
+    static func container<Keys: CodingKey & CaseIterable>(
+        _ decoder: any Decoder, _ keys: Keys.Type
+    ) throws -> KeyedDecodingContainer<Keys> {
+        try check(decoder, keys)
+        return try decoder.container(keyedBy: keys)
     }
 
-    /// Absent → nil; `null` → `.some(nil)`; a string → `.some(value)`.
-    static func nullable<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> String?? {
+    /// The one field `key` of a body that allows no other (`check`), decoded.
+    static func only<Keys: CodingKey & CaseIterable, Value: Decodable>(_ decoder: any Decoder, _ key: Keys) throws -> Value {
+        try container(decoder, Keys.self).decode(Value.self, forKey: key)
+    }
+
+    /// A PATCH field that `null` clears: absent → nil; `null` → `.some(nil)`; a value → `.some(value)`.
+    static func nullable<K: CodingKey, Value: Decodable>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> Value?? {
         guard c.contains(key) else { return nil }
-        return .some(try c.decodeNil(forKey: key) ? nil : try c.decode(String.self, forKey: key))
+        return .some(try c.decodeNil(forKey: key) ? nil : try c.decode(Value.self, forKey: key))
     }
 }
 

@@ -54,11 +54,9 @@ enum InviteCodeRoutes {
     static func disable(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let userID = try await services.authenticate(request).user.id
         let groupID = try request.parameter("id")
-        let now = services.clock.nowMilliseconds()
-        try await services.database.write { db in
+        return try await services.writeNoContent { now, db in
             try InviteCodeStore.disable(groupID: groupID, actorID: userID, at: now, on: db)
         }
-        return HTTPResponse(status: .noContent)
     }
 
     /// Any tier may join. Every unusable code gets the same 404 INVITE_CODE_INVALID; a spent per-user

@@ -59,8 +59,7 @@ enum SharedAlarmRoutes {
         }
 
         init(from decoder: any Decoder) throws {
-            try StrictKeys.check(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let c = try StrictKeys.container(decoder, CodingKeys.self)
             title = try c.decodeIfPresent(String.self, forKey: .title)
             note = try StrictKeys.nullable(c, .note)
             schedule = try Self.timing(c, .schedule)
@@ -82,10 +81,7 @@ enum SharedAlarmRoutes {
             colorTag = try StrictKeys.nullable(c, .colorTag)
             iconName = try StrictKeys.nullable(c, .iconName)
             category = try StrictKeys.nullable(c, .category)
-            if c.contains(.assignedTo) {
-                assignedTo = .some(
-                    try c.decodeNil(forKey: .assignedTo) ? nil : try c.decode([String].self, forKey: .assignedTo))
-            }
+            assignedTo = try StrictKeys.nullable(c, .assignedTo)
             completionRule = try c.decodeIfPresent(CompletionRule.self, forKey: .completionRule)
             requireAny = try c.decodeIfPresent(Bool.self, forKey: .requireAny)
             requireAll = try c.decodeIfPresent(Bool.self, forKey: .requireAll)
@@ -215,24 +211,20 @@ enum SharedAlarmRoutes {
         let groupID = try request.parameter("id")
         let alarmID = try request.parameter("aid")
         let body = try JSONBody.decode(AlarmBody.self, from: request)
-        let now = services.clock.nowMilliseconds()
-        let alarm = try await services.database.write { db in
+        return try await services.writeJSON { now, db in
             try SharedAlarmStore.update(
                 groupID: groupID, alarmID: alarmID, actorID: userID, expectedVersion: body.version, at: now, on: db
             ) { settings in try body.apply(to: &settings) }
         }
-        return JSONBody.response(alarm)
     }
 
     static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let userID = try await services.authenticate(request).user.id
         let groupID = try request.parameter("id")
         let alarmID = try request.parameter("aid")
-        let now = services.clock.nowMilliseconds()
-        try await services.database.write { db in
+        return try await services.writeNoContent { now, db in
             try SharedAlarmStore.delete(groupID: groupID, alarmID: alarmID, actorID: userID, at: now, on: db)
         }
-        return HTTPResponse(status: .noContent)
     }
 }
 
