@@ -54,8 +54,7 @@ enum CompletionRoutes {
     }
 
     static func record(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let alarmID = try request.parameter("aid")
         let body = try JSONBody.decode(CompletionBody.self, from: request)
         let note = try SharedAlarmRules.completionNote(body.note)
@@ -75,8 +74,7 @@ enum CompletionRoutes {
 
     /// `?user_id=&status=&from=&to=` (RFC 3339; `completed_at` in `[from, to)`) plus `limit`/`cursor`.
     static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let alarmID = request.parameters["aid"]
         let query = try ListQuery(request)
         let params = QueryParameters(request)

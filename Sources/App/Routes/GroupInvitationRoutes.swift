@@ -70,8 +70,7 @@ enum GroupInvitationRoutes {
     }
 
     static func listGroup(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let query = try ListQuery(request)
         let now = services.clock.nowMilliseconds()
         let page = try await services.database.read { db in

@@ -99,8 +99,7 @@ enum GroupRoutes {
     }
 
     static func show(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let detail = try await services.database.read { db in
             let (group, _) = try GroupStore.access(groupID: groupID, userID: userID, on: db)
             return try GroupStore.detail(group, on: db)
@@ -109,8 +108,7 @@ enum GroupRoutes {
     }
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let body = try JSONBody.decode(PatchBody.self, from: request)
         let name = try body.name.map { n throws(DomainError) in try GroupRules.normalizeName(n) }
         var description: String?? = nil
@@ -128,16 +126,14 @@ enum GroupRoutes {
     }
 
     static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         return try await services.writeNoContent { now, db in
             try GroupStore.delete(groupID: groupID, actorID: userID, at: now, on: db)
         }
     }
 
     static func changeRole(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let targetID = try request.parameter("user_id")
         let body = try JSONBody.decode(RoleBody.self, from: request)
         return try await services.writeJSON { now, db in
@@ -146,8 +142,7 @@ enum GroupRoutes {
     }
 
     static func remove(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let targetID = try request.parameter("user_id")
         return try await services.writeNoContent { now, db in
             _ = try GroupStore.removeMember(groupID: groupID, actorID: userID, targetID: targetID, at: now, on: db)
@@ -155,8 +150,7 @@ enum GroupRoutes {
     }
 
     static func transfer(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let body = try JSONBody.decode(TransferBody.self, from: request)
         return try await services.writeJSON { now, db in
             try GroupStore.transfer(groupID: groupID, actorID: userID, targetID: body.userID, at: now, on: db)

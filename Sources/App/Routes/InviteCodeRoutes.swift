@@ -52,8 +52,7 @@ enum InviteCodeRoutes {
     }
 
     static func disable(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         return try await services.writeNoContent { now, db in
             try InviteCodeStore.disable(groupID: groupID, actorID: userID, at: now, on: db)
         }

@@ -148,8 +148,7 @@ enum SharedAlarmRoutes {
     }
 
     static func create(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let body = try JSONBody.decode(AlarmBody.self, from: request)
         guard body.version == nil else {
             throw APIError(.validationFailed, "version is invalid: unknown field", field: "version")
@@ -176,8 +175,7 @@ enum SharedAlarmRoutes {
     }
 
     static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let query = try ListQuery(request)
         let params = QueryParameters(request)
         let includeDeleted: Bool
@@ -197,8 +195,7 @@ enum SharedAlarmRoutes {
     }
 
     static func show(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let alarmID = try request.parameter("aid")
         let alarm = try await services.database.read { db in
             try SharedAlarmStore.access(groupID: groupID, alarmID: alarmID, userID: userID, on: db).1
@@ -207,8 +204,7 @@ enum SharedAlarmRoutes {
     }
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let alarmID = try request.parameter("aid")
         let body = try JSONBody.decode(AlarmBody.self, from: request)
         return try await services.writeJSON { now, db in
@@ -219,8 +215,7 @@ enum SharedAlarmRoutes {
     }
 
     static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let alarmID = try request.parameter("aid")
         return try await services.writeNoContent { now, db in
             try SharedAlarmStore.delete(groupID: groupID, alarmID: alarmID, actorID: userID, at: now, on: db)

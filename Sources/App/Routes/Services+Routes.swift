@@ -2,9 +2,16 @@ import Domain
 import Storage
 import Wire
 
-/// The tails route handlers share once the request is checked: `now` read once, one write
-/// transaction, the answer.
+/// What route handlers share: the opening of a `/v1/groups/{id}…` handler, and the tails once the
+/// request is checked (`now` read once, one write transaction, the answer).
 extension Services {
+    /// The signed-in user's id (401 first, before anything else is looked at) and the group `{id}`
+    /// the path names.
+    func groupCaller(_ request: Request) async throws -> (userID: String, groupID: String) {
+        let userID = try await authenticate(request).user.id
+        return (userID, try request.parameter("id"))
+    }
+
     /// Runs `write` in one write transaction at `now` and answers 204 No Content.
     func writeNoContent(_ write: @escaping @Sendable (_ now: Int64, any SQLConnection) throws -> Void) async throws -> HTTPResponse {
         let now = clock.nowMilliseconds()
