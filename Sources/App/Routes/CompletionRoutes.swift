@@ -13,7 +13,7 @@ enum CompletionRoutes {
     /// `scheduled_at` names the occurrence (default: the open one) — send it so that a retry after the
     /// occurrence closed returns the first answer instead of answering the next occurrence
     /// (`scheduled_date`, the product's name, is accepted too).
-    struct CompletionBody: Decodable {
+    struct CompletionBody: StrictBody {
         var status: CompletionStatus
         var note: String?
         var completionMethod: CompletionMethod?
@@ -28,7 +28,7 @@ enum CompletionRoutes {
             case scheduledDate = "scheduled_date"
         }
         init(from decoder: any Decoder) throws {
-            let c = try StrictKeys.container(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
             status = try c.decode(CompletionStatus.self, forKey: .status)
             note = try c.decodeIfPresent(String.self, forKey: .note)
             completionMethod = try c.decodeIfPresent(CompletionMethod.self, forKey: .completionMethod)

@@ -7,7 +7,7 @@ import Wire
 
 /// Invitations by email or link: `/v1/groups/{id}/invitations` and `/v1/invitations…` (docs/design.md#invitations).
 enum GroupInvitationRoutes {
-    struct CreateBody: Decodable {
+    struct CreateBody: StrictBody {
         var inviteeEmail: String?
         var role: GroupRole
         enum CodingKeys: String, CodingKey, CaseIterable {
@@ -15,7 +15,7 @@ enum GroupInvitationRoutes {
             case inviteeEmail = "invitee_email"
         }
         init(from decoder: any Decoder) throws {
-            let c = try StrictKeys.container(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
             inviteeEmail = try c.decodeIfPresent(String.self, forKey: .inviteeEmail)
             role = try c.decodeIfPresent(GroupRole.self, forKey: .role) ?? .member
         }

@@ -9,7 +9,7 @@ import Wire
 /// including removed and left ones — get 404 for everything about a group; members lacking the role
 /// get 403 PERMISSION_DENIED.
 enum GroupRoutes {
-    struct CreateBody: Decodable {
+    struct CreateBody: StrictBody {
         var name: String
         var description: String?
         var iconName: String?
@@ -19,17 +19,10 @@ enum GroupRoutes {
             case iconName = "icon_name"
             case colorTag = "color_tag"
         }
-        init(from decoder: any Decoder) throws {
-            let c = try StrictKeys.container(decoder, CodingKeys.self)
-            name = try c.decode(String.self, forKey: .name)
-            description = try c.decodeIfPresent(String.self, forKey: .description)
-            iconName = try c.decodeIfPresent(String.self, forKey: .iconName)
-            colorTag = try c.decodeIfPresent(String.self, forKey: .colorTag)
-        }
     }
 
     /// Absent fields stay; `null` clears an optional field.
-    struct PatchBody: Decodable {
+    struct PatchBody: StrictBody {
         var name: String?
         var description: String??
         var iconName: String??
@@ -41,7 +34,7 @@ enum GroupRoutes {
             case colorTag = "color_tag"
         }
         init(from decoder: any Decoder) throws {
-            let c = try StrictKeys.container(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
             name = try c.decodeIfPresent(String.self, forKey: .name)
             description = try StrictKeys.nullable(c, .description)
             iconName = try StrictKeys.nullable(c, .iconName)
@@ -50,16 +43,14 @@ enum GroupRoutes {
         }
     }
 
-    struct RoleBody: Decodable {
+    struct RoleBody: StrictBody {
         var role: GroupRole
         enum CodingKeys: String, CodingKey, CaseIterable { case role }
-        init(from decoder: any Decoder) throws { role = try StrictKeys.only(decoder, CodingKeys.role) }
     }
 
-    struct TransferBody: Decodable {
+    struct TransferBody: StrictBody {
         var userID: String
         enum CodingKeys: String, CodingKey, CaseIterable { case userID = "user_id" }
-        init(from decoder: any Decoder) throws { userID = try StrictKeys.only(decoder, CodingKeys.userID) }
     }
 
     static func register(in router: inout Router<Handler>, services: Services) {
@@ -158,7 +149,29 @@ enum GroupRoutes {
     }
 }
 
-/// Strict request bodies: a field the endpoint does not know is a 422 naming it, not silently ignored.
+/// A request body that refuses unknown fields: `JSONBody.decode` checks its keys against `CodingKeys`
+/// (a case for every field it knows) before decoding it, so a field the endpoint does not know is a
+/// 422 naming it, not silently ignored.
+protocol StrictBody: Decodable {
+    associatedtype CodingKeys: CodingKey & CaseIterable
+}
+
+extension JSONBody {
+    /// Decodes a strict body: `StrictKeys.check` first, then the body's own decoding.
+    static func decode<Body: StrictBody>(_ type: Body.Type, from request: Request) throws(APIError) -> Body {
+        try decode(Checked<Body>.self, from: request).body
+    }
+
+    private struct Checked<Body: StrictBody>: Decodable {
+        var body: Body
+        init(from decoder: any Decoder) throws {
+            try StrictKeys.check(decoder, Body.CodingKeys.self)
+            body = try Body(from: decoder)
+        }
+    }
+}
+
+/// Strict request bodies (`StrictBody`) and PATCH fields.
 enum StrictKeys {
     struct AnyKey: CodingKey {
         var stringValue: String
@@ -175,19 +188,6 @@ enum StrictKeys {
             throw DecodingError.dataCorrupted(
                 .init(codingPath: decoder.codingPath + [extra], debugDescription: "unknown field"))
         }
-    }
-
-    /// The body's keyed container, once `check` found no unknown key.
-    static func container<Keys: CodingKey & CaseIterable>(
-        _ decoder: any Decoder, _ keys: Keys.Type
-    ) throws -> KeyedDecodingContainer<Keys> {
-        try check(decoder, keys)
-        return try decoder.container(keyedBy: keys)
-    }
-
-    /// The one field `key` of a body that allows no other (`check`), decoded.
-    static func only<Keys: CodingKey & CaseIterable, Value: Decodable>(_ decoder: any Decoder, _ key: Keys) throws -> Value {
-        try container(decoder, Keys.self).decode(Value.self, forKey: key)
     }
 
     /// A PATCH field that `null` clears: absent → nil; `null` → `.some(nil)`; a value → `.some(value)`.

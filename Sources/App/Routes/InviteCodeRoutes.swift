@@ -8,10 +8,9 @@ import Wire
 
 /// `/v1/groups/{id}/invite-code` and `POST /v1/join` (docs/design.md#invite-codes).
 enum InviteCodeRoutes {
-    struct JoinBody: Decodable {
+    struct JoinBody: StrictBody {
         var code: String
         enum CodingKeys: String, CodingKey, CaseIterable { case code }
-        init(from decoder: any Decoder) throws { code = try StrictKeys.only(decoder, CodingKeys.code) }
     }
 
     /// The answer of a create/rotate: the code, shown this once.

@@ -13,7 +13,7 @@ enum SharedAlarmRoutes {
     /// POST and PATCH bodies. Every field optional here; `create` checks the required ones. In a PATCH,
     /// an absent field stays and `null` clears a nullable one (`note`, `sound_id`, `color_tag`,
     /// `icon_name`, `category`; `assigned_to_uids: null` = `[]`).
-    struct AlarmBody: Decodable {
+    struct AlarmBody: StrictBody {
         var title: String?
         var note: String??
         var schedule: Schedule?
@@ -59,7 +59,7 @@ enum SharedAlarmRoutes {
         }
 
         init(from decoder: any Decoder) throws {
-            let c = try StrictKeys.container(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
             title = try c.decodeIfPresent(String.self, forKey: .title)
             note = try StrictKeys.nullable(c, .note)
             schedule = try Self.timing(c, .schedule)
