@@ -23,7 +23,6 @@ public struct ExplicitNull<Value: Codable>: Codable {
 
 extension ExplicitNull: Sendable where Value: Sendable {}
 extension ExplicitNull: Equatable where Value: Equatable {}
-extension ExplicitNull: Hashable where Value: Hashable {}
 
 extension KeyedDecodingContainer {
     /// A missing key decodes as nil (the synthesized `Decodable` asks for a non-optional wrapper).
