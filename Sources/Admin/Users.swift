@@ -106,15 +106,10 @@ struct Users: ParsableCommand, TableCommand {
     /// read from standard input) — the only time it is shown.
     struct Created: Encodable {
         var user: User
-        var oneTimePassword: String?
+        @ExplicitNull var oneTimePassword: String?
         enum CodingKeys: String, CodingKey {
             case user
             case oneTimePassword = "one_time_password"
-        }
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(user, forKey: .user)
-            try container.encode(oneTimePassword, forKey: .oneTimePassword)  // explicit null
         }
     }
 

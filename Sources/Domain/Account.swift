@@ -15,7 +15,7 @@ public struct User: Sendable, Codable, Equatable {
     public var id: String
     public var email: String
     public var displayName: String
-    public var timezone: String?
+    @ExplicitNull public var timezone: String?
     public var tier: Tier
     public var status: UserStatus
     public var version: Int64
@@ -42,19 +42,6 @@ public struct User: Sendable, Codable, Equatable {
         case displayName = "display_name"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(email, forKey: .email)
-        try c.encode(displayName, forKey: .displayName)
-        try c.encode(timezone, forKey: .timezone)  // explicit null: the field always exists
-        try c.encode(tier, forKey: .tier)
-        try c.encode(status, forKey: .status)
-        try c.encode(version, forKey: .version)
-        try c.encode(createdAt, forKey: .createdAt)
-        try c.encode(updatedAt, forKey: .updatedAt)
     }
 }
 

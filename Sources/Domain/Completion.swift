@@ -24,14 +24,14 @@ public struct SharedCompletion: Sendable, Codable, Equatable {
     public var id: String
     public var groupID: String
     public var alarmID: String
-    public var userID: String?
+    @ExplicitNull public var userID: String?
     public var userName: String
     /// The occurrence answered.
     public var scheduledAt: Timestamp
     public var status: CompletionStatus
     public var completionMethod: CompletionMethod
     public var snoozeCount: Int64
-    public var note: String?
+    @ExplicitNull public var note: String?
     public var completedAt: Timestamp
 
     public init(
@@ -62,20 +62,5 @@ public struct SharedCompletion: Sendable, Codable, Equatable {
         case completionMethod = "completion_method"
         case snoozeCount = "snooze_count"
         case completedAt = "completed_at"
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(groupID, forKey: .groupID)
-        try c.encode(alarmID, forKey: .alarmID)
-        try c.encode(userID, forKey: .userID)  // explicit nulls: every field always exists
-        try c.encode(userName, forKey: .userName)
-        try c.encode(scheduledAt, forKey: .scheduledAt)
-        try c.encode(status, forKey: .status)
-        try c.encode(completionMethod, forKey: .completionMethod)
-        try c.encode(snoozeCount, forKey: .snoozeCount)
-        try c.encode(note, forKey: .note)
-        try c.encode(completedAt, forKey: .completedAt)
     }
 }

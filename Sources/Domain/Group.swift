@@ -3,10 +3,10 @@
 public struct Group: Sendable, Codable, Equatable {
     public var id: String
     public var name: String
-    public var description: String?
-    public var iconName: String?
+    @ExplicitNull public var description: String?
+    @ExplicitNull public var iconName: String?
     /// `#RRGGBB`.
-    public var colorTag: String?
+    @ExplicitNull public var colorTag: String?
     public var ownerID: String
     public var maxMembers: Int64
     /// Active members, owner included.
@@ -16,7 +16,7 @@ public struct Group: Sendable, Codable, Equatable {
     public var createdAt: Timestamp
     public var updatedAt: Timestamp
     /// Set while an operator has frozen the group: it is read-only for everyone until unfrozen.
-    public var frozenAt: Timestamp?
+    @ExplicitNull public var frozenAt: Timestamp?
 
     public init(
         id: String, name: String, description: String?, iconName: String?, colorTag: String?, ownerID: String,
@@ -47,21 +47,5 @@ public struct Group: Sendable, Codable, Equatable {
         case createdAt = "created_at"
         case updatedAt = "updated_at"
         case frozenAt = "frozen_at"
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(name, forKey: .name)
-        try c.encode(description, forKey: .description)  // explicit nulls: every field always exists
-        try c.encode(iconName, forKey: .iconName)
-        try c.encode(colorTag, forKey: .colorTag)
-        try c.encode(ownerID, forKey: .ownerID)
-        try c.encode(maxMembers, forKey: .maxMembers)
-        try c.encode(memberCount, forKey: .memberCount)
-        try c.encode(version, forKey: .version)
-        try c.encode(createdAt, forKey: .createdAt)
-        try c.encode(updatedAt, forKey: .updatedAt)
-        try c.encode(frozenAt, forKey: .frozenAt)
     }
 }

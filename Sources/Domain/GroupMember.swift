@@ -15,9 +15,9 @@ public struct GroupMember: Sendable, Codable, Equatable {
     /// The latest (re)join.
     public var joinedAt: Timestamp
     /// When the membership ended (removed or left); nil while active.
-    public var removedAt: Timestamp?
+    @ExplicitNull public var removedAt: Timestamp?
     /// Who removed the member; nil while active and when they left.
-    public var removedBy: String?
+    @ExplicitNull public var removedBy: String?
     /// Whether the member wants this group's push notifications (data-schema §4.5); only they change
     /// it (`PATCH /v1/groups/{id}/membership`). Every (re)join starts with it on.
     public var notificationEnabled: Bool
@@ -46,18 +46,5 @@ public struct GroupMember: Sendable, Codable, Equatable {
         case removedAt = "removed_at"
         case removedBy = "removed_by"
         case notificationEnabled = "notification_enabled"
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(groupID, forKey: .groupID)
-        try c.encode(userID, forKey: .userID)
-        try c.encode(displayName, forKey: .displayName)
-        try c.encode(role, forKey: .role)
-        try c.encode(status, forKey: .status)
-        try c.encode(joinedAt, forKey: .joinedAt)
-        try c.encode(removedAt, forKey: .removedAt)  // explicit null: the field always exists
-        try c.encode(removedBy, forKey: .removedBy)
-        try c.encode(notificationEnabled, forKey: .notificationEnabled)
     }
 }

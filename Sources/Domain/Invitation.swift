@@ -23,15 +23,15 @@ public struct Invitation: Sendable, Codable, Equatable {
     public var groupName: String
     public var invitedBy: String
     public var invitedByName: String
-    public var inviteeEmail: String?
+    @ExplicitNull public var inviteeEmail: String?
     public var method: Method
     /// The role granted on acceptance (`member` or `admin`).
     public var role: GroupRole
     public var status: Status
-    public var acceptedBy: String?
+    @ExplicitNull public var acceptedBy: String?
     public var createdAt: Timestamp
     public var expiresAt: Timestamp
-    public var respondedAt: Timestamp?
+    @ExplicitNull public var respondedAt: Timestamp?
 
     public init(
         id: String, groupID: String, groupName: String, invitedBy: String, invitedByName: String,
@@ -69,22 +69,5 @@ public struct Invitation: Sendable, Codable, Equatable {
         case createdAt = "created_at"
         case expiresAt = "expires_at"
         case respondedAt = "responded_at"
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(groupID, forKey: .groupID)
-        try c.encode(groupName, forKey: .groupName)
-        try c.encode(invitedBy, forKey: .invitedBy)
-        try c.encode(invitedByName, forKey: .invitedByName)
-        try c.encode(inviteeEmail, forKey: .inviteeEmail)  // explicit nulls: every field always exists
-        try c.encode(method, forKey: .method)
-        try c.encode(role, forKey: .role)
-        try c.encode(status, forKey: .status)
-        try c.encode(acceptedBy, forKey: .acceptedBy)
-        try c.encode(createdAt, forKey: .createdAt)
-        try c.encode(expiresAt, forKey: .expiresAt)
-        try c.encode(respondedAt, forKey: .respondedAt)
     }
 }

@@ -6,7 +6,7 @@ public struct InviteCodeRecord: Sendable, Codable, Equatable {
     public var createdAt: Timestamp
     public var expiresAt: Timestamp
     /// Set when the code was disabled (`DELETE …/invite-code`).
-    public var disabledAt: Timestamp?
+    @ExplicitNull public var disabledAt: Timestamp?
 
     public init(groupID: String, createdBy: String, createdAt: Timestamp, expiresAt: Timestamp, disabledAt: Timestamp?) {
         self.groupID = groupID
@@ -22,14 +22,5 @@ public struct InviteCodeRecord: Sendable, Codable, Equatable {
         case createdAt = "created_at"
         case expiresAt = "expires_at"
         case disabledAt = "disabled_at"
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(groupID, forKey: .groupID)
-        try c.encode(createdBy, forKey: .createdBy)
-        try c.encode(createdAt, forKey: .createdAt)
-        try c.encode(expiresAt, forKey: .expiresAt)
-        try c.encode(disabledAt, forKey: .disabledAt)
     }
 }

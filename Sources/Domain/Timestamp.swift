@@ -27,13 +27,43 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
 
     /// Formats epoch milliseconds as RFC 3339 UTC with exactly three fractional digits.
     public static func format(_ ms: Int64) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(24)
+        append(ms, to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Appends the bytes of `format(ms)` to `out`, digit by digit (no intermediate strings: log lines
+    /// write their time stamps through this too).
+    public static func append(_ ms: Int64, to out: inout [UInt8]) {
         let (y, m, d, hour, minute, second, milli) = components(ms)
-        func pad(_ v: Int64, _ width: Int) -> String {
-            let s = String(v)
-            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+        appendPadded(y, width: 4, to: &out)
+        let rest: [(separator: UInt8, value: Int64, width: Int)] = [
+            (0x2D, m, 2), (0x2D, d, 2), (0x54, hour, 2), (0x3A, minute, 2), (0x3A, second, 2), (0x2E, milli, 3),
+        ]
+        for field in rest {
+            out.append(field.separator)  // - - T : : .
+            appendPadded(field.value, width: field.width, to: &out)
         }
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2))"
-            + ".\(pad(milli, 3))Z"
+        out.append(0x5A)  // Z
+    }
+
+    /// `String(value)` left-padded with zeros to `width` characters (the sign, if any, after the zeros).
+    private static func appendPadded(_ value: Int64, width: Int, to out: inout [UInt8]) {
+        let magnitude = value.magnitude
+        var divisor: UInt64 = 1
+        var digits = 1
+        while magnitude / divisor >= 10 {
+            divisor *= 10
+            digits += 1
+        }
+        let sign = value < 0 ? 1 : 0
+        if width > digits + sign { out.append(contentsOf: repeatElement(0x30, count: width - digits - sign)) }
+        if value < 0 { out.append(0x2D) }
+        while divisor > 0 {
+            out.append(0x30 + UInt8(magnitude / divisor % 10))
+            divisor /= 10
+        }
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fff…](Z|±HH:MM)`; fractional digits beyond milliseconds are

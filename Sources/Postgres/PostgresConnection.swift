@@ -168,17 +168,7 @@ public final class PostgresConnection: SQLConnection {
         if transactionDepth > 0 {
             transactionDepth += 1
             defer { transactionDepth -= 1 }
-            let name = "chronir_savepoint_\(transactionDepth)"
-            try execute("SAVEPOINT \(name)")
-            do {
-                let result = try body(self)
-                try execute("RELEASE SAVEPOINT \(name)")
-                return result
-            } catch {
-                _ = try? execute("ROLLBACK TO SAVEPOINT \(name)")
-                _ = try? execute("RELEASE SAVEPOINT \(name)")
-                throw error
-            }
+            return try Savepoint.run(depth: transactionDepth, execute: { try execute($0) }) { try body(self) }
         }
         try reconnectIfBroken()
         let begin = kind == .immediate ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"

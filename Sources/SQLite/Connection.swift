@@ -161,20 +161,9 @@ public final class Connection: SQLConnection {
         if sqlite3_get_autocommit(db) == 0 {
             savepointDepth += 1
             defer { savepointDepth -= 1 }
-            let name = "chronir_savepoint_\(savepointDepth)"
-            try run("SAVEPOINT \(name)")
-            do {
-                let result = try body(self)
-                try run("RELEASE \(name)")
-                return result
-            } catch {
-                // An error that already rolled the whole transaction back leaves no savepoint to undo.
-                if sqlite3_get_autocommit(db) == 0 {
-                    _ = try? run("ROLLBACK TO \(name)")
-                    _ = try? run("RELEASE \(name)")
-                }
-                throw error
-            }
+            return try Savepoint.run(
+                depth: savepointDepth, execute: { _ = try run($0) }, isOpen: { sqlite3_get_autocommit(db) == 0 }
+            ) { try body(self) }
         }
         try run(kind == .immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
         do {

@@ -61,13 +61,7 @@ final class ReaderPool<C: SQLConnection>: Sendable {
     /// Calls `handler` on the readers' queue with a reader as soon as one is free (nil if closed).
     /// The handler must give the reader back with `release`.
     func acquire(_ handler: @escaping Handler) {
-        let outcome: Acquisition = state.withLock { state in
-            if state.closed { return .closed }
-            if let slot = state.idle.popLast() { return .slot(slot) }
-            state.waiters.append(.async(handler))
-            return .queued
-        }
-        switch outcome {
+        switch take(orWait: .async(handler)) {
         case .slot(let slot): queue.async { handler(slot) }
         case .closed: queue.async { handler(nil) }
         case .queued: break
@@ -77,13 +71,7 @@ final class ReaderPool<C: SQLConnection>: Sendable {
     /// Blocks the calling thread until a reader is free; throws once the pool is closed.
     func acquireSync() throws(StorageError) -> ReaderSlot<C> {
         let handoff = Handoff()
-        let outcome: Acquisition = state.withLock { state in
-            if state.closed { return .closed }
-            if let slot = state.idle.popLast() { return .slot(slot) }
-            state.waiters.append(.blocked(handoff))
-            return .queued
-        }
-        switch outcome {
+        switch take(orWait: .blocked(handoff)) {
         case .slot(let slot): return slot
         case .closed: throw .closed
         case .queued: handoff.ready.wait()
@@ -126,6 +114,17 @@ final class ReaderPool<C: SQLConnection>: Sendable {
     /// What one attempt to take a reader found.
     private enum Acquisition {
         case slot(ReaderSlot<C>), closed, queued
+    }
+
+    /// One attempt of `acquire` and `acquireSync`: a free reader, or `waiter` queued behind the
+    /// others (nothing once the pool is closed).
+    private func take(orWait waiter: Waiter) -> Acquisition {
+        state.withLock { state in
+            if state.closed { return .closed }
+            if let slot = state.idle.popLast() { return .slot(slot) }
+            state.waiters.append(waiter)
+            return .queued
+        }
     }
 
     /// Carries a reader from the releasing thread to a thread blocked in `acquireSync`; the

@@ -78,13 +78,12 @@ extension GroupStore {
     public static func adminRemoveMember(
         groupID: String, userID: String, reason: String?, at now: Int64, on db: any SQLConnection
     ) throws -> GroupMember {
-        var group = try liveGroup(groupID, on: db)
-        var target = try activeMember(groupID: group.id, userID: userID, on: db)
+        var (group, target) = try liveMembership(groupID: groupID, userID: userID, on: db)
         guard target.role != .owner else { throw DomainError.ownerMustTransfer }
         let changes = try end(&target, of: &group, as: .removed, by: "admin", at: now, on: db)
-        try ChangeLog.append(
-            changes.map { $0.with(reason: reason) }, event: .memberRemoved, actor: .admin, at: now, on: db)
-        try revokeGrants(of: target.userID, in: group.id, keeping: nil, actor: .admin, reason: .creatorRemoved, at: now, on: db)
+        try commitAdmin(
+            changes, reason: reason, event: .memberRemoved, revoking: target.userID, in: group.id, keeping: nil,
+            because: .creatorRemoved, at: now, on: db)
         return target
     }
 
@@ -92,18 +91,17 @@ extension GroupStore {
     public static func adminChangeRole(
         groupID: String, userID: String, role: GroupRole, reason: String?, at now: Int64, on db: any SQLConnection
     ) throws -> GroupMember {
-        let group = try liveGroup(groupID, on: db)
-        var target = try activeMember(groupID: group.id, userID: userID, on: db)
+        let (group, member) = try liveMembership(groupID: groupID, userID: userID, on: db)
+        var target = member
         guard target.role != .owner, role != .owner else {
             throw DomainError.permissionDenied("ownership moves only by transfer")
         }
         guard target.role != role else { return target }
         target.role = role
         try saveMember(target, insert: false, on: db)
-        try ChangeLog.append(
-            [memberChange(target, .modified).with(reason: reason), memberFeedChange(target).with(reason: reason)],
-            event: .roleChanged, actor: .admin, at: now, on: db)
-        try revokeGrants(of: target.userID, in: group.id, keeping: role, actor: .admin, reason: .creatorRoleChanged, at: now, on: db)
+        try commitAdmin(
+            [memberChange(target, .modified), memberFeedChange(target)], reason: reason, event: .roleChanged,
+            revoking: target.userID, in: group.id, keeping: role, because: .creatorRoleChanged, at: now, on: db)
         return target
     }
 
@@ -111,17 +109,36 @@ extension GroupStore {
     public static func adminTransfer(
         groupID: String, userID: String, reason: String?, at now: Int64, on db: any SQLConnection
     ) throws -> Detail {
-        var group = try liveGroup(groupID, on: db)
-        var target = try activeMember(groupID: group.id, userID: userID, on: db)
+        var (group, target) = try liveMembership(groupID: groupID, userID: userID, on: db)
         guard target.role != .owner else { return try detail(group, on: db) }
         guard var owner = try member(groupID: group.id, userID: group.ownerID, on: db) else {
             throw StoreError.corruptRow(table: "group_members")
         }
         let changes = try handOver(&group, from: &owner, to: &target, at: now, on: db)
-        try ChangeLog.append(
-            changes.map { $0.with(reason: reason) }, event: .ownershipTransferred, actor: .admin, at: now, on: db)
-        try revokeGrants(of: owner.userID, in: group.id, keeping: .admin, actor: .admin, reason: .creatorRoleChanged, at: now, on: db)
+        try commitAdmin(
+            changes, reason: reason, event: .ownershipTransferred, revoking: owner.userID, in: group.id,
+            keeping: .admin, because: .creatorRoleChanged, at: now, on: db)
         return try detail(group, on: db)
+    }
+
+    /// The target of an operator's membership action: the live group `groupID` and `userID`'s active
+    /// membership in it (404 for either, before anything changes).
+    private static func liveMembership(
+        groupID: String, userID: String, on db: any SQLConnection
+    ) throws -> (group: Group, member: GroupMember) {
+        let group = try liveGroup(groupID, on: db)
+        return (group, try activeMember(groupID: group.id, userID: userID, on: db))
+    }
+
+    /// The tail of every operator action on a membership: `changes` as one change-log batch carrying
+    /// `reason`, then the grants `userID` may no longer hand out in the group (`revokeGrants`, keeping
+    /// `role`'s).
+    private static func commitAdmin(
+        _ changes: [Change], reason: String?, event: ChangeEvent, revoking userID: String, in groupID: String,
+        keeping role: GroupRole?, because grantReason: GrantRevocationReason, at now: Int64, on db: any SQLConnection
+    ) throws {
+        try ChangeLog.append(changes.map { $0.with(reason: reason) }, event: event, actor: .admin, at: now, on: db)
+        try revokeGrants(of: userID, in: groupID, keeping: role, actor: .admin, reason: grantReason, at: now, on: db)
     }
 }
 

@@ -17,7 +17,7 @@ struct LogLine {
         bytes.reserveCapacity(256)
         switch format {
         case .text:
-            appendTimestamp(timeMilliseconds)
+            Timestamp.append(timeMilliseconds, to: &bytes)  // RFC 3339, no intermediate strings
             bytes.append(32)
             let name = Self.upperCaseName(level)
             bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
@@ -30,7 +30,7 @@ struct LogLine {
             message.withUTF8 { bytes.append(contentsOf: $0) }
         case .json:
             bytes.append(contentsOf: #"{"ts":""#.utf8)
-            appendTimestamp(timeMilliseconds)
+            Timestamp.append(timeMilliseconds, to: &bytes)  // RFC 3339, no intermediate strings
             bytes.append(contentsOf: #"","level":""#.utf8)
             bytes.append(contentsOf: level.rawValue.utf8)
             bytes.append(contentsOf: #"","logger":"#.utf8)
@@ -120,36 +120,6 @@ struct LogLine {
             bytes.append(48 + UInt8(value / divisor % 10))
             divisor /= 10
         }
-    }
-
-    private mutating func appendPadded(_ value: Int64, width: Int) {
-        var divisor: Int64 = 1
-        for _ in 1..<width { divisor *= 10 }
-        var v = value
-        while divisor > 0 {
-            bytes.append(48 + UInt8((v / divisor) % 10))
-            v %= divisor
-            divisor /= 10
-        }
-    }
-
-    /// RFC 3339 UTC with milliseconds, written digit by digit (no intermediate strings).
-    private mutating func appendTimestamp(_ ms: Int64) {
-        let (y, mo, d, h, mi, s, milli) = Timestamp.components(ms)
-        appendPadded(y, width: 4)
-        bytes.append(45)
-        appendPadded(mo, width: 2)
-        bytes.append(45)
-        appendPadded(d, width: 2)
-        bytes.append(84)
-        appendPadded(h, width: 2)
-        bytes.append(58)
-        appendPadded(mi, width: 2)
-        bytes.append(58)
-        appendPadded(s, width: 2)
-        bytes.append(46)
-        appendPadded(milli, width: 3)
-        bytes.append(90)
     }
 }
 

@@ -36,9 +36,7 @@ enum AccountRoutes {
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             displayName = try c.decodeIfPresent(String.self, forKey: .displayName)
-            if c.contains(.timezone) {
-                timezone = .some(try c.decodeNil(forKey: .timezone) ? nil : try c.decode(String.self, forKey: .timezone))
-            }
+            timezone = try StrictKeys.nullable(c, .timezone)
             version = try c.decodeIfPresent(Int64.self, forKey: .version)
         }
     }
@@ -190,12 +188,10 @@ enum AccountRoutes {
 
     static func logout(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let principal = try await services.authenticate(request, exemptFromWriteBudget: true)
-        let now = services.clock.nowMilliseconds()
-        try await services.database.write { db in
+        return try await services.writeNoContent { now, db in
             try SessionStore.revoke(tokenHash: principal.tokenHash, at: now, on: db)
             try DeviceStore.deleteRegistered(bySession: principal.tokenHash, on: db)
         }
-        return HTTPResponse(status: .noContent)
     }
 
     static func patchMe(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -208,24 +204,23 @@ enum AccountRoutes {
         if let requested = patch.timezone {
             timezone = .some(try requested.map { zone throws(DomainError) in try AccountRules.validateTimezone(zone) })
         }
-        let now = services.clock.nowMilliseconds()
         let userID = principal.user.id
         let version = patch.version
         let tz = timezone
-        let user = try await services.database.write { db in
+        return try await services.writeJSON { now, db in
             try AccountStore.updateProfile(
                 userID: userID, displayName: displayName, timezone: tz, expectedVersion: version,
                 actor: .user(userID), at: now, on: db)
         }
-        return JSONBody.response(user)
     }
 
     /// `DELETE /v1/me`: deletes the account in one transaction (`GroupStore.deleteAccount`) → 204.
     static func deleteMe(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let userID = try await services.authenticate(request).user.id
-        let now = services.clock.nowMilliseconds()
-        try await services.database.write { db in try GroupStore.deleteAccount(userID: userID, at: now, on: db) }
+        let response = try await services.writeNoContent { now, db in
+            try GroupStore.deleteAccount(userID: userID, at: now, on: db)
+        }
         services.logger.info("account deleted", metadata: ["user_id": "\(userID)", "request_id": "\(request.requestID)"])
-        return HTTPResponse(status: .noContent)
+        return response
     }
 }

@@ -13,7 +13,7 @@ enum CompletionRoutes {
     /// `scheduled_at` names the occurrence (default: the open one) — send it so that a retry after the
     /// occurrence closed returns the first answer instead of answering the next occurrence
     /// (`scheduled_date`, the product's name, is accepted too).
-    struct CompletionBody: Decodable {
+    struct CompletionBody: StrictBody {
         var status: CompletionStatus
         var note: String?
         var completionMethod: CompletionMethod?
@@ -28,7 +28,6 @@ enum CompletionRoutes {
             case scheduledDate = "scheduled_date"
         }
         init(from decoder: any Decoder) throws {
-            try StrictKeys.check(decoder, CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             status = try c.decode(CompletionStatus.self, forKey: .status)
             note = try c.decodeIfPresent(String.self, forKey: .note)
@@ -45,20 +44,6 @@ enum CompletionRoutes {
         var alarm: SharedAlarm
     }
 
-    struct CompletionList: Encodable {
-        var completions: [SharedCompletion]
-        var nextCursor: String?
-        enum CodingKeys: String, CodingKey {
-            case completions
-            case nextCursor = "next_cursor"
-        }
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(completions, forKey: .completions)
-            try c.encode(nextCursor, forKey: .nextCursor)
-        }
-    }
-
     static func register(in router: inout Router<Handler>, services: Services) {
         router.add(
             .post, "/v1/groups/{id}/alarms/{aid}/completions", .async { request in try await record(request, services) }
@@ -69,8 +54,7 @@ enum CompletionRoutes {
     }
 
     static func record(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let alarmID = try request.parameter("aid")
         let body = try JSONBody.decode(CompletionBody.self, from: request)
         let note = try SharedAlarmRules.completionNote(body.note)
@@ -90,8 +74,7 @@ enum CompletionRoutes {
 
     /// `?user_id=&status=&from=&to=` (RFC 3339; `completed_at` in `[from, to)`) plus `limit`/`cursor`.
     static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let alarmID = request.parameters["aid"]
         let query = try ListQuery(request)
         let params = QueryParameters(request)
@@ -115,7 +98,6 @@ enum CompletionRoutes {
                 groupID: groupID, alarmID: alarmID, userID: userID, filter: chosen, after: query.after,
                 limit: query.limit, on: db)
         }
-        return JSONBody.response(
-            CompletionList(completions: page.items, nextCursor: page.next.map(ListQuery.cursor)))
+        return JSONBody.response(ListPage("completions", page))
     }
 }

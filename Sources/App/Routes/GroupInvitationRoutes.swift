@@ -7,7 +7,7 @@ import Wire
 
 /// Invitations by email or link: `/v1/groups/{id}/invitations` and `/v1/invitations…` (docs/design.md#invitations).
 enum GroupInvitationRoutes {
-    struct CreateBody: Decodable {
+    struct CreateBody: StrictBody {
         var inviteeEmail: String?
         var role: GroupRole
         enum CodingKeys: String, CodingKey, CaseIterable {
@@ -15,7 +15,6 @@ enum GroupInvitationRoutes {
             case inviteeEmail = "invitee_email"
         }
         init(from decoder: any Decoder) throws {
-            try StrictKeys.check(decoder, CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             inviteeEmail = try c.decodeIfPresent(String.self, forKey: .inviteeEmail)
             role = try c.decodeIfPresent(GroupRole.self, forKey: .role) ?? .member
@@ -25,35 +24,11 @@ enum GroupInvitationRoutes {
     /// A created invitation; a link invitation's token and URL appear only in this answer.
     struct Created: Encodable {
         var invitation: Invitation
-        var token: String?
-        var inviteURL: String?
+        @ExplicitNull var token: String?
+        @ExplicitNull var inviteURL: String?
         enum CodingKeys: String, CodingKey {
             case invitation, token
             case inviteURL = "invite_url"
-        }
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(invitation, forKey: .invitation)
-            try c.encode(token, forKey: .token)
-            try c.encode(inviteURL, forKey: .inviteURL)
-        }
-    }
-
-    struct List: Encodable {
-        var invitations: [Invitation]
-        var nextCursor: String?
-        enum CodingKeys: String, CodingKey {
-            case invitations
-            case nextCursor = "next_cursor"
-        }
-        init(_ page: GroupStore.Page<Invitation>) {
-            invitations = page.items
-            nextCursor = page.next.map(ListQuery.cursor)
-        }
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(invitations, forKey: .invitations)
-            try c.encode(nextCursor, forKey: .nextCursor)
         }
     }
 
@@ -95,15 +70,14 @@ enum GroupInvitationRoutes {
     }
 
     static func listGroup(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let query = try ListQuery(request)
         let now = services.clock.nowMilliseconds()
         let page = try await services.database.read { db in
             try InvitationStore.list(
                 groupID: groupID, actorID: userID, after: query.after, limit: query.limit, at: now, on: db)
         }
-        return JSONBody.response(List(page))
+        return JSONBody.response(ListPage("invitations", page))
     }
 
     static func listMine(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -113,7 +87,7 @@ enum GroupInvitationRoutes {
         let page = try await services.database.read { db in
             try InvitationStore.pending(forEmail: email, after: query.after, limit: query.limit, at: now, on: db)
         }
-        return JSONBody.response(List(page))
+        return JSONBody.response(ListPage("invitations", page))
     }
 
     static func accept(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -136,17 +110,15 @@ enum GroupInvitationRoutes {
     ) async throws -> HTTPResponse {
         let user = try await services.authenticate(request).user
         let reference = try reference(request)
-        let now = services.clock.nowMilliseconds()
-        let answer = try await services.database.write { db in try write(reference, user, now, db) }
-        return JSONBody.response(answer)
+        return try await services.writeJSON { now, db in try write(reference, user, now, db) }
     }
 
     static func revoke(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let userID = try await services.authenticate(request).user.id
         let id = try request.parameter("ref")
-        let now = services.clock.nowMilliseconds()
-        try await services.database.write { db in try InvitationStore.revoke(id: id, actorID: userID, at: now, on: db) }
-        return HTTPResponse(status: .noContent)
+        return try await services.writeNoContent { now, db in
+            try InvitationStore.revoke(id: id, actorID: userID, at: now, on: db)
+        }
     }
 
     /// `{ref}` is an invitation id (lowercase UUID) or a link token (43 base64url characters).

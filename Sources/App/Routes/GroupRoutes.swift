@@ -9,7 +9,7 @@ import Wire
 /// including removed and left ones — get 404 for everything about a group; members lacking the role
 /// get 403 PERMISSION_DENIED.
 enum GroupRoutes {
-    struct CreateBody: Decodable {
+    struct CreateBody: StrictBody {
         var name: String
         var description: String?
         var iconName: String?
@@ -19,18 +19,10 @@ enum GroupRoutes {
             case iconName = "icon_name"
             case colorTag = "color_tag"
         }
-        init(from decoder: any Decoder) throws {
-            try StrictKeys.check(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            name = try c.decode(String.self, forKey: .name)
-            description = try c.decodeIfPresent(String.self, forKey: .description)
-            iconName = try c.decodeIfPresent(String.self, forKey: .iconName)
-            colorTag = try c.decodeIfPresent(String.self, forKey: .colorTag)
-        }
     }
 
     /// Absent fields stay; `null` clears an optional field.
-    struct PatchBody: Decodable {
+    struct PatchBody: StrictBody {
         var name: String?
         var description: String??
         var iconName: String??
@@ -42,7 +34,6 @@ enum GroupRoutes {
             case colorTag = "color_tag"
         }
         init(from decoder: any Decoder) throws {
-            try StrictKeys.check(decoder, CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             name = try c.decodeIfPresent(String.self, forKey: .name)
             description = try StrictKeys.nullable(c, .description)
@@ -52,30 +43,14 @@ enum GroupRoutes {
         }
     }
 
-    struct RoleBody: Decodable {
+    struct RoleBody: StrictBody {
         var role: GroupRole
         enum CodingKeys: String, CodingKey, CaseIterable { case role }
-        init(from decoder: any Decoder) throws { role = try StrictKeys.only(decoder, CodingKeys.role) }
     }
 
-    struct TransferBody: Decodable {
+    struct TransferBody: StrictBody {
         var userID: String
         enum CodingKeys: String, CodingKey, CaseIterable { case userID = "user_id" }
-        init(from decoder: any Decoder) throws { userID = try StrictKeys.only(decoder, CodingKeys.userID) }
-    }
-
-    struct GroupList: Encodable {
-        var groups: [Group]
-        var nextCursor: String?
-        enum CodingKeys: String, CodingKey {
-            case groups
-            case nextCursor = "next_cursor"
-        }
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(groups, forKey: .groups)
-            try c.encode(nextCursor, forKey: .nextCursor)
-        }
     }
 
     static func register(in router: inout Router<Handler>, services: Services) {
@@ -97,14 +72,12 @@ enum GroupRoutes {
         let icon = try GroupRules.validateIconName(body.iconName)
         let color = try GroupRules.validateColorTag(body.colorTag)
         guard user.tier == .premium else { throw DomainError.tierRequired("creating a group needs the premium tier") }
-        let now = services.clock.nowMilliseconds()
         let maxMembers = Int64(services.config.maxMembersPerGroup)
-        let detail = try await services.database.write { db in
+        return try await services.writeJSON(status: .created) { now, db in
             try GroupStore.create(
                 name: name, description: description, iconName: icon, colorTag: color, maxMembers: maxMembers,
                 owner: user, at: now, on: db)
         }
-        return JSONBody.response(detail, status: .created)
     }
 
     static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -113,12 +86,11 @@ enum GroupRoutes {
         let page = try await services.database.read { db in
             try GroupStore.groups(ofUser: userID, after: query.after, limit: query.limit, on: db)
         }
-        return JSONBody.response(GroupList(groups: page.items, nextCursor: page.next.map(ListQuery.cursor)))
+        return JSONBody.response(ListPage("groups", page))
     }
 
     static func show(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let detail = try await services.database.read { db in
             let (group, _) = try GroupStore.access(groupID: groupID, userID: userID, on: db)
             return try GroupStore.detail(group, on: db)
@@ -127,8 +99,7 @@ enum GroupRoutes {
     }
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let body = try JSONBody.decode(PatchBody.self, from: request)
         let name = try body.name.map { n throws(DomainError) in try GroupRules.normalizeName(n) }
         var description: String?? = nil
@@ -137,60 +108,70 @@ enum GroupRoutes {
         if let i = body.iconName { icon = .some(try GroupRules.validateIconName(i)) }
         var color: String?? = nil
         if let c = body.colorTag { color = .some(try GroupRules.validateColorTag(c)) }
-        let now = services.clock.nowMilliseconds()
         let (d, i, c, version) = (description, icon, color, body.version)
-        let group = try await services.database.write { db in
+        return try await services.writeJSON { now, db in
             try GroupStore.update(
                 groupID: groupID, actorID: userID, name: name, description: d, iconName: i, colorTag: c,
                 expectedVersion: version, at: now, on: db)
         }
-        return JSONBody.response(group)
     }
 
     static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
-        let now = services.clock.nowMilliseconds()
-        try await services.database.write { db in try GroupStore.delete(groupID: groupID, actorID: userID, at: now, on: db) }
-        return HTTPResponse(status: .noContent)
+        let (userID, groupID) = try await services.groupCaller(request)
+        return try await services.writeNoContent { now, db in
+            try GroupStore.delete(groupID: groupID, actorID: userID, at: now, on: db)
+        }
     }
 
     static func changeRole(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let targetID = try request.parameter("user_id")
         let body = try JSONBody.decode(RoleBody.self, from: request)
-        let now = services.clock.nowMilliseconds()
-        let member = try await services.database.write { db in
+        return try await services.writeJSON { now, db in
             try GroupStore.changeRole(groupID: groupID, actorID: userID, targetID: targetID, role: body.role, at: now, on: db)
         }
-        return JSONBody.response(member)
     }
 
     static func remove(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let targetID = try request.parameter("user_id")
-        let now = services.clock.nowMilliseconds()
-        try await services.database.write { db in
+        return try await services.writeNoContent { now, db in
             _ = try GroupStore.removeMember(groupID: groupID, actorID: userID, targetID: targetID, at: now, on: db)
         }
-        return HTTPResponse(status: .noContent)
     }
 
     static func transfer(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let body = try JSONBody.decode(TransferBody.self, from: request)
-        let now = services.clock.nowMilliseconds()
-        let detail = try await services.database.write { db in
+        return try await services.writeJSON { now, db in
             try GroupStore.transfer(groupID: groupID, actorID: userID, targetID: body.userID, at: now, on: db)
         }
-        return JSONBody.response(detail)
     }
 }
 
-/// Strict request bodies: a field the endpoint does not know is a 422 naming it, not silently ignored.
+/// A request body that refuses unknown fields: `JSONBody.decode` checks its keys against `CodingKeys`
+/// (a case for every field it knows) before decoding it, so a field the endpoint does not know is a
+/// 422 naming it, not silently ignored.
+protocol StrictBody: Decodable {
+    associatedtype CodingKeys: CodingKey & CaseIterable
+}
+
+extension JSONBody {
+    /// Decodes a strict body: `StrictKeys.check` first, then the body's own decoding.
+    static func decode<Body: StrictBody>(_ type: Body.Type, from request: Request) throws(APIError) -> Body {
+        try decode(Checked<Body>.self, from: request).body
+    }
+
+    private struct Checked<Body: StrictBody>: Decodable {
+        var body: Body
+        init(from decoder: any Decoder) throws {
+            try StrictKeys.check(decoder, Body.CodingKeys.self)
+            body = try Body(from: decoder)
+        }
+    }
+}
+
+/// Strict request bodies (`StrictBody`) and PATCH fields.
 enum StrictKeys {
     struct AnyKey: CodingKey {
         var stringValue: String
@@ -209,16 +190,31 @@ enum StrictKeys {
         }
     }
 
-    /// The one field `key` of a body that allows no other (`check`), decoded.
-    static func only<Keys: CodingKey & CaseIterable, Value: Decodable>(_ decoder: any Decoder, _ key: Keys) throws -> Value {
-        try check(decoder, Keys.self)
-        return try decoder.container(keyedBy: Keys.self).decode(Value.self, forKey: key)
+    /// A PATCH field that `null` clears: absent → nil; `null` → `.some(nil)`; a value → `.some(value)`.
+    static func nullable<K: CodingKey, Value: Decodable>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> Value?? {
+        guard c.contains(key) else { return nil }
+        return .some(try c.decodeNil(forKey: key) ? nil : try c.decode(Value.self, forKey: key))
+    }
+}
+
+/// One page of a list endpoint (docs/design.md#api-conventions): `{"<name>": [items], "next_cursor": …}`;
+/// `next_cursor` is always present, null on the last page. Every list answer is this one shape.
+struct ListPage<Item: Encodable & Sendable>: Encodable {
+    /// The key the items stand under (`groups`, `alarms`, …).
+    var name: String
+    var items: [Item]
+    var nextCursor: String?
+
+    init(_ name: String, _ page: GroupStore.Page<Item>) {
+        self.name = name
+        items = page.items
+        nextCursor = page.next.map(ListQuery.cursor)
     }
 
-    /// Absent → nil; `null` → `.some(nil)`; a string → `.some(value)`.
-    static func nullable<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws -> String?? {
-        guard c.contains(key) else { return nil }
-        return .some(try c.decodeNil(forKey: key) ? nil : try c.decode(String.self, forKey: key))
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: StrictKeys.AnyKey.self)
+        try c.encode(items, forKey: StrictKeys.AnyKey(stringValue: name))
+        try c.encode(nextCursor, forKey: StrictKeys.AnyKey(stringValue: "next_cursor"))  // explicit null
     }
 }
 

@@ -8,10 +8,9 @@ import Wire
 
 /// `/v1/groups/{id}/invite-code` and `POST /v1/join` (docs/design.md#invite-codes).
 enum InviteCodeRoutes {
-    struct JoinBody: Decodable {
+    struct JoinBody: StrictBody {
         var code: String
         enum CodingKeys: String, CodingKey, CaseIterable { case code }
-        init(from decoder: any Decoder) throws { code = try StrictKeys.only(decoder, CodingKeys.code) }
     }
 
     /// The answer of a create/rotate: the code, shown this once.
@@ -52,13 +51,10 @@ enum InviteCodeRoutes {
     }
 
     static func disable(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
-        let now = services.clock.nowMilliseconds()
-        try await services.database.write { db in
+        let (userID, groupID) = try await services.groupCaller(request)
+        return try await services.writeNoContent { now, db in
             try InviteCodeStore.disable(groupID: groupID, actorID: userID, at: now, on: db)
         }
-        return HTTPResponse(status: .noContent)
     }
 
     /// Any tier may join. Every unusable code gets the same 404 INVITE_CODE_INVALID; a spent per-user

@@ -9,7 +9,7 @@ import Wire
 enum NotificationRoutes {
     /// `PUT /v1/me/devices/{device_id}`: exactly one of `token` (apns, fcm) and `subscription`
     /// (webpush, as `PushSubscription.toJSON()` gives it).
-    struct DeviceBody: Decodable {
+    struct DeviceBody: StrictBody {
         var platform: Device.Platform
         var provider: Device.Provider
         var token: String?
@@ -21,7 +21,6 @@ enum NotificationRoutes {
             case appVersion = "app_version"
         }
         init(from decoder: any Decoder) throws {
-            try StrictKeys.check(decoder, CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             platform = try c.decode(Device.Platform.self, forKey: .platform)
             provider = try c.decode(Device.Provider.self, forKey: .provider)
@@ -60,12 +59,9 @@ enum NotificationRoutes {
         }
     }
 
-    struct MembershipBody: Decodable {
+    struct MembershipBody: StrictBody {
         var notificationEnabled: Bool
         enum CodingKeys: String, CodingKey, CaseIterable { case notificationEnabled = "notification_enabled" }
-        init(from decoder: any Decoder) throws {
-            notificationEnabled = try StrictKeys.only(decoder, CodingKeys.notificationEnabled)
-        }
     }
 
     struct DeviceList: Encodable {

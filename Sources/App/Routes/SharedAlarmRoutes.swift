@@ -13,7 +13,7 @@ enum SharedAlarmRoutes {
     /// POST and PATCH bodies. Every field optional here; `create` checks the required ones. In a PATCH,
     /// an absent field stays and `null` clears a nullable one (`note`, `sound_id`, `color_tag`,
     /// `icon_name`, `category`; `assigned_to_uids: null` = `[]`).
-    struct AlarmBody: Decodable {
+    struct AlarmBody: StrictBody {
         var title: String?
         var note: String??
         var schedule: Schedule?
@@ -59,7 +59,6 @@ enum SharedAlarmRoutes {
         }
 
         init(from decoder: any Decoder) throws {
-            try StrictKeys.check(decoder, CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             title = try c.decodeIfPresent(String.self, forKey: .title)
             note = try StrictKeys.nullable(c, .note)
@@ -82,10 +81,7 @@ enum SharedAlarmRoutes {
             colorTag = try StrictKeys.nullable(c, .colorTag)
             iconName = try StrictKeys.nullable(c, .iconName)
             category = try StrictKeys.nullable(c, .category)
-            if c.contains(.assignedTo) {
-                assignedTo = .some(
-                    try c.decodeNil(forKey: .assignedTo) ? nil : try c.decode([String].self, forKey: .assignedTo))
-            }
+            assignedTo = try StrictKeys.nullable(c, .assignedTo)
             completionRule = try c.decodeIfPresent(CompletionRule.self, forKey: .completionRule)
             requireAny = try c.decodeIfPresent(Bool.self, forKey: .requireAny)
             requireAll = try c.decodeIfPresent(Bool.self, forKey: .requireAll)
@@ -142,20 +138,6 @@ enum SharedAlarmRoutes {
         }
     }
 
-    struct AlarmList: Encodable {
-        var alarms: [SharedAlarm]
-        var nextCursor: String?
-        enum CodingKeys: String, CodingKey {
-            case alarms
-            case nextCursor = "next_cursor"
-        }
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(alarms, forKey: .alarms)
-            try c.encode(nextCursor, forKey: .nextCursor)
-        }
-    }
-
     static func register(in router: inout Router<Handler>, services: Services) {
         router.add(.post, "/v1/groups/{id}/alarms", .async { request in try await create(request, services) })
         router.add(.get, "/v1/groups/{id}/alarms", .async { request in try await list(request, services) })
@@ -166,8 +148,7 @@ enum SharedAlarmRoutes {
     }
 
     static func create(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let body = try JSONBody.decode(AlarmBody.self, from: request)
         guard body.version == nil else {
             throw APIError(.validationFailed, "version is invalid: unknown field", field: "version")
@@ -194,8 +175,7 @@ enum SharedAlarmRoutes {
     }
 
     static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let query = try ListQuery(request)
         let params = QueryParameters(request)
         let includeDeleted: Bool
@@ -211,12 +191,11 @@ enum SharedAlarmRoutes {
                 limit: query.limit,
                 on: db)
         }
-        return JSONBody.response(AlarmList(alarms: page.items, nextCursor: page.next.map(ListQuery.cursor)))
+        return JSONBody.response(ListPage("alarms", page))
     }
 
     static func show(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let alarmID = try request.parameter("aid")
         let alarm = try await services.database.read { db in
             try SharedAlarmStore.access(groupID: groupID, alarmID: alarmID, userID: userID, on: db).1
@@ -225,28 +204,22 @@ enum SharedAlarmRoutes {
     }
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let alarmID = try request.parameter("aid")
         let body = try JSONBody.decode(AlarmBody.self, from: request)
-        let now = services.clock.nowMilliseconds()
-        let alarm = try await services.database.write { db in
+        return try await services.writeJSON { now, db in
             try SharedAlarmStore.update(
                 groupID: groupID, alarmID: alarmID, actorID: userID, expectedVersion: body.version, at: now, on: db
             ) { settings in try body.apply(to: &settings) }
         }
-        return JSONBody.response(alarm)
     }
 
     static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
+        let (userID, groupID) = try await services.groupCaller(request)
         let alarmID = try request.parameter("aid")
-        let now = services.clock.nowMilliseconds()
-        try await services.database.write { db in
+        return try await services.writeNoContent { now, db in
             try SharedAlarmStore.delete(groupID: groupID, alarmID: alarmID, actorID: userID, at: now, on: db)
         }
-        return HTTPResponse(status: .noContent)
     }
 }
 

@@ -1,0 +1,29 @@
+import Domain
+import Storage
+import Wire
+
+/// What route handlers share: the opening of a `/v1/groups/{id}…` handler, and the tails once the
+/// request is checked (`now` read once, one write transaction, the answer).
+extension Services {
+    /// The signed-in user's id (401 first, before anything else is looked at) and the group `{id}`
+    /// the path names.
+    func groupCaller(_ request: Request) async throws -> (userID: String, groupID: String) {
+        let userID = try await authenticate(request).user.id
+        return (userID, try request.parameter("id"))
+    }
+
+    /// Runs `write` in one write transaction at `now` and answers 204 No Content.
+    func writeNoContent(_ write: @escaping @Sendable (_ now: Int64, any SQLConnection) throws -> Void) async throws -> HTTPResponse {
+        let now = clock.nowMilliseconds()
+        try await database.write { db in try write(now, db) }
+        return HTTPResponse(status: .noContent)
+    }
+
+    /// Runs `write` in one write transaction at `now` and answers with what it returns as JSON (`status`).
+    func writeJSON<Answer: Encodable & Sendable>(
+        status: HTTPStatus = .ok, _ write: @escaping @Sendable (_ now: Int64, any SQLConnection) throws -> Answer
+    ) async throws -> HTTPResponse {
+        let now = clock.nowMilliseconds()
+        return JSONBody.response(try await database.write { db in try write(now, db) }, status: status)
+    }
+}
