@@ -34,7 +34,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
-        // Digests, HMAC, CSPRNG, scrypt, constant-time compare, base64url: the only user of COpenSSL.
+        // Digests, HMAC, CSPRNG, scrypt, constant-time compare, base64url; HKDF, AES-128-GCM, P-256
+        // (ECDH, ES256, PKCS#8 PEM): the only user of COpenSSL.
         .target(name: "Hashing", dependencies: ["COpenSSL"], swiftSettings: strict),
         // Sans-I/O protocol cores: HTTP/1.1 parser and response writer, WebSocket frames and
         // permessage-deflate (zlib). Imports no other module of ours, so fuzzers compile it standalone.
