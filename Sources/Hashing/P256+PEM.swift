@@ -19,10 +19,9 @@ extension P256.PrivateKey {
             // A callback that supplies no passphrase: encrypted keys fail instead of prompting on a terminal.
             return PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
         }
-        guard let decoded else {
-            ERR_clear_error()
-            throw .invalidPEM
-        }
+        // OpenSSL 3's decoders try several formats and may queue errors even when one succeeds.
+        ERR_clear_error()
+        guard let decoded else { throw .invalidPEM }
         let parsed = EVPKey(decoded)
         var group = [CChar](repeating: 0, count: 64)
         var groupLength = 0

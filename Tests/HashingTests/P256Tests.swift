@@ -63,6 +63,25 @@ struct P256Tests {
         #expect(padded == 1)
     }
 
+    /// One key shared by concurrent tasks (the `Sendable` contract): every signature verifies.
+    @Test func oneKeySignsFromManyThreads() async {
+        let key = P256.PrivateKey()
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    (0..<25).allSatisfy { index in
+                        let message = [UInt8(task), UInt8(index)]
+                        let peer = P256.PrivateKey()
+                        return key.publicKey.isValidSignature(key.signature(for: message), for: message)
+                            && key.sharedSecret(with: peer.publicKey) == peer.sharedSecret(with: key.publicKey)
+                    }
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results == [Bool](repeating: true, count: 8))
+    }
+
     @Test func ecdhAgrees() throws {
         let alice = P256.PrivateKey()
         let bob = P256.PrivateKey()
@@ -126,6 +145,26 @@ struct P256Tests {
         let cases = [
             "", "hello", pem.replacing("PRIVATE KEY", with: "PUBLIC KEY"), String(pem.dropLast(40)),
             String(repeating: "A", count: P256.PrivateKey.maxPEMByteCount + 1),
+            // The RFC 6979 key encrypted with a passphrase: refused, never prompted for.
+            """
+            -----BEGIN ENCRYPTED PRIVATE KEY-----
+            MIH0MF8GCSqGSIb3DQEFDTBSMDEGCSqGSIb3DQEFDDAkBBBYOzcev6xIIFhJjf/5
+            g2XAAgIIADAMBggqhkiG9w0CCQUAMB0GCWCGSAFlAwQBKgQQXYzuo5RIE4UQPpkf
+            59d8BQSBkMb2O0vZBki5376wwJm/O7yceQmawjxqH0PZ2I1CMdTt+wY05hNsf0ol
+            xCzmFZlKeEDeMpIuPEGLlTeB2+BgXJp4KFbK89uvS92mPGeSe1LGFe4ZJgDfhTVD
+            LaKlWyWjL5H/XYfexODUA4a4IybwE31OzQrh1UfVhIVIFkpZOCyUYeBnR28JD80J
+            YFXlyp9FKw==
+            -----END ENCRYPTED PRIVATE KEY-----
+            """,
+            // A P-384 key: another curve.
+            """
+            -----BEGIN PRIVATE KEY-----
+            MIG2AgEAMBAGByqGSM49AgEGBSuBBAAiBIGeMIGbAgEBBDAUYotg5kZafPo0oUTM
+            A1rj/M28Aao4WHlkY6LdkCIYKjshRQOTxaGjCZYfPzGPBxChZANiAASiA4N/Tx0O
+            r17aYmbYbXKN9l6+BisIpty4bpgUR66Vx7MiDAqjYP40ZrNUfARcZ31NeBUMq32O
+            xsaegYs//t1wwdG6XE7ztSUIQsjdKV8YbzJLCZsiWyaDANguXyiAnsQ=
+            -----END PRIVATE KEY-----
+            """,
             // An Ed25519 PKCS#8 key (RFC 8410 §10.3): another algorithm.
             """
             -----BEGIN PRIVATE KEY-----
