@@ -34,8 +34,14 @@ public struct PushEndpoint: Sendable, Equatable, CustomStringConvertible {
         guard bytes.count <= Self.maxByteCount else { throw .endpointTooLong }
         guard !bytes.isEmpty, bytes.allSatisfy({ (0x21...0x7E).contains($0) }) else { throw .endpointMalformed }
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { throw .endpointMalformed }
-        let scheme = String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
-        guard scheme == "https" else { throw scheme.isEmpty ? .endpointMalformed : .endpointNotHTTPS }
+        // RFC 3986 §3.1: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ).
+        let schemeBytes = bytes[..<colon]
+        guard let first = schemeBytes.first, Self.isLetter(first),
+            schemeBytes.allSatisfy({
+                Self.isAlphanumeric($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+            })
+        else { throw .endpointMalformed }
+        guard String(decoding: schemeBytes, as: UTF8.self).lowercased() == "https" else { throw .endpointNotHTTPS }
         let rest = bytes[(colon + 1)...]
         guard rest.starts(with: "//".utf8), !bytes.contains(UInt8(ascii: "#")) else { throw .endpointMalformed }
         let authorityStart = rest.startIndex + 2
@@ -93,7 +99,7 @@ public struct PushEndpoint: Sendable, Equatable, CustomStringConvertible {
         (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
     }
 
-    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
-        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-    }
+    private static func isLetter(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) || isLetter(byte) }
 }

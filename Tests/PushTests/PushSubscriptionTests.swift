@@ -48,7 +48,9 @@ struct PushSubscriptionTests {
         #expect(throws: PushSubscriptionError.endpointTooLong) { try PushEndpoint(longest + "a") }
     }
 
-    @Test(arguments: ["http://push.example.net/a", "ftp://push.example.net/", "wss://push.example.net/", "javascript:alert(1)"])
+    @Test(arguments: [
+        "http://push.example.net/a", "ftp://push.example.net/", "wss://push.example.net/", "javascript:alert(1)", "web+push://x",
+    ])
     func nonHTTPSEndpointsAreRefused(_ url: String) {
         #expect(throws: PushSubscriptionError.endpointNotHTTPS) { try PushEndpoint(url) }
     }
@@ -59,7 +61,8 @@ struct PushSubscriptionTests {
         "https://push.exämple.net/", "https://push..example.net/", "https://.push.example.net/", "https://push.example.net./",
         "https://-push.example.net/", "https://push_1.example.net/", "https://push.example.net:/", "https://push.example.net:0/",
         "https://push.example.net:65536/", "https://push.example.net:08x/", "https://push.example.net:123456/",
-        "https://[::1/", "https://[]/", "https://[::1]x/", "https://[g::1]/", "https://push.example.net/\u{7F}",
+        "https//push.example.net:443/", "1https://push.example.net/", "https://[::1/", "https://[]/", "https://[::1]x/", "https://[g::1]/",
+        "https://push.example.net/\u{7F}",
         "https://" + String(repeating: "a", count: 64) + ".example.net/",
     ])
     func malformedEndpointsAreRefused(_ url: String) {
