@@ -108,7 +108,7 @@ let package = Package(
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["EmbedMigrationsTool"]),
 
         .testTarget(name: "HashingTests", dependencies: ["Hashing"], swiftSettings: strict),
-        .testTarget(name: "PushTests", dependencies: ["Push", "Hashing"], swiftSettings: strict),
+        .testTarget(name: "PushTests", dependencies: ["Push", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "TransportTests", dependencies: ["Transport", "Wire", "Hashing", "TestSupport"], swiftSettings: strict),
