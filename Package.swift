@@ -34,8 +34,12 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
-        // Digests, HMAC, CSPRNG, scrypt, constant-time compare, base64url: the only user of COpenSSL.
+        // Digests, HMAC, CSPRNG, scrypt, constant-time compare, base64url; HKDF, AES-128-GCM, P-256
+        // (ECDH, ES256, PKCS#8 PEM): the only user of COpenSSL.
         .target(name: "Hashing", dependencies: ["COpenSSL"], swiftSettings: strict),
+        // Sans-I/O Web Push (RFC 8291 message encryption, RFC 8292 VAPID), ES256 JWTs and push-subscription
+        // validation: bytes and strings in and out, no sockets, no clocks (callers pass `now`).
+        .target(name: "Push", dependencies: ["Hashing"], swiftSettings: strict),
         // Sans-I/O protocol cores: HTTP/1.1 parser and response writer, WebSocket frames and
         // permessage-deflate (zlib). Imports no other module of ours, so fuzzers compile it standalone.
         .target(name: "Wire", dependencies: ["CZlib"], swiftSettings: strict),
@@ -104,6 +108,7 @@ let package = Package(
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["EmbedMigrationsTool"]),
 
         .testTarget(name: "HashingTests", dependencies: ["Hashing"], swiftSettings: strict),
+        .testTarget(name: "PushTests", dependencies: ["Push", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "TransportTests", dependencies: ["Transport", "Wire", "Hashing", "TestSupport"], swiftSettings: strict),

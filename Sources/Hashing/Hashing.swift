@@ -1,4 +1,5 @@
-// Hashing module: digests, HMAC, CSPRNG, scrypt, constant-time compare and base64/hex encodings.
+// Hashing module: digests, HMAC, CSPRNG, scrypt, constant-time compare and base64/hex encodings;
+// HKDF, AES-128-GCM and P-256 (ECDH, ECDSA, PEM) for Web Push, VAPID and APNs tokens.
 // The only user of COpenSSL (libcrypto). See docs/architecture.md.
 
 import COpenSSL

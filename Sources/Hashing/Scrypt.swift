@@ -81,15 +81,15 @@ public enum Scrypt {
             salt.withContiguousBytes { saltBuffer in
                 let params: [OSSL_PARAM] = [
                     OSSL_PARAM_construct_octet_string(
-                        cString("pass"), UnsafeMutableRawPointer(mutating: passwordBuffer.baseAddress),
+                        OSSLParam.cString("pass"), UnsafeMutableRawPointer(mutating: passwordBuffer.baseAddress),
                         passwordBuffer.count),
                     OSSL_PARAM_construct_octet_string(
-                        cString("salt"), UnsafeMutableRawPointer(mutating: saltBuffer.baseAddress),
+                        OSSLParam.cString("salt"), UnsafeMutableRawPointer(mutating: saltBuffer.baseAddress),
                         saltBuffer.count),
-                    OSSL_PARAM_construct_uint64(cString("n"), numbers),
-                    OSSL_PARAM_construct_uint64(cString("r"), numbers + 1),
-                    OSSL_PARAM_construct_uint64(cString("p"), numbers + 2),
-                    OSSL_PARAM_construct_uint64(cString("maxmem_bytes"), numbers + 3),
+                    OSSL_PARAM_construct_uint64(OSSLParam.cString("n"), numbers),
+                    OSSL_PARAM_construct_uint64(OSSLParam.cString("r"), numbers + 1),
+                    OSSL_PARAM_construct_uint64(OSSLParam.cString("p"), numbers + 2),
+                    OSSL_PARAM_construct_uint64(OSSLParam.cString("maxmem_bytes"), numbers + 3),
                     OSSL_PARAM_construct_end(),
                 ]
                 return [UInt8](unsafeUninitializedCapacity: parameters.keyLength) { output, initialized in
@@ -101,12 +101,5 @@ public enum Scrypt {
                 }
             }
         }
-    }
-
-    /// A NUL-terminated C string for a static OSSL_PARAM key (`OSSL_KDF_PARAM_*`); static strings
-    /// live for the whole program, so the pointer stays valid inside OSSL_PARAM.
-    private static func cString(_ key: StaticString) -> UnsafePointer<CChar> {
-        precondition(key.hasPointerRepresentation)
-        return UnsafeRawPointer(key.utf8Start).assumingMemoryBound(to: CChar.self)
     }
 }
