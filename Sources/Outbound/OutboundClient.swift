@@ -115,7 +115,7 @@ public final class OutboundClient: @unchecked Sendable {
         }
     }
 
-    /// Transfers running and waiting (for tests and metrics; on any thread).
+    /// Transfers running and waiting (for tests and metrics; from any thread but the client's queue).
     public var load: (running: Int, waiting: Int) {
         queue.sync { (running.count, waiting.count - waitingStart) }
     }
@@ -127,6 +127,11 @@ public final class OutboundClient: @unchecked Sendable {
         transfer.accept(completion)
         if isClosed { return transfer.complete(.failure(.closed)) }
         if transfer.cancelRequested { return transfer.complete(.failure(.cancelled)) }
+        do {
+            try transfer.validate(policy: configuration.policy)
+        } catch {
+            return transfer.complete(.failure(error))
+        }
         if running.count < configuration.limits.maxConcurrentTransfers {
             start(transfer)
         } else if waiting.count - waitingStart < configuration.limits.maxQueuedTransfers {

@@ -71,13 +71,7 @@ final class Transfer: @unchecked Sendable {
     func makeHandle(limits: OutboundLimits, policy: DestinationPolicy, caFile: String?) throws(OutboundError) -> UnsafeMutableRawPointer {
         self.limits = limits
         self.policy = policy
-        let scheme = try Self.scheme(of: request.url)
-        guard scheme == "https" || (scheme == "http" && policy.allowPlainHTTP) else {
-            throw .destinationRefused(.scheme(scheme))
-        }
-        for field in request.headers where !field.isValid {
-            throw .invalidRequest("header field \(field.name.debugDescription) is not a valid name and value")
-        }
+        try validate(policy: policy)
         guard let easy = curl_easy_init() else { throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_easy_init failed") }
         self.easy = easy
         do {
@@ -87,6 +81,18 @@ final class Transfer: @unchecked Sendable {
             throw error
         }
         return easy
+    }
+
+    /// Throws what makes the request unsendable under `policy` before anything is queued or
+    /// connected: an unparsable URL, a scheme the policy refuses, an invalid header field.
+    func validate(policy: DestinationPolicy) throws(OutboundError) {
+        let scheme = try Self.scheme(of: request.url)
+        guard scheme == "https" || (scheme == "http" && policy.allowPlainHTTP) else {
+            throw .destinationRefused(.scheme(scheme))
+        }
+        for field in request.headers where !field.isValid {
+            throw .invalidRequest("header field \(field.name.debugDescription) is not a valid name and value")
+        }
     }
 
     /// The URL's scheme, lower-cased, as curl parses it.
