@@ -208,6 +208,26 @@ struct OutboundClientTests {
         #expect(try Echo(first).client_port == Echo(second).client_port)
     }
 
+    /// Every request on a new connection, half of them through DNS (curl's resolver thread wakes it
+    /// through a socket pair it also asks to be watched): descriptor numbers are reused at once
+    /// after curl closes them, which a watch on a stale number would never see — a hang, here a
+    /// timeout.
+    @Test func descriptorsReusedAfterEachConnectionDoNotStallTransfers() async throws {
+        let server = try await EchoServer.start()
+        let client = server.client()
+        defer { client.close() }
+        var ports: Set<Int> = []
+        for index in 0..<40 {
+            let request = OutboundRequest(
+                url: server.https("/echo", host: index.isMultiple(of: 2) ? "127.0.0.1" : "localhost"),
+                headers: [HTTPField(name: "Connection", value: "close")], timeout: .seconds(10), httpVersion: .http1_1)
+            let response = try await client.send(request)
+            #expect(response.newConnections == 1)
+            ports.insert(try Echo(response).client_port)
+        }
+        #expect(ports.count == 40)
+    }
+
     @Test func closeFailsTransfersInFlightAndLaterSends() async throws {
         let server = try await EchoServer.start()
         let client = server.client()
