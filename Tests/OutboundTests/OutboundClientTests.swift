@@ -210,8 +210,10 @@ struct OutboundClientTests {
 
     /// Every request on a new connection, half of them through DNS (curl's resolver thread wakes it
     /// through a socket pair it also asks to be watched): descriptor numbers are reused at once
-    /// after curl closes them, which a watch on a stale number would never see — a hang, here a
-    /// timeout.
+    /// after curl closes them. `SocketWatch` watches private duplicates so that a source can never
+    /// sit on a reused number; this exercises that path (with sources on curl's own numbers it
+    /// also passed on this machine's libdispatch — the duplicate is a guarantee, not a fix for a
+    /// failure seen).
     @Test func descriptorsReusedAfterEachConnectionDoNotStallTransfers() async throws {
         let server = try await EchoServer.start()
         let client = server.client()
