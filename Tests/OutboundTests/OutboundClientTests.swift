@@ -120,6 +120,18 @@ struct OutboundClientTests {
         #expect(over == .responseTooLarge(limitBytes: 65_536))
     }
 
+    @Test func theHeadLimitHolds() async throws {
+        let server = try await EchoServer.start()
+        var limits = OutboundLimits()
+        limits.maxResponseHeaderBytes = 512
+        let client = server.client(limits: limits)
+        defer { client.close() }
+        #expect(try await client.send(OutboundRequest(url: server.https("/status/503?retry_after=1"))).status == 503)
+        let long = String(repeating: "9", count: 600)
+        let over = await failure(client, OutboundRequest(url: server.https("/status/503?retry_after=\(long)")))
+        #expect(over == .responseTooLarge(limitBytes: 512))
+    }
+
     @Test func aSlowServerTimesOut() async throws {
         let server = try await EchoServer.start()
         let client = server.client()
