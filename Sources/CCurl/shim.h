@@ -33,10 +33,6 @@ static inline CURLcode chronir_curl_easy_getinfo_long(CURL *easy, CURLINFO info,
     return curl_easy_getinfo(easy, info, value);
 }
 
-static inline CURLcode chronir_curl_easy_getinfo_pointer(CURL *easy, CURLINFO info, void **value) {
-    return curl_easy_getinfo(easy, info, value);
-}
-
 static inline CURLMcode chronir_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }

@@ -31,7 +31,6 @@ final class Transfer: @unchecked Sendable {
 
     private var limits = OutboundLimits()
     private var policy = DestinationPolicy()
-    private var status = 0
     private var headers: [HTTPField] = []
     private var headerBytes = 0
     private var body: [UInt8] = []
@@ -135,8 +134,7 @@ final class Transfer: @unchecked Sendable {
         try set(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(limits.connectTimeout))
         try set(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout ?? limits.totalTimeout))
         // A Content-Length over the limit fails before the body is read (CURLE_FILESIZE_EXCEEDED).
-        guard chronir_curl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(limits.maxResponseBodyBytes)) == CURLE_OK
-        else { throw .other(code: 0, message: "CURLOPT_MAXFILESIZE_LARGE refused") }
+        try set(easy, CURLOPT_MAXFILESIZE_LARGE, size: limits.maxResponseBodyBytes)
 
         try check(chronir_curl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, bodyCallback), "WRITEFUNCTION")
         try set(easy, CURLOPT_WRITEDATA, pointer: me)
@@ -174,8 +172,7 @@ final class Transfer: @unchecked Sendable {
             try set(easy, CURLOPT_CUSTOMREQUEST, string: request.method.rawValue)
             if request.body.isEmpty { return }
         }
-        guard chronir_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)) == CURLE_OK
-        else { throw .other(code: 0, message: "CURLOPT_POSTFIELDSIZE_LARGE refused") }
+        try set(easy, CURLOPT_POSTFIELDSIZE_LARGE, size: request.body.count)
         // COPYPOSTFIELDS copies during the call, so the array's storage need not outlive it.
         let code = request.body.withUnsafeBytes { bytes in
             chronir_curl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, bytes.baseAddress ?? UnsafeRawPointer(errorBuffer))
@@ -185,6 +182,10 @@ final class Transfer: @unchecked Sendable {
 
     private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: Int) throws(OutboundError) {
         try check(chronir_curl_easy_setopt_long(easy, option, value), "option \(option.rawValue)")
+    }
+
+    private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, size: Int) throws(OutboundError) {
+        try check(chronir_curl_easy_setopt_off_t(easy, option, curl_off_t(size)), "option \(option.rawValue)")
     }
 
     private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, string: String) throws(OutboundError) {
@@ -259,9 +260,9 @@ final class Transfer: @unchecked Sendable {
     func result(of code: CURLcode) -> Result<OutboundResponse, OutboundError> {
         guard let easy else { return .failure(.other(code: Int(code.rawValue), message: "no handle")) }
         guard code == CURLE_OK else { return .failure(error(for: code)) }
+        var status = 0
+        _ = chronir_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         var version = 0
-        _ = chronir_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &version)
-        status = version
         _ = chronir_curl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
         var connects = 0
         _ = chronir_curl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
