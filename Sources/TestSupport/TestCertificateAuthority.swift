@@ -2,8 +2,8 @@ import Foundation
 
 /// A throwaway certificate authority and one server certificate it signed, for TLS tests on
 /// loopback: P-256 keys made with the `openssl` command-line tool in a temporary directory (gone
-/// with the object). The server certificate names `localhost`, `127.0.0.1` and `::1` and is valid
-/// for two days.
+/// with the object). The server certificate names `localhost`, `127.0.0.1` and `::1` unless told
+/// otherwise, and is valid for two days.
 public final class TestCertificateAuthority: Sendable {
     /// The directory holding the files.
     public let directory: TemporaryDirectory
@@ -14,8 +14,12 @@ public final class TestCertificateAuthority: Sendable {
     /// The server certificate's private key (PEM, unencrypted).
     public var serverKeyPath: String { directory.file(named: "server.key") }
 
-    /// Makes the CA and the server certificate (a few hundred milliseconds of `openssl`).
-    public init(commonName: String = "Chronir Test CA") throws {
+    /// The names a server certificate carries by default: every way a test reaches loopback.
+    public static let loopbackNames = ["DNS:localhost", "IP:127.0.0.1", "IP:::1"]
+
+    /// Makes the CA and a server certificate for `serverNames` (subjectAltName entries; a few
+    /// hundred milliseconds of `openssl`).
+    public init(commonName: String = "Chronir Test CA", serverNames: [String] = loopbackNames) throws {
         directory = TemporaryDirectory(prefix: "test-ca")
         let file = directory.file(named:)
         let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
@@ -28,7 +32,7 @@ public final class TestCertificateAuthority: Sendable {
         try ChildProcess.run(
             "openssl", ["req"] + key + ["-keyout", file("server.key"), "-out", file("server.csr"), "-subj", "/CN=localhost"])
         let extensions = """
-            subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1
+            subjectAltName=\(serverNames.joined(separator: ","))
             basicConstraints=critical,CA:FALSE
             keyUsage=critical,digitalSignature
             extendedKeyUsage=serverAuth

@@ -12,12 +12,14 @@ final class EchoServer: Sendable {
 
     /// Starts one on a Dispatch thread (making the CA and starting Python block for a while; the
     /// tests' tasks must not hold a cooperative thread meanwhile).
-    static func start(http1Only: Bool = false) async throws -> EchoServer {
-        try await blocking { try EchoServer(http1Only: http1Only) }
+    static func start(
+        http1Only: Bool = false, serverNames: [String] = TestCertificateAuthority.loopbackNames
+    ) async throws -> EchoServer {
+        try await blocking { try EchoServer(http1Only: http1Only, serverNames: serverNames) }
     }
 
-    private init(http1Only: Bool) throws {
-        authority = try TestCertificateAuthority()
+    private init(http1Only: Bool, serverNames: [String]) throws {
+        authority = try TestCertificateAuthority(serverNames: serverNames)
         service = try PythonService(
             script: "echo_server.py",
             arguments: [authority.serverCertificatePath, authority.serverKeyPath] + (http1Only ? ["http1"] : []))

@@ -163,6 +163,17 @@ struct OutboundClientTests {
         }
     }
 
+    @Test func aCertificateForAnotherNameIsATLSError() async throws {
+        let server = try await EchoServer.start(serverNames: ["DNS:push.example.com"])
+        let client = server.client()
+        defer { client.close() }
+        let error = await failure(client, OutboundRequest(url: server.https("/echo")))
+        guard case .tls = error else {
+            Issue.record("expected a TLS error (host name), got \(String(describing: error))")
+            return
+        }
+    }
+
     @Test func loopbackIsRefusedAfterDNSUnlessPrivateDestinationsAreAllowed() async throws {
         let server = try await EchoServer.start()
         let strict = OutboundClient(configuration: .init(caFile: server.authority.certificatePath))
