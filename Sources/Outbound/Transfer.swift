@@ -66,11 +66,10 @@ final class Transfer: @unchecked Sendable {
 
     // MARK: Setting up
 
-    /// Creates and configures the easy handle; throws what makes the request unsendable.
+    /// Creates and configures the easy handle (after `validate` passed); throws when curl refuses.
     func makeHandle(limits: OutboundLimits, policy: DestinationPolicy, caFile: String?) throws(OutboundError) -> UnsafeMutableRawPointer {
         self.limits = limits
         self.policy = policy
-        try validate(policy: policy)
         guard let easy = curl_easy_init() else { throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_easy_init failed") }
         self.easy = easy
         do {
