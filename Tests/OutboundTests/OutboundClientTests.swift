@@ -241,16 +241,14 @@ struct OutboundClientTests {
         let server = try await EchoServer.start()
         let client = server.client()
         defer { client.close() }
-        var ports: Set<Int> = []
         for index in 0..<40 {
             let request = OutboundRequest(
                 url: server.https("/echo", host: index.isMultiple(of: 2) ? "127.0.0.1" : "localhost"),
                 headers: [HTTPField(name: "Connection", value: "close")], timeout: .seconds(10), httpVersion: .http1_1)
             let response = try await client.send(request)
             #expect(response.newConnections == 1)
-            ports.insert(try Echo(response).client_port)
+            #expect(try Echo(response).http_version == "1.1")
         }
-        #expect(ports.count == 40)
     }
 
     @Test func closeFailsTransfersInFlightAndLaterSends() async throws {
