@@ -33,6 +33,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // libcurl (OpenSSL + nghttp2 on Debian); shim.h wraps its variadic setopt/getinfo.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Digests, HMAC, CSPRNG, scrypt, constant-time compare, base64url; HKDF, AES-128-GCM, P-256
         // (ECDH, ES256, PKCS#8 PEM): the only user of COpenSSL.
@@ -54,6 +56,10 @@ let package = Package(
         // Thin safe Swift over libpq: blocking connection, parameterised statements, SQLSTATE errors,
         // LISTEN through a DispatchSource on PQsocket. Knows no domain (issue 16's PostgreSQL backend).
         .target(name: "Postgres", dependencies: ["CLibPQ", "Hashing", "Storage"], swiftSettings: strict),
+        // The server's outbound HTTP client: libcurl's multi-socket API driven by Dispatch sources on one
+        // serial queue (HTTP/2, TLS, connection reuse), named limits, the SSRF address check. Knows no
+        // provider and no domain; push senders (issue 17) and mail (issue 18) build on it.
+        .target(name: "Outbound", dependencies: ["CCurl", "Hashing"], swiftSettings: strict),
         // Pure domain rules: accounts, emails, passwords policy, rate limits; the change-log values
         // (Change, ChangeKind, ChangeEvent, ChangeFeed.Row/Batch/Replay) Store writes and Realtime reads. No I/O.
         .target(name: "Domain", dependencies: ["Hashing"], swiftSettings: strict),
@@ -97,7 +103,8 @@ let package = Package(
         // testee of the Autobahn|Testsuite (.ci/autobahn.sh). Not part of the server.
         .executableTarget(
             name: "WebSocketEcho", dependencies: ["Transport", "Wire", "Hashing"], swiftSettings: strict),
-        // Test helpers shared by the test targets: chunk feeder, temp databases, loopback client, clock.
+        // Test helpers shared by the test targets: chunk feeder, temp databases, loopback client, clock,
+        // the Python venv for fake services (Tests/Fakes), a throwaway TLS certificate authority.
         .target(
             name: "TestSupport", dependencies: ["Wire", "Storage", "SQLite", "Postgres", "Transport", "Domain"],
             swiftSettings: strict),
@@ -114,6 +121,7 @@ let package = Package(
             name: "TransportTests", dependencies: ["Transport", "Wire", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "Storage", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Storage", "SQLite", "Store", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "OutboundTests", dependencies: ["Outbound", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DomainTests", dependencies: ["Domain", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "StoreTests", dependencies: ["Store", "Domain", "Storage", "SQLite", "Postgres", "TestSupport"], swiftSettings: strict),

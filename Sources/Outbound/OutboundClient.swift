@@ -1,0 +1,246 @@
+import CCurl
+import Dispatch
+
+/// The server's outbound HTTP client (push providers, webhooks; docs/notifications.md, "Outbound
+/// HTTP"): one libcurl multi handle driven by Dispatch sources, so requests share a connection pool,
+/// HTTP/2 connections carry many requests at once, and no thread blocks per request and no second
+/// event loop runs.
+///
+/// Threading contract: everything curl-related — the multi handle, every easy handle, the socket
+/// watches, the timer, the queue of waiting transfers — is owned by `queue`, a serial queue, and
+/// touched only there (curl's callbacks run inside `curl_multi_socket_action`, called there).
+/// `send` may be called from any task or thread; it hops to the queue. Completions run on the queue.
+///
+/// Lifetime: the client keeps itself alive (its timer holds it) until `close()`, which every owner
+/// must call: it fails every pending request with `.closed`, removes the sources and frees the
+/// handles.
+///
+/// Flow: `send` → FIFO (at most `maxQueuedTransfers`) → running (at most `maxConcurrentTransfers`,
+/// added to the multi handle) → curl asks for sockets to be watched (`CURLMOPT_SOCKETFUNCTION` →
+/// `SocketWatch`) and for a timeout (`CURLMOPT_TIMERFUNCTION` → one timer); their events call
+/// `curl_multi_socket_action`, after which finished transfers are read with `curl_multi_info_read`.
+public final class OutboundClient: @unchecked Sendable {
+    // @unchecked: mutable state is confined to `queue` (dispatchPrecondition at each entry).
+
+    /// What every request of one client shares.
+    public struct Configuration: Sendable {
+        /// The limits.
+        public var limits: OutboundLimits
+        /// Where connections may go.
+        public var policy: DestinationPolicy
+        /// A PEM file of CA certificates to verify servers with instead of the system's bundle (tests'
+        /// private CA). Peer and host verification are always on.
+        public var caFile: String?
+
+        /// A configuration; the defaults are production's.
+        public init(limits: OutboundLimits = OutboundLimits(), policy: DestinationPolicy = .publicHTTPSOnly, caFile: String? = nil) {
+            self.limits = limits
+            self.policy = policy
+            self.caFile = caFile
+        }
+    }
+
+    /// This client's configuration.
+    public let configuration: Configuration
+    /// The serial queue that owns the multi handle and everything below.
+    private let queue = DispatchQueue(label: "chronir.outbound")
+    private let multi: UnsafeMutableRawPointer
+    private let timer: any DispatchSourceTimer
+    private var watches: [curl_socket_t: SocketWatch] = [:]
+    private var running: [UnsafeMutableRawPointer: Transfer] = [:]
+    private var waiting: [Transfer] = []
+    private var waitingStart = 0
+    private var isClosed = false
+
+    /// A client with `configuration`; call `close()` when done with it.
+    public init(configuration: Configuration = Configuration()) {
+        Curl.prepare()
+        self.configuration = configuration
+        guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed (out of memory)") }
+        self.multi = multi
+        timer = DispatchSource.makeTimerSource(queue: queue)
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let limits = configuration.limits
+        let codes = [
+            chronir_curl_multi_setopt_socket_callback(multi, CURLMOPT_SOCKETFUNCTION, socketCallback),
+            chronir_curl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, me),
+            chronir_curl_multi_setopt_timer_callback(multi, CURLMOPT_TIMERFUNCTION, timerCallback),
+            chronir_curl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, me),
+            chronir_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX),
+            chronir_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, limits.maxConnectionsPerHost),
+            chronir_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, limits.maxIdleConnections),
+        ]
+        precondition(codes.allSatisfy { $0 == CURLM_OK }, "curl_multi_setopt failed: \(codes)")
+        // Strong: the client lives until close() cancels the timer.
+        timer.setEventHandler { self.socketAction(CURL_SOCKET_TIMEOUT, events: 0) }
+        timer.schedule(deadline: .distantFuture)
+        timer.activate()
+    }
+
+    /// Sends `request` and returns the response, whatever its status. Throws `.cancelled` when the
+    /// calling task is cancelled (the transfer is stopped), `.closed` when the client closes first,
+    /// and the error of the exchange otherwise.
+    public func send(_ request: OutboundRequest) async throws(OutboundError) -> OutboundResponse {
+        let transfer = Transfer(request)
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<OutboundResponse, OutboundError>, Never>) in
+                queue.async { self.submit(transfer) { continuation.resume(returning: $0) } }
+            }
+        } onCancel: {
+            queue.async { self.cancel(transfer) }
+        }
+        return try result.get()
+    }
+
+    /// Fails every request still pending with `.closed`, stops watching every socket, and frees
+    /// the multi handle (closing pooled connections). Blocks until done; idempotent. Not on the
+    /// client's queue (i.e. not from a completion).
+    public func close() {
+        dispatchPrecondition(condition: .notOnQueue(queue))
+        queue.sync {
+            guard !isClosed else { return }
+            isClosed = true
+            for transfer in waiting[waitingStart...] { transfer.complete(.failure(.closed)) }
+            waiting = []
+            waitingStart = 0
+            for (easy, transfer) in running {
+                curl_multi_remove_handle(multi, easy)
+                transfer.complete(.failure(.closed))
+            }
+            running = [:]
+            curl_multi_cleanup(multi)  // may still report sockets removed (watch(_:what:))
+            for watch in watches.values { watch.retire() }
+            watches = [:]
+            timer.cancel()
+        }
+    }
+
+    /// Transfers running and waiting (for tests and metrics; from any thread but the client's queue).
+    public var load: (running: Int, waiting: Int) {
+        queue.sync { (running.count, waiting.count - waitingStart) }
+    }
+
+    // MARK: On the queue
+
+    private func submit(_ transfer: Transfer, completion: @escaping @Sendable (Result<OutboundResponse, OutboundError>) -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        transfer.accept(completion)
+        if isClosed { return transfer.complete(.failure(.closed)) }
+        if transfer.cancelRequested { return transfer.complete(.failure(.cancelled)) }
+        do {
+            try transfer.validate(policy: configuration.policy)
+        } catch {
+            return transfer.complete(.failure(error))
+        }
+        if running.count < configuration.limits.maxConcurrentTransfers {
+            start(transfer)
+        } else if waiting.count - waitingStart < configuration.limits.maxQueuedTransfers {
+            transfer.state = .waiting
+            waiting.append(transfer)
+        } else {
+            transfer.complete(.failure(.tooManyQueued))
+        }
+    }
+
+    private func start(_ transfer: Transfer) {
+        let easy: UnsafeMutableRawPointer
+        do {
+            easy = try transfer.makeHandle(limits: configuration.limits, policy: configuration.policy, caFile: configuration.caFile)
+        } catch {
+            return transfer.complete(.failure(error))
+        }
+        let code = curl_multi_add_handle(multi, easy)
+        guard code == CURLM_OK else {
+            return transfer.complete(.failure(.other(code: Int(code.rawValue), message: String(cString: curl_multi_strerror(code)))))
+        }
+        transfer.state = .running
+        running[easy] = transfer
+    }
+
+    private func cancel(_ transfer: Transfer) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        transfer.cancelRequested = true
+        switch transfer.state {
+        case .created, .finished:
+            return  // submit() will see the flag / nothing left to stop
+        case .waiting:
+            if let index = waiting[waitingStart...].firstIndex(where: { $0 === transfer }) { waiting.remove(at: index) }
+        case .running:
+            if let easy = transfer.easy {
+                running[easy] = nil
+                curl_multi_remove_handle(multi, easy)
+            }
+        }
+        transfer.complete(.failure(.cancelled))
+        admitWaiting()
+    }
+
+    /// Starts waiting transfers while running slots are free.
+    private func admitWaiting() {
+        while running.count < configuration.limits.maxConcurrentTransfers, waitingStart < waiting.count {
+            let next = waiting[waitingStart]
+            waitingStart += 1
+            start(next)
+        }
+        if waitingStart > 64 && waitingStart * 2 > waiting.count {
+            waiting.removeFirst(waitingStart)
+            waitingStart = 0
+        }
+    }
+
+    /// Tells curl about an event on `socket` (or its timeout) and completes what finished.
+    private func socketAction(_ socket: curl_socket_t, events: Int32) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !isClosed else { return }
+        var stillRunning: Int32 = 0
+        _ = curl_multi_socket_action(multi, socket, events, &stillRunning)
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            guard let transfer = running.removeValue(forKey: easy) else { continue }
+            curl_multi_remove_handle(multi, easy)  // the message is invalid from here on
+            transfer.complete(transfer.result(of: code))
+        }
+        admitWaiting()
+    }
+
+    /// CURLMOPT_SOCKETFUNCTION: watch `socket` for `what` (`CURL_POLL_*`).
+    fileprivate func watch(_ socket: curl_socket_t, what: Int32) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if let existing = watches[socket], what == CURL_POLL_REMOVE || !existing.isCurrent {
+            existing.retire()
+            watches[socket] = nil
+        }
+        guard what != CURL_POLL_REMOVE else { return }
+        let watch: SocketWatch
+        if let existing = watches[socket] {
+            watch = existing
+        } else {
+            guard let made = SocketWatch(curlSocket: socket, queue: queue, onEvent: { self.socketAction(socket, events: $0) }) else {
+                return
+            }
+            watch = made
+            watches[socket] = made
+        }
+        watch.update(read: what & CURL_POLL_IN != 0, write: what & CURL_POLL_OUT != 0)
+    }
+
+    /// CURLMOPT_TIMERFUNCTION: call `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)` in
+    /// `milliseconds` (0: as soon as the queue gets to it — never from inside the callback), or
+    /// never (-1).
+    fileprivate func scheduleTimeout(milliseconds: Int) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        timer.schedule(deadline: milliseconds < 0 ? .distantFuture : .now() + .milliseconds(milliseconds))
+    }
+}
+
+private let socketCallback: curl_socket_callback = { _, socket, what, client, _ in
+    Unmanaged<OutboundClient>.fromOpaque(client!).takeUnretainedValue().watch(socket, what: what)
+    return 0
+}
+
+private let timerCallback: curl_multi_timer_callback = { _, milliseconds, client in
+    Unmanaged<OutboundClient>.fromOpaque(client!).takeUnretainedValue().scheduleTimeout(milliseconds: milliseconds)
+    return 0
+}

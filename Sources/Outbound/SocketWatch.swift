@@ -1,0 +1,107 @@
+import CCurl
+import Dispatch
+import Glibc
+
+/// The Dispatch sources watching one socket for libcurl, on the client's queue.
+///
+/// The sources watch a private `dup` of curl's descriptor, never curl's own number: curl closes
+/// its sockets itself (right after telling us `CURL_POLL_REMOVE`, or without a word for a socket
+/// it never asked us to watch), while cancelling a Dispatch source completes only later on the
+/// queue. A source on curl's number could then outlive the descriptor and see the number reused
+/// by the next socket — the event registration of the old one silently taken for the new. The
+/// duplicate keeps the socket alive and its number ours until the last source's cancel handler
+/// closes it, so no event can reach a reused number.
+///
+/// Confined to the client's queue (not Sendable).
+final class SocketWatch {
+    /// curl's descriptor (what `curl_multi_socket_action` is told).
+    let curlSocket: curl_socket_t
+    private let watched: Int32
+    private let identity: FileIdentity
+    private let queue: DispatchQueue
+    private let onEvent: (Int32) -> Void
+    private var readSource: (any DispatchSourceRead)?
+    private var writeSource: (any DispatchSourceWrite)?
+    private var pendingCancelHandlers = 0
+    private var retired = false
+
+    /// Device and inode of an open socket: two descriptors name the same socket iff these agree.
+    private struct FileIdentity: Equatable {
+        let device: UInt
+        let inode: UInt
+
+        init?(_ fd: Int32) {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { return nil }
+            device = UInt(info.st_dev)
+            inode = UInt(info.st_ino)
+        }
+    }
+
+    /// Watches `curlSocket` through a duplicate; `onEvent` gets `CURL_CSELECT_IN` or `_OUT` on
+    /// `queue`. Nil when the descriptor cannot be duplicated (out of descriptors): the transfer
+    /// then ends at its timeout.
+    init?(curlSocket: curl_socket_t, queue: DispatchQueue, onEvent: @escaping (Int32) -> Void) {
+        guard let identity = FileIdentity(curlSocket) else { return nil }
+        let watched = fcntl(curlSocket, F_DUPFD_CLOEXEC, 0)
+        guard watched >= 0 else { return nil }
+        self.curlSocket = curlSocket
+        self.watched = watched
+        self.identity = identity
+        self.queue = queue
+        self.onEvent = onEvent
+    }
+
+    /// Whether curl's descriptor still names the socket this watch was made for (false when curl
+    /// closed it and the number now belongs to a new socket).
+    var isCurrent: Bool { FileIdentity(curlSocket) == identity }
+
+    /// Watches for readability and writability as curl asks (`CURL_POLL_IN`/`_OUT`/`_INOUT`).
+    func update(read: Bool, write: Bool) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        precondition(!retired, "a retired watch is never updated")
+        if read, readSource == nil {
+            let source = DispatchSource.makeReadSource(fileDescriptor: watched, queue: queue)
+            source.setEventHandler { [onEvent] in onEvent(CURL_CSELECT_IN) }
+            readSource = arm(source)
+        } else if !read, let source = readSource {
+            source.cancel()
+            readSource = nil
+        }
+        if write, writeSource == nil {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: watched, queue: queue)
+            source.setEventHandler { [onEvent] in onEvent(CURL_CSELECT_OUT) }
+            writeSource = arm(source)
+        } else if !write, let source = writeSource {
+            source.cancel()
+            writeSource = nil
+        }
+    }
+
+    /// Stops watching; the duplicate closes once no source can fire any more.
+    func retire() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !retired else { return }
+        retired = true
+        readSource?.cancel()
+        writeSource?.cancel()
+        readSource = nil
+        writeSource = nil
+        closeIfUnwatched()
+    }
+
+    private func arm<Source: DispatchSourceProtocol>(_ source: Source) -> Source {
+        pendingCancelHandlers += 1
+        // Strong: the watch lives until its last source is cancelled.
+        source.setCancelHandler {
+            self.pendingCancelHandlers -= 1
+            self.closeIfUnwatched()
+        }
+        source.activate()
+        return source
+    }
+
+    private func closeIfUnwatched() {
+        if retired && pendingCancelHandlers == 0 { Glibc.close(watched) }
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+
+/// A child process for tests' helpers and fake services, started with posix_spawn (not Foundation's
+/// `Process`, which on Linux can miss the exit of a child that leaves a daemon behind; see
+/// `PostgresServer.run`). Either run to completion (`run`) or kept running with its standard
+/// output readable line by line (`init(launching:)`) until `terminate()`.
+public final class ChildProcess: @unchecked Sendable {
+    // @unchecked: `pid` and the pipe are immutable; `exited` is guarded by `lock`.
+
+    /// The child's process id.
+    public let pid: Int32
+    /// Where the child's standard error goes (a temporary file), for failure messages.
+    public let standardErrorPath: String
+    private let output: Int32
+    private let lock = NSLock()
+    private var exited = false
+    private var pending: [UInt8] = []
+
+    /// The child failed to start, timed out, or exited unsuccessfully (what ran, what it printed).
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Starts `tool` (a path, or a name looked up in `PATH` through /usr/bin/env) with its standard
+    /// output on a pipe this object reads, standard input from /dev/null and standard error to a
+    /// temporary file.
+    public init(launching tool: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { throw Failure(description: "pipe failed: errno \(errno)") }
+        standardErrorPath = FileManager.default.temporaryDirectory.path + "/chronir-child-\(UInt64.random(in: 0...UInt64.max)).err"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, standardErrorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
+        posix_spawn_file_actions_addclose(&actions, pipeEnds[1])
+        let argv = (["/usr/bin/env", tool] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var variables = ProcessInfo.processInfo.environment
+        variables.merge(environment) { $1 }
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in envp { free(pointer) } }
+        // An empty signal mask and default dispositions: the child must not inherit a test
+        // thread's blocked SIGTERM (a signal watcher blocks it), or terminate() would wait in vain.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/usr/bin/env", &actions, &attributes, argv, envp)
+        Glibc.close(pipeEnds[1])
+        guard spawned == 0 else {
+            Glibc.close(pipeEnds[0])
+            throw Failure(description: "posix_spawn \(tool) failed: errno \(spawned)")
+        }
+        self.pid = pid
+        output = pipeEnds[0]
+    }
+
+    deinit {
+        terminate()
+        Glibc.close(output)
+        unlink(standardErrorPath)
+    }
+
+    /// The next line the child writes to standard output (without the newline); throws when the
+    /// child closes its output or `timeout` passes first.
+    public func readLine(timeout: Duration) throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                return line
+            }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { throw Failure(description: "no line within \(timeout); stderr: \(standardError)") }
+            var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(left.components.seconds * 1_000 + 10))
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { throw Failure(description: "the child closed its output; stderr: \(standardError)") }
+            pending.append(contentsOf: buffer[0..<count])
+        }
+    }
+
+    /// What the child wrote to standard error so far.
+    public var standardError: String {
+        (try? String(contentsOfFile: standardErrorPath, encoding: .utf8)) ?? ""
+    }
+
+    /// Waits for the child to exit; throws when it exits unsuccessfully or `timeout` passes (then
+    /// it is killed).
+    public func wait(timeout: Duration) throws {
+        let deadline = ContinuousClock.now + timeout
+        var status: Int32 = 0
+        while true {
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid { break }
+            if result < 0 && errno != EINTR { throw Failure(description: "waitpid failed: errno \(errno)") }
+            if ContinuousClock.now > deadline {
+                terminate()
+                throw Failure(description: "did not finish within \(timeout); stderr: \(standardError)")
+            }
+            usleep(20_000)
+        }
+        lock.withLock { exited = true }
+        // WIFEXITED && WEXITSTATUS == 0, spelled out: the C macros are not imported.
+        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+            throw Failure(description: "exited with wait status \(status); stderr: \(standardError)")
+        }
+    }
+
+    /// Ends the child: SIGTERM, then SIGKILL if it has not exited within 5 s; reaps it. Idempotent.
+    public func terminate() {
+        guard lock.withLock({ !exited }) else { return }
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        for _ in 0..<250 {
+            if waitpid(pid, &status, WNOHANG) == pid { return lock.withLock { exited = true } }
+            usleep(20_000)
+        }
+        kill(pid, SIGKILL)
+        _ = waitpid(pid, &status, 0)
+        lock.withLock { exited = true }
+    }
+
+    /// Runs `tool` to completion and returns its standard output; throws with its standard error
+    /// when it fails or takes longer than `timeout`.
+    @discardableResult
+    public static func run(
+        _ tool: String, _ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(120)
+    ) throws -> String {
+        let child = try ChildProcess(launching: tool, arguments, environment: environment)
+        var lines: [String] = []
+        do {
+            while true { lines.append(try child.readLine(timeout: timeout)) }
+        } catch {
+            // End of output (or the timeout, which wait() reports).
+        }
+        do {
+            try child.wait(timeout: timeout)
+        } catch {
+            throw Failure(description: "\(tool) \(arguments.joined(separator: " ")): \(error)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// The package's root directory (where Package.swift is), found from this file's path.
+public let packageRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { url.deleteLastPathComponent() }  // Sources/TestSupport/ChildProcess.swift
+    return url.path
+}()
