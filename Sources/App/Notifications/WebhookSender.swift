@@ -1,0 +1,98 @@
+public import Domain
+import Hashing
+public import Outbound
+public import Store
+
+/// The operator's webhook (`--notify-webhook-url`; docs/notifications.md#operator-webhook): every
+/// notification, once, as JSON, so an operator can bridge to anything (Matrix, ntfy, SMS…).
+///
+/// Each POST carries `X-Chronir-Timestamp` (Unix seconds) and `X-Chronir-Signature: v1=<hex>`, the
+/// HMAC-SHA-256 under the shared secret of `<timestamp>.<body>` — a receiver recomputes it, compares
+/// in constant time, and refuses old timestamps (replay). `X-Chronir-Key` is the notification's
+/// outbox key: delivery is at-least-once, the key lets a receiver drop repeats.
+public struct WebhookSender: NotificationSender {
+    public var provider: Device.Provider? { nil }
+
+    private let url: String
+    private let secret: [UInt8]
+    private let client: OutboundClient
+    private let timeout: Duration
+
+    /// Secrets shorter than this are refused at start-up (`init` returns nil).
+    public static let minSecretBytes = 16
+
+    public init?(url: String, secret: [UInt8], client: OutboundClient, timeout: Duration = .seconds(10)) {
+        guard secret.count >= Self.minSecretBytes else { return nil }
+        self.url = url
+        self.secret = secret
+        self.client = client
+        self.timeout = timeout
+    }
+
+    /// The body sent for a delivery.
+    struct Body: Encodable {
+        var key: String
+        var type: String
+        var title: String
+        var body: String
+        var data: [String: String]
+        var recipients: [String]
+        var expiresAt: Timestamp
+        enum CodingKeys: String, CodingKey {
+            case key, type, title, body, data, recipients
+            case expiresAt = "expires_at"
+        }
+    }
+
+    /// `v1=` + hex HMAC-SHA-256(secret, "<timestamp>.<body>").
+    public static func signature(secret: [UInt8], timestamp: Int64, body: [UInt8]) -> String {
+        "v1=" + Hex.encode(HMACSHA256.authenticationCode(key: secret, message: Array("\(timestamp).".utf8) + body))
+    }
+
+    public func send(_ delivery: NotificationDeliveries.Delivery, now: Int64) async -> SendOutcome {
+        guard case .webhook(let recipients) = delivery.target else {
+            return .rejected(reason: "not a webhook delivery")
+        }
+        let body = DocumentCoding.encode(
+            Body(
+                key: delivery.key, type: delivery.type.rawValue, title: delivery.content.title,
+                body: delivery.content.body, data: delivery.content.data, recipients: recipients,
+                expiresAt: Timestamp(milliseconds: delivery.expiresAt)))
+        let timestamp = now / 1000
+        let request = OutboundRequest(
+            method: .post, url: url,
+            headers: [
+                HTTPField(name: "Content-Type", value: "application/json"),
+                HTTPField(name: "User-Agent", value: "chronir-server"),
+                HTTPField(name: "X-Chronir-Key", value: delivery.key),
+                HTTPField(name: "X-Chronir-Timestamp", value: "\(timestamp)"),
+                HTTPField(name: "X-Chronir-Signature", value: Self.signature(secret: secret, timestamp: timestamp, body: body)),
+            ],
+            body: body, timeout: timeout)
+        do {
+            let response = try await client.send(request)
+            return Self.outcome(status: response.status, retryAfter: response.headers.value(of: "retry-after"), now: now)
+        } catch {
+            return Self.outcome(error)
+        }
+    }
+
+    /// 2xx → delivered; 408, 429, 5xx → retry (with `Retry-After`); any other status → rejected.
+    static func outcome(status: Int, retryAfter: String?, now: Int64) -> SendOutcome {
+        switch status {
+        case 200..<300: .delivered
+        case 408, 429, 500..<600:
+            .retry(reason: "webhook answered \(status)", retryAfterMilliseconds: RetryAfter.milliseconds(retryAfter, now: now))
+        default: .rejected(reason: "webhook answered \(status)")
+        }
+    }
+
+    /// A send that got no response: transient failures are retried; a refused destination or an
+    /// invalid request never succeeds.
+    static func outcome(_ error: OutboundError) -> SendOutcome {
+        switch error {
+        case .destinationRefused, .invalidRequest: .rejected(reason: "\(error)")
+        default: .retry(reason: "\(error)", retryAfterMilliseconds: nil)
+        }
+    }
+}

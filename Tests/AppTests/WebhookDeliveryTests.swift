@@ -1,0 +1,163 @@
+import Domain
+import Foundation
+import Hashing
+import Logging
+import Outbound
+import Storage
+import Store
+import TestSupport
+import Testing
+import Wire
+
+@testable import App
+
+/// The operator webhook end to end: outbox → dispatcher → WebhookSender → a real HTTPS receiver
+/// (`Tests/Fakes/webhook_receiver.py`, which checks the signature like a real one must).
+@Suite("Notification dispatch — the operator webhook")
+struct WebhookDeliveryTests {
+    /// The receiver, its CA, and a client that trusts it and may reach loopback.
+    final class Receiver: Sendable {
+        let authority: TestCertificateAuthority
+        let service: PythonService
+        let client: OutboundClient
+        let secret = SecureRandom.bytes(32)
+
+        init() throws {
+            authority = try TestCertificateAuthority()
+            service = try PythonService(
+                script: "webhook_receiver.py",
+                arguments: [authority.serverCertificatePath, authority.serverKeyPath, Hex.encode(secret)])
+            client = OutboundClient(
+                configuration: .init(
+                    policy: DestinationPolicy(allowPrivateDestinations: true), caFile: authority.certificatePath))
+        }
+
+        deinit {
+            client.close()
+            service.stop()
+        }
+
+        var url: String { "https://127.0.0.1:\(service.ports[0])" }
+
+        func sender() throws -> WebhookSender { try #require(WebhookSender(url: url + "/hook", secret: secret, client: client)) }
+
+        /// What the receiver recorded.
+        func received() async throws -> [[String: Any]] {
+            let response = try await client.send(OutboundRequest(url: url + "/received"))
+            return try JSONSerialization.jsonObject(with: Data(response.body)) as? [[String: Any]] ?? []
+        }
+
+        /// Scripts the receiver's next answers.
+        func script(_ answers: String) async throws {
+            _ = try await client.send(
+                OutboundRequest(method: .post, url: url + "/script", body: Array(#"{"answers":\#(answers)}"#.utf8)))
+        }
+    }
+
+    static let quiet: Logger = {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    func dispatcher(_ h: AppHarness, _ receiver: Receiver) throws -> NotificationDispatcher {
+        NotificationDispatcher(
+            database: h.database, clock: h.clock, logger: Self.quiet, senders: [try receiver.sender()], unitRandom: { 0.5 })
+    }
+
+    @Test("a completion reaches the webhook once, signed, with its recipients; nothing for a notification nobody may get")
+    func delivered() async throws {
+        let receiver = try await blocking { try Receiver() }
+        let f = try await SharedAlarmFixture.make(members: 2)
+        let h = f.h
+        let dispatcher = try dispatcher(h, receiver)
+        #expect(try await dispatcher.runOnce(at: h.clock.nowMilliseconds()).delivered == 2, "the fixture's two joins")
+        let alarmID = try #require(try await f.createAlarm()["id"] as? String)
+        var round = try await dispatcher.runOnce(at: h.clock.nowMilliseconds())
+        #expect(round.delivered == 1, "shared_alarm_created")
+
+        #expect(await f.answer(alarmID, by: f.members[0]).status == 201)
+        round = try await dispatcher.runOnce(at: h.clock.nowMilliseconds())
+        #expect(round.delivered == 1)
+        #expect(try await dispatcher.runOnce(at: h.clock.nowMilliseconds()).sent == 0, "each notification once")
+
+        let received = try await receiver.received()
+        #expect(received.count == 4)
+        #expect(received.allSatisfy { $0["signature_ok"] as? Bool == true })
+        let completion = try #require(received.last)
+        let body = try #require(completion["body"] as? [String: Any])
+        #expect(body["type"] as? String == "shared_completion")
+        #expect(body["title"] as? String == "Feed the cat")
+        #expect(body["recipients"] as? [String] == [f.owner.id, f.members[1].id])
+        #expect((body["data"] as? [String: String])?["alarm_id"] == alarmID)
+        #expect(completion["key"] as? String == body["key"] as? String)
+        #expect(completion["content_type"] as? String == "application/json")
+
+        // Everyone else muted: the next completion has no recipients, so no webhook call either.
+        for account in [f.owner, f.members[1]] {
+            try await h.expect(200, .patch, "\(f.g)/membership", json: #"{"notification_enabled":false}"#, token: account.token)
+        }
+        h.clock.set(Self.ms("2026-02-07T10:00:30.000Z"))
+        #expect(await f.answer(alarmID, by: f.members[0]).status == 201)
+        #expect(try await dispatcher.runOnce(at: h.clock.nowMilliseconds()).sent == 0)
+        #expect(try await receiver.received().count == 4)
+    }
+
+    @Test("503 with Retry-After: 7 is retried 7 s later, not before; a 400 drops the delivery; past its TTL it expires")
+    func retries() async throws {
+        let receiver = try await blocking { try Receiver() }
+        let f = try await SharedAlarmFixture.make(members: 1)
+        let h = f.h
+        let dispatcher = try dispatcher(h, receiver)
+        #expect(try await dispatcher.runOnce(at: h.clock.nowMilliseconds()).delivered == 1, "the fixture's join")
+        try await receiver.script(#"[{"status":503,"retry_after":"7"},{"status":400}]"#)
+        _ = try await f.createAlarm()
+        let now = h.clock.nowMilliseconds()
+        #expect(try await dispatcher.runOnce(at: now).retried == 1)
+        let next = try h.database.readSync { db in
+            try db.scalar("SELECT next_attempt_ms FROM notification_deliveries")
+        }
+        #expect(next == .integer(now + 7_000))
+        #expect(try await dispatcher.runOnce(at: now + 6_999).sent == 0)
+        #expect(try await dispatcher.runOnce(at: now + 7_000).dropped == 1, "the scripted 400")
+        #expect(try h.database.readSync { db in try NotificationDeliveries.depth(on: db) } == 0)
+        #expect(try await receiver.received().count == 3)
+
+        // A failure close to the end of the 1-day TTL: the back-off would pass it, so the delivery is dropped.
+        try await receiver.script(#"[{"status":500}]"#)
+        try await h.expect(201, .post, "\(f.g)/alarms", json: Self.alarmJSON, token: f.owner.token)
+        let created = h.clock.nowMilliseconds()
+        let late = try await dispatcher.runOnce(at: created + 86_400_000 - 1_000)
+        #expect(late.dropped == 1 && late.retried == 0)
+        #expect(try h.database.readSync { db in try NotificationDeliveries.depth(on: db) } == 0)
+        #expect(try await receiver.received().count == 4)
+    }
+
+    @Test("Retry-After: delta-seconds and HTTP-date; the signature is v1= + hex HMAC of timestamp.body")
+    func units() {
+        #expect(RetryAfter.milliseconds("7", now: 0) == 7_000)
+        #expect(RetryAfter.milliseconds(" 120 ", now: 0) == 120_000)
+        #expect(RetryAfter.milliseconds("Sun, 06 Nov 1994 08:49:37 GMT", now: 784_111_777_000 - 5_000) == 5_000)
+        #expect(RetryAfter.milliseconds("Sun, 06 Nov 1994 08:49:37 GMT", now: 784_111_777_000 + 5_000) == 0)
+        for bad in [nil, "", "-1", "1.5", "soon", "Sun, 06 Nov 1994 08:49:37 UTC", "9999999999"] {
+            #expect(RetryAfter.milliseconds(bad, now: 0) == nil, "\(bad ?? "nil")")
+        }
+        // RFC 4231 test case 2: key "Jefe", data "what do ya want for nothing?" — here split as "<t>.<body>".
+        let signature = WebhookSender.signature(
+            secret: Array("Jefe".utf8), timestamp: 0, body: Array("what do ya want for nothing?".utf8))
+        let expected = HMACSHA256.authenticationCode(key: Array("Jefe".utf8), message: Array("0.what do ya want for nothing?".utf8))
+        #expect(signature == "v1=" + Hex.encode(expected))
+        let client = OutboundClient()
+        defer { client.close() }
+        #expect(WebhookSender(url: "https://x", secret: [1, 2, 3], client: client) == nil, "a short secret is refused")
+    }
+
+    static let alarmJSON =
+        #"{"title":"Water plants",\#(SharedAlarmFixture.dailyTen),"completion_rule":"any","assigned_to_uids":[]}"#
+
+    static func ms(_ iso: String) -> Int64 {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return Int64((formatter.date(from: iso)!.timeIntervalSince1970 * 1000).rounded())
+    }
+}
