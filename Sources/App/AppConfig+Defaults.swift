@@ -4,13 +4,13 @@ public import SQLite
 import Transport
 
 extension AppConfig {
-    /// `chronir-server`'s defaults: the one place they are written. `Sources/Server/main.swift`
+    /// `chronir-server`'s defaults: the one place they are written. `Sources/Server/ChronirServer.swift`
     /// falls back to these and prints them in `--help`; `AppConfig.init` and the limit structs it
     /// reads through (`ServerConfiguration`, `RegistrationLimits`, `WriteBudget`) agree by
     /// construction; docs/configuration.md's table is checked against `documented` by
     /// `ConfigurationDocumentTests`. Defaults that depend on the machine or on another setting
     /// (loops, hashing threads, the per-address limits, the public base URL) are computed in
-    /// main.swift and described in words.
+    /// ChronirServer.swift and described in words.
     public enum Defaults {
         /// `--host`: loopback; exposing the server is an explicit decision (`ServerConfiguration.host`).
         public static let host = ServerConfiguration().host

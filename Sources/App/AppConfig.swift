@@ -50,6 +50,8 @@ public struct AppConfig: Sendable {
     /// Per-user write budgets (`--write-budget-per-minute`, `--write-budget-burst`,
     /// `--write-bytes-per-hour`; docs/security-budgets.md). Default: `WriteBudget.standard`.
     public var writeBudget: WriteBudget = Defaults.writeBudget
+    /// Push providers, the operator webhook and outbound TLS (docs/configuration.md#notifications).
+    public var notifications = NotificationsConfig()
 
     /// Defaults from `AppConfig.Defaults` (except `workerThreads`, which the server sets to the
     /// processor count).

@@ -26,7 +26,13 @@ public final class ChildProcess: @unchecked Sendable {
     /// temporary file.
     public init(launching tool: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else { throw Failure(description: "pipe failed: errno \(errno)") }
+        // A socket pair made close-on-exec atomically (pipe2 is not imported): a child another test
+        // spawns meanwhile must not inherit this output's write end, or a reader waiting for EOF
+        // would wait for that unrelated child to exit (a fake server lives for a whole suite).
+        let kind = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, kind, 0, &pipeEnds) == 0 else {
+            throw Failure(description: "socketpair failed: errno \(errno)")
+        }
         standardErrorPath = FileManager.default.temporaryDirectory.path + "/chronir-child-\(UInt64.random(in: 0...UInt64.max)).err"
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

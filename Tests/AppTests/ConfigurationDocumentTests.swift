@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// docs/configuration.md's flag table shows the defaults `AppConfig.Defaults` holds (the source
-/// main.swift's fallbacks and `--help` read): a default changed in code without the doc, or in the
+/// ChronirServer.swift's fallbacks and `--help` read): a default changed in code without the doc, or in the
 /// doc without the code, fails here.
 @Suite("Configuration — docs/configuration.md matches AppConfig.Defaults")
 struct ConfigurationDocumentTests {

@@ -1,32 +1,33 @@
 import Foundation
 import Hashing
 import Push
+import TestSupport
 import Testing
 
 @Suite("Cross-checks with Python's cryptography")
 struct CrossImplementationTests {
     /// Another implementation checks our tokens: Python's `cryptography` (python3-cryptography, a CI
     /// package) verifies the ES256 signature with the base64url public key and prints the claims.
-    @Test func pythonCryptographyVerifiesOurToken() throws {
+    @Test func pythonCryptographyVerifiesOurToken() async throws {
         let key = P256.PrivateKey()
         let publicKey = Base64URL.encode(key.publicKey.x963Representation)
         let token = JWT.signES256(
             claims: [JWT.Claim("aud", .string("https://push.example.net")), JWT.Claim("exp", .integer(42))], key: key)
-        let verified = try PythonCryptography.run(Self.verifyScript, token, publicKey)
+        let verified = try await PythonCryptography.run(Self.verifyScript, token, publicKey)
         #expect(verified.status == 0, "\(verified.output)")
         #expect(verified.output == #"{"aud": "https://push.example.net", "exp": 42}"# + "\n")
         let parts = token.split(separator: ".")
         let forged = "\(parts[0]).\(Base64URL.encode(#"{"aud":"https://push.example.net","exp":43}"#.utf8)).\(parts[2])"
-        #expect(try PythonCryptography.run(Self.verifyScript, forged, publicKey).status != 0)
+        #expect(try await PythonCryptography.run(Self.verifyScript, forged, publicKey).status != 0)
     }
 
     /// Python's `cryptography` decrypts our RFC 8291 message with its own HKDF and AES-GCM.
-    @Test func pythonCryptographyDecryptsOurWebPushMessage() throws {
+    @Test func pythonCryptographyDecryptsOurWebPushMessage() async throws {
         let userAgent = P256.PrivateKey()
         let auth = SecureRandom.bytes(16)
         let plaintext = "Wake up ✓ — alarm_fired"
         let message = try WebPushEncryption.encrypt(Array(plaintext.utf8), userAgentPublicKey: userAgent.publicKey, authSecret: auth)
-        let decrypted = try PythonCryptography.run(
+        let decrypted = try await PythonCryptography.run(
             Self.decryptScript, Base64URL.encode(message), Base64URL.encode(userAgent.rawRepresentation), Base64URL.encode(auth))
         #expect(decrypted.status == 0, "\(decrypted.output)")
         #expect(decrypted.output == plaintext + "\n")
@@ -71,21 +72,21 @@ struct CrossImplementationTests {
 }
 
 /// Python's `cryptography` package (python3-cryptography, installed by .ci/run) as a second
-/// implementation that checks ours. Reliability/lsan.supp names this type: Foundation's `Process.run`
-/// leaves a weak-reference side table unreachable on Linux, which is not ours to fix.
+/// implementation that checks ours, run through TestSupport's ChildProcess (posix_spawn, output on a
+/// close-on-exec socket: nothing of it leaks into other tests' children).
 enum PythonCryptography {
-    /// Runs `python3 -c script arguments…`: its exit status and standard output (stderr appended).
-    static func run(_ script: String, _ arguments: String...) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    /// Runs `python3 -c script arguments…` on a Dispatch thread (it blocks until the child exits; a
+    /// cooperative thread must never wait on a subprocess): 0 and its standard output, or 1 and the
+    /// failure with its standard error.
+    static func run(_ script: String, _ arguments: String...) async throws -> (status: Int32, output: String) {
+        try await blocking { try runBlocking(script, arguments) }
+    }
+
+    private static func runBlocking(_ script: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        do {
+            return (0, try ChildProcess.run("python3", ["-c", script] + arguments, timeout: .seconds(60)) + "\n")
+        } catch let failure as ChildProcess.Failure {
+            return (1, failure.description)
+        }
     }
 }

@@ -245,6 +245,9 @@ struct ChronirServer: ParsableCommand {
     )
     var sweepPeriod: Int?
 
+    @OptionGroup(title: "Notifications")
+    var notificationOptions: NotificationOptions
+
     func run() throws {
         // First, before anything starts a thread: signals are delivered through a signalfd, which
         // sees only signals every thread blocks (see SignalWatcher). The handler is bound later.
@@ -336,6 +339,7 @@ struct ChronirServer: ParsableCommand {
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         config.writeBudget = WriteBudget(writesPerMinute: writesPerMinute, burst: writeBurst, bytesPerHour: writeBytes)
         config.databaseURL = value(databaseUrl, "DATABASE_URL")
+        config.notifications = try notificationOptions.resolve(environment: env)
         config.trustedProxies = Set(
             (value(trustedProxies, "TRUSTED_PROXIES") ?? "").split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
@@ -366,6 +370,16 @@ struct ChronirServer: ParsableCommand {
                 config: config, logger: logger, nowMilliseconds: startedAt, observer: metrics.database)
             secret = try ServerSecret.loadOrCreate(path: config.secretPath)
             try database.writeSync { try ServerSecret.checkFingerprint(secret, at: startedAt, on: $0) }
+        } catch {
+            logger.critical("start-up failed", metadata: ["error": "\(error)"])
+            sink.flush()
+            throw ExitCode(1)
+        }
+
+        let notifications: NotificationService
+        do {
+            notifications = try NotificationService(
+                config: config.notifications, database: database, clock: SystemClock(), logger: logger)
         } catch {
             logger.critical("start-up failed", metadata: ["error": "\(error)"])
             sink.flush()
@@ -452,10 +466,10 @@ struct ChronirServer: ParsableCommand {
         } else {
             sweeper = Sweeper(database: database, clock: SystemClock(), logger: logger)
         }
-        let fireScheduler = FireScheduler(database: database, clock: SystemClock(), logger: logger)
+        notifications.start()
         shutdown.bind(
             Shutdown.Target(
-                server: server, metricsServer: metricsServer, sweeper: sweeper, fireScheduler: fireScheduler,
+                server: server, metricsServer: metricsServer, sweeper: sweeper, notifications: notifications,
                 realtime: application.realtime,
                 database: database, logger: logger, sink: sink))
         withExtendedLifetime(watcher) { dispatchMain() }
@@ -469,7 +483,7 @@ final class Shutdown: Sendable {
         let server: HTTPServer
         let metricsServer: HTTPServer?
         let sweeper: Sweeper
-        let fireScheduler: FireScheduler
+        let notifications: NotificationService
         let realtime: RealtimeFeed
         let database: any SQLDatabase
         let logger: Logger
@@ -503,7 +517,7 @@ final class Shutdown: Sendable {
         let database = target.database
         let sink = target.sink
         target.sweeper.stop()
-        target.fireScheduler.stop()
+        target.notifications.stop()
         target.realtime.stop()
         target.metricsServer?.shutdown()
         target.server.shutdown {

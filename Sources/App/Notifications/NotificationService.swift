@@ -1,0 +1,90 @@
+public import Domain
+import Foundation
+public import Logging
+public import Outbound
+public import Storage
+import Store
+import Synchronization
+
+/// The notification pipeline of one server process (docs/notifications.md): the fire scheduler,
+/// the dispatcher and the senders the configuration turns on, over one outbound HTTP client. Built
+/// at start-up (a bad provider setting stops start-up with a clear error), started once the server
+/// listens, stopped on shutdown.
+public final class NotificationService: Sendable {
+    /// Why start-up cannot go on.
+    public struct ConfigurationError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public let client: OutboundClient
+    public let dispatcher: NotificationDispatcher
+    private let scheduler = Mutex<FireScheduler?>(nil)
+    private let database: any SQLDatabase
+    private let clock: any Clock
+    private let logger: Logger
+    /// The providers that are on, for the start-up log line.
+    public let enabled: [String]
+
+    public init(config: NotificationsConfig, database: any SQLDatabase, clock: any Clock, logger: Logger) throws {
+        let client = OutboundClient(
+            configuration: .init(
+                policy: DestinationPolicy(allowPrivateDestinations: config.allowPrivateEndpoints), caFile: config.caFile))
+        var senders: [any NotificationSender] = []
+        var enabled: [String] = []
+        do {
+            if let url = config.webhookURL {
+                guard let path = config.webhookSecretFile else {
+                    throw ConfigurationError(description: "--notify-webhook-url needs --notify-webhook-secret-file")
+                }
+                guard url.hasPrefix("https://") || (config.allowPrivateEndpoints && url.hasPrefix("http://")) else {
+                    throw ConfigurationError(description: "--notify-webhook-url must be an https URL")
+                }
+                let secret = try Self.secret(fromFile: path)
+                guard let sender = WebhookSender(url: url, secret: secret, client: client) else {
+                    throw ConfigurationError(
+                        description: "the webhook secret in \(path) is shorter than \(WebhookSender.minSecretBytes) bytes")
+                }
+                senders.append(sender)
+                enabled.append("webhook")
+            } else {
+                logger.notice("notifications: operator webhook off (no --notify-webhook-url)")
+            }
+        } catch {
+            client.close()
+            throw error
+        }
+        self.client = client
+        self.enabled = enabled
+        self.database = database
+        self.clock = clock
+        self.logger = logger
+        dispatcher = NotificationDispatcher(database: database, clock: clock, logger: logger, senders: senders)
+    }
+
+    /// Starts the fire scheduler and the dispatcher.
+    public func start() {
+        let (database, clock, logger) = (database, clock, logger)
+        scheduler.withLock { $0 = $0 ?? FireScheduler(database: database, clock: clock, logger: logger) }
+        dispatcher.start()
+        logger.notice(
+            "notifications running", metadata: ["providers": "\(enabled.isEmpty ? "none" : enabled.joined(separator: ","))"])
+    }
+
+    /// Stops both timers (a round in progress finishes), then the outbound client.
+    public func stop() {
+        scheduler.withLock { $0?.stop() }
+        dispatcher.stop()
+        client.close()
+    }
+
+    /// A secret file's bytes without one trailing newline.
+    static func secret(fromFile path: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(description: "cannot read \(path)")
+        }
+        var bytes = [UInt8](data)
+        if bytes.last == 0x0A { bytes.removeLast() }
+        if bytes.last == 0x0D { bytes.removeLast() }
+        return bytes
+    }
+}
