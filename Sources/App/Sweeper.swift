@@ -15,8 +15,7 @@ public final class Sweeper: Sendable {
     /// How often the timer checks for due jobs.
     public static let defaultTick: DispatchTimeInterval = .seconds(30)
 
-    private let timer: any DispatchSourceTimer
-    private let queue = DispatchQueue(label: "chronir.sweeper")
+    private let timer: RepeatingTimer
 
     /// One maintenance job: a name for logs, its period, and the work (returns rows affected).
     public struct Job: Sendable {
@@ -74,11 +73,8 @@ public final class Sweeper: Sendable {
         tick: DispatchTimeInterval = Sweeper.defaultTick, leeway: DispatchTimeInterval = .seconds(1),
         firstTickAfter: DispatchTimeInterval = .seconds(2)
     ) {
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        self.timer = timer
         let lastRun = Mutex([Int64](repeating: Int64.min / 2, count: jobs.count))
-        timer.schedule(deadline: .now() + firstTickAfter, repeating: tick, leeway: leeway)
-        timer.setEventHandler {
+        timer = RepeatingTimer(label: "chronir.sweeper", every: tick, leeway: leeway, firstAfter: firstTickAfter) {
             let now = clock.nowMilliseconds()
             for (index, job) in jobs.enumerated() {
                 let due = lastRun.withLock { last -> Bool in
@@ -100,11 +96,8 @@ public final class Sweeper: Sendable {
                 }
             }
         }
-        timer.resume()
     }
 
     /// Stops future runs (a run in progress finishes).
-    public func stop() { timer.cancel() }
-
-    deinit { timer.cancel() }
+    public func stop() { timer.stop() }
 }

@@ -14,24 +14,19 @@ public final class FireScheduler: Sendable {
     /// How often the scheduler looks for due fires.
     public static let defaultTick: DispatchTimeInterval = .seconds(1)
 
-    private let timer: any DispatchSourceTimer
-    private let queue = DispatchQueue(label: "chronir.fire-scheduler")
+    private let timer: RepeatingTimer
 
     /// Starts the timer; the first look is after one `tick`.
     public init(
         database: any SQLDatabase, clock: any Clock, logger: Logger, tick: DispatchTimeInterval = FireScheduler.defaultTick
     ) {
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        self.timer = timer
-        timer.schedule(deadline: .now() + tick, repeating: tick, leeway: .milliseconds(50))
-        timer.setEventHandler {
+        timer = RepeatingTimer(label: "chronir.fire-scheduler", every: tick, leeway: .milliseconds(50), firstAfter: tick) {
             do {
                 try Self.runOnce(database: database, at: clock.nowMilliseconds(), logger: logger)
             } catch {
                 logger.error("fire scheduler failed", metadata: ["error": "\(error)"])
             }
         }
-        timer.resume()
     }
 
     /// One look at `now`: queues everything due and logs what it did. Returns the fires handled.
@@ -52,7 +47,5 @@ public final class FireScheduler: Sendable {
     }
 
     /// Stops future looks (one in progress finishes).
-    public func stop() { timer.cancel() }
-
-    deinit { timer.cancel() }
+    public func stop() { timer.stop() }
 }

@@ -49,8 +49,7 @@ public final class NotificationDispatcher: Sendable {
     private let unitRandom: @Sendable () -> Double
     private let owner = "dispatcher:" + UUID().uuidString.lowercased()
     private let running = Mutex(false)
-    private let timer: Mutex<(any DispatchSourceTimer)?> = Mutex(nil)
-    private let queue = DispatchQueue(label: "chronir.notification-dispatcher")
+    private let timer: Mutex<RepeatingTimer?> = Mutex(nil)
 
     /// A dispatcher over `senders` (one per configured provider, plus the webhook's). Call `start`
     /// for the timer; tests call `runOnce`.
@@ -70,9 +69,9 @@ public final class NotificationDispatcher: Sendable {
 
     /// Starts a round every `tick` (a round still running when the next tick comes is not doubled).
     public func start(tick: DispatchTimeInterval = NotificationDispatcher.defaultTick) {
-        let source = DispatchSource.makeTimerSource(queue: queue)
-        source.schedule(deadline: .now() + tick, repeating: tick, leeway: .milliseconds(50))
-        source.setEventHandler { [self] in
+        let repeating = RepeatingTimer(
+            label: "chronir.notification-dispatcher", every: tick, leeway: .milliseconds(50), firstAfter: tick
+        ) { [self] in
             let idle = running.withLock { busy -> Bool in
                 if busy { return false }
                 busy = true
@@ -97,12 +96,11 @@ public final class NotificationDispatcher: Sendable {
                 }
             }
         }
-        timer.withLock { $0 = source }
-        source.resume()
+        timer.withLock { $0 = repeating }
     }
 
     /// Stops future rounds (one in progress finishes).
-    public func stop() { timer.withLock { $0?.cancel() } }
+    public func stop() { timer.withLock { $0?.stop() } }
 
     /// One round at `now`: expand, claim, send, settle.
     @discardableResult
