@@ -379,7 +379,8 @@ struct ChronirServer: ParsableCommand {
         let notifications: NotificationService
         do {
             notifications = try NotificationService(
-                config: config.notifications, database: database, clock: SystemClock(), logger: logger)
+                config: config.notifications, database: database, clock: SystemClock(), logger: logger,
+                metrics: metrics.notifications)
         } catch {
             logger.critical("start-up failed", metadata: ["error": "\(error)"])
             sink.flush()

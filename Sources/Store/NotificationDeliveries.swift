@@ -24,6 +24,8 @@ public enum NotificationDeliveries {
         public var target: Target
         /// Attempts made before this one.
         public var attempts: Int
+        /// When the notification became due (its outbox row's `not_before`).
+        public var notBefore: Int64
         public var expiresAt: Int64
     }
 
@@ -139,7 +141,8 @@ public enum NotificationDeliveries {
                     """
                     SELECT d.id AS id, d.outbox_id AS outbox_id, d.channel AS channel, d.user_id AS user_id,
                         d.attempts AS attempts, d.expires_ms AS delivery_expires_ms, o.key AS key, o.type AS type,
-                        o.content AS content, o.recipients AS recipients, \(DeviceStore.columns("v"))
+                        o.content AS content, o.recipients AS recipients, o.not_before_ms AS not_before_ms,
+                        \(DeviceStore.columns("v"))
                     FROM notification_deliveries d
                     JOIN notification_outbox o ON o.id = d.outbox_id
                     LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id
@@ -148,7 +151,8 @@ public enum NotificationDeliveries {
             else { continue }
             guard let outboxID = row.int("outbox_id"), let key = row.string("key"), let type = row.string("type"),
                 let content = row.string("content"), let recipients = row.string("recipients"),
-                let attempts = row.int("attempts"), let expires = row.int("delivery_expires_ms")
+                let attempts = row.int("attempts"), let expires = row.int("delivery_expires_ms"),
+                let notBefore = row.int("not_before_ms")
             else { throw StoreError.corruptRow(table: "notification_deliveries") }
             let target: Target
             if let userID = row.string("user_id") {
@@ -160,7 +164,7 @@ public enum NotificationDeliveries {
                 Delivery(
                     id: id, outboxID: outboxID, key: key, type: NotificationType(rawValue: type),
                     content: try DocumentCoding.decode(NotificationContent.self, from: Array(content.utf8)), target: target,
-                    attempts: Int(attempts), expiresAt: expires))
+                    attempts: Int(attempts), notBefore: notBefore, expiresAt: expires))
         }
         return claimed
     }

@@ -60,9 +60,18 @@ struct WebhookDeliveryTests {
         return logger
     }()
 
-    func dispatcher(_ h: AppHarness, _ receiver: Receiver) throws -> NotificationDispatcher {
+    func dispatcher(_ h: AppHarness, _ receiver: Receiver, metrics: ChronirMetrics? = nil) throws -> NotificationDispatcher {
         NotificationDispatcher(
-            database: h.database, clock: h.clock, logger: Self.quiet, senders: [try receiver.sender()], unitRandom: { 0.5 })
+            database: h.database, clock: h.clock, logger: Self.quiet, senders: [try receiver.sender()],
+            metrics: metrics?.notifications, unitRandom: { 0.5 })
+    }
+
+    /// The value of the `chronir_notifications_total` series with these labels, from `metrics`' exposition.
+    func sends(_ metrics: ChronirMetrics, type: String, outcome: String) -> String? {
+        String(decoding: metrics.exposition(), as: UTF8.self).split(separator: "\n").first { line in
+            line.hasPrefix("chronir_notifications_total{") && line.contains(#"provider="webhook""#)
+                && line.contains(#"type="\#(type)""#) && line.contains(#"outcome="\#(outcome)""#)
+        }.map { String($0.split(separator: " ").last ?? "") }
     }
 
     @Test("a completion reaches the webhook once, signed, with its recipients; nothing for a notification nobody may get")
@@ -108,8 +117,10 @@ struct WebhookDeliveryTests {
         let receiver = try await blocking { try Receiver() }
         let f = try await SharedAlarmFixture.make(members: 1)
         let h = f.h
-        let dispatcher = try dispatcher(h, receiver)
+        let metrics = ChronirMetrics()
+        let dispatcher = try dispatcher(h, receiver, metrics: metrics)
         #expect(try await dispatcher.runOnce(at: h.clock.nowMilliseconds()).delivered == 1, "the fixture's join")
+        #expect(sends(metrics, type: "group_member_joined", outcome: "delivered") == "1")
         try await receiver.script(#"[{"status":503,"retry_after":"7"},{"status":400}]"#)
         _ = try await f.createAlarm()
         let now = h.clock.nowMilliseconds()
@@ -129,6 +140,12 @@ struct WebhookDeliveryTests {
         let created = h.clock.nowMilliseconds()
         let late = try await dispatcher.runOnce(at: created + 86_400_000 - 1_000)
         #expect(late.dropped == 1 && late.retried == 0)
+        #expect(sends(metrics, type: "shared_alarm_created", outcome: "retried") == "1")
+        #expect(sends(metrics, type: "shared_alarm_created", outcome: "rejected") == "1")
+        #expect(sends(metrics, type: "shared_alarm_created", outcome: "expired") == "1")
+        let exposition = String(decoding: metrics.exposition(), as: UTF8.self)
+        #expect(exposition.contains("chronir_notification_deliveries_pending 0"))
+        #expect(exposition.contains("chronir_notification_lag_seconds_count 1"))
         #expect(try h.database.readSync { db in try NotificationDeliveries.depth(on: db) } == 0)
         #expect(try await receiver.received().count == 4)
     }

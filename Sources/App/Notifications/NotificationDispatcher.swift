@@ -47,6 +47,7 @@ public final class NotificationDispatcher: Sendable {
     private let limits: Limits
     private let retry: RetryPolicy
     private let unitRandom: @Sendable () -> Double
+    private let metrics: NotificationMetrics?
     private let owner = "dispatcher:" + UUID().uuidString.lowercased()
     private let running = Mutex(false)
     private let timer: Mutex<RepeatingTimer?> = Mutex(nil)
@@ -55,9 +56,10 @@ public final class NotificationDispatcher: Sendable {
     /// for the timer; tests call `runOnce`.
     public init(
         database: any SQLDatabase, clock: any Clock, logger: Logger, senders: [any NotificationSender],
-        limits: Limits = Limits(), retry: RetryPolicy = RetryPolicy(),
+        limits: Limits = Limits(), retry: RetryPolicy = RetryPolicy(), metrics: NotificationMetrics? = nil,
         unitRandom: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
+        self.metrics = metrics
         self.database = database
         self.clock = clock
         self.logger = logger
@@ -122,6 +124,9 @@ public final class NotificationDispatcher: Sendable {
         for (delivery, outcome) in outcomes {
             try await settle(delivery, outcome, now: now, round: &round)
         }
+        if let metrics {
+            metrics.pending(try await database.read { db in try NotificationDeliveries.depth(on: db) })
+        }
         return round
     }
 
@@ -157,16 +162,23 @@ public final class NotificationDispatcher: Sendable {
         _ delivery: NotificationDeliveries.Delivery, _ outcome: SendOutcome, now: Int64, round: inout Round
     ) async throws {
         let id = delivery.id
+        let provider = delivery.provider?.rawValue ?? "webhook"
+        func count(_ outcome: String) {
+            metrics?.record(provider: provider, type: delivery.type.rawValue, outcome: outcome)
+        }
         switch outcome {
         case .delivered:
             try await database.write { db in try NotificationDeliveries.settle(id, on: db) }
             round.delivered += 1
+            count("delivered")
+            metrics?.delivered(lagMilliseconds: clock.nowMilliseconds() - delivery.notBefore)
         case .retry(let reason, let retryAfter):
             let next = now + retry.delay(attempts: delivery.attempts, retryAfterMilliseconds: retryAfter, unit: unitRandom())
             let kept = try await database.write { db in
                 try NotificationDeliveries.retry(id, at: next, error: reason, on: db)
             }
             if kept { round.retried += 1 } else { round.dropped += 1 }
+            count(kept ? "retried" : "expired")
             logger.notice(
                 kept ? "notification send failed, will retry" : "notification send failed, expired",
                 metadata: ["key": "\(delivery.key)", "attempts": "\(delivery.attempts + 1)", "reason": "\(reason)"])
@@ -179,10 +191,12 @@ public final class NotificationDispatcher: Sendable {
                 try await database.write { db in try NotificationDeliveries.settle(id, on: db) }
             }
             round.devicesGone += 1
+            count("device_gone")
             logger.notice("push address gone: device deleted", metadata: ["key": "\(delivery.key)", "reason": "\(reason)"])
         case .rejected(let reason):
             try await database.write { db in try NotificationDeliveries.settle(id, on: db) }
             round.dropped += 1
+            count("rejected")
             logger.warning("notification rejected", metadata: ["key": "\(delivery.key)", "reason": "\(reason)"])
         }
     }

@@ -25,7 +25,10 @@ public final class NotificationService: Sendable {
     /// The providers that are on, for the start-up log line.
     public let enabled: [String]
 
-    public init(config: NotificationsConfig, database: any SQLDatabase, clock: any Clock, logger: Logger) throws {
+    public init(
+        config: NotificationsConfig, database: any SQLDatabase, clock: any Clock, logger: Logger,
+        metrics: NotificationMetrics? = nil
+    ) throws {
         let client = OutboundClient(
             configuration: .init(
                 policy: DestinationPolicy(allowPrivateDestinations: config.allowPrivateEndpoints), caFile: config.caFile))
@@ -58,7 +61,8 @@ public final class NotificationService: Sendable {
         self.database = database
         self.clock = clock
         self.logger = logger
-        dispatcher = NotificationDispatcher(database: database, clock: clock, logger: logger, senders: senders)
+        dispatcher = NotificationDispatcher(
+            database: database, clock: clock, logger: logger, senders: senders, metrics: metrics)
     }
 
     /// Starts the fire scheduler and the dispatcher.

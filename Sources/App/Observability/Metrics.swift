@@ -28,6 +28,8 @@ public final class ChronirMetrics: Sendable {
     /// The realtime feed: subscriptions, fan-out latency, conflation, slow consumers, revocations,
     /// resumes, cross-process change-log lag.
     let realtime: RealtimeMetrics
+    /// Notification sends by provider, type and outcome; due → delivered lag; deliveries pending.
+    public let notifications: NotificationMetrics
 
     /// Values read from their owners right before each scrape (gauges of counts held elsewhere).
     /// Each closure is boxed in `Sampler`: a closure stored as a generic container's value and read or
@@ -49,6 +51,8 @@ public final class ChronirMetrics: Sendable {
         static let fanOut: [Duration] = milliseconds([0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 1000])
         /// Another process's commit → noticed here: the `data_version` poll runs every 150 ms.
         static let changeLogLag: [Duration] = milliseconds([10, 50, 100, 150, 200, 300, 500, 1000, 2500, 5000, 10000])
+        /// Due → accepted by the provider: the scheduler ticks every second; the goal is p99 ≤ 1 s.
+        static let notificationLag: [Duration] = milliseconds([50, 100, 250, 500, 1000, 1500, 2000, 5000, 10000, 30000, 60000])
 
         private static func milliseconds(_ values: [Double]) -> [Duration] {
             values.map { Duration.nanoseconds(Int64($0 * 1_000_000)) }
@@ -65,6 +69,7 @@ public final class ChronirMetrics: Sendable {
             DatabaseMetrics.waitName: Buckets.database,
             RealtimeMetrics.fanOutName: Buckets.fanOut,
             RealtimeMetrics.changeLogLagName: Buckets.changeLogLag,
+            NotificationMetrics.lagName: Buckets.notificationLag,
         ]
         self.registry = registry
         self.factory = factory
@@ -73,6 +78,7 @@ public final class ChronirMetrics: Sendable {
         database = DatabaseMetrics(factory: factory)
         inviteCodes = InviteCodeMetrics(factory: factory)
         realtime = RealtimeMetrics(factory: factory)
+        notifications = NotificationMetrics(factory: factory)
     }
 
     /// The Prometheus text exposition (format 0.0.4) of every series, after the samplers ran.

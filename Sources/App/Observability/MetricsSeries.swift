@@ -236,3 +236,48 @@ final class RealtimeMetrics: Sendable {
     func changeLogLag(nanoseconds: UInt64) { lag.recordNanoseconds(Int64(clamping: nanoseconds)) }
     func sessionExpired() { sessionsExpired.increment() }
 }
+
+/// The notification pipeline's series, recorded by `NotificationDispatcher`:
+///
+/// - `chronir_notifications_total{provider, type, outcome}`: each send's outcome — `delivered`,
+///   `retried`, `device_gone`, `rejected`, `expired` (a retry past its time to live); provider
+///   `apns | fcm | webpush | webhook`, type a `NotificationType` (both bounded sets).
+/// - `chronir_notification_lag_seconds`: a notification's due time (`not_before`: the alarm's
+///   instant, or the commit that queued it) → its provider accepting it.
+/// - `chronir_notification_deliveries_pending`: deliveries waiting, after each dispatcher round.
+public final class NotificationMetrics: Sendable {
+    static let lagName = "chronir_notification_lag_seconds"
+
+    private let factory: any MetricsFactory
+    private let lag: Timer
+    private let pending: Meter
+    private let counters = Mutex<[String: Counter]>([:])
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        lag = Timer(label: Self.lagName, factory: factory)
+        pending = Meter(label: "chronir_notification_deliveries_pending", factory: factory)
+        pending.set(0)
+    }
+
+    /// One send of `type` through `provider` ended in `outcome`.
+    func record(provider: String, type: String, outcome: String) {
+        let key = provider + "\u{0}" + type + "\u{0}" + outcome
+        let factory = factory
+        let counter = counters.withLock { counters in
+            if let existing = counters[key] { return existing }
+            let made = Counter(
+                label: "chronir_notifications_total",
+                dimensions: [("provider", provider), ("type", type), ("outcome", outcome)], factory: factory)
+            counters[key] = made
+            return made
+        }
+        counter.increment()
+    }
+
+    /// Due → accepted by the provider.
+    func delivered(lagMilliseconds: Int64) { lag.recordNanoseconds(max(0, lagMilliseconds) * 1_000_000) }
+
+    /// Deliveries waiting after a round.
+    func pending(_ count: Int64) { pending.set(Int(count)) }
+}
