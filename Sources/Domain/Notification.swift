@@ -1,7 +1,7 @@
 /// What a notification is about (docs/notifications.md#what-is-sent-to-whom; seeds: API App. C,
 /// data-schema App. C). The raw value is stored in `notification_outbox.type` and sent as
 /// `data.type`. An open enumeration like `ChangeEvent`.
-public struct NotificationType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct NotificationType: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
 
@@ -21,6 +21,8 @@ public struct NotificationType: RawRepresentable, Hashable, Sendable, CustomStri
     public static let groupMemberJoined = NotificationType(rawValue: "group_member_joined")
     /// An occurrence went unanswered past its grace: to who did not answer, the owner and the admins.
     public static let missedAlarmFollowup = NotificationType(rawValue: "missed_alarm_followup")
+    /// An operator's test (`chronir-admin notifications test USER`): to that account's devices.
+    public static let test = NotificationType(rawValue: "test")
 
     public var description: String { rawValue }
 
@@ -30,6 +32,7 @@ public struct NotificationType: RawRepresentable, Hashable, Sendable, CustomStri
         case .alarmFired: NotificationPolicy(priority: .high, timeToLiveMilliseconds: 15 * 60_000, timeSensitive: true)
         case .missedAlarmFollowup: NotificationPolicy(priority: .high, timeToLiveMilliseconds: 3_600_000)
         case .groupMemberJoined: NotificationPolicy(priority: .low, timeToLiveMilliseconds: 86_400_000)
+        case .test: NotificationPolicy(priority: .normal, timeToLiveMilliseconds: 3_600_000)
         // pre_alarm's real deadline is the occurrence itself; group_invitation's is the invitation's
         // expiry (the producer passes the earlier of the two).
         default: NotificationPolicy(priority: .normal, timeToLiveMilliseconds: 86_400_000)

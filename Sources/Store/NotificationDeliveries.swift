@@ -200,6 +200,26 @@ public enum NotificationDeliveries {
         try DeviceStore.delete(userID: userID, deviceID: deviceID, on: db)
     }
 
+    /// Makes every delivery waiting for a retry due at `now` and frees its lease (`chronir-admin
+    /// notifications retry`: after a provider outage). Returns how many.
+    public static func retryNow(at now: Int64, on db: any SQLConnection) throws -> Int {
+        try db.run(
+            """
+            UPDATE notification_deliveries SET next_attempt_ms = ?1, lease_owner = NULL, lease_until_ms = NULL
+            WHERE attempts > 0 AND next_attempt_ms > ?1
+            """, [.integer(now)])
+    }
+
+    /// Deliveries per channel and whether they failed before, for operators.
+    public static func counts(on db: any SQLConnection) throws -> (pending: Int64, retrying: Int64) {
+        let row = try db.queryOne(
+            """
+            SELECT COUNT(*) AS total, COALESCE(SUM(CASE WHEN attempts > 0 THEN 1 ELSE 0 END), 0) AS retrying
+            FROM notification_deliveries
+            """)
+        return (row?.int("total") ?? 0, row?.int("retrying") ?? 0)
+    }
+
     /// Deliveries waiting (the outbox depth metric).
     public static func depth(on db: any SQLConnection) throws -> Int64 {
         guard case .integer(let count) = try db.scalar("SELECT COUNT(*) FROM notification_deliveries") else { return 0 }

@@ -12,7 +12,7 @@ public import Storage
 /// members of the group with `notification_enabled`); the dispatcher checks them again when it sends.
 public enum NotificationOutbox {
     /// One queued notification.
-    public struct Entry: Sendable, Equatable {
+    public struct Entry: Sendable, Equatable, Encodable {
         public var id: Int64
         public var key: String
         public var type: NotificationType
@@ -24,10 +24,19 @@ public enum NotificationOutbox {
         public var notBefore: Int64
         public var expiresAt: Int64
         public var state: State
+
+        enum CodingKeys: String, CodingKey {
+            case id, key, type, recipients, content, state
+            case groupID = "group_id"
+            case actorID = "actor_id"
+            case createdAt = "created_ms"
+            case notBefore = "not_before_ms"
+            case expiresAt = "expires_ms"
+        }
     }
 
     /// Where a row is in its life.
-    public enum State: String, Sendable {
+    public enum State: String, Sendable, Encodable {
         /// Waiting for the dispatcher.
         case pending
         /// Turned into deliveries to devices.
@@ -80,6 +89,25 @@ public enum NotificationOutbox {
             FROM notification_outbox WHERE state = ?1 OR ?2 = 1 ORDER BY id LIMIT ?3
             """, [.text(state?.rawValue ?? ""), .integer(state == nil ? 1 : 0), .integer(Int64(limit))])
         return try rows.map(entryFromRow)
+    }
+
+    /// Queues an operator's test notification to `userID`'s devices (`chronir-admin notifications
+    /// test`); returns its key.
+    public static func enqueueTest(userID: String, title: String, body: String, at now: Int64, on db: any SQLConnection)
+        throws -> String
+    {
+        let key = "test:\(userID):\(now):\(UInt32.random(in: 0...UInt32.max))"
+        try enqueue(
+            .test, key: key, groupID: nil, actorID: nil, recipients: [userID],
+            content: NotificationContent.make(.test, groupID: nil, title: title, body: body), notBefore: now,
+            expiresAt: now + NotificationType.test.policy.timeToLiveMilliseconds, at: now, on: db)
+        return key
+    }
+
+    /// Rows per (state, type), for operators.
+    public static func counts(on db: any SQLConnection) throws -> [(state: String, type: String, count: Int64)] {
+        try db.query("SELECT state, type, COUNT(*) AS n FROM notification_outbox GROUP BY state, type ORDER BY state, type")
+            .map { ($0.string("state") ?? "", $0.string("type") ?? "", $0.int("n") ?? 0) }
     }
 
     /// Retention: deletes handled rows older than `before`.

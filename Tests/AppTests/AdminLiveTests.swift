@@ -271,6 +271,12 @@ struct AdminLiveTests {
             #expect(run.stderr.contains(message), "\(arguments): stderr \(run.stderr)")
             #expect(!run.stderr.contains("DomainError") && !run.stderr.contains("notFound("), "\(run.stderr)")
         }
+        // A test notification is queued for the account (the server sends it to its devices).
+        let queued = try await live.admin("notifications", "test", owner.email, "--json")
+        #expect(queued.status == 0 && (queued.jsonObject?["key"] as? String)?.hasPrefix("test:") == true, "\(queued)")
+        // Any state: the live server's dispatcher may already have expanded it.
+        let listed = try await live.admin("notifications", "list", "--json")
+        #expect(listed.status == 0 && listed.stdout.contains(#""type":"test""#), "\(listed)")
         let usage = try await live.admin("members", "remove", group)
         #expect(usage.status == 64, "\(usage)")
         let missing = try await live.admin(dataDir: live.directory.file(named: "nowhere"), "stats")
@@ -281,7 +287,7 @@ struct AdminLiveTests {
         for arguments in [
             ["users", "list"], ["users", "show", owner.email], ["groups", "list"], ["groups", "show", group],
             ["members", "list", group], ["invitations", "list"], ["stats"], ["db", "status"], ["db", "check"],
-            ["audit", "verify"],
+            ["audit", "verify"], ["notifications", "list"], ["notifications", "stats"], ["notifications", "retry"],
         ] {
             let run = try await live.admin(arguments + ["--json"])
             #expect(run.status == 0, "\(arguments): \(run)")
