@@ -5,7 +5,8 @@ import Wire
 
 /// Where and whether a user is notified (issue 17; docs/notifications.md#devices):
 /// `/v1/me/devices…` — the push devices of the caller's account — and
-/// `PATCH /v1/groups/{id}/membership` — the caller's own `notification_enabled` for a group.
+/// `PATCH /v1/groups/{id}/membership` — the caller's own `notification_enabled` for a group — and
+/// `GET /v1/push/vapid-public-key`, the key a browser subscribes with.
 enum NotificationRoutes {
     /// `PUT /v1/me/devices/{device_id}`: exactly one of `token` (apns, fcm) and `subscription`
     /// (webpush, as `PushSubscription.toJSON()` gives it).
@@ -73,6 +74,20 @@ enum NotificationRoutes {
         router.add(.put, "/v1/me/devices/{device_id}", .async { request in try await put(request, services) })
         router.add(.delete, "/v1/me/devices/{device_id}", .async { request in try await delete(request, services) })
         router.add(.patch, "/v1/groups/{id}/membership", .async { request in try await membership(request, services) })
+        router.add(.get, "/v1/push/vapid-public-key", .sync { _ in try vapidPublicKey(services) })
+    }
+
+    struct VAPIDPublicKey: Encodable {
+        var publicKey: String
+        enum CodingKeys: String, CodingKey { case publicKey = "public_key" }
+    }
+
+    /// No authentication (a page subscribes before anyone signs in): 200 with the server's VAPID
+    /// public key, base64url of the 65-byte point (`applicationServerKey`); 404 when Web Push is
+    /// not configured.
+    static func vapidPublicKey(_ services: Services) throws -> HTTPResponse {
+        guard let key = services.vapidPublicKey else { throw DomainError.notFound("web push (no VAPID key configured)") }
+        return JSONBody.response(VAPIDPublicKey(publicKey: key))
     }
 
     /// 201 with the device when it is new to the account, 200 when it replaced the one of that id.
