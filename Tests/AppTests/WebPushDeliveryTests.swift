@@ -188,6 +188,23 @@ struct WebPushDeliveryTests {
         #expect(push.headers["topic"] == WebPushSender.topic(forKey: "alarm_fired:\(s.alarmID):\(s.fire)"))
     }
 
+    @Test("the fake really checks VAPID: a push service whose clock is past the JWT's exp answers 401, and the delivery is dropped")
+    func refusedJWTRejected() async throws {
+        let s = try await Setup.make(members: 2)
+        let (a, b) = (s.f.members[0], s.f.members[1])
+        try await s.registerDevice(b, as: "b")
+        try await s.push.setClock(milliseconds: s.fire + WebPushSender.validitySeconds * 1_000)
+
+        s.h.clock.set(s.fire)
+        #expect(await s.f.answer(s.alarmID, by: a).status == 201)
+        let round = try await s.dispatcher.runOnce(at: s.fire)
+        #expect(round.dropped == 1, "401 cannot succeed on a retry")
+        #expect(try s.deliveries().isEmpty)
+        let received = try await s.push.received()
+        #expect(received.map(\.status) == [401])
+        #expect(received.first?.error?.contains("exp") == true, "\(received.first?.error ?? "")")
+    }
+
     @Test("a member removed after the notification was queued gets nothing")
     func removedMember() async throws {
         let s = try await Setup.make(members: 2)

@@ -187,7 +187,7 @@ struct WebPushSenderTests {
         let off = try AppHarness()
         let missing = await off.send(.get, "/v1/push/vapid-public-key")
         #expect(missing.status == 404)
-        #expect(missing.errorName != nil)
+        #expect(missing.errorCode == "CA018")
 
         let key = P256.PrivateKey()
         let on = try AppHarness(vapidPublicKey: VAPIDKey.publicKeyText(key))

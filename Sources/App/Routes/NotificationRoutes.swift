@@ -86,7 +86,7 @@ enum NotificationRoutes {
     /// public key, base64url of the 65-byte point (`applicationServerKey`); 404 when Web Push is
     /// not configured.
     static func vapidPublicKey(_ services: Services) throws -> HTTPResponse {
-        guard let key = services.vapidPublicKey else { throw DomainError.notFound("web push (no VAPID key configured)") }
+        guard let key = services.vapidPublicKey else { throw APIError(.notFound, "Web Push is not configured on this server") }
         return JSONBody.response(VAPIDPublicKey(publicKey: key))
     }
 
