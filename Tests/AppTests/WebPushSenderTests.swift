@@ -144,7 +144,8 @@ struct WebPushSenderTests {
 
         var offCurve = subscription
         offCurve.p256dh = Base64URL.encode([0x04] + [UInt8](repeating: 1, count: 64))
-        #expect(await sender.send(delivery(offCurve, body: "b"), now: Self.now) == .deviceGone(reason: "invalid subscription: invalid_p256dh"))
+        #expect(
+            await sender.send(delivery(offCurve, body: "b"), now: Self.now) == .deviceGone(reason: "invalid subscription: invalid_p256dh"))
 
         let refused = await sender.send(delivery(subscription, body: "b"), now: Self.now)
         guard case .rejected(let why) = refused else {

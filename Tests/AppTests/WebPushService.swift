@@ -98,7 +98,8 @@ final class WebPushService: Sendable {
     {
         let response = try await client.send(OutboundRequest(method: method, url: origin + path, body: Array(body.utf8)))
         guard response.status == expected else {
-            throw Unexpected(description: "\(method.rawValue) \(path): \(response.status) \(String(decoding: response.body, as: UTF8.self))")
+            throw Unexpected(
+                description: "\(method.rawValue) \(path): \(response.status) \(String(decoding: response.body, as: UTF8.self))")
         }
         return response.body
     }

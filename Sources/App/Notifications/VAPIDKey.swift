@@ -55,9 +55,10 @@ public enum VAPIDKey {
             return try P256.PrivateKey(pemRepresentation: String(decoding: data, as: UTF8.self))
         } catch {
             throw Failure(
-                description:
-                    "VAPID key \(path) is not a P-256 private key in PEM (\(error)); restore it from a backup, or delete it to make a new one (every Web Push subscription must then be renewed)"
-            )
+                description: """
+                    VAPID key \(path) is not a P-256 private key in PEM (\(error)); restore it from a backup, or delete it \
+                    to make a new one (every Web Push subscription must then be renewed)
+                    """)
         }
     }
 
