@@ -15,8 +15,9 @@ Endpoints:
   POST /subscriptions/<id>   new subscription <id>: a fresh key pair and auth secret; answers
                              {"endpoint": "https://127.0.0.1:<port>/push/<id>", "p256dh", "auth"}
                              (base64url, unpadded, as PushSubscription.toJSON() gives them)
-  POST /push/<id>            a push message. Checked, in order (any failure answers 400/401 with
-                             {"error": …} and is recorded with that error):
+  POST /push/<id>            a push message. Checked, in order (any failure answers 404 for an
+                             unknown id, 401 for VAPID, 400 otherwise, with {"error": …}, and is
+                             recorded with that error):
                                - Authorization: `vapid t=<jwt>, k=<key>`: the JWT's header is
                                  {"typ":"JWT","alg":"ES256"}, its ES256 signature verifies with k,
                                  aud = this service's origin, now < exp <= now + 24 h, sub is
