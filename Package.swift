@@ -71,11 +71,13 @@ let package = Package(
         // per-subscriber budgets and conflation — sans-I/O (bytes out, no sockets, no clocks, no database:
         // the shell reads the change log and hands the hub Domain values).
         .target(name: "Realtime", dependencies: ["Domain"], swiftSettings: strict),
-        // Composition: routes, JSON handlers, auth, static files, config, access log, metrics.
+        // Composition: routes, JSON handlers, auth, static files, config, access log, metrics; the
+        // notification senders (Push + Outbound).
         .target(
             name: "App",
             dependencies: [
-                "Hashing", "Wire", "Transport", "Storage", "SQLite", "Postgres", "Domain", "Store", "Realtime", "Outbound",
+                "Hashing", "Push", "Wire", "Transport", "Storage", "SQLite", "Postgres", "Outbound", "Domain", "Store",
+                "Realtime",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -132,7 +134,7 @@ let package = Package(
             name: "AppTests",
             dependencies: [
                 "App", "Realtime", "Store", "Domain", "Transport", "Wire", "Storage", "SQLite", "Postgres", "Hashing",
-                "Outbound", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "Outbound", "Push", "TestSupport", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
     ]

@@ -21,6 +21,9 @@ public struct Services: Sendable {
     public var secret: [UInt8]
     /// The metrics this instance records and `/metrics` exposes (its own registry).
     public var metrics: ChronirMetrics
+    /// The VAPID public key `GET /v1/push/vapid-public-key` serves (`VAPIDKey.publicKeyText`); nil
+    /// when Web Push is not configured, and the route answers 404.
+    public var vapidPublicKey: String?
     /// Every signed-in user's write budget (`config.writeBudget`), charged by `authenticate`.
     public let writeBudgets: WriteBudgets
     /// A hash of a random password with the configured cost, verified when a login names an unknown
@@ -30,9 +33,10 @@ public struct Services: Sendable {
     /// `hashing` nil makes the bounded pool `config` describes (tests pass one to fill it).
     public init(
         config: AppConfig, database: any SQLDatabase, clock: any Clock, workers: WorkerPool, hashing: WorkerPool? = nil,
-        logger: Logger, secret: [UInt8], metrics: ChronirMetrics = ChronirMetrics()
+        logger: Logger, secret: [UInt8], metrics: ChronirMetrics = ChronirMetrics(), vapidPublicKey: String? = nil
     ) {
         self.config = config
+        self.vapidPublicKey = vapidPublicKey
         self.metrics = metrics
         self.secret = secret
         self.database = database

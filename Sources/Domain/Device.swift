@@ -176,7 +176,8 @@ public enum DeviceRules {
     }
 
     /// An https endpoint with a host and no credentials; keys that decode to the right lengths (the
-    /// point itself is checked against the curve by the sender's crypto before it is stored).
+    /// point itself is checked against the curve with the sender's crypto before it is stored:
+    /// `NotificationRoutes.checkSendable`, App).
     static func validate(_ s: Device.WebPushSubscription) throws(DomainError) -> Device.WebPushSubscription {
         let endpoint = s.endpoint
         guard endpoint.utf8.count <= maxEndpointBytes, endpoint.hasPrefix("https://"),

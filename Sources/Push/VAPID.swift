@@ -35,8 +35,9 @@ public enum VAPID {
         return "vapid t=\(token), k=\(Base64URL.encode(key.publicKey.x963Representation))"
     }
 
-    /// `mailto:` + something with an `@`, or `https://` + a host, in printable ASCII.
-    static func isValidSubject(_ subject: String) -> Bool {
+    /// `mailto:` + something with an `@`, or `https://` + a host, in printable ASCII: what
+    /// `authorization` accepts as `subject` (operators' configuration is checked with it at start-up).
+    public static func isValidSubject(_ subject: String) -> Bool {
         let bytes = Array(subject.utf8)
         guard bytes.count <= maxSubjectByteCount, bytes.allSatisfy({ (0x21...0x7E).contains($0) }) else { return false }
         if subject.hasPrefix("mailto:") {

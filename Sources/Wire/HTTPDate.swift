@@ -27,6 +27,50 @@ public enum HTTPDate {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Seconds since the epoch of an HTTP-date (RFC 9110 §5.6.7), or nil. Accepts the three formats
+    /// a recipient MUST: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), obsolete RFC 850
+    /// (`Sunday, 06-Nov-94 08:49:37 GMT`; a two-digit year below 70 is 20xx, else 19xx — fixed
+    /// instead of RFC 9110's "within 50 years of now", so the function needs no clock) and asctime
+    /// (`Sun Nov  6 08:49:37 1994`). The weekday name must be valid but is not checked against the
+    /// date; a leap second (:60) counts as :59.
+    public static func parse(_ text: String) -> Int? {
+        let words = text.split(separator: " ", omittingEmptySubsequences: true)
+        let day: Int
+        let month: Int
+        let year: Int
+        let time: Substring
+        if words.count == 6, words[0].hasSuffix(","), words[5] == "GMT" {
+            // IMF-fixdate: day-name "," SP DD SP Mon SP YYYY SP hh:mm:ss SP GMT
+            guard dayNames.contains(String(words[0].dropLast())), words[1].count == 2, let d = number(words[1]),
+                let m = monthNames.firstIndex(of: String(words[2])), words[3].count == 4, let y = number(words[3])
+            else { return nil }
+            (day, month, year, time) = (d, m + 1, y, words[4])
+        } else if words.count == 4, words[0].hasSuffix(","), words[3] == "GMT" {
+            // RFC 850: long-day-name "," SP DD-Mon-YY SP hh:mm:ss SP GMT
+            let parts = words[1].split(separator: "-", omittingEmptySubsequences: false)
+            guard longDayNames.contains(String(words[0].dropLast())), parts.count == 3, parts[0].count == 2,
+                let d = number(parts[0]), let m = monthNames.firstIndex(of: String(parts[1])), parts[2].count == 2,
+                let yy = number(parts[2])
+            else { return nil }
+            (day, month, year, time) = (d, m + 1, yy < 70 ? 2000 + yy : 1900 + yy, words[2])
+        } else if words.count == 5 {
+            // asctime: day-name SP Mon SP ( 2DIGIT / SP 1DIGIT ) SP hh:mm:ss SP YYYY
+            guard dayNames.contains(String(words[0])), let m = monthNames.firstIndex(of: String(words[1])),
+                (1...2).contains(words[2].count), let d = number(words[2]), words[4].count == 4, let y = number(words[4])
+            else { return nil }
+            (day, month, year, time) = (d, m + 1, y, words[3])
+        } else {
+            return nil
+        }
+        let clock = time.split(separator: ":", omittingEmptySubsequences: false)
+        guard clock.count == 3, clock.allSatisfy({ $0.count == 2 }),
+            let hour = number(clock[0]), let minute = number(clock[1]), let second = number(clock[2]),
+            hour < 24, minute < 60, second <= 60,
+            (1...31).contains(day), day <= daysIn(month: month, year: year)
+        else { return nil }
+        return days(fromCivil: year, month, day) * 86_400 + hour * 3_600 + minute * 60 + min(second, 59)
+    }
+
     private static let dayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
@@ -42,6 +86,32 @@ public enum HTTPDate {
         let day = dayOfYear - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private static let longDayNames = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant, days_from_civil).
+    static func days(fromCivil year: Int, _ month: Int, _ day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// A run of ASCII digits as a number (no sign, no spaces), or nil.
+    private static func number(_ text: Substring) -> Int? {
+        guard !text.isEmpty, text.count <= 4, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int(text)
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     private static func appendDigits(_ value: Int, width: Int, to out: inout [UInt8]) {

@@ -77,6 +77,12 @@ struct DeviceTests {
             ("d", Self.webPush(endpoint: "https://push.example.net/" + String(repeating: "a", count: 2_048)), "subscription.endpoint"),
             ("d", Self.webPush(auth: "AAAA"), "subscription.keys.auth"),
             ("d", Self.webPush(p256dh: Self.auth), "subscription.keys.p256dh"),
+            // 65 bytes starting 0x04, but not a point of the curve: the sender could never encrypt to it.
+            (
+                "d", Self.webPush(p256dh: "BAEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE"),
+                "subscription.keys.p256dh"
+            ),
+            ("d", Self.webPush(endpoint: "https://push_service.example.net/x"), "subscription.endpoint"),
             ("d", Self.apns("xyz"), "token"),
             ("d", Self.apns(String(repeating: "a", count: 62)), "token"),
             ("d", #"{"platform":"web","provider":"apns","token":"\#(Self.apnsToken)"}"#, "provider"),

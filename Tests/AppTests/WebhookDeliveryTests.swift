@@ -156,7 +156,7 @@ struct WebhookDeliveryTests {
         #expect(RetryAfter.milliseconds(" 120 ", now: 0) == 120_000)
         #expect(RetryAfter.milliseconds("Sun, 06 Nov 1994 08:49:37 GMT", now: 784_111_777_000 - 5_000) == 5_000)
         #expect(RetryAfter.milliseconds("Sun, 06 Nov 1994 08:49:37 GMT", now: 784_111_777_000 + 5_000) == 0)
-        for bad in [nil, "", "-1", "1.5", "soon", "Sun, 06 Nov 1994 08:49:37 UTC", "9999999999"] {
+        for bad in [nil, "", "-1", "1.5", "soon", "Sun, 06 Nov 1994 08:49:37 UTC"] {
             #expect(RetryAfter.milliseconds(bad, now: 0) == nil, "\(bad ?? "nil")")
         }
         // RFC 4231 test case 2: key "Jefe", data "what do ya want for nothing?" — here split as "<t>.<body>".

@@ -144,5 +144,31 @@ struct HTTPDateTests {
         ])
     func imfFixdate(seconds: Int, expected: String) {
         #expect(HTTPDate.format(epochSeconds: seconds) == expected)
+        #expect(HTTPDate.parse(expected) == seconds, "parse is format's inverse")
+    }
+
+    @Test("a recipient reads all three formats (RFC 9110 §5.6.7's example in each)")
+    func parseFormats() {
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == 784_111_777)
+        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == 784_111_777)
+        #expect(HTTPDate.parse("Thu Feb 29 00:00:00 2024") == 1_709_164_800)
+        #expect(HTTPDate.parse("Thursday, 01-Jan-70 00:00:00 GMT") == 0)
+        #expect(HTTPDate.parse("Wednesday, 31-Dec-69 23:59:59 GMT") == 3_155_759_999, "a year below 70 is 20xx")
+        #expect(HTTPDate.parse("Tue, 30 Jun 2015 23:59:60 GMT") == HTTPDate.parse("Tue, 30 Jun 2015 23:59:59 GMT"))
+    }
+
+    @Test(
+        "anything else is nil",
+        arguments: [
+            "", "7", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nov 1994 08:49:37", "Xyz, 06 Nov 1994 08:49:37 GMT",
+            "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 94 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT",
+            "Sun, 31 Nov 1994 08:49:37 GMT", "Tue, 29 Feb 2100 00:00:00 GMT", "Sun, 06 Nov 1994 24:00:00 GMT",
+            "Sun, 06 Nov 1994 08:60:00 GMT", "Sun, 06 Nov 1994 08:49:61 GMT", "Sun, 06 Nov 1994 8:49:37 GMT",
+            "Sun, +6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37:00 GMT", "Sun, 00 Nov 1994 08:49:37 GMT",
+            "Sun, 06-Nov-94 08:49:37 GMT", "Sunday, 06-Nov-1994 08:49:37 GMT", "Sun Nov  6 08:49:37 94",
+        ])
+    func parseRefuses(text: String) {
+        #expect(HTTPDate.parse(text) == nil)
     }
 }

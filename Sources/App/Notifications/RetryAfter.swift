@@ -1,36 +1,33 @@
-import Domain
+import Wire
 
-/// `Retry-After` (RFC 9110 §10.2.3) as a delay: delta-seconds, or an HTTP-date in the IMF-fixdate
-/// form (`Sun, 06 Nov 1994 08:49:37 GMT`, the only form a sender must generate) taken relative to
-/// `now`. Pure; every sender parses the header here.
-public enum RetryAfter {
-    /// The delay in milliseconds the header asks for (≥ 0), or nil when absent or unparsable.
-    public static func milliseconds(_ value: String?, now: Int64) -> Int64? {
+/// A provider's `Retry-After` (RFC 9110 §10.2.3: `HTTP-date / delay-seconds`) as a delay in
+/// milliseconds from `now`. Pure: the caller passes `now`.
+enum RetryAfter {
+    /// Longest delay read from the header: a year, so that arithmetic on it cannot overflow (the
+    /// dispatcher caps it far lower, `RetryPolicy.maxRetryAfterMilliseconds`).
+    static let maxSeconds: Int64 = 365 * 86_400
+
+    /// The delay `value` asks for, or nil when it is absent or neither form. Delay-seconds is digits
+    /// only (no sign, no fraction) and is clamped to `maxSeconds`; a date in the past means "now" (0).
+    /// Every sender parses the header here.
+    static func milliseconds(_ value: String?, now: Int64) -> Int64? {
         guard let value else { return nil }
-        let text = value.split(separator: " ", omittingEmptySubsequences: true)
-        if text.count == 1, let digits = text.first, digits.utf8.count <= 9, digits.utf8.allSatisfy(isDigit) {
-            return Int64(digits).map { $0 * 1000 }
+        let text = value.trimmingASCIISpaces
+        if !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            // Digits only: a value too long for Int64 is past the clamp anyway.
+            let seconds = text.utf8.count > 12 ? maxSeconds : min(Int64(text) ?? maxSeconds, maxSeconds)
+            return seconds * 1_000
         }
-        guard let instant = imfFixdate(text) else { return nil }
-        return max(0, instant - now)
+        guard let date = HTTPDate.parse(text) else { return nil }
+        let delay = Int64(date) * 1_000 - now
+        return min(max(delay, 0), maxSeconds * 1_000)
     }
+}
 
-    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-
-    /// Epoch ms of `[wkday,, DD, Mon, YYYY, hh:mm:ss, GMT]`; the weekday is not checked.
-    private static func imfFixdate(_ parts: [Substring]) -> Int64? {
-        guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT",
-            parts[1].utf8.count == 2, let day = Int(parts[1]),
-            let month = months.firstIndex(of: String(parts[2])),
-            parts[3].utf8.count == 4, let year = Int(parts[3])
-        else { return nil }
-        let clock = parts[4].split(separator: ":")
-        guard clock.count == 3, clock.allSatisfy({ $0.utf8.count == 2 && $0.utf8.allSatisfy(isDigit) }),
-            let h = Int(clock[0]), let m = Int(clock[1]), let s = Int(clock[2]), h < 24, m < 60, s < 61,
-            let date = LocalDate(year: year, month: month + 1, day: day)
-        else { return nil }
-        return (date.daysSinceEpoch * 86_400 + Int64(h * 3600 + m * 60 + s)) * 1000
+extension String {
+    /// Without leading and trailing spaces and tabs (RFC 9110 §5.5 OWS).
+    fileprivate var trimmingASCIISpaces: String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
     }
-
-    private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 }

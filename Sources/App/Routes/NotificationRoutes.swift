@@ -1,11 +1,13 @@
 import Domain
+import Push
 import Storage
 import Store
 import Wire
 
 /// Where and whether a user is notified (issue 17; docs/notifications.md#devices):
 /// `/v1/me/devices…` — the push devices of the caller's account — and
-/// `PATCH /v1/groups/{id}/membership` — the caller's own `notification_enabled` for a group.
+/// `PATCH /v1/groups/{id}/membership` — the caller's own `notification_enabled` for a group — and
+/// `GET /v1/push/vapid-public-key`, the key a browser subscribes with.
 enum NotificationRoutes {
     /// `PUT /v1/me/devices/{device_id}`: exactly one of `token` (apns, fcm) and `subscription`
     /// (webpush, as `PushSubscription.toJSON()` gives it).
@@ -73,6 +75,20 @@ enum NotificationRoutes {
         router.add(.put, "/v1/me/devices/{device_id}", .async { request in try await put(request, services) })
         router.add(.delete, "/v1/me/devices/{device_id}", .async { request in try await delete(request, services) })
         router.add(.patch, "/v1/groups/{id}/membership", .async { request in try await membership(request, services) })
+        router.add(.get, "/v1/push/vapid-public-key", .sync { _ in try vapidPublicKey(services) })
+    }
+
+    struct VAPIDPublicKey: Encodable {
+        var publicKey: String
+        enum CodingKeys: String, CodingKey { case publicKey = "public_key" }
+    }
+
+    /// No authentication (a page subscribes before anyone signs in): 200 with the server's VAPID
+    /// public key, base64url of the 65-byte point (`applicationServerKey`); 404 when Web Push is
+    /// not configured.
+    static func vapidPublicKey(_ services: Services) throws -> HTTPResponse {
+        guard let key = services.vapidPublicKey else { throw APIError(.notFound, "Web Push is not configured on this server") }
+        return JSONBody.response(VAPIDPublicKey(publicKey: key))
     }
 
     /// 201 with the device when it is new to the account, 200 when it replaced the one of that id.
@@ -86,6 +102,7 @@ enum NotificationRoutes {
                 message: "provider \(body.provider.rawValue) does not reach platform \(body.platform.rawValue)")
         }
         let address = try DeviceRules.address(provider: body.provider, token: body.token, subscription: body.subscription)
+        if case .webPush(let subscription) = address { try checkSendable(subscription) }
         let appVersion = try DeviceRules.label(body.appVersion, field: "app_version", maxBytes: DeviceRules.maxAppVersionBytes)
         let locale = try DeviceRules.label(body.locale, field: "locale", maxBytes: DeviceRules.maxLocaleBytes)
         let now = services.clock.nowMilliseconds()
@@ -96,6 +113,24 @@ enum NotificationRoutes {
                 appVersion: appVersion, locale: locale, sessionHash: principal.tokenHash, at: now, on: db)
         }
         return JSONBody.response(device, status: outcome == .created ? .created : .ok)
+    }
+
+    /// A subscription as the Web Push sender reads it (`Push.PushSubscription`): `p256dh` must be a
+    /// point of the curve (`DeviceRules` checks only lengths) and the endpoint's host one the sender
+    /// parses — a subscription refused here could never be reached. 422 naming the field.
+    static func checkSendable(_ subscription: Device.WebPushSubscription) throws(DomainError) {
+        do {
+            _ = try PushSubscription(endpoint: subscription.endpoint, p256dh: subscription.p256dh, auth: subscription.auth)
+        } catch {
+            switch error {
+            case .endpointTooLong, .endpointNotHTTPS, .endpointMalformed:
+                throw .invalidField(field: "subscription.endpoint", message: "endpoint is not an https URL a push can be sent to")
+            case .invalidP256dh:
+                throw .invalidField(field: "subscription.keys.p256dh", message: "p256dh is not a point of the P-256 curve")
+            case .invalidAuth:
+                throw .invalidField(field: "subscription.keys.auth", message: "auth must be 16 bytes, base64url")
+            }
+        }
     }
 
     static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
