@@ -75,8 +75,8 @@ let package = Package(
         .target(
             name: "App",
             dependencies: [
-                "Hashing", "Wire", "Transport", "Storage", "SQLite", "Postgres", "Domain", "Store", "Realtime",
-                .product(name: "Logging", package: "swift-log"),
+                "Hashing", "Wire", "Transport", "Storage", "SQLite", "Postgres", "Domain", "Store", "Realtime", "Push",
+                "Outbound", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
@@ -132,7 +132,7 @@ let package = Package(
             name: "AppTests",
             dependencies: [
                 "App", "Realtime", "Store", "Domain", "Transport", "Wire", "Storage", "SQLite", "Postgres", "Hashing",
-                "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "Push", "Outbound", "TestSupport", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
     ]
