@@ -81,7 +81,7 @@ public final class FCMSender: NotificationSender {
         account: ServiceAccount, baseURL: String = FCMSender.defaultBaseURL, client: OutboundClient, logger: Logger
     ) throws(ConfigurationError) {
         guard let key = try? RSA.PrivateKey(pemRepresentation: account.privateKey) else { throw .invalidPrivateKey }
-        guard account.tokenURI.hasPrefix("https://") || account.tokenURI.hasPrefix("http://") else { throw .invalidTokenURI }
+        guard account.tokenURI.hasPrefix("https://") else { throw .invalidTokenURI }
         self.account = account
         self.key = key
         self.baseURL = baseURL
