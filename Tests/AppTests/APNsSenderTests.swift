@@ -241,4 +241,59 @@ struct APNsSenderTests {
         #expect(second != first)
         #expect(sender.providerToken(now: t) != second, "a clock that went back gets a token it can vouch for")
     }
+
+    @Test("a refused destination drops the message; a connection failure is retried; the device stays")
+    func transportFailures() async throws {
+        let f = try await SharedAlarmFixture.make(members: 1)
+        let alarm = try await f.createAlarm()
+        let alarmID = try #require(alarm["id"] as? String)
+        // Production policy: loopback is refused after DNS, before any byte is sent.
+        let refusing = OutboundClient()
+        // Private destinations allowed, but nothing listens on port 1.
+        let unreachable = OutboundClient(configuration: .init(policy: DestinationPolicy(allowPrivateDestinations: true)))
+        defer {
+            refusing.close()
+            unreachable.close()
+        }
+        func dispatcher(_ client: OutboundClient) -> NotificationDispatcher {
+            let sender = APNsSender(
+                configuration: .init(
+                    keyID: Self.keyID, teamID: Self.teamID, topic: Self.topic, environment: .sandbox, baseURL: "https://127.0.0.1:1"),
+                key: P256.PrivateKey(), client: client, logger: Self.quiet)
+            return NotificationDispatcher(database: f.h.database, clock: f.h.clock, logger: Self.quiet, senders: [sender], unitRandom: { 0 })
+        }
+        _ = try await dispatcher(refusing).runOnce(at: f.h.clock.nowMilliseconds())
+        try await f.h.expect(
+            201, .put, "/v1/me/devices/iphone", json: #"{"platform":"ios","provider":"apns","token":"\#(Self.token("ab"))"}"#,
+            token: f.owner.token)
+        f.h.clock.set(Self.ms(SharedAlarmFixture.firstFire) + 60_000)
+        #expect(await f.answer(alarmID, by: f.members[0]).status == 201)
+        let now = f.h.clock.nowMilliseconds()
+        #expect(try await dispatcher(unreachable).runOnce(at: now).retried == 1)
+        let refused = try await dispatcher(refusing).runOnce(at: now + 2_500)
+        #expect(refused.dropped == 1 && refused.sent == 1)
+        let ownerID = f.owner.id
+        #expect(try f.h.database.readSync { db in try DeviceStore.devices(userID: ownerID, on: db) }.count == 1)
+    }
+
+    @Test("Retry-After: delta-seconds only, capped at an hour; collapse ids fit 64 bytes")
+    func providerExchange() {
+        func retryAfter(_ value: String?) -> Int64? {
+            ProviderExchange.retryAfterMilliseconds(value.map { [HTTPField(name: "Retry-After", value: $0)] } ?? [])
+        }
+        #expect(retryAfter("7") == 7_000)
+        #expect(retryAfter("0") == 0)
+        #expect(retryAfter("3600") == 3_600_000)
+        #expect(retryAfter("3601") == 3_600_000)
+        #expect(retryAfter("99999999999") == nil, "past 10 digits: not believed")
+        #expect(retryAfter("Wed, 21 Oct 2015 07:28:00 GMT") == nil)
+        #expect(retryAfter("-1") == nil)
+        #expect(retryAfter("1.5") == nil)
+        #expect(retryAfter(nil) == nil)
+        let fits = String(repeating: "k", count: 64)
+        #expect(ProviderExchange.collapseKey(fits) == fits)
+        let over = fits + "k"
+        #expect(ProviderExchange.collapseKey(over) == Hex.encode(SHA256.hash(Array(over.utf8))))
+        #expect(ProviderExchange.collapseKey(over).utf8.count == 64)
+    }
 }
