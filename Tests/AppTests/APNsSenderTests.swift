@@ -260,7 +260,8 @@ struct APNsSenderTests {
                 configuration: .init(
                     keyID: Self.keyID, teamID: Self.teamID, topic: Self.topic, environment: .sandbox, baseURL: "https://127.0.0.1:1"),
                 key: P256.PrivateKey(), client: client, logger: Self.quiet)
-            return NotificationDispatcher(database: f.h.database, clock: f.h.clock, logger: Self.quiet, senders: [sender], unitRandom: { 0 })
+            return NotificationDispatcher(
+                database: f.h.database, clock: f.h.clock, logger: Self.quiet, senders: [sender], unitRandom: { 0 })
         }
         _ = try await dispatcher(refusing).runOnce(at: f.h.clock.nowMilliseconds())
         try await f.h.expect(

@@ -79,7 +79,12 @@ struct RSATests {
         """
     static let message = "RS256 known answer: Chronir"
     /// `openssl dgst -sha256 -sign` of `message` with the test key (base64).
-    static let openSSLSignature = "rUhFbc1iqrXko5civNbt8Re1RjuvQ13BlWTtuASvXJzIWX9mItcJyoHnwSs6LWXMU6oswZGKo3nCxWFJQAYmBelt/dz10pQjgt2raIX1wtz9AAuUTWy7DlM8D1oyySzze+TK2B1HwTFxNAlnGu31xggApHiQgBN7by3PUmOjNjQ9wvlkzS3GLWtdO/7Y0/Wt8htse9B1flnjwNbQFejepq38rgsgZZdl4n/R3Yfvc9qRfRIf8btgsoLZ0f8DE0NkinV0qUSnkIXdLkt9K7dz52l5iiicRZL5x90mchW78H3bm352w42Ihz8MZo546HwfP3TfZDu+YjyUakcWsex+CA=="
+    static let openSSLSignature = """
+        rUhFbc1iqrXko5civNbt8Re1RjuvQ13BlWTtuASvXJzIWX9mItcJyoHnwSs6LWXMU6oswZGKo3nCxWFJQAYmBelt/dz10pQj\
+        gt2raIX1wtz9AAuUTWy7DlM8D1oyySzze+TK2B1HwTFxNAlnGu31xggApHiQgBN7by3PUmOjNjQ9wvlkzS3GLWtdO/7Y0/Wt\
+        8htse9B1flnjwNbQFejepq38rgsgZZdl4n/R3Yfvc9qRfRIf8btgsoLZ0f8DE0NkinV0qUSnkIXdLkt9K7dz52l5iiicRZL5\
+        x90mchW78H3bm352w42Ihz8MZo546HwfP3TfZDu+YjyUakcWsex+CA==
+        """
 
     @Test("known answer: our signature is the one the openssl CLI made, byte for byte")
     func knownAnswer() throws {
@@ -126,7 +131,9 @@ struct RSATests {
         #expect(throws: CryptoError.invalidRSAKey) { try RSA.PrivateKey(pemRepresentation: Self.testPublicKeyPEM) }
         #expect(throws: CryptoError.invalidRSAKey) { try RSA.PublicKey(pemRepresentation: Self.testKeyPEM) }
         #expect(throws: CryptoError.invalidRSAKey) { try RSA.PrivateKey(pemRepresentation: "") }
-        #expect(throws: CryptoError.invalidRSAKey) { try RSA.PrivateKey(pemRepresentation: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n") }
+        #expect(throws: CryptoError.invalidRSAKey) {
+            try RSA.PrivateKey(pemRepresentation: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
+        }
         let padded = Self.testKeyPEM + "\n" + String(repeating: " ", count: RSA.maxPEMByteCount)
         #expect(throws: CryptoError.invalidRSAKey) { try RSA.PrivateKey(pemRepresentation: padded) }
         let atLimit = Self.testKeyPEM + "\n" + String(repeating: "\n", count: RSA.maxPEMByteCount - Self.testKeyPEM.utf8.count - 1)

@@ -206,15 +206,21 @@ public final class FCMSender: NotificationSender {
             let error = object?["error"] as? String ?? ""
             let described = "fcm oauth \(response.status)" + (error.isEmpty ? "" : " \(error)")
             if response.status == 429 || response.status >= 500 {
-                return .failure(AccessTokens.Failure(
-                    outcome: .retry(reason: described, retryAfterMilliseconds: ProviderExchange.retryAfterMilliseconds(response.headers))))
+                return .failure(
+                    AccessTokens.Failure(
+                        outcome: .retry(
+                            reason: described, retryAfterMilliseconds: ProviderExchange.retryAfterMilliseconds(response.headers))))
             }
-            logger.error("fcm: the token endpoint refused the service account", metadata: ["status": "\(response.status)", "error": "\(error)"])
+            logger.error(
+                "fcm: the token endpoint refused the service account", metadata: ["status": "\(response.status)", "error": "\(error)"])
             return .failure(AccessTokens.Failure(outcome: .rejected(reason: described)))
         }
         guard let accessToken = object?["access_token"] as? String, !accessToken.isEmpty,
             let expiresIn = (object?["expires_in"] as? NSNumber)?.int64Value, expiresIn > 0
-        else { return .failure(AccessTokens.Failure(outcome: .retry(reason: "fcm oauth: malformed token response", retryAfterMilliseconds: nil))) }
+        else {
+            return .failure(
+                AccessTokens.Failure(outcome: .retry(reason: "fcm oauth: malformed token response", retryAfterMilliseconds: nil)))
+        }
         return .success(AccessTokens.Token(value: accessToken, refreshAt: now + expiresIn * 1_000 - Self.refreshMarginMilliseconds))
     }
 }
