@@ -17,6 +17,8 @@ public enum RSA {
     /// An RSA private key with its public key.
     public struct PrivateKey: Sendable {
         let key: EVPKey
+        /// The public half (its own `EVP_PKEY`, holding no private parts).
+        public let publicKey: PublicKey
 
         /// Generates a fresh key pair of `bits` (in `allowedModulusBits`; tests and tools — a server
         /// gets its keys from its operator). Takes ~0.1–1 s for 2048 bits.
@@ -30,6 +32,7 @@ public enum RSA {
                 EVP_PKEY_generate(context, &generated) == 1, let generated
             else { fatalOpenSSLError("EVP_PKEY_generate(RSA)") }
             key = EVPKey(generated)
+            publicKey = PublicKey(publicHalfOf: key)
         }
 
         /// Imports an unencrypted RSA private key from PEM (PKCS#8 "PRIVATE KEY" or PKCS#1 "RSA PRIVATE
@@ -39,11 +42,7 @@ public enum RSA {
             guard let parsed = RSA.read(pemRepresentation, reader: { bio in PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil) })
             else { throw .invalidRSAKey }
             key = parsed
-        }
-
-        /// The public half.
-        public var publicKey: PublicKey {
-            PublicKey(key: RSA.read(RSA.write(key, PEM_write_bio_PUBKEY), reader: { PEM_read_bio_PUBKEY($0, nil, nil, nil) })!)
+            publicKey = PublicKey(publicHalfOf: parsed)
         }
 
         /// The key as unencrypted PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----", RFC 7468 §10).
@@ -85,7 +84,16 @@ public enum RSA {
             key = parsed
         }
 
-        init(key: EVPKey) { self.key = key }
+        /// The public key of `pair`, re-encoded as SubjectPublicKeyInfo DER and decoded alone.
+        init(publicHalfOf pair: EVPKey) {
+            var der: UnsafeMutablePointer<UInt8>?
+            let length = i2d_PUBKEY(pair.pointer, &der)
+            guard length > 0, let der else { fatalOpenSSLError("i2d_PUBKEY") }
+            defer { CRYPTO_free(der, #fileID, #line) }
+            var cursor: UnsafePointer<UInt8>? = UnsafePointer(der)
+            guard let decoded = d2i_PUBKEY(nil, &cursor, Int(length)) else { fatalOpenSSLError("d2i_PUBKEY") }
+            key = EVPKey(decoded)
+        }
 
         /// The key as "-----BEGIN PUBLIC KEY-----" PEM.
         public var pemRepresentation: String { RSA.write(key, PEM_write_bio_PUBKEY) }
