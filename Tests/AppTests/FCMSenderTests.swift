@@ -222,14 +222,18 @@ struct FCMSenderTests {
         let client = OutboundClient()
         defer { client.close() }
         let good = try RSA.PrivateKey().pemRepresentation
-        func make(key: String = good, tokenURI: String = "https://oauth2.googleapis.com/token") throws(FCMSender.ConfigurationError) {
+        func make(
+            key: String = good, tokenURI: String = "https://oauth2.googleapis.com/token", projectID: String = Self.projectID
+        ) throws(FCMSender.ConfigurationError) {
             _ = try FCMSender(
-                account: .init(clientEmail: Self.clientEmail, privateKey: key, tokenURI: tokenURI, projectID: Self.projectID),
+                account: .init(clientEmail: Self.clientEmail, privateKey: key, tokenURI: tokenURI, projectID: projectID),
                 client: client, logger: Self.quiet)
         }
         #expect(throws: Never.self) { try make() }
         #expect(throws: FCMSender.ConfigurationError.invalidPrivateKey) { try make(key: P256.PrivateKey().pemRepresentation) }
         #expect(throws: FCMSender.ConfigurationError.invalidTokenURI) { try make(tokenURI: "ftp://example.com/token") }
+        #expect(throws: FCMSender.ConfigurationError.self) { try make(projectID: "../other/messages:send?") }
+        #expect(throws: FCMSender.ConfigurationError.self) { try make(projectID: "") }
         let directory = TemporaryDirectory(prefix: "fcm-config")
         let file = directory.file(named: "sa.json")
         try #"{"client_email":"x@y"}"#.write(toFile: file, atomically: true, encoding: .utf8)

@@ -82,6 +82,10 @@ public final class FCMSender: NotificationSender {
     ) throws(ConfigurationError) {
         guard let key = try? RSA.PrivateKey(pemRepresentation: account.privateKey) else { throw .invalidPrivateKey }
         guard account.tokenURI.hasPrefix("https://") else { throw .invalidTokenURI }
+        // Google project ids are 6–30 of a-z, 0-9 and '-'; it goes into the request path unescaped.
+        guard (1...64).contains(account.projectID.utf8.count),
+            account.projectID.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d })
+        else { throw .malformed("project_id is not a Google project id") }
         self.account = account
         self.key = key
         self.baseURL = baseURL
