@@ -142,4 +142,40 @@ struct RSATests {
         #expect(throws: CryptoError.invalidRSAKey) { try RSA.PrivateKey(bits: 2047) }
         #expect(throws: CryptoError.invalidRSAKey) { try RSA.PrivateKey(bits: 8193) }
     }
+
+    @Test("seeded hostile PEM and signatures: mutated keys import or throw, mutated signatures never verify")
+    func hostileInput() throws {
+        var state: UInt64 = 0x5EED_4253_4132_3536
+        func next() -> UInt64 {  // SplitMix64
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        let pem = Array(Self.testKeyPEM.utf8)
+        var imported = 0
+        for _ in 0..<300 {
+            var mutated = pem
+            for _ in 0..<(1 + Int(next() % 4)) {
+                mutated[Int(next() % UInt64(mutated.count))] = UInt8(truncatingIfNeeded: next())
+            }
+            do {
+                _ = try RSA.PrivateKey(pemRepresentation: String(decoding: mutated, as: UTF8.self))
+                imported += 1
+            } catch {
+                #expect(error == .invalidRSAKey)
+            }
+        }
+        #expect(imported < 300, "most mutations break the key")
+        let key = try RSA.PrivateKey(pemRepresentation: Self.testKeyPEM)
+        let message = Array(Self.message.utf8)
+        let signature = key.signatureSHA256(for: message)
+        for _ in 0..<300 {
+            var mutated = signature
+            let index = Int(next() % UInt64(mutated.count))
+            mutated[index] ^= UInt8(truncatingIfNeeded: next() | 1)
+            #expect(!key.publicKey.isValidSignatureSHA256(mutated, for: message))
+        }
+    }
 }
