@@ -13,7 +13,10 @@ import Synchronization
 public final class APNsSender: NotificationSender {
     /// Which APNs the app's tokens belong to (a development build's tokens work only on sandbox).
     public enum Environment: String, Sendable, CaseIterable {
-        case production, sandbox
+        /// App Store, TestFlight and ad-hoc builds.
+        case production
+        /// Development builds (Xcode-signed).
+        case sandbox
 
         /// The provider API's host.
         public var host: String {
@@ -32,10 +35,12 @@ public final class APNsSender: NotificationSender {
         public var teamID: String
         /// The app's bundle id (`apns-topic`).
         public var topic: String
+        /// Which APNs: production or sandbox.
         public var environment: Environment
         /// `https://host[:port]` used instead of the environment's host (tests' fake APNs).
         public var baseURL: String?
 
+        /// A configuration; see the properties.
         public init(keyID: String, teamID: String, topic: String, environment: Environment, baseURL: String? = nil) {
             self.keyID = keyID
             self.teamID = teamID
@@ -54,6 +59,7 @@ public final class APNsSender: NotificationSender {
     /// Deadline of one request (APNs answers in well under a second; a stalled stream is retried).
     public static let requestTimeout: Duration = .seconds(15)
 
+    /// Serves APNs devices.
     public var provider: Device.Provider? { .apns }
 
     private let configuration: Configuration
@@ -78,6 +84,7 @@ public final class APNsSender: NotificationSender {
         self.init(configuration: configuration, key: try P256.PrivateKey(pemRepresentation: text), client: client, logger: logger)
     }
 
+    /// One `POST /3/device/<token>`; the answer mapped as docs/notifications.md#apns--built tabulates.
     public func send(_ delivery: NotificationDeliveries.Delivery, now: Int64) async -> SendOutcome {
         guard case .device(_, let device) = delivery.target, case .token(let deviceToken) = device.address else {
             return .rejected(reason: "apns: not an APNs device")

@@ -28,6 +28,7 @@ public final class FCMSender: NotificationSender {
             case privateKeyID = "private_key_id"
         }
 
+        /// An account; see the properties.
         public init(clientEmail: String, privateKey: String, tokenURI: String, projectID: String, privateKeyID: String? = nil) {
             self.clientEmail = clientEmail
             self.privateKey = privateKey
@@ -46,6 +47,7 @@ public final class FCMSender: NotificationSender {
         /// `token_uri` is not an https URL.
         case invalidTokenURI
 
+        /// What to tell the operator.
         public var description: String {
             switch self {
             case .malformed(let detail): "service-account JSON: \(detail)"
@@ -66,6 +68,7 @@ public final class FCMSender: NotificationSender {
     /// Deadline of one request to the token endpoint or to FCM.
     public static let requestTimeout: Duration = .seconds(15)
 
+    /// Serves FCM devices.
     public var provider: Device.Provider? { .fcm }
 
     private let account: ServiceAccount
@@ -108,6 +111,8 @@ public final class FCMSender: NotificationSender {
         try self.init(account: account, baseURL: baseURL, client: client, logger: logger)
     }
 
+    /// One messages:send (after a grant when no fresh access token is cached); the answer mapped as
+    /// docs/notifications.md#fcm--built tabulates.
     public func send(_ delivery: NotificationDeliveries.Delivery, now: Int64) async -> SendOutcome {
         guard case .device(_, let device) = delivery.target, case .token(let registrationToken) = device.address else {
             return .rejected(reason: "fcm: not an FCM device")
