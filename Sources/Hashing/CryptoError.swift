@@ -15,4 +15,7 @@ public enum CryptoError: Error, Equatable, Sendable {
     case invalidPublicKey
     /// PEM text that is not an unencrypted P-256 private key (PKCS#8 or SEC 1), or too long.
     case invalidPEM
+    /// Not an acceptable RSA key: PEM that is not an unencrypted RSA key of the expected kind (private:
+    /// PKCS#8 or PKCS#1; public: SubjectPublicKeyInfo), a modulus outside `RSA.allowedModulusBits`, or too long.
+    case invalidRSAKey
 }

@@ -21,6 +21,22 @@ struct CrossImplementationTests {
         #expect(try await PythonCryptography.run(Self.verifyScript, forged, publicKey).status != 0)
     }
 
+    /// Python's `cryptography` verifies our RS256 token (the FCM OAuth2 assertion's signature) with
+    /// the PEM public key, and refuses it once a claim changed.
+    @Test func pythonCryptographyVerifiesOurRS256Token() async throws {
+        let key = try RSA.PrivateKey()
+        let claims = [JWT.Claim("iss", .string("sender@example.iam.gserviceaccount.com")), JWT.Claim("iat", .integer(42))]
+        let token = JWT.signRS256(claims: claims, key: key)
+        #expect(JWT.hasValidRS256Signature(token, publicKey: key.publicKey))
+        let verified = try await PythonCryptography.run(Self.verifyRS256Script, token, key.publicKey.pemRepresentation)
+        #expect(verified.status == 0, "\(verified.output)")
+        #expect(verified.output == #"{"iss": "sender@example.iam.gserviceaccount.com", "iat": 42}"# + "\n")
+        let parts = token.split(separator: ".")
+        let forged = "\(parts[0]).\(Base64URL.encode(#"{"iss":"x","iat":42}"#.utf8)).\(parts[2])"
+        #expect(!JWT.hasValidRS256Signature(forged, publicKey: key.publicKey))
+        #expect(try await PythonCryptography.run(Self.verifyRS256Script, forged, key.publicKey.pemRepresentation).status != 0)
+    }
+
     /// Python's `cryptography` decrypts our RFC 8291 message with its own HKDF and AES-GCM.
     @Test func pythonCryptographyDecryptsOurWebPushMessage() async throws {
         let userAgent = P256.PrivateKey()
@@ -44,6 +60,18 @@ struct CrossImplementationTests {
         der = utils.encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
         key.verify(der, (header + "." + claims).encode(), ec.ECDSA(hashes.SHA256()))
         assert json.loads(b64(header)) == {"typ": "JWT", "alg": "ES256"}
+        print(json.dumps(json.loads(b64(claims))))
+        """
+
+    static let verifyRS256Script = """
+        import base64, json, sys
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import padding
+        def b64(text): return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        header, claims, signature = sys.argv[1].split(".")
+        key = serialization.load_pem_public_key(sys.argv[2].encode())
+        key.verify(b64(signature), (header + "." + claims).encode(), padding.PKCS1v15(), hashes.SHA256())
+        assert json.loads(b64(header)) == {"typ": "JWT", "alg": "RS256"}
         print(json.dumps(json.loads(b64(claims))))
         """
 

@@ -1,0 +1,57 @@
+import Foundation
+import Hashing
+import Outbound
+
+/// What the token-authenticated push senders (APNs, FCM) share: reading a provider's `Retry-After`,
+/// the collapse key made from an outbox key, and what a transport failure means for a delivery.
+enum ProviderExchange {
+    /// Longest `Retry-After` believed (an hour; `RetryPolicy` caps it again).
+    static let maxRetryAfterSeconds: Int64 = 3_600
+    /// Longest collapse id APNs accepts (`apns-collapse-id`: 64 bytes); FCM's `collapse_key` gets
+    /// the same.
+    static let maxCollapseKeyBytes = 64
+
+    /// `Retry-After` in milliseconds when it is delta-seconds (RFC 9110 §10.2.3; what APNs and FCM
+    /// send); nil when absent or an HTTP-date (the back-off applies then).
+    static func retryAfterMilliseconds(_ headers: [HTTPField]) -> Int64? {
+        guard let value = headers.value(of: "retry-after")?.trimmingCharacters(in: .whitespaces),
+            !value.isEmpty, value.utf8.count <= 10, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            let seconds = Int64(value)
+        else { return nil }
+        return min(seconds, maxRetryAfterSeconds) * 1_000
+    }
+
+    /// The outbox key itself when it fits 64 bytes, else the 64 hex digits of its SHA-256: stable
+    /// across retries and instances, so the provider collapses duplicates of one notification.
+    static func collapseKey(_ key: String) -> String {
+        key.utf8.count <= maxCollapseKeyBytes ? key : Hex.encode(SHA256.hash(Array(key.utf8)))
+    }
+
+    /// A failed exchange as an outcome: the network or the peer may recover (retry); a refused
+    /// destination or an invalid request never will (rejected).
+    static func outcome(of error: OutboundError, provider: String) -> SendOutcome {
+        switch error {
+        case .timeout: .retry(reason: "\(provider): timeout", retryAfterMilliseconds: nil)
+        case .connectFailed(let message): .retry(reason: "\(provider): connect failed: \(message)", retryAfterMilliseconds: nil)
+        case .tls(let message): .retry(reason: "\(provider): TLS: \(message)", retryAfterMilliseconds: nil)
+        case .tooManyQueued: .retry(reason: "\(provider): outbound queue full", retryAfterMilliseconds: nil)
+        case .responseTooLarge(let limit): .retry(reason: "\(provider): response over \(limit) bytes", retryAfterMilliseconds: nil)
+        case .cancelled, .closed: .retry(reason: "\(provider): client closed", retryAfterMilliseconds: nil)
+        case .other(let code, let message): .retry(reason: "\(provider): curl \(code): \(message)", retryAfterMilliseconds: nil)
+        case .destinationRefused(let refusal): .rejected(reason: "\(provider): destination refused: \(refusal)")
+        case .invalidRequest(let message): .rejected(reason: "\(provider): invalid request: \(message)")
+        }
+    }
+
+    /// A JSON body's top-level object, or nil.
+    static func jsonObject(_ body: [UInt8]) -> [String: Any]? {
+        guard !body.isEmpty else { return nil }
+        return (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+    }
+
+    /// JSON text of `object` with sorted keys (reproducible bytes for tests and logs).
+    static func json(_ object: [String: Any]) -> [UInt8] {
+        // Only strings, numbers, dictionaries and arrays are ever passed: serialisation cannot fail.
+        Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data())
+    }
+}

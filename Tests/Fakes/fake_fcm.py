@@ -1,0 +1,165 @@
+"""A fake Firebase Cloud Messaging (HTTP v1) with its Google OAuth2 token endpoint, for the FCM
+sender's tests. TLS with ALPN h2 and http/1.1.
+
+Usage: fake_fcm.py CERT.pem KEY.pem PUBLIC_KEY.pem CLIENT_EMAIL PROJECT_ID
+  PUBLIC_KEY.pem: the service account's RSA public key (SubjectPublicKeyInfo PEM file).
+Prints `READY <port>`; exits with its parent. The token URI is https://127.0.0.1:<port>/token.
+
+POST /token (RFC 7523 JWT-bearer grant, form-encoded): grant_type must be
+  urn:ietf:params:oauth:grant-type:jwt-bearer; the assertion's RS256 signature must verify under
+  PUBLIC_KEY, with alg RS256, iss = CLIENT_EMAIL, scope = the firebase.messaging scope, aud = the
+  token URI, exp = iat + 3600 at most, iat not in the future nor past exp by the fake's clock
+  (else 400 invalid_grant). Answers a fresh access token with expires_in 3599.
+POST /v1/projects/PROJECT_ID/messages:send: the bearer must be a token this fake issued, not
+  revoked and not expired by its clock (else 401 UNAUTHENTICATED); the body must be a message with
+  `token`, `notification`, string `data` values, android priority HIGH|NORMAL and ttl "<n>s"
+  (else 400 INVALID_ARGUMENT); then the token's next scripted response, else 200 {"name": …}.
+
+Control: POST /control/clock {"now": unix seconds}; POST /control/respond {"token": t, "responses":
+[{"status": 404, "error_code": "UNREGISTERED"}, {"status": 503, "retry_after": 5}, …]};
+POST /control/revoke (every issued access token becomes invalid);
+GET /received → {"messages": […], "grants": [claims…]}.
+"""
+
+import base64
+import json
+import re
+import secrets
+import sys
+import time
+from urllib.parse import parse_qs
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding
+
+import fake_service
+
+SCOPE = "https://www.googleapis.com/auth/firebase.messaging"
+GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+ACCESS_TOKEN_SECONDS = 3599
+
+certfile, keyfile, public_key_path, client_email, project_id = sys.argv[1:6]
+with open(public_key_path, "rb") as handle:
+    public_key = serialization.load_pem_public_key(handle.read())
+sock = fake_service.listening_socket()
+token_uri = f"https://127.0.0.1:{sock.getsockname()[1]}/token"
+state = {"now": int(time.time()), "messages": [], "grants": [], "issued": {}}
+script = fake_service.Script()
+
+
+def b64(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def check_assertion(assertion):
+    """(claims, None) when the assertion is acceptable, else (None, why)."""
+    try:
+        header_b64, claims_b64, signature_b64 = assertion.split(".")
+        header, claims = json.loads(b64(header_b64)), json.loads(b64(claims_b64))
+        public_key.verify(b64(signature_b64), f"{header_b64}.{claims_b64}".encode(), padding.PKCS1v15(), hashes.SHA256())
+    except (ValueError, InvalidSignature, json.JSONDecodeError):
+        return None, "Invalid JWT Signature."
+    if header.get("alg") != "RS256":
+        return None, "alg must be RS256"
+    if claims.get("iss") != client_email or claims.get("scope") != SCOPE or claims.get("aud") != token_uri:
+        return None, "Invalid iss, scope or aud"
+    iat, exp = claims.get("iat"), claims.get("exp")
+    if not isinstance(iat, int) or not isinstance(exp, int) or not iat < exp <= iat + 3600:
+        return None, "Invalid JWT: exp must be within an hour of iat"
+    if iat > state["now"] + 60 or exp < state["now"]:
+        return None, "Invalid JWT: Token must be a short-lived token and in a reasonable timeframe"
+    return claims, None
+
+
+def check_message(document):
+    message = document.get("message") if isinstance(document, dict) else None
+    if not isinstance(message, dict) or not isinstance(message.get("token"), str):
+        return "message.token is required"
+    notification = message.get("notification", {})
+    if not isinstance(notification.get("title"), str) or not isinstance(notification.get("body"), str):
+        return "message.notification needs title and body"
+    if not all(isinstance(v, str) for v in message.get("data", {}).values()):
+        return "message.data values must be strings"
+    android = message.get("android", {})
+    if android.get("priority") not in ("HIGH", "NORMAL") or not re.fullmatch(r"[0-9]+s", android.get("ttl", "")):
+        return "android.priority or android.ttl invalid"
+    return None
+
+
+def error(status, code, text, error_code=None):
+    document = {"error": {"code": status, "message": text, "status": code}}
+    if error_code:
+        document["error"]["details"] = [
+            {"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": error_code}
+        ]
+    return document
+
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        return await fake_service.lifespan(receive, send)
+    path, method = scope["path"], scope["method"]
+    body = await fake_service.read_body(receive)
+    if path == "/control/clock" and method == "POST":
+        state["now"] = int(json.loads(body)["now"])
+        return await fake_service.respond(send, 200, {"now": state["now"]})
+    if path == "/control/respond" and method == "POST":
+        document = json.loads(body)
+        script.add(document["token"], document["responses"])
+        return await fake_service.respond(send, 200, {})
+    if path == "/control/revoke" and method == "POST":
+        state["issued"].clear()
+        return await fake_service.respond(send, 200, {})
+    if path == "/received" and method == "GET":
+        return await fake_service.respond(send, 200, {"messages": state["messages"], "grants": state["grants"]})
+    headers = fake_service.headers_of(scope)
+    if path == "/token" and method == "POST":
+        if headers.get("content-type") != "application/x-www-form-urlencoded":
+            return await fake_service.respond(send, 400, {"error": "invalid_request"})
+        form = {k: v[-1] for k, v in parse_qs(body.decode()).items()}
+        if form.get("grant_type") != GRANT_TYPE:
+            return await fake_service.respond(send, 400, {"error": "unsupported_grant_type"})
+        claims, why = check_assertion(form.get("assertion", ""))
+        if claims is None:
+            return await fake_service.respond(send, 400, {"error": "invalid_grant", "error_description": why})
+        access_token = "ya29.fake-" + secrets.token_urlsafe(24)
+        state["issued"][access_token] = state["now"] + ACCESS_TOKEN_SECONDS
+        state["grants"].append(claims)
+        return await fake_service.respond(
+            send, 200, {"access_token": access_token, "expires_in": ACCESS_TOKEN_SECONDS, "token_type": "Bearer"})
+    if path == f"/v1/projects/{project_id}/messages:send" and method == "POST":
+        authorization = headers.get("authorization", "")
+        bearer = authorization[len("Bearer "):] if authorization.startswith("Bearer ") else ""
+        record = {"authorization": bearer, "http_version": scope["http_version"]}
+        state["messages"].append(record)
+        expiry = state["issued"].get(bearer)
+        if expiry is None or expiry <= state["now"]:
+            record["status"] = 401
+            return await fake_service.respond(
+                send, 401, error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials."))
+        try:
+            document = json.loads(body)
+        except ValueError:
+            document = None
+        record["message"] = document.get("message") if isinstance(document, dict) else None
+        why = check_message(document)
+        if why:
+            record["status"] = 400
+            return await fake_service.respond(send, 400, error(400, "INVALID_ARGUMENT", why))
+        scripted = script.next(record["message"]["token"])
+        if scripted:
+            record["status"] = scripted["status"]
+            status_names = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}
+            extra = [("retry-after", scripted["retry_after"])] if "retry_after" in scripted else []
+            document = error(scripted["status"], status_names.get(scripted["status"], "INTERNAL"), "scripted",
+                             scripted.get("error_code"))
+            return await fake_service.respond(send, scripted["status"], document, extra)
+        record["status"] = 200
+        name = f"projects/{project_id}/messages/{len(state['messages'])}"
+        return await fake_service.respond(send, 200, {"name": name})
+    return await fake_service.respond(send, 404, error(404, "NOT_FOUND", "no such path"))
+
+
+if __name__ == "__main__":
+    fake_service.run(app, sock, certfile, keyfile, ["h2", "http/1.1"])
