@@ -379,8 +379,8 @@ struct ChronirServer: ParsableCommand {
         let notifications: NotificationService
         do {
             notifications = try NotificationService(
-                config: config.notifications, database: database, clock: SystemClock(), logger: logger,
-                metrics: metrics.notifications)
+                config: config.notifications, dataDirectory: config.dataDirectory, publicBaseURL: config.publicBaseURL,
+                database: database, clock: SystemClock(), logger: logger, metrics: metrics.notifications)
         } catch {
             logger.critical("start-up failed", metadata: ["error": "\(error)"])
             sink.flush()
@@ -389,7 +389,8 @@ struct ChronirServer: ParsableCommand {
 
         let services = Services(
             config: config, database: database, clock: SystemClock(),
-            workers: WorkerPool(width: config.workerThreads), logger: logger, secret: secret, metrics: metrics)
+            workers: WorkerPool(width: config.workerThreads), logger: logger, secret: secret, metrics: metrics,
+            vapidPublicKey: notifications.vapidPublicKey)
         let application = Application(services: services, accessLog: AccessLog(sink: sink, format: format, level: level))
         if config.publicDirectory != nil, application.staticFiles == nil {
             logger.warning("public directory not found; no static files served", metadata: ["path": "\(publicDirText)"])

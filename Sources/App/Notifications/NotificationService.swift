@@ -1,5 +1,6 @@
 public import Domain
 import Foundation
+import Hashing
 public import Logging
 public import Outbound
 public import Storage
@@ -24,17 +25,63 @@ public final class NotificationService: Sendable {
     private let logger: Logger
     /// The providers that are on, for the start-up log line.
     public let enabled: [String]
+    /// The VAPID public key browsers subscribe with (`GET /v1/push/vapid-public-key`); nil when Web
+    /// Push is off.
+    public let vapidPublicKey: String?
 
+    /// `dataDirectory` holds `vapid.pem`; `publicBaseURL` is the default VAPID contact when https.
     public init(
-        config: NotificationsConfig, database: any SQLDatabase, clock: any Clock, logger: Logger,
-        metrics: NotificationMetrics? = nil
+        config: NotificationsConfig, dataDirectory: String, publicBaseURL: String, database: any SQLDatabase,
+        clock: any Clock, logger: Logger, metrics: NotificationMetrics? = nil
     ) throws {
         let client = OutboundClient(
             configuration: .init(
                 policy: DestinationPolicy(allowPrivateDestinations: config.allowPrivateEndpoints), caFile: config.caFile))
         var senders: [any NotificationSender] = []
         var enabled: [String] = []
+        var vapidPublicKey: String? = nil
         do {
+            if config.webPushEnabled {
+                let key: P256.PrivateKey
+                do {
+                    key = try VAPIDKey.loadOrCreate(dataDirectory: dataDirectory)
+                } catch {
+                    throw ConfigurationError(description: "Web Push: \(error)")
+                }
+                let subject =
+                    config.vapidSubject ?? (publicBaseURL.hasPrefix("https://") ? publicBaseURL : "mailto:admin@localhost")
+                do {
+                    senders.append(try WebPushSender(vapidKey: key, subject: subject, client: client))
+                } catch {
+                    throw ConfigurationError(description: "--vapid-subject must be a mailto: address or an https: URL")
+                }
+                vapidPublicKey = VAPIDKey.publicKeyText(key)
+                enabled.append("webpush")
+            } else {
+                logger.notice("notifications: Web Push off (--web-push off)")
+            }
+            if let apns = config.apns {
+                let configuration = APNsSender.Configuration(
+                    keyID: apns.keyID, teamID: apns.teamID, topic: apns.topic, environment: apns.environment)
+                do {
+                    senders.append(try APNsSender(configuration: configuration, keyFile: apns.keyFile, client: client, logger: logger))
+                } catch {
+                    throw ConfigurationError(description: "APNs key \(apns.keyFile): \(error)")
+                }
+                enabled.append("apns")
+            } else {
+                logger.notice("notifications: APNs off (no --apns-key-file)")
+            }
+            if let file = config.fcmServiceAccountFile {
+                do {
+                    senders.append(try FCMSender(serviceAccountFile: file, client: client, logger: logger))
+                } catch {
+                    throw ConfigurationError(description: "FCM service account \(file): \(error)")
+                }
+                enabled.append("fcm")
+            } else {
+                logger.notice("notifications: FCM off (no --fcm-service-account-file)")
+            }
             if let url = config.webhookURL {
                 guard let path = config.webhookSecretFile else {
                     throw ConfigurationError(description: "--notify-webhook-url needs --notify-webhook-secret-file")
@@ -58,6 +105,7 @@ public final class NotificationService: Sendable {
         }
         self.client = client
         self.enabled = enabled
+        self.vapidPublicKey = vapidPublicKey
         self.database = database
         self.clock = clock
         self.logger = logger

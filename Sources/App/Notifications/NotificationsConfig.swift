@@ -28,7 +28,7 @@ public struct NotificationsConfig: Sendable {
 
     /// APNs settings.
     public struct APNs: Sendable, Equatable {
-        public enum Environment: String, Sendable { case production, sandbox }
+        public typealias Environment = APNsSender.Environment
         /// The `.p8` signing key (PKCS#8 PEM) from the Apple developer account.
         public var keyFile: String
         public var keyID: String
