@@ -16,34 +16,16 @@ public enum ServerSecret {
     /// Reads the secret at `path`, creating it (exclusively, mode 0600) with fresh random bytes when
     /// missing. Refuses a file that is group/world accessible or of the wrong size.
     public static func loadOrCreate(path: String) throws(Failure) -> [UInt8] {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if fd >= 0 {
-            let key = SecureRandom.bytes(byteCount)
-            let text = Array((Base64URL.encode(key) + "\n").utf8)
-            let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            let synced = fsync(fd)
-            close(fd)
-            guard written == text.count, synced == 0 else {
-                unlink(path)
-                throw Failure(description: "cannot write server secret \(path): \(String(cString: strerror(errno)))")
+        let bytes: [UInt8]
+        do {
+            bytes = try SecretFile.loadOrCreate(path: path, what: "server secret") {
+                Array((Base64URL.encode(SecureRandom.bytes(byteCount)) + "\n").utf8)
             }
-            return key
+        } catch {
+            throw Failure(description: error.description)
         }
-        guard errno == EEXIST else {
-            throw Failure(description: "cannot create server secret \(path): \(String(cString: strerror(errno)))")
-        }
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw Failure(description: "cannot stat server secret \(path): \(String(cString: strerror(errno)))")
-        }
-        guard info.st_mode & 0o077 == 0 else {
-            throw Failure(
-                description:
-                    "server secret \(path) is readable by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it"
-            )
-        }
-        guard let data = FileManager.default.contents(atPath: path),
-            let key = Base64URL.decode(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
+        guard
+            let key = Base64URL.decode(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
             key.count == byteCount
         else { throw Failure(description: "server secret \(path) is malformed (expected \(byteCount) base64url bytes)") }
         return key

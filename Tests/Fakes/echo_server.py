@@ -18,22 +18,13 @@ Endpoints (query parameters in brackets):
 
 import asyncio
 import json
-import os
-import socket
 import sys
 from urllib.parse import parse_qs
 
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
 
-
-async def read_body(receive):
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body", False):
-            return body
+from fake_service import lifespan, listening_socket, parent_gone, read_body
 
 
 async def respond(send, status, body, headers=(), content_length=True):
@@ -46,13 +37,7 @@ async def respond(send, status, body, headers=(), content_length=True):
 
 async def app(scope, receive, send):
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        return await lifespan(receive, send)
     path = scope["path"]
     query = {k: v[-1] for k, v in parse_qs(scope["query_string"].decode()).items()}
     body = await read_body(receive)
@@ -90,21 +75,6 @@ async def app(scope, receive, send):
             await respond(send, 200, b"x" * count)
     else:
         await respond(send, 404, b'{"error":"not found"}')
-
-
-def listening_socket():
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    sock.set_inheritable(True)
-    return sock
-
-
-async def parent_gone():
-    parent = os.getppid()
-    while os.getppid() == parent:
-        await asyncio.sleep(0.5)
 
 
 def main():

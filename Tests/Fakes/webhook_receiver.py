@@ -12,48 +12,22 @@ Usage: webhook_receiver.py CERT.pem KEY.pem SECRET_HEX   → prints `READY <port
   GET  /received   → JSON list of {"key", "timestamp", "signature_ok", "body" (parsed JSON)}
 """
 
-import asyncio
 import hashlib
 import hmac
 import json
-import os
-import socket
 import sys
 
-from hypercorn.asyncio import serve
-from hypercorn.config import Config
+from fake_service import headers_of, lifespan, listening_socket, read_body, respond, run
 
 SECRET = b""
 received = []
 answers = []
 
 
-async def read_body(receive):
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body", False):
-            return body
-
-
-async def respond(send, status, body=b"", headers=()):
-    fields = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    fields += [(k.encode(), v.encode()) for k, v in headers]
-    await send({"type": "http.response.start", "status": status, "headers": fields})
-    await send({"type": "http.response.body", "body": body})
-
-
 async def app(scope, receive, send):
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
-    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        return await lifespan(receive, send)
+    headers = headers_of(scope)
     body = await read_body(receive)
     path, method = scope["path"], scope["method"]
     if path == "/hook" and method == "POST":
@@ -64,38 +38,20 @@ async def app(scope, receive, send):
                          "content_type": headers.get("content-type"), "body": json.loads(body or b"null")})
         answer = answers.pop(0) if answers else {"status": 204}
         extra = [("retry-after", answer["retry_after"])] if "retry_after" in answer else []
-        await respond(send, answer["status"], b"", extra)
+        await respond(send, answer["status"], None, extra)
     elif path == "/script" and method == "POST":
         answers.extend(json.loads(body)["answers"])
         await respond(send, 204)
     elif path == "/received":
-        await respond(send, 200, json.dumps(received).encode())
+        await respond(send, 200, received)
     else:
-        await respond(send, 404, b'{"error":"not found"}')
-
-
-async def parent_gone():
-    parent = os.getppid()
-    while os.getppid() == parent:
-        await asyncio.sleep(0.5)
+        await respond(send, 404, {"error": "not found"})
 
 
 def main():
     global SECRET
     certfile, keyfile, SECRET = sys.argv[1], sys.argv[2], bytes.fromhex(sys.argv[3])
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    sock.set_inheritable(True)
-    config = Config()
-    config.certfile, config.keyfile = certfile, keyfile
-    config.bind = [f"fd://{sock.fileno()}"]
-    config.alpn_protocols = ["h2", "http/1.1"]
-    config.loglevel = "WARNING"
-    config.accesslog = None
-    print(f"READY {sock.getsockname()[1]}", flush=True)
-    asyncio.run(serve(app, config, shutdown_trigger=parent_gone))
+    run(app, listening_socket(), certfile, keyfile, ["h2", "http/1.1"])
 
 
 if __name__ == "__main__":

@@ -36,12 +36,10 @@ Endpoints:
                              arrival order
 """
 
-import asyncio
 import base64
 import json
 import os
 import re
-import socket
 import sys
 import time
 
@@ -50,8 +48,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
-from hypercorn.asyncio import serve
-from hypercorn.config import Config
+
+from fake_service import headers_of, lifespan, listening_socket, read_body, respond, run
 
 MAX_VALIDITY_SECONDS = 86_400  # RFC 8292 §2
 
@@ -67,23 +65,6 @@ def b64url(data):
 
 def unb64url(text):
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-async def read_body(receive):
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body", False):
-            return body
-
-
-async def respond(send, status, document, headers=()):
-    body = json.dumps(document).encode()
-    fields = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    fields += [(k.encode(), v.encode()) for k, v in headers]
-    await send({"type": "http.response.start", "status": status, "headers": fields})
-    await send({"type": "http.response.body", "body": body})
 
 
 class Refused(Exception):
@@ -161,15 +142,9 @@ async def push(subscription_id, headers, body, send):
 
 async def app(scope, receive, send):
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        return await lifespan(receive, send)
     path, method = scope["path"], scope["method"]
-    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    headers = headers_of(scope)
     body = await read_body(receive)
     if method == "POST" and path.startswith("/subscriptions/"):
         subscription_id = path[len("/subscriptions/"):]
@@ -199,36 +174,11 @@ async def app(scope, receive, send):
         await respond(send, 404, {"error": "not found"})
 
 
-def listening_socket():
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    sock.set_inheritable(True)
-    return sock
-
-
-async def parent_gone():
-    parent = os.getppid()
-    while os.getppid() == parent:
-        await asyncio.sleep(0.5)
-
-
 def main():
     certfile, keyfile = sys.argv[1], sys.argv[2]
-    secure = listening_socket()
-    port = secure.getsockname()[1]
-    origin["value"] = f"https://127.0.0.1:{port}"
-    config = Config()
-    config.certfile = certfile
-    config.keyfile = keyfile
-    config.bind = [f"fd://{secure.fileno()}"]
-    config.alpn_protocols = ["h2", "http/1.1"]
-    config.keep_alive_timeout = 60
-    config.loglevel = "WARNING"
-    config.accesslog = None
-    print(f"READY {port}", flush=True)
-    asyncio.run(serve(app, config, shutdown_trigger=parent_gone))
+    sock = listening_socket()
+    origin["value"] = f"https://127.0.0.1:{sock.getsockname()[1]}"
+    run(app, sock, certfile, keyfile, ["h2", "http/1.1"])
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-import Foundation
 public import Hashing
+import Store
 
 /// The server's VAPID key pair (RFC 8292; docs/notifications.md#web-push-sender--built):
 /// `vapid.pem` in the data directory, an unencrypted PKCS#8 PEM P-256 key, mode 0600 — made on the
@@ -23,33 +23,11 @@ public enum VAPIDKey {
     /// in PEM (a clear start-up error: a regenerated key would silently break every subscription).
     public static func loadOrCreate(dataDirectory: String) throws(Failure) -> P256.PrivateKey {
         let path = path(dataDirectory: dataDirectory)
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if fd >= 0 {
-            let key = P256.PrivateKey()
-            let text = Array(key.pemRepresentation.utf8)
-            let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            let synced = fsync(fd)
-            close(fd)
-            guard written == text.count, synced == 0 else {
-                unlink(path)
-                throw Failure(description: "cannot write VAPID key \(path): \(String(cString: strerror(errno)))")
-            }
-            return key
-        }
-        guard errno == EEXIST else {
-            throw Failure(description: "cannot create VAPID key \(path): \(String(cString: strerror(errno)))")
-        }
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw Failure(description: "cannot stat VAPID key \(path): \(String(cString: strerror(errno)))")
-        }
-        guard info.st_mode & 0o077 == 0 else {
-            throw Failure(
-                description:
-                    "VAPID key \(path) is accessible by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw Failure(description: "cannot read VAPID key \(path)")
+        let data: [UInt8]
+        do {
+            data = try SecretFile.loadOrCreate(path: path, what: "VAPID key") { Array(P256.PrivateKey().pemRepresentation.utf8) }
+        } catch {
+            throw Failure(description: error.description)
         }
         do {
             return try P256.PrivateKey(pemRepresentation: String(decoding: data, as: UTF8.self))
