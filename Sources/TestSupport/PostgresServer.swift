@@ -146,23 +146,6 @@ public final class PostgresServer: @unchecked Sendable {
         return text
     }
 
-    /// The file's bytes as UTF-8 text ("" when it cannot be opened). Plain read(2): Foundation's
-    /// `String(contentsOfFile:)` leaks its 4 KiB read buffer on Linux (LeakSanitizer, CI run of stop 24).
-    private static func readWholeFile(_ path: String) -> String {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { return "" }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4_096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes.append(contentsOf: buffer[0..<count])
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     /// Ports handed to clusters by this process (never twice).
     private static let handedOut = Mutex<Set<Int>>([])
 

@@ -46,7 +46,7 @@ public enum PythonEnvironment {
         while flock(lock, LOCK_EX) != 0 {
             guard errno == EINTR else { throw ChildProcess.Failure(description: "flock failed: errno \(errno)") }
         }
-        let installed = try? String(contentsOfFile: stampPath, encoding: .utf8)
+        let installed = readWholeFile(stampPath)
         if installed == requirements && FileManager.default.isExecutableFile(atPath: python) { return python }
 
         let started = ContinuousClock.now
