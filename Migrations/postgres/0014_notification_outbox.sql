@@ -26,6 +26,7 @@ CREATE TABLE notification_deliveries (
     channel         TEXT COLLATE "C" NOT NULL CHECK (channel IN ('device', 'webhook')),
     user_id         TEXT COLLATE "C",
     device_id       TEXT COLLATE "C",
+    recipients      TEXT COLLATE "C",
     attempts        BIGINT NOT NULL DEFAULT 0,
     next_attempt_ms BIGINT NOT NULL,
     expires_ms      BIGINT NOT NULL,
@@ -33,7 +34,8 @@ CREATE TABLE notification_deliveries (
     lease_until_ms  BIGINT,
     last_error      TEXT COLLATE "C",
     FOREIGN KEY (user_id, device_id) REFERENCES devices(user_id, device_id) ON DELETE CASCADE,
-    CHECK ((channel = 'device') = (user_id IS NOT NULL AND device_id IS NOT NULL))
+    CHECK ((channel = 'device') = (user_id IS NOT NULL AND device_id IS NOT NULL)),
+    CHECK ((channel = 'webhook') = (recipients IS NOT NULL))
 );
 CREATE UNIQUE INDEX notification_deliveries_device_once ON notification_deliveries(outbox_id, user_id, device_id)
     WHERE channel = 'device';

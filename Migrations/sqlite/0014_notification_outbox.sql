@@ -38,6 +38,7 @@ CREATE TABLE notification_deliveries (
     channel         TEXT NOT NULL CHECK (channel IN ('device', 'webhook')),
     user_id         TEXT,
     device_id       TEXT,
+    recipients      TEXT,                          -- webhook: JSON array of the users still entitled at expansion
     attempts        INTEGER NOT NULL DEFAULT 0,
     next_attempt_ms INTEGER NOT NULL,
     expires_ms      INTEGER NOT NULL,
@@ -45,7 +46,8 @@ CREATE TABLE notification_deliveries (
     lease_until_ms  INTEGER,
     last_error      TEXT,
     FOREIGN KEY (user_id, device_id) REFERENCES devices(user_id, device_id) ON DELETE CASCADE,
-    CHECK ((channel = 'device') = (user_id IS NOT NULL AND device_id IS NOT NULL))
+    CHECK ((channel = 'device') = (user_id IS NOT NULL AND device_id IS NOT NULL)),
+    CHECK ((channel = 'webhook') = (recipients IS NOT NULL))
 ) STRICT;
 CREATE UNIQUE INDEX notification_deliveries_device_once ON notification_deliveries(outbox_id, user_id, device_id)
     WHERE channel = 'device';

@@ -64,11 +64,13 @@ public enum NotificationDeliveries {
             let users = try recipients(of: entry, on: db)
             for userID in users {
                 for device in try DeviceStore.devices(userID: userID, on: db) where providers.contains(device.provider) {
-                    result.deliveries += try insert(entry, channel: "device", userID: userID, deviceID: device.deviceID, at: now, on: db)
+                    result.deliveries += try insert(
+                        entry, channel: "device", userID: userID, deviceID: device.deviceID, recipients: nil, at: now, on: db)
                 }
             }
             if webhook, !users.isEmpty {
-                result.deliveries += try insert(entry, channel: "webhook", userID: nil, deviceID: nil, at: now, on: db)
+                result.deliveries += try insert(
+                    entry, channel: "webhook", userID: nil, deviceID: nil, recipients: users, at: now, on: db)
             }
             try finish(entry.id, .expanded, at: now, on: db)
             result.expanded += 1
@@ -77,16 +79,18 @@ public enum NotificationDeliveries {
     }
 
     private static func insert(
-        _ entry: NotificationOutbox.Entry, channel: String, userID: String?, deviceID: String?, at now: Int64,
-        on db: any SQLConnection
+        _ entry: NotificationOutbox.Entry, channel: String, userID: String?, deviceID: String?, recipients: [String]?,
+        at now: Int64, on db: any SQLConnection
     ) throws -> Int {
         try db.run(
             """
-            INSERT INTO notification_deliveries (outbox_id, channel, user_id, device_id, next_attempt_ms, expires_ms)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING
+            INSERT INTO notification_deliveries (outbox_id, channel, user_id, device_id, recipients, next_attempt_ms,
+                expires_ms)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING
             """,
             [
-                .integer(entry.id), .text(channel), SQLValue(userID), SQLValue(deviceID), .integer(now),
+                .integer(entry.id), .text(channel), SQLValue(userID), SQLValue(deviceID),
+                SQLValue(recipients.map { String(decoding: DocumentCoding.encode($0), as: UTF8.self) }), .integer(now),
                 .integer(entry.expiresAt),
             ])
     }
@@ -141,7 +145,7 @@ public enum NotificationDeliveries {
                     """
                     SELECT d.id AS id, d.outbox_id AS outbox_id, d.channel AS channel, d.user_id AS user_id,
                         d.attempts AS attempts, d.expires_ms AS delivery_expires_ms, o.key AS key, o.type AS type,
-                        o.content AS content, o.recipients AS recipients, o.not_before_ms AS not_before_ms,
+                        o.content AS content, d.recipients AS recipients, o.not_before_ms AS not_before_ms,
                         \(DeviceStore.columns("v"))
                     FROM notification_deliveries d
                     JOIN notification_outbox o ON o.id = d.outbox_id
@@ -150,14 +154,14 @@ public enum NotificationDeliveries {
                     """, [.integer(id)])
             else { continue }
             guard let outboxID = row.int("outbox_id"), let key = row.string("key"), let type = row.string("type"),
-                let content = row.string("content"), let recipients = row.string("recipients"),
-                let attempts = row.int("attempts"), let expires = row.int("delivery_expires_ms"),
+                let content = row.string("content"), let attempts = row.int("attempts"), let expires = row.int("delivery_expires_ms"),
                 let notBefore = row.int("not_before_ms")
             else { throw StoreError.corruptRow(table: "notification_deliveries") }
             let target: Target
             if let userID = row.string("user_id") {
                 target = .device(userID: userID, try DeviceStore.deviceFromRow(row))
             } else {
+                guard let recipients = row.string("recipients") else { throw StoreError.corruptRow(table: "notification_deliveries") }
                 target = .webhook(recipients: try DocumentCoding.decode([String].self, from: Array(recipients.utf8)))
             }
             claimed.append(
