@@ -3,8 +3,9 @@ import Hashing
 import Outbound
 import TestSupport
 
-/// A push-provider fake from `Tests/Fakes` (fake_apns.py, fake_fcm.py) on loopback TLS with a fresh
-/// test CA, and the client that reaches it; stopped when released.
+/// A fake from `Tests/Fakes` (fake_apns.py, fake_fcm.py, webpush_service.py, webhook_receiver.py) on
+/// loopback TLS with a fresh test CA, and the client that reaches it; stopped when released. Every
+/// fake of the notification tests starts through here.
 final class ProviderFake: Sendable {
     let authority: TestCertificateAuthority
     let service: PythonService

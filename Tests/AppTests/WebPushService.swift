@@ -6,12 +6,10 @@ import TestSupport
 /// verifies VAPID and decrypts what it receives with subscription keys it made itself. Stopped when
 /// released.
 final class WebPushService: Sendable {
-    let authority: TestCertificateAuthority
-    let service: PythonService
+    let fake: ProviderFake
     /// Trusts the CA and may reach loopback: the tests' own calls, and what the sender under test uses.
-    let client: OutboundClient
-    var port: Int { service.ports[0] }
-    var origin: String { "https://127.0.0.1:\(port)" }
+    var client: OutboundClient { fake.client }
+    var origin: String { fake.origin }
 
     /// A subscription the fake made: what a browser would register.
     struct Subscription: Decodable {
@@ -39,22 +37,10 @@ final class WebPushService: Sendable {
 
     /// Starts one on a Dispatch thread (the CA and Python start-up block for a while).
     static func start() async throws -> WebPushService {
-        try await blocking { try WebPushService() }
+        WebPushService(fake: try await ProviderFake.start("webpush_service.py", []))
     }
 
-    private init() throws {
-        authority = try TestCertificateAuthority()
-        service = try PythonService(
-            script: "webpush_service.py", arguments: [authority.serverCertificatePath, authority.serverKeyPath])
-        client = OutboundClient(
-            configuration: .init(
-                policy: DestinationPolicy(allowPrivateDestinations: true), caFile: authority.certificatePath))
-    }
-
-    deinit {
-        client.close()
-        service.stop()
-    }
+    private init(fake: ProviderFake) { self.fake = fake }
 
     /// A new subscription `id` (the fake makes its key pair and auth secret).
     func subscribe(_ id: String) async throws -> Subscription {

@@ -15,29 +15,22 @@ import Wire
 /// (`Tests/Fakes/webhook_receiver.py`, which checks the signature like a real one must).
 @Suite("Notification dispatch — the operator webhook")
 struct WebhookDeliveryTests {
-    /// The receiver, its CA, and a client that trusts it and may reach loopback.
+    /// The receiver (`ProviderFake`) and the secret it checks signatures with.
     final class Receiver: Sendable {
-        let authority: TestCertificateAuthority
-        let service: PythonService
-        let client: OutboundClient
-        let secret = SecureRandom.bytes(32)
+        let fake: ProviderFake
+        let secret: [UInt8]
+        var client: OutboundClient { fake.client }
+        var url: String { fake.origin }
 
-        init() throws {
-            authority = try TestCertificateAuthority()
-            service = try PythonService(
-                script: "webhook_receiver.py",
-                arguments: [authority.serverCertificatePath, authority.serverKeyPath, Hex.encode(secret)])
-            client = OutboundClient(
-                configuration: .init(
-                    policy: DestinationPolicy(allowPrivateDestinations: true), caFile: authority.certificatePath))
+        static func start() async throws -> Receiver {
+            let secret = SecureRandom.bytes(32)
+            return Receiver(fake: try await ProviderFake.start("webhook_receiver.py", [Hex.encode(secret)]), secret: secret)
         }
 
-        deinit {
-            client.close()
-            service.stop()
+        private init(fake: ProviderFake, secret: [UInt8]) {
+            self.fake = fake
+            self.secret = secret
         }
-
-        var url: String { "https://127.0.0.1:\(service.ports[0])" }
 
         func sender() throws -> WebhookSender { try #require(WebhookSender(url: url + "/hook", secret: secret, client: client)) }
 
@@ -76,7 +69,7 @@ struct WebhookDeliveryTests {
 
     @Test("a completion reaches the webhook once, signed, with its recipients; nothing for a notification nobody may get")
     func delivered() async throws {
-        let receiver = try await blocking { try Receiver() }
+        let receiver = try await Receiver.start()
         let f = try await SharedAlarmFixture.make(members: 2)
         let h = f.h
         let dispatcher = try dispatcher(h, receiver)
@@ -116,7 +109,7 @@ struct WebhookDeliveryTests {
 
     @Test("503 with Retry-After: 7 is retried 7 s later, not before; a 400 drops the delivery; past its TTL it expires")
     func retries() async throws {
-        let receiver = try await blocking { try Receiver() }
+        let receiver = try await Receiver.start()
         let f = try await SharedAlarmFixture.make(members: 1)
         let h = f.h
         let metrics = ChronirMetrics()
