@@ -101,13 +101,8 @@ async def app(scope, receive, send):
         return await fake_service.lifespan(receive, send)
     path, method = scope["path"], scope["method"]
     body = await fake_service.read_body(receive)
-    if path == "/control/clock" and method == "POST":
-        state["now"] = int(json.loads(body)["now"])
-        return await fake_service.respond(send, 200, {"now": state["now"]})
-    if path == "/control/respond" and method == "POST":
-        document = json.loads(body)
-        script.add(document["token"], document["responses"])
-        return await fake_service.respond(send, 200, {})
+    if await fake_service.control(path, method, body, send, state, script):
+        return
     if path == "/control/revoke" and method == "POST":
         state["issued"].clear()
         return await fake_service.respond(send, 200, {})

@@ -29,6 +29,21 @@ class Script:
         return queue.pop(0) if queue else None
 
 
+async def control(path, method, body, send, state, script):
+    """The control endpoints every provider fake has — POST /control/clock {"now"} and POST
+    /control/respond {"token", "responses"} — answered when `path` is one of them; returns whether it was."""
+    if path == "/control/clock" and method == "POST":
+        state["now"] = int(json.loads(body)["now"])
+        await respond(send, 200, {"now": state["now"]})
+        return True
+    if path == "/control/respond" and method == "POST":
+        document = json.loads(body)
+        script.add(document["token"], document["responses"])
+        await respond(send, 200, {})
+        return True
+    return False
+
+
 async def read_body(receive):
     body = b""
     while True:
