@@ -101,8 +101,21 @@ public final class NotificationDispatcher: Sendable {
         timer.withLock { $0 = repeating }
     }
 
-    /// Stops future rounds (one in progress finishes).
+    /// Stops future rounds (one in progress finishes: `waitUntilIdle`).
     public func stop() { timer.withLock { $0?.stop() } }
+
+    /// Waits (blocking) until no round is running, at most `timeout`; returns whether it is idle. The
+    /// shutdown calls it after `stop` and after closing the outbound client (which fails sends in
+    /// flight at once), so the database is not closed under a round that is still settling.
+    @discardableResult
+    public func waitUntilIdle(timeout: Duration = .seconds(20)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while running.withLock({ $0 }) {
+            guard ContinuousClock.now < deadline else { return false }
+            usleep(10_000)
+        }
+        return true
+    }
 
     /// One round at `now`: expand, claim, send, settle.
     @discardableResult

@@ -122,11 +122,17 @@ public final class NotificationService: Sendable {
             "notifications running", metadata: ["providers": "\(enabled.isEmpty ? "none" : enabled.joined(separator: ","))"])
     }
 
-    /// Stops both timers (a round in progress finishes), then the outbound client.
+    /// Stops the scheduler (waiting for a look in progress), the dispatcher's timer, then the outbound
+    /// client — which fails sends in flight at once, so they are retried after a restart — and waits
+    /// for the dispatcher's round to settle them: the caller closes the database afterwards.
     public func stop() {
-        scheduler.withLock { $0?.stop() }
+        let scheduler = scheduler.withLock { $0 }
+        scheduler?.stop()
         dispatcher.stop()
         client.close()
+        if !dispatcher.waitUntilIdle() {
+            logger.warning("notification dispatcher still busy at shutdown; its deliveries are retried after the restart")
+        }
     }
 
     /// A secret file's bytes without one trailing newline.
