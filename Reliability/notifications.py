@@ -38,6 +38,7 @@ import ssl
 import subprocess
 import sys
 import time
+import traceback
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -356,10 +357,15 @@ def main():
     parser.add_argument("--key", required=True)
     args = parser.parse_args()
     processes = Processes(os.path.join(args.work, "pids"))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still kill the children (finally)
     try:
         run(args, processes)
     except Failure as failure:
         print(f"FAIL: {failure}", file=sys.stderr, flush=True)
+        return 1
+    except Exception as error:  # noqa: BLE001 - a fake or the server gone, a malformed answer: say so
+        traceback.print_exc()
+        print(f"FAIL: unexpected {type(error).__name__}: {error}", file=sys.stderr, flush=True)
         return 1
     finally:
         processes.kill_all()

@@ -73,6 +73,6 @@ if ! "$python" Reliability/notifications.py --server "$SERVER" --work "$work" \
         echo "--- $log log (last 30 lines)" >&2
         tail -30 "$work/$log.log" >&2
     done
-    fail "see above"
+    fail "the driver failed: its FAIL line and the logs above"
 fi
 echo "notifications: every check passed, $((SECONDS - started)) s"
