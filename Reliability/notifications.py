@@ -151,7 +151,6 @@ class Server:
                     self.providers = entry.get("providers", "").split(",")
         if not {"webpush", "webhook"} <= set(self.providers):
             raise Failure(f"notifications running with {self.providers}, expected webpush and webhook")
-        self.connection = None
 
     def tail(self, lines=20):
         with open(self.log_path, "rb") as f:
@@ -162,15 +161,15 @@ class Server:
         headers = {"Content-Type": "application/json"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        if self.connection is None:
-            self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        body = json.dumps(document).encode() if document is not None else None
-        self.connection.request(method, path, body=body, headers=headers)
-        response = self.connection.getresponse()
-        raw = response.read()
-        if response.getheader("Connection", "").lower() == "close":
-            self.connection.close()
-            self.connection = None
+        # A connection per request: the waits here outlast the server's keep-alive idle timeout.
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            body = json.dumps(document).encode() if document is not None else None
+            connection.request(method, path, body=body, headers=headers)
+            response = connection.getresponse()
+            raw = response.read()
+        finally:
+            connection.close()
         if response.status != expected:
             raise Failure(f"{method} {path}: {response.status} (expected {expected}) {raw[:500]!r}")
         return json.loads(raw) if raw else None
@@ -310,7 +309,7 @@ def run(args, processes):
     restarted_at = time.time()
     before_kill = [e for e in completion_hooks() if e["received_at"] < restarted_at]
     if any(ok(e["status"]) for e in before_kill):
-        raise Failure("the webhook answered the completion 2xx before the kill: the crash was not between commit and send")
+        raise Failure("the webhook answered the completion 2xx before the kill: not a crash between commit and send")
     server = Server(processes, args.server, flags, log_path)
     log(f"restarted on {server.port}, same data directory")
     deadline = time.monotonic() + REDELIVERY_WAIT_SECONDS
