@@ -178,6 +178,22 @@ class Server:
         self.processes.kill(self.child)
 
 
+def send_retries(log_path, key_prefix):
+    """The reasons of the server's `notification send failed, will retry` lines for keys starting
+    with `key_prefix` (any provider: the webhook's and the devices' deliveries share the key)."""
+    reasons = []
+    with open(log_path, "rb") as f:
+        for line in f.read().decode(errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if (entry.get("msg") == "notification send failed, will retry"
+                    and entry.get("key", "").startswith(key_prefix)):
+                reasons.append(entry.get("reason", ""))
+    return reasons
+
+
 def parse_time(text):
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
@@ -288,9 +304,10 @@ def run(args, processes):
     for name, lag in (("webhook", hook_lag), ("Web Push", push_lag)):
         if not 0 <= lag < ALARM_FIRED_TTL_SECONDS:
             raise Failure(f"{name} alarm_fired lag {lag:.3f} s is outside [0, TTL {ALARM_FIRED_TTL_SECONDS} s)")
+    fired_retries = send_retries(log_path, f"alarm_fired:{alarm['id']}:")
     log(f"alarm_fired: webhook once (signature ok) {hook_lag * 1000:.0f} ms after the fire; "
         f"B's Web Push decrypted {title!r} {push_lag * 1000:.0f} ms after (TTL header {push_ttl}), "
-        f"{len(pushes)} push(es)")
+        f"{len(pushes)} push(es); sends the server retried: {len(fired_retries)} {fired_retries or ''}")
 
     # --- crash between COMMIT and send ----------------------------------------------------------
     webhook.call("POST", "/script", {"answers": [{"status": 503, "retry_after": "1"}] * 200, "replace": True},
@@ -340,7 +357,7 @@ def run(args, processes):
     if len(hooks) != 1:
         raise Failure(f"after the restart the webhook holds alarm_fired {len(hooks)} times, expected 1")
     print(f"SUMMARY alarm_fired webhook_lag_ms={hook_lag * 1000:.0f} webpush_lag_ms={push_lag * 1000:.0f} "
-          f"webhook_count=1 webpush_count={len(pushes)} ttl_s={ALARM_FIRED_TTL_SECONDS}; "
+          f"webhook_count=1 webpush_count={len(pushes)} retried={len(fired_retries)} ttl_s={ALARM_FIRED_TTL_SECONDS}; "
           f"shared_completion after SIGKILL: attempts_before_kill={len(before_kill)} "
           f"restart_to_first_attempt_ms={first_ms:.0f} answered_503={len(refused)} "
           f"reopened_to_delivery_ms={delivered_ms:.0f} delivered={len(delivered)} duplicates={len(delivered) - 1}",

@@ -51,7 +51,8 @@ kill_started() {
 
 python=$(python_venv) || fail "cannot create .build/python-venv (python3-venv and PyPI needed the first time)"
 work=$(mktemp -d)
-trap 'kill_started; rm -rf "$work"' EXIT
+# CHRONIR_KEEP_WORK=1 keeps the directory (the server's and the fakes' logs) for a look afterwards.
+trap 'kill_started; if [ -n "${CHRONIR_KEEP_WORK:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi' EXIT
 
 # The CA and the server certificate (P-256, two days), as TestCertificateAuthority.swift does.
 key=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
