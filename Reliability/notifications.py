@@ -22,8 +22,8 @@ cryptography; this driver itself uses the standard library only.
    again, and the notification must arrive (≤ REDELIVERY_WAIT_SECONDS: covers a 60-s lease the
    killed server may have held). Duplicates are allowed (at-least-once) and counted.
 
-Every process it starts is killed on exit; their pids are also appended to DIR/pids so the calling
-script's trap can kill them should this process itself die. Exits 1 with `FAIL: …` on any failure.
+Every process it starts is killed on exit; DIR/pids holds the pids of those not reaped yet, so the
+calling script's trap can kill them should this process itself die. Exits 1 with `FAIL: …` on any failure.
 """
 
 import argparse
@@ -71,18 +71,25 @@ class Processes:
     def start(self, argv, **kwargs):
         child = subprocess.Popen(argv, **kwargs)
         self.children.append(child)
-        with open(self.pid_file, "a") as f:
-            f.write(f"{child.pid}\n")
+        self.record()
         return child
 
     def kill(self, child):
         if child.poll() is None:
             child.send_signal(signal.SIGKILL)
         child.wait()
+        self.children.remove(child)
+        self.record()
 
     def kill_all(self):
-        for child in self.children:
+        for child in list(self.children):
             self.kill(child)
+
+    def record(self):
+        """The pid file holds exactly the children not reaped yet (a reaped pid may be reused)."""
+        with open(self.pid_file + ".new", "w") as f:
+            f.writelines(f"{child.pid}\n" for child in self.children)
+        os.replace(self.pid_file + ".new", self.pid_file)
 
 
 def read_ready(child, name):
