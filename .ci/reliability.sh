@@ -4,7 +4,9 @@
 # and hostile clients (1,000 slowloris, 1,000 WebSocket clients that never read, malformed frames, a
 # connection burst past the limit) with the normal client's p99 < 50 ms, and PostgreSQL: two
 # instances, then three behind nginx (cross-instance delivery, SIGKILL of one under load, the
-# sweeper once per period). Storage failures (disk
+# sweeper once per period), and notifications end to end on the real clock (an alarm at the next
+# minute to the webhook and Web Push fakes; a completion committed just before a SIGKILL sent after
+# the restart). Storage failures (disk
 # full / read-only → 503) are unit tests (StorageFailureTests) run by `swift test`. The 10-minute
 # soak is nightly-style: Reliability/soak.sh.
 set -euo pipefail
@@ -12,6 +14,7 @@ cd "$(dirname "$0")/.."
 export CHRONIR_BIN_DIR=${1:-.build/debug}
 need=()
 command -v python3 >/dev/null || need+=(python3)
+command -v openssl >/dev/null || need+=(openssl)  # notifications.sh: its throwaway CA
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
 if [ ${#need[@]} -gt 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
@@ -22,6 +25,8 @@ step "crash durability: 20 SIGKILLs under write load"
 Reliability/crash.sh 20 normal
 step "crash durability on PostgreSQL: 10 SIGKILLs of the server, every other one with PostgreSQL crashed too (issue 16)"
 Reliability/crash.sh 10 postgres
+step "notifications end to end: an alarm due at the next minute reaches the webhook once and Web Push decrypted; a completion committed before SIGKILL is sent after the restart (issue 17)"
+Reliability/notifications.sh
 step "brute force: invite codes and passwords, 1 user / many users / 20 client IPs"
 Reliability/bruteforce.sh 20
 step "slow and hostile clients while a normal client measures p99"

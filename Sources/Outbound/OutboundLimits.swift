@@ -23,6 +23,11 @@ public struct OutboundLimits: Sendable {
     public var maxConnectionsPerHost = 8
     /// Idle connections kept for reuse (curl's connection cache, `CURLMOPT_MAXCONNECTS`).
     public var maxIdleConnections = 32
+    /// A pooled connection idle longer than this is not reused (libcurl `CURLOPT_MAXAGE_CONN`) but
+    /// replaced: servers close idle connections (60 s is common), and a send on one the peer already
+    /// closed fails and waits a retry back-off (found by Reliability/notifications.sh: a Web Push after
+    /// a quiet minute arrived 3–7 s late). Shorter than any push service's idle timeout.
+    public var maxIdleConnectionAge: Duration = .seconds(25)
 
     /// The defaults above.
     public init() {}

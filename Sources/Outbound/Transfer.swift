@@ -130,6 +130,7 @@ final class Transfer: @unchecked Sendable {
         // rather than opening another one: HTTP/2 transfers then share one connection.
         try set(easy, CURLOPT_PIPEWAIT, 1)
         try set(easy, CURLOPT_TCP_KEEPALIVE, 1)
+        try set(easy, CURLOPT_MAXAGE_CONN, Int(limits.maxIdleConnectionAge.components.seconds))
         try set(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(limits.connectTimeout))
         try set(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout ?? limits.totalTimeout))
         // A Content-Length over the limit fails before the body is read (CURLE_FILESIZE_EXCEEDED).

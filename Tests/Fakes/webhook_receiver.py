@@ -9,13 +9,17 @@ Usage: webhook_receiver.py CERT.pem KEY.pem SECRET_HEX   → prints `READY <port
 
   POST /hook       → the next scripted answer (default 204); recorded
   POST /script     body {"answers": [{"status": 503, "retry_after": "7"}, …]}: answers for the next hooks
-  GET  /received   → JSON list of {"key", "timestamp", "signature_ok", "body" (parsed JSON)}
+                   (appended to those still queued; with "replace": true they replace them, so
+                   {"answers": [], "replace": true} makes every later hook 204 again)
+  GET  /received   → JSON list of {"key", "timestamp", "signature_ok", "body" (parsed JSON), "status"
+                   (what it was answered), "received_at" (this machine's Unix time, seconds)}
 """
 
 import hashlib
 import hmac
 import json
 import sys
+import time
 
 from fake_service import headers_of, lifespan, listening_socket, read_body, respond, run
 
@@ -31,16 +35,21 @@ async def app(scope, receive, send):
     body = await read_body(receive)
     path, method = scope["path"], scope["method"]
     if path == "/hook" and method == "POST":
+        arrived = time.time()
         timestamp = headers.get("x-chronir-timestamp", "")
         expected = "v1=" + hmac.new(SECRET, timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
         ok = hmac.compare_digest(expected, headers.get("x-chronir-signature", ""))
-        received.append({"key": headers.get("x-chronir-key"), "timestamp": timestamp, "signature_ok": ok,
-                         "content_type": headers.get("content-type"), "body": json.loads(body or b"null")})
         answer = answers.pop(0) if answers else {"status": 204}
+        received.append({"key": headers.get("x-chronir-key"), "timestamp": timestamp, "signature_ok": ok,
+                         "content_type": headers.get("content-type"), "body": json.loads(body or b"null"),
+                         "status": answer["status"], "received_at": arrived})
         extra = [("retry-after", answer["retry_after"])] if "retry_after" in answer else []
         await respond(send, answer["status"], None, extra)
     elif path == "/script" and method == "POST":
-        answers.extend(json.loads(body)["answers"])
+        document = json.loads(body)
+        if document.get("replace"):
+            answers.clear()
+        answers.extend(document["answers"])
         await respond(send, 204)
     elif path == "/received":
         await respond(send, 200, received)

@@ -32,8 +32,9 @@ Endpoints:
   POST /clock                {"now": <unix seconds>}: the time the JWT's exp is checked against
                              (the tests' injected clock; the wall clock until set)
   GET  /received             [{"id", "status", "error", "headers": {lower-case name: value},
-                               "vapid_key", "jwt": {claims}, "payload": <decrypted JSON>}] in
-                             arrival order
+                               "vapid_key", "jwt": {claims}, "payload": <decrypted JSON>,
+                               "received_at": <this machine's Unix time, seconds>}] in arrival
+                             order
 """
 
 import base64
@@ -111,7 +112,7 @@ def verify_vapid(authorization):
 
 
 async def push(subscription_id, headers, body, send):
-    entry = {"id": subscription_id, "headers": headers, "status": None, "error": None}
+    entry = {"id": subscription_id, "headers": headers, "status": None, "error": None, "received_at": time.time()}
     received.append(entry)
     try:
         subscription = subscriptions.get(subscription_id)
