@@ -9,13 +9,16 @@ Usage: webhook_receiver.py CERT.pem KEY.pem SECRET_HEX   → prints `READY <port
 
   POST /hook       → the next scripted answer (default 204); recorded
   POST /script     body {"answers": [{"status": 503, "retry_after": "7"}, …]}: answers for the next hooks
-  GET  /received   → JSON list of {"key", "timestamp", "signature_ok", "body" (parsed JSON)}
+  GET  /received   → JSON list of {"key", "timestamp", "signature_ok", "content_type", "body" (parsed JSON),
+                     "arrived" (this machine's Unix time in seconds, float, when the request was read:
+                     Benchmarks/notifications.sh measures lag against it)}
 """
 
 import hashlib
 import hmac
 import json
 import sys
+import time
 
 from fake_service import headers_of, lifespan, listening_socket, read_body, respond, run
 
@@ -29,13 +32,15 @@ async def app(scope, receive, send):
         return await lifespan(receive, send)
     headers = headers_of(scope)
     body = await read_body(receive)
+    arrived = time.time()
     path, method = scope["path"], scope["method"]
     if path == "/hook" and method == "POST":
         timestamp = headers.get("x-chronir-timestamp", "")
         expected = "v1=" + hmac.new(SECRET, timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
         ok = hmac.compare_digest(expected, headers.get("x-chronir-signature", ""))
         received.append({"key": headers.get("x-chronir-key"), "timestamp": timestamp, "signature_ok": ok,
-                         "content_type": headers.get("content-type"), "body": json.loads(body or b"null")})
+                         "content_type": headers.get("content-type"), "body": json.loads(body or b"null"),
+                         "arrived": arrived})
         answer = answers.pop(0) if answers else {"status": 204}
         extra = [("retry-after", answer["retry_after"])] if "retry_after" in answer else []
         await respond(send, answer["status"], None, extra)
