@@ -84,6 +84,7 @@ echo
 echo "delivered: $(r delivered) of $alarms alarm_fired ($(r alarm_fired_calls) calls; bad signatures $(r bad_signatures), not exactly one recipient $(r wrong_recipients))"
 echo "throughput: $(r throughput_per_s) notifications/s handed to the webhook while draining the burst (first → last arrival $(r drain_s) s)"
 p99=$(r receiver_lag_p99_s)
+echo "dispatcher rounds seen by the receiver: $(r rounds); each sent its calls within $(r round_send_span_p50_s) s, one every $(r round_period_p50_s) s (medians)"
 echo "goal: p99 lag ≤ 1 s: ${p99:-n/a} s $(awk -v v="${p99:-}" 'BEGIN {print (v != "" && v <= 1 ? "✓" : "✗")}')"
 [ "$(r delivered)" = "$alarms" ] || { echo "FAIL: not every alarm_fired arrived" >&2; exit 1; }
 exit "$status"

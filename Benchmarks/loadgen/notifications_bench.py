@@ -39,6 +39,7 @@ MARGIN_SECONDS = 15  # between the end of the set-up's drain and T
 # The dispatcher's ceiling: NotificationDispatcher.Limits.claimBatch (256) per round, rounds ≥ its 1-s
 # tick apart. The joins' drain (one round at a small scale) would overestimate the rate.
 DISPATCH_CEILING_PER_S = 256
+ROUND_GAP_SECONDS = 0.1  # a pause longer than this between two webhook calls separates dispatcher rounds
 
 
 def log(message):
@@ -245,6 +246,19 @@ def main():
             "drain_s": f"{arrivals[-1] - arrivals[0]:.2f}",
             "throughput_per_s": f"{(len(arrivals) - 1) / (arrivals[-1] - arrivals[0]):.0f}" if len(arrivals) > 1 else "n/a",
         })
+        # Dispatcher rounds as the receiver saw them: a gap of more than ROUND_GAP_SECONDS between
+        # two calls starts a new round. Their sending span vs their period shows where time goes.
+        rounds, first, previous = [], arrivals[0], arrivals[0]
+        for t in arrivals[1:] + [math.inf]:
+            if t - previous > ROUND_GAP_SECONDS:
+                rounds.append((first, previous))
+                first = t
+            previous = t
+        spans = [b - a for a, b in rounds]
+        periods = [rounds[i + 1][0] - rounds[i][0] for i in range(len(rounds) - 1)]
+        out["rounds"] = len(rounds)
+        out["round_send_span_p50_s"] = f"{percentile(spans, 0.5):.3f}"
+        out["round_period_p50_s"] = f"{percentile(periods, 0.5):.3f}" if periods else "n/a"
     for name, q in (("p50", 0.5), ("p99", 0.99)):
         bound, count = histogram_quantile(metrics_before, metrics_after, q)
         out[f"histogram_lag_{name}_le_s"] = "n/a" if bound is None else ("+Inf" if bound == math.inf else f"{bound:g}")
