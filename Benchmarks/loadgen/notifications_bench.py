@@ -9,13 +9,14 @@ certificate CA_FILE signs):
 
 1. Accounts (set-up, timed): per group an owner, ceil(per-group alarms / 5) - 1 admins (alarm creation
    is limited to 5 per user per minute) and one member; the owner creates the group and an invite
-   code, the others join, the admins are promoted. Then waits until the webhook has drained what the
-   joins queued (`group_member_joined`) and measures the request and drain rates.
+   code, the others join, the admins are promoted. Then waits until the webhook has had the joins'
+   `group_member_joined` (one per join) and measures the request and drain rates.
 2. The target minute T: the first whole UTC minute after the alarms' estimated creation time plus
    the estimated drain of the `shared_alarm_created` notifications they queue, plus a margin.
 3. Alarms: ALARMS shared alarms, custom_days every day from today, times_of_day = T's hour:minute
    UTC, pre-alarm off, each assigned to its group's member (so each `alarm_fired` has one recipient).
-   Waits until the webhook is quiet again and fails when T is already near (the set-up overran).
+   Waits until the webhook has had one call per join and per alarm (shared_alarm_created) and then
+   none for QUIET_SECONDS; fails when T is already near (the set-up overran).
 4. Scrapes /metrics just before T, waits (≤ 5 min after T) until ALARMS `alarm_fired` webhook calls
    have arrived, scrapes again; the difference of `chronir_notification_lag_seconds` is the burst's.
 
