@@ -12,7 +12,8 @@ Usage: webhook_receiver.py CERT.pem KEY.pem SECRET_HEX   → prints `READY <port
                    (appended to those still queued; with "replace": true they replace them, so
                    {"answers": [], "replace": true} makes every later hook 204 again)
   GET  /received   → JSON list of {"key", "timestamp", "signature_ok", "body" (parsed JSON), "status"
-                   (what it was answered), "received_at" (this machine's Unix time, seconds)}
+                   (what it was answered), "received_at" and "arrived" (this machine's Unix time in seconds, float,
+                   when the request was read: Benchmarks/notifications.sh measures lag against it)}
 """
 
 import hashlib
@@ -42,7 +43,7 @@ async def app(scope, receive, send):
         answer = answers.pop(0) if answers else {"status": 204}
         received.append({"key": headers.get("x-chronir-key"), "timestamp": timestamp, "signature_ok": ok,
                          "content_type": headers.get("content-type"), "body": json.loads(body or b"null"),
-                         "status": answer["status"], "received_at": arrived})
+                         "status": answer["status"], "received_at": arrived, "arrived": arrived})
         extra = [("retry-after", answer["retry_after"])] if "retry_after" in answer else []
         await respond(send, answer["status"], None, extra)
     elif path == "/script" and method == "POST":

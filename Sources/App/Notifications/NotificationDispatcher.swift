@@ -33,6 +33,8 @@ public final class NotificationDispatcher: Sendable {
         public var retried = 0
         public var devicesGone = 0
         public var dropped = 0
+        /// Deliveries claimed (a full claim batch means more may be waiting).
+        public var claimed = 0
         public var sent: Int { delivered + retried + devicesGone + dropped }
         public init() {}
     }
@@ -50,6 +52,7 @@ public final class NotificationDispatcher: Sendable {
     private let metrics: NotificationMetrics?
     private let owner = "dispatcher:" + UUID().uuidString.lowercased()
     private let running = Mutex(false)
+    private let stopped = Mutex(false)
     private let timer: Mutex<RepeatingTimer?> = Mutex(nil)
 
     /// A dispatcher over `senders` (one per configured provider, plus the webhook's). Call `start`
@@ -83,7 +86,15 @@ public final class NotificationDispatcher: Sendable {
             Task {
                 defer { running.withLock { $0 = false } }
                 do {
-                    let round = try await runOnce(at: clock.nowMilliseconds())
+                    // Rounds follow each other at once while one fills its claim or expand batch (a
+                    // backlog: 10,000 fires due in one minute), instead of one batch per tick.
+                    var round = Round()
+                    var more = true
+                    while more, !stopped.withLock({ $0 }) {
+                        let next = try await runOnce(at: clock.nowMilliseconds())
+                        round.add(next)
+                        more = next.claimed >= limits.claimBatch || next.expansion.expanded >= limits.expandBatch
+                    }
                     if round.sent > 0 || round.expansion.expired > 0 {
                         logger.info(
                             "notifications sent",
@@ -102,7 +113,10 @@ public final class NotificationDispatcher: Sendable {
     }
 
     /// Stops future rounds (one in progress finishes: `waitUntilIdle`).
-    public func stop() { timer.withLock { $0?.stop() } }
+    public func stop() {
+        stopped.withLock { $0 = true }
+        timer.withLock { $0?.stop() }
+    }
 
     /// Waits (blocking) until no round is running, at most `timeout`; returns whether it is idle. The
     /// shutdown calls it after `stop` and after closing the outbound client (which fails sends in
@@ -133,6 +147,7 @@ public final class NotificationDispatcher: Sendable {
             try NotificationDeliveries.claim(
                 owner: owner, at: now, leaseUntil: now + limits.leaseMilliseconds, limit: limits.claimBatch, on: db)
         }
+        round.claimed = claimed.count
         let outcomes = await send(claimed, now: now)
         for (delivery, outcome) in outcomes {
             try await settle(delivery, outcome, now: now, round: &round)
@@ -212,6 +227,20 @@ public final class NotificationDispatcher: Sendable {
             count("rejected")
             logger.warning("notification rejected", metadata: ["key": "\(delivery.key)", "reason": "\(reason)"])
         }
+    }
+}
+
+extension NotificationDispatcher.Round {
+    /// Adds `other`'s counts to these.
+    mutating func add(_ other: Self) {
+        expansion.expanded += other.expansion.expanded
+        expansion.deliveries += other.expansion.deliveries
+        expansion.expired += other.expansion.expired
+        delivered += other.delivered
+        retried += other.retried
+        devicesGone += other.devicesGone
+        dropped += other.dropped
+        claimed += other.claimed
     }
 }
 

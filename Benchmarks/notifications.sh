@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Scheduler lag and outbox throughput (issue 17): ALARMS shared alarms (default 10000) across GROUPS
+# groups (default 1000) all due in the same minute, delivered through the operator webhook to
+# Tests/Fakes/webhook_receiver.py (HTTPS on loopback, a throwaway CA made here with the openssl CLI as
+# TestSupport.TestCertificateAuthority does; it runs in .build/python-venv, created from
+# Tests/Fakes/requirements.txt when missing). The webhook gets one call per notification, so each
+# alarm's `alarm_fired` is one call.
+#
+#   Benchmarks/notifications.sh [ALARMS] [GROUPS]      (e.g. `1000 100` for a short run)
+#
+# Prints, for the burst:
+#   - lag p50/p99 from the receiver's clock: its arrival time (time.time() when it read the request)
+#     minus the due instant (the whole target minute) — the same machine's clock as the server's;
+#   - lag p50/p99 from the server's own `chronir_notification_lag_seconds` histogram (the difference of
+#     two /metrics scrapes around the burst, so the set-up's notifications are not counted): the upper
+#     bound of the bucket holding the quantile — the bucket bounds (50 ms … 60 s) are its precision.
+#     The server records it after settling the delivery, so it includes the settle write;
+#   - throughput: alarm_fired calls per second between the first and the last arrival;
+#   - the set-up time, and how many alarm_fired arrived (exit 1 unless every alarm's did).
+# The set-up (accounts, groups, joins, alarms over the API; Benchmarks/loadgen/notifications_bench.py)
+# picks the target minute from its own measured rates, waits until the webhook has drained the
+# set-up's own notifications (group_member_joined, shared_alarm_created) and fails when it ran past
+# the target. Goal (issue 17): p99 lag ≤ 1 s. Not part of CI.
+#
+# Env: CHRONIR_SERVER (else `swift build -c release`), KEEP_WORK=1 keeps the temp dir (server log).
+source "$(dirname "$0")/lib.sh"
+alarms=${1:-10000}
+groups=${2:-1000}
+
+if [ -z "${CHRONIR_SERVER:-}" ]; then
+    swift build -c release --product chronir-server >/dev/null
+    CHRONIR_SERVER=$PWD/.build/release/chronir-server
+fi
+
+# The fakes' Python environment (what TestSupport.PythonEnvironment makes; reused if present).
+venv=$PWD/.build/python-venv
+if ! "$venv/bin/python" -c 'import hypercorn' 2>/dev/null; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q -r Tests/Fakes/requirements.txt
+fi
+
+# A throwaway CA and a certificate for 127.0.0.1 signed by it.
+key=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
+openssl req -x509 "${key[@]}" -keyout "$work/ca.key" -out "$work/ca.pem" -days 2 -subj /CN=bench-ca \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+openssl req "${key[@]}" -keyout "$work/server.key" -out "$work/server.csr" -subj /CN=localhost 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n' >"$work/server.ext"
+openssl x509 -req -in "$work/server.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -set_serial 1 -days 2 \
+    -extfile "$work/server.ext" -out "$work/server.pem" 2>/dev/null
+
+# The webhook's secret: 32 ASCII hex digits in the file; the receiver takes its bytes in hex.
+secret=$(openssl rand -hex 16)
+printf '%s' "$secret" >"$work/webhook.secret"
+chmod 600 "$work/webhook.secret"
+"$venv/bin/python" Tests/Fakes/webhook_receiver.py "$work/server.pem" "$work/server.key" \
+    "$(printf '%s' "$secret" | od -An -tx1 | tr -d ' \n')" >"$work/receiver.out" 2>"$work/receiver.log" &
+pids+=($!)
+for _ in $(seq 1 100); do grep -qs '^READY' "$work/receiver.out" && break; sleep 0.1; done
+receiver_port=$(awk '/^READY/ {print $2}' "$work/receiver.out")
+[ -n "$receiver_port" ] || { echo "webhook receiver did not start:" >&2; cat "$work/receiver.log" >&2; exit 1; }
+
+start_chronir --metrics-port auto --max-members 100 \
+    --notify-webhook-url "https://127.0.0.1:$receiver_port/hook" --notify-webhook-secret-file "$work/webhook.secret" \
+    --push-allow-private-endpoints --outbound-ca-file "$work/ca.pem"
+echo "notifications: $alarms alarms across $groups groups; $(nproc) cores, load $(load)"
+
+status=0
+python3 Benchmarks/loadgen/notifications_bench.py "$CH_PORT" "$metrics_base" "https://127.0.0.1:$receiver_port" \
+    "$work/ca.pem" "$alarms" "$groups" >"$work/results" || status=$?
+[ -s "$work/results" ] || { echo "the benchmark failed (status $status)" >&2; exit 1; }
+r() { field "$1" "$work/results"; }
+
+echo
+echo "| alarms | groups | accounts | set-up (accounts + alarms) | target minute (UTC) | load |"
+echo "|---|---|---|---|---|---|"
+echo "| $(r alarms) | $(r groups) | $(r accounts) | $(r setup_s) s ($(r accounts_s) + $(r alarm_creation_s) s, then drained) | $(r target) | $(load) |"
+echo
+echo "| due instant → webhook | p50 | p99 | min / max |"
+echo "|---|---|---|---|"
+echo "| receiver's clock (arrival − the whole minute) | $(r receiver_lag_p50_s) s | $(r receiver_lag_p99_s) s | $(r receiver_lag_min_s) / $(r receiver_lag_max_s) s |"
+echo "| server histogram chronir_notification_lag_seconds ($(r histogram_count) observations; bucket upper bounds) | ≤ $(r histogram_lag_p50_le_s) s | ≤ $(r histogram_lag_p99_le_s) s | |"
+echo "(histogram bucket bounds, s: $(r histogram_bounds_s))"
+echo
+echo "delivered: $(r delivered) of $alarms alarm_fired ($(r alarm_fired_calls) calls; bad signatures $(r bad_signatures), not exactly one recipient $(r wrong_recipients))"
+echo "throughput: $(r throughput_per_s) notifications/s handed to the webhook while draining the burst (first → last arrival $(r drain_s) s)"
+p99=$(r receiver_lag_p99_s)
+echo "dispatcher rounds seen by the receiver: $(r rounds); each sent its calls within $(r round_send_span_p50_s) s, one every $(r round_period_p50_s) s (medians)"
+echo "goal: p99 lag ≤ 1 s: ${p99:-n/a} s $(awk -v v="${p99:-}" 'BEGIN {print (v != "" && v <= 1 ? "✓" : "✗")}')"
+[ "$(r delivered)" = "$alarms" ] || { echo "FAIL: not every alarm_fired arrived" >&2; exit 1; }
+exit "$status"
