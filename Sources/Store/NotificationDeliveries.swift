@@ -128,34 +128,31 @@ public enum NotificationDeliveries {
     public static func claim(
         owner: String, at now: Int64, leaseUntil: Int64, limit: Int, on db: any SQLConnection
     ) throws -> [Delivery] {
-        let ids = try db.query(
+        // One read of the due rows with what a sender needs, one write of their lease: the caller's
+        // write transaction holds the writer lock, so no other claimer runs in between.
+        let rows = try db.query(
             """
-            SELECT id FROM notification_deliveries
-            WHERE next_attempt_ms <= ?1 AND (lease_until_ms IS NULL OR lease_until_ms <= ?1)
-            ORDER BY next_attempt_ms, id LIMIT ?2
-            """, [.integer(now), .integer(Int64(limit))]
-        ).compactMap { $0.int("id") }
+            SELECT d.id AS id, d.outbox_id AS outbox_id, d.channel AS channel, d.user_id AS user_id,
+                d.attempts AS attempts, d.expires_ms AS delivery_expires_ms, o.key AS key, o.type AS type,
+                o.content AS content, d.recipients AS recipients, o.not_before_ms AS not_before_ms,
+                \(DeviceStore.columns("v"))
+            FROM notification_deliveries d
+            JOIN notification_outbox o ON o.id = d.outbox_id
+            LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id
+            WHERE d.next_attempt_ms <= ?1 AND (d.lease_until_ms IS NULL OR d.lease_until_ms <= ?1)
+            ORDER BY d.next_attempt_ms, d.id LIMIT ?2
+            """, [.integer(now), .integer(Int64(limit))])
+        guard !rows.isEmpty else { return [] }
+        let ids = rows.compactMap { $0.int("id") }
+        let placeholders = ids.indices.map { "?\($0 + 3)" }.joined(separator: ", ")
+        try db.run(
+            "UPDATE notification_deliveries SET lease_owner = ?1, lease_until_ms = ?2 WHERE id IN (\(placeholders))",
+            [.text(owner), .integer(leaseUntil)] + ids.map { SQLValue.integer($0) })
         var claimed: [Delivery] = []
-        for id in ids {
-            try db.run(
-                "UPDATE notification_deliveries SET lease_owner = ?2, lease_until_ms = ?3 WHERE id = ?1",
-                [.integer(id), .text(owner), .integer(leaseUntil)])
-            guard
-                let row = try db.queryOne(
-                    """
-                    SELECT d.id AS id, d.outbox_id AS outbox_id, d.channel AS channel, d.user_id AS user_id,
-                        d.attempts AS attempts, d.expires_ms AS delivery_expires_ms, o.key AS key, o.type AS type,
-                        o.content AS content, d.recipients AS recipients, o.not_before_ms AS not_before_ms,
-                        \(DeviceStore.columns("v"))
-                    FROM notification_deliveries d
-                    JOIN notification_outbox o ON o.id = d.outbox_id
-                    LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id
-                    WHERE d.id = ?1
-                    """, [.integer(id)])
-            else { continue }
-            guard let outboxID = row.int("outbox_id"), let key = row.string("key"), let type = row.string("type"),
-                let content = row.string("content"), let attempts = row.int("attempts"), let expires = row.int("delivery_expires_ms"),
-                let notBefore = row.int("not_before_ms")
+        for row in rows {
+            guard let id = row.int("id"), let outboxID = row.int("outbox_id"), let key = row.string("key"),
+                let type = row.string("type"), let content = row.string("content"), let attempts = row.int("attempts"),
+                let expires = row.int("delivery_expires_ms"), let notBefore = row.int("not_before_ms")
             else { throw StoreError.corruptRow(table: "notification_deliveries") }
             let target: Target
             if let userID = row.string("user_id") {

@@ -148,9 +148,15 @@ public final class NotificationDispatcher: Sendable {
                 owner: owner, at: now, leaseUntil: now + limits.leaseMilliseconds, limit: limits.claimBatch, on: db)
         }
         round.claimed = claimed.count
-        let outcomes = await send(claimed, now: now)
-        for (delivery, outcome) in outcomes {
-            try await settle(delivery, outcome, now: now, round: &round)
+        let outcomes = await send(claimed, now: now).map { delivery, outcome in
+            (delivery, outcome, nextAttempt(after: outcome, of: delivery, now: now))
+        }
+        // Every outcome of the round in one write transaction, not one each.
+        let kept = try await database.write { db in
+            try outcomes.map { delivery, outcome, next in try Self.apply(outcome, to: delivery, nextAttempt: next, on: db) }
+        }
+        for ((delivery, outcome, _), kept) in zip(outcomes, kept) {
+            record(delivery, outcome, kept: kept, round: &round)
         }
         if let metrics {
             metrics.pending(try await database.read { db in try NotificationDeliveries.depth(on: db) })
@@ -186,43 +192,55 @@ public final class NotificationDispatcher: Sendable {
         }
     }
 
-    private func settle(
-        _ delivery: NotificationDeliveries.Delivery, _ outcome: SendOutcome, now: Int64, round: inout Round
-    ) async throws {
-        let id = delivery.id
+    /// When a retried delivery is tried again (`RetryPolicy`, `Retry-After` wins); nil for the other outcomes.
+    private func nextAttempt(after outcome: SendOutcome, of delivery: NotificationDeliveries.Delivery, now: Int64) -> Int64? {
+        guard case .retry(_, let retryAfter) = outcome else { return nil }
+        return now + retry.delay(attempts: delivery.attempts, retryAfterMilliseconds: retryAfter, unit: unitRandom())
+    }
+
+    /// Settles one outcome in the round's transaction: delivered or rejected → done; retry → due at
+    /// `nextAttempt` (false when that passes its TTL and it was dropped); device gone → the device is
+    /// deleted, and with it its deliveries.
+    private static func apply(
+        _ outcome: SendOutcome, to delivery: NotificationDeliveries.Delivery, nextAttempt: Int64?, on db: any SQLConnection
+    ) throws -> Bool {
+        switch outcome {
+        case .delivered, .rejected:
+            try NotificationDeliveries.settle(delivery.id, on: db)
+        case .retry(let reason, _):
+            return try NotificationDeliveries.retry(delivery.id, at: nextAttempt ?? 0, error: reason, on: db)
+        case .deviceGone:
+            if case .device(let userID, let device) = delivery.target {
+                try NotificationDeliveries.deviceGone(userID: userID, deviceID: device.deviceID, on: db)
+            } else {
+                try NotificationDeliveries.settle(delivery.id, on: db)
+            }
+        }
+        return true
+    }
+
+    /// Counts, measures and logs one settled outcome.
+    private func record(_ delivery: NotificationDeliveries.Delivery, _ outcome: SendOutcome, kept: Bool, round: inout Round) {
         let provider = delivery.provider?.rawValue ?? "webhook"
         func count(_ outcome: String) {
             metrics?.record(provider: provider, type: delivery.type.rawValue, outcome: outcome)
         }
         switch outcome {
         case .delivered:
-            try await database.write { db in try NotificationDeliveries.settle(id, on: db) }
             round.delivered += 1
             count("delivered")
             metrics?.delivered(lagMilliseconds: clock.nowMilliseconds() - delivery.notBefore)
-        case .retry(let reason, let retryAfter):
-            let next = now + retry.delay(attempts: delivery.attempts, retryAfterMilliseconds: retryAfter, unit: unitRandom())
-            let kept = try await database.write { db in
-                try NotificationDeliveries.retry(id, at: next, error: reason, on: db)
-            }
+        case .retry(let reason, _):
             if kept { round.retried += 1 } else { round.dropped += 1 }
             count(kept ? "retried" : "expired")
             logger.notice(
                 kept ? "notification send failed, will retry" : "notification send failed, expired",
                 metadata: ["key": "\(delivery.key)", "attempts": "\(delivery.attempts + 1)", "reason": "\(reason)"])
         case .deviceGone(let reason):
-            if case .device(let userID, let device) = delivery.target {
-                try await database.write { db in
-                    try NotificationDeliveries.deviceGone(userID: userID, deviceID: device.deviceID, on: db)
-                }
-            } else {
-                try await database.write { db in try NotificationDeliveries.settle(id, on: db) }
-            }
             round.devicesGone += 1
             count("device_gone")
             logger.notice("push address gone: device deleted", metadata: ["key": "\(delivery.key)", "reason": "\(reason)"])
         case .rejected(let reason):
-            try await database.write { db in try NotificationDeliveries.settle(id, on: db) }
             round.dropped += 1
             count("rejected")
             logger.warning("notification rejected", metadata: ["key": "\(delivery.key)", "reason": "\(reason)"])

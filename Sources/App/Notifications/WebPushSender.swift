@@ -159,14 +159,7 @@ public final class WebPushSender: NotificationSender {
 
     /// What a failed exchange means: transient failures are retried, policy refusals are not.
     static func outcome(of error: OutboundError) -> SendOutcome {
-        switch error {
-        case .timeout, .connectFailed, .tls, .tooManyQueued, .responseTooLarge, .cancelled, .closed, .other:
-            return .retry(reason: "\(error)", retryAfterMilliseconds: nil)
-        case .destinationRefused(let refusal):
-            return .rejected(reason: "destination refused: \(refusal)")
-        case .invalidRequest(let why):
-            return .rejected(reason: "invalid request: \(why)")
-        }
+        ProviderExchange.outcome(of: error, provider: "web push")
     }
 
     /// The VAPID header for `endpoint`'s origin at `now` (ms): the cached one while it has more than

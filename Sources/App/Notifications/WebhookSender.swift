@@ -73,7 +73,7 @@ public struct WebhookSender: NotificationSender {
             let response = try await client.send(request)
             return Self.outcome(status: response.status, retryAfter: response.headers.value(of: "retry-after"), now: now)
         } catch {
-            return Self.outcome(error)
+            return ProviderExchange.outcome(of: error, provider: "webhook")
         }
     }
 
@@ -87,12 +87,4 @@ public struct WebhookSender: NotificationSender {
         }
     }
 
-    /// A send that got no response: transient failures are retried; a refused destination or an
-    /// invalid request never succeeds.
-    static func outcome(_ error: OutboundError) -> SendOutcome {
-        switch error {
-        case .destinationRefused, .invalidRequest: .rejected(reason: "\(error)")
-        default: .retry(reason: "\(error)", retryAfterMilliseconds: nil)
-        }
-    }
 }
