@@ -62,7 +62,7 @@ let package = Package(
         .target(name: "Outbound", dependencies: ["CCurl", "Hashing"], swiftSettings: strict),
         // Pure domain rules: accounts, emails, passwords policy, rate limits; the change-log values
         // (Change, ChangeKind, ChangeEvent, ChangeFeed.Row/Batch/Replay) Store writes and Realtime reads. No I/O.
-        .target(name: "Domain", dependencies: ["Hashing"], swiftSettings: strict),
+        .target(name: "Domain", dependencies: ["Hashing", "Push"], swiftSettings: strict),
         // SQL for the Domain, row mapping, change_log writes; embeds Migrations/{sqlite,postgres}/*.sql at build time.
         .target(
             name: "Store", dependencies: ["Domain", "Storage", "SQLite", "Hashing", "Wire"], swiftSettings: strict,

@@ -1,4 +1,5 @@
 import Hashing
+import Push
 
 /// One install of a client that can receive push notifications (docs/notifications.md#devices): a
 /// client-chosen id per user, the provider that reaches it and the provider's address. A delivery
@@ -117,14 +118,9 @@ public enum DeviceRules {
     public static let apnsTokenHexDigits = 64...200
     /// FCM registration tokens are ~150–250 characters; this bounds what is stored.
     public static let maxFCMTokenBytes = 4_096
-    /// A push service URL; RFC 8030 sets no limit, real ones are under 600 bytes.
-    public static let maxEndpointBytes = 2_048
     /// `app_version` ("1.2.0 (345)") and `locale` (a BCP 47 tag) are short labels.
     public static let maxAppVersionBytes = 32
     public static let maxLocaleBytes = 35
-    /// P-256 public key as an uncompressed point (0x04 ‖ X ‖ Y) and the auth secret (RFC 8291 §3.2).
-    public static let p256dhBytes = 65
-    public static let authSecretBytes = 16
 
     /// Which providers a platform may register with: APNs reaches Apple devices; FCM reaches Android
     /// and (through APNs) iOS; Web Push reaches browsers and UnifiedPush distributors on Android.
@@ -175,29 +171,29 @@ public enum DeviceRules {
         }
     }
 
-    /// An https endpoint with a host and no credentials; keys that decode to the right lengths (the
-    /// point itself is checked against the curve with the sender's crypto before it is stored:
-    /// `NotificationRoutes.checkSendable`, App).
+    /// The subscription parsed as the Web Push sender reads it (`Push.PushSubscription`: an https
+    /// endpoint with a host the sender can use and no credentials, `p256dh` a point of the P-256
+    /// curve, a 16-byte auth secret) — one parser, so a subscription stored is one that can be
+    /// reached. Keys are kept as given minus any `=` padding. 422 naming the field.
     static func validate(_ s: Device.WebPushSubscription) throws(DomainError) -> Device.WebPushSubscription {
-        let endpoint = s.endpoint
-        guard endpoint.utf8.count <= maxEndpointBytes, endpoint.hasPrefix("https://"),
-            endpoint.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }),
-            let host = endpoint.dropFirst("https://".count).split(separator: "/", maxSplits: 1).first,
-            !host.isEmpty, !host.contains("@")
-        else {
-            throw .invalidField(
-                field: "subscription.endpoint", message: "endpoint must be an https URL of at most \(maxEndpointBytes) bytes")
-        }
         let p256dh = unpadded(s.p256dh)
-        guard let point = Base64URL.decode(p256dh), point.count == p256dhBytes, point[0] == 0x04 else {
-            throw .invalidField(
-                field: "subscription.keys.p256dh", message: "p256dh must be a base64url uncompressed P-256 point (65 bytes)")
-        }
         let auth = unpadded(s.auth)
-        guard let secret = Base64URL.decode(auth), secret.count == authSecretBytes else {
-            throw .invalidField(field: "subscription.keys.auth", message: "auth must be 16 bytes, base64url")
+        do {
+            _ = try PushSubscription(endpoint: s.endpoint, p256dh: p256dh, auth: auth)
+        } catch {
+            switch error {
+            case .endpointTooLong, .endpointNotHTTPS, .endpointMalformed:
+                throw .invalidField(
+                    field: "subscription.endpoint",
+                    message: "endpoint must be an https URL of at most \(PushEndpoint.maxByteCount) bytes a push can be sent to")
+            case .invalidP256dh:
+                throw .invalidField(
+                    field: "subscription.keys.p256dh", message: "p256dh must be a base64url uncompressed point of the P-256 curve")
+            case .invalidAuth:
+                throw .invalidField(field: "subscription.keys.auth", message: "auth must be 16 bytes, base64url")
+            }
         }
-        return Device.WebPushSubscription(endpoint: endpoint, p256dh: p256dh, auth: auth)
+        return Device.WebPushSubscription(endpoint: s.endpoint, p256dh: p256dh, auth: auth)
     }
 
     /// `app_version` / `locale`: optional short printable labels; empty means absent.

@@ -101,7 +101,7 @@ public final class APNsSender: NotificationSender {
             return ProviderExchange.outcome(of: error, provider: "apns")
         }
         guard response.httpVersion == .http2 else { return .retry(reason: "apns: answered without HTTP/2", retryAfterMilliseconds: nil) }
-        return outcome(of: response, jwt: jwt)
+        return outcome(of: response, jwt: jwt, now: now)
     }
 
     /// The provider token for `now` (Unix ms): the cached one while younger than
@@ -149,7 +149,7 @@ public final class APNsSender: NotificationSender {
     }
 
     /// APNs' answer as an outcome (Apple, "Handling notification responses from APNs").
-    private func outcome(of response: OutboundResponse, jwt: String) -> SendOutcome {
+    private func outcome(of response: OutboundResponse, jwt: String, now: Int64) -> SendOutcome {
         let reason = ProviderExchange.jsonObject(response.body)?["reason"] as? String ?? ""
         let described = "apns \(response.status)" + (reason.isEmpty ? "" : " \(reason)")
         switch response.status {
@@ -163,7 +163,7 @@ public final class APNsSender: NotificationSender {
             discard(jwt)
             return .retry(reason: described, retryAfterMilliseconds: 0)
         case 429, 500, 503:
-            return .retry(reason: described, retryAfterMilliseconds: ProviderExchange.retryAfterMilliseconds(response.headers))
+            return .retry(reason: described, retryAfterMilliseconds: ProviderExchange.retryAfterMilliseconds(response.headers, now: now))
         case 500...599:
             return .retry(reason: described, retryAfterMilliseconds: nil)
         default:

@@ -135,7 +135,7 @@ public final class FCMSender: NotificationSender {
         } catch {
             return ProviderExchange.outcome(of: error, provider: "fcm")
         }
-        return await outcome(of: response, accessToken: accessToken)
+        return await outcome(of: response, accessToken: accessToken, now: now)
     }
 
     /// The messages:send body: notification, string data, Android priority/TTL/collapse key, and
@@ -159,7 +159,7 @@ public final class FCMSender: NotificationSender {
     }
 
     /// FCM's answer as an outcome (FCM HTTP v1 `ErrorCode`s).
-    private func outcome(of response: OutboundResponse, accessToken: String) async -> SendOutcome {
+    private func outcome(of response: OutboundResponse, accessToken: String, now: Int64) async -> SendOutcome {
         let error = ProviderExchange.jsonObject(response.body)?["error"] as? [String: Any]
         let status = error?["status"] as? String ?? ""
         let details = error?["details"] as? [[String: Any]] ?? []
@@ -176,7 +176,7 @@ public final class FCMSender: NotificationSender {
             await tokens.discard(accessToken)
             return .retry(reason: described, retryAfterMilliseconds: 0)
         case 429, 500, 503:
-            return .retry(reason: described, retryAfterMilliseconds: ProviderExchange.retryAfterMilliseconds(response.headers))
+            return .retry(reason: described, retryAfterMilliseconds: ProviderExchange.retryAfterMilliseconds(response.headers, now: now))
         case 500...599:
             return .retry(reason: described, retryAfterMilliseconds: nil)
         default:
@@ -218,7 +218,7 @@ public final class FCMSender: NotificationSender {
                 return .failure(
                     AccessTokens.Failure(
                         outcome: .retry(
-                            reason: described, retryAfterMilliseconds: ProviderExchange.retryAfterMilliseconds(response.headers))))
+                            reason: described, retryAfterMilliseconds: ProviderExchange.retryAfterMilliseconds(response.headers, now: now))))
             }
             logger.error(
                 "fcm: the token endpoint refused the service account", metadata: ["status": "\(response.status)", "error": "\(error)"])

@@ -2,23 +2,17 @@ import Foundation
 import Hashing
 import Outbound
 
-/// What the token-authenticated push senders (APNs, FCM) share: reading a provider's `Retry-After`,
+/// What the push senders share: reading a provider's `Retry-After`,
 /// the collapse key made from an outbox key, and what a transport failure means for a delivery.
 enum ProviderExchange {
-    /// Longest `Retry-After` believed (an hour; `RetryPolicy` caps it again).
-    static let maxRetryAfterSeconds: Int64 = 3_600
     /// Longest collapse id APNs accepts (`apns-collapse-id`: 64 bytes); FCM's `collapse_key` gets
     /// the same.
     static let maxCollapseKeyBytes = 64
 
-    /// `Retry-After` in milliseconds when it is delta-seconds (RFC 9110 §10.2.3; what APNs and FCM
-    /// send); nil when absent or an HTTP-date (the back-off applies then).
-    static func retryAfterMilliseconds(_ headers: [HTTPField]) -> Int64? {
-        guard let value = headers.value(of: "retry-after")?.trimmingCharacters(in: .whitespaces),
-            !value.isEmpty, value.utf8.count <= 10, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-            let seconds = Int64(value)
-        else { return nil }
-        return min(seconds, maxRetryAfterSeconds) * 1_000
+    /// A provider's `Retry-After` header as a delay from `now` (`RetryAfter`: both RFC 9110 forms;
+    /// `RetryPolicy` caps it).
+    static func retryAfterMilliseconds(_ headers: [HTTPField], now: Int64) -> Int64? {
+        RetryAfter.milliseconds(headers.value(of: "retry-after"), now: now)
     }
 
     /// The outbox key itself when it fits 64 bytes, else the 64 hex digits of its SHA-256: stable

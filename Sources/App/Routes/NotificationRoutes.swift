@@ -1,5 +1,4 @@
 import Domain
-import Push
 import Storage
 import Store
 import Wire
@@ -102,7 +101,6 @@ enum NotificationRoutes {
                 message: "provider \(body.provider.rawValue) does not reach platform \(body.platform.rawValue)")
         }
         let address = try DeviceRules.address(provider: body.provider, token: body.token, subscription: body.subscription)
-        if case .webPush(let subscription) = address { try checkSendable(subscription) }
         let appVersion = try DeviceRules.label(body.appVersion, field: "app_version", maxBytes: DeviceRules.maxAppVersionBytes)
         let locale = try DeviceRules.label(body.locale, field: "locale", maxBytes: DeviceRules.maxLocaleBytes)
         let now = services.clock.nowMilliseconds()
@@ -113,24 +111,6 @@ enum NotificationRoutes {
                 appVersion: appVersion, locale: locale, sessionHash: principal.tokenHash, at: now, on: db)
         }
         return JSONBody.response(device, status: outcome == .created ? .created : .ok)
-    }
-
-    /// A subscription as the Web Push sender reads it (`Push.PushSubscription`): `p256dh` must be a
-    /// point of the curve (`DeviceRules` checks only lengths) and the endpoint's host one the sender
-    /// parses — a subscription refused here could never be reached. 422 naming the field.
-    static func checkSendable(_ subscription: Device.WebPushSubscription) throws(DomainError) {
-        do {
-            _ = try PushSubscription(endpoint: subscription.endpoint, p256dh: subscription.p256dh, auth: subscription.auth)
-        } catch {
-            switch error {
-            case .endpointTooLong, .endpointNotHTTPS, .endpointMalformed:
-                throw .invalidField(field: "subscription.endpoint", message: "endpoint is not an https URL a push can be sent to")
-            case .invalidP256dh:
-                throw .invalidField(field: "subscription.keys.p256dh", message: "p256dh is not a point of the P-256 curve")
-            case .invalidAuth:
-                throw .invalidField(field: "subscription.keys.auth", message: "auth must be 16 bytes, base64url")
-            }
-        }
     }
 
     static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
