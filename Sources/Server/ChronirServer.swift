@@ -255,19 +255,13 @@ struct ChronirServer: ParsableCommand {
         let watcher = SignalWatcher(signals: SignalWatcher.shutdownAndReload) { signal in
             shutdown.handle(signal: signal)
         }
-        let env = ProcessInfo.processInfo.environment
-        func value(_ flag: String?, _ name: String) -> String? { flag ?? env["CHRONIR_\(name)"] }
+        let options = OptionValues(environment: ProcessInfo.processInfo.environment)
+        let value = options.value
         func parse<T>(_ flag: String?, _ name: String, _ fallback: T, _ convert: (String) -> T?) throws -> T {
-            guard let text = value(flag, name) else { return fallback }
-            guard let parsed = convert(text) else {
-                throw ValidationError("invalid value '\(text)' for \(name.lowercased().replacingOccurrences(of: "_", with: "-"))")
-            }
-            return parsed
+            try options.parse(flag, name, fallback, convert)
         }
-        /// An option without a default: nil when unset, an error when set to a value `convert`
-        /// rejects. (Through `parse` with T = Int?, a rejected value would be `.some(nil)`: unset.)
         func parseOptional<T>(_ flag: String?, _ name: String, _ convert: (String) -> T?) throws -> T? {
-            try parse(flag, name, T?.none) { text -> T?? in convert(text).map { Optional($0) } }
+            try options.parseOptional(flag, name, convert)
         }
 
         let host = value(host, "HOST") ?? Default.host
@@ -339,7 +333,7 @@ struct ChronirServer: ParsableCommand {
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         config.writeBudget = WriteBudget(writesPerMinute: writesPerMinute, burst: writeBurst, bytesPerHour: writeBytes)
         config.databaseURL = value(databaseUrl, "DATABASE_URL")
-        config.notifications = try notificationOptions.resolve(environment: env)
+        config.notifications = try notificationOptions.resolve(options)
         config.trustedProxies = Set(
             (value(trustedProxies, "TRUSTED_PROXIES") ?? "").split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
@@ -350,7 +344,7 @@ struct ChronirServer: ParsableCommand {
             Int($0).flatMap { (0...65535).contains($0) ? $0 : nil }
         }
         let metricsHost = value(metricsHost, "METRICS_HOST") ?? Default.metricsHost
-        let metricsToken = value(metricsToken, "METRICS_TOKEN").flatMap { $0.isEmpty ? nil : $0 }
+        let metricsToken = value(metricsToken, "METRICS_TOKEN")
         if let metricsToken, metricsToken.utf8.count < MetricsExposure.minimumTokenLength {
             throw ValidationError("metrics-token must be at least \(MetricsExposure.minimumTokenLength) characters")
         }

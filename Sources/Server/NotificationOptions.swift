@@ -51,12 +51,10 @@ struct NotificationOptions: ParsableArguments {
     @Option(help: "CA bundle outbound TLS trusts instead of the system's (tests, private CAs). [env: CHRONIR_OUTBOUND_CA_FILE]")
     var outboundCaFile: String?
 
-    /// The configuration these flags and `environment` describe; a partial APNs setting or an
+    /// The configuration these flags (or their variables) describe; a partial APNs setting or an
     /// unknown value is a `ValidationError` naming the flag.
-    func resolve(environment: [String: String]) throws -> NotificationsConfig {
-        func value(_ flag: String?, _ name: String) -> String? {
-            (flag ?? environment["CHRONIR_\(name)"]).flatMap { $0.isEmpty ? nil : $0 }
-        }
+    func resolve(_ options: OptionValues) throws -> NotificationsConfig {
+        let value = options.value
         var config = NotificationsConfig()
         config.webhookURL = value(notifyWebhookUrl, "NOTIFY_WEBHOOK_URL")
         config.webhookSecretFile = value(notifyWebhookSecretFile, "NOTIFY_WEBHOOK_SECRET_FILE")
@@ -82,8 +80,7 @@ struct NotificationOptions: ParsableArguments {
                 keyFile: keyFile, keyID: keyID, teamID: teamID, topic: topic, environment: apnsEnvironment)
         }
         config.fcmServiceAccountFile = value(fcmServiceAccountFile, "FCM_SERVICE_ACCOUNT_FILE")
-        config.allowPrivateEndpoints =
-            pushAllowPrivateEndpoints || ["1", "true", "yes"].contains(environment["CHRONIR_PUSH_ALLOW_PRIVATE_ENDPOINTS"] ?? "")
+        config.allowPrivateEndpoints = options.isOn(pushAllowPrivateEndpoints, "PUSH_ALLOW_PRIVATE_ENDPOINTS")
         config.caFile = value(outboundCaFile, "OUTBOUND_CA_FILE")
         return config
     }
