@@ -78,6 +78,14 @@ public struct ChangeEvent: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// The sweeper recorded a missed occurrence and advanced the alarm.
     public static let missedAlarmFollowup = ChangeEvent(rawValue: "missed_alarm_followup")
 
+    // Personal alarms (docs/personal-sync.md)
+    /// A personal alarm was created on one of the user's devices.
+    public static let personalAlarmCreated = ChangeEvent(rawValue: "personal_alarm_created")
+    /// A personal alarm was replaced or edited (or a tombstone brought back).
+    public static let personalAlarmUpdated = ChangeEvent(rawValue: "personal_alarm_updated")
+    /// A personal alarm was deleted (its tombstone syncs, then is purged).
+    public static let personalAlarmDeleted = ChangeEvent(rawValue: "personal_alarm_deleted")
+
     // The log itself
     /// Compaction removed the oldest rows and wrote a checkpoint (`ChangeKind.checkpoint`).
     public static let logCompacted = ChangeEvent(rawValue: "log_compacted")

@@ -25,6 +25,8 @@ public struct ChangeKind: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let sharedCompletion = ChangeKind(rawValue: "shared_completion")
     /// An occurrence nobody (or not everyone) answered, written by the sweeper.
     public static let missedOccurrence = ChangeKind(rawValue: "missed_occurrence")
+    /// A user's personal alarm (`user:<id>` only: synced between that user's devices).
+    public static let personalAlarm = ChangeKind(rawValue: "personal_alarm")
     /// The log's own bookkeeping: a compaction checkpoint on the `system` topic (no client sees it).
     public static let checkpoint = ChangeKind(rawValue: "checkpoint")
 

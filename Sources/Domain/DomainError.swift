@@ -35,9 +35,11 @@ public enum DomainError: Error, Equatable, Sendable {
     case invitationAlreadyAccepted
     /// The owner must transfer ownership before leaving.
     case ownerMustTransfer
-    /// No live shared alarm with that id in the group (or the caller may not know it exists).
+    /// No live shared alarm with that id in the group (or the caller may not know it exists), or no
+    /// live personal alarm with that id in the caller's account.
     case alarmNotFound
-    /// The group already has `SharedAlarmRules.maxAlarmsPerGroup` live shared alarms.
+    /// The group already has `SharedAlarmRules.maxAlarmsPerGroup` live shared alarms, or the account
+    /// `PersonalAlarmRules.maxAlarmsPerUser` personal ones.
     case alarmLimitReached
     /// An answer for an occurrence that is closed or is not the current one; `current` is the alarm.
     case occurrenceClosed(current: [UInt8])

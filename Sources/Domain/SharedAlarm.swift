@@ -18,7 +18,7 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
     public var groupID: String
     /// `created_by_uid`: may delete the alarm even without a manager role.
     public var createdBy: String
-    public var settings: SharedAlarmSettings
+    public var settings: AlarmSettings
     /// The open occurrence's time; nil when the alarm never fires again.
     public var nextFireAt: Timestamp?
     /// When the last occurrence closed with at least one `completed` answer (the closing answer's time).
@@ -34,7 +34,7 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
     public var deletedAt: Timestamp?
 
     public init(
-        id: String, groupID: String, createdBy: String, settings: SharedAlarmSettings, nextFireAt: Timestamp? = nil,
+        id: String, groupID: String, createdBy: String, settings: AlarmSettings, nextFireAt: Timestamp? = nil,
         lastCompletedAt: Timestamp? = nil, lastMissedAt: Timestamp? = nil, occurrence: Occurrence? = nil,
         version: Int64 = 1, createdAt: Timestamp, updatedAt: Timestamp, deletedAt: Timestamp? = nil
     ) {
@@ -128,19 +128,10 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         return changed
     }
 
+    /// The shared alarm's own keys; the alarm fields are `AlarmSettings.FieldKeys` (same flat object).
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, title, note, schedule, timezone, category, occurrence, version
+        case id, occurrence, version
         case groupID = "group_id"
-        case timesOfDay = "times_of_day"
-        case persistenceLevel = "persistence_level"
-        case soundID = "sound_id"
-        case preAlarmEnabled = "pre_alarm_enabled"
-        case preAlarmOffset = "pre_alarm_offset"
-        case snoozeEnabled = "snooze_enabled"
-        case snoozeOptions = "snooze_options"
-        case dismissMethod = "dismiss_method"
-        case colorTag = "color_tag"
-        case iconName = "icon_name"
         case createdBy = "created_by_uid"
         case assignedTo = "assigned_to_uids"
         case completionRule = "completion_rule"
@@ -161,24 +152,8 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         id = try c.decode(String.self, forKey: .id)
         groupID = try c.decode(String.self, forKey: .groupID)
         createdBy = try c.decode(String.self, forKey: .createdBy)
-        settings = SharedAlarmSettings(
-            title: try c.decode(String.self, forKey: .title),
-            note: try c.decodeIfPresent(String.self, forKey: .note),
-            timing: AlarmTiming(
-                schedule: try c.decode(Schedule.self, forKey: .schedule),
-                timesOfDay: try c.decode([TimeOfDay].self, forKey: .timesOfDay),
-                timezone: try c.decode(String.self, forKey: .timezone)),
-            persistenceLevel: try c.decode(PersistenceLevel.self, forKey: .persistenceLevel),
-            soundID: try c.decodeIfPresent(String.self, forKey: .soundID),
-            preAlarmEnabled: try c.decode(Bool.self, forKey: .preAlarmEnabled),
-            preAlarmOffset: try c.decode(Int.self, forKey: .preAlarmOffset),
-            snoozeEnabled: try c.decode(Bool.self, forKey: .snoozeEnabled),
-            snoozeOptions: try c.decode([Int].self, forKey: .snoozeOptions),
-            dismissMethod: try c.decode(DismissMethod.self, forKey: .dismissMethod),
-            colorTag: try c.decodeIfPresent(String.self, forKey: .colorTag),
-            iconName: try c.decodeIfPresent(String.self, forKey: .iconName),
-            category: try c.decodeIfPresent(AlarmCategory.self, forKey: .category),
-            assignedTo: try c.decode([String].self, forKey: .assignedTo),
+        settings = try AlarmSettings(
+            from: decoder, assignedTo: try c.decode([String].self, forKey: .assignedTo),
             completionRule: try c.decode(CompletionRule.self, forKey: .completionRule),
             graceMinutes: try c.decode(Int.self, forKey: .graceMinutes))
         nextFireAt = try c.decodeIfPresent(Timestamp.self, forKey: .nextFireAt)
@@ -194,23 +169,9 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         let s = settings
+        try s.encodeFields(to: encoder)
         try c.encode(id, forKey: .id)
         try c.encode(groupID, forKey: .groupID)
-        try c.encode(s.title, forKey: .title)
-        try c.encode(s.note, forKey: .note)  // explicit nulls: every field always exists
-        try c.encode(s.timing.schedule, forKey: .schedule)
-        try c.encode(s.timing.timesOfDay, forKey: .timesOfDay)
-        try c.encode(s.timing.timezone, forKey: .timezone)
-        try c.encode(s.persistenceLevel, forKey: .persistenceLevel)
-        try c.encode(s.soundID, forKey: .soundID)
-        try c.encode(s.preAlarmEnabled, forKey: .preAlarmEnabled)
-        try c.encode(s.preAlarmOffset, forKey: .preAlarmOffset)
-        try c.encode(s.snoozeEnabled, forKey: .snoozeEnabled)
-        try c.encode(s.snoozeOptions, forKey: .snoozeOptions)
-        try c.encode(s.dismissMethod, forKey: .dismissMethod)
-        try c.encode(s.colorTag, forKey: .colorTag)
-        try c.encode(s.iconName, forKey: .iconName)
-        try c.encode(s.category, forKey: .category)
         try c.encode(createdBy, forKey: .createdBy)
         try c.encode(s.assignedTo, forKey: .assignedTo)
         try c.encode(s.completionRule, forKey: .completionRule)
@@ -226,55 +187,6 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         try c.encode(createdAt, forKey: .createdAt)
         try c.encode(updatedAt, forKey: .updatedAt)
         try c.encode(deletedAt, forKey: .deletedAt)
-    }
-}
-
-/// The fields of a shared alarm its owner/admins edit (POST and PATCH bodies), with the defaults of docs/design.md#shared-alarms.
-public struct SharedAlarmSettings: Sendable, Equatable {
-    public var title: String
-    public var note: String?
-    public var timing: AlarmTiming
-    public var persistenceLevel: PersistenceLevel
-    public var soundID: String?
-    public var preAlarmEnabled: Bool
-    /// Minutes before the fire to send the pre-warning.
-    public var preAlarmOffset: Int
-    public var snoozeEnabled: Bool
-    /// Snooze durations, minutes.
-    public var snoozeOptions: [Int]
-    public var dismissMethod: DismissMethod
-    public var colorTag: String?
-    public var iconName: String?
-    public var category: AlarmCategory?
-    /// Members who receive the alarm; empty = every active member.
-    public var assignedTo: [String]
-    public var completionRule: CompletionRule
-    /// An occurrence still open this long after its time is marked missed by the overdue sweep.
-    public var graceMinutes: Int
-
-    public init(
-        title: String, note: String? = nil, timing: AlarmTiming, persistenceLevel: PersistenceLevel = .full,
-        soundID: String? = nil, preAlarmEnabled: Bool = false, preAlarmOffset: Int = 1440, snoozeEnabled: Bool = true,
-        snoozeOptions: [Int] = [60, 1440, 10080], dismissMethod: DismissMethod = .swipe, colorTag: String? = nil,
-        iconName: String? = nil, category: AlarmCategory? = nil, assignedTo: [String] = [],
-        completionRule: CompletionRule = .any, graceMinutes: Int = SharedAlarmRules.defaultGraceMinutes
-    ) {
-        self.title = title
-        self.note = note
-        self.timing = timing
-        self.persistenceLevel = persistenceLevel
-        self.soundID = soundID
-        self.preAlarmEnabled = preAlarmEnabled
-        self.preAlarmOffset = preAlarmOffset
-        self.snoozeEnabled = snoozeEnabled
-        self.snoozeOptions = snoozeOptions
-        self.dismissMethod = dismissMethod
-        self.colorTag = colorTag
-        self.iconName = iconName
-        self.category = category
-        self.assignedTo = assignedTo
-        self.completionRule = completionRule
-        self.graceMinutes = graceMinutes
     }
 }
 

@@ -44,7 +44,7 @@ public enum SharedAlarmRules {
     public static let creationWindow = AttemptWindow(maxAttempts: 5, windowMilliseconds: 60_000)
 
     /// Normalises and checks every field; `now` only matters for a one-time schedule in the past.
-    public static func validate(_ s: SharedAlarmSettings, now: Int64) throws(DomainError) -> SharedAlarmSettings {
+    public static func validate(_ s: AlarmSettings, now: Int64) throws(DomainError) -> AlarmSettings {
         var s = s
         s.title = try FreeText.normalize(s.title, .name, field: "title")
         guard !s.title.isEmpty else { throw .invalidField(field: "title", message: "title is required") }

@@ -16,6 +16,8 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var deadSessionsMilliseconds: Int64 = 30 * 24 * 3600 * 1000
     /// Soft-deleted shared alarms (with their completions): 30 days (docs/design.md#retention).
     public var deletedAlarmsMilliseconds: Int64 = SharedAlarmStore.retentionAfterDeleteMilliseconds
+    /// Personal-alarm tombstones and archived conflict losers: 30 days (data-schema §7.2–7.3).
+    public var personalAlarmTombstonesMilliseconds: Int64 = PersonalAlarmRules.tombstoneLifetimeMilliseconds
     /// Completions: the product's completion-log retention, 3 years (docs/design.md#retention).
     public var completionsMilliseconds: Int64 = CompletionStore.retentionMilliseconds
     /// Push devices not registered again for 60 days (data-schema §8; `DeviceRules`).
@@ -33,12 +35,15 @@ public struct RetentionReport: Sendable, Equatable {
     public var expiredInvitations = 0
     public var deadSessions = 0
     public var deletedAlarms = 0
+    /// Personal-alarm tombstones and archived conflicts.
+    public var personalAlarmTombstones = 0
     public var completions = 0
     public var unseenDevices = 0
     public var handledNotifications = 0
     /// Rows deleted in total.
     public var total: Int {
-        inviteAttempts + loginFailures + expiredInvitations + deadSessions + deletedAlarms + completions + unseenDevices
+        inviteAttempts + loginFailures + expiredInvitations + deadSessions + deletedAlarms + personalAlarmTombstones
+            + completions + unseenDevices
             + handledNotifications
     }
 }
@@ -59,6 +64,8 @@ public enum Retention {
             [.integer(now - policy.deadSessionsMilliseconds)])
         report.deletedAlarms = try SharedAlarmStore.purgeDeleted(
             deletedBefore: now - policy.deletedAlarmsMilliseconds, on: db)
+        report.personalAlarmTombstones = try PersonalAlarmStore.purge(
+            before: now - policy.personalAlarmTombstonesMilliseconds, on: db)
         report.completions = try CompletionStore.purge(completedBefore: now - policy.completionsMilliseconds, on: db)
         report.unseenDevices = try DeviceStore.purgeUnseen(before: now - policy.unseenDevicesMilliseconds, on: db)
         report.handledNotifications = try NotificationOutbox.purgeHandled(

@@ -73,7 +73,7 @@ public enum SharedAlarmStore {
     /// (`alarmLimitReached`) and 5 creations per user per minute (`rateLimited`). Event
     /// `shared_alarm_created`.
     public static func create(
-        groupID: String, actorID: String, settings: SharedAlarmSettings, at now: Int64, on db: any SQLConnection
+        groupID: String, actorID: String, settings: AlarmSettings, at now: Int64, on db: any SQLConnection
     ) throws -> SharedAlarm {
         _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
         let window = SharedAlarmRules.creationWindow
@@ -115,7 +115,7 @@ public enum SharedAlarmStore {
     /// closes and advances it. Nothing changed → nothing written. Event `shared_alarm_updated`.
     public static func update(
         groupID: String, alarmID: String, actorID: String, expectedVersion: Int64?, at now: Int64, on db: any SQLConnection,
-        edit: (inout SharedAlarmSettings) throws -> Void
+        edit: (inout AlarmSettings) throws -> Void
     ) throws -> SharedAlarm {
         _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
         guard var alarm = try alarm(id: alarmID, groupID: groupID, on: db) else { throw DomainError.alarmNotFound }

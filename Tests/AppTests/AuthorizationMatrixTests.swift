@@ -70,8 +70,34 @@ struct AuthorizationMatrixTests {
                 let id = try #require(created.object("invitation")?["id"] as? String)
                 return await c.send(.delete, "/v1/invitations/\(id)")
             },
+            // Personal alarms: the owner's own alarm; every other account's `/v1/me/alarms/{alarm_id}` is
+            // its own namespace, so the owner's id is not found there (never 403: no existence leak).
+            .init("GET /v1/me/alarms", [200, 200, 200, 200, 200, 200, 401]) { await $0.send(.get, "/v1/me/alarms") },
+            .init("PUT /v1/me/alarms/{alarm_id}", [200, 201, 201, 201, 201, 201, 401]) { c in
+                try await c.ownersPersonalAlarm()
+                return await c.send(.put, Self.personalAlarm, json: Self.personalAlarmBody)
+            },
+            .init("GET /v1/me/alarms/{alarm_id}", [200, 404, 404, 404, 404, 404, 401], errors: [404: "ALARM_NOT_FOUND"]) { c in
+                try await c.ownersPersonalAlarm()
+                return await c.send(.get, Self.personalAlarm)
+            },
+            .init("PATCH /v1/me/alarms/{alarm_id}", [200, 404, 404, 404, 404, 404, 401], errors: [404: "ALARM_NOT_FOUND"]) { c in
+                try await c.ownersPersonalAlarm()
+                return await c.send(.patch, Self.personalAlarm, json: #"{"title":"Mine now"}"#)
+            },
+            .init("DELETE /v1/me/alarms/{alarm_id}", [204, 404, 404, 404, 404, 404, 401], errors: [404: "ALARM_NOT_FOUND"]) { c in
+                try await c.ownersPersonalAlarm()
+                return await c.send(.delete, Self.personalAlarm)
+            },
+            .init("GET /v1/me/alarms/{alarm_id}/conflicts", [200, 404, 404, 404, 404, 404, 401], errors: [404: "ALARM_NOT_FOUND"]) { c in
+                try await c.ownersPersonalAlarm()
+                return await c.send(.get, "\(Self.personalAlarm)/conflicts")
+            },
             .init("DELETE /v1/me", [204, 204, 204, 204, 204, 204, 401]) { await $0.send(.delete, "/v1/me") },
         ])
+
+    static let personalAlarm = "/v1/me/alarms/3e8f6c91-b05d-4f4e-8ba2-4d5e6f708192"
+    static let personalAlarmBody = #"{"title":"Vitamins",\#(SharedAlarmFixture.dailyTen)}"#
 
     @Test("the matrix covers every endpoint and every role")
     func complete() {
@@ -83,5 +109,14 @@ struct AuthorizationMatrixTests {
     @Test("row", .serialized, arguments: matrix.cells)
     func row(_ cell: MatrixCell<Void>) async throws {
         try await Self.matrix.run(cell)
+    }
+}
+
+extension MatrixCall {
+    /// The fixture's owner makes `AuthorizationMatrixTests.personalAlarm` (premium: personal sync allowed).
+    func ownersPersonalAlarm() async throws {
+        try await h.expect(
+            201, .put, AuthorizationMatrixTests.personalAlarm, json: AuthorizationMatrixTests.personalAlarmBody,
+            token: fixture.owner.token)
     }
 }

@@ -93,7 +93,7 @@ struct NotificationOutboxTests {
         let h = f.h
         struct Abort: Error {}
         let schedule = Schedule(.customDays(intervalDays: 1), startDate: try #require(LocalDate(year: 2026, month: 2, day: 1)))
-        let settings = SharedAlarmSettings(
+        let settings = AlarmSettings(
             title: "Never",
             timing: AlarmTiming(schedule: schedule, timesOfDay: [try #require(TimeOfDay(hour: 10, minute: 0))], timezone: "UTC"))
         let now = h.clock.nowMilliseconds()

@@ -55,7 +55,7 @@ struct OccurrenceTests {
             schedule: Schedule(.customDays(intervalDays: 1), startDate: try #require(LocalDate(year: 2026, month: 2, day: 1))),
             timesOfDay: [try #require(TimeOfDay(hour: 10, minute: 0))], timezone: "UTC")
         var alarm = SharedAlarm(
-            id: "x", groupID: "g", createdBy: "o", settings: SharedAlarmSettings(title: "T", timing: timing),
+            id: "x", groupID: "g", createdBy: "o", settings: AlarmSettings(title: "T", timing: timing),
             createdAt: Self.t0, updatedAt: Self.t0)
         let nine: Int64 = 1_770_368_400_000  // 2026-02-06T09:00Z
         alarm.openNextOccurrence(after: nine, activeMembers: ["o"])

@@ -4,15 +4,15 @@ import Testing
 /// Every named shared-alarm limit at exactly the limit and one over.
 @Suite("SharedAlarmRules — limits at the edge")
 struct SharedAlarmRulesTests {
-    static func settings() throws -> SharedAlarmSettings {
-        SharedAlarmSettings(
+    static func settings() throws -> AlarmSettings {
+        AlarmSettings(
             title: "T",
             timing: AlarmTiming(
                 schedule: Schedule(.customDays(intervalDays: 1), startDate: try #require(LocalDate(year: 2026, month: 2, day: 1))),
                 timesOfDay: [try #require(TimeOfDay(hour: 10, minute: 0))], timezone: "UTC"))
     }
 
-    static let cases: [(String, @Sendable (inout SharedAlarmSettings, Int) -> Void, Int)] = [
+    static let cases: [(String, @Sendable (inout AlarmSettings, Int) -> Void, Int)] = [
         ("title", { s, n in s.title = String(repeating: "t", count: n) }, SharedAlarmRules.maxTitleCharacters),
         ("note", { s, n in s.note = String(repeating: "n", count: n) }, SharedAlarmRules.maxNoteCharacters),
         ("sound_id", { s, n in s.soundID = String(repeating: "s", count: n) }, SharedAlarmRules.maxSoundIDBytes),

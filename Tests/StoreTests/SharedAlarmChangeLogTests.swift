@@ -77,7 +77,7 @@ struct SharedAlarmChangeLogTests {
         let timing = AlarmTiming(
             schedule: Schedule(.customDays(intervalDays: 1), startDate: try #require(LocalDate(year: 2026, month: 2, day: 1))),
             timesOfDay: [try #require(TimeOfDay(hour: 10, minute: 0))], timezone: "UTC")
-        let settings = SharedAlarmSettings(title: "Bins", timing: timing, assignedTo: [a.id, b.id], completionRule: .all)
+        let settings = AlarmSettings(title: "Bins", timing: timing, assignedTo: [a.id, b.id], completionRule: .all)
 
         let (alarm, created) = try logged { c in
             try SharedAlarmStore.create(groupID: g, actorID: o.id, settings: settings, at: Self.nine, on: c)

@@ -43,6 +43,7 @@ public final class Application: HTTPResponder {
         InviteCodeRoutes.register(in: &router, services: services)
         GroupInvitationRoutes.register(in: &router, services: services)
         SharedAlarmRoutes.register(in: &router, services: services)
+        PersonalAlarmRoutes.register(in: &router, services: services)
         NotificationRoutes.register(in: &router, services: services)
         RealtimeRoutes.register(in: &router, feed: realtime)
         if services.config.metrics.onMainPort {

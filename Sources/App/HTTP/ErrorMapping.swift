@@ -81,9 +81,9 @@ public enum ErrorMapping {
         case .ownerMustTransfer:
             return APIError(.ownerMustTransfer, "the owner must transfer ownership before leaving")
         case .alarmNotFound:
-            return APIError(.alarmNotFound, "shared alarm not found")
+            return APIError(.alarmNotFound, "alarm not found")
         case .alarmLimitReached:
-            return APIError(.alarmLimitReached, "the group has reached its shared-alarm limit")
+            return APIError(.alarmLimitReached, "the alarm limit is reached (per group for shared alarms, per account for personal ones)")
         case .occurrenceClosed(let current):
             return APIError(.occurrenceClosed, "that occurrence is closed; current alarm attached", current: current)
         }

@@ -1,0 +1,179 @@
+import Domain
+import Foundation
+
+/// The body of every alarm write — shared alarms' POST and PATCH, personal alarms' PUT and PATCH —
+/// decoded once. Every field optional here; the route checks the required ones and `check(for:)`
+/// refuses the fields of the other kind of alarm as unknown. In a PATCH, an absent field stays and
+/// `null` clears a nullable one (`note`, `sound_id`, `color_tag`, `icon_name`, `category`;
+/// `assigned_to_uids: null` = `[]`).
+struct AlarmBody: StrictBody {
+    /// Which alarm the body is for.
+    enum Scope { case shared, personal }
+
+    var title: String?
+    var note: String??
+    var schedule: Schedule?
+    var timesOfDay: [TimeOfDay]?
+    /// The product's legacy single `time_of_day` ("HH:mm"), used when `times_of_day` is absent.
+    var timeOfDay: TimeOfDay?
+    var timezone: String?
+    var persistenceLevel: PersistenceLevel?
+    var soundID: String??
+    var preAlarmEnabled: Bool?
+    var preAlarmOffset: Int?
+    var snoozeEnabled: Bool?
+    var snoozeOptions: [Int]?
+    var dismissMethod: DismissMethod?
+    var colorTag: String??
+    var iconName: String??
+    var category: String??
+    var assignedTo: [String]??
+    var completionRule: CompletionRule?
+    var requireAny: Bool?
+    var requireAll: Bool?
+    var graceMinutes: Int?
+    var version: Int64?
+    // Personal alarms only.
+    var isEnabled: Bool?
+    var vibrationEnabled: Bool?
+    var sortOrder: Int?
+    /// The client's time of the edit (last-write-wins).
+    var updatedAt: Timestamp?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case title, note, schedule, timezone, category, version
+        case timesOfDay = "times_of_day"
+        case timeOfDay = "time_of_day"
+        case persistenceLevel = "persistence_level"
+        case soundID = "sound_id"
+        case preAlarmEnabled = "pre_alarm_enabled"
+        case preAlarmOffset = "pre_alarm_offset"
+        case snoozeEnabled = "snooze_enabled"
+        case snoozeOptions = "snooze_options"
+        case dismissMethod = "dismiss_method"
+        case colorTag = "color_tag"
+        case iconName = "icon_name"
+        case assignedTo = "assigned_to_uids"
+        case completionRule = "completion_rule"
+        case requireAny = "require_any_completion"
+        case requireAll = "require_all_completion"
+        case graceMinutes = "grace_minutes"
+        case isEnabled = "is_enabled"
+        case vibrationEnabled = "vibration_enabled"
+        case sortOrder = "sort_order"
+        case updatedAt = "updated_at"
+
+        /// The fields only one kind of alarm has.
+        static let sharedOnly: [CodingKeys] = [.assignedTo, .completionRule, .requireAny, .requireAll, .graceMinutes]
+        static let personalOnly: [CodingKeys] = [.isEnabled, .vibrationEnabled, .sortOrder, .updatedAt]
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        title = try c.decodeIfPresent(String.self, forKey: .title)
+        note = try StrictKeys.nullable(c, .note)
+        schedule = try Self.timing(c, .schedule)
+        timesOfDay = try Self.timing(c, .timesOfDay)
+        timezone = try Self.timing(c, .timezone)
+        if let text: String = try Self.timing(c, .timeOfDay) {
+            guard let time = TimeOfDay(parsing: text) else {
+                throw DomainError.invalidSchedule(field: "time_of_day", message: "time_of_day must be HH:mm")
+            }
+            timeOfDay = time
+        }
+        persistenceLevel = try c.decodeIfPresent(PersistenceLevel.self, forKey: .persistenceLevel)
+        soundID = try StrictKeys.nullable(c, .soundID)
+        preAlarmEnabled = try c.decodeIfPresent(Bool.self, forKey: .preAlarmEnabled)
+        preAlarmOffset = try c.decodeIfPresent(Int.self, forKey: .preAlarmOffset)
+        snoozeEnabled = try c.decodeIfPresent(Bool.self, forKey: .snoozeEnabled)
+        snoozeOptions = try c.decodeIfPresent([Int].self, forKey: .snoozeOptions)
+        dismissMethod = try c.decodeIfPresent(DismissMethod.self, forKey: .dismissMethod)
+        colorTag = try StrictKeys.nullable(c, .colorTag)
+        iconName = try StrictKeys.nullable(c, .iconName)
+        category = try StrictKeys.nullable(c, .category)
+        assignedTo = try StrictKeys.nullable(c, .assignedTo)
+        completionRule = try c.decodeIfPresent(CompletionRule.self, forKey: .completionRule)
+        requireAny = try c.decodeIfPresent(Bool.self, forKey: .requireAny)
+        requireAll = try c.decodeIfPresent(Bool.self, forKey: .requireAll)
+        graceMinutes = try c.decodeIfPresent(Int.self, forKey: .graceMinutes)
+        version = try c.decodeIfPresent(Int64.self, forKey: .version)
+        isEnabled = try c.decodeIfPresent(Bool.self, forKey: .isEnabled)
+        vibrationEnabled = try c.decodeIfPresent(Bool.self, forKey: .vibrationEnabled)
+        sortOrder = try c.decodeIfPresent(Int.self, forKey: .sortOrder)
+        updatedAt = try c.decodeIfPresent(Timestamp.self, forKey: .updatedAt)
+        present = Set(c.allKeys)
+    }
+
+    /// The keys the body had.
+    private var present: Set<CodingKeys> = []
+
+    /// 422 "unknown field" (as for any other unknown key) for a field of the other kind of alarm.
+    func check(for scope: Scope) throws(APIError) {
+        let foreign = scope == .shared ? CodingKeys.personalOnly : CodingKeys.sharedOnly
+        if let key = foreign.first(where: present.contains) {
+            throw APIError(.validationFailed, "\(key.stringValue) is invalid: unknown field", field: key.stringValue)
+        }
+    }
+
+    /// The fields required to make an alarm: `title`, `schedule`, `times_of_day` (or `time_of_day`),
+    /// `timezone`; the others start at their defaults and then take what the body gives.
+    func newSettings() throws -> AlarmSettings {
+        guard let title else { throw APIError(.validationFailed, "title is required", field: "title") }
+        guard let schedule else { throw DomainError.invalidSchedule(field: "schedule", message: "schedule is required") }
+        guard let times = timesOfDay ?? timeOfDay.map({ [$0] }) else {
+            throw DomainError.invalidSchedule(field: "times_of_day", message: "times_of_day is required")
+        }
+        guard let timezone else { throw DomainError.invalidSchedule(field: "timezone", message: "timezone is required") }
+        var settings = AlarmSettings(title: title, timing: AlarmTiming(schedule: schedule, timesOfDay: times, timezone: timezone))
+        try apply(to: &settings)
+        return settings
+    }
+
+    /// Decodes a timing field; a decoding error becomes SCHEDULE_INVALID naming the dotted field.
+    static func timing<T: Decodable>(_ c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> T? {
+        do {
+            return try c.decodeIfPresent(T.self, forKey: key)
+        } catch let error as DecodingError {
+            let api = JSONBody.apiError(for: error)
+            throw DomainError.invalidSchedule(field: api.field ?? key.stringValue, message: api.message)
+        }
+    }
+
+    /// Applies the present fields to `s` (validation is `SharedAlarmRules.validate`'s job).
+    func apply(to s: inout AlarmSettings) throws(DomainError) {
+        if let title { s.title = title }
+        if let note { s.note = note }
+        if let schedule { s.timing.schedule = schedule }
+        if let times = timesOfDay ?? timeOfDay.map({ [$0] }) { s.timing.timesOfDay = times }
+        if let timezone { s.timing.timezone = timezone }
+        if let persistenceLevel { s.persistenceLevel = persistenceLevel }
+        if let soundID { s.soundID = soundID }
+        if let preAlarmEnabled { s.preAlarmEnabled = preAlarmEnabled }
+        if let preAlarmOffset { s.preAlarmOffset = preAlarmOffset }
+        if let snoozeEnabled { s.snoozeEnabled = snoozeEnabled }
+        if let snoozeOptions { s.snoozeOptions = snoozeOptions }
+        if let dismissMethod { s.dismissMethod = dismissMethod }
+        if let colorTag { s.colorTag = colorTag }
+        if let iconName { s.iconName = iconName }
+        if let category { s.category = try Self.category(category) }
+        if let assignedTo { s.assignedTo = assignedTo ?? [] }
+        if let rule = try SharedAlarmRules.completionRule(
+            named: completionRule, requireAny: requireAny, requireAll: requireAll)
+        {
+            s.completionRule = rule
+        }
+        if let graceMinutes { s.graceMinutes = graceMinutes }
+    }
+
+    /// `category`: one of the categories of docs/design.md#shared-alarms; null or empty clears it.
+    static func category(_ raw: String?) throws(DomainError) -> AlarmCategory? {
+        guard let raw, !raw.isEmpty else { return nil }
+        guard let value = AlarmCategory(rawValue: raw) else {
+            throw .invalidField(
+                field: "category",
+                message: "category must be one of \(AlarmCategory.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
+        }
+        return value
+    }
+}

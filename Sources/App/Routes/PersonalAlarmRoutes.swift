@@ -1,0 +1,184 @@
+import Domain
+import Storage
+import Store
+import Wire
+
+/// `/v1/me/alarms…`: the caller's personal alarms, backed up and synced across their devices
+/// (issue 19; docs/personal-sync.md). Writes need the plus or premium tier (403 TIER_REQUIRED);
+/// reads are open to every tier, so an account that went back to free still sees what it stored.
+/// Ids are client-chosen UUIDs; another account's id is simply not found (404 ALARM_NOT_FOUND).
+enum PersonalAlarmRoutes {
+    /// Changes one sync read returns at most (`?limit=`, 1…`maxSyncLimit`).
+    static let defaultSyncLimit = 200
+    static let maxSyncLimit = 1_000
+
+    static func register(in router: inout Router<Handler>, services: Services) {
+        router.add(.get, "/v1/me/alarms", .async { request in try await list(request, services) })
+        router.add(.get, "/v1/me/alarms/{alarm_id}", .async { request in try await show(request, services) })
+        router.add(.put, "/v1/me/alarms/{alarm_id}", .async { request in try await put(request, services) })
+        router.add(.patch, "/v1/me/alarms/{alarm_id}", .async { request in try await patch(request, services) })
+        router.add(.delete, "/v1/me/alarms/{alarm_id}", .async { request in try await delete(request, services) })
+        router.add(.get, "/v1/me/alarms/{alarm_id}/conflicts", .async { request in try await conflicts(request, services) })
+    }
+
+    /// The full list: every live alarm and the seq a later `?since=` (or a realtime resume) continues
+    /// from, read in one transaction.
+    struct FullList: Encodable, Sendable {
+        var alarms: [PersonalAlarm]
+        var seq: Int64
+    }
+
+    /// A sync answer: the changes after `since`, or every live alarm with `reset: true`.
+    struct SyncAnswer: Encodable, Sendable {
+        struct Entry: Encodable, Sendable {
+            var seq: Int64
+            var op: Change.Op
+            var id: String
+            /// The document for `added`/`modified`; absent for `removed`.
+            var alarm: PersonalAlarm?
+        }
+        var changes: [Entry]
+        var reset: Bool
+        var nextSince: Int64
+        var more: Bool
+        enum CodingKeys: String, CodingKey {
+            case changes, reset, more
+            case nextSince = "next_since"
+        }
+    }
+
+    static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let params = QueryParameters(request)
+        guard let sinceText = params["since"] else {
+            let full = try await services.database.read { db in
+                FullList(alarms: try PersonalAlarmStore.live(userID: userID, on: db), seq: try ChangeLog.latestSeq(on: db))
+            }
+            return JSONBody.response(full)
+        }
+        guard let since = Int64(sinceText), since >= 0 else {
+            throw DomainError.invalidField(field: "since", message: "since must be a seq (a non-negative integer)")
+        }
+        var limit = defaultSyncLimit
+        if let text = params["limit"] {
+            guard let n = Int(text), (1...maxSyncLimit).contains(n) else {
+                throw DomainError.invalidField(field: "limit", message: "limit must be an integer from 1 to \(maxSyncLimit)")
+            }
+            limit = n
+        }
+        let pageSize = limit
+        let sync = try await services.database.read { db in
+            try PersonalAlarmStore.sync(userID: userID, since: since, limit: pageSize, on: db)
+        }
+        return JSONBody.response(
+            SyncAnswer(
+                changes: try sync.changes.map { change in
+                    SyncAnswer.Entry(
+                        seq: change.seq, op: change.op, id: change.alarmID,
+                        alarm: try change.document.map { try DocumentCoding.decode(PersonalAlarm.self, from: $0) })
+                },
+                reset: sync.reset, nextSince: sync.next, more: sync.more))
+    }
+
+    static func show(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let alarmID = try PersonalAlarmRules.alarmID(try request.parameter("alarm_id"))
+        let alarm = try await services.database.read { db in
+            try PersonalAlarmStore.find(userID: userID, alarmID: alarmID, on: db)
+        }
+        guard let alarm, alarm.deletedAt == nil else { throw DomainError.alarmNotFound }
+        return JSONBody.response(alarm)
+    }
+
+    /// Create or replace: 201 created, 200 replaced; 200 with the stored document when last-write-wins
+    /// kept it (the body's version is then in the conflict archive).
+    static func put(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let user = try await services.authenticate(request).user
+        try PersonalAlarmRules.checkWrite(tier: user.tier)
+        let alarmID = try PersonalAlarmRules.alarmID(try request.parameter("alarm_id"))
+        let body = try JSONBody.decode(AlarmBody.self, from: request)
+        try body.check(for: .personal)
+        let now = services.clock.nowMilliseconds()
+        let settings = try SharedAlarmRules.validate(try body.newSettings(), now: now)
+        let sortOrder = body.sortOrder ?? 0
+        try PersonalAlarmRules.checkSortOrder(sortOrder)
+        let edit = PersonalAlarmStore.Edit(
+            settings: settings, isEnabled: body.isEnabled ?? true, vibrationEnabled: body.vibrationEnabled ?? true,
+            sortOrder: sortOrder, editedAt: try PersonalAlarmRules.editTime(body.updatedAt, now: now))
+        let userID = user.id
+        let outcome = try await services.database.write { db in
+            try PersonalAlarmStore.put(userID: userID, alarmID: alarmID, edit: edit, expectedVersion: body.version, at: now, on: db)
+        }
+        switch outcome {
+        case .created(let alarm): return JSONBody.response(alarm, status: .created)
+        case .replaced(let alarm, _): return JSONBody.response(alarm)
+        case .lost(let current): return JSONBody.response(current)
+        }
+    }
+
+    static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let user = try await services.authenticate(request).user
+        try PersonalAlarmRules.checkWrite(tier: user.tier)
+        let alarmID = try PersonalAlarmRules.alarmID(try request.parameter("alarm_id"))
+        let body = try JSONBody.decode(AlarmBody.self, from: request)
+        try body.check(for: .personal)
+        if let sortOrder = body.sortOrder { try PersonalAlarmRules.checkSortOrder(sortOrder) }
+        let userID = user.id
+        return try await services.writeJSON { now, db in
+            let editedAt = try PersonalAlarmRules.editTime(body.updatedAt, now: now)
+            return try PersonalAlarmStore.patch(
+                userID: userID, alarmID: alarmID, expectedVersion: body.version, editedAt: editedAt, at: now, on: db
+            ) { alarm in
+                var settings = alarm.settings
+                try body.apply(to: &settings)
+                alarm.settings = try SharedAlarmRules.validate(settings, now: now)
+                if let isEnabled = body.isEnabled { alarm.isEnabled = isEnabled }
+                if let vibrationEnabled = body.vibrationEnabled { alarm.vibrationEnabled = vibrationEnabled }
+                if let sortOrder = body.sortOrder { alarm.sortOrder = sortOrder }
+            }
+        }
+    }
+
+    /// 204; `?version=N` makes it conditional (409 CA010 with the current document when stale).
+    static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let user = try await services.authenticate(request).user
+        try PersonalAlarmRules.checkWrite(tier: user.tier)
+        let alarmID = try PersonalAlarmRules.alarmID(try request.parameter("alarm_id"))
+        var expected: Int64?
+        if let text = QueryParameters(request)["version"] {
+            guard let version = Int64(text), version >= 1 else {
+                throw DomainError.invalidField(field: "version", message: "version must be a positive integer")
+            }
+            expected = version
+        }
+        let userID = user.id
+        let expectedVersion = expected
+        return try await services.writeNoContent { now, db in
+            try PersonalAlarmStore.delete(userID: userID, alarmID: alarmID, expectedVersion: expectedVersion, at: now, on: db)
+        }
+    }
+
+    /// The versions of an alarm (live or deleted) that lost a last-write-wins comparison in the last
+    /// 30 days, newest first; 404 for an id the account never had.
+    struct ConflictList: Encodable, Sendable {
+        struct Entry: Encodable, Sendable {
+            var alarm: PersonalAlarm
+            var archivedAt: Timestamp
+            enum CodingKeys: String, CodingKey {
+                case alarm
+                case archivedAt = "archived_at"
+            }
+        }
+        var conflicts: [Entry]
+    }
+
+    static func conflicts(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let alarmID = try PersonalAlarmRules.alarmID(try request.parameter("alarm_id"))
+        let list = try await services.database.read { db in
+            guard try PersonalAlarmStore.find(userID: userID, alarmID: alarmID, on: db) != nil else { throw DomainError.alarmNotFound }
+            return try PersonalAlarmStore.conflicts(userID: userID, alarmID: alarmID, on: db)
+        }
+        return JSONBody.response(ConflictList(conflicts: list.map { ConflictList.Entry(alarm: $0.alarm, archivedAt: $0.archivedAt) }))
+    }
+}

@@ -1,0 +1,112 @@
+/// The editable fields of an alarm (POST/PUT and PATCH bodies), with the defaults of
+/// docs/design.md#shared-alarms. Shared and personal alarms both have them, validated by one
+/// `SharedAlarmRules.validate`; `assignedTo`, `completionRule` and `graceMinutes` are a shared
+/// alarm's only (a personal alarm keeps their defaults and its document leaves them out).
+public struct AlarmSettings: Sendable, Equatable {
+    public var title: String
+    public var note: String?
+    public var timing: AlarmTiming
+    public var persistenceLevel: PersistenceLevel
+    public var soundID: String?
+    public var preAlarmEnabled: Bool
+    /// Minutes before the fire to send the pre-warning.
+    public var preAlarmOffset: Int
+    public var snoozeEnabled: Bool
+    /// Snooze durations, minutes.
+    public var snoozeOptions: [Int]
+    public var dismissMethod: DismissMethod
+    public var colorTag: String?
+    public var iconName: String?
+    public var category: AlarmCategory?
+    /// Members who receive the alarm; empty = every active member.
+    public var assignedTo: [String]
+    public var completionRule: CompletionRule
+    /// An occurrence still open this long after its time is marked missed by the overdue sweep.
+    public var graceMinutes: Int
+
+    public init(
+        title: String, note: String? = nil, timing: AlarmTiming, persistenceLevel: PersistenceLevel = .full,
+        soundID: String? = nil, preAlarmEnabled: Bool = false, preAlarmOffset: Int = 1440, snoozeEnabled: Bool = true,
+        snoozeOptions: [Int] = [60, 1440, 10080], dismissMethod: DismissMethod = .swipe, colorTag: String? = nil,
+        iconName: String? = nil, category: AlarmCategory? = nil, assignedTo: [String] = [],
+        completionRule: CompletionRule = .any, graceMinutes: Int = SharedAlarmRules.defaultGraceMinutes
+    ) {
+        self.title = title
+        self.note = note
+        self.timing = timing
+        self.persistenceLevel = persistenceLevel
+        self.soundID = soundID
+        self.preAlarmEnabled = preAlarmEnabled
+        self.preAlarmOffset = preAlarmOffset
+        self.snoozeEnabled = snoozeEnabled
+        self.snoozeOptions = snoozeOptions
+        self.dismissMethod = dismissMethod
+        self.colorTag = colorTag
+        self.iconName = iconName
+        self.category = category
+        self.assignedTo = assignedTo
+        self.completionRule = completionRule
+        self.graceMinutes = graceMinutes
+    }
+}
+
+extension AlarmSettings {
+    /// The keys of the fields every alarm document has (flat, beside the document's own keys).
+    enum FieldKeys: String, CodingKey, CaseIterable {
+        case title, note, schedule, timezone, category
+        case timesOfDay = "times_of_day"
+        case persistenceLevel = "persistence_level"
+        case soundID = "sound_id"
+        case preAlarmEnabled = "pre_alarm_enabled"
+        case preAlarmOffset = "pre_alarm_offset"
+        case snoozeEnabled = "snooze_enabled"
+        case snoozeOptions = "snooze_options"
+        case dismissMethod = "dismiss_method"
+        case colorTag = "color_tag"
+        case iconName = "icon_name"
+    }
+
+    /// Reads the common fields of a stored document; the shared-only ones come from the caller.
+    init(from decoder: any Decoder, assignedTo: [String], completionRule: CompletionRule, graceMinutes: Int) throws {
+        let c = try decoder.container(keyedBy: FieldKeys.self)
+        self.init(
+            title: try c.decode(String.self, forKey: .title),
+            note: try c.decodeIfPresent(String.self, forKey: .note),
+            timing: AlarmTiming(
+                schedule: try c.decode(Schedule.self, forKey: .schedule),
+                timesOfDay: try c.decode([TimeOfDay].self, forKey: .timesOfDay),
+                timezone: try c.decode(String.self, forKey: .timezone)),
+            persistenceLevel: try c.decode(PersistenceLevel.self, forKey: .persistenceLevel),
+            soundID: try c.decodeIfPresent(String.self, forKey: .soundID),
+            preAlarmEnabled: try c.decode(Bool.self, forKey: .preAlarmEnabled),
+            preAlarmOffset: try c.decode(Int.self, forKey: .preAlarmOffset),
+            snoozeEnabled: try c.decode(Bool.self, forKey: .snoozeEnabled),
+            snoozeOptions: try c.decode([Int].self, forKey: .snoozeOptions),
+            dismissMethod: try c.decode(DismissMethod.self, forKey: .dismissMethod),
+            colorTag: try c.decodeIfPresent(String.self, forKey: .colorTag),
+            iconName: try c.decodeIfPresent(String.self, forKey: .iconName),
+            category: try c.decodeIfPresent(AlarmCategory.self, forKey: .category),
+            assignedTo: assignedTo, completionRule: completionRule, graceMinutes: graceMinutes)
+    }
+
+    /// Writes the common fields into the document `encoder` is writing (explicit nulls: every field
+    /// always exists).
+    func encodeFields(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: FieldKeys.self)
+        try c.encode(title, forKey: .title)
+        try c.encode(note, forKey: .note)
+        try c.encode(timing.schedule, forKey: .schedule)
+        try c.encode(timing.timesOfDay, forKey: .timesOfDay)
+        try c.encode(timing.timezone, forKey: .timezone)
+        try c.encode(persistenceLevel, forKey: .persistenceLevel)
+        try c.encode(soundID, forKey: .soundID)
+        try c.encode(preAlarmEnabled, forKey: .preAlarmEnabled)
+        try c.encode(preAlarmOffset, forKey: .preAlarmOffset)
+        try c.encode(snoozeEnabled, forKey: .snoozeEnabled)
+        try c.encode(snoozeOptions, forKey: .snoozeOptions)
+        try c.encode(dismissMethod, forKey: .dismissMethod)
+        try c.encode(colorTag, forKey: .colorTag)
+        try c.encode(iconName, forKey: .iconName)
+        try c.encode(category, forKey: .category)
+    }
+}

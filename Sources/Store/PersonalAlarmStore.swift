@@ -1,0 +1,270 @@
+public import Domain
+public import Storage
+
+/// SQL for personal alarms (docs/personal-sync.md): create-or-replace by client id, patch, tombstone,
+/// the conflict archive, and the sync read. Every write appends its change (kind `personal_alarm`,
+/// topic `user:<id>`) in the same transaction, so the HTTP sync read and the realtime `user` topic
+/// carry the same changes under the same seqs.
+///
+/// Conflicts (data-schema §7.2): a write naming `expectedVersion` must name the stored one, else
+/// `versionConflict` with the stored document (409 CA010). A write naming none is last-write-wins
+/// on the client's `updated_at`: the newer edit is kept, the other is archived for 30 days — the
+/// stored one when the write wins (it replaced a version it did not name), the written one when it
+/// loses (the answer is then the stored document, unchanged).
+public enum PersonalAlarmStore {
+    /// What a create-or-replace did.
+    public enum PutOutcome: Sendable, Equatable {
+        /// No alarm had that id: created (version 1).
+        case created(PersonalAlarm)
+        /// Replaced the stored version (`archived`: the replaced version went to the conflict archive).
+        case replaced(PersonalAlarm, archived: Bool)
+        /// Last-write-wins kept the stored version; the written one is archived.
+        case lost(current: PersonalAlarm)
+    }
+
+    /// The client-settable part of a write.
+    public struct Edit: Sendable, Equatable {
+        public var settings: AlarmSettings
+        public var isEnabled: Bool
+        public var vibrationEnabled: Bool
+        public var sortOrder: Int
+        /// The client's time of the edit (`PersonalAlarmRules.editTime`).
+        public var editedAt: Timestamp
+        public init(settings: AlarmSettings, isEnabled: Bool, vibrationEnabled: Bool, sortOrder: Int, editedAt: Timestamp) {
+            self.settings = settings
+            self.isEnabled = isEnabled
+            self.vibrationEnabled = vibrationEnabled
+            self.sortOrder = sortOrder
+            self.editedAt = editedAt
+        }
+    }
+
+    /// Creates or replaces (`PUT`) alarm `alarmID` of `userID` with `edit` (already validated). A
+    /// tombstone is replaced like a live alarm (the id comes back to life), which is what an offline
+    /// device re-sending its edit of an alarm deleted elsewhere asks for when it wins.
+    public static func put(
+        userID: String, alarmID: String, edit: Edit, expectedVersion: Int64?, at now: Int64, on db: any SQLConnection
+    ) throws -> PutOutcome {
+        guard let stored = try find(userID: userID, alarmID: alarmID, on: db) else {
+            try checkRoom(userID: userID, on: db)
+            var alarm = PersonalAlarm(
+                id: alarmID, userID: userID, settings: edit.settings, isEnabled: edit.isEnabled,
+                vibrationEnabled: edit.vibrationEnabled, sortOrder: edit.sortOrder, version: 1,
+                createdAt: Timestamp(milliseconds: now), updatedAt: edit.editedAt)
+            alarm.reschedule(at: now)
+            try insert(alarm, on: db)
+            try append(alarm, op: .added, event: .personalAlarmCreated, at: now, on: db)
+            return .created(alarm)
+        }
+        var archived = false
+        if let expectedVersion {
+            guard expectedVersion == stored.version else { throw DomainError.versionConflict(current: DocumentCoding.encode(stored)) }
+        } else if edit.editedAt < stored.updatedAt {
+            var loser = stored
+            apply(edit, to: &loser)
+            try archive(loser, at: now, on: db)
+            return .lost(current: stored)
+        } else {
+            try archive(stored, at: now, on: db)
+            archived = true
+        }
+        if stored.deletedAt != nil { try checkRoom(userID: userID, on: db) }
+        var alarm = stored
+        apply(edit, to: &alarm)
+        alarm.deletedAt = nil
+        alarm.version = stored.version + 1
+        alarm.reschedule(at: now)
+        try update(alarm, on: db)
+        try append(alarm, op: stored.deletedAt == nil ? .modified : .added, event: .personalAlarmUpdated, at: now, on: db)
+        return .replaced(alarm, archived: archived)
+    }
+
+    /// Changes a live alarm (`PATCH`): `change` edits a copy of the stored alarm, the result is
+    /// validated by the caller's closure. `expectedVersion` as in `put`; without one the patch applies
+    /// to whatever is stored (it names only the fields it changes). `alarmNotFound` for a missing or
+    /// deleted alarm.
+    public static func patch(
+        userID: String, alarmID: String, expectedVersion: Int64?, editedAt: Timestamp, at now: Int64, on db: any SQLConnection,
+        change: (inout PersonalAlarm) throws -> Void
+    ) throws -> PersonalAlarm {
+        guard let stored = try find(userID: userID, alarmID: alarmID, on: db), stored.deletedAt == nil else {
+            throw DomainError.alarmNotFound
+        }
+        if let expectedVersion, expectedVersion != stored.version {
+            throw DomainError.versionConflict(current: DocumentCoding.encode(stored))
+        }
+        var alarm = stored
+        try change(&alarm)
+        alarm.version = stored.version + 1
+        alarm.updatedAt = max(editedAt, stored.updatedAt)
+        alarm.reschedule(at: now)
+        try update(alarm, on: db)
+        try append(alarm, op: .modified, event: .personalAlarmUpdated, at: now, on: db)
+        return alarm
+    }
+
+    /// Deletes (`DELETE`): leaves a tombstone that syncs, purged after 30 days. Deleting a tombstone
+    /// again changes nothing; `alarmNotFound` when the id never existed; `expectedVersion` as in `put`.
+    public static func delete(
+        userID: String, alarmID: String, expectedVersion: Int64?, at now: Int64, on db: any SQLConnection
+    ) throws {
+        guard var alarm = try find(userID: userID, alarmID: alarmID, on: db) else { throw DomainError.alarmNotFound }
+        if let expectedVersion, expectedVersion != alarm.version {
+            throw DomainError.versionConflict(current: DocumentCoding.encode(alarm))
+        }
+        guard alarm.deletedAt == nil else { return }
+        alarm.deletedAt = Timestamp(milliseconds: now)
+        alarm.updatedAt = max(alarm.updatedAt, Timestamp(milliseconds: now))
+        alarm.version += 1
+        alarm.nextFireAt = nil
+        try update(alarm, on: db)
+        try append(alarm, op: .removed, event: .personalAlarmDeleted, at: now, on: db)
+    }
+
+    /// One alarm, live or tombstone; nil when the id never existed (or was purged).
+    public static func find(userID: String, alarmID: String, on db: any SQLConnection) throws -> PersonalAlarm? {
+        try db.queryOne(
+            "SELECT document FROM personal_alarms WHERE user_id = ?1 AND id = ?2", [.text(userID), .text(alarmID)]
+        ).map(alarmFromRow)
+    }
+
+    /// The user's live alarms, by `sort_order` then id.
+    public static func live(userID: String, on db: any SQLConnection) throws -> [PersonalAlarm] {
+        try db.query(
+            "SELECT document FROM personal_alarms WHERE user_id = ?1 AND deleted_ms IS NULL ORDER BY id", [.text(userID)]
+        ).map(alarmFromRow).sorted { ($0.sortOrder, $0.id) < ($1.sortOrder, $1.id) }
+    }
+
+    /// One archived loser.
+    public struct Conflict: Sendable, Equatable {
+        public var alarm: PersonalAlarm
+        public var archivedAt: Timestamp
+    }
+
+    /// The archived losers of an alarm, newest first.
+    public static func conflicts(userID: String, alarmID: String, on db: any SQLConnection) throws -> [Conflict] {
+        try db.query(
+            """
+            SELECT document, archived_ms FROM personal_alarm_conflicts
+            WHERE user_id = ?1 AND alarm_id = ?2 ORDER BY archived_ms DESC, id DESC
+            """, [.text(userID), .text(alarmID)]
+        ).map { row in Conflict(alarm: try alarmFromRow(row), archivedAt: Timestamp(milliseconds: row.int("archived_ms") ?? 0)) }
+    }
+
+    /// What a sync read returns: the personal-alarm changes after `since`, or — when the log no
+    /// longer holds every change after `since` — every live alarm, marked `reset`.
+    public struct Sync: Sendable, Equatable {
+        /// One change: op `removed` carries the tombstone's id only.
+        public struct Entry: Sendable, Equatable {
+            public var seq: Int64
+            public var op: Change.Op
+            public var alarmID: String
+            public var document: [UInt8]?
+        }
+        /// Changes in seq order.
+        public var changes: [Entry]
+        /// True: `changes` is not a delta but every live alarm (op `added`); drop what is not in it.
+        public var reset: Bool
+        /// The seq to continue from.
+        public var next: Int64
+        /// More changes wait after `next` (read again at once).
+        public var more: Bool
+    }
+
+    /// The sync read for `userID` after `since` (0: from the start), at most about `limit` changes.
+    /// Run inside one read transaction.
+    public static func sync(userID: String, since: Int64, limit: Int, on db: any SQLConnection) throws -> Sync {
+        let latest = try ChangeLog.latestSeq(on: db)
+        let oldest = try ChangeFeed.oldestRetainedSeq(on: db) ?? latest + 1
+        // Compaction dropped rows after `since`: the delta is incomplete, send the whole set.
+        if since < oldest - 1 {
+            let all = try live(userID: userID, on: db)
+            return Sync(
+                changes: all.map { Sync.Entry(seq: latest, op: .added, alarmID: $0.id, document: DocumentCoding.encode($0)) }, reset: true,
+                next: latest, more: false)
+        }
+        let rows = try db.query(
+            """
+            SELECT seq, op, entity_id, document FROM change_log
+            WHERE topic = ?1 AND seq > ?2 AND kind = ?3 ORDER BY seq LIMIT ?4
+            """, [.text(ChangeLog.userTopic(userID)), .integer(since), .text(ChangeKind.personalAlarm.rawValue), .integer(Int64(limit) + 1)])
+        let more = rows.count > limit
+        let changes = rows.prefix(limit).map { row in
+            Sync.Entry(
+                seq: row.int("seq") ?? 0, op: Change.Op(rawValue: row.string("op") ?? "") ?? .modified,
+                alarmID: row.string("entity_id") ?? "", document: row.string("document").map { Array($0.utf8) })
+        }
+        // Without more, continue from the log's end (the user's other topics' rows are no news here).
+        return Sync(changes: Array(changes), reset: false, next: more ? (changes.last?.seq ?? since) : max(latest, since), more: more)
+    }
+
+    /// Retention: tombstones and archived losers older than `cutoff`. Returns rows deleted.
+    @discardableResult
+    public static func purge(before cutoff: Int64, on db: any SQLConnection) throws -> Int {
+        try db.run("DELETE FROM personal_alarms WHERE deleted_ms < ?1", [.integer(cutoff)])
+            + db.run("DELETE FROM personal_alarm_conflicts WHERE archived_ms < ?1", [.integer(cutoff)])
+    }
+
+    // MARK: - Rows
+
+    private static func apply(_ edit: Edit, to alarm: inout PersonalAlarm) {
+        alarm.settings = edit.settings
+        alarm.isEnabled = edit.isEnabled
+        alarm.vibrationEnabled = edit.vibrationEnabled
+        alarm.sortOrder = edit.sortOrder
+        alarm.updatedAt = edit.editedAt
+    }
+
+    private static func checkRoom(userID: String, on db: any SQLConnection) throws {
+        let count = try db.scalar(
+            "SELECT COUNT(*) FROM personal_alarms WHERE user_id = ?1 AND deleted_ms IS NULL", [.text(userID)])
+        if case .integer(let n) = count, n >= Int64(PersonalAlarmRules.maxAlarmsPerUser) {
+            throw DomainError.alarmLimitReached
+        }
+    }
+
+    private static func insert(_ alarm: PersonalAlarm, on db: any SQLConnection) throws {
+        try db.run(
+            """
+            INSERT INTO personal_alarms (user_id, id, document, version, updated_ms, created_ms, deleted_ms)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL)
+            """,
+            [
+                .text(alarm.userID), .text(alarm.id), .text(String(decoding: DocumentCoding.encode(alarm), as: UTF8.self)),
+                .integer(alarm.version), .integer(alarm.updatedAt.milliseconds), .integer(alarm.createdAt.milliseconds),
+            ])
+    }
+
+    private static func update(_ alarm: PersonalAlarm, on db: any SQLConnection) throws {
+        try db.run(
+            "UPDATE personal_alarms SET document = ?3, version = ?4, updated_ms = ?5, deleted_ms = ?6 WHERE user_id = ?1 AND id = ?2",
+            [
+                .text(alarm.userID), .text(alarm.id), .text(String(decoding: DocumentCoding.encode(alarm), as: UTF8.self)),
+                .integer(alarm.version), .integer(alarm.updatedAt.milliseconds),
+                alarm.deletedAt.map { .integer($0.milliseconds) } ?? .null,
+            ])
+    }
+
+    private static func archive(_ alarm: PersonalAlarm, at now: Int64, on db: any SQLConnection) throws {
+        try db.run(
+            "INSERT INTO personal_alarm_conflicts (user_id, alarm_id, document, archived_ms) VALUES (?1, ?2, ?3, ?4)",
+            [
+                .text(alarm.userID), .text(alarm.id), .text(String(decoding: DocumentCoding.encode(alarm), as: UTF8.self)),
+                .integer(now),
+            ])
+    }
+
+    private static func append(_ alarm: PersonalAlarm, op: Change.Op, event: ChangeEvent, at now: Int64, on db: any SQLConnection) throws {
+        try ChangeLog.append(
+            [
+                Change(
+                    topic: ChangeLog.userTopic(alarm.userID), kind: .personalAlarm, op: op, entityID: alarm.id,
+                    document: op == .removed ? nil : DocumentCoding.encode(alarm))
+            ],
+            event: event, actor: .user(alarm.userID), at: now, on: db)
+    }
+
+    private static func alarmFromRow(_ row: Row) throws -> PersonalAlarm {
+        try DocumentCoding.decode(PersonalAlarm.self, from: Array((row.string("document") ?? "").utf8))
+    }
+}
