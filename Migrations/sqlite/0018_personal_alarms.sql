@@ -1,4 +1,4 @@
--- 0017: personal alarms mirrored for backup and sync across a user's devices (issue 19;
+-- 0018: personal alarms mirrored for backup and sync across a user's devices (issue 19;
 -- docs/personal-sync.md; data-schema §4.2, §7). Same conventions as 0003.
 
 -- One row per (user, client-chosen alarm id). `document` is the whole PersonalAlarm JSON, the bytes

@@ -1,4 +1,4 @@
--- 0017 (PostgreSQL): personal alarms (see Migrations/sqlite/0017_personal_alarms.sql).
+-- 0018 (PostgreSQL): personal alarms (see Migrations/sqlite/0018_personal_alarms.sql).
 CREATE TABLE personal_alarms (
     user_id         TEXT COLLATE "C" NOT NULL REFERENCES users(id) ON DELETE CASCADE,
     id              TEXT COLLATE "C" NOT NULL,
