@@ -175,9 +175,11 @@ public enum PersonalAlarmStore {
     /// Run inside one read transaction.
     public static func sync(userID: String, since: Int64, limit: Int, on db: any SQLConnection) throws -> Sync {
         let latest = try ChangeLog.latestSeq(on: db)
-        let oldest = try ChangeFeed.oldestRetainedSeq(on: db) ?? latest + 1
-        // Compaction dropped rows after `since`: the delta is incomplete, send the whole set.
-        if since < oldest - 1 {
+        let bounds = ChangeFeed.Replay(
+            oldestRetainedSeq: try ChangeFeed.oldestRetainedSeq(on: db), latestSeq: latest, batches: [], truncated: false)
+        // The realtime resume's rule: compaction dropped rows after `since`, or `since` is ahead of
+        // the log (another server's, a restored backup's) — the delta cannot be trusted: the whole set.
+        guard bounds.reachesBack(to: since) else {
             let all = try live(userID: userID, on: db)
             return Sync(
                 changes: all.map { Sync.Entry(seq: latest, op: .added, alarmID: $0.id, document: DocumentCoding.encode($0)) }, reset: true,
@@ -195,7 +197,7 @@ public enum PersonalAlarmStore {
                 alarmID: row.string("entity_id") ?? "", document: row.string("document").map { Array($0.utf8) })
         }
         // Without more, continue from the log's end (the user's other topics' rows are no news here).
-        return Sync(changes: Array(changes), reset: false, next: more ? (changes.last?.seq ?? since) : max(latest, since), more: more)
+        return Sync(changes: Array(changes), reset: false, next: more ? (changes.last?.seq ?? since) : latest, more: more)
     }
 
     /// Retention: tombstones and archived losers older than `cutoff`. Returns rows deleted.

@@ -547,6 +547,52 @@ struct RealtimeTests {
         #expect(fresh["type"] as? String == "change")
     }
 
+    @Test("personal alarms: a realtime resume of the user topic and GET /v1/me/alarms?since= give the same changes; after compaction both reset")
+    func personalAlarmSync() async throws {
+        let f = try await GroupFixture.make()
+        let (server, port) = try serve(f.h)
+        defer { server.shutdown() }
+        let start = try await f.h.expect(200, .get, "/v1/me/alarms", token: f.member.token).json["seq"] as? Int ?? -1
+        let a = "/v1/me/alarms/0b5c3f6e-8d2a-4c1b-9e7f-1a2b3c4d5e6f"
+        let b = "/v1/me/alarms/1c6d4a7f-9e3b-4d2c-8f80-2b3c4d5e6f70"
+        try await f.h.expect(201, .put, a, json: PersonalAlarmTests.body("Rent"), token: f.member.token)
+        try await f.h.expect(201, .put, b, json: PersonalAlarmTests.body("Filter"), token: f.member.token)
+        try await f.h.expect(200, .patch, a, json: #"{"title":"Rent due"}"#, token: f.member.token)
+        try await f.h.expect(204, .delete, b, token: f.member.token)
+        let http = try await f.h.expect(200, .get, "/v1/me/alarms?since=\(start)", token: f.member.token)
+        let overHTTP = (http.json["changes"] as? [[String: Any]] ?? []).map {
+            "\($0["seq"] as? Int ?? 0) \($0["op"] as? String ?? "") \($0["id"] as? String ?? "") \(($0["alarm"] as? [String: Any])?["title"] as? String ?? "-")"
+        }
+        #expect(overHTTP.count == 4)
+        let overRealtime = try await blocking { () -> [String] in
+            let feed = try Feed(port: port, token: f.member.token)
+            defer { feed.close() }
+            try feed.send(#"{"op":"subscribe","topic":"user","since":\#(start)}"#)
+            var seen: [String] = []
+            while seen.count < 4 {
+                let message = try feed.next(Self.type("change", "user"))
+                for change in message["changes"] as? [[String: Any]] ?? [] where change["kind"] as? String == "personal_alarm" {
+                    let doc = change["doc"] as? [String: Any]
+                    seen.append(
+                        "\(message["seq"] as? Int ?? 0) \(change["op"] as? String ?? "") \(change["id"] as? String ?? "") \(doc?["title"] as? String ?? "-")")
+                }
+            }
+            return seen
+        }
+        #expect(overRealtime == overHTTP)
+
+        // Compaction past the cursor: the HTTP read resets with the live set, as the realtime resume does.
+        let now = f.h.clock.nowMilliseconds()
+        _ = try f.h.database.writeSync { db in
+            try ChangeLog.compact(
+                ChangeLogRetention(windowMilliseconds: 0, minimumRows: 0, minimumRowsPerCompaction: 1), at: now + 1, on: db)
+        }
+        let reset = try await f.h.expect(200, .get, "/v1/me/alarms?since=\(start)", token: f.member.token)
+        #expect(reset.json["reset"] as? Bool == true)
+        let live = (reset.json["changes"] as? [[String: Any]] ?? []).compactMap { ($0["alarm"] as? [String: Any])?["title"] as? String }
+        #expect(live == ["Rent due"])
+    }
+
     @Test("a broadcast is one message for compressed and plain subscribers; removals carry typed reasons only")
     func broadcastAndTypedReasons() async throws {
         let f = try await GroupFixture.make()
