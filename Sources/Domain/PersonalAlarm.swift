@@ -65,7 +65,8 @@ public struct PersonalAlarm: Sendable, Codable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         id = try c.decode(String.self, forKey: .id)
         userID = try c.decode(String.self, forKey: .userID)
-        settings = try AlarmSettings(from: decoder, assignedTo: [], completionRule: .any, graceMinutes: SharedAlarmRules.defaultGraceMinutes)
+        settings = try AlarmSettings(
+            from: decoder, assignedTo: [], completionRule: .any, graceMinutes: SharedAlarmRules.defaultGraceMinutes)
         isEnabled = try c.decode(Bool.self, forKey: .isEnabled)
         vibrationEnabled = try c.decode(Bool.self, forKey: .vibrationEnabled)
         sortOrder = try c.decode(Int.self, forKey: .sortOrder)
@@ -132,7 +133,8 @@ public enum PersonalAlarmRules {
     /// `sort_order` in range.
     public static func checkSortOrder(_ order: Int) throws(DomainError) {
         guard sortOrderRange.contains(order) else {
-            throw .invalidField(field: "sort_order", message: "sort_order must be \(sortOrderRange.lowerBound)–\(sortOrderRange.upperBound)")
+            throw .invalidField(
+                field: "sort_order", message: "sort_order must be \(sortOrderRange.lowerBound)–\(sortOrderRange.upperBound)")
         }
     }
 

@@ -189,7 +189,8 @@ public enum PersonalAlarmStore {
             """
             SELECT seq, op, entity_id, document FROM change_log
             WHERE topic = ?1 AND seq > ?2 AND kind = ?3 ORDER BY seq LIMIT ?4
-            """, [.text(ChangeLog.userTopic(userID)), .integer(since), .text(ChangeKind.personalAlarm.rawValue), .integer(Int64(limit) + 1)])
+            """,
+            [.text(ChangeLog.userTopic(userID)), .integer(since), .text(ChangeKind.personalAlarm.rawValue), .integer(Int64(limit) + 1)])
         let more = rows.count > limit
         let changes = rows.prefix(limit).map { row in
             Sync.Entry(

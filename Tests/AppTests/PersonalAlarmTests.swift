@@ -2,8 +2,8 @@ import Domain
 import Foundation
 import Storage
 import Store
-import Testing
 import TestSupport
+import Testing
 import Wire
 
 @testable import App
@@ -93,7 +93,9 @@ struct PersonalAlarmTests {
         #expect(tabletEdit.json["title"] as? String == "Rent (phone)", "the older edit lost: the answer is the stored one")
         #expect(tabletEdit.json["version"] as? Int == 2, "a lost write changes nothing")
         let conflicts = try await h.expect(200, .get, "/v1/me/alarms/\(Self.alarmA)/conflicts", token: phone)
-        let titles = (conflicts.json["conflicts"] as? [[String: Any]] ?? []).compactMap { ($0["alarm"] as? [String: Any])?["title"] as? String }
+        let titles = (conflicts.json["conflicts"] as? [[String: Any]] ?? []).compactMap {
+            ($0["alarm"] as? [String: Any])?["title"] as? String
+        }
         #expect(titles == ["Rent (tablet)", "Rent"], "newest first: the losing tablet edit, then the version the phone replaced")
         // A client clock far ahead is refused rather than winning every comparison for a year.
         let ahead = try await h.expect(
@@ -156,7 +158,8 @@ struct PersonalAlarmTests {
         let (h, phone, _) = try await Self.twoDevices()
         let badZone = try await h.expect(
             422, .put, "/v1/me/alarms/\(Self.alarmA)",
-            json: #"{"title":"x","schedule":{"type":"weekly","days_of_week":[1]},"times_of_day":[{"hour":9,"minute":0}],"timezone":"Mars/Base"}"#,
+            json: #"{"title":"x","schedule":{"type":"weekly","days_of_week":[1]},"#
+                + #""times_of_day":[{"hour":9,"minute":0}],"timezone":"Mars/Base"}"#,
             token: phone)
         #expect(badZone.errorName == "SCHEDULE_INVALID")
         let shared = try await h.expect(
@@ -164,7 +167,8 @@ struct PersonalAlarmTests {
         #expect(shared.errorField == "assigned_to_uids")
         let badID = try await h.expect(422, .put, "/v1/me/alarms/not-a-uuid", json: Self.body("x"), token: phone)
         #expect(badID.errorField == "alarm_id")
-        let order = try await h.expect(422, .put, "/v1/me/alarms/\(Self.alarmA)", json: Self.body("x", extra: #","sort_order":-1"#), token: phone)
+        let order = try await h.expect(
+            422, .put, "/v1/me/alarms/\(Self.alarmA)", json: Self.body("x", extra: #","sort_order":-1"#), token: phone)
         #expect(order.errorField == "sort_order")
         try await h.expect(404, .patch, "/v1/me/alarms/\(Self.alarmA)", json: #"{"title":"y"}"#, token: phone)
         // Another account cannot see or touch it.
@@ -185,7 +189,9 @@ struct PersonalAlarmTests {
         var dirty: Bool
     }
 
-    @Test("randomized: three devices edit and delete offline, sync in random order; no pushed edit is lost and all converge", arguments: [UInt64(1), 2, 3])
+    @Test(
+        "randomized: three devices edit and delete offline, sync in random order; no pushed edit is lost and all converge",
+        arguments: [UInt64(1), 2, 3])
     func model(seed: UInt64) async throws {
         let (h, phone, tablet) = try await Self.twoDevices()
         let laptop = try #require(await h.login("ana@example.com").json["token"] as? String)
@@ -278,4 +284,3 @@ struct PersonalAlarmTests {
         #expect(archivedTotal > 0, "devices raced: some versions were archived")
     }
 }
-

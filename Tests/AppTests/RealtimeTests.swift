@@ -547,7 +547,13 @@ struct RealtimeTests {
         #expect(fresh["type"] as? String == "change")
     }
 
-    @Test("personal alarms: a realtime resume of the user topic and GET /v1/me/alarms?since= give the same changes; after compaction both reset")
+    /// One change as "seq op id title", the same shape from a realtime message and from the HTTP sync read.
+    private static func syncLine(seq: Any?, op: Any?, id: Any?, doc: Any?) -> String {
+        let title = (doc as? [String: Any])?["title"] as? String ?? "-"
+        return "\(seq as? Int ?? 0) \(op as? String ?? "") \(id as? String ?? "") \(title)"
+    }
+
+    @Test("personal alarms: a user-topic resume and GET /v1/me/alarms?since= give the same changes; after compaction both reset")
     func personalAlarmSync() async throws {
         let f = try await GroupFixture.make()
         let (server, port) = try serve(f.h)
@@ -561,7 +567,7 @@ struct RealtimeTests {
         try await f.h.expect(204, .delete, b, token: f.member.token)
         let http = try await f.h.expect(200, .get, "/v1/me/alarms?since=\(start)", token: f.member.token)
         let overHTTP = (http.json["changes"] as? [[String: Any]] ?? []).map {
-            "\($0["seq"] as? Int ?? 0) \($0["op"] as? String ?? "") \($0["id"] as? String ?? "") \(($0["alarm"] as? [String: Any])?["title"] as? String ?? "-")"
+            Self.syncLine(seq: $0["seq"], op: $0["op"], id: $0["id"], doc: $0["alarm"])
         }
         #expect(overHTTP.count == 4)
         let overRealtime = try await blocking { () -> [String] in
@@ -572,9 +578,7 @@ struct RealtimeTests {
             while seen.count < 4 {
                 let message = try feed.next(Self.type("change", "user"))
                 for change in message["changes"] as? [[String: Any]] ?? [] where change["kind"] as? String == "personal_alarm" {
-                    let doc = change["doc"] as? [String: Any]
-                    seen.append(
-                        "\(message["seq"] as? Int ?? 0) \(change["op"] as? String ?? "") \(change["id"] as? String ?? "") \(doc?["title"] as? String ?? "-")")
+                    seen.append(Self.syncLine(seq: message["seq"], op: change["op"], id: change["id"], doc: change["doc"]))
                 }
             }
             return seen

@@ -52,7 +52,10 @@ struct SharedAlarmAuthorizationTests {
     @Test("every new route is in the matrix")
     func routesCovered() throws {
         let h = try AppHarness()
-        let served = Set(h.app.routes.map { "\($0.method) \($0.template)" }.filter { ($0.contains("alarms") || $0.contains("completions")) && !$0.contains("/v1/me/") })
+        let served = Set(
+            h.app.routes.map { "\($0.method) \($0.template)" }.filter {
+                ($0.contains("alarms") || $0.contains("completions")) && !$0.contains("/v1/me/")
+            })
         let covered = Set(Self.matrix.endpoints.map(\.name))
         #expect(served == covered)
     }

@@ -218,7 +218,8 @@ public final class FCMSender: NotificationSender {
                 return .failure(
                     AccessTokens.Failure(
                         outcome: .retry(
-                            reason: described, retryAfterMilliseconds: ProviderExchange.retryAfterMilliseconds(response.headers, now: now))))
+                            reason: described, retryAfterMilliseconds: ProviderExchange.retryAfterMilliseconds(response.headers, now: now)))
+                )
             }
             logger.error(
                 "fcm: the token endpoint refused the service account", metadata: ["status": "\(response.status)", "error": "\(error)"])
