@@ -20,3 +20,10 @@ CREATE TABLE personal_alarm_conflicts (
 );
 CREATE INDEX personal_alarm_conflicts_alarm ON personal_alarm_conflicts(user_id, alarm_id, archived_ms);
 CREATE INDEX personal_alarm_conflicts_archived ON personal_alarm_conflicts(archived_ms);
+
+CREATE TABLE user_settings (
+    user_id         TEXT COLLATE "C" PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    document        TEXT NOT NULL,
+    version         BIGINT NOT NULL CHECK (version >= 1),
+    updated_ms      BIGINT NOT NULL
+);

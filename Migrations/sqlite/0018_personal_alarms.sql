@@ -1,4 +1,4 @@
--- 0018: personal alarms mirrored for backup and sync across a user's devices (issue 19;
+-- 0018: personal alarms mirrored for backup and sync across a user's devices, and synced settings (issue 19;
 -- docs/personal-sync.md; data-schema §4.2, §7). Same conventions as 0003.
 
 -- One row per (user, client-chosen alarm id). `document` is the whole PersonalAlarm JSON, the bytes
@@ -26,3 +26,11 @@ CREATE TABLE personal_alarm_conflicts (
 ) STRICT;
 CREATE INDEX personal_alarm_conflicts_alarm ON personal_alarm_conflicts(user_id, alarm_id, archived_ms);
 CREATE INDEX personal_alarm_conflicts_archived ON personal_alarm_conflicts(archived_ms);
+
+-- A user's synced preferences (UserSettings JSON); no row = the defaults, version 0.
+CREATE TABLE user_settings (
+    user_id         TEXT PRIMARY KEY NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    document        TEXT NOT NULL,
+    version         INTEGER NOT NULL CHECK (version >= 1),
+    updated_ms      INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;

@@ -86,6 +86,9 @@ public struct ChangeEvent: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// A personal alarm was deleted (its tombstone syncs, then is purged).
     public static let personalAlarmDeleted = ChangeEvent(rawValue: "personal_alarm_deleted")
 
+    /// The user changed their synced settings.
+    public static let settingsUpdated = ChangeEvent(rawValue: "settings_updated")
+
     // The log itself
     /// Compaction removed the oldest rows and wrote a checkpoint (`ChangeKind.checkpoint`).
     public static let logCompacted = ChangeEvent(rawValue: "log_compacted")

@@ -27,6 +27,8 @@ public struct ChangeKind: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let missedOccurrence = ChangeKind(rawValue: "missed_occurrence")
     /// A user's personal alarm (`user:<id>` only: synced between that user's devices).
     public static let personalAlarm = ChangeKind(rawValue: "personal_alarm")
+    /// A user's synced settings (`user:<id>` only; the entity id is the user's).
+    public static let settings = ChangeKind(rawValue: "settings")
     /// The log's own bookkeeping: a compaction checkpoint on the `system` topic (no client sees it).
     public static let checkpoint = ChangeKind(rawValue: "checkpoint")
 

@@ -10,7 +10,7 @@ extension GroupStore {
     /// soft-deleted; every other membership ends as `left`; sessions and failed-login records are
     /// deleted; personal fields are replaced (email → `deleted+<id>@invalid`, name → "Deleted User",
     /// password hash emptied, cached member names too) and `deleted_ms` set; its push devices are
-    /// deleted; pending invitations it
+    /// deleted, and so are its personal alarms and settings; pending invitations it
     /// sent are revoked, those addressed to it lose the address, invite codes it created are disabled.
     /// One batch, event
     /// `account_deleted`, by `actor` (default: the user themself; `admin` for chronir-admin, with
@@ -83,6 +83,8 @@ extension GroupStore {
             try db.run("UPDATE invite_codes SET disabled_ms = ?2 WHERE group_id = ?1", [.text(groupID), .integer(now)])
             if let record = try InviteCodeStore.record(groupID: groupID, on: db) { changes.append(InviteCodeStore.change(record)) }
         }
+        // Personal alarms and settings are the account's alone: gone, log documents included.
+        try PersonalAlarmStore.eraseAll(userID: userID, at: now, on: db)
         // History too: personal data leaves the change log's documents (their rows still chain).
         try ChangeLog.redactPersonalData(
             userID: userID, email: user.email, tombstoneEmail: tombstone, deletedName: deletedUserName, at: now, on: db)

@@ -208,6 +208,24 @@ public enum PersonalAlarmStore {
             + db.run("DELETE FROM personal_alarm_conflicts WHERE archived_ms < ?1", [.integer(cutoff)])
     }
 
+    /// Account deletion (docs/design.md#account-deletion): the account's personal alarms, their
+    /// conflict archive and its synced settings go entirely, and so do their documents in the change
+    /// log (set to null with `redacted_ms`; the rows still chain). In the caller's transaction.
+    public static func eraseAll(userID: String, at now: Int64, on db: any SQLConnection) throws {
+        try db.run("DELETE FROM personal_alarm_conflicts WHERE user_id = ?1", [.text(userID)])
+        try db.run("DELETE FROM personal_alarms WHERE user_id = ?1", [.text(userID)])
+        try db.run("DELETE FROM user_settings WHERE user_id = ?1", [.text(userID)])
+        try db.run(
+            """
+            UPDATE change_log SET document = NULL, redacted_ms = ?2
+            WHERE topic = ?1 AND kind IN (?3, ?4) AND document IS NOT NULL AND redacted_ms IS NULL
+            """,
+            [
+                .text(ChangeLog.userTopic(userID)), .integer(now), .text(ChangeKind.personalAlarm.rawValue),
+                .text(ChangeKind.settings.rawValue),
+            ])
+    }
+
     // MARK: - Rows
 
     private static func apply(_ edit: Edit, to alarm: inout PersonalAlarm) {

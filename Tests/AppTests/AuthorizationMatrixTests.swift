@@ -93,6 +93,11 @@ struct AuthorizationMatrixTests {
                 try await c.ownersPersonalAlarm()
                 return await c.send(.get, "\(Self.personalAlarm)/conflicts")
             },
+            // Settings: every account its own document.
+            .init("GET /v1/me/settings", [200, 200, 200, 200, 200, 200, 401]) { await $0.send(.get, "/v1/me/settings") },
+            .init("PATCH /v1/me/settings", [200, 200, 200, 200, 200, 200, 401]) { c in
+                await c.send(.patch, "/v1/me/settings", json: #"{"theme_mode":"dark"}"#)
+            },
             .init("DELETE /v1/me", [204, 204, 204, 204, 204, 204, 401]) { await $0.send(.delete, "/v1/me") },
         ])
 

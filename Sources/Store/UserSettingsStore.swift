@@ -1,0 +1,48 @@
+public import Domain
+public import Storage
+
+/// The synced settings document (docs/personal-sync.md#settings): one row per account that wrote
+/// them; every write appends a change (kind `settings`, topic `user:<id>`) in the same transaction,
+/// so the user's other devices get it over the realtime `user` topic.
+public enum UserSettingsStore {
+    /// The account's settings: the stored document, or the defaults at version 0.
+    public static func settings(userID: String, on db: any SQLConnection) throws -> UserSettings {
+        guard let row = try db.queryOne("SELECT document FROM user_settings WHERE user_id = ?1", [.text(userID)]) else {
+            return UserSettings()
+        }
+        return try DocumentCoding.decode(UserSettings.self, from: Array((row.string("document") ?? "").utf8))
+    }
+
+    /// Applies `change` to the current settings and stores the result (validated by the caller's
+    /// closure). A stale `expectedVersion` → `versionConflict` with the current document. Nothing
+    /// changed → nothing written.
+    public static func update(
+        userID: String, expectedVersion: Int64?, at now: Int64, on db: any SQLConnection,
+        change: (inout UserSettings) throws -> Void
+    ) throws -> UserSettings {
+        let current = try settings(userID: userID, on: db)
+        if let expectedVersion, expectedVersion != current.version {
+            throw DomainError.versionConflict(current: DocumentCoding.encode(current))
+        }
+        var next = current
+        try change(&next)
+        guard next != current else { return current }
+        next.version = current.version + 1
+        next.updatedAt = Timestamp(milliseconds: now)
+        let document = DocumentCoding.encode(next)
+        try db.run(
+            """
+            INSERT INTO user_settings (user_id, document, version, updated_ms) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT (user_id) DO UPDATE SET document = excluded.document, version = excluded.version,
+                updated_ms = excluded.updated_ms
+            """, [.text(userID), .text(String(decoding: document, as: UTF8.self)), .integer(next.version), .integer(now)])
+        try ChangeLog.append(
+            [
+                Change(
+                    topic: ChangeLog.userTopic(userID), kind: .settings, op: current.version == 0 ? .added : .modified, entityID: userID,
+                    document: document)
+            ],
+            event: .settingsUpdated, actor: .user(userID), at: now, on: db)
+        return next
+    }
+}
