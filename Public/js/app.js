@@ -5,6 +5,7 @@ import { api, session, enc } from './api.js';
 import { h, replace, field, flashChanged } from './dom.js';
 import { Realtime } from './realtime.js';
 import { GroupPage } from './group.js';
+import { pushSettings, registerWorker } from './push.js';
 
 const main = document.getElementById('main');
 const accountNav = document.getElementById('account-nav');
@@ -249,7 +250,7 @@ function groupsPage() {
       error.textContent = e.code === 'CA002' ? 'Creating groups needs a premium account. You can still join groups others invite you to.' : e.message;
     }
   });
-  replace(main, h('h1', {}, 'My groups'), list, invites, create);
+  replace(main, h('h1', {}, 'My groups'), list, invites, create, pushSettings());
   state.page = page;
   page.refresh();
   focusHeading();
@@ -314,7 +315,18 @@ function landing({ kind, value }) {
 
 // — start —
 
+/** A clicked notification asks the page (through the service worker) to show what it is about. */
+function listenToWorker() {
+  if (!('serviceWorker' in navigator)) return;
+  navigator.serviceWorker.addEventListener('message', (event) => {
+    const path = event.data && event.data.kind === 'open' ? event.data.path : null;
+    if (typeof path === 'string' && path.startsWith('/') && !path.startsWith('//')) navigate(path);
+  });
+  registerWorker().catch((e) => console.warn('service worker not registered:', e.message));
+}
+
 async function boot() {
+  listenToWorker();
   if (session.token) {
     try {
       state.me = await api('GET', '/v1/me');

@@ -85,6 +85,9 @@ export class GroupPage {
       const heading = this.ctx.main.querySelector('h1');
       heading.tabIndex = -1;
       heading.focus();
+      // Opened from a notification about one alarm (/groups/<id>#alarm-<id>): show that alarm.
+      const target = location.hash.startsWith('#alarm-') && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+      if (target) { target.scrollIntoView({ block: 'start' }); flashChanged(target); }
     }
     document.title = `${this.group.name} · Chronir`;
   }
@@ -165,7 +168,8 @@ export class GroupPage {
         h('h1', {}, g.name),
         g.description ? h('p', {}, g.description) : null,
         h('p', { class: 'meta' }, `You are ${this.myRole === 'owner' ? 'the owner' : `${this.myRole === 'admin' ? 'an admin' : 'a member'}`} · ${g.member_count} member${g.member_count === 1 ? '' : 's'}`,
-          g.frozen_at ? ' · frozen by an operator (read-only)' : '')),
+          g.frozen_at ? ' · frozen by an operator (read-only)' : ''),
+        this.muteSwitch()),
       h('section', { 'aria-labelledby': 'alarms-h' },
         h('div', { class: 'section-head' }, h('h2', { id: 'alarms-h' }, 'Shared alarms'),
           this.canManage && this.editing !== 'new' ? h('button', { type: 'button', 'data-key': 'new-alarm', onclick: () => this.edit('new') }, 'New alarm') : null),
@@ -294,6 +298,31 @@ export class GroupPage {
       this.ctx.flash(e.message, 'error');
     }
     this.render();
+  }
+
+  /** The caller's own `notification_enabled` for this group (their member document), as a switch. */
+  muteSwitch() {
+    const mine = this.me && this.members.get(this.me.id);
+    if (!mine) return null;
+    const on = mine.notification_enabled !== false;
+    const input = h('input', { type: 'checkbox', role: 'switch', id: 'group-notify', 'data-key': 'group-notify', checked: on, 'aria-describedby': 'group-notify-hint' });
+    input.addEventListener('change', () => this.setNotifications(input));
+    return h('div', { class: 'group-notify' },
+      h('div', { class: 'check switch' }, input, h('label', { for: 'group-notify' }, 'Notifications from this group')),
+      h('small', { id: 'group-notify-hint', class: 'hint' }, on
+        ? 'Your devices get pushes about this group.'
+        : 'Muted: no pushes about this group reach your devices. The page still shows everything.'));
+  }
+
+  async setNotifications(input) {
+    input.disabled = true;
+    try {
+      const doc = await this.ctx.api('PATCH', `/v1/groups/${enc(this.groupId)}/membership`, { notification_enabled: input.checked });
+      this.members.set(doc.user_id, doc);
+    } catch (e) {
+      this.ctx.flash(e.message, 'error');
+    }
+    this.render(['group-head']);
   }
 
   membersSection() {
