@@ -16,6 +16,8 @@
 #     bound of the bucket holding the quantile — the bucket bounds (50 ms … 60 s) are its precision.
 #     The server records it after settling the delivery, so it includes the settle write;
 #   - throughput: alarm_fired calls per second between the first and the last arrival;
+#   - CPU seconds the server and the receiver used from 1 s before the minute to the last arrival
+#     (/proc/PID/stat utime + stime), in total and per notification: what the burst costs each side;
 #   - the set-up time, and how many alarm_fired arrived (exit 1 unless every alarm's did).
 # The set-up (accounts, groups, joins, alarms over the API; Benchmarks/loadgen/notifications_bench.py)
 # picks the target minute from its own measured rates, waits until the webhook has drained the
@@ -55,6 +57,7 @@ chmod 600 "$work/webhook.secret"
 "$venv/bin/python" Tests/Fakes/webhook_receiver.py "$work/server.pem" "$work/server.key" \
     "$(printf '%s' "$secret" | od -An -tx1 | tr -d ' \n')" >"$work/receiver.out" 2>"$work/receiver.log" &
 pids+=($!)
+receiver_pid=$!
 for _ in $(seq 1 100); do grep -qs '^READY' "$work/receiver.out" && break; sleep 0.1; done
 receiver_port=$(awk '/^READY/ {print $2}' "$work/receiver.out")
 [ -n "$receiver_port" ] || { echo "webhook receiver did not start:" >&2; cat "$work/receiver.log" >&2; exit 1; }
@@ -65,7 +68,7 @@ start_chronir --metrics-port auto --max-members 100 \
 echo "notifications: $alarms alarms across $groups groups; $(nproc) cores, load $(load)"
 
 status=0
-python3 Benchmarks/loadgen/notifications_bench.py "$CH_PORT" "$metrics_base" "https://127.0.0.1:$receiver_port" \
+BENCH_CPU_PIDS="$CH_PID $receiver_pid" python3 Benchmarks/loadgen/notifications_bench.py "$CH_PORT" "$metrics_base" "https://127.0.0.1:$receiver_port" \
     "$work/ca.pem" "$alarms" "$groups" >"$work/results" || status=$?
 [ -s "$work/results" ] || { echo "the benchmark failed (status $status)" >&2; exit 1; }
 r() { field "$1" "$work/results"; }
@@ -84,6 +87,7 @@ echo
 echo "delivered: $(r delivered) of $alarms alarm_fired ($(r alarm_fired_calls) calls; bad signatures $(r bad_signatures), not exactly one recipient $(r wrong_recipients))"
 echo "throughput: $(r throughput_per_s) notifications/s handed to the webhook while draining the burst (first → last arrival $(r drain_s) s)"
 p99=$(r receiver_lag_p99_s)
+echo "CPU from 1 s before the minute to the last arrival: server $(r server_cpu_s) s, receiver $(r receiver_cpu_s) s ($(r server_cpu_us_per_notification) / $(r receiver_cpu_us_per_notification) µs per notification; the receiver is one Python process, one core at most)"
 echo "dispatcher rounds seen by the receiver: $(r rounds); each sent its calls within $(r round_send_span_p50_s) s, one every $(r round_period_p50_s) s (medians)"
 echo "goal: p99 lag ≤ 1 s: ${p99:-n/a} s $(awk -v v="${p99:-}" 'BEGIN {print (v != "" && v <= 1 ? "✓" : "✗")}')"
 [ "$(r delivered)" = "$alarms" ] || { echo "FAIL: not every alarm_fired arrived" >&2; exit 1; }

@@ -29,6 +29,14 @@ public enum NotificationDeliveries {
         public var expiresAt: Int64
     }
 
+    /// What one claim took: the deliveries to send, and how many it cancelled instead.
+    public struct Claim: Sendable, Equatable {
+        public var deliveries: [Delivery] = []
+        /// Deliveries found due but no longer owed (see `claim`), deleted instead of sent.
+        public var cancelled = 0
+        public init() {}
+    }
+
     /// What one expansion did.
     public struct Expansion: Sendable, Equatable {
         /// Outbox rows turned into deliveries.
@@ -40,20 +48,23 @@ public enum NotificationDeliveries {
         public init() {}
     }
 
-    /// Expands up to `limit` due pending outbox rows: recipients are checked again (a group
-    /// notification goes only to members still active and listening in a live, unfrozen group; an
-    /// invitation only while it is pending; never to a suspended or deleted account), then one
-    /// delivery per device whose provider is in `providers` (the ones configured), plus one for the
-    /// operator's webhook when `webhook` and anyone is left. Rows past their TTL become `expired`.
+    /// Expands up to `limit` pending outbox rows due by `now + lookahead`: recipients are checked
+    /// again (a group notification goes only to members still active and listening in a live,
+    /// unfrozen group; an invitation only while it is pending; never to a suspended or deleted
+    /// account), then one delivery per device whose provider is in `providers` (the ones configured),
+    /// plus one for the operator's webhook when `webhook` and anyone is left. A delivery is due at its
+    /// row's `not_before` — a staged alarm fire (`NotificationScheduler.lookaheadMilliseconds`) waits
+    /// for its instant — or now if that has passed. Rows past their TTL become `expired`.
     public static func expand(
-        at now: Int64, providers: Set<Device.Provider>, webhook: Bool, limit: Int, on db: any SQLConnection
+        at now: Int64, lookahead: Int64 = 0, providers: Set<Device.Provider>, webhook: Bool, limit: Int,
+        on db: any SQLConnection
     ) throws -> Expansion {
         var result = Expansion()
         let rows = try db.query(
             """
             SELECT id, key, type, group_id, actor_id, recipients, content, created_ms, not_before_ms, expires_ms, state
             FROM notification_outbox WHERE state = 'pending' AND not_before_ms <= ?1 ORDER BY not_before_ms, id LIMIT ?2
-            """, [.integer(now), .integer(Int64(limit))])
+            """, [.integer(now + lookahead), .integer(Int64(limit))])
         for row in rows {
             let entry = try NotificationOutbox.entryFromRow(row)
             guard entry.expiresAt > now else {
@@ -90,8 +101,8 @@ public enum NotificationDeliveries {
             """,
             [
                 .integer(entry.id), .text(channel), SQLValue(userID), SQLValue(deviceID),
-                SQLValue(recipients.map { String(decoding: DocumentCoding.encode($0), as: UTF8.self) }), .integer(now),
-                .integer(entry.expiresAt),
+                SQLValue(recipients.map { String(decoding: DocumentCoding.encode($0), as: UTF8.self) }),
+                .integer(max(now, entry.notBefore)), .integer(entry.expiresAt),
             ])
     }
 
@@ -125,31 +136,65 @@ public enum NotificationDeliveries {
     /// Claims up to `limit` due deliveries for `owner` until `leaseUntil`: due ones whose lease is
     /// free or lapsed (a dead instance's). Claimed rows are invisible to other claimers until the
     /// lease ends or the owner settles them.
+    ///
+    /// Each is checked again as it is claimed, because it may have been made well before (a staged
+    /// alarm fire, `NotificationScheduler.lookaheadMilliseconds`; a retry): a delivery is cancelled —
+    /// deleted, not returned — when its group was deleted or frozen; when it is an alarm's fire
+    /// (`alarm_id`) and the alarm was deleted or no longer has that instant (edited, answered and
+    /// advanced, swept as missed); and, to a device, when the account is no longer active, the user
+    /// no longer an active member listening to the group, or already answered the fired occurrence.
+    /// A webhook delivery keeps the recipients checked at expansion.
     public static func claim(
         owner: String, at now: Int64, leaseUntil: Int64, limit: Int, on db: any SQLConnection
-    ) throws -> [Delivery] {
-        // One read of the due rows with what a sender needs, one write of their lease: the caller's
-        // write transaction holds the writer lock, so no other claimer runs in between.
+    ) throws -> Claim {
+        // One read of the due rows with what a sender needs and whether each is still owed, one
+        // write of their lease and one of the cancelled: the caller's write transaction holds the
+        // writer lock, so no other claimer runs in between.
         let rows = try db.query(
             """
             SELECT d.id AS id, d.outbox_id AS outbox_id, d.channel AS channel, d.user_id AS user_id,
                 d.attempts AS attempts, d.expires_ms AS delivery_expires_ms, o.key AS key, o.type AS type,
                 o.content AS content, d.recipients AS recipients, o.not_before_ms AS not_before_ms,
+                CASE WHEN
+                    (o.group_id IS NULL OR (g.id IS NOT NULL AND g.deleted_ms IS NULL AND g.frozen_ms IS NULL))
+                    AND (o.alarm_id IS NULL OR (a.id IS NOT NULL AND a.deleted_ms IS NULL
+                        AND ((o.type = 'alarm_fired' AND a.open_ms = o.not_before_ms)
+                            OR (o.type = 'pre_alarm' AND a.pre_alarm_ms = o.not_before_ms))))
+                    AND (d.user_id IS NULL OR (u.id IS NOT NULL AND u.deleted_ms IS NULL AND u.status = 'active'
+                        AND (o.group_id IS NULL OR (m.status = 'active' AND m.notification_enabled = 1))
+                        AND (o.alarm_id IS NULL OR NOT EXISTS (
+                            SELECT 1 FROM shared_completions c
+                            WHERE c.alarm_id = o.alarm_id AND c.scheduled_ms = a.open_ms AND c.user_id = d.user_id))))
+                THEN 1 ELSE 0 END AS owed,
                 \(DeviceStore.columns("v"))
             FROM notification_deliveries d
             JOIN notification_outbox o ON o.id = d.outbox_id
             LEFT JOIN devices v ON v.user_id = d.user_id AND v.device_id = d.device_id
+            LEFT JOIN groups g ON g.id = o.group_id
+            LEFT JOIN shared_alarms a ON a.id = o.alarm_id
+            LEFT JOIN group_members m ON m.group_id = o.group_id AND m.user_id = d.user_id
+            LEFT JOIN users u ON u.id = d.user_id
             WHERE d.next_attempt_ms <= ?1 AND (d.lease_until_ms IS NULL OR d.lease_until_ms <= ?1)
             ORDER BY d.next_attempt_ms, d.id LIMIT ?2
             """, [.integer(now), .integer(Int64(limit))])
-        guard !rows.isEmpty else { return [] }
-        let ids = rows.compactMap { $0.int("id") }
+        var result = Claim()
+        guard !rows.isEmpty else { return result }
+        let owed = rows.filter { $0.int("owed") == 1 }
+        let cancelled = rows.filter { $0.int("owed") != 1 }.compactMap { $0.int("id") }
+        if !cancelled.isEmpty {
+            let placeholders = cancelled.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
+            try db.run(
+                "DELETE FROM notification_deliveries WHERE id IN (\(placeholders))", cancelled.map { SQLValue.integer($0) })
+            result.cancelled = cancelled.count
+        }
+        let ids = owed.compactMap { $0.int("id") }
+        guard !ids.isEmpty else { return result }
         let placeholders = ids.indices.map { "?\($0 + 3)" }.joined(separator: ", ")
         try db.run(
             "UPDATE notification_deliveries SET lease_owner = ?1, lease_until_ms = ?2 WHERE id IN (\(placeholders))",
             [.text(owner), .integer(leaseUntil)] + ids.map { SQLValue.integer($0) })
         var claimed: [Delivery] = []
-        for row in rows {
+        for row in owed {
             guard let id = row.int("id"), let outboxID = row.int("outbox_id"), let key = row.string("key"),
                 let type = row.string("type"), let content = row.string("content"), let attempts = row.int("attempts"),
                 let expires = row.int("delivery_expires_ms"), let notBefore = row.int("not_before_ms")
@@ -167,7 +212,17 @@ public enum NotificationDeliveries {
                     content: try DocumentCoding.decode(NotificationContent.self, from: Array(content.utf8)), target: target,
                     attempts: Int(attempts), notBefore: notBefore, expiresAt: expires))
         }
-        return claimed
+        result.deliveries = claimed
+        return result
+    }
+
+    /// The earliest `next_attempt_ms` after `now` among deliveries, if any: when the dispatcher must
+    /// look next (a staged alarm fire's instant, a retry).
+    public static func nextDue(after now: Int64, on db: any SQLConnection) throws -> Int64? {
+        guard case .integer(let due) = try db.scalar(
+            "SELECT MIN(next_attempt_ms) FROM notification_deliveries WHERE next_attempt_ms > ?1", [.integer(now)])
+        else { return nil }
+        return due
     }
 
     /// The provider accepted it (or it can never be sent): the delivery is done.

@@ -51,13 +51,14 @@ public enum NotificationOutbox {
     public static let handledRetentionMilliseconds: Int64 = 7 * 86_400_000
 
     /// Queues a notification unless its key is already queued; a notification without recipients is
-    /// not queued. `state` is `.pending` except for the scheduler's stale fires (`.skipped`).
+    /// not queued. `state` is `.pending` except for the scheduler's stale fires (`.skipped`);
+    /// `alarmID` names the alarm whose instant a scheduler fire is (re-checked at the claim).
     /// Returns whether a row was inserted.
     @discardableResult
     static func enqueue(
-        _ type: NotificationType, key: String, groupID: String?, actorID: String?, recipients: [String],
-        content: NotificationContent, notBefore: Int64, expiresAt: Int64, state: State = .pending, at now: Int64,
-        on db: any SQLConnection
+        _ type: NotificationType, key: String, groupID: String?, alarmID: String? = nil, actorID: String?,
+        recipients: [String], content: NotificationContent, notBefore: Int64, expiresAt: Int64, state: State = .pending,
+        at now: Int64, on db: any SQLConnection
     ) throws -> Bool {
         guard !recipients.isEmpty || state != .pending else { return false }
         let recipientsJSON = String(decoding: DocumentCoding.encode(recipients), as: UTF8.self)
@@ -65,14 +66,14 @@ public enum NotificationOutbox {
         return try db.run(
             """
             INSERT INTO notification_outbox (key, type, group_id, actor_id, recipients, content, created_ms, not_before_ms,
-                expires_ms, state, done_ms)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                expires_ms, state, done_ms, alarm_id)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
             ON CONFLICT (key) DO NOTHING
             """,
             [
                 .text(key), .text(type.rawValue), SQLValue(groupID), SQLValue(actorID), .text(recipientsJSON),
                 .text(contentJSON), .integer(now), .integer(notBefore), .integer(expiresAt), .text(state.rawValue),
-                state == .pending ? .null : .integer(now),
+                state == .pending ? .null : .integer(now), SQLValue(alarmID),
             ]) > 0
     }
 

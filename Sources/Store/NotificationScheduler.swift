@@ -7,14 +7,25 @@ public import Storage
 /// Exactly once per (type, alarm, scheduled instant), across restarts and instances: the outbox key
 /// `alarm_fired:<alarm>:<scheduled_ms>` is unique and a row is inserted in the same transaction that
 /// finds it missing. After downtime, a fire due longer than `freshness` ago is recorded `skipped`,
-/// not sent (no stale alarm storm). Editing an alarm moves `open_ms` / `pre_alarm_ms`, so a pending
-/// instant that changed is simply never found; deleting it or freezing or deleting its group stops
-/// its fires. No clock: `now` is the caller's.
+/// not sent (no stale alarm storm).
+///
+/// Staged ahead: a fire is queued up to `lookaheadMilliseconds` before its instant (`not_before_ms` =
+/// the instant), so the dispatcher can expand it into deliveries that are not due before the instant
+/// and at the instant only claim and send remain. What changes in between is caught when a delivery
+/// is claimed (`NotificationDeliveries.claim`): a fire whose alarm was deleted or moved to another
+/// instant, or whose group was frozen or deleted, is cancelled there, never sent. Editing an alarm
+/// moves `open_ms` / `pre_alarm_ms`, so the new instant is a new key, queued in its turn. No clock:
+/// `now` is the caller's.
 public enum NotificationScheduler {
     /// A fire found more than this late is skipped (an `alarm_fired` an hour late is worse than none).
     public static let freshnessMilliseconds: Int64 = 15 * 60_000
     /// Alarms handled per call; the caller loops while a call returns this many.
     public static let batchLimit = 500
+    /// How long before its instant a fire is queued (staged). Long enough that the scheduler's pass
+    /// and the dispatcher's expansion of a whole minute's fires (10,000 take ≈ 2–4 s on 2 busy cores)
+    /// are done before the minute starts, with room for a slow pass; short enough that little changes
+    /// in between — what does is re-checked at the claim. Alarm times are whole minutes.
+    public static let lookaheadMilliseconds: Int64 = 60_000
 
     /// What one pass queued.
     public struct Pass: Sendable, Equatable {
@@ -29,19 +40,25 @@ public enum NotificationScheduler {
         }
     }
 
-    /// Whether anything is due at `now` (a read: the caller takes the writer only when it is).
-    public static func anythingDue(at now: Int64, on db: any SQLConnection) throws -> Bool {
-        try !due(.alarmFired, at: now, limit: 1, on: db).isEmpty || !due(.preAlarm, at: now, limit: 1, on: db).isEmpty
+    /// Whether any fire is due by `now + lookahead` without its outbox row (a read: the caller takes
+    /// the writer only when one is).
+    public static func anythingDue(at now: Int64, lookahead: Int64 = lookaheadMilliseconds, on db: any SQLConnection)
+        throws -> Bool
+    {
+        try !due(.alarmFired, at: now, lookahead: lookahead, limit: 1, on: db).isEmpty
+            || !due(.preAlarm, at: now, lookahead: lookahead, limit: 1, on: db).isEmpty
     }
 
-    /// Queues (or records as skipped) every fire due at `now` that has no outbox row yet, at most
-    /// `limit` per type. Runs in the caller's write transaction.
+    /// Queues (or records as skipped) every fire due by `now + lookahead` that has no outbox row yet,
+    /// at most `limit` per type; a fire's row is not sendable before its instant. Runs in the caller's
+    /// write transaction.
     public static func enqueueDue(
-        at now: Int64, freshness: Int64 = freshnessMilliseconds, limit: Int = batchLimit, on db: any SQLConnection
+        at now: Int64, lookahead: Int64 = lookaheadMilliseconds, freshness: Int64 = freshnessMilliseconds,
+        limit: Int = batchLimit, on db: any SQLConnection
     ) throws -> Pass {
         var pass = Pass()
         for type in [NotificationType.alarmFired, .preAlarm] {
-            for (alarm, instant) in try due(type, at: now, limit: limit, on: db) {
+            for (alarm, instant) in try due(type, at: now, lookahead: lookahead, limit: limit, on: db) {
                 let stale = now - instant > freshness
                 switch try enqueue(type, alarm: alarm, instant: instant, stale: stale, at: now, on: db) {
                 case .pending?: pass.queued += 1
@@ -53,13 +70,14 @@ public enum NotificationScheduler {
         return pass
     }
 
-    /// Live alarms of live, unfrozen groups whose `type` instant is due and has no outbox row, oldest
-    /// first. A pre-alarm is due between its instant and the occurrence (after that it is moot).
-    static func due(_ type: NotificationType, at now: Int64, limit: Int, on db: any SQLConnection) throws
-        -> [(SharedAlarm, Int64)]
+    /// Live alarms of live, unfrozen groups whose `type` instant is due by `now + lookahead` and has
+    /// no outbox row, oldest first. A pre-alarm is due between its instant and the occurrence (after
+    /// that it is moot).
+    static func due(_ type: NotificationType, at now: Int64, lookahead: Int64, limit: Int, on db: any SQLConnection)
+        throws -> [(SharedAlarm, Int64)]
     {
         let column = type == .alarmFired ? "open_ms" : "pre_alarm_ms"
-        let moot = type == .alarmFired ? "" : "AND a.open_ms > ?1"
+        let moot = type == .alarmFired ? "" : "AND a.open_ms > ?4"
         let rows = try db.query(
             """
             SELECT a.document AS document, a.\(column) AS instant FROM shared_alarms a JOIN groups g ON g.id = a.group_id
@@ -68,7 +86,7 @@ public enum NotificationScheduler {
               AND NOT EXISTS (SELECT 1 FROM notification_outbox o WHERE o.key = ?2 || a.id || ':' || a.\(column))
             ORDER BY a.\(column), a.id
             LIMIT ?3
-            """, [.integer(now), .text(type.rawValue + ":"), .integer(Int64(limit))])
+            """, [.integer(now + lookahead), .text(type.rawValue + ":"), .integer(Int64(limit))] + (type == .alarmFired ? [] : [.integer(now)]))
         return try rows.map { row in
             guard let instant = row.int("instant") else { throw StoreError.corruptRow(table: "shared_alarms") }
             return (try SharedAlarmStore.alarmFromRow(row), instant)
@@ -95,7 +113,7 @@ public enum NotificationScheduler {
         let expires = type == .preAlarm ? scheduled.milliseconds : instant + type.policy.timeToLiveMilliseconds
         let state: NotificationOutbox.State = stale || recipients.isEmpty ? .skipped : .pending
         let inserted = try NotificationOutbox.enqueue(
-            type, key: "\(type.rawValue):\(alarm.id):\(instant)", groupID: alarm.groupID, actorID: nil,
+            type, key: "\(type.rawValue):\(alarm.id):\(instant)", groupID: alarm.groupID, alarmID: alarm.id, actorID: nil,
             recipients: recipients, content: content, notBefore: instant, expiresAt: expires, state: state, at: now, on: db)
         return inserted ? state : nil
     }

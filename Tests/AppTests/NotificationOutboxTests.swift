@@ -109,7 +109,7 @@ struct NotificationOutboxTests {
         #expect(try entries(h, .sharedAlarmCreated).isEmpty)
     }
 
-    @Test("a fire is queued once at its instant, to who has not answered and listens; pre-alarms before it")
+    @Test("a fire is staged once, a look-ahead before its instant, to who has not answered and listens; pre-alarms before it")
     func fires() async throws {
         let f = try await SharedAlarmFixture.make(members: 3)
         let h = f.h
@@ -119,26 +119,27 @@ struct NotificationOutboxTests {
             rule: "all", assignees: [m0, m1, m2], extra: #","pre_alarm_enabled":true,"pre_alarm_offset":30"#)
         let alarmID = try #require(alarm["id"] as? String)
         let fire = ms(SharedAlarmFixture.firstFire)
+        let preFire = fire - 30 * 60_000
+        let ahead = NotificationScheduler.lookaheadMilliseconds
 
         func run(at now: Int64) throws -> NotificationScheduler.Pass {
             try FireScheduler.runOnce(database: h.database, at: now, logger: Self.quiet)
         }
-        #expect(try run(at: fire - 30 * 60_000 - 1).total == 0, "nothing before the pre-alarm")
-        #expect(try run(at: fire - 30 * 60_000) == NotificationScheduler.Pass(queued: 1, skipped: 0))
+        #expect(try run(at: preFire - ahead - 1).total == 0, "nothing before the pre-alarm's look-ahead")
+        #expect(try run(at: preFire - ahead) == NotificationScheduler.Pass(queued: 1, skipped: 0))
         let pre = try #require(try entries(h, .preAlarm).first)
         #expect(pre.recipients == [m0.id, m1.id])
+        #expect(pre.notBefore == preFire, "staged: not sendable before its instant")
         #expect(pre.expiresAt == fire, "a pre-alarm is worth nothing once the occurrence is due")
         #expect(pre.content.body.hasPrefix("In 30 min"))
 
-        #expect(try run(at: fire - 1).total == 0)
-        h.clock.set(fire)
-        // m1 answers exactly at the fire: they are no longer pending.
-        #expect(await f.answer(alarmID, by: m1).status == 201)
-        #expect(try run(at: fire) == NotificationScheduler.Pass(queued: 1, skipped: 0))
+        #expect(try run(at: fire - ahead - 1).total == 0)
+        #expect(try run(at: fire - ahead) == NotificationScheduler.Pass(queued: 1, skipped: 0))
+        #expect(try run(at: fire).total == 0, "exactly once")
         #expect(try run(at: fire + 500).total == 0, "exactly once")
         let fired = try #require(try entries(h, .alarmFired).first)
         #expect(fired.key == "alarm_fired:\(alarmID):\(fire)")
-        #expect(fired.recipients == [m0.id])
+        #expect(fired.recipients == [m0.id, m1.id], "the muted m2 is not queued")
         #expect(fired.notBefore == fire)
         #expect(fired.expiresAt == fire + 15 * 60_000)
         #expect(fired.content.data["scheduled_at"] == SharedAlarmFixture.firstFire)
@@ -147,6 +148,105 @@ struct NotificationOutboxTests {
         let other = try h.openAnotherHandle()
         defer { other.close() }
         #expect(try FireScheduler.runOnce(database: other, at: fire + 1_000, logger: Self.quiet).total == 0)
+    }
+
+    // MARK: - Staged fires, checked again at the claim
+
+    /// The scheduler at `now` and an expansion with the dispatcher's look-ahead, to APNs devices only.
+    func stage(_ h: AppHarness, at now: Int64) throws -> NotificationDeliveries.Expansion {
+        _ = try FireScheduler.runOnce(database: h.database, at: now, logger: Self.quiet)
+        return try h.database.writeSync { db in
+            try NotificationDeliveries.expand(
+                at: now, lookahead: NotificationScheduler.lookaheadMilliseconds, providers: [.apns], webhook: false,
+                limit: 1_000, on: db)
+        }
+    }
+
+    /// What a dispatcher's claim at `now` takes, as (delivery key, user) pairs, and how many it cancels.
+    func claim(_ h: AppHarness, at now: Int64) throws -> (taken: Set<String>, cancelled: Int) {
+        let claim = try h.database.writeSync { db in
+            try NotificationDeliveries.claim(owner: "test", at: now, leaseUntil: now + 60_000, limit: 1_000, on: db)
+        }
+        let taken = claim.deliveries.map { delivery -> String in
+            guard case .device(let userID, _) = delivery.target else { return delivery.key + " webhook" }
+            return delivery.key + " " + userID
+        }
+        return (Set(taken), claim.cancelled)
+    }
+
+    /// Expands the fixture's own notifications while no device exists (so they make no deliveries),
+    /// then gives every member an APNs phone.
+    func registerPhones(_ f: SharedAlarmFixture) async throws {
+        let now = f.h.clock.nowMilliseconds()
+        _ = try f.h.database.writeSync { db in
+            try NotificationDeliveries.expand(at: now, providers: [.apns], webhook: false, limit: 1_000, on: db)
+        }
+        for (index, member) in f.members.enumerated() {
+            let token = String(repeating: String(format: "%02x", index + 1), count: 32)
+            try await f.h.expect(
+                201, .put, "/v1/me/devices/phone", json: #"{"platform":"ios","provider":"apns","token":"\#(token)"}"#,
+                token: member.token)
+        }
+    }
+
+    @Test("a staged fire is sent at its instant only while it is still the alarm's: moved, deleted or answered → cancelled at the claim")
+    func stagedFireRechecked() async throws {
+        let f = try await SharedAlarmFixture.make(members: 2)
+        let h = f.h
+        let (m0, m1) = (f.members[0], f.members[1])
+        let kept = try #require(try await f.createAlarm(assignees: [m0])["id"] as? String)
+        let moved = try #require(try await f.createAlarm(assignees: [m0])["id"] as? String)
+        let deleted = try #require(try await f.createAlarm(assignees: [m0])["id"] as? String)
+        let answered = try #require(try await f.createAlarm(rule: "all", assignees: [m0, m1])["id"] as? String)
+        try await registerPhones(f)
+        let fire = ms(SharedAlarmFixture.firstFire)
+        func key(_ alarm: String) -> String { "alarm_fired:\(alarm):\(fire)" }
+
+        let staged = try stage(h, at: fire - NotificationScheduler.lookaheadMilliseconds)
+        #expect(staged.expanded == 4 && staged.deliveries == 5, "one per assignee's phone, made a minute ahead")
+        #expect(try claim(h, at: fire - 1) == ([], 0), "nothing is sendable before the instant")
+
+        h.clock.set(fire - 30_000)
+        try await h.expect(
+            200, .patch, "\(f.g)/alarms/\(moved)", json: #"{"times_of_day":[{"hour":11,"minute":0}]}"#, token: f.owner.token)
+        try await h.expect(204, .delete, "\(f.g)/alarms/\(deleted)", token: f.owner.token)
+        #expect(await f.answer(answered, by: m1).status == 201, "answered before it rang")
+
+        let atInstant = try claim(h, at: fire)
+        #expect(atInstant.taken == [key(kept) + " " + m0.id, key(answered) + " " + m0.id])
+        #expect(atInstant.cancelled == 3, "the moved and the deleted alarm's, and m1's who already answered")
+        #expect(try claim(h, at: fire + 1) == ([], 0), "cancelled deliveries are gone, claimed ones leased")
+
+        // The moved alarm's new instant is staged in its turn (beside the edit's and the answer's own
+        // notifications, and the 10:00 claims whose lease lapsed unsettled).
+        let eleven = fire + 3_600_000
+        _ = try stage(h, at: eleven - NotificationScheduler.lookaheadMilliseconds)
+        let taken = try claim(h, at: eleven).taken.filter { $0.hasPrefix("alarm_fired:\(moved)") }
+        #expect(taken == ["alarm_fired:\(moved):\(eleven) " + m0.id])
+    }
+
+    @Test("a staged fire is cancelled at the claim when its member muted the group, or its group was frozen")
+    func stagedFireMutedFrozen() async throws {
+        let fire = ms(SharedAlarmFixture.firstFire)
+        let f = try await SharedAlarmFixture.make(members: 2)
+        let (m0, m1) = (f.members[0], f.members[1])
+        let toM0 = try #require(try await f.createAlarm(assignees: [m0])["id"] as? String)
+        _ = try await f.createAlarm(assignees: [m1])
+        try await registerPhones(f)
+        #expect(try stage(f.h, at: fire - NotificationScheduler.lookaheadMilliseconds).deliveries == 2)
+        f.h.clock.set(fire - 10_000)
+        try await f.h.expect(200, .patch, "\(f.g)/membership", json: #"{"notification_enabled":false}"#, token: m1.token)
+        #expect(try claim(f.h, at: fire) == (["alarm_fired:\(toM0):\(fire) " + m0.id], 1))
+
+        let g = try await SharedAlarmFixture.make(members: 1)
+        _ = try await g.createAlarm(assignees: [g.members[0]])
+        try await registerPhones(g)
+        #expect(try stage(g.h, at: fire - NotificationScheduler.lookaheadMilliseconds).deliveries == 1)
+        let groupID = g.groupID
+        try await g.h.database.write { db in
+            _ = try GroupStore.adminSetFrozen(groupID: groupID, frozen: true, reason: "test", at: fire - 1, on: db)
+        }
+        #expect(try claim(g.h, at: fire) == ([], 1))
     }
 
     @Test("after downtime a fire more than 15 minutes late is recorded skipped, not sent; deleted alarms and frozen groups do not fire")

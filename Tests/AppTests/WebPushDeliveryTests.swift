@@ -170,11 +170,17 @@ struct WebPushDeliveryTests {
         try await s.registerDevice(a, as: "a")
         try await s.registerDevice(b, as: "b")
 
-        #expect(try FireScheduler.runOnce(database: s.h.database, at: s.fire - 1, logger: Self.quiet).total == 0)
-        #expect(try await s.dispatcher.runOnce(at: s.fire - 1).sent == 0)
-        #expect(try FireScheduler.runOnce(database: s.h.database, at: s.fire, logger: Self.quiet).queued == 1)
+        // Staged a look-ahead before the instant, expanded at once, sent at the instant.
+        let ahead = s.fire - NotificationScheduler.lookaheadMilliseconds
+        #expect(try FireScheduler.runOnce(database: s.h.database, at: ahead - 1, logger: Self.quiet).total == 0)
+        #expect(try FireScheduler.runOnce(database: s.h.database, at: ahead, logger: Self.quiet).queued == 1)
+        let staged = try await s.dispatcher.runOnce(at: ahead)
+        #expect(staged.expansion.deliveries == 1 && staged.sent == 0, "made ahead, not sent")
+        #expect(try await s.dispatcher.runOnce(at: s.fire - 1).sent == 0, "not before its instant")
+        #expect(try FireScheduler.runOnce(database: s.h.database, at: s.fire, logger: Self.quiet).total == 0)
         let round = try await s.dispatcher.runOnce(at: s.fire)
         #expect(round.delivered == 1)
+        #expect(round.expansion.expanded == 0, "nothing left to expand at the instant")
 
         let received = try await s.push.received()
         #expect(received.map(\.id) == ["b"], "only the assignee")

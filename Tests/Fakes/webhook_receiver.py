@@ -11,6 +11,8 @@ Usage: webhook_receiver.py CERT.pem KEY.pem SECRET_HEX   → prints `READY <port
   POST /script     body {"answers": [{"status": 503, "retry_after": "7"}, …]}: answers for the next hooks
                    (appended to those still queued; with "replace": true they replace them, so
                    {"answers": [], "replace": true} makes every later hook 204 again)
+  GET  /count      → {"total": calls, "by_type": {type: calls}} — cheap to poll while a burst arrives
+                   (/received serialises every record, and stalls this one-process server meanwhile)
   GET  /received   → JSON list of {"key", "timestamp", "signature_ok", "body" (parsed JSON), "status"
                    (what it was answered), "received_at" and "arrived" (this machine's Unix time in seconds, float,
                    when the request was read: Benchmarks/notifications.sh measures lag against it)}
@@ -27,6 +29,7 @@ from fake_service import headers_of, lifespan, listening_socket, read_body, resp
 SECRET = b""
 received = []
 answers = []
+counts = {}
 
 
 async def app(scope, receive, send):
@@ -41,9 +44,12 @@ async def app(scope, receive, send):
         expected = "v1=" + hmac.new(SECRET, timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
         ok = hmac.compare_digest(expected, headers.get("x-chronir-signature", ""))
         answer = answers.pop(0) if answers else {"status": 204}
+        document = json.loads(body or b"null")
         received.append({"key": headers.get("x-chronir-key"), "timestamp": timestamp, "signature_ok": ok,
-                         "content_type": headers.get("content-type"), "body": json.loads(body or b"null"),
+                         "content_type": headers.get("content-type"), "body": document,
                          "status": answer["status"], "received_at": arrived, "arrived": arrived})
+        kind = document.get("type") if isinstance(document, dict) else None
+        counts[kind] = counts.get(kind, 0) + 1
         extra = [("retry-after", answer["retry_after"])] if "retry_after" in answer else []
         await respond(send, answer["status"], None, extra)
     elif path == "/script" and method == "POST":
@@ -52,6 +58,8 @@ async def app(scope, receive, send):
             answers.clear()
         answers.extend(document["answers"])
         await respond(send, 204)
+    elif path == "/count":
+        await respond(send, 200, {"total": len(received), "by_type": counts})
     elif path == "/received":
         await respond(send, 200, received)
     else:

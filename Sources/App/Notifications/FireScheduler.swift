@@ -5,11 +5,14 @@ public import Storage
 public import Store
 
 /// Drives `NotificationScheduler` on its own queue (never an event loop): every `tick` a read asks
-/// whether any alarm fire or pre-alarm is due; only then a write queues them, pass after pass while
-/// a pass fills its batch. Exactly-once comes from the outbox keys, so every instance on a database
-/// may run one — no claim is taken, the writer lock serialises them.
+/// whether any alarm fire or pre-alarm is due within `NotificationScheduler.lookaheadMilliseconds`;
+/// only then a write queues them, pass after pass while a pass fills its batch, and `onQueued` is
+/// called (the dispatcher's `wake`: it expands them at once and arms its timer for their instant).
+/// Exactly-once comes from the outbox keys, so every instance on a database may run one — no claim
+/// is taken, the writer lock serialises them.
 ///
-/// Latency: a fire is queued at most one `tick` (plus the timer's leeway) after its instant.
+/// Latency: a fire is queued about `lookaheadMilliseconds` before its instant (at most one `tick`
+/// after its instant when it became due within the look-ahead, e.g. an alarm edited to fire now).
 public final class FireScheduler: Sendable {
     /// How often the scheduler looks for due fires.
     public static let defaultTick: DispatchTimeInterval = .seconds(1)
@@ -18,18 +21,20 @@ public final class FireScheduler: Sendable {
 
     /// Starts the timer; the first look is after one `tick`.
     public init(
-        database: any SQLDatabase, clock: any Clock, logger: Logger, tick: DispatchTimeInterval = FireScheduler.defaultTick
+        database: any SQLDatabase, clock: any Clock, logger: Logger, tick: DispatchTimeInterval = FireScheduler.defaultTick,
+        onQueued: @escaping @Sendable () -> Void = {}
     ) {
         timer = RepeatingTimer(label: "chronir.fire-scheduler", every: tick, leeway: .milliseconds(50), firstAfter: tick) {
             do {
-                try Self.runOnce(database: database, at: clock.nowMilliseconds(), logger: logger)
+                if try Self.runOnce(database: database, at: clock.nowMilliseconds(), logger: logger).queued > 0 { onQueued() }
             } catch {
                 logger.error("fire scheduler failed", metadata: ["error": "\(error)"])
             }
         }
     }
 
-    /// One look at `now`: queues everything due and logs what it did. Returns the fires handled.
+    /// One look at `now`: queues every fire due by `now + lookahead` and logs what it did. Returns the
+    /// fires handled.
     @discardableResult
     public static func runOnce(database: any SQLDatabase, at now: Int64, logger: Logger) throws -> NotificationScheduler.Pass {
         var total = NotificationScheduler.Pass()

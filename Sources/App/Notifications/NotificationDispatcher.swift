@@ -6,17 +6,28 @@ public import Storage
 public import Store
 import Synchronization
 
-/// Hands queued notifications to their senders (docs/notifications.md#pipeline). Each round, on its
-/// own queue: expand due outbox rows into deliveries (recipients checked again), claim due deliveries
-/// with a lease, send them with bounded concurrency, settle each outcome — delivered → done; retry →
-/// back-off (`RetryPolicy`, `Retry-After` wins) until its time to live; device gone → the device is
-/// deleted; rejected → dropped. Every instance may run one: claims are leased, so a dead instance's
-/// deliveries are sent by another once its lease lapses. Delivery is at-least-once.
+/// Hands queued notifications to their senders (docs/notifications.md#pipeline). Each round: expand
+/// outbox rows due within `NotificationScheduler.lookaheadMilliseconds` into deliveries (recipients
+/// checked again; a staged alarm fire's deliveries wait for its instant), claim due deliveries with a
+/// lease (checked again, cancelled when no longer owed), send them with bounded concurrency, settle
+/// every outcome in one write — delivered → done; retry → back-off (`RetryPolicy`, `Retry-After`
+/// wins) until its time to live; device gone → the device is deleted; rejected → dropped. Every
+/// instance may run one: claims are leased, so a dead instance's deliveries are sent by another once
+/// its lease lapses. Delivery is at-least-once.
+///
+/// When it runs (`start`): a pass of rounds at most every `tick`, and earlier at the instant the next
+/// delivery falls due (a staged fire's minute, a retry) or when `wake` is called (the fire scheduler
+/// queued something). While a round fills its batch, `Limits.concurrentRounds` rounds run at once
+/// until the backlog is gone, so one round's claim and settle overlap another's sends.
 public final class NotificationDispatcher: Sendable {
     /// Named limits of one dispatcher.
     public struct Limits: Sendable, Equatable {
-        /// Sends in flight at once.
+        /// Sends in flight at once, per round.
         public var maxConcurrentSends = 32
+        /// Rounds run at once while a backlog lasts (each claims its own leased batch, so they never
+        /// share a delivery). With 32 sends each, 4 fill `OutboundLimits`' 64 running transfers and
+        /// keep the queue behind them, so the connection is never idle while a round claims or settles.
+        public var concurrentRounds = 4
         /// Deliveries claimed per round.
         public var claimBatch = 256
         /// Outbox rows expanded per round.
@@ -35,12 +46,16 @@ public final class NotificationDispatcher: Sendable {
         public var dropped = 0
         /// Deliveries claimed (a full claim batch means more may be waiting).
         public var claimed = 0
+        /// Deliveries found due but no longer owed at the claim (`NotificationDeliveries.claim`).
+        public var cancelled = 0
         public var sent: Int { delivered + retried + devicesGone + dropped }
         public init() {}
     }
 
-    /// How often a round starts when the previous one is done.
+    /// The longest wait between two passes (a pass also starts when a delivery falls due or on `wake`).
     public static let defaultTick: DispatchTimeInterval = .seconds(1)
+    /// How late the timer may fire (a staged fire is due at its instant: the lag starts there).
+    static let timerLeeway: DispatchTimeInterval = .milliseconds(2)
 
     private let database: any SQLDatabase
     private let clock: any Clock
@@ -53,7 +68,10 @@ public final class NotificationDispatcher: Sendable {
     private let owner = "dispatcher:" + UUID().uuidString.lowercased()
     private let running = Mutex(false)
     private let stopped = Mutex(false)
-    private let timer: Mutex<RepeatingTimer?> = Mutex(nil)
+    /// Set when a pass was asked for while one ran: another follows at once.
+    private let wanted = Mutex(false)
+    private let timer: Mutex<(any DispatchSourceTimer)?> = Mutex(nil)
+    private let queue = DispatchQueue(label: "chronir.notification-dispatcher")
 
     /// A dispatcher over `senders` (one per configured provider, plus the webhook's). Call `start`
     /// for the timer; tests call `runOnce`.
@@ -72,50 +90,112 @@ public final class NotificationDispatcher: Sendable {
         self.unitRandom = unitRandom
     }
 
-    /// Starts a round every `tick` (a round still running when the next tick comes is not doubled).
+    /// Starts the timer: the first pass after one `tick`, then as described on the type.
     public func start(tick: DispatchTimeInterval = NotificationDispatcher.defaultTick) {
-        let repeating = RepeatingTimer(
-            label: "chronir.notification-dispatcher", every: tick, leeway: .milliseconds(50), firstAfter: tick
-        ) { [self] in
-            let idle = running.withLock { busy -> Bool in
-                if busy { return false }
-                busy = true
-                return true
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        source.setEventHandler { [self] in beginPass(tick: tick) }
+        source.schedule(deadline: .now() + tick, leeway: Self.timerLeeway)
+        timer.withLock { $0 = source }
+        source.resume()
+    }
+
+    /// Asks for a pass now (the fire scheduler queued fires: their deliveries are made at once, and the
+    /// timer armed for their instant). A pass already running is followed by another.
+    public func wake() {
+        timer.withLock { $0?.schedule(deadline: .now(), leeway: Self.timerLeeway) }
+    }
+
+    /// The timer's handler (on `queue`): one pass at a time; the next is armed when it ends.
+    private func beginPass(tick: DispatchTimeInterval) {
+        guard !stopped.withLock({ $0 }) else { return }
+        let idle = running.withLock { busy -> Bool in
+            if busy { return false }
+            busy = true
+            return true
+        }
+        guard idle else {
+            wanted.withLock { $0 = true }
+            return
+        }
+        Task {
+            let next = await pass()
+            running.withLock { $0 = false }
+            let again = wanted.withLock { flag -> Bool in
+                defer { flag = false }
+                return flag
             }
-            guard idle else { return }
-            Task {
-                defer { running.withLock { $0 = false } }
-                do {
-                    // Rounds follow each other at once while one fills its claim or expand batch (a
-                    // backlog: 10,000 fires due in one minute), instead of one batch per tick.
-                    var round = Round()
-                    var more = true
-                    while more, !stopped.withLock({ $0 }) {
-                        let next = try await runOnce(at: clock.nowMilliseconds())
-                        round.add(next)
-                        more = next.claimed >= limits.claimBatch || next.expansion.expanded >= limits.expandBatch
+            var wait = Self.milliseconds(tick)
+            if again {
+                wait = 0
+            } else if let next {
+                wait = min(wait, max(0, next - clock.nowMilliseconds()))
+            }
+            timer.withLock { $0?.schedule(deadline: .now() + .milliseconds(Int(wait)), leeway: Self.timerLeeway) }
+        }
+    }
+
+    /// `interval` in whole milliseconds (`.never`: a day).
+    static func milliseconds(_ interval: DispatchTimeInterval) -> Int64 {
+        switch interval {
+        case .seconds(let seconds): Int64(seconds) * 1_000
+        case .milliseconds(let milliseconds): Int64(milliseconds)
+        case .microseconds(let microseconds): Int64(microseconds) / 1_000
+        case .nanoseconds(let nanoseconds): Int64(nanoseconds) / 1_000_000
+        case .never: 86_400_000
+        @unknown default: 1_000
+        }
+    }
+
+    /// Rounds until nothing due is left: one, and while it filled its batch, `concurrentRounds` at
+    /// once. Returns when the next delivery falls due (nil: none waiting).
+    private func pass() async -> Int64? {
+        var total = Round()
+        do {
+            let first = try await runOnce(at: clock.nowMilliseconds())
+            total.add(first)
+            if first.backlog(limits) {
+                let lanes = max(1, limits.concurrentRounds)
+                await withTaskGroup(of: Round.self) { group in
+                    for _ in 0..<lanes {
+                        group.addTask { [self] in
+                            var lane = Round()
+                            while !stopped.withLock({ $0 }) {
+                                do {
+                                    let round = try await runOnce(at: clock.nowMilliseconds())
+                                    lane.add(round)
+                                    if !round.backlog(limits) { break }
+                                } catch {
+                                    logger.error("notification dispatcher failed", metadata: ["error": "\(error)"])
+                                    break
+                                }
+                            }
+                            return lane
+                        }
                     }
-                    if round.sent > 0 || round.expansion.expired > 0 {
-                        logger.info(
-                            "notifications sent",
-                            metadata: [
-                                "delivered": "\(round.delivered)", "retried": "\(round.retried)",
-                                "devices_gone": "\(round.devicesGone)", "dropped": "\(round.dropped)",
-                                "expired": "\(round.expansion.expired)",
-                            ])
-                    }
-                } catch {
-                    logger.error("notification dispatcher failed", metadata: ["error": "\(error)"])
+                    for await lane in group { total.add(lane) }
                 }
             }
+        } catch {
+            logger.error("notification dispatcher failed", metadata: ["error": "\(error)"])
         }
-        timer.withLock { $0 = repeating }
+        if total.sent > 0 || total.expansion.expired > 0 || total.cancelled > 0 {
+            logger.info(
+                "notifications sent",
+                metadata: [
+                    "delivered": "\(total.delivered)", "retried": "\(total.retried)",
+                    "devices_gone": "\(total.devicesGone)", "dropped": "\(total.dropped)",
+                    "expired": "\(total.expansion.expired)", "cancelled": "\(total.cancelled)",
+                ])
+        }
+        let now = clock.nowMilliseconds()
+        return try? await database.read { db in try NotificationDeliveries.nextDue(after: now, on: db) }
     }
 
     /// Stops future rounds (one in progress finishes: `waitUntilIdle`).
     public func stop() {
         stopped.withLock { $0 = true }
-        timer.withLock { $0?.stop() }
+        timer.withLock { $0?.cancel() }
+        queue.sync {}
     }
 
     /// Waits (blocking) until no round is running, at most `timeout`; returns whether it is idle. The
@@ -141,20 +221,25 @@ public final class NotificationDispatcher: Sendable {
         let owner = owner
         round.expansion = try await database.write { db in
             try NotificationDeliveries.expand(
-                at: now, providers: providers, webhook: webhook, limit: limits.expandBatch, on: db)
+                at: now, lookahead: NotificationScheduler.lookaheadMilliseconds, providers: providers, webhook: webhook,
+                limit: limits.expandBatch, on: db)
         }
-        let claimed = try await database.write { db in
+        let claim = try await database.write { db in
             try NotificationDeliveries.claim(
                 owner: owner, at: now, leaseUntil: now + limits.leaseMilliseconds, limit: limits.claimBatch, on: db)
         }
-        round.claimed = claimed.count
-        let outcomes = await send(claimed, now: now).map { delivery, outcome in
+        round.claimed = claim.deliveries.count
+        round.cancelled = claim.cancelled
+        let outcomes = await send(claim.deliveries, now: now).map { delivery, outcome in
             (delivery, outcome, nextAttempt(after: outcome, of: delivery, now: now))
         }
         // Every outcome of the round in one write transaction, not one each.
-        let kept = try await database.write { db in
-            try outcomes.map { delivery, outcome, next in try Self.apply(outcome, to: delivery, nextAttempt: next, on: db) }
-        }
+        let kept =
+            outcomes.isEmpty
+            ? []
+            : try await database.write { db in
+                try outcomes.map { delivery, outcome, next in try Self.apply(outcome, to: delivery, nextAttempt: next, on: db) }
+            }
         for ((delivery, outcome, _), kept) in zip(outcomes, kept) {
             record(delivery, outcome, kept: kept, round: &round)
         }
@@ -259,6 +344,12 @@ extension NotificationDispatcher.Round {
         devicesGone += other.devicesGone
         dropped += other.dropped
         claimed += other.claimed
+        cancelled += other.cancelled
+    }
+
+    /// Whether this round filled its claim or expand batch (more may be waiting).
+    func backlog(_ limits: NotificationDispatcher.Limits) -> Bool {
+        claimed + cancelled >= limits.claimBatch || expansion.expanded >= limits.expandBatch
     }
 }
 

@@ -115,8 +115,10 @@ public final class NotificationService: Sendable {
 
     /// Starts the fire scheduler and the dispatcher.
     public func start() {
-        let (database, clock, logger) = (database, clock, logger)
-        scheduler.withLock { $0 = $0 ?? FireScheduler(database: database, clock: clock, logger: logger) }
+        let (database, clock, logger, dispatcher) = (database, clock, logger, dispatcher)
+        scheduler.withLock {
+            $0 = $0 ?? FireScheduler(database: database, clock: clock, logger: logger, onQueued: { dispatcher.wake() })
+        }
         dispatcher.start()
         logger.notice(
             "notifications running", metadata: ["providers": "\(enabled.isEmpty ? "none" : enabled.joined(separator: ","))"])
