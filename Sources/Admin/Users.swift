@@ -10,12 +10,17 @@ import Store
 struct Users: ParsableCommand, TableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List, create and moderate accounts.",
-        subcommands: [List.self, Show.self, Create.self, SetTier.self, Suspend.self, Unsuspend.self, Delete.self])
+        subcommands: [
+            List.self, Show.self, Create.self, SetTier.self, Suspend.self, Unsuspend.self, Delete.self, VerifyEmail.self,
+        ])
 
     static func row(_ u: User) -> [String] {
-        [u.id, u.email, u.displayName, u.tier.rawValue, u.status.rawValue, u.createdAt.description]
+        [
+            u.id, u.email, u.emailVerified ? "yes" : "no", u.displayName, u.tier.rawValue, u.status.rawValue,
+            u.createdAt.description,
+        ]
     }
-    static let header = ["ID", "EMAIL", "NAME", "TIER", "STATUS", "CREATED"]
+    static let header = ["ID", "EMAIL", "VERIFIED", "NAME", "TIER", "STATUS", "CREATED"]
 
     static func find(_ user: String, in database: any SQLDatabase) throws -> User {
         guard let found = try database.readSync({ try AccountStore.find(user, on: $0) }) else {
@@ -110,6 +115,22 @@ struct Users: ParsableCommand, TableCommand {
         enum CodingKeys: String, CodingKey {
             case user
             case oneTimePassword = "one_time_password"
+        }
+    }
+
+    struct VerifyEmail: AdminCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "verify-email", abstract: "Mark an account's address verified (stands in for the mailed link).",
+            discussion: """
+                For servers without mail (docs/mail.md#without-mail), or a user whose mail never arrives. Check                 that the person asking controls the address first: a verified address can accept email invitations.                 Example: chronir-admin users verify-email ana@example.com
+                """)
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "User id or email.") var user: String
+
+        func run() throws {
+            try Users.update(user, by: self) { target, now, db in
+                try AccountStore.markEmailVerified(userID: target.id, actor: .admin, at: now, on: db)
+            }
         }
     }
 

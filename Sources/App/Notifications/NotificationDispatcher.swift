@@ -4,7 +4,6 @@ import Foundation
 public import Logging
 public import Storage
 public import Store
-import Synchronization
 
 /// Hands queued notifications to their senders (docs/notifications.md#pipeline). Each round, on its
 /// own queue: expand due outbox rows into deliveries (recipients checked again), claim due deliveries
@@ -51,9 +50,7 @@ public final class NotificationDispatcher: Sendable {
     private let unitRandom: @Sendable () -> Double
     private let metrics: NotificationMetrics?
     private let owner = "dispatcher:" + UUID().uuidString.lowercased()
-    private let running = Mutex(false)
-    private let stopped = Mutex(false)
-    private let timer: Mutex<RepeatingTimer?> = Mutex(nil)
+    private let loop = RoundLoop(label: "chronir.notification-dispatcher")
 
     /// A dispatcher over `senders` (one per configured provider, plus the webhook's). Call `start`
     /// for the timer; tests call `runOnce`.
@@ -74,62 +71,40 @@ public final class NotificationDispatcher: Sendable {
 
     /// Starts a round every `tick` (a round still running when the next tick comes is not doubled).
     public func start(tick: DispatchTimeInterval = NotificationDispatcher.defaultTick) {
-        let repeating = RepeatingTimer(
-            label: "chronir.notification-dispatcher", every: tick, leeway: .milliseconds(50), firstAfter: tick
-        ) { [self] in
-            let idle = running.withLock { busy -> Bool in
-                if busy { return false }
-                busy = true
-                return true
-            }
-            guard idle else { return }
-            Task {
-                defer { running.withLock { $0 = false } }
-                do {
-                    // Rounds follow each other at once while one fills its claim or expand batch (a
-                    // backlog: 10,000 fires due in one minute), instead of one batch per tick.
-                    var round = Round()
-                    var more = true
-                    while more, !stopped.withLock({ $0 }) {
-                        let next = try await runOnce(at: clock.nowMilliseconds())
-                        round.add(next)
-                        more = next.claimed >= limits.claimBatch || next.expansion.expanded >= limits.expandBatch
-                    }
-                    if round.sent > 0 || round.expansion.expired > 0 {
-                        logger.info(
-                            "notifications sent",
-                            metadata: [
-                                "delivered": "\(round.delivered)", "retried": "\(round.retried)",
-                                "devices_gone": "\(round.devicesGone)", "dropped": "\(round.dropped)",
-                                "expired": "\(round.expansion.expired)",
-                            ])
-                    }
-                } catch {
-                    logger.error("notification dispatcher failed", metadata: ["error": "\(error)"])
+        loop.start(tick: tick) { [self] in
+            do {
+                // Rounds follow each other at once while one fills its claim or expand batch (a
+                // backlog: 10,000 fires due in one minute), instead of one batch per tick.
+                var round = Round()
+                var more = true
+                while more, !loop.isStopped {
+                    let next = try await runOnce(at: clock.nowMilliseconds())
+                    round.add(next)
+                    more = next.claimed >= limits.claimBatch || next.expansion.expanded >= limits.expandBatch
                 }
+                if round.sent > 0 || round.expansion.expired > 0 {
+                    logger.info(
+                        "notifications sent",
+                        metadata: [
+                            "delivered": "\(round.delivered)", "retried": "\(round.retried)",
+                            "devices_gone": "\(round.devicesGone)", "dropped": "\(round.dropped)",
+                            "expired": "\(round.expansion.expired)",
+                        ])
+                }
+            } catch {
+                logger.error("notification dispatcher failed", metadata: ["error": "\(error)"])
             }
         }
-        timer.withLock { $0 = repeating }
     }
 
     /// Stops future rounds (one in progress finishes: `waitUntilIdle`).
-    public func stop() {
-        stopped.withLock { $0 = true }
-        timer.withLock { $0?.stop() }
-    }
+    public func stop() { loop.stop() }
 
     /// Waits (blocking) until no round is running, at most `timeout`; returns whether it is idle. The
     /// shutdown calls it after `stop` and after closing the outbound client (which fails sends in
     /// flight at once), so the database is not closed under a round that is still settling.
     @discardableResult
-    public func waitUntilIdle(timeout: Duration = .seconds(20)) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while running.withLock({ $0 }) {
-            guard ContinuousClock.now < deadline else { return false }
-            usleep(10_000)
-        }
-        return true
-    }
+    public func waitUntilIdle(timeout: Duration = .seconds(20)) -> Bool { loop.waitUntilIdle(timeout: timeout) }
 
     /// One round at `now`: expand, claim, send, settle.
     @discardableResult
@@ -169,26 +144,11 @@ public final class NotificationDispatcher: Sendable {
         -> [(NotificationDeliveries.Delivery, SendOutcome)]
     {
         let senders = senders
-        let width = max(1, limits.maxConcurrentSends)
-        return await withTaskGroup(of: (NotificationDeliveries.Delivery, SendOutcome).self) { group in
-            var results: [(NotificationDeliveries.Delivery, SendOutcome)] = []
-            var next = deliveries.makeIterator()
-            func launch(_ delivery: NotificationDeliveries.Delivery) {
-                let sender = senders.first { $0.provider == delivery.provider }
-                group.addTask {
-                    guard let sender else { return (delivery, .rejected(reason: "no sender configured")) }
-                    return (delivery, await sender.send(delivery, now: now))
-                }
+        return await RoundLoop.boundedMap(deliveries, width: limits.maxConcurrentSends) { delivery in
+            guard let sender = senders.first(where: { $0.provider == delivery.provider }) else {
+                return (delivery, .rejected(reason: "no sender configured"))
             }
-            for _ in 0..<width {
-                guard let delivery = next.next() else { break }
-                launch(delivery)
-            }
-            while let result = await group.next() {
-                results.append(result)
-                if let delivery = next.next() { launch(delivery) }
-            }
-            return results
+            return (delivery, await sender.send(delivery, now: now))
         }
     }
 

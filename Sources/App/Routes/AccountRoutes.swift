@@ -110,6 +110,8 @@ enum AccountRoutes {
                 email: email, displayName: displayName, passwordHash: hash, tier: tier, at: now, on: db)
             try SessionStore.create(
                 tokenHash: tokenHash, userID: user.id, userAgent: userAgent, clientIP: ip, at: now, on: db)
+            // The verification link, queued in the registration's transaction (docs/mail.md).
+            _ = try services.queueVerification(userID: user.id, email: email, change: false, at: now, on: db)
             return user
         }
         services.logger.info("account registered", metadata: ["user_id": "\(user.id)", "request_id": "\(request.requestID)"])
