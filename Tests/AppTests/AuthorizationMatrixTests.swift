@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import TestSupport
 import Testing
 import Wire
 
@@ -71,6 +72,18 @@ struct AuthorizationMatrixTests {
                 return await c.send(.delete, "/v1/invitations/\(id)")
             },
             .init("DELETE /v1/me", [204, 204, 204, 204, 204, 204, 401]) { await $0.send(.delete, "/v1/me") },
+            // The fixture's accounts are verified (AppHarness.register): nothing to resend.
+            .init("POST /v1/me/email/verification", [200, 200, 200, 200, 200, 200, 401]) {
+                await $0.send(.post, "/v1/me/email/verification")
+            },
+            .init("PUT /v1/me/email", [202, 202, 202, 202, 202, 202, 401]) { c in
+                c.h.clock.advance(by: 60_000)  // past the one-a-minute limit registration used
+                return await c.send(.put, "/v1/me/email", json: #"{"email":"fresh@example.com","password":"correct horse"}"#)
+            },
+            // No session needed; the token is the credential: a used or unknown one is refused for everyone.
+            .init("POST /v1/auth/verify-email", [400, 400, 400, 400, 400, 400, 400], errors: [400: "TOKEN_INVALID"]) {
+                await $0.send(.post, "/v1/auth/verify-email", json: #"{"token":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}"#)
+            },
         ])
 
     @Test("the matrix covers every endpoint and every role")
