@@ -78,9 +78,11 @@ public enum AccountRules {
     /// Longest IANA zone name accepted (docs/design.md#accounts: 50).
     public static let maxTimezoneBytes = 50
 
-    /// Trims surrounding whitespace and lowercases; then checks a plausible `local@domain` shape.
+    /// The canonical address (`EmailAddress`: trimmed, NFC, case-folded; invisible, bidi and
+    /// compatibility characters and mixed-script parts refused); then checks a plausible
+    /// `local@domain` shape.
     public static func normalizeEmail(_ raw: String) throws(DomainError) -> String {
-        let email = raw.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        let email = try EmailAddress.canonical(raw)
         guard !email.isEmpty else { throw .invalidField(field: "email", message: "email is required") }
         guard email.utf8.count <= maxEmailBytes else {
             throw .invalidField(field: "email", message: "email is longer than \(maxEmailBytes) bytes")
