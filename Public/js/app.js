@@ -192,7 +192,10 @@ function authForm(mode, after) {
     try {
       const body = { email: email.value, password: password.value };
       if (mode === 'register') body.display_name = name.value;
-      const result = await api('POST', mode === 'login' ? '/v1/auth/login' : '/v1/auth/register', body);
+      let result = await api('POST', mode === 'login' ? '/v1/auth/login' : '/v1/auth/register', body);
+      // With mail configured, registration answers 202 without a session (the same for a taken
+      // address, docs/mail.md#registration): sign in with the password just chosen.
+      if (!result.token) result = await api('POST', '/v1/auth/login', { email: email.value, password: password.value });
       await startSession(result);
       flash(null);
       if (after) after(); else navigate('/');

@@ -84,6 +84,15 @@ struct AuthorizationMatrixTests {
             .init("POST /v1/auth/verify-email", [400, 400, 400, 400, 400, 400, 400], errors: [400: "TOKEN_INVALID"]) {
                 await $0.send(.post, "/v1/auth/verify-email", json: #"{"token":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}"#)
             },
+            // Public and the same for everyone: the answer does not depend on who asks or whether the address exists.
+            .init("POST /v1/auth/password-reset", [202, 202, 202, 202, 202, 202, 202]) {
+                await $0.send(.post, "/v1/auth/password-reset", json: #"{"email":"\#($0.fixture.member.email)"}"#)
+            },
+            .init("POST /v1/auth/password-reset/confirm", [400, 400, 400, 400, 400, 400, 400], errors: [400: "TOKEN_INVALID"]) {
+                await $0.send(
+                    .post, "/v1/auth/password-reset/confirm",
+                    json: #"{"token":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","password":"a new password"}"#)
+            },
         ])
 
     @Test("the matrix covers every endpoint and every role")

@@ -248,6 +248,84 @@ struct MailDeliveryTests {
         #expect(await h.login("ana@example.com").status == 401)
     }
 
+    @Test("password reset: one answer for known and unknown addresses; the link sets the password once and ends every session")
+    func passwordReset() async throws {
+        let fake = try await SMTPFake.start()
+        let (h, dispatcher, client) = try Self.harness(port: fake.port, authority: fake.authority)
+        defer { client.close() }
+        let first = try await h.register("ana@example.com")
+        let second = try #require(await h.login("ana@example.com").json["token"] as? String)
+        let known = await h.send(.post, "/v1/auth/password-reset", json: #"{"email":"Ana@Example.com"}"#)
+        let unknown = await h.send(.post, "/v1/auth/password-reset", json: #"{"email":"nobody@example.com"}"#)
+        #expect(known.status == 202 && unknown.status == 202)
+        #expect(known.text == unknown.text, "same status, same body")
+        try await dispatcher.runOnce(at: h.clock.nowMilliseconds())
+        let mails = try fake.received()
+        #expect(!mails.contains { ($0["rcpt_tos"] as? [String]) == ["nobody@example.com"] }, "no mail to an address without an account")
+        let resetMail = try #require(mails.first { Self.token(in: $0, page: "reset-password") != nil })
+        #expect(resetMail["rcpt_tos"] as? [String] == ["ana@example.com"])
+        let link = try #require(Self.token(in: resetMail, page: "reset-password"))
+
+        #expect(await h.send(.post, "/v1/auth/password-reset/confirm", json: #"{"token":"\#(link)","password":"short"}"#).status == 422)
+        let done = await h.send(.post, "/v1/auth/password-reset/confirm", json: #"{"token":"\#(link)","password":"a new password"}"#)
+        #expect(done.status == 204)
+        #expect(await h.send(.get, "/v1/me", token: first.token).status == 401, "every session revoked")
+        #expect(await h.send(.get, "/v1/me", token: second).status == 401)
+        #expect(await h.login("ana@example.com").status == 401, "the old password no longer works")
+        #expect(await h.login("ana@example.com", password: "a new password").status == 200)
+        let again = await h.send(.post, "/v1/auth/password-reset/confirm", json: #"{"token":"\#(link)","password":"another one!"}"#)
+        #expect(again.status == 400 && again.errorName == "TOKEN_INVALID", "one use")
+
+        // The link lasts one hour.
+        _ = await h.send(.post, "/v1/auth/password-reset", json: #"{"email":"ana@example.com"}"#)
+        try await dispatcher.runOnce(at: h.clock.nowMilliseconds())
+        let late = try #require(try fake.received().last.flatMap { Self.token(in: $0, page: "reset-password") })
+        h.clock.advance(by: MailTemplates.resetLifetimeMilliseconds)
+        #expect(await h.send(.post, "/v1/auth/password-reset/confirm", json: #"{"token":"\#(late)","password":"a newer password"}"#).errorName == "TOKEN_INVALID")
+    }
+
+    @Test("reset requests are limited per address (3 an hour), known or not, and per network")
+    func resetLimits() async throws {
+        let fake = try await SMTPFake.start()
+        let (h, _, client) = try Self.harness(port: fake.port, authority: fake.authority)
+        defer { client.close() }
+        _ = try await h.register("ana@example.com")
+        for address in ["ana@example.com", "nobody@example.com"] {
+            for _ in 0..<3 {
+                #expect(await h.send(.post, "/v1/auth/password-reset", json: #"{"email":"\#(address)"}"#).status == 202)
+            }
+            let limited = await h.send(.post, "/v1/auth/password-reset", json: #"{"email":"\#(address)"}"#)
+            #expect(limited.status == 429 && limited.header("retry-after") == "3600")
+        }
+        for index in 0..<14 {
+            #expect(await h.send(.post, "/v1/auth/password-reset", json: #"{"email":"n\#(index)@example.com"}"#).status == 202)
+        }
+        let network = await h.send(.post, "/v1/auth/password-reset", json: #"{"email":"last@example.com"}"#)
+        #expect(network.status == 429, "20 an hour per client network")
+        let elsewhere = await h.send(.post, "/v1/auth/password-reset", json: #"{"email":"last@example.com"}"#, remoteAddress: "192.0.2.7")
+        #expect(elsewhere.status == 202)
+    }
+
+    @Test("with mail configured, registering a taken address answers exactly like a new one; the owner is told by mail")
+    func registrationWithoutEnumeration() async throws {
+        let fake = try await SMTPFake.start()
+        let (h, dispatcher, client) = try Self.harness(port: fake.port, authority: fake.authority)
+        defer { client.close() }
+        let body = #"{"email":"ana@example.com","password":"correct horse","display_name":"Ana"}"#
+        let new = await h.send(.post, "/v1/auth/register", json: body)
+        let taken = await h.send(.post, "/v1/auth/register", json: body.replacingOccurrences(of: "correct horse", with: "other password"))
+        #expect(new.status == 202 && taken.status == 202)
+        #expect(new.text == taken.text, "same status, same body")
+        #expect(new.json["token"] == nil, "no session either way: the client signs in")
+        _ = await h.send(.post, "/v1/auth/register", json: body)
+        try await dispatcher.runOnce(at: h.clock.nowMilliseconds())
+        let mails = try fake.received()
+        #expect(mails.count == 2, "the verification link, and one notice an hour to the owner")
+        #expect(mails.contains { ($0["data"] as? String)?.contains("which already has one") == true })
+        #expect(await h.login("ana@example.com").status == 200, "the first registration's password")
+        #expect(await h.login("ana@example.com", password: "other password").status == 401, "the second changed nothing")
+    }
+
     /// A loopback port nothing listens on (bound and closed at once).
     static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
