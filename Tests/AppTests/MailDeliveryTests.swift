@@ -259,6 +259,8 @@ struct MailDeliveryTests {
         let unknown = await h.send(.post, "/v1/auth/password-reset", json: #"{"email":"nobody@example.com"}"#)
         #expect(known.status == 202 && unknown.status == 202)
         #expect(known.text == unknown.text, "same status, same body")
+        // The mail is queued after the answer (so both answers take the same time).
+        #expect(await Self.queued(h, kind: .passwordReset, count: 1))
         try await dispatcher.runOnce(at: h.clock.nowMilliseconds())
         let mails = try fake.received()
         #expect(!mails.contains { ($0["rcpt_tos"] as? [String]) == ["nobody@example.com"] }, "no mail to an address without an account")
@@ -278,6 +280,7 @@ struct MailDeliveryTests {
 
         // The link lasts one hour.
         _ = await h.send(.post, "/v1/auth/password-reset", json: #"{"email":"ana@example.com"}"#)
+        #expect(await Self.queued(h, kind: .passwordReset, count: 2))
         try await dispatcher.runOnce(at: h.clock.nowMilliseconds())
         let late = try #require(try fake.received().last.flatMap { Self.token(in: $0, page: "reset-password") })
         h.clock.advance(by: MailTemplates.resetLifetimeMilliseconds)
@@ -324,6 +327,16 @@ struct MailDeliveryTests {
         #expect(mails.contains { ($0["data"] as? String)?.contains("which already has one") == true })
         #expect(await h.login("ana@example.com").status == 200, "the first registration's password")
         #expect(await h.login("ana@example.com", password: "other password").status == 401, "the second changed nothing")
+    }
+
+    /// Waits (bounded) until `count` mails of `kind` are in the outbox.
+    static func queued(_ h: AppHarness, kind: MailKind, count: Int) async -> Bool {
+        let database = h.database
+        return await eventually {
+            (try? database.readSync { db in
+                try db.scalar("SELECT COUNT(*) FROM mail_outbox WHERE kind = ?1", [.text(kind.rawValue)])
+            }) == .integer(Int64(count))
+        }
     }
 
     /// A loopback port nothing listens on (bound and closed at once).
