@@ -28,7 +28,7 @@ enum PasswordResetRoutes {
     static let perAddress = AttemptWindow(maxAttempts: 3, windowMilliseconds: 3_600_000)
     static let perNetwork = AttemptWindow(maxAttempts: 20, windowMilliseconds: 3_600_000)
 
-    /// `sessionEnded` is told the token hash of every session a reset revokes (their sockets close 4001).
+    /// `sessionEnded` is told the token hash of every session a reset revokes (their sockets close 4003, as on logout).
     static func register(
         in router: inout Router<Handler>, services: Services, sessionEnded: @escaping @Sendable ([UInt8]) -> Void
     ) {
@@ -83,7 +83,7 @@ enum PasswordResetRoutes {
     }
 
     /// `POST /v1/auth/password-reset/confirm {token, password}` → 204: the password is set, every
-    /// session is revoked (open sockets close 4001). Bad token → 400 CA040; bad password → 422.
+    /// session is revoked (open sockets close 4003, as on logout). Bad token → 400 CA040; bad password → 422.
     static func confirm(
         _ request: Request, _ services: Services, sessionEnded: @Sendable ([UInt8]) -> Void
     ) async throws -> HTTPResponse {
