@@ -26,7 +26,9 @@ struct MailDeliveryTests {
         var port: Int { service.ports[0] }
 
         /// Starts the receiver on `port` (0: ephemeral); the first `failFirst` recipients get 451.
-        static func start(port: Int = 0, failFirst: Int = 0, authority: TestCertificateAuthority? = nil) async throws -> SMTPFake {
+        static func start(
+            port: Int = 0, failFirst: Int = 0, mode: String = "starttls", authority: TestCertificateAuthority? = nil
+        ) async throws -> SMTPFake {
             try await blocking {
                 let authority = try authority ?? TestCertificateAuthority()
                 let spool = TemporaryDirectory()
@@ -34,7 +36,7 @@ struct MailDeliveryTests {
                     script: "smtp_receiver.py",
                     arguments: [
                         authority.serverCertificatePath, authority.serverKeyPath, spool.path, user, password, String(port),
-                        String(failFirst),
+                        String(failFirst), mode,
                     ])
                 return SMTPFake(authority: authority, spool: spool, service: service)
             }
@@ -64,9 +66,9 @@ struct MailDeliveryTests {
         return logger
     }()
 
-    static func mailConfig(port: Int) -> MailConfig {
+    static func mailConfig(port: Int, scheme: String = "smtp") -> MailConfig {
         var config = MailConfig()
-        config.smtpURL = "smtp://127.0.0.1:\(port)"
+        config.smtpURL = "\(scheme)://127.0.0.1:\(port)"
         config.from = "chronir@mail.test"
         config.username = SMTPFake.user
         config.password = SMTPFake.password
@@ -74,11 +76,13 @@ struct MailDeliveryTests {
     }
 
     /// A harness whose mail goes to `port`, and a dispatcher trusting `authority`.
-    static func harness(port: Int, authority: TestCertificateAuthority, tier: Tier = .free) throws -> (AppHarness, MailDispatcher, OutboundClient) {
-        let h = try AppHarness(defaultTier: tier) { $0.mail = mailConfig(port: port) }
+    static func harness(
+        port: Int, authority: TestCertificateAuthority, tier: Tier = .free, scheme: String = "smtp"
+    ) throws -> (AppHarness, MailDispatcher, OutboundClient) {
+        let h = try AppHarness(defaultTier: tier) { $0.mail = mailConfig(port: port, scheme: scheme) }
         let client = OutboundClient(
             configuration: .init(policy: DestinationPolicy(allowPrivateDestinations: true), caFile: authority.certificatePath))
-        let sender = try #require(SMTPMailSender(config: mailConfig(port: port), client: client))
+        let sender = try #require(SMTPMailSender(config: mailConfig(port: port, scheme: scheme), client: client))
         let dispatcher = MailDispatcher(database: h.database, clock: h.clock, logger: quiet, sender: sender, unitRandom: { 0.5 })
         return (h, dispatcher, client)
     }
@@ -126,6 +130,26 @@ struct MailDeliveryTests {
         #expect(again.status == 400 && again.errorName == "TOKEN_INVALID", "one use")
         #expect(await h.send(.post, "/v1/auth/verify-email", json: #"{"token":"nope"}"#).errorName == "TOKEN_INVALID")
         #expect(try await dispatcher.runOnce(at: h.clock.nowMilliseconds()).claimed == 0, "sent once")
+    }
+
+    @Test("smtps:// (implicit TLS) delivers; a server that offers no STARTTLS never gets the mail or the password in clear")
+    func transportSecurity() async throws {
+        let smtps = try await SMTPFake.start(mode: "smtps")
+        let (h, dispatcher, client) = try Self.harness(port: smtps.port, authority: smtps.authority, scheme: "smtps")
+        defer { client.close() }
+        _ = try await h.register("tls@example.com", verified: false)
+        #expect(try await dispatcher.runOnce(at: h.clock.nowMilliseconds()).sent == 1)
+        #expect(try smtps.received().first?["tls"] as? Bool == true)
+
+        let plain = try await SMTPFake.start(mode: "plain")
+        let (p, plainDispatcher, plainClient) = try Self.harness(port: plain.port, authority: plain.authority)
+        defer { plainClient.close() }
+        _ = try await p.register("clear@example.com", verified: false)
+        let round = try await plainDispatcher.runOnce(at: p.clock.nowMilliseconds())
+        #expect(round.retried == 1 && round.sent == 0, "refused before MAIL FROM or AUTH, retried later")
+        #expect(try plain.received().isEmpty)
+        let error = try await p.database.read { db in try db.queryOne("SELECT last_error FROM mail_outbox", [])?.string("last_error") }
+        #expect(error?.contains("TLS") == true, "\(error ?? "")")
     }
 
     @Test("a verification link expires after 24 h; resend is limited to one a minute; a resent link works")

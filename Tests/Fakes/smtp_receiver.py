@@ -6,8 +6,10 @@ as <n>.json {"mail_from", "rcpt_tos", "data" (the message text), "tls" (bool), "
 Scripted refusals: the first FAIL_FIRST recipients get `451 4.3.0` (transient); any recipient at
 @reject.test gets `550 5.1.1` (permanent).
 
-Usage: smtp_receiver.py CERT.pem KEY.pem SPOOL_DIR USER PASSWORD [PORT [FAIL_FIRST]]  → prints `READY <port>`
+Usage: smtp_receiver.py CERT.pem KEY.pem SPOOL_DIR USER PASSWORD [PORT [FAIL_FIRST [MODE]]]  → prints `READY <port>`
 (PORT 0 or absent: an ephemeral port; a given port lets a test start the server where one was down.)
+MODE: `starttls` (default), `smtps` (implicit TLS from the first byte, RFC 8314), or `plain` (no TLS
+offered at all, AUTH allowed in clear: a server a client must refuse to send to).
 """
 
 import asyncio
@@ -24,6 +26,7 @@ from fake_service import parent_gone
 CERT, KEY, SPOOL, USER, PASSWORD = sys.argv[1:6]
 PORT = int(sys.argv[6]) if len(sys.argv) > 6 else 0
 state = {"fail_left": int(sys.argv[7]) if len(sys.argv) > 7 else 0, "count": 0}
+MODE = sys.argv[8] if len(sys.argv) > 8 else "starttls"
 
 
 def authenticator(server, session, envelope, mechanism, auth_data):
@@ -47,7 +50,8 @@ class Handler:
             "mail_from": envelope.mail_from,
             "rcpt_tos": envelope.rcpt_tos,
             "data": envelope.content.decode("utf-8", "replace"),
-            "tls": session.ssl is not None,
+            # Implicit TLS: the listening socket speaks only TLS (aiosmtpd sets session.ssl for STARTTLS only).
+            "tls": MODE == "smtps" or session.ssl is not None,
             "auth": session.authenticated and USER,
         }
         path = os.path.join(SPOOL, f"{state['count']:04d}.json")
@@ -65,10 +69,18 @@ async def main():
     sock.bind(("127.0.0.1", PORT))
     sock.listen(64)
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(
-        lambda: SMTP(Handler(), hostname="localhost", tls_context=context, require_starttls=True,
-                     authenticator=authenticator, auth_required=True, auth_require_tls=True),
-        sock=sock)
+    if MODE == "smtps":
+        factory = lambda: SMTP(Handler(), hostname="localhost", authenticator=authenticator, auth_required=True,
+                               auth_require_tls=False)
+        server = await loop.create_server(factory, sock=sock, ssl=context)
+    elif MODE == "plain":
+        factory = lambda: SMTP(Handler(), hostname="localhost", authenticator=authenticator, auth_required=True,
+                               auth_require_tls=False)
+        server = await loop.create_server(factory, sock=sock)
+    else:
+        factory = lambda: SMTP(Handler(), hostname="localhost", tls_context=context, require_starttls=True,
+                               authenticator=authenticator, auth_required=True, auth_require_tls=True)
+        server = await loop.create_server(factory, sock=sock)
     print(f"READY {sock.getsockname()[1]}", flush=True)
     async with server:
         await parent_gone()
