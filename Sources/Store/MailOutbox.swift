@@ -63,6 +63,23 @@ public enum MailOutbox {
         return id
     }
 
+    /// How often one address may be told "someone tried to use your address" (registration or an
+    /// address change naming it): once an hour, so neither endpoint can flood a stranger's mailbox.
+    public static let accountExistsNoticeIntervalMilliseconds: Int64 = 3_600_000
+
+    /// Queues an `account_exists` notice unless one went to the same address within the interval;
+    /// returns whether it queued one. Mail must be configured (the caller only answers without
+    /// enumeration then).
+    @discardableResult
+    public static func enqueueAccountExistsNotice(_ mail: MailContent, at now: Int64, on db: any SQLConnection) throws -> Bool {
+        let recent = try db.scalar(
+            "SELECT COUNT(*) FROM mail_outbox WHERE kind = ?1 AND recipient = ?2 AND created_ms > ?3",
+            [.text(MailKind.accountExists.rawValue), .text(mail.recipient), .integer(now - accountExistsNoticeIntervalMilliseconds)])
+        guard recent == .integer(0) else { return false }
+        try enqueue(mail, sendable: true, at: now, on: db)
+        return true
+    }
+
     /// Leases up to `limit` due pending mails to `owner` until `leaseUntil`; mails past their expiry
     /// are settled `failed` ("expired") instead and not returned.
     public static func claim(owner: String, at now: Int64, leaseUntil: Int64, limit: Int, on db: any SQLConnection) throws -> [Mail] {

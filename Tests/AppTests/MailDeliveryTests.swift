@@ -259,6 +259,9 @@ struct MailDeliveryTests {
         let taken = await h.send(
             .put, "/v1/me/email", json: #"{"email":"taken@example.com","password":"correct horse"}"#, token: ana.token)
         #expect(taken.status == 202 && taken.json["status"] as? String == "sent")
+        let repeated = await h.send(
+            .put, "/v1/me/email", json: #"{"email":"taken@example.com","password":"correct horse"}"#, token: ana.token)
+        #expect(repeated.text == taken.text, "the same answer; no second notice within the hour")
         // Two verification mails from registration, the change link, the notice to taken@.
         #expect(try await dispatcher.runOnce(at: h.clock.nowMilliseconds()).sent == 4)
         let mails = try fake.received()

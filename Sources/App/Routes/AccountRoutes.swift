@@ -144,14 +144,8 @@ enum AccountRoutes {
         let base = services.config.publicBaseURL
         let created: String? = try await services.database.write { db in
             if let owner = try AccountStore.user(email: email, on: db) {
-                let recent = try db.scalar(
-                    "SELECT COUNT(*) FROM mail_outbox WHERE kind = ?1 AND recipient = ?2 AND created_ms > ?3",
-                    [.text(MailKind.accountExists.rawValue), .text(email), .integer(now - 3_600_000)])
-                if recent == .integer(0) {
-                    try MailOutbox.enqueue(
-                        MailTemplates.accountExists(to: email, userID: owner.id, base: base, now: now), sendable: true, at: now,
-                        on: db)
-                }
+                try MailOutbox.enqueueAccountExistsNotice(
+                    MailTemplates.accountExists(to: email, userID: owner.id, base: base, now: now), at: now, on: db)
                 return nil
             }
             let user = try AccountStore.register(

@@ -80,8 +80,8 @@ enum EmailRoutes {
         let answer = try await services.database.write { [now = services.clock.nowMilliseconds()] db in
             if let owner = try AccountStore.user(email: email, on: db) {
                 guard mailOn else { throw DomainError.emailTaken }
-                try MailOutbox.enqueue(
-                    MailTemplates.accountExists(to: email, userID: owner.id, base: base, now: now), sendable: true, at: now, on: db)
+                try MailOutbox.enqueueAccountExistsNotice(
+                    MailTemplates.accountExists(to: email, userID: owner.id, base: base, now: now), at: now, on: db)
                 return MailAnswer(status: "sent", email: email)
             }
             return try services.queueVerification(userID: userID, email: email, change: true, at: now, on: db)
