@@ -1,5 +1,6 @@
 // The Chronir web client: routing (History API), the signed-in user, and the pages that aren't a group.
-// Pages: / (my groups, or sign-in), /login, /register, /groups/<id>, /join/<CODE>, /invite/<token>.
+// Pages: / (my groups, or sign-in), /login, /register, /groups/<id>, /join/<CODE>, /invite/<token>,
+// /verify-email#<token> and /reset-password[#<token>] (the links in mails, docs/mail.md).
 
 import { api, session, enc } from './api.js';
 import { h, replace, field, flashChanged } from './dom.js';
@@ -66,6 +67,8 @@ function render() {
   const signedIn = Boolean(session.token);
   if (parts[0] === 'join' && parts[1]) return landing({ kind: 'join', value: parts[1] });
   if (parts[0] === 'invite' && parts[1]) return landing({ kind: 'invite', value: parts[1] });
+  if (parts[0] === 'verify-email') return verifyEmailPage();
+  if (parts[0] === 'reset-password') return resetPasswordPage();
   if (parts[0] === 'register' && !signedIn) return authPage('register');
   if (parts[0] === 'login' && !signedIn) return authPage('login');
   if (!signedIn) return welcome();
@@ -166,8 +169,76 @@ function welcome() {
 function authPage(mode, after) {
   replace(main, h('h1', {}, mode === 'login' ? 'Sign in' : 'Create an account'), authForm(mode, after),
     h('p', {}, mode === 'login'
-      ? ['No account yet? ', h('a', { href: '/register' }, 'Create one')]
+      ? ['No account yet? ', h('a', { href: '/register' }, 'Create one'), ' · ', h('a', { href: '/reset-password' }, 'Forgot your password?')]
       : ['Already have an account? ', h('a', { href: '/login' }, 'Sign in')]));
+  focusHeading();
+}
+
+/** The token a mailed link carries in its fragment (never sent to the server by the browser). */
+function linkToken() {
+  return decodeURIComponent(location.hash.replace(/^#/, ''));
+}
+
+/** /verify-email#<token>: uses the verification link, says what happened. */
+async function verifyEmailPage() {
+  const status = h('p', { role: 'status' }, 'Confirming your address…');
+  replace(main, h('h1', {}, 'Confirm your email address'), status);
+  focusHeading();
+  const token = linkToken();
+  if (!token) { status.textContent = 'This link is incomplete: open the whole link from the mail.'; return; }
+  try {
+    const user = await api('POST', '/v1/auth/verify-email', { token });
+    history.replaceState(null, '', '/verify-email');
+    status.textContent = `Thank you: ${user.email} is confirmed.`;
+    if (session.token) state.me = user;
+  } catch (e) {
+    status.textContent = e.code === 'CA040'
+      ? 'This link does not work any more: it was used already or is older than 24 hours. Sign in and ask for a new one.'
+      : e.message;
+  }
+}
+
+/** /reset-password: asks for a link; /reset-password#<token>: sets the new password. */
+function resetPasswordPage() {
+  const token = linkToken();
+  const error = h('p', { class: 'error', role: 'alert' });
+  const status = h('p', { role: 'status' });
+  if (!token) {
+    const email = h('input', { type: 'email', name: 'email', required: true, autocomplete: 'email' });
+    const form = h('form', { class: 'card stack', 'aria-label': 'Reset your password' },
+      field('Email', email), error, h('button', { type: 'submit' }, 'Mail me a link'));
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      error.textContent = '';
+      try {
+        await api('POST', '/v1/auth/password-reset', { email: email.value });
+        status.textContent = 'If an account has this address, a link to reset its password is on its way. It works for one hour.';
+      } catch (e) { error.textContent = e.message; }
+    });
+    replace(main, h('h1', {}, 'Reset your password'), form, status);
+    focusHeading();
+    return;
+  }
+  const password = h('input', { type: 'password', name: 'password', required: true, minlength: 8, maxlength: 1024, autocomplete: 'new-password' });
+  const form = h('form', { class: 'card stack', 'aria-label': 'Choose a new password' },
+    field('New password', password, 'At least 8 characters. Every device signs out.'), error,
+    h('button', { type: 'submit' }, 'Set password'));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    error.textContent = '';
+    try {
+      await api('POST', '/v1/auth/password-reset/confirm', { token, password: password.value });
+      history.replaceState(null, '', '/reset-password');
+      replace(main, h('h1', {}, 'Password changed'),
+        h('p', {}, 'Every device was signed out. ', h('a', { href: '/login' }, 'Sign in'), ' with the new password.'));
+      focusHeading();
+    } catch (e) {
+      error.textContent = e.code === 'CA040'
+        ? 'This link does not work any more: it was used already or is older than an hour. Ask for a new one.'
+        : e.message;
+    }
+  });
+  replace(main, h('h1', {}, 'Choose a new password'), form);
   focusHeading();
 }
 
@@ -193,7 +264,10 @@ function authForm(mode, after) {
     try {
       const body = { email: email.value, password: password.value };
       if (mode === 'register') body.display_name = name.value;
-      const result = await api('POST', mode === 'login' ? '/v1/auth/login' : '/v1/auth/register', body);
+      let result = await api('POST', mode === 'login' ? '/v1/auth/login' : '/v1/auth/register', body);
+      // With mail configured, registration answers 202 without a session (the same for a taken
+      // address, docs/mail.md#registration): sign in with the password just chosen.
+      if (!result.token) result = await api('POST', '/v1/auth/login', { email: email.value, password: password.value });
       await startSession(result);
       flash(null);
       if (after) after(); else navigate('/');

@@ -43,6 +43,8 @@ struct AdminError: Error, CustomStringConvertible {
         case .alarmNotFound: "no such shared alarm (unknown or deleted)"
         case .alarmLimitReached: "the group already has the maximum number of live shared alarms"
         case .versionConflict: "the document changed meanwhile; try again"
+        case .tokenInvalid: "the link is not valid (used, expired or unknown)"
+        case .emailNotVerified: "the account's email address is not verified"
         case .rateLimited(let seconds): "rate limited; retry in \(seconds) s"
         case .authenticationRequired, .invalidCredentials, .occurrenceClosed: "\(error)"
         }

@@ -10,12 +10,18 @@ import Store
 struct Users: ParsableCommand, TableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List, create and moderate accounts.",
-        subcommands: [List.self, Show.self, Create.self, SetTier.self, Suspend.self, Unsuspend.self, Delete.self])
+        subcommands: [
+            List.self, Show.self, Create.self, SetTier.self, Suspend.self, Unsuspend.self, Delete.self, VerifyEmail.self,
+            ResetLink.self,
+        ])
 
     static func row(_ u: User) -> [String] {
-        [u.id, u.email, u.displayName, u.tier.rawValue, u.status.rawValue, u.createdAt.description]
+        [
+            u.id, u.email, u.emailVerified ? "yes" : "no", u.displayName, u.tier.rawValue, u.status.rawValue,
+            u.createdAt.description,
+        ]
     }
-    static let header = ["ID", "EMAIL", "NAME", "TIER", "STATUS", "CREATED"]
+    static let header = ["ID", "EMAIL", "VERIFIED", "NAME", "TIER", "STATUS", "CREATED"]
 
     static func find(_ user: String, in database: any SQLDatabase) throws -> User {
         guard let found = try database.readSync({ try AccountStore.find(user, on: $0) }) else {
@@ -110,6 +116,62 @@ struct Users: ParsableCommand, TableCommand {
         enum CodingKeys: String, CodingKey {
             case user
             case oneTimePassword = "one_time_password"
+        }
+    }
+
+    struct VerifyEmail: AdminCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "verify-email", abstract: "Mark an account's address verified (stands in for the mailed link).",
+            discussion: """
+                For servers without mail (docs/mail.md#without-mail), or a user whose mail never arrives. Check                 that the person asking controls the address first: a verified address can accept email invitations.                 Example: chronir-admin users verify-email ana@example.com
+                """)
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "User id or email.") var user: String
+
+        func run() throws {
+            try Users.update(user, by: self) { target, now, db in
+                try AccountStore.markEmailVerified(userID: target.id, actor: .admin, at: now, on: db)
+            }
+        }
+    }
+
+    struct ResetLink: AdminCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset-link", abstract: "Print a one-use password-reset link (1 hour) for an account.",
+            discussion: """
+                Stands in for the reset mail on servers without mail (docs/mail.md#without-mail). Give the link only \
+                to the account's owner, through a channel you trust: whoever opens it sets the password. \
+                Example: chronir-admin users reset-link ana@example.com --public-base-url https://chronir.example.com
+                """)
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "User id or email.") var user: String
+        @Option(help: "The server's public base URL. [env: CHRONIR_PUBLIC_BASE_URL]") var publicBaseUrl: String?
+
+        struct Result: Encodable {
+            var link: String
+            var expiresAt: Timestamp
+            enum CodingKeys: String, CodingKey {
+                case link
+                case expiresAt = "expires_at"
+            }
+        }
+
+        func run() throws {
+            guard let base = publicBaseUrl ?? ProcessInfo.processInfo.environment["CHRONIR_PUBLIC_BASE_URL"], !base.isEmpty else {
+                throw AdminError("give --public-base-url (or CHRONIR_PUBLIC_BASE_URL): the link must point at the server's web client")
+            }
+            let raw = SecureRandom.bytes(32)
+            let token = Base64URL.encode(raw)
+            let hash = SHA256.hash(raw)
+            try change(
+                find: { try Users.find(user, in: $0) },
+                write: { target, now, db in
+                    let expires = now + MailTemplates.resetLifetimeMilliseconds
+                    try EmailTokens.issue(
+                        .passwordReset, tokenHash: hash, userID: target.id, email: target.email, at: now, expiresAt: expires, on: db)
+                    return Result(link: MailTemplates.resetLink(base: base, token: token), expiresAt: Timestamp(milliseconds: expires))
+                },
+                output: { result, target in .line(result, "reset link for \(target.email) (one use, until \(result.expiresAt)): \(result.link)") })
         }
     }
 

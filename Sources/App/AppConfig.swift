@@ -52,6 +52,8 @@ public struct AppConfig: Sendable {
     public var writeBudget: WriteBudget = Defaults.writeBudget
     /// Push providers, the operator webhook and outbound TLS (docs/configuration.md#notifications).
     public var notifications = NotificationsConfig()
+    /// Outbound mail (docs/configuration.md#mail); default: none.
+    public var mail = MailConfig()
 
     /// Defaults from `AppConfig.Defaults` (except `workerThreads`, which the server sets to the
     /// processor count).

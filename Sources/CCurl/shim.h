@@ -50,3 +50,8 @@ static inline CURLMcode chronir_curl_multi_setopt_timer_callback(
     CURLM *multi, CURLMoption option, curl_multi_timer_callback value) {
     return curl_multi_setopt(multi, option, value);
 }
+
+/* CURLOPT_READFUNCTION: the upload body (an SMTP message). */
+static inline CURLcode chronir_curl_easy_setopt_read_callback(CURL *easy, CURLoption option, curl_read_callback value) {
+    return curl_easy_setopt(easy, option, value);
+}

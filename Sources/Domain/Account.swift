@@ -14,6 +14,9 @@ public enum UserStatus: String, Sendable, Codable, CaseIterable {
 public struct User: Sendable, Codable, Equatable {
     public var id: String
     public var email: String
+    /// Whether `email` was proved to be the owner's (a verification link, or the admin CLI). Only a
+    /// verified address may accept an email invitation (docs/mail.md#verified-email).
+    public var emailVerified: Bool
     public var displayName: String
     @ExplicitNull public var timezone: String?
     public var tier: Tier
@@ -24,10 +27,11 @@ public struct User: Sendable, Codable, Equatable {
 
     public init(
         id: String, email: String, displayName: String, timezone: String?, tier: Tier, status: UserStatus,
-        version: Int64, createdAt: Timestamp, updatedAt: Timestamp
+        version: Int64, createdAt: Timestamp, updatedAt: Timestamp, emailVerified: Bool = false
     ) {
         self.id = id
         self.email = email
+        self.emailVerified = emailVerified
         self.displayName = displayName
         self.timezone = timezone
         self.tier = tier
@@ -40,8 +44,24 @@ public struct User: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, email, timezone, tier, status, version
         case displayName = "display_name"
+        case emailVerified = "email_verified"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
+    }
+
+    /// Documents written before migration 0015 have no `email_verified`: read as false.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        email = try c.decode(String.self, forKey: .email)
+        emailVerified = try c.decodeIfPresent(Bool.self, forKey: .emailVerified) ?? false
+        displayName = try c.decode(String.self, forKey: .displayName)
+        _timezone = try c.decode(ExplicitNull<String>.self, forKey: .timezone)
+        tier = try c.decode(Tier.self, forKey: .tier)
+        status = try c.decode(UserStatus.self, forKey: .status)
+        version = try c.decode(Int64.self, forKey: .version)
+        createdAt = try c.decode(Timestamp.self, forKey: .createdAt)
+        updatedAt = try c.decode(Timestamp.self, forKey: .updatedAt)
     }
 }
 
@@ -58,9 +78,11 @@ public enum AccountRules {
     /// Longest IANA zone name accepted (docs/design.md#accounts: 50).
     public static let maxTimezoneBytes = 50
 
-    /// Trims surrounding whitespace and lowercases; then checks a plausible `local@domain` shape.
+    /// The canonical address (`EmailAddress`: trimmed, NFC, case-folded; invisible, bidi and
+    /// compatibility characters and mixed-script parts refused); then checks a plausible
+    /// `local@domain` shape.
     public static func normalizeEmail(_ raw: String) throws(DomainError) -> String {
-        let email = raw.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        let email = try EmailAddress.canonical(raw)
         guard !email.isEmpty else { throw .invalidField(field: "email", message: "email is required") }
         guard email.utf8.count <= maxEmailBytes else {
             throw .invalidField(field: "email", message: "email is longer than \(maxEmailBytes) bytes")

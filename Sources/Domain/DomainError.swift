@@ -15,6 +15,11 @@ public enum DomainError: Error, Equatable, Sendable {
     case notFound(String)
     /// The email address is already registered.
     case emailTaken
+    /// A mailed token (verification, password reset) that is unknown, used, expired, or for another
+    /// purpose — deliberately not saying which.
+    case tokenInvalid
+    /// The action needs a verified email address (accepting an email invitation).
+    case emailNotVerified
     /// The caller named a stale `version`; `current` is the current document as JSON.
     case versionConflict(current: [UInt8])
     /// Too many attempts; retry after the given number of seconds.

@@ -1,8 +1,8 @@
 import CCurl
 import Dispatch
 
-/// The server's outbound HTTP client (push providers, webhooks; docs/notifications.md, "Outbound
-/// HTTP"): one libcurl multi handle driven by Dispatch sources, so requests share a connection pool,
+/// The server's outbound HTTP and SMTP client (push providers, webhooks, mail; docs/notifications.md,
+/// "Outbound HTTP"; docs/mail.md): one libcurl multi handle driven by Dispatch sources, so requests share a connection pool,
 /// HTTP/2 connections carry many requests at once, and no thread blocks per request and no second
 /// event loop runs.
 ///
@@ -81,7 +81,18 @@ public final class OutboundClient: @unchecked Sendable {
     /// calling task is cancelled (the transfer is stopped), `.closed` when the client closes first,
     /// and the error of the exchange otherwise.
     public func send(_ request: OutboundRequest) async throws(OutboundError) -> OutboundResponse {
-        let transfer = Transfer(request)
+        try await run(Transfer(.http(request)))
+    }
+
+    /// Submits `mail` over SMTP (STARTTLS or implicit TLS, never plain) and returns the server's
+    /// final reply. Throws `.mailRefused` for a 4xx/5xx reply, `.tls` when TLS cannot be set up
+    /// (STARTTLS not offered included), and otherwise as `send(_: OutboundRequest)`.
+    public func send(_ mail: OutboundMail) async throws(OutboundError) -> MailReceipt {
+        let response = try await run(Transfer(.mail(mail)))
+        return MailReceipt(replyCode: response.status, newConnections: response.newConnections)
+    }
+
+    private func run(_ transfer: Transfer) async throws(OutboundError) -> OutboundResponse {
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<OutboundResponse, OutboundError>, Never>) in
                 queue.async { self.submit(transfer) { continuation.resume(returning: $0) } }

@@ -19,12 +19,16 @@ public enum OutboundError: Error, Equatable, Sendable {
     case cancelled
     /// The client was closed before the transfer finished.
     case closed
+    /// The SMTP server refused the mail with a 4xx (transient) or 5xx (permanent) reply to AUTH,
+    /// MAIL, RCPT or DATA (RFC 5321 §4.2.1); curl's message.
+    case mailRefused(replyCode: Int, message: String)
     /// Any other libcurl failure (protocol error, connection reset, …): its `CURLcode` and message.
     case other(code: Int, message: String)
 
     /// What the destination policy refused.
     public enum Refusal: Equatable, Sendable {
-        /// The URL's scheme (only `https`, and `http` when the policy allows plain http).
+        /// The URL's scheme (only `https`, and `http` when the policy allows plain http; `smtp` and
+        /// `smtps` for mail).
         case scheme(String)
         /// The address a socket was about to connect to, and its class.
         case address(IPAddress, AddressClass)

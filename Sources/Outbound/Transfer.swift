@@ -19,7 +19,27 @@ final class Transfer: @unchecked Sendable {
         case finished
     }
 
-    let request: OutboundRequest
+    /// What is sent: an HTTP request or an SMTP submission.
+    enum Payload {
+        case http(OutboundRequest)
+        case mail(OutboundMail)
+
+        var url: String {
+            switch self {
+            case .http(let request): request.url
+            case .mail(let mail): mail.url
+            }
+        }
+
+        var timeout: Duration? {
+            switch self {
+            case .http(let request): request.timeout
+            case .mail(let mail): mail.timeout
+            }
+        }
+    }
+
+    let payload: Payload
     var state = State.created
     /// Set by the cancellation handler; a transfer not yet submitted completes `.cancelled` when it is.
     var cancelRequested = false
@@ -27,6 +47,9 @@ final class Transfer: @unchecked Sendable {
 
     private(set) var easy: UnsafeMutableRawPointer?
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// SMTP: the `RCPT TO` list, and how much of the message curl has read.
+    private var recipientList: UnsafeMutablePointer<curl_slist>?
+    private var uploadOffset = 0
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
 
     private var limits = OutboundLimits()
@@ -39,8 +62,8 @@ final class Transfer: @unchecked Sendable {
     /// The address the open-socket callback refused, when it did.
     private var refusal: OutboundError.Refusal?
 
-    init(_ request: OutboundRequest) {
-        self.request = request
+    init(_ payload: Payload) {
+        self.payload = payload
         errorBuffer.initialize(to: 0)
     }
 
@@ -83,13 +106,23 @@ final class Transfer: @unchecked Sendable {
 
     /// Throws what makes the request unsendable under `policy` before anything is queued or
     /// connected: an unparsable URL, a scheme the policy refuses, an invalid header field.
+    /// An SMTP mail: `smtp` or `smtps`, valid envelope paths, at least one recipient.
     func validate(policy: DestinationPolicy) throws(OutboundError) {
-        let scheme = try Self.scheme(of: request.url)
-        guard scheme == "https" || (scheme == "http" && policy.allowPlainHTTP) else {
-            throw .destinationRefused(.scheme(scheme))
-        }
-        for field in request.headers where !field.isValid {
-            throw .invalidRequest("header field \(field.name.debugDescription) is not a valid name and value")
+        let scheme = try Self.scheme(of: payload.url)
+        switch payload {
+        case .http(let request):
+            guard scheme == "https" || (scheme == "http" && policy.allowPlainHTTP) else {
+                throw .destinationRefused(.scheme(scheme))
+            }
+            for field in request.headers where !field.isValid {
+                throw .invalidRequest("header field \(field.name.debugDescription) is not a valid name and value")
+            }
+        case .mail(let mail):
+            guard scheme == "smtp" || scheme == "smtps" else { throw .destinationRefused(.scheme(scheme)) }
+            guard !mail.recipients.isEmpty else { throw .invalidRequest("a mail needs at least one recipient") }
+            for path in [mail.from] + mail.recipients where !OutboundMail.isValidPath(path) {
+                throw .invalidRequest("\(path.debugDescription) is not a valid SMTP path")
+            }
         }
     }
 
@@ -112,15 +145,56 @@ final class Transfer: @unchecked Sendable {
         let me = Unmanaged.passUnretained(self).toOpaque()
         try set(easy, CURLOPT_ERRORBUFFER, pointer: UnsafeRawPointer(errorBuffer))
         try set(easy, CURLOPT_NOSIGNAL, 1)
-        try set(easy, CURLOPT_URL, string: request.url)
-        // Only the schemes the policy allows, and no proxy from the environment: the address
-        // check must see the destination's address, not a proxy's. No redirects (curl's default).
-        try set(easy, CURLOPT_PROTOCOLS_STR, string: policy.allowPlainHTTP ? "http,https" : "https")
+        try set(easy, CURLOPT_URL, string: payload.url)
+        // No proxy from the environment: the address check must see the destination's address,
+        // not a proxy's. No redirects (curl's default).
         try set(easy, CURLOPT_PROXY, string: "")
         try set(easy, CURLOPT_FOLLOWLOCATION, 0)
         try set(easy, CURLOPT_SSL_VERIFYPEER, 1)
         try set(easy, CURLOPT_SSL_VERIFYHOST, 2)
         if let caFile { try set(easy, CURLOPT_CAINFO, string: caFile) }
+        try set(easy, CURLOPT_TCP_KEEPALIVE, 1)
+        try set(easy, CURLOPT_MAXAGE_CONN, Int(limits.maxIdleConnectionAge.components.seconds))
+        try set(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(limits.connectTimeout))
+        try set(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(payload.timeout ?? limits.totalTimeout))
+        try check(chronir_curl_easy_setopt_opensocket_callback(easy, CURLOPT_OPENSOCKETFUNCTION, openSocketCallback), "OPENSOCKETFUNCTION")
+        try set(easy, CURLOPT_OPENSOCKETDATA, pointer: me)
+        switch payload {
+        case .http(let request): try configureHTTP(easy, request)
+        case .mail(let mail): try configureMail(easy, mail)
+        }
+    }
+
+    private func configureMail(_ easy: UnsafeMutableRawPointer, _ mail: OutboundMail) throws(OutboundError) {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        try set(easy, CURLOPT_PROTOCOLS_STR, string: "smtp,smtps")
+        // TLS or nothing: on smtp:// STARTTLS is required, a server without it fails the transfer.
+        try set(easy, CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue))
+        try set(easy, CURLOPT_MAIL_FROM, string: "<\(mail.from)>")
+        for recipient in mail.recipients {
+            guard let appended = curl_slist_append(recipientList, "<\(recipient)>") else {
+                throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_slist_append failed")
+            }
+            recipientList = appended
+        }
+        try set(easy, CURLOPT_MAIL_RCPT, pointer: UnsafeRawPointer(recipientList))
+        if let username = mail.username {
+            try set(easy, CURLOPT_USERNAME, string: username)
+            try set(easy, CURLOPT_PASSWORD, string: mail.password ?? "")
+        }
+        try set(easy, CURLOPT_UPLOAD, 1)
+        try set(easy, CURLOPT_INFILESIZE_LARGE, size: mail.message.count)
+        try check(chronir_curl_easy_setopt_read_callback(easy, CURLOPT_READFUNCTION, readCallback), "READFUNCTION")
+        try set(easy, CURLOPT_READDATA, pointer: me)
+        // SMTP answers have no body; a server that talks too much is cut off by the header limit.
+        try check(chronir_curl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, bodyCallback), "WRITEFUNCTION")
+        try set(easy, CURLOPT_WRITEDATA, pointer: me)
+    }
+
+    private func configureHTTP(_ easy: UnsafeMutableRawPointer, _ request: OutboundRequest) throws(OutboundError) {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        // Only the schemes the policy allows.
+        try set(easy, CURLOPT_PROTOCOLS_STR, string: policy.allowPlainHTTP ? "http,https" : "https")
         switch request.httpVersion {
         case .http2WhereNegotiated: try set(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
         case .http2PriorKnowledge: try set(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
@@ -129,10 +203,6 @@ final class Transfer: @unchecked Sendable {
         // Wait for a connection being set up to the same host to say whether it multiplexes,
         // rather than opening another one: HTTP/2 transfers then share one connection.
         try set(easy, CURLOPT_PIPEWAIT, 1)
-        try set(easy, CURLOPT_TCP_KEEPALIVE, 1)
-        try set(easy, CURLOPT_MAXAGE_CONN, Int(limits.maxIdleConnectionAge.components.seconds))
-        try set(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(limits.connectTimeout))
-        try set(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout ?? limits.totalTimeout))
         // A Content-Length over the limit fails before the body is read (CURLE_FILESIZE_EXCEEDED).
         try set(easy, CURLOPT_MAXFILESIZE_LARGE, size: limits.maxResponseBodyBytes)
 
@@ -140,10 +210,8 @@ final class Transfer: @unchecked Sendable {
         try set(easy, CURLOPT_WRITEDATA, pointer: me)
         try check(chronir_curl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, headerCallback), "HEADERFUNCTION")
         try set(easy, CURLOPT_HEADERDATA, pointer: me)
-        try check(chronir_curl_easy_setopt_opensocket_callback(easy, CURLOPT_OPENSOCKETFUNCTION, openSocketCallback), "OPENSOCKETFUNCTION")
-        try set(easy, CURLOPT_OPENSOCKETDATA, pointer: me)
 
-        try setMethodAndBody(easy)
+        try setMethodAndBody(easy, request)
         var lines = request.headers.map { $0.value.isEmpty ? "\($0.name);" : "\($0.name): \($0.value)" }
         // "Name:" removes a header curl would add: its 100-continue dance for large bodies, and its
         // form-encoded Content-Type for POST bodies when the caller set none.
@@ -158,7 +226,7 @@ final class Transfer: @unchecked Sendable {
         try set(easy, CURLOPT_HTTPHEADER, pointer: UnsafeRawPointer(headerList))
     }
 
-    private func setMethodAndBody(_ easy: UnsafeMutableRawPointer) throws(OutboundError) {
+    private func setMethodAndBody(_ easy: UnsafeMutableRawPointer, _ request: OutboundRequest) throws(OutboundError) {
         switch request.method {
         case .get where request.body.isEmpty:
             try set(easy, CURLOPT_HTTPGET, 1)
@@ -227,6 +295,18 @@ final class Transfer: @unchecked Sendable {
         return true
     }
 
+    /// Copies the next piece of the mail's message into `buffer`; 0 at its end.
+    func readUpload(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard case .mail(let mail) = payload else { return 0 }
+        let count = min(buffer.count, mail.message.count - uploadOffset)
+        guard count > 0 else { return 0 }
+        mail.message.withUnsafeBytes { bytes in
+            buffer.baseAddress!.copyMemory(from: bytes.baseAddress! + uploadOffset, byteCount: count)
+        }
+        uploadOffset += count
+        return count
+    }
+
     /// A piece of the response body.
     func receivedBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard body.count + bytes.count <= limits.maxResponseBodyBytes else {
@@ -280,6 +360,12 @@ final class Transfer: @unchecked Sendable {
     private func error(for code: CURLcode) -> OutboundError {
         let message = errorBuffer.pointee == 0 ? Curl.describe(code) : String(cString: errorBuffer)
         if let exceededLimit { return .responseTooLarge(limitBytes: exceededLimit) }
+        if case .mail = payload, let easy {
+            // The server's last reply: a 4xx/5xx to AUTH, MAIL, RCPT or DATA (RFC 5321 §4.2).
+            var reply = 0
+            _ = chronir_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &reply)
+            if (400..<600).contains(reply) { return .mailRefused(replyCode: reply, message: message) }
+        }
         switch code {
         case CURLE_FILESIZE_EXCEEDED: return .responseTooLarge(limitBytes: limits.maxResponseBodyBytes)
         case CURLE_OPERATION_TIMEDOUT: return .timeout
@@ -301,6 +387,8 @@ final class Transfer: @unchecked Sendable {
         easy = nil
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
+        if let recipientList { curl_slist_free_all(recipientList) }
+        recipientList = nil
     }
 }
 
@@ -309,6 +397,12 @@ private let bodyCallback: curl_write_callback = { data, size, count, context in
     let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
     let length = size * count
     return transfer.receivedBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+}
+
+/// CURLOPT_READFUNCTION: the next piece of an SMTP message.
+private let readCallback: curl_read_callback = { buffer, size, count, context in
+    let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+    return transfer.readUpload(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
 }
 
 /// CURLOPT_HEADERFUNCTION: one header line.

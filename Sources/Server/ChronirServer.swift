@@ -248,6 +248,9 @@ struct ChronirServer: ParsableCommand {
     @OptionGroup(title: "Notifications")
     var notificationOptions: NotificationOptions
 
+    @OptionGroup(title: "Mail")
+    var mailOptions: MailOptions
+
     func run() throws {
         // First, before anything starts a thread: signals are delivered through a signalfd, which
         // sees only signals every thread blocks (see SignalWatcher). The handler is bound later.
@@ -334,6 +337,7 @@ struct ChronirServer: ParsableCommand {
         config.writeBudget = WriteBudget(writesPerMinute: writesPerMinute, burst: writeBurst, bytesPerHour: writeBytes)
         config.databaseURL = value(databaseUrl, "DATABASE_URL")
         config.notifications = try notificationOptions.resolve(options)
+        config.mail = try mailOptions.resolve(options)
         config.trustedProxies = Set(
             (value(trustedProxies, "TRUSTED_PROXIES") ?? "").split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
@@ -379,6 +383,13 @@ struct ChronirServer: ParsableCommand {
             logger.critical("start-up failed", metadata: ["error": "\(error)"])
             sink.flush()
             throw ExitCode(1)
+        }
+
+        let mail = MailService(
+            config: config.mail, caFile: config.notifications.caFile, database: database, clock: SystemClock(), logger: logger,
+            metrics: metrics.mail)
+        if mail == nil {
+            logger.notice("mail: off (no --smtp-url): verification and reset links are recorded unsendable; see docs/mail.md#without-mail")
         }
 
         let services = Services(
@@ -463,9 +474,10 @@ struct ChronirServer: ParsableCommand {
             sweeper = Sweeper(database: database, clock: SystemClock(), logger: logger)
         }
         notifications.start()
+        mail?.start()
         shutdown.bind(
             Shutdown.Target(
-                server: server, metricsServer: metricsServer, sweeper: sweeper, notifications: notifications,
+                server: server, metricsServer: metricsServer, sweeper: sweeper, notifications: notifications, mail: mail,
                 realtime: application.realtime,
                 database: database, logger: logger, sink: sink))
         withExtendedLifetime(watcher) { dispatchMain() }
@@ -480,6 +492,7 @@ final class Shutdown: Sendable {
         let metricsServer: HTTPServer?
         let sweeper: Sweeper
         let notifications: NotificationService
+        let mail: MailService?
         let realtime: RealtimeFeed
         let database: any SQLDatabase
         let logger: Logger
@@ -514,6 +527,7 @@ final class Shutdown: Sendable {
         let sink = target.sink
         target.sweeper.stop()
         target.notifications.stop()
+        target.mail?.stop()
         target.realtime.stop()
         target.metricsServer?.shutdown()
         target.server.shutdown {

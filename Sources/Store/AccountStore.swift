@@ -21,7 +21,7 @@ public enum AccountStore {
 
     private static func qualify(_ alias: String) -> String {
         let prefix = alias.isEmpty ? "" : alias + "."
-        return ["id", "email", "display_name", "timezone", "tier", "status", "version", "created_ms", "updated_ms"]
+        return ["id", "email", "email_verified_ms", "display_name", "timezone", "tier", "status", "version", "created_ms", "updated_ms"]
             .map { prefix + $0 }.joined(separator: ", ")
     }
 
@@ -115,7 +115,7 @@ public enum AccountStore {
         return User(
             id: id, email: email, displayName: displayName, timezone: row.string("timezone"), tier: tier,
             status: status, version: version, createdAt: Timestamp(milliseconds: created),
-            updatedAt: Timestamp(milliseconds: updated))
+            updatedAt: Timestamp(milliseconds: updated), emailVerified: row.int("email_verified_ms") != nil)
     }
 }
 

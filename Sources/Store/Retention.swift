@@ -24,6 +24,11 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var unseenDevicesMilliseconds: Int64 = DeviceRules.unseenLifetimeMilliseconds
     /// Handled notification-outbox rows (their keys answer "already fired" this long).
     public var handledNotificationsMilliseconds: Int64 = NotificationOutbox.handledRetentionMilliseconds
+    /// Mail-outbox rows that left `pending` (sent, failed, unsendable): 30 days, what
+    /// `chronir-admin mail list` can still show.
+    public var doneMailsMilliseconds: Int64 = 30 * 24 * 3600 * 1000
+    /// Mailed tokens (verification, reset) this long after they expired.
+    public var expiredEmailTokensMilliseconds: Int64 = 7 * 24 * 3600 * 1000
 
     public init() {}
 }
@@ -40,11 +45,12 @@ public struct RetentionReport: Sendable, Equatable {
     public var completions = 0
     public var unseenDevices = 0
     public var handledNotifications = 0
+    public var doneMails = 0
+    public var expiredEmailTokens = 0
     /// Rows deleted in total.
     public var total: Int {
         inviteAttempts + loginFailures + expiredInvitations + deadSessions + deletedAlarms + personalAlarmTombstones
-            + completions + unseenDevices
-            + handledNotifications
+            + completions + unseenDevices + handledNotifications + doneMails + expiredEmailTokens
     }
 }
 
@@ -70,6 +76,8 @@ public enum Retention {
         report.unseenDevices = try DeviceStore.purgeUnseen(before: now - policy.unseenDevicesMilliseconds, on: db)
         report.handledNotifications = try NotificationOutbox.purgeHandled(
             before: now - policy.handledNotificationsMilliseconds, on: db)
+        report.doneMails = try MailOutbox.purgeDone(before: now - policy.doneMailsMilliseconds, on: db)
+        report.expiredEmailTokens = try EmailTokens.purge(expiredBefore: now - policy.expiredEmailTokensMilliseconds, on: db)
         return report
     }
 }

@@ -13,6 +13,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let switchingProtocols = HTTPStatus(code: 101, reasonPhrase: "Switching Protocols")
     public static let ok = HTTPStatus(code: 200, reasonPhrase: "OK")
     public static let created = HTTPStatus(code: 201, reasonPhrase: "Created")
+    public static let accepted = HTTPStatus(code: 202, reasonPhrase: "Accepted")
     public static let noContent = HTTPStatus(code: 204, reasonPhrase: "No Content")
     public static let notModified = HTTPStatus(code: 304, reasonPhrase: "Not Modified")
     public static let badRequest = HTTPStatus(code: 400, reasonPhrase: "Bad Request")

@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import TestSupport
 import Testing
 import Wire
 
@@ -99,6 +100,27 @@ struct AuthorizationMatrixTests {
                 await c.send(.patch, "/v1/me/settings", json: #"{"theme_mode":"dark"}"#)
             },
             .init("DELETE /v1/me", [204, 204, 204, 204, 204, 204, 401]) { await $0.send(.delete, "/v1/me") },
+            // The fixture's accounts are verified (AppHarness.register): nothing to resend.
+            .init("POST /v1/me/email/verification", [200, 200, 200, 200, 200, 200, 401]) {
+                await $0.send(.post, "/v1/me/email/verification")
+            },
+            .init("PUT /v1/me/email", [202, 202, 202, 202, 202, 202, 401]) { c in
+                c.h.clock.advance(by: 60_000)  // past the one-a-minute limit registration used
+                return await c.send(.put, "/v1/me/email", json: #"{"email":"fresh@example.com","password":"correct horse"}"#)
+            },
+            // No session needed; the token is the credential: a used or unknown one is refused for everyone.
+            .init("POST /v1/auth/verify-email", [400, 400, 400, 400, 400, 400, 400], errors: [400: "TOKEN_INVALID"]) {
+                await $0.send(.post, "/v1/auth/verify-email", json: #"{"token":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}"#)
+            },
+            // Public and the same for everyone: the answer does not depend on who asks or whether the address exists.
+            .init("POST /v1/auth/password-reset", [202, 202, 202, 202, 202, 202, 202]) {
+                await $0.send(.post, "/v1/auth/password-reset", json: #"{"email":"\#($0.fixture.member.email)"}"#)
+            },
+            .init("POST /v1/auth/password-reset/confirm", [400, 400, 400, 400, 400, 400, 400], errors: [400: "TOKEN_INVALID"]) {
+                await $0.send(
+                    .post, "/v1/auth/password-reset/confirm",
+                    json: #"{"token":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","password":"a new password"}"#)
+            },
         ])
 
     static let personalAlarm = "/v1/me/alarms/3e8f6c91-b05d-4f4e-8ba2-4d5e6f708192"

@@ -382,6 +382,36 @@ struct RealtimeTests {
         #expect(code == 4003)
     }
 
+    @Test("a password reset closes every session's sockets at once, with logout's code (4003)")
+    func passwordResetClosesSessions() async throws {
+        let f = try await GroupFixture.make()
+        let (server, port) = try serve(f.h)
+        defer { server.shutdown() }
+        let topic = "group:\(f.groupID)"
+        let second = try await f.h.expect(
+            200, .post, "/v1/auth/login", json: #"{"email":"\#(f.member.email)","password":"correct horse"}"#)
+        let secondToken = try #require(second.json["token"] as? String)
+        let feeds = try await blocking {
+            try [f.member.token, secondToken].map { token in
+                let feed = try Feed(port: port, token: token)
+                try feed.send(#"{"op":"subscribe","topic":"\#(topic)"}"#)
+                _ = try feed.next(Self.type("snapshot", topic))
+                return feed
+            }
+        }
+        // What the mailed link carries (the mail itself: MailDeliveryTests.passwordReset).
+        let (token, hash) = TokenHashing.generate()
+        let (userID, email, now) = (f.member.id, f.member.email, f.h.clock.nowMilliseconds())
+        try await f.h.database.write { db in
+            try EmailTokens.issue(.passwordReset, tokenHash: hash, userID: userID, email: email, at: now, expiresAt: now + 60_000, on: db)
+        }
+        try await f.h.expect(
+            204, .post, "/v1/auth/password-reset/confirm", json: #"{"token":"\#(token)","password":"a new password"}"#)
+        for feed in feeds {
+            #expect(try await blocking { try feed.closeCode() } == 4003)
+        }
+    }
+
     @Test("logout closes that session's sockets with 4003; another session of the same user stays open")
     func logoutClosesSession() async throws {
         let f = try await GroupFixture.make()

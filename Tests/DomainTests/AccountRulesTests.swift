@@ -92,3 +92,50 @@ struct AttemptWindowTests {
         #expect(AttemptWindow.login == AttemptWindow(maxAttempts: 10, windowMilliseconds: 900_000))
     }
 }
+
+/// The address policy of issue 18 (`EmailAddress`, docs/mail.md#addresses).
+@Suite("Email addresses — NFC, case folding, invisible and confusable characters")
+struct EmailAddressTests {
+    func refused(_ raw: String) -> Bool {
+        do {
+            _ = try AccountRules.normalizeEmail(raw)
+            return false
+        } catch {
+            return true
+        }
+    }
+
+    @Test("trimmed, case-folded and NFC: spellings of one mailbox become one")
+    func canonical() throws {
+        #expect(try AccountRules.normalizeEmail("  Ana@Example.COM \n") == "ana@example.com")
+        // e + combining acute (NFD) and the precomposed é are one address.
+        #expect(try AccountRules.normalizeEmail("E\u{301}lise@example.com") == "\u{E9}lise@example.com")
+        #expect(try AccountRules.normalizeEmail("\u{C9}LISE@example.com") == "\u{E9}lise@example.com")
+        #expect(try AccountRules.normalizeEmail("ИВАН@пример.рф") == "иван@пример.рф", "one script throughout is fine")
+    }
+
+    @Test("Cyrillic а inside a Latin address is refused (the red team's confusable)")
+    func mixedScript() {
+        #expect(refused("puppet-m\u{430}il@example.com"))
+        #expect(refused("puppet-mail@ex\u{430}mple.com"), "per domain label too")
+        #expect(!refused("puppet-mail@example.com"))
+        #expect(!refused("\u{3B1}\u{3BB}\u{3C6}\u{3B1}@example.com"), "an all-Greek local part")
+        #expect(!refused("\u{3B1}\u{3BB}\u{3C6}\u{3B1}.1-2@example.com"), "digits and punctuation go with any script")
+        #expect(refused("\u{3B1}lpha@example.com"), "Greek alpha + Latin")
+        #expect(refused("a\u{3B1}@example.com"), "Latin a + Greek alpha")
+    }
+
+    @Test("fullwidth ａ and ligatures are refused: a mail server would not fold them")
+    func compatibility() {
+        #expect(refused("\u{FF41}na@example.com"))
+        #expect(refused("ana@ex\u{FF41}mple.com"))
+        #expect(refused("\u{FB01}le@example.com"), "the fi ligature")
+    }
+
+    @Test("invisible and bidirectional characters are refused")
+    func invisible() {
+        for scalar in ["\u{200B}", "\u{200D}", "\u{2060}", "\u{FEFF}", "\u{AD}", "\u{202E}", "\u{2066}", "\u{200F}"] {
+            #expect(refused("an\(scalar)a@example.com"), "U+\(String(scalar.unicodeScalars.first!.value, radix: 16))")
+        }
+    }
+}

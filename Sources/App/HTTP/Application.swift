@@ -39,6 +39,10 @@ public final class Application: HTTPResponder {
         AccountRoutes.register(in: &router, services: services) { [realtime] hash in
             realtime.sessionRevoked(tokenHash: hash)
         }
+        EmailRoutes.register(in: &router, services: services)
+        PasswordResetRoutes.register(in: &router, services: services) { [realtime] hash in
+            realtime.sessionRevoked(tokenHash: hash)
+        }
         GroupRoutes.register(in: &router, services: services)
         InviteCodeRoutes.register(in: &router, services: services)
         GroupInvitationRoutes.register(in: &router, services: services)

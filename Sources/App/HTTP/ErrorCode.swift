@@ -55,6 +55,10 @@ public struct ErrorCode: Hashable, Sendable {
     /// An answer for a shared-alarm occurrence that is closed or not the current one.
     public static let occurrenceClosed = ErrorCode(code: "CA033", name: "OCCURRENCE_CLOSED", status: .conflict)
     public static let groupFrozen = ErrorCode(code: "CA034", name: "GROUP_FROZEN", status: .conflict)
+    /// A mailed token (verify-email, password reset) that is unknown, used or expired.
+    public static let tokenInvalid = ErrorCode(code: "CA040", name: "TOKEN_INVALID", status: .badRequest)
+    /// The action needs a verified email address.
+    public static let emailNotVerified = ErrorCode(code: "CA041", name: "EMAIL_NOT_VERIFIED", status: .forbidden)
 
     /// Every code the server can send, in number order (the docs/api.md#errors table, tests).
     public static let all: [ErrorCode] = [
@@ -64,5 +68,6 @@ public struct ErrorCode: Hashable, Sendable {
         .invalidCredentials, .emailTaken, .payloadTooLarge, .accountSuspended, .unsupportedMediaType,
         .internalError, .serviceUnavailable, .uriTooLong, .headersTooLarge, .requestTimeout,
         .inviteCodeInvalid, .ownerMustTransfer, .occurrenceClosed, .groupFrozen,
+        .tokenInvalid, .emailNotVerified,
     ]
 }

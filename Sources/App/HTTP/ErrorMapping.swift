@@ -62,6 +62,10 @@ public enum ErrorMapping {
             return APIError(.notFound, "\(what) not found")
         case .emailTaken:
             return APIError(.emailTaken, "an account with this email already exists", field: "email")
+        case .tokenInvalid:
+            return APIError(.tokenInvalid, "this link is not valid: it may have been used already or have expired")
+        case .emailNotVerified:
+            return APIError(.emailNotVerified, "confirm your email address first (see POST /v1/me/email/verification)")
         case .versionConflict(let current):
             return APIError(.syncConflict, "the document changed; current version attached", current: current)
         case .rateLimited(let seconds):

@@ -19,7 +19,9 @@ public struct StaticFiles: Sendable {
     public static let maxFileBytes = 8 << 20
 
     /// First path segments the client routes itself; such paths serve the app shell (`/index.html`).
-    public static let shellRoutes: Set<String> = ["join", "invite", "groups", "login", "register"]
+    public static let shellRoutes: Set<String> = [
+        "join", "invite", "groups", "login", "register", "verify-email", "reset-password",
+    ]
     /// Most segments a shell route has (`/groups/<id>/alarms/<aid>`); deeper paths are plain 404s.
     public static let maxShellSegments = 4
 

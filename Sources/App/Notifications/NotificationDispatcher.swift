@@ -4,7 +4,6 @@ import Foundation
 public import Logging
 public import Storage
 public import Store
-import Synchronization
 
 /// Hands queued notifications to their senders (docs/notifications.md#pipeline). Each round: expand
 /// outbox rows due within `NotificationScheduler.lookaheadMilliseconds` into deliveries (recipients
@@ -54,8 +53,6 @@ public final class NotificationDispatcher: Sendable {
 
     /// The longest wait between two passes (a pass also starts when a delivery falls due or on `wake`).
     public static let defaultTick: DispatchTimeInterval = .seconds(1)
-    /// How late the timer may fire (a staged fire is due at its instant: the lag starts there).
-    static let timerLeeway: DispatchTimeInterval = .milliseconds(2)
 
     private let database: any SQLDatabase
     private let clock: any Clock
@@ -66,12 +63,7 @@ public final class NotificationDispatcher: Sendable {
     private let unitRandom: @Sendable () -> Double
     private let metrics: NotificationMetrics?
     private let owner = "dispatcher:" + UUID().uuidString.lowercased()
-    private let running = Mutex(false)
-    private let stopped = Mutex(false)
-    /// Set when a pass was asked for while one ran: another follows at once.
-    private let wanted = Mutex(false)
-    private let timer: Mutex<(any DispatchSourceTimer)?> = Mutex(nil)
-    private let queue = DispatchQueue(label: "chronir.notification-dispatcher")
+    private let loop = RoundLoop(label: "chronir.notification-dispatcher")
 
     /// A dispatcher over `senders` (one per configured provider, plus the webhook's). Call `start`
     /// for the timer; tests call `runOnce`.
@@ -92,59 +84,15 @@ public final class NotificationDispatcher: Sendable {
 
     /// Starts the timer: the first pass after one `tick`, then as described on the type.
     public func start(tick: DispatchTimeInterval = NotificationDispatcher.defaultTick) {
-        let source = DispatchSource.makeTimerSource(queue: queue)
-        source.setEventHandler { [self] in beginPass(tick: tick) }
-        source.schedule(deadline: .now() + tick, leeway: Self.timerLeeway)
-        timer.withLock { $0 = source }
-        source.resume()
+        loop.start(tick: tick) { [self] in
+            let next = await pass()
+            return next.map { $0 - clock.nowMilliseconds() }
+        }
     }
 
     /// Asks for a pass now (the fire scheduler queued fires: their deliveries are made at once, and the
     /// timer armed for their instant). A pass already running is followed by another.
-    public func wake() {
-        timer.withLock { $0?.schedule(deadline: .now(), leeway: Self.timerLeeway) }
-    }
-
-    /// The timer's handler (on `queue`): one pass at a time; the next is armed when it ends.
-    private func beginPass(tick: DispatchTimeInterval) {
-        guard !stopped.withLock({ $0 }) else { return }
-        let idle = running.withLock { busy -> Bool in
-            if busy { return false }
-            busy = true
-            return true
-        }
-        guard idle else {
-            wanted.withLock { $0 = true }
-            return
-        }
-        Task {
-            let next = await pass()
-            running.withLock { $0 = false }
-            let again = wanted.withLock { flag -> Bool in
-                defer { flag = false }
-                return flag
-            }
-            var wait = Self.milliseconds(tick)
-            if again {
-                wait = 0
-            } else if let next {
-                wait = min(wait, max(0, next - clock.nowMilliseconds()))
-            }
-            timer.withLock { $0?.schedule(deadline: .now() + .milliseconds(Int(wait)), leeway: Self.timerLeeway) }
-        }
-    }
-
-    /// `interval` in whole milliseconds (`.never`: a day).
-    static func milliseconds(_ interval: DispatchTimeInterval) -> Int64 {
-        switch interval {
-        case .seconds(let seconds): Int64(seconds) * 1_000
-        case .milliseconds(let milliseconds): Int64(milliseconds)
-        case .microseconds(let microseconds): Int64(microseconds) / 1_000
-        case .nanoseconds(let nanoseconds): Int64(nanoseconds) / 1_000_000
-        case .never: 86_400_000
-        @unknown default: 1_000
-        }
-    }
+    public func wake() { loop.wake() }
 
     /// Rounds until nothing due is left: one, and while it filled its batch, `concurrentRounds` at
     /// once. Returns when the next delivery falls due (nil: none waiting).
@@ -159,7 +107,7 @@ public final class NotificationDispatcher: Sendable {
                     for _ in 0..<lanes {
                         group.addTask { [self] in
                             var lane = Round()
-                            while !stopped.withLock({ $0 }) {
+                            while !loop.isStopped {
                                 do {
                                     let round = try await runOnce(at: clock.nowMilliseconds())
                                     lane.add(round)
@@ -192,24 +140,13 @@ public final class NotificationDispatcher: Sendable {
     }
 
     /// Stops future rounds (one in progress finishes: `waitUntilIdle`).
-    public func stop() {
-        stopped.withLock { $0 = true }
-        timer.withLock { $0?.cancel() }
-        queue.sync {}
-    }
+    public func stop() { loop.stop() }
 
     /// Waits (blocking) until no round is running, at most `timeout`; returns whether it is idle. The
     /// shutdown calls it after `stop` and after closing the outbound client (which fails sends in
     /// flight at once), so the database is not closed under a round that is still settling.
     @discardableResult
-    public func waitUntilIdle(timeout: Duration = .seconds(20)) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while running.withLock({ $0 }) {
-            guard ContinuousClock.now < deadline else { return false }
-            usleep(10_000)
-        }
-        return true
-    }
+    public func waitUntilIdle(timeout: Duration = .seconds(20)) -> Bool { loop.waitUntilIdle(timeout: timeout) }
 
     /// One round at `now`: expand, claim, send, settle.
     @discardableResult
@@ -254,26 +191,11 @@ public final class NotificationDispatcher: Sendable {
         -> [(NotificationDeliveries.Delivery, SendOutcome)]
     {
         let senders = senders
-        let width = max(1, limits.maxConcurrentSends)
-        return await withTaskGroup(of: (NotificationDeliveries.Delivery, SendOutcome).self) { group in
-            var results: [(NotificationDeliveries.Delivery, SendOutcome)] = []
-            var next = deliveries.makeIterator()
-            func launch(_ delivery: NotificationDeliveries.Delivery) {
-                let sender = senders.first { $0.provider == delivery.provider }
-                group.addTask {
-                    guard let sender else { return (delivery, .rejected(reason: "no sender configured")) }
-                    return (delivery, await sender.send(delivery, now: now))
-                }
+        return await RoundLoop.boundedMap(deliveries, width: limits.maxConcurrentSends) { delivery in
+            guard let sender = senders.first(where: { $0.provider == delivery.provider }) else {
+                return (delivery, .rejected(reason: "no sender configured"))
             }
-            for _ in 0..<width {
-                guard let delivery = next.next() else { break }
-                launch(delivery)
-            }
-            while let result = await group.next() {
-                results.append(result)
-                if let delivery = next.next() { launch(delivery) }
-            }
-            return results
+            return (delivery, await sender.send(delivery, now: now))
         }
     }
 

@@ -32,6 +32,9 @@ enum ProviderExchange {
         case .responseTooLarge(let limit): .retry(reason: "\(provider): response over \(limit) bytes", retryAfterMilliseconds: nil)
         case .cancelled, .closed: .retry(reason: "\(provider): client closed", retryAfterMilliseconds: nil)
         case .other(let code, let message): .retry(reason: "\(provider): curl \(code): \(message)", retryAfterMilliseconds: nil)
+        case .mailRefused(let code, let message) where code < 500:
+            .retry(reason: "\(provider): refused \(code): \(message)", retryAfterMilliseconds: nil)
+        case .mailRefused(let code, let message): .rejected(reason: "\(provider): refused \(code): \(message)")
         case .destinationRefused(let refusal): .rejected(reason: "\(provider): destination refused: \(refusal)")
         case .invalidRequest(let message): .rejected(reason: "\(provider): invalid request: \(message)")
         }

@@ -30,6 +30,8 @@ public final class ChronirMetrics: Sendable {
     let realtime: RealtimeMetrics
     /// Notification sends by provider, type and outcome; due → delivered lag; deliveries pending.
     public let notifications: NotificationMetrics
+    /// Mails by kind and outcome; mails pending.
+    public let mail: MailMetrics
 
     /// Values read from their owners right before each scrape (gauges of counts held elsewhere).
     /// Each closure is boxed in `Sampler`: a closure stored as a generic container's value and read or
@@ -79,6 +81,7 @@ public final class ChronirMetrics: Sendable {
         inviteCodes = InviteCodeMetrics(factory: factory)
         realtime = RealtimeMetrics(factory: factory)
         notifications = NotificationMetrics(factory: factory)
+        mail = MailMetrics(factory: factory)
     }
 
     /// The Prometheus text exposition (format 0.0.4) of every series, after the samplers ran.

@@ -281,3 +281,33 @@ public final class NotificationMetrics: Sendable {
     /// Deliveries waiting after a round.
     func pending(_ count: Int64) { pending.set(Int(count)) }
 }
+
+/// Outbound mail (docs/mail.md#operations): `chronir_mails_total{kind, outcome}` (outcome `sent`,
+/// `retried`, `failed`, `expired`, `unsendable`) and the `chronir_mail_pending` gauge.
+public final class MailMetrics: Sendable {
+    private let factory: any MetricsFactory
+    private let pending: Meter
+    private let counters = Mutex<[String: Counter]>([:])
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        pending = Meter(label: "chronir_mail_pending", factory: factory)
+        pending.set(0)
+    }
+
+    /// One mail of `kind` ended a step in `outcome`.
+    func record(kind: String, outcome: String) {
+        let key = kind + "\u{0}" + outcome
+        let factory = factory
+        let counter = counters.withLock { counters in
+            if let existing = counters[key] { return existing }
+            let made = Counter(label: "chronir_mails_total", dimensions: [("kind", kind), ("outcome", outcome)], factory: factory)
+            counters[key] = made
+            return made
+        }
+        counter.increment()
+    }
+
+    /// Mails waiting after a round.
+    func pending(_ count: Int) { pending.set(count) }
+}

@@ -105,11 +105,17 @@ enum AccountRoutes {
         let tier = services.config.defaultTier
         let userAgent = request.headers[first: "user-agent"]
         let ip = request.context.remoteAddress
+        if services.config.mail.isConfigured {
+            return try await registerWithoutEnumeration(
+                email: email, displayName: displayName, passwordHash: hash, tier: tier, now: now, request: request, services)
+        }
         let user = try await services.database.write { db in
             let user = try AccountStore.register(
                 email: email, displayName: displayName, passwordHash: hash, tier: tier, at: now, on: db)
             try SessionStore.create(
                 tokenHash: tokenHash, userID: user.id, userAgent: userAgent, clientIP: ip, at: now, on: db)
+            // The verification link, queued in the registration's transaction (docs/mail.md).
+            _ = try services.queueVerification(userID: user.id, email: email, change: false, at: now, on: db)
             return user
         }
         services.logger.info("account registered", metadata: ["user_id": "\(user.id)", "request_id": "\(request.requestID)"])
@@ -118,6 +124,39 @@ enum AccountRoutes {
                 user: user, token: token,
                 expiresAt: Timestamp(milliseconds: now + SessionStore.idleLifetimeMilliseconds)),
             status: .created)
+    }
+
+    /// What registration answers when mail is configured, for a new and for a taken address alike.
+    struct RegistrationAccepted: Encodable {
+        var status = "verification_sent"
+        var email: String
+    }
+
+    /// Registration when mail is configured (docs/mail.md#registration): 202 `{status:
+    /// verification_sent, email}` whether or not the address has an account, after the same scrypt
+    /// work — a stranger learns nothing. A new address gets its account and a verification link (no
+    /// session: the client signs in with the password it chose); a taken one gets a mail telling its
+    /// owner (at most one an hour per address), and nothing else changes.
+    static func registerWithoutEnumeration(
+        email: String, displayName: String, passwordHash: String, tier: Tier, now: Int64, request: Request,
+        _ services: Services
+    ) async throws -> HTTPResponse {
+        let base = services.config.publicBaseURL
+        let created: String? = try await services.database.write { db in
+            if let owner = try AccountStore.user(email: email, on: db) {
+                try MailOutbox.enqueueAccountExistsNotice(
+                    MailTemplates.accountExists(to: email, userID: owner.id, base: base, now: now), at: now, on: db)
+                return nil
+            }
+            let user = try AccountStore.register(
+                email: email, displayName: displayName, passwordHash: passwordHash, tier: tier, at: now, on: db)
+            _ = try services.queueVerification(userID: user.id, email: email, change: false, at: now, on: db)
+            return user.id
+        }
+        if let created {
+            services.logger.info("account registered", metadata: ["user_id": "\(created)", "request_id": "\(request.requestID)"])
+        }
+        return JSONBody.response(RegistrationAccepted(email: email), status: .accepted)
     }
 
     static func login(_ request: Request, _ services: Services) async throws -> HTTPResponse {

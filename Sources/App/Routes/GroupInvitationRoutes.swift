@@ -60,9 +60,17 @@ enum GroupInvitationRoutes {
         let invitation = try await services.database.write { db in
             _ = try GroupStore.managerAccess(groupID: groupID, userID: user.id, on: db)
             guard user.tier == .premium else { throw DomainError.tierRequired("invitations need the premium tier") }
-            return try InvitationStore.create(
+            let invitation = try InvitationStore.create(
                 groupID: groupID, actor: user, inviteeEmail: inviteeEmail, role: role, tokenHash: tokenHash, at: now,
                 on: db)
+            if let inviteeEmail {
+                // The invitation mail, in the invitation's transaction (docs/mail.md#what-is-mailed).
+                let mail = MailTemplates.groupInvitation(
+                    to: inviteeEmail, groupName: invitation.groupName, base: services.config.publicBaseURL,
+                    expiresAt: invitation.expiresAt.milliseconds)
+                try MailOutbox.enqueue(mail, sendable: services.config.mail.isConfigured, at: now, on: db)
+            }
+            return invitation
         }
         return JSONBody.response(
             Created(invitation: invitation, token: link?.token, inviteURL: link.map { Links.url(services, "invite", $0.token) }),
