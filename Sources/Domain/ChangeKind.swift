@@ -25,6 +25,9 @@ public struct ChangeKind: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let sharedCompletion = ChangeKind(rawValue: "shared_completion")
     /// An occurrence nobody (or not everyone) answered, written by the sweeper.
     public static let missedOccurrence = ChangeKind(rawValue: "missed_occurrence")
+    /// A signed-in session (`system` topic, entity id = the session's public id, no document):
+    /// `removed` when it was revoked, so every server process closes its sockets. Never sent to clients.
+    public static let session = ChangeKind(rawValue: "session")
     /// The log's own bookkeeping: a compaction checkpoint on the `system` topic (no client sees it).
     public static let checkpoint = ChangeKind(rawValue: "checkpoint")
 
