@@ -43,6 +43,17 @@ enum SessionRoutes {
             case expiresAt = "expires_at"
             case userAgent = "user_agent"
         }
+        /// Every key always present: an unknown user agent or network is `null`, not absent.
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            try c.encode(createdAt, forKey: .createdAt)
+            try c.encode(lastUsedAt, forKey: .lastUsedAt)
+            try c.encode(expiresAt, forKey: .expiresAt)
+            try c.encode(userAgent, forKey: .userAgent)
+            try c.encode(network, forKey: .network)
+            try c.encode(current, forKey: .current)
+        }
     }
 
     struct SessionList: Encodable {
