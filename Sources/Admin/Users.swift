@@ -10,7 +10,10 @@ import Store
 struct Users: ParsableCommand, TableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List, create and moderate accounts.",
-        subcommands: [List.self, Show.self, Create.self, SetTier.self, Suspend.self, Unsuspend.self, Delete.self])
+        subcommands: [
+            List.self, Show.self, Create.self, SetTier.self, Suspend.self, Unsuspend.self, Delete.self, Sessions.self,
+            RevokeSessions.self,
+        ])
 
     static func row(_ u: User) -> [String] {
         [u.id, u.email, u.displayName, u.tier.rawValue, u.status.rawValue, u.createdAt.description]
