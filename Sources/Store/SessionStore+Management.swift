@@ -34,6 +34,8 @@ extension SessionStore {
     public struct RevocationReason: RawRepresentable, Hashable, Sendable {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The session logged itself out (`POST /v1/auth/logout`).
+        public static let loggedOut = RevocationReason(rawValue: "logged_out")
         /// The user signed one session out (`DELETE /v1/me/sessions/{id}`).
         public static let signedOut = RevocationReason(rawValue: "signed_out")
         /// The user signed out every other session.
@@ -66,6 +68,7 @@ extension SessionStore {
     /// Revokes the live session `sessionID` of `userID`. False — and nothing written — when there is
     /// none: unknown, another user's, already revoked or lapsed (the caller answers 404 for all
     /// alike, so nobody learns whether another user's session exists).
+    @discardableResult
     public static func revoke(
         sessionID: String, userID: String, actor: Actor, reason: RevocationReason, at now: Int64, on db: any SQLConnection
     ) throws -> Bool {

@@ -5,7 +5,8 @@ import Wire
 
 /// Bearer-token sessions. Only SHA-256(token) is stored; a token expires after `idleLifetime`
 /// without use and is revoked by logout. `last_used_ms` is refreshed at most once per
-/// `touchInterval`, so authenticating a request is a read, not a write, almost always.
+/// `touchInterval`, so authenticating a request is a read, not a write, almost always. Logout and
+/// the other revocations: `SessionStore+Management.swift`.
 public enum SessionStore {
     /// A session expires after 30 days without use.
     public static let idleLifetimeMilliseconds: Int64 = 30 * 24 * 3600 * 1000
@@ -71,14 +72,6 @@ public enum SessionStore {
         try db.run(
             "UPDATE sessions SET last_used_ms = ?2, expires_ms = ?3 WHERE token_hash = ?1 AND revoked_ms IS NULL",
             [.blob(tokenHash), .integer(now), .integer(now + idleLifetimeMilliseconds)])
-    }
-
-    /// Revokes one session (logout). Returns whether a live session was revoked.
-    @discardableResult
-    public static func revoke(tokenHash: [UInt8], at now: Int64, on db: any SQLConnection) throws -> Bool {
-        try db.run(
-            "UPDATE sessions SET revoked_ms = ?2 WHERE token_hash = ?1 AND revoked_ms IS NULL",
-            [.blob(tokenHash), .integer(now)]) > 0
     }
 
     /// Revokes every live session of a user (suspension, password change, account deletion).

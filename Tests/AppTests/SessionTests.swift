@@ -127,6 +127,20 @@ struct SessionTests {
         #expect(try h.database.readSync { db in try ChangeLog.latestSeq(on: db) } == before)
     }
 
+    @Test("logout is a sessions_revoked batch too (reason logged_out): every instance's feed closes its sockets")
+    func logoutBatch() async throws {
+        let h = try AppHarness()
+        let (ana, _) = try await h.register("ana@example.com")
+        let id = try #require(try await sessions(h, token: ana).first?["id"] as? String)
+        try await h.expect(204, .post, "/v1/auth/logout", token: ana)
+        let rows = try h.database.readSync { db in
+            try db.query("SELECT event, topic, entity_id, reason, actor FROM change_log WHERE kind = 'session'")
+        }
+        #expect(rows.map { $0.string("entity_id") } == [id])
+        #expect(rows.first?.string("reason") == "logged_out")
+        #expect(rows.first?.string("topic") == "system")
+    }
+
     @Test("a revoked session's devices are dropped, as at logout")
     func revokedSessionDevices() async throws {
         let h = try AppHarness()

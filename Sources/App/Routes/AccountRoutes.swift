@@ -188,9 +188,12 @@ enum AccountRoutes {
 
     static func logout(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let principal = try await services.authenticate(request, exemptFromWriteBudget: true)
+        // Through the change log (`sessions_revoked`), so every instance closes the session's sockets,
+        // and the session's devices go with it.
         return try await services.writeNoContent { now, db in
-            try SessionStore.revoke(tokenHash: principal.tokenHash, at: now, on: db)
-            try DeviceStore.deleteRegistered(bySession: principal.tokenHash, on: db)
+            try SessionStore.revoke(
+                sessionID: principal.sessionID, userID: principal.user.id, actor: .user(principal.user.id),
+                reason: .loggedOut, at: now, on: db)
         }
     }
 
