@@ -141,6 +141,22 @@ struct SessionTests {
         #expect(rows.first?.string("topic") == "system")
     }
 
+    @Test("with the write budget spent (say, by a thief), the owner can still sign sessions out and change the password")
+    func exemptFromWriteBudget() async throws {
+        let h = try AppHarness(writeBudget: WriteBudget(writesPerMinute: 1, burst: 1, bytesPerHour: 0))
+        let (ana, _) = try await h.register("ana@example.com")
+        let thief = try await signIn(h, "ana@example.com")
+        try await h.expect(200, .patch, "/v1/me", json: #"{"display_name":"Pwned"}"#, token: thief)
+        #expect(await h.send(.patch, "/v1/me", json: #"{"display_name":"Ana"}"#, token: ana).status == 429)
+        let thiefID = try #require(try await sessions(h, token: thief).first { $0["current"] as? Bool == true }?["id"] as? String)
+        try await h.expect(204, .delete, "/v1/me/sessions/\(thiefID)", token: ana)
+        try await h.expect(200, .post, "/v1/me/sessions/revoke-others", token: ana)
+        try await h.expect(
+            200, .post, "/v1/me/password", json: #"{"current_password":"correct horse","new_password":"battery staple"}"#,
+            token: ana)
+        #expect(await h.send(.get, "/v1/me", token: thief).status == 401)
+    }
+
     @Test("a revoked session's devices are dropped, as at logout")
     func revokedSessionDevices() async throws {
         let h = try AppHarness()
