@@ -10,9 +10,11 @@ import Store
 /// transaction as the throttle check, before scrypt runs (attempts in flight at once all count), and
 /// forgotten when it succeeds.
 ///
-/// Login (`AccountRoutes.login`) still carries its own copy of these steps; moving it onto this type
-/// is left for a change that does not race the account work on other branches.
+/// Used by login (`AccountRoutes.login`) and the password change (`SessionRoutes.changePassword`).
 struct PasswordAttempt: Sendable {
+    /// The account the password matched — whatever its status: a caller that signs in refuses a
+    /// suspended one exactly like a wrong password.
+    let user: User
     /// The stored hash the password matched (a change must still find it in place).
     let verifiedHash: String
     /// The failure rows recorded up front for this attempt.
@@ -34,7 +36,7 @@ struct PasswordAttempt: Sendable {
             LoginFailureStore.ipSubject(clientIP),
         ]
         let throttle = LoginThrottle.standard
-        let (decision, stored, pending) = try await services.database.write { db in
+        let (decision, stored, pending) = try await services.database.write { db -> (AttemptWindow.Decision, (user: User, passwordHash: String)?, [Int64]) in
             func times(_ subject: String, _ window: AttemptWindow) throws -> [Int64] {
                 try LoginFailureStore.failureTimes(subject: subject, window: window, at: now, on: db)
             }
@@ -43,12 +45,13 @@ struct PasswordAttempt: Sendable {
                 emailFromNetwork: try times(subjects[1], throttle.perNetwork),
                 email: try times(subjects[0], throttle.perAccount))
             let decision = throttle.evaluate(failures, now: now)
-            guard decision == .allowed else { return (decision, nil as String?, [Int64]()) }
+            guard decision == .allowed else { return (decision, nil, []) }
             let pending = try LoginFailureStore.record(subjects: subjects, at: now, on: db)
-            return (decision, try AccountStore.credentials(email: email, on: db)?.passwordHash, pending)
+            return (decision, try AccountStore.credentials(email: email, on: db), pending)
         }
         if case .refused(let seconds) = decision { throw DomainError.rateLimited(retryAfterSeconds: seconds) }
-        let encoded = stored ?? services.decoyPasswordHash
+        // An unknown email costs the same scrypt time as a wrong password (no enumeration by timing).
+        let encoded = stored?.passwordHash ?? services.decoyPasswordHash
         let verified: Bool
         do {
             verified = try await services.hashing.run { PasswordHash.verify(password: password, encoded: encoded) }
@@ -57,7 +60,8 @@ struct PasswordAttempt: Sendable {
             throw error
         }
         guard verified, let stored else { return nil }
-        return PasswordAttempt(verifiedHash: stored, pending: pending, accountFromNetwork: subjects[1])
+        return PasswordAttempt(
+            user: stored.user, verifiedHash: stored.passwordHash, pending: pending, accountFromNetwork: subjects[1])
     }
 
     /// The attempt led to nothing after all (e.g. the new hash could not be made): forgets its failure rows.
