@@ -157,6 +157,27 @@ struct SessionTests {
         #expect(await h.send(.get, "/v1/me", token: thief).status == 401)
     }
 
+    @Test("a full hashing pool: the password change answers 503 and gives the attempt back (no failure counted)")
+    func changePasswordSaturated() async throws {
+        let hashing = WorkerPool(width: 1, maxQueued: 1)
+        let h = try AppHarness(hashing: hashing)
+        let (ana, _) = try await h.register("ana@example.com")
+        let gate = DispatchSemaphore(value: 0)
+        let blockers = (0..<2).map { _ in Task { try await hashing.run { gate.wait() } } }
+        #expect(await eventually(timeout: .seconds(60)) { hashing.pendingJobs == 2 })
+        let refused = await h.send(
+            .post, "/v1/me/password", json: #"{"current_password":"correct horse","new_password":"battery staple"}"#,
+            token: ana)
+        #expect(refused.status == 503, "\(refused.text)")
+        #expect(refused.header("Retry-After") != nil)
+        let failures = try h.database.readSync { db in try db.scalar("SELECT count(*) FROM login_failures") }
+        #expect(failures == .integer(0))
+        for _ in blockers { gate.signal() }
+        for blocker in blockers { _ = try await blocker.value }
+        // Nothing changed: the old password still works.
+        #expect(await h.login("ana@example.com").status == 200)
+    }
+
     @Test("a revoked session's devices are dropped, as at logout")
     func revokedSessionDevices() async throws {
         let h = try AppHarness()
