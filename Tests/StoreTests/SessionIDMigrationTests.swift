@@ -8,7 +8,13 @@ import Testing
 @Suite("Sessions — public ids (migration 0016)")
 struct SessionIDMigrationTests {
     @Test("sessions that existed before 0016 get distinct 32-hex ids, and still authenticate", arguments: TestBackend.available)
-    func backfill(_ backend: TestBackend) throws {
+    func backfill(_ backend: TestBackend) async throws {
+        // On a Dispatch thread: opening may start the shared PostgreSQL cluster (initdb), which must
+        // not hold a cooperative thread that other suites' tasks need meanwhile.
+        try await blocking { try Self.backfill(backend) }
+    }
+
+    static func backfill(_ backend: TestBackend) throws {
         let migrations = Schema.migrations(for: backend.dialect)
         let storage = try backend.open(migrations: migrations.filter { $0.name < "0016" })
         let database = storage.database
@@ -43,5 +49,5 @@ struct SessionIDMigrationTests {
     }
 
     /// Bytes of `count` copies of `byte`.
-    func bytes(_ count: Int, _ byte: UInt8) -> [UInt8] { [UInt8](repeating: byte, count: count) }
+    static func bytes(_ count: Int, _ byte: UInt8) -> [UInt8] { [UInt8](repeating: byte, count: count) }
 }
