@@ -42,6 +42,9 @@ let package = Package(
         // Sans-I/O Web Push (RFC 8291 message encryption, RFC 8292 VAPID), ES256 JWTs and push-subscription
         // validation: bytes and strings in and out, no sockets, no clocks (callers pass `now`).
         .target(name: "Push", dependencies: ["Hashing"], swiftSettings: strict),
+        // Sans-I/O OpenID Connect ID-token verification for Sign in with Apple/Google (issue 18): JWKS
+        // parsing, RS256/ES256 signatures, iss/aud/exp/iat/nonce. No sockets, no clocks (callers pass `now`).
+        .target(name: "Identity", dependencies: ["Hashing"], swiftSettings: strict),
         // Sans-I/O protocol cores: HTTP/1.1 parser and response writer, WebSocket frames and
         // permessage-deflate (zlib). Imports no other module of ours, so fuzzers compile it standalone.
         .target(name: "Wire", dependencies: ["CZlib"], swiftSettings: strict),
@@ -118,6 +121,7 @@ let package = Package(
 
         .testTarget(name: "HashingTests", dependencies: ["Hashing"], swiftSettings: strict),
         .testTarget(name: "PushTests", dependencies: ["Push", "Hashing", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "IdentityTests", dependencies: ["Identity", "Hashing"], swiftSettings: strict),
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "TransportTests", dependencies: ["Transport", "Wire", "Hashing", "TestSupport"], swiftSettings: strict),

@@ -12,7 +12,7 @@ struct Users: ParsableCommand, TableCommand {
         abstract: "List, create and moderate accounts.",
         subcommands: [
             List.self, Show.self, Create.self, SetTier.self, Suspend.self, Unsuspend.self, Delete.self, VerifyEmail.self,
-            ResetLink.self,
+            ResetLink.self, Sessions.self, RevokeSessions.self,
         ])
 
     static func row(_ u: User) -> [String] {

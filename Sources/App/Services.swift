@@ -95,7 +95,7 @@ public struct Services: Sendable {
                 logger.warning("session touch skipped: storage unavailable", metadata: ["error": "\(error)"])
             }
         }
-        return AuthenticatedUser(user: lookup.user, tokenHash: tokenHash)
+        return AuthenticatedUser(user: lookup.user, tokenHash: tokenHash, sessionID: lookup.sessionID)
     }
 }
 
@@ -104,6 +104,8 @@ public struct AuthenticatedUser: Sendable {
     public var user: User
     /// SHA-256 of the bearer token (to revoke this session on logout).
     public var tokenHash: [UInt8]
+    /// The session's public id (`GET /v1/me/sessions` marks it `current`).
+    public var sessionID: String
 }
 
 /// Bearer tokens: 256 random bits, base64url without padding (43 characters); stored as SHA-256.

@@ -21,6 +21,10 @@ public struct ChangeEvent: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let userUnsuspended = ChangeEvent(rawValue: "user_unsuspended")
     /// The account and its memberships are gone: one batch (ends the user's access to every group).
     public static let accountDeleted = ChangeEvent(rawValue: "account_deleted")
+    /// Sessions were signed out (by their user, a password change or an operator): one
+    /// `ChangeKind.session` row per session on the `system` topic, which no client sees; every server
+    /// process reading the log closes those sessions' sockets (4003).
+    public static let sessionsRevoked = ChangeEvent(rawValue: "sessions_revoked")
 
     // Groups
     /// A group was created (with its owner as first member).

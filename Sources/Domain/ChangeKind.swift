@@ -29,6 +29,9 @@ public struct ChangeKind: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let personalAlarm = ChangeKind(rawValue: "personal_alarm")
     /// A user's synced settings (`user:<id>` only; the entity id is the user's).
     public static let settings = ChangeKind(rawValue: "settings")
+    /// A signed-in session (`system` topic, entity id = the session's public id, no document):
+    /// `removed` when it was revoked, so every server process closes its sockets. Never sent to clients.
+    public static let session = ChangeKind(rawValue: "session")
     /// The log's own bookkeeping: a compaction checkpoint on the `system` topic (no client sees it).
     public static let checkpoint = ChangeKind(rawValue: "checkpoint")
 

@@ -75,6 +75,9 @@ public enum RSA {
     public struct PublicKey: Sendable {
         let key: EVPKey
 
+        /// Wraps an RSA public key made here (`RSA+Components.swift`).
+        init(key: EVPKey) { self.key = key }
+
         /// Imports a SubjectPublicKeyInfo "PUBLIC KEY" PEM (RFC 7468 §13); throws `.invalidRSAKey` for
         /// another algorithm, a modulus outside `allowedModulusBits` or text past `maxPEMByteCount`.
         public init(pemRepresentation: String) throws(CryptoError) {

@@ -84,7 +84,9 @@ public enum HubAction: Equatable, Sendable {
 /// - commits: after a local write, or when `PRAGMA data_version` changes (another process), read
 ///   `ChangeFeed.batches(after: position)` (all topics) and call `ingest`; loop while the read was full.
 /// - write progress: `outboundBuffered(id, bytes:)` with the bytes still queued (0 when drained).
-/// - logout: `sessionRevoked(id)` / `sessionsRevoked(userID:)`.
+/// - logout: `sessionRevoked(id)` / `sessionsRevoked(userID:)`. Sessions revoked through the change
+///   log (`sessions_revoked` batches: another device, a password change, an operator) close in
+///   `ingest`, for the connections whose `connect`/`authenticated` named that `sessionID`.
 /// - presence: `flushPresence()` every `limits.presenceIntervalMilliseconds` (one repeating timer),
 ///   then `takeLocalPresence()` for the other instances; their users: `setClusterPresence`.
 /// - `.send` / `.broadcast`: frame (and compress) once per action, write to each connection's loop;
@@ -97,6 +99,10 @@ public struct RealtimeHub: Sendable {
     /// `limits.maxRememberedAccountClosures` (oldest forgotten first).
     var accountClosures: [String: Int64] = [:]
     var accountClosureOrder: [String] = []
+    /// Recently revoked sessions (public id) → the seq of their `sessions_revoked` row, like
+    /// `accountClosures`. Bounded by `limits.maxRememberedSessionClosures`.
+    var sessionClosures: [String: Int64] = [:]
+    var sessionClosureOrder: [String] = []
     /// The seq of the last change-log row ingested: poll `ChangeFeed.batches(after: position)`.
     public private(set) var position: Int64
     /// Running totals for the shell's metrics (only ever grow).
@@ -135,6 +141,8 @@ public struct RealtimeHub: Sendable {
     var connections: [ConnectionID: ConnectionState] = [:]
     var subscribers: [Topic: Set<ConnectionID>] = [:]
     var connectionsByUser: [String: Set<ConnectionID>] = [:]
+    /// Authenticated connections by their session's public id (those that named one).
+    var connectionsBySession: [String: Set<ConnectionID>] = [:]
     /// Groups whose set of present users (granted subscriptions) may have changed since the last
     /// `flushPresence`.
     var presenceDirty: Set<String> = []
@@ -211,6 +219,8 @@ public struct RealtimeHub: Sendable {
         var buffered = 0
         var protocolErrors = 0
         var closed = false
+        /// The public id of the session the connection authenticated with (nil: not given).
+        var sessionID: String?
 
         var userID: String? {
             if case .authenticated(let id) = auth { return id }
@@ -242,12 +252,15 @@ public struct RealtimeHub: Sendable {
     /// A WebSocket was accepted. `userID` when the upgrade carried a valid `Authorization: Bearer`;
     /// nil when the client must send `{"op":"auth"}` — the shell then starts the auth deadline timer
     /// and calls `authDeadlinePassed` when it fires. `checkedAt`: the log's max seq read together with
-    /// the token check; if the account was suspended or deleted after it, the socket closes (4003).
-    public mutating func connect(_ id: ConnectionID, userID: String?, checkedAt: Int64? = nil) -> [HubAction] {
+    /// the token check; if the account was suspended or deleted after it, or the session `sessionID`
+    /// (its public id) revoked, the socket closes (4003).
+    public mutating func connect(
+        _ id: ConnectionID, userID: String?, checkedAt: Int64? = nil, sessionID: String? = nil
+    ) -> [HubAction] {
         guard connections[id] == nil else { return [] }
         var out: [HubAction] = []
         connections[id] = ConnectionState(auth: .anonymous)
-        if let userID { admit(id, userID: userID, checkedAt: checkedAt, &out) }
+        if let userID { admit(id, userID: userID, checkedAt: checkedAt, sessionID: sessionID, &out) }
         return out
     }
 
@@ -256,14 +269,20 @@ public struct RealtimeHub: Sendable {
         guard let state = connections.removeValue(forKey: id) else { return }
         for topic in state.subscriptions.keys { removeSubscriber(id, topic) }
         if let userID = state.userID { removeUserConnection(id, userID) }
+        if let sessionID = state.sessionID {
+            connectionsBySession[sessionID]?.remove(id)
+            if connectionsBySession[sessionID]?.isEmpty == true { connectionsBySession[sessionID] = nil }
+        }
     }
 
     /// The token of an `auth` message is valid for `userID` (checked in a read at log seq
-    /// `checkedAt`, see `connect`): queued commands run now.
-    public mutating func authenticated(_ id: ConnectionID, userID: String, checkedAt: Int64? = nil) -> [HubAction] {
+    /// `checkedAt`, see `connect`) with the session `sessionID`: queued commands run now.
+    public mutating func authenticated(
+        _ id: ConnectionID, userID: String, checkedAt: Int64? = nil, sessionID: String? = nil
+    ) -> [HubAction] {
         guard let state = connections[id], !state.closed, case .authenticating(let queued) = state.auth else { return [] }
         var out: [HubAction] = []
-        admit(id, userID: userID, checkedAt: checkedAt, &out)
+        admit(id, userID: userID, checkedAt: checkedAt, sessionID: sessionID, &out)
         guard connections[id]?.closed == false else { return out }
         for message in queued { handle(id, message, &out) }
         return out
@@ -603,7 +622,7 @@ public struct RealtimeHub: Sendable {
     /// New change-log batches in seq order, read for ALL topics (`ChangeFeed.batches(after: position)`);
     /// batches at or below `position` are skipped. Seqs are dense, so a batch starting past
     /// `position + 1` means rows were missed (retention, a shell bug): every subscription is then
-    /// re-read as a `reset` snapshot rather than continued over the gap. Per batch, in this order: suspended/deleted accounts' connections
+    /// re-read as a `reset` snapshot rather than continued over the gap. Per batch, in this order: revoked sessions' and suspended/deleted accounts' connections
     /// close (4003); subscriptions whose access the batch ends get `revoked` (before, and instead of,
     /// the batch's change); then each topic's rows become one `change` (encoded once) for its
     /// subscribers (one `.broadcast`) — sent when live, held while loading, dropped when stale.
@@ -618,6 +637,13 @@ public struct RealtimeHub: Sendable {
     }
 
     mutating func ingest(_ batch: ChangeFeed.Batch, _ out: inout [HubAction]) {
+        for row in batch.rows where row.change.kind == .session && row.change.op == .removed {
+            let sessionID = row.change.entityID
+            rememberSessionClosure(sessionID, at: row.seq)
+            for id in (connectionsBySession[sessionID] ?? []).sorted() {
+                close(id, .sessionRevoked, reason: "session revoked", &out)
+            }
+        }
         for row in batch.rows where row.change.kind == .user {
             guard case .user(let userID)? = Topic(logName: row.change.topic), row.change.entityID == userID else { continue }
             if batch.event == .userSuspended {
@@ -679,9 +705,15 @@ public struct RealtimeHub: Sendable {
     }
 
     /// Registers an authenticated connection for its user, within the per-user limit.
-    mutating func admit(_ id: ConnectionID, userID: String, checkedAt: Int64?, _ out: inout [HubAction]) {
+    mutating func admit(
+        _ id: ConnectionID, userID: String, checkedAt: Int64?, sessionID: String?, _ out: inout [HubAction]
+    ) {
         connections[id]?.auth = .authenticated(userID: userID)
         if let checkedAt, let closedAt = accountClosures[userID], closedAt > checkedAt {
+            close(id, .sessionRevoked, reason: "session revoked", &out)
+            return
+        }
+        if let checkedAt, let sessionID, let revokedAt = sessionClosures[sessionID], revokedAt > checkedAt {
             close(id, .sessionRevoked, reason: "session revoked", &out)
             return
         }
@@ -691,6 +723,10 @@ public struct RealtimeHub: Sendable {
             return
         }
         connectionsByUser[userID, default: []].insert(id)
+        if let sessionID {
+            connections[id]?.sessionID = sessionID
+            connectionsBySession[sessionID, default: []].insert(id)
+        }
     }
 
     /// Starts (or restarts) the read for a subscription with a new ticket.
@@ -806,6 +842,15 @@ public struct RealtimeHub: Sendable {
             let evicted = accountClosureOrder.count - limits.maxRememberedAccountClosures
             for userID in accountClosureOrder.prefix(evicted) { accountClosures[userID] = nil }
             accountClosureOrder.removeFirst(evicted)
+        }
+    }
+
+    mutating func rememberSessionClosure(_ sessionID: String, at seq: Int64) {
+        if sessionClosures.updateValue(seq, forKey: sessionID) == nil { sessionClosureOrder.append(sessionID) }
+        if sessionClosureOrder.count > limits.maxRememberedSessionClosures {
+            let evicted = sessionClosureOrder.count - limits.maxRememberedSessionClosures
+            for sessionID in sessionClosureOrder.prefix(evicted) { sessionClosures[sessionID] = nil }
+            sessionClosureOrder.removeFirst(evicted)
         }
     }
 

@@ -32,6 +32,9 @@ public struct RealtimeLimits: Sendable, Equatable {
     /// Suspended/deleted accounts remembered (user id + seq, ~100 bytes each) to close a socket whose
     /// token was checked just before the suspension but reported to the hub just after it.
     public var maxRememberedAccountClosures = 4096
+    /// Revoked sessions remembered (public id + seq, ~100 bytes each), for the same race: a socket
+    /// whose token was checked just before its session was revoked but reported just after.
+    public var maxRememberedSessionClosures = 4096
     /// How often the shell calls `RealtimeHub.flushPresence` (the presence debounce): joins and
     /// leaves within one interval are announced together, a flapping connection not at all.
     public var presenceIntervalMilliseconds = 2000

@@ -131,7 +131,8 @@ extension AccountStore {
         let revoked = try db.query(
             "SELECT token_hash FROM sessions WHERE user_id = ?1 AND revoked_ms IS NULL", [.text(user.id)]
         ).compactMap { $0.blob("token_hash") }
-        try SessionStore.revokeAll(userID: user.id, at: now, on: db)
+        // Through the management path, so every server instance closes the sessions' sockets.
+        try SessionStore.revokeAll(userID: user.id, keeping: nil, actor: .user(user.id), reason: .passwordReset, at: now, on: db)
         try LoginFailureStore.clearAll(email: user.email, on: db)
         return (user.id, revoked)
     }

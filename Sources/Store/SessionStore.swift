@@ -1,34 +1,47 @@
 public import Domain
+import Hashing
 public import Storage
 import Wire
 
 /// Bearer-token sessions. Only SHA-256(token) is stored; a token expires after `idleLifetime`
 /// without use and is revoked by logout. `last_used_ms` is refreshed at most once per
-/// `touchInterval`, so authenticating a request is a read, not a write, almost always.
+/// `touchInterval`, so authenticating a request is a read, not a write, almost always. Logout and
+/// the other revocations: `SessionStore+Management.swift`.
 public enum SessionStore {
     /// A session expires after 30 days without use.
     public static let idleLifetimeMilliseconds: Int64 = 30 * 24 * 3600 * 1000
     /// How stale `last_used_ms` may get before a request refreshes it.
     public static let touchIntervalMilliseconds: Int64 = 3600 * 1000
 
-    /// Records a new session for `userID`.
+    /// Records a new session for `userID` under a fresh public id (`newPublicID`), which it returns.
+    @discardableResult
     public static func create(
         tokenHash: [UInt8], userID: String, userAgent: String?, clientIP: String?, at now: Int64, on db: any SQLConnection
-    ) throws {
+    ) throws -> String {
+        let publicID = newPublicID()
         try db.run(
             """
-            INSERT INTO sessions (token_hash, user_id, created_ms, last_used_ms, expires_ms, user_agent, client_ip)
-            VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6)
+            INSERT INTO sessions (token_hash, user_id, created_ms, last_used_ms, expires_ms, user_agent, client_ip, public_id)
+            VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7)
             """,
             [
                 .blob(tokenHash), .text(userID), .integer(now), .integer(now + idleLifetimeMilliseconds),
                 userAgent.map { .text(String($0.prefix(256))) } ?? .null, clientIP.map { .text($0) } ?? .null,
+                .text(publicID),
             ])
+        return publicID
     }
+
+    /// A session's public id: 128 random bits as 32 lowercase hex characters (the form migration
+    /// 0016 gave existing sessions). It names the session to its owner and to operators; unlike the
+    /// token hash it says nothing about the token.
+    public static func newPublicID() -> String { Hex.encode(SecureRandom.bytes(16)) }
 
     /// What a token currently grants.
     public struct Lookup: Sendable {
         public var user: User
+        /// The session's public id (`newPublicID`).
+        public var sessionID: String
         /// Whether the caller should call `touch` (last use is older than the touch interval).
         public var needsTouch: Bool
         /// When the session lapses unless it is used (touched) before then.
@@ -41,15 +54,16 @@ public enum SessionStore {
         guard
             let row = try db.queryOne(
                 """
-                SELECT s.last_used_ms AS last_used_ms, s.expires_ms AS expires_ms, \(AccountStore.userColumns("u"))
+                SELECT s.last_used_ms AS last_used_ms, s.expires_ms AS expires_ms, s.public_id AS public_id, \(AccountStore.userColumns("u"))
                 FROM sessions s JOIN users u ON u.id = s.user_id
                 WHERE s.token_hash = ?1 AND s.revoked_ms IS NULL AND s.expires_ms > ?2 AND u.deleted_ms IS NULL
                 """,
                 [.blob(tokenHash), .integer(now)])
         else { return nil }
         let lastUsed = row.int("last_used_ms") ?? 0
+        guard let sessionID = row.string("public_id") else { throw StoreError.corruptRow(table: "sessions") }
         return Lookup(
-            user: try AccountStore.userFromRow(row), needsTouch: now - lastUsed >= touchIntervalMilliseconds,
+            user: try AccountStore.userFromRow(row), sessionID: sessionID, needsTouch: now - lastUsed >= touchIntervalMilliseconds,
             expiresAt: row.int("expires_ms") ?? now)
     }
 
@@ -58,14 +72,6 @@ public enum SessionStore {
         try db.run(
             "UPDATE sessions SET last_used_ms = ?2, expires_ms = ?3 WHERE token_hash = ?1 AND revoked_ms IS NULL",
             [.blob(tokenHash), .integer(now), .integer(now + idleLifetimeMilliseconds)])
-    }
-
-    /// Revokes one session (logout). Returns whether a live session was revoked.
-    @discardableResult
-    public static func revoke(tokenHash: [UInt8], at now: Int64, on db: any SQLConnection) throws -> Bool {
-        try db.run(
-            "UPDATE sessions SET revoked_ms = ?2 WHERE token_hash = ?1 AND revoked_ms IS NULL",
-            [.blob(tokenHash), .integer(now)]) > 0
     }
 
     /// Revokes every live session of a user (suspension, password change, account deletion).

@@ -20,6 +20,26 @@ public enum ClientNetwork {
         return key(ipv6: withUnsafeBytes(of: v6) { Array($0) })
     }
 
+    /// The coarse network a user is shown for one of their sessions (where they signed in, not the
+    /// exact address): `"203.0.113.7"` → `"203.0.113.0/24"`; `"2001:db8:1:2::1"` → `"2001:db8:1::/48"`;
+    /// `"::ffff:203.0.113.7"` → `"203.0.113.0/24"`. Nil for text that is not an IP address.
+    public static func coarse(_ address: String) -> String? {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        if inet_pton(AF_INET, address, &v4) == 1 { return coarse(ipv4: UInt32(bigEndian: v4.s_addr)) }
+        let unzoned = address.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+        guard let unzoned, inet_pton(AF_INET6, unzoned, &v6) == 1 else { return nil }
+        let bytes = withUnsafeBytes(of: v6) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+            return coarse(ipv4: UInt32(bytes[12]) << 24 | UInt32(bytes[13]) << 16 | UInt32(bytes[14]) << 8 | UInt32(bytes[15]))
+        }
+        let groups = (0..<3).map { String(UInt16(bytes[2 * $0]) << 8 | UInt16(bytes[2 * $0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/48"
+    }
+
+    /// `a.b.c.0/24` of an IPv4 address in host byte order.
+    private static func coarse(ipv4 host: UInt32) -> String { "\(host >> 24).\(host >> 16 & 0xFF).\(host >> 8 & 0xFF).0/24" }
+
     /// Whether `text` is a literal IPv4 or IPv6 address (no port, no brackets, no zone).
     public static func isIPAddress(_ text: String) -> Bool {
         var v4 = in_addr()

@@ -97,6 +97,51 @@ struct AdminLiveTests {
         #expect(pong.last?["type"] as? String == "pong")
     }
 
+    @Test("users sessions lists the live sessions; users revoke-sessions closes their sockets with 4003 (one, then all)")
+    func usersRevokeSessions() async throws {
+        let live = try LiveServer()
+        defer { live.stop() }
+        let sam = try await live.register("sam")
+        let login = try await live.http(
+            200, "POST", "/v1/auth/login", #"{"email":"\#(sam.email)","password":"correct horse"}"#)
+        let phone = LiveServer.Account(token: try #require(login.json["token"] as? String), id: sam.id, email: sam.email)
+        let (first, second) = try await blocking { (try live.subscribe(sam, "user"), try live.subscribe(phone, "user")) }
+        defer { [first, second].forEach { $0.close() } }
+
+        let listed = try await live.admin("users", "sessions", sam.email, "--json")
+        #expect(listed.status == 0, "\(listed)")
+        let sessions = try #require(listed.jsonValue as? [[String: Any]], "\(listed.stdout)")
+        #expect(sessions.count == 2)
+        #expect(sessions.allSatisfy { $0["client_ip"] as? String == "127.0.0.1" && $0["network"] as? String == "127.0.0.0/24" })
+        let phoneID = try #require(
+            try await live.http(200, "GET", "/v1/me/sessions", nil, phone).json["sessions"].flatMap { $0 as? [[String: Any]] }?
+                .first { $0["current"] as? Bool == true }?["id"] as? String)
+        #expect(sessions.contains { $0["id"] as? String == phoneID })
+
+        // Without --yes and without a terminal: refused, nothing revoked.
+        let refused = try await live.admin("users", "revoke-sessions", sam.email)
+        #expect(refused.status != 0, "\(refused)")
+        try await live.http(200, "GET", "/v1/me", nil, phone)
+
+        let one = try await live.admin("users", "revoke-sessions", sam.email, "--session", phoneID, "--yes", "--json")
+        #expect(one.status == 0, "\(one)")
+        #expect(one.jsonObject?["revoked"] as? Int == 1, "\(one.stdout)")
+        #expect(try await blocking { try second.awaitClose() } == CloseCodes.suspended)
+        try await live.http(401, "GET", "/v1/me", nil, phone)
+        try await live.http(200, "GET", "/v1/me", nil, sam)
+        let unknown = try await live.admin("users", "revoke-sessions", sam.email, "--session", phoneID, "--yes")
+        #expect(unknown.status == 1, "\(unknown)")
+        #expect(unknown.stderr.contains("no live session"), "\(unknown)")
+
+        let all = try await live.admin("users", "revoke-sessions", sam.email, "--reason", "lost phone", "--yes")
+        #expect(all.status == 0, "\(all)")
+        #expect(all.stdout.contains("revoked 1 session(s) of \(sam.email)"), "\(all)")
+        #expect(try await blocking { try first.awaitClose() } == CloseCodes.suspended)
+        try await live.http(401, "GET", "/v1/me", nil, sam)
+        // The password stays: signing in again works.
+        try await live.http(200, "POST", "/v1/auth/login", #"{"email":"\#(sam.email)","password":"correct horse"}"#)
+    }
+
     @Test("groups delete revokes every member's subscription; users delete closes the user's sockets with 4003")
     func deletions() async throws {
         let live = try LiveServer()

@@ -121,6 +121,22 @@ struct AuthorizationMatrixTests {
                     .post, "/v1/auth/password-reset/confirm",
                     json: #"{"token":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","password":"a new password"}"#)
             },
+            // A user's own sessions: nobody's relation to the group matters, only whose session it is.
+            .init("GET /v1/me/sessions", [200, 200, 200, 200, 200, 200, 401]) { await $0.send(.get, "/v1/me/sessions") },
+            .init("DELETE /v1/me/sessions/{id}", [204, 404, 404, 404, 404, 404, 401]) { c in
+                // The owner's session: the owner signs it out, everyone else gets 404 (no existence leak).
+                let listed = try await c.h.expect(200, .get, "/v1/me/sessions", token: c.fixture.owner.token)
+                let sessions = try #require(listed.json["sessions"] as? [[String: Any]])
+                let id = try #require(sessions.first?["id"] as? String)
+                return await c.send(.delete, "/v1/me/sessions/\(id)")
+            },
+            .init("POST /v1/me/sessions/revoke-others", [200, 200, 200, 200, 200, 200, 401]) {
+                await $0.send(.post, "/v1/me/sessions/revoke-others")
+            },
+            .init("POST /v1/me/password", [200, 200, 200, 200, 200, 200, 401]) {
+                await $0.send(
+                    .post, "/v1/me/password", json: #"{"current_password":"correct horse","new_password":"battery staple"}"#)
+            },
         ])
 
     static let personalAlarm = "/v1/me/alarms/3e8f6c91-b05d-4f4e-8ba2-4d5e6f708192"

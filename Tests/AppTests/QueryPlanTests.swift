@@ -34,8 +34,19 @@ struct QueryPlanTests {
         _ = await h.send(.patch, "/v1/me", json: #"{"display_name":"Owner Two"}"#, token: owner.token)
         _ = await h.send(
             .post, "/v1/auth/login", json: #"{"email":"owner@example.com","password":"wrong password"}"#)
-        _ = await h.send(
+        let second = await h.send(
             .post, "/v1/auth/login", json: #"{"email":"owner@example.com","password":"correct horse"}"#)
+        // Sessions and the password change (issue 18).
+        let listed = await h.send(.get, "/v1/me/sessions", token: owner.token)
+        let sessions = listed.json["sessions"] as? [[String: Any]] ?? []
+        if let other = sessions.first(where: { $0["current"] as? Bool == false })?["id"] as? String {
+            _ = await h.send(.delete, "/v1/me/sessions/\(other)", token: owner.token)
+        }
+        #expect(second.status == 200 && sessions.count == 2)
+        _ = await h.send(.post, "/v1/me/sessions/revoke-others", token: owner.token)
+        _ = await h.send(
+            .post, "/v1/me/password", json: #"{"current_password":"correct horse","new_password":"correct horse"}"#,
+            token: owner.token)
         // Groups, members, codes, invitations.
         _ = await h.send(.get, "/v1/groups", token: owner.token)
         _ = await h.send(.get, f.g, token: f.members[0].token)

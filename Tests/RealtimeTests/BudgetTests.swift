@@ -173,6 +173,18 @@ struct MoreLimitTests {
         #expect(h.hub.connect(ConnectionID(2), userID: "s2", checkedAt: 0).closes.count == 1)
         #expect(h.hub.connect(ConnectionID(3), userID: "s3", checkedAt: 0).closes.count == 1)
     }
+
+    @Test("remembered session revocations: the newest are kept, the oldest forgotten past the limit")
+    func rememberedSessionClosures() {
+        var limits = RealtimeLimits()
+        limits.maxRememberedSessionClosures = 2
+        var h = Harness(limits: limits)
+        _ = h.hub.ingest(
+            (1...3).map { batch("sessions_revoked", row(Int64($0), "system", kind: "session", op: .removed, id: "s\($0)", doc: nil)) })
+        #expect(h.hub.connect(ConnectionID(1), userID: "u", checkedAt: 0, sessionID: "s1").isEmpty, "forgotten (bounded memory)")
+        #expect(h.hub.connect(ConnectionID(2), userID: "u", checkedAt: 0, sessionID: "s2").closes.count == 1)
+        #expect(h.hub.connect(ConnectionID(3), userID: "u", checkedAt: 0, sessionID: "s3").closes.count == 1)
+    }
 }
 
 @Suite("Realtime hub — limits and authentication")

@@ -380,6 +380,39 @@ struct RevocationTests {
         #expect(h.hub.sessionRevoked(c1).closes.map(\.1) == [.sessionRevoked])
         #expect(h.hub.sessionsRevoked(userID: "u1").closes.map(\.0) == [c2])
     }
+
+    @Test("a sessions_revoked batch closes exactly the named sessions' connections with 4003; the rest still get changes")
+    func sessionsRevokedBatch() {
+        var h = Harness()
+        _ = h.hub.connect(c1, userID: "u1", sessionID: "s-a")
+        _ = h.hub.connect(c2, userID: "u1", sessionID: "s-b")
+        _ = h.live(c3, user: "u1", group1, at: 0)
+        let out = h.hub.ingest([
+            batch("sessions_revoked", row(1, "system", kind: "session", op: .removed, id: "s-a", doc: nil)), groupBatch(2),
+        ])
+        #expect(out.closes.map(\.0) == [c1])
+        #expect(out.closes.map(\.1) == [.sessionRevoked])
+        #expect(out.seqs(to: c3) == [2])
+        // A disconnected connection is forgotten; the other session closes when its own turn comes.
+        h.hub.disconnect(c1)
+        let again = h.hub.ingest([batch("sessions_revoked", row(3, "system", kind: "session", op: .removed, id: "s-a", doc: nil))])
+        #expect(again.closes.isEmpty)
+        let other = h.hub.ingest([batch("sessions_revoked", row(4, "system", kind: "session", op: .removed, id: "s-b", doc: nil))])
+        #expect(other.closes.map(\.0) == [c2])
+    }
+
+    @Test("a token checked before its session was revoked but reported after it still closes 4003")
+    func sessionRevocationRace() {
+        var h = Harness()
+        _ = h.hub.ingest([batch("sessions_revoked", row(5, "system", kind: "session", op: .removed, id: "s-a", doc: nil))])
+        #expect(h.hub.connect(c1, userID: "u1", checkedAt: 4, sessionID: "s-a").closes.map(\.1) == [.sessionRevoked])
+        #expect(h.hub.connect(c2, userID: "u1", checkedAt: 4, sessionID: "s-b").isEmpty, "another session of the user")
+        #expect(h.hub.connect(c3, userID: "u1", checkedAt: 5, sessionID: "s-a").isEmpty, "checked after the revocation")
+        _ = h.hub.connect(ConnectionID(4), userID: nil)
+        _ = h.say(ConnectionID(4), #"{"op":"auth","token":"t"}"#)
+        let out = h.hub.authenticated(ConnectionID(4), userID: "u1", checkedAt: 4, sessionID: "s-a")
+        #expect(out.closes.map(\.1) == [.sessionRevoked])
+    }
 }
 
 @Suite("Realtime hub — presence")

@@ -21,4 +21,17 @@ struct ClientNetworkTests {
             #expect(ClientNetwork.rateLimitKey(text) == text, "\(text)")
         }
     }
+
+    @Test("the coarse network shown for a session: IPv4 /24, IPv6 /48, IPv4-mapped as IPv4; not an address → nil")
+    func coarse() {
+        #expect(ClientNetwork.coarse("203.0.113.7") == "203.0.113.0/24")
+        #expect(ClientNetwork.coarse("0.0.0.0") == "0.0.0.0/24")
+        #expect(ClientNetwork.coarse("255.255.255.255") == "255.255.255.0/24")
+        #expect(ClientNetwork.coarse("2001:db8:1:2:aa::1") == "2001:db8:1::/48")
+        #expect(ClientNetwork.coarse("2001:0db8:ffff:ffff::1") == "2001:db8:ffff::/48")
+        #expect(ClientNetwork.coarse("2001:db8::1") == "2001:db8:0::/48")
+        #expect(ClientNetwork.coarse("fe80::1%eth0") == "fe80:0:0::/48")
+        #expect(ClientNetwork.coarse("::ffff:203.0.113.7") == "203.0.113.0/24")
+        for text in ["unknown", "", "1::2::3", "203.0.113", "::ffff:1.2.3"] { #expect(ClientNetwork.coarse(text) == nil, "\(text)") }
+    }
 }

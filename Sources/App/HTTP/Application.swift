@@ -43,6 +43,7 @@ public final class Application: HTTPResponder {
         PasswordResetRoutes.register(in: &router, services: services) { [realtime] hash in
             realtime.sessionRevoked(tokenHash: hash)
         }
+        SessionRoutes.register(in: &router, services: services)
         GroupRoutes.register(in: &router, services: services)
         InviteCodeRoutes.register(in: &router, services: services)
         GroupInvitationRoutes.register(in: &router, services: services)

@@ -57,9 +57,11 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// Without `{"op":"auth"}` within this long after the upgrade, a socket closes 4001.
     static let authDeadline: DispatchTimeInterval = .seconds(5)
 
-    /// An authenticated socket's session: SHA-256 of its bearer token and when it lapses unless used.
+    /// An authenticated socket's session: SHA-256 of its bearer token, its public id (a revocation
+    /// in the change log names it) and when it lapses unless used.
     struct Session: Sendable {
         var tokenHash: [UInt8]
+        var sessionID: String
         var expiresAt: Int64
     }
 
@@ -237,7 +239,7 @@ public final class RealtimeFeed: @unchecked Sendable {
             }
             sockets[id] = socket
             track(id, session)
-            perform(running.hub.connect(id, userID: userID, checkedAt: checkedAt))
+            perform(running.hub.connect(id, userID: userID, checkedAt: checkedAt, sessionID: session?.sessionID))
             if tokenRejected {
                 perform(running.hub.authenticationFailed(id))
             } else if userID == nil {
@@ -370,8 +372,11 @@ public final class RealtimeFeed: @unchecked Sendable {
                         guard let running = self.running else { return }
                         switch result {
                         case .success(let found?):
-                            self.track(id, Session(tokenHash: found.tokenHash, expiresAt: found.expiresAt))
-                            self.perform(running.hub.authenticated(id, userID: found.userID, checkedAt: found.seq))
+                            self.track(
+                                id, Session(tokenHash: found.tokenHash, sessionID: found.sessionID, expiresAt: found.expiresAt))
+                            self.perform(
+                                running.hub.authenticated(
+                                    id, userID: found.userID, checkedAt: found.seq, sessionID: found.sessionID))
                         case .success(nil):
                             self.perform(running.hub.authenticationFailed(id))
                         case .failure(let error):  // nothing is known about the token: 1013, not 4001
@@ -435,8 +440,8 @@ public final class RealtimeFeed: @unchecked Sendable {
         }
     }
 
-    /// A bearer token found valid: its user, the log's seq read with it, its hash and expiry.
-    typealias CheckedSession = (userID: String, seq: Int64, tokenHash: [UInt8], expiresAt: Int64)
+    /// A bearer token found valid: its user, the log's seq read with it, its hash, public id and expiry.
+    typealias CheckedSession = (userID: String, seq: Int64, tokenHash: [UInt8], sessionID: String, expiresAt: Int64)
 
     /// The user of a live session with an active account, the session's expiry, and the log's seq
     /// in the same read. Nil for an unknown, expired or revoked token or an inactive account (→ 4001).
@@ -445,12 +450,12 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// `ErrorMapping` (503 CA027 + Retry-After), an in-band `auth` closes 1013.
     static func check(token: String, database: any SQLDatabase, now: Int64) async throws -> CheckedSession? {
         guard let hash = TokenHashing.hash(token: token) else { return nil }
-        let found = try await database.read { db -> (String, Int64, Int64)? in
+        let found = try await database.read { db -> (String, Int64, String, Int64)? in
             guard let lookup = try SessionStore.lookup(tokenHash: hash, at: now, on: db), lookup.user.status == .active
             else { return nil }
-            return (lookup.user.id, try ChangeLog.latestSeq(on: db), lookup.expiresAt)
+            return (lookup.user.id, try ChangeLog.latestSeq(on: db), lookup.sessionID, lookup.expiresAt)
         }
         guard let found else { return nil }
-        return (found.0, found.1, hash, found.2)
+        return (found.0, found.1, hash, found.2, found.3)
     }
 }

@@ -162,62 +162,27 @@ enum AccountRoutes {
     static func login(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let body = try JSONBody.decode(LoginBody.self, from: request)
         let email = try AccountRules.normalizeEmail(body.email)
-        guard body.password.utf8.count <= AccountRules.maxPasswordBytes else { throw DomainError.invalidCredentials }
-        let now = services.clock.nowMilliseconds()
         let ip = request.context.remoteAddress
-        // Order matters below: subjects[1] is the (email, network) pair a success clears.
-        let subjects = [
-            LoginFailureStore.emailSubject(email), LoginFailureStore.emailNetworkSubject(email, ip: ip),
-            LoginFailureStore.ipSubject(ip),
-        ]
-        let throttle = LoginThrottle.standard
-
-        // Refuse before spending scrypt time when the throttle says so. The attempt is recorded as a
-        // failure in the same write transaction as the check, before the password is verified, and
-        // forgotten if it succeeds: so attempts in flight at once count against the budget too
-        // (checking in a read and recording after scrypt let 50 parallel guesses through).
-        let (decision, stored, pending) = try await services.database.write { db in
-            func times(_ subject: String, _ window: AttemptWindow) throws -> [Int64] {
-                try LoginFailureStore.failureTimes(subject: subject, window: window, at: now, on: db)
-            }
-            let failures = LoginThrottle.Failures(
-                network: try times(subjects[2], throttle.perNetwork),
-                emailFromNetwork: try times(subjects[1], throttle.perNetwork),
-                email: try times(subjects[0], throttle.perAccount))
-            let decision = throttle.evaluate(failures, now: now)
-            guard decision == .allowed else { return (decision, nil as (user: User, passwordHash: String)?, [Int64]()) }
-            let pending = try LoginFailureStore.record(subjects: subjects, at: now, on: db)
-            return (decision, try AccountStore.credentials(email: email, on: db), pending)
-        }
-        if case .refused(let seconds) = decision { throw DomainError.rateLimited(retryAfterSeconds: seconds) }
-
-        let password = body.password
-        let encoded = stored?.passwordHash ?? services.decoyPasswordHash
-        let verified: Bool
-        do {
-            verified = try await services.hashing.run { PasswordHash.verify(password: password, encoded: encoded) }
-        } catch let error as WorkerPool.Saturated {
-            // Not a guess that was checked: give the attempt back before answering 503.
-            try await services.database.write { db in try LoginFailureStore.forget(ids: pending, on: db) }
-            throw error
-        }
+        // The login throttle, the failure recorded before scrypt and forgotten on success: `PasswordAttempt`.
+        let attempt = try await PasswordAttempt.verify(
+            password: body.password, email: email, clientIP: ip, services: services)
         // A suspended account answers exactly like a wrong password, and the attempt stays counted:
         // a guesser learns nothing from the right password of a suspended account (issue 15 #13).
-        guard verified, let user = stored?.user, user.status == .active else {
-            let suspended = verified && stored?.user.status == .suspended
+        guard let attempt, attempt.user.status == .active else {
             services.logger.notice(
-                suspended ? "login refused: account suspended" : "login failed",
+                attempt != nil ? "login refused: account suspended" : "login failed",
                 metadata: ["client_ip": "\(ip)", "request_id": "\(request.requestID)"])
             throw DomainError.invalidCredentials
         }
+        let user = attempt.user
+        let now = services.clock.nowMilliseconds()
 
         let (token, tokenHash) = TokenHashing.generate()
         let userAgent = request.headers[first: "user-agent"]
         try await services.database.write { db in
             try SessionStore.create(
                 tokenHash: tokenHash, userID: user.id, userAgent: userAgent, clientIP: ip, at: now, on: db)
-            try LoginFailureStore.forget(ids: pending, on: db)
-            try LoginFailureStore.clear(subject: subjects[1], on: db)
+            try attempt.succeeded(on: db)
         }
         return JSONBody.response(
             SessionBody(
@@ -227,9 +192,12 @@ enum AccountRoutes {
 
     static func logout(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let principal = try await services.authenticate(request, exemptFromWriteBudget: true)
+        // Through the change log (`sessions_revoked`), so every instance closes the session's sockets,
+        // and the session's devices go with it.
         return try await services.writeNoContent { now, db in
-            try SessionStore.revoke(tokenHash: principal.tokenHash, at: now, on: db)
-            try DeviceStore.deleteRegistered(bySession: principal.tokenHash, on: db)
+            try SessionStore.revoke(
+                sessionID: principal.sessionID, userID: principal.user.id, actor: .user(principal.user.id),
+                reason: .loggedOut, at: now, on: db)
         }
     }
 

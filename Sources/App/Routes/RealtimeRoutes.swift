@@ -49,7 +49,9 @@ enum RealtimeRoutes {
                         sink.upgradeToWebSocket(handshake, configuration: webSocket) {
                             RealtimeConnection(
                                 feed: feed, userID: found?.userID, checkedAt: found?.seq,
-                                session: found.map { .init(tokenHash: $0.tokenHash, expiresAt: $0.expiresAt) },
+                                session: found.map {
+                                    .init(tokenHash: $0.tokenHash, sessionID: $0.sessionID, expiresAt: $0.expiresAt)
+                                },
                                 tokenRejected: found == nil, slot: slot)
                         }
                         return nil
