@@ -45,8 +45,11 @@ let package = Package(
         // Sans-I/O protocol cores: HTTP/1.1 parser and response writer, WebSocket frames and
         // permessage-deflate (zlib). Imports no other module of ours, so fuzzers compile it standalone.
         .target(name: "Wire", dependencies: ["CZlib"], swiftSettings: strict),
-        // Event loops on DispatchSource: listener, connections, timers, signals.
-        .target(name: "Transport", dependencies: ["Wire"], swiftSettings: strict),
+        // Sans-I/O TLS on libssl: an SSL_CTX from PEM (TLS 1.2/1.3, Mozilla intermediate, ALPN http/1.1,
+        // tickets) and a per-connection engine over memory BIOs: ciphertext in, plaintext and records out.
+        .target(name: "TLS", dependencies: ["COpenSSL", "Hashing"], swiftSettings: strict),
+        // Event loops on DispatchSource: listener, connections, timers, signals; TLS through the engine.
+        .target(name: "Transport", dependencies: ["Wire", "TLS"], swiftSettings: strict),
         // The database interface both backends implement: SQLValue, Row, SQLConnection, SQLDatabase,
         // StorageFailure, SQLDialect, the checksummed migration runner. The Store is written once over it.
         // Knows no engine and no domain.
@@ -119,6 +122,7 @@ let package = Package(
         .testTarget(name: "HashingTests", dependencies: ["Hashing"], swiftSettings: strict),
         .testTarget(name: "PushTests", dependencies: ["Push", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "TransportTests", dependencies: ["Transport", "Wire", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "Storage", "Hashing", "TestSupport"], swiftSettings: strict),
