@@ -124,7 +124,7 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "TransportTests", dependencies: ["Transport", "Wire", "Hashing", "TestSupport"], swiftSettings: strict),
+            name: "TransportTests", dependencies: ["Transport", "Wire", "Hashing", "TLS", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "Storage", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Storage", "SQLite", "Store", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "OutboundTests", dependencies: ["Outbound", "TestSupport"], swiftSettings: strict),

@@ -1,5 +1,6 @@
 import COpenSSL
 import Glibc
+import Synchronization
 import Hashing
 
 /// An OpenSSL `SSL_CTX`: the certificate, key and protocol policy every connection of one role
@@ -191,5 +192,26 @@ enum PEM {
         }
         guard let key else { throw .invalidPrivateKey(OpenSSLErrors.take("no PEM private key found")) }
         return key
+    }
+}
+
+/// The server context new connections start from, swapped whole on a reload (`SIGHUP`) or a
+/// ticket-key rotation. Connections keep the context they started with.
+public final class CurrentTLSContext: Sendable {
+    private let slot: Mutex<TLSContext>
+
+    /// Starts with `context`.
+    public init(_ context: TLSContext) { slot = Mutex(context) }
+
+    /// The context for a connection accepted now.
+    public var context: TLSContext { slot.withLock { $0 } }
+
+    /// Makes `context` the one new connections get; returns the one it replaced.
+    @discardableResult
+    public func replace(with context: TLSContext) -> TLSContext {
+        slot.withLock { current in
+            defer { current = context }
+            return current
+        }
     }
 }

@@ -132,11 +132,23 @@ public final class TLSEngine {
 
     // MARK: Output
 
-    /// Encrypts `plaintext` into records (collected by `takeOutput`). Only while `.open`; returns
-    /// false, sending nothing, in any other state (a failure turns the state `.closed(.failed)`).
+    /// Whether `send` can seal plaintext now: the handshake is done and we have not closed or
+    /// failed (a peer's `close_notify` ends only its direction; our answer may still go out).
+    public var canSend: Bool {
+        switch state {
+        case .open, .closed(.closeNotify): true
+        case .handshaking, .closed(.closedLocally), .closed(.failed): false
+        }
+    }
+
+    /// Whether the handshake is still in progress.
+    public var isHandshaking: Bool { state == .handshaking }
+
+    /// Encrypts `plaintext` into records (collected by `takeOutput`). Only while `canSend`; returns
+    /// false, sending nothing, otherwise (a failure turns the state `.closed(.failed)`).
     @discardableResult
     public func send(_ plaintext: UnsafeRawBufferPointer) -> Bool {
-        guard case .open = state else { return false }
+        guard canSend else { return false }
         guard !plaintext.isEmpty else { return true }
         OpenSSLErrors.clear()
         var offset = 0
@@ -161,7 +173,7 @@ public final class TLSEngine {
             OpenSSLErrors.clear()
             _ = SSL_shutdown(ssl)  // 0: sent ours, the peer's not seen yet — all we wait for
             OpenSSLErrors.clear()
-            if case .open = state { state = .closed(.closedLocally) }
+            state = .closed(.closedLocally)
         case .handshaking:
             state = .closed(.closedLocally)
         case .closed:

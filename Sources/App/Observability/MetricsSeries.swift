@@ -109,7 +109,7 @@ final class TransportMetrics: Sendable {
                 table[status] = counter
                 return counter
             }.increment()
-        case .listening, .upgraded, .closed, .error, .acceptPaused, .shutdownStarted, .shutdownCompleted:
+        case .listening, .upgraded, .closed, .error, .acceptPaused, .shutdownStarted, .shutdownCompleted, .tlsFailed:
             break
         }
     }
