@@ -90,7 +90,7 @@ let package = Package(
         .executableTarget(
             name: "Server",
             dependencies: [
-                "App", "Domain", "Storage", "SQLite", "Postgres", "Store", "Transport", "Wire",
+                "App", "Domain", "Storage", "SQLite", "Postgres", "Store", "Transport", "Wire", "TLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
