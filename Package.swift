@@ -107,7 +107,7 @@ let package = Package(
         // chronir-ws-echo: a WebSocket echo endpoint on the same Transport + Wire stack, the
         // testee of the Autobahn|Testsuite (.ci/autobahn.sh). Not part of the server.
         .executableTarget(
-            name: "WebSocketEcho", dependencies: ["Transport", "Wire", "Hashing"], swiftSettings: strict),
+            name: "WebSocketEcho", dependencies: ["Transport", "Wire", "Hashing", "TLS"], swiftSettings: strict),
         // Test helpers shared by the test targets: chunk feeder, temp databases, loopback client, clock,
         // the Python venv for fake services (Tests/Fakes), a throwaway TLS certificate authority.
         .target(

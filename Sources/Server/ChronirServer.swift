@@ -326,8 +326,7 @@ struct ChronirServer: ParsableCommand {
             dataDirectory: value(dataDir, "DATA_DIR") ?? Default.dataDirectory,
             publicDirectory: publicDirText == Default.noPublicDirectory ? nil : publicDirText,
             durability: durability, defaultTier: tier,
-            publicBaseURL: value(publicBaseUrl, "PUBLIC_BASE_URL")
-                ?? (tls == nil ? Default.publicBaseURL(host: host, port: "\(port)") : "https://\(host):\(port)"),
+            publicBaseURL: value(publicBaseUrl, "PUBLIC_BASE_URL") ?? Default.publicBaseURL(host: host, port: "\(port)"),
             workerThreads: max(1, ProcessInfo.processInfo.activeProcessorCount),
             passwordHashing: hashing, maxMembersPerGroup: maxMembers)
         config.hashingThreads = hashingThreads

@@ -11,9 +11,7 @@ import Wire
 /// held — new session-ticket keys, since OpenSSL's are per context — and warns while the
 /// certificate expires within `expiryWarning`. Open connections keep the context they started
 /// with (docs/operations.md#tls).
-final class TLSReloader: @unchecked Sendable {
-    // @unchecked: `timer` is a dispatch source (thread-safe; scheduled once in `start`); the rest is
-    // immutable or behind a Mutex.
+final class TLSReloader: Sendable {
     /// How close to expiry the certificate must be for the daily warning (certbot renews at 30 days left).
     static let expiryWarning = 14 * 86_400
 
@@ -21,32 +19,31 @@ final class TLSReloader: @unchecked Sendable {
     let slot: CurrentTLSContext
     private let logger: Logger
     private let pem: Mutex<(certificate: [UInt8], key: [UInt8])>
-    private let queue = DispatchQueue(label: "chronir.tls-reload")
-    private let timer: any DispatchSourceTimer
+    /// Where reloads, rotations and expiry checks run, one at a time.
+    private let loop = EventLoop(label: "chronir.tls-reload")
+    private var queue: DispatchQueue { loop.queue }
+    private let timer = Mutex<Scheduled?>(nil)
 
     init(material: TLSMaterial, loaded: (context: TLSContext, certificatePEM: [UInt8], keyPEM: [UInt8]), logger: Logger) {
         self.material = material
         self.slot = CurrentTLSContext(loaded.context)
         self.logger = logger
         self.pem = Mutex((loaded.certificatePEM, loaded.keyPEM))
-        self.timer = DispatchSource.makeTimerSource(queue: queue)
     }
 
     /// Logs the certificate in use and starts the daily ticket-key rotation and expiry check.
     func start() {
         describe("TLS certificate", slot.context)
         checkExpiry()
-        let period = Int(TLSContext.ticketKeyLifetime.components.seconds)
-        timer.schedule(deadline: .now() + .seconds(period), repeating: .seconds(period), leeway: .seconds(60))
-        timer.setEventHandler { [self] in
+        let tick = loop.scheduleRepeating(every: TLSContext.ticketKeyLifetime) { [self] in
             rotateTicketKeys()
             checkExpiry()
         }
-        timer.activate()
+        timer.withLock { $0 = tick }
     }
 
     /// Stops the daily tick.
-    func stop() { timer.cancel() }
+    func stop() { timer.withLock { $0?.cancel() } }
 
     /// `SIGHUP`: the files as they are now, or the current context kept and the reason logged.
     func reload() {
