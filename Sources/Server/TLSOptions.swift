@@ -5,7 +5,8 @@ import TLS
 /// `chronir-server`'s TLS flags (docs/configuration.md#tls), resolved with their `CHRONIR_*`
 /// variables. With a certificate and key the API port speaks only TLS (https, wss).
 struct TLSOptions: ParsableArguments {
-    @Option(help: "PEM certificate chain (leaf first); with --tls-key the port speaks only TLS. [env: CHRONIR_TLS_CERT] (default: plain HTTP)")
+    @Option(
+        help: "PEM certificate chain (leaf first); with --tls-key the port speaks only TLS. [env: CHRONIR_TLS_CERT] (default: plain HTTP)")
     var tlsCert: String?
 
     @Option(help: "PEM private key of --tls-cert (unencrypted). [env: CHRONIR_TLS_KEY]")
@@ -14,7 +15,8 @@ struct TLSOptions: ParsableArguments {
     @Option(help: "Strict-Transport-Security max-age in seconds with TLS; 0 sends none. [env: CHRONIR_HSTS_MAX_AGE] (default: 31536000)")
     var hstsMaxAge: Int?
 
-    @Option(help: "Also listen for plain HTTP here and answer every request 308 to https. [env: CHRONIR_HTTP_REDIRECT_PORT] (default: none)")
+    @Option(
+        help: "Also listen for plain HTTP here and answer every request 308 to https. [env: CHRONIR_HTTP_REDIRECT_PORT] (default: none)")
     var httpRedirectPort: Int?
 
     /// What the flags ask for, checked; nil without a certificate (plain HTTP).

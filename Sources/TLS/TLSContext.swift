@@ -1,7 +1,7 @@
 import COpenSSL
 import Glibc
-import Synchronization
 import Hashing
+import Synchronization
 
 /// An OpenSSL `SSL_CTX`: the certificate, key and protocol policy every connection of one role
 /// starts from. Immutable once built; share it across threads (libssl locks what it mutates —

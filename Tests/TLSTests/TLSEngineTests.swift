@@ -116,7 +116,8 @@ struct TLSEngineTests {
             garbage[1] = 3
             let result = server.receive(garbage)
             #expect(result.plaintext.isEmpty)
-            if case .closed(.failed) = result.state {} else if result.state != .handshaking {
+            if case .closed(.failed) = result.state {
+            } else if result.state != .handshaking {
                 Issue.record("unexpected state \(result.state)")
             }
         }
@@ -128,7 +129,8 @@ struct TLSEngineTests {
         record[record.count - 1] ^= 0xFF  // breaks the AEAD tag
         let result = server.receive(record)
         #expect(result.plaintext.isEmpty)
-        #expect(result.state == .closed(.failed("bad record mac")) || result.state == .closed(.failed("decryption failed or bad record mac")))
+        #expect(
+            result.state == .closed(.failed("bad record mac")) || result.state == .closed(.failed("decryption failed or bad record mac")))
         #expect(!result.records.isEmpty, "an alert for the peer")
     }
 

@@ -50,7 +50,8 @@ final class TLSTestClient {
             let text = String(decoding: bytes, as: UTF8.self)
             if let end = text.range(of: "\r\n\r\n") {
                 let head = text[..<end.lowerBound].lowercased()
-                let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                let length =
+                    head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
                     .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
                 let total = text.utf8.distance(from: text.utf8.startIndex, to: end.upperBound) + length
                 if bytes.count >= total { return String(decoding: bytes.prefix(total), as: UTF8.self) }
@@ -103,7 +104,10 @@ struct TLSServerTests {
 
     @Test func keepAliveBigResponsesAndAnUpgradeRideTheTLSStream() throws {
         let fixture = try TLSFixture()
-        try withHTTPServer({ $0.tls = fixture.slot; $0.maxOutboundBytes = 64 * 1024 }) { _, port, _ in
+        try withHTTPServer({
+            $0.tls = fixture.slot
+            $0.maxOutboundBytes = 64 * 1024
+        }) { _, port, _ in
             let client = try TLSTestClient(port: port, context: fixture.client)
             #expect(client.engine.applicationProtocol == "http/1.1")
             try client.send("GET /one HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -137,7 +141,10 @@ struct TLSServerTests {
 
     @Test func aTruncatedClientHelloIsClosedByTheHeaderDeadline() throws {
         let fixture = try TLSFixture()
-        try withHTTPServer({ $0.tls = fixture.slot; $0.requestHeaderTimeout = .milliseconds(200) }) { server, port, _ in
+        try withHTTPServer({
+            $0.tls = fixture.slot
+            $0.requestHeaderTimeout = .milliseconds(200)
+        }) { server, port, _ in
             let hello = TLSEngine(context: fixture.client, serverName: "localhost").receive([]).records
             let client = try LoopbackClient(port: port)
             try client.send(Array(hello.prefix(hello.count / 2)))
@@ -177,7 +184,10 @@ struct TLSServerTests {
 
     @Test func aConnectionRefusedForCapacityGetsItsAnswerAfterTheHandshake() throws {
         let fixture = try TLSFixture()
-        try withHTTPServer({ $0.tls = fixture.slot; $0.maxConnections = 1 }) { server, port, _ in
+        try withHTTPServer({
+            $0.tls = fixture.slot
+            $0.maxConnections = 1
+        }) { server, port, _ in
             let first = try TLSTestClient(port: port, context: fixture.client)
             #expect(eventually { server.openConnectionCount == 1 })
             let second = try TLSTestClient(port: port, context: fixture.client)
