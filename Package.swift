@@ -37,7 +37,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Digests, HMAC, CSPRNG, scrypt, constant-time compare, base64url; HKDF, AES-128-GCM, P-256
-        // (ECDH, ES256, PKCS#8 PEM), RSA (PEM, RS256): the only user of COpenSSL.
+        // (ECDH, ES256, PKCS#8 PEM), RSA (PEM, RS256): with TLS (below), the only users of COpenSSL.
         .target(name: "Hashing", dependencies: ["COpenSSL"], swiftSettings: strict),
         // Sans-I/O Web Push (RFC 8291 message encryption, RFC 8292 VAPID), ES256 JWTs and push-subscription
         // validation: bytes and strings in and out, no sockets, no clocks (callers pass `now`).
