@@ -424,6 +424,7 @@ struct ChronirServer: ParsableCommand {
             metrics.record(event)
         }
         metrics.observe(server: server)
+        if let tlsReloader { metrics.observeTLSCertificate { tlsReloader.secondsUntilExpiry } }
         let boundPort: Int
         do {
             boundPort = try server.start()

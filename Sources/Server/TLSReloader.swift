@@ -73,6 +73,11 @@ final class TLSReloader: Sendable {
         }
     }
 
+    /// Seconds until the served certificate expires (negative once it has), read now.
+    var secondsUntilExpiry: Int? {
+        slot.context.certificate?.secondsUntilExpiry(nowEpochSeconds: Int(Date().timeIntervalSince1970))
+    }
+
     private func checkExpiry() {
         guard let certificate = slot.context.certificate else { return }
         let left = certificate.secondsUntilExpiry(nowEpochSeconds: Int(Date().timeIntervalSince1970))
