@@ -18,6 +18,7 @@ source scripts/lib/server.sh  # server_free_port
 seconds=${1:-10}
 conns=${2:-64}
 binary=${3:-}
+handshake_seconds=$((seconds / 2 > 2 ? seconds / 2 : 2))
 work=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
@@ -62,12 +63,16 @@ run_wrk() {  # run_wrk NAME PID URL
     echo "$rps" >"$work/$name.rps"
 }
 
-run_s_time() {  # run_s_time NAME PORT → full and resumed handshakes/s
-    local name=$1 port=$2 mode rate
-    for mode in new reuse; do
-        rate=$(openssl s_time -connect "127.0.0.1:$port" -"$mode" -time "$((seconds / 2 > 2 ? seconds / 2 : 2))" 2>&1 |
-            awk '/connections\/user sec/ {c=$1} /connections in [0-9]+ real seconds/ {n=$1; s=$(NF-2)} END {printf "%.0f", n/s}')
-        printf '%-16s %-6s handshakes: %6s /s (wall clock, one client)\n' "$name" "$mode" "$rate"
+run_s_time() {  # run_s_time NAME PORT → full TLS 1.3 handshakes/s, full and resumed (ticket) TLS 1.2 handshakes/s
+    local name=$1 port=$2 spec out rate resumed
+    for spec in "full TLS 1.3:-new -tls1_3" "full TLS 1.2:-new -tls1_2" "resumed TLS 1.2:-reuse -tls1_2"; do
+        # shellcheck disable=SC2086
+        out=$(openssl s_time -connect "127.0.0.1:$port" ${spec#*:} -time "$handshake_seconds" 2>&1)
+        # "N connections in S real seconds": S is whole seconds; the progress line has a char per connection
+        # ('*' new, 'r' resumed).
+        rate=$(awk '/connections in [0-9]+ real seconds/ {printf "%.0f", $1/$4}' <<<"$out")
+        resumed=$( (grep -E '^[*r]+$' <<<"$out" || true) | tr -cd r | wc -c)
+        printf '%-16s %-16s %6s handshakes/s   (%s of them resumed; one client process)\n' "$name" "${spec%%:*}" "$rate" "$resumed"
     done
 }
 
