@@ -37,7 +37,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Digests, HMAC, CSPRNG, scrypt, constant-time compare, base64url; HKDF, AES-128-GCM, P-256
-        // (ECDH, ES256, PKCS#8 PEM), RSA (PEM, RS256): the only user of COpenSSL.
+        // (ECDH, ES256, PKCS#8 PEM), RSA (PEM, RS256): with TLS (below), the only users of COpenSSL.
         .target(name: "Hashing", dependencies: ["COpenSSL"], swiftSettings: strict),
         // Sans-I/O Web Push (RFC 8291 message encryption, RFC 8292 VAPID), ES256 JWTs and push-subscription
         // validation: bytes and strings in and out, no sockets, no clocks (callers pass `now`).
@@ -48,8 +48,11 @@ let package = Package(
         // Sans-I/O protocol cores: HTTP/1.1 parser and response writer, WebSocket frames and
         // permessage-deflate (zlib). Imports no other module of ours, so fuzzers compile it standalone.
         .target(name: "Wire", dependencies: ["CZlib"], swiftSettings: strict),
-        // Event loops on DispatchSource: listener, connections, timers, signals.
-        .target(name: "Transport", dependencies: ["Wire"], swiftSettings: strict),
+        // Sans-I/O TLS on libssl: an SSL_CTX from PEM (TLS 1.2/1.3, Mozilla intermediate, ALPN http/1.1,
+        // tickets) and a per-connection engine over memory BIOs: ciphertext in, plaintext and records out.
+        .target(name: "TLS", dependencies: ["COpenSSL", "Hashing"], swiftSettings: strict),
+        // Event loops on DispatchSource: listener, connections, timers, signals; TLS through the engine.
+        .target(name: "Transport", dependencies: ["Wire", "TLS"], swiftSettings: strict),
         // The database interface both backends implement: SQLValue, Row, SQLConnection, SQLDatabase,
         // StorageFailure, SQLDialect, the checksummed migration runner. The Store is written once over it.
         // Knows no engine and no domain.
@@ -90,7 +93,7 @@ let package = Package(
         .executableTarget(
             name: "Server",
             dependencies: [
-                "App", "Domain", "Storage", "SQLite", "Postgres", "Store", "Transport", "Wire",
+                "App", "Domain", "Storage", "SQLite", "Postgres", "Store", "Transport", "Wire", "TLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -107,7 +110,7 @@ let package = Package(
         // chronir-ws-echo: a WebSocket echo endpoint on the same Transport + Wire stack, the
         // testee of the Autobahn|Testsuite (.ci/autobahn.sh). Not part of the server.
         .executableTarget(
-            name: "WebSocketEcho", dependencies: ["Transport", "Wire", "Hashing"], swiftSettings: strict),
+            name: "WebSocketEcho", dependencies: ["Transport", "Wire", "Hashing", "TLS"], swiftSettings: strict),
         // Test helpers shared by the test targets: chunk feeder, temp databases, loopback client, clock,
         // the Python venv for fake services (Tests/Fakes), a throwaway TLS certificate authority.
         .target(
@@ -123,8 +126,9 @@ let package = Package(
         .testTarget(name: "PushTests", dependencies: ["Push", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "IdentityTests", dependencies: ["Identity", "Hashing"], swiftSettings: strict),
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "TransportTests", dependencies: ["Transport", "Wire", "Hashing", "TestSupport"], swiftSettings: strict),
+            name: "TransportTests", dependencies: ["Transport", "Wire", "Hashing", "TLS", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "Storage", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Storage", "SQLite", "Store", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "OutboundTests", dependencies: ["Outbound", "TestSupport"], swiftSettings: strict),

@@ -18,6 +18,9 @@
 #   12.*.7-18, 13.*.7-18          the bigger deflate messages (4 KiB … 256 KiB, 1000 each): ~17 min,
 #                                 almost all of it in wstest's own Python deflate code.
 #
+# AUTOBAHN_TLS=1: the same over wss:// — chronir-ws-echo with --tls-cert/--tls-key (a throwaway
+# self-signed P-256 certificate; wstest does not verify it), so the TLS engine carries every case.
+#
 # Fails (exit non-zero) on any FAILED case, or when cases are missing (the server died). NON-STRICT,
 # INFORMATIONAL and UNIMPLEMENTED are reported by summarize.py, not failures.
 set -euo pipefail
@@ -32,8 +35,16 @@ ECHO=$REPO/.build/debug/chronir-ws-echo
 
 mkdir -p "$OUT"
 LOG=$OUT/echo-server.log
+SCHEME=ws
+TLS_FLAGS=()
+if [ "${AUTOBAHN_TLS:-0}" = 1 ]; then
+    SCHEME=wss
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$OUT/tls.key" -out "$OUT/tls.pem" \
+        -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+    TLS_FLAGS=(--tls-cert "$OUT/tls.pem" --tls-key "$OUT/tls.key")
+fi
 # --port 0: the kernel picks a free loopback port; the server prints it once bound.
-"$ECHO" --host 127.0.0.1 --port 0 >"$LOG" 2>&1 &
+"$ECHO" --host 127.0.0.1 --port 0 "${TLS_FLAGS[@]}" >"$LOG" 2>&1 &
 ECHO_PID=$!
 trap 'kill "$ECHO_PID" 2>/dev/null || true' EXIT
 PORT=
@@ -44,11 +55,11 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 [ -n "$PORT" ] || { echo "autobahn.sh: echo server did not report its port" >&2; exit 2; }
-echo "autobahn.sh: chronir-ws-echo pid $ECHO_PID on 127.0.0.1:$PORT, cases $CASES" >&2
+echo "autobahn.sh: chronir-ws-echo pid $ECHO_PID on $SCHEME://127.0.0.1:$PORT, cases $CASES" >&2
 
 rc=0
 AB_AGENT=${AB_AGENT:-chronir-ws-echo} AB_TIMEOUT=${AB_TIMEOUT:-900} \
-    "$AUTOBAHN/run.sh" "ws://127.0.0.1:$PORT" "$CASES" "$OUT" || rc=$?
+    "$AUTOBAHN/run.sh" "$SCHEME://127.0.0.1:$PORT" "$CASES" "$OUT" || rc=$?
 
 # The server must still be alive after the whole run, and stop cleanly on SIGTERM.
 if ! kill -0 "$ECHO_PID" 2>/dev/null; then

@@ -17,3 +17,22 @@
 /* EVP_PKEY_fromdata selections: the macros are expressions Swift does not import. */
 static const int COPENSSL_EVP_PKEY_PUBLIC_KEY = EVP_PKEY_PUBLIC_KEY;
 static const int COPENSSL_EVP_PKEY_KEYPAIR = EVP_PKEY_KEYPAIR;
+
+/* libssl settings that are macros over SSL_CTX_ctrl / SSL_ctrl (Swift imports no function-like macro). */
+static inline long copenssl_ctx_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return SSL_CTX_set_min_proto_version(ctx, version);
+}
+static inline long copenssl_ctx_set_groups_list(SSL_CTX *ctx, const char *list) {
+    return SSL_CTX_set1_groups_list(ctx, list);
+}
+static inline long copenssl_ctx_set_session_cache_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_session_cache_mode(ctx, mode);
+}
+static inline long copenssl_ctx_set_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_mode(ctx, mode); }
+static inline long copenssl_ctx_add0_chain_cert(SSL_CTX *ctx, X509 *cert) { return SSL_CTX_add0_chain_cert(ctx, cert); }
+static inline long copenssl_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return SSL_set_tlsext_host_name(ssl, name);
+}
+/* SSL_OP_* are SSL_OP_BIT(n) expressions. */
+static const uint64_t COPENSSL_SSL_OP_NO_RENEGOTIATION = SSL_OP_NO_RENEGOTIATION;
+static const uint64_t COPENSSL_SSL_OP_NO_COMPRESSION = SSL_OP_NO_COMPRESSION;

@@ -251,6 +251,9 @@ struct ChronirServer: ParsableCommand {
     @OptionGroup(title: "Mail")
     var mailOptions: MailOptions
 
+    @OptionGroup(title: "TLS")
+    var tlsOptions: TLSOptions
+
     func run() throws {
         // First, before anything starts a thread: signals are delivered through a signalfd, which
         // sees only signals every thread blocks (see SignalWatcher). The handler is bound later.
@@ -320,6 +323,7 @@ struct ChronirServer: ParsableCommand {
         let sweepSeconds = try parseOptional(sweepPeriod.map(String.init), "SWEEP_PERIOD") {
             Int($0).flatMap { (1...86_400).contains($0) ? $0 : nil }
         }
+        let tls = try tlsOptions.resolve(options)
         let publicDirText = value(publicDir, "PUBLIC_DIR") ?? Default.publicDirectory
         var config = AppConfig(
             dataDirectory: value(dataDir, "DATA_DIR") ?? Default.dataDirectory,
@@ -358,6 +362,18 @@ struct ChronirServer: ParsableCommand {
         let sink = LogSink(fd: 2)
         LoggingSystem.bootstrap { label in ChronirLogHandler(label: label, level: level, format: format, sink: sink) }
         let logger = Logger(label: "chronir.server")
+
+        var tlsReloader: TLSReloader?
+        if let tls {
+            let material = TLSMaterial(certificatePath: tls.certificatePath, keyPath: tls.keyPath)
+            do {
+                tlsReloader = TLSReloader(material: material, loaded: try material.load(), logger: logger)
+            } catch {
+                logger.critical("start-up failed: TLS", metadata: ["error": "\(error)"])
+                sink.flush()
+                throw ExitCode(1)
+            }
+        }
 
         let metrics = ChronirMetrics()
         let database: any SQLDatabase
@@ -410,6 +426,8 @@ struct ChronirServer: ParsableCommand {
         serverConfiguration.perAddressLimitExempt = config.trustedProxies
         serverConfiguration.healthCheckPath = "/healthz"
         serverConfiguration.shutdownGracePeriod = .seconds(shutdownSeconds)
+        serverConfiguration.tls = tlsReloader?.slot
+        serverConfiguration.strictTransportSecurityMaxAge = tls?.hstsMaxAge
         let transportLog = TransportLog(
             sink: sink, format: format, level: level, logger: Logger(label: "chronir.transport"))
         let server = HTTPServer(configuration: serverConfiguration, responder: application) { event in
@@ -417,6 +435,7 @@ struct ChronirServer: ParsableCommand {
             metrics.record(event)
         }
         metrics.observe(server: server)
+        if let tlsReloader { metrics.observeTLSCertificate { tlsReloader.secondsUntilExpiry } }
         let boundPort: Int
         do {
             boundPort = try server.start()
@@ -428,11 +447,33 @@ struct ChronirServer: ParsableCommand {
         logger.notice(
             "listening",
             metadata: [
-                "address": "\(host):\(boundPort)", "loops": "\(loops)",
+                "address": "\(host):\(boundPort)", "loops": "\(loops)", "tls": "\(tls == nil ? "off" : "on")",
                 "database": "\(config.databaseURL.map(DatabaseURL.redacted) ?? config.databasePath)",
                 "durability": "\(durability.rawValue)",
                 "write_budget": "\(writesPerMinute)/min burst \(writeBurst), \(writeBytes) B/h",
             ])
+
+        tlsReloader?.start()
+        // The plain-HTTP listener that only redirects to https: one loop, its own small limits.
+        var redirectServer: HTTPServer?
+        if let redirectPort = tls?.redirectPort {
+            var redirectConfiguration = ServerConfiguration(host: host, port: redirectPort)
+            redirectConfiguration.loopCount = 1
+            redirectConfiguration.maxConnections = 1024
+            redirectConfiguration.shutdownGracePeriod = .seconds(1)
+            let listener = HTTPServer(
+                configuration: redirectConfiguration, responder: HTTPSRedirectResponder(httpsPort: boundPort))
+            do {
+                let bound = try listener.start()
+                logger.notice("redirecting plain HTTP to https", metadata: ["address": "\(host):\(bound)"])
+            } catch {
+                logger.critical(
+                    "cannot listen for the https redirect", metadata: ["port": "\(redirectPort)", "error": "\(error)"])
+                sink.flush()
+                throw ExitCode(1)
+            }
+            redirectServer = listener
+        }
 
         // The separate metrics listener: one loop, a few connections, its own responder.
         var metricsServer: HTTPServer?
@@ -477,7 +518,8 @@ struct ChronirServer: ParsableCommand {
         mail?.start()
         shutdown.bind(
             Shutdown.Target(
-                server: server, metricsServer: metricsServer, sweeper: sweeper, notifications: notifications, mail: mail,
+                server: server, metricsServer: metricsServer, redirectServer: redirectServer, tls: tlsReloader,
+                sweeper: sweeper, notifications: notifications, mail: mail,
                 realtime: application.realtime,
                 database: database, logger: logger, sink: sink))
         withExtendedLifetime(watcher) { dispatchMain() }
@@ -490,6 +532,8 @@ final class Shutdown: Sendable {
     struct Target: Sendable {
         let server: HTTPServer
         let metricsServer: HTTPServer?
+        let redirectServer: HTTPServer?
+        let tls: TLSReloader?
         let sweeper: Sweeper
         let notifications: NotificationService
         let mail: MailService?
@@ -513,7 +557,12 @@ final class Shutdown: Sendable {
         guard let target else { exit(signal == SIGHUP ? 0 : 1) }
         let logger = target.logger
         if signal == SIGHUP {
-            logger.notice("SIGHUP: nothing to reload (logs go to stderr)")
+            if let tls = target.tls {
+                tls.reload()
+            } else {
+                logger.notice("SIGHUP: nothing to reload (logs go to stderr, no TLS certificate)")
+            }
+            target.sink.flush()
             return
         }
         guard first else {
@@ -530,6 +579,8 @@ final class Shutdown: Sendable {
         target.mail?.stop()
         target.realtime.stop()
         target.metricsServer?.shutdown()
+        target.redirectServer?.shutdown()
+        target.tls?.stop()
         target.server.shutdown {
             do {
                 try (database as? Database)?.checkpoint()

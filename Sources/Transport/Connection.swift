@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import TLS
 
 /// What a connection needs from the server that accepted it: limits, timeouts, event hook and
 /// bookkeeping. Immutable and shared by every connection of one server.
@@ -48,6 +49,13 @@ final class ConnectionEnvironment: Sendable {
 /// `writabilityChanged`. Queued output that makes no progress for `writeTimeout` closes the
 /// connection.
 ///
+/// TLS (when the server has a `ServerConfiguration.tls` context): socket bytes go through the
+/// connection's `TLSEngine` before the handler sees them, and what the handler queues is held as
+/// plaintext and sealed into records on `flush()`, before the outbound queue. The handler, the
+/// deadlines, back-pressure (plaintext waiting to be sealed counts as queued output) and the
+/// lifecycle are the same; `close()` adds `close_notify` after the last response. A plain
+/// connection pays one nil check per write and per read for this.
+///
 /// Every member except `id`, `loop` and `remoteAddress` must be used on `loop` only.
 public final class Connection: @unchecked Sendable {
     // @unchecked: all mutable state is confined to `loop.queue` (checked in debug builds with
@@ -90,6 +98,13 @@ public final class Connection: @unchecked Sendable {
 
     private var outbound: [UInt8] = []
     private var outboundStart = 0
+    /// TLS only: the connection's engine (nil on a plain connection).
+    private let tls: TLSEngine?
+    /// TLS only: plaintext the handler queued, sealed into `outbound` by `flush()` once the
+    /// handshake is done.
+    private var plaintextOutbound: [UInt8] = []
+    /// TLS only: the peer sent `close_notify` (its `inputEnded` was delivered then, not at EOF).
+    private var tlsInputEnded = false
     private var readingPausedByHandler = false
     private var inputClosed = false
     /// Hysteresis: false from when a flush left more than `maxOutboundBytes` queued until the
@@ -98,7 +113,7 @@ public final class Connection: @unchecked Sendable {
 
     /// Whether the handler should produce more output now: false while more than
     /// `maxOutboundBytes` are queued (and until the queue drains to half of it after a flush).
-    public var isWritable: Bool { writableFlag && outbound.count - outboundStart <= environment.maxOutboundBytes }
+    public var isWritable: Bool { writableFlag && pendingOutboundBytes <= environment.maxOutboundBytes }
 
     private var handlerDeadline = UInt64.max
     private var writeDeadline = UInt64.max
@@ -108,9 +123,11 @@ public final class Connection: @unchecked Sendable {
 
     init(
         fd: Int32, id: UInt64, remoteAddress: String, loop: EventLoop,
-        environment: ConnectionEnvironment, handler: any ConnectionHandler, countedNetwork: String? = nil
+        environment: ConnectionEnvironment, handler: any ConnectionHandler, countedNetwork: String? = nil,
+        tls: TLSEngine? = nil
     ) {
         self.fd = fd
+        self.tls = tls
         self.countedNetwork = countedNetwork
         self.id = id
         self.remoteAddress = remoteAddress
@@ -145,6 +162,10 @@ public final class Connection: @unchecked Sendable {
         guard lifecycle == .open else { return }
         lifecycle = .closingAfterFlush
         handlerDeadline = .max
+        if let tls, tls.isHandshaking, !plaintextOutbound.isEmpty {
+            // A last answer (a refusal) waits for the handshake; the linger timeout bounds the wait.
+            lingerDeadline = now &+ environment.lingerTimeout
+        }
         updateReadInterest()
         flush()
     }
@@ -157,6 +178,7 @@ public final class Connection: @unchecked Sendable {
         loop.state.unregister(self)
         outbound = []
         outboundStart = 0
+        plaintextOutbound = []
         if let source = readSource {
             if readSourceSuspended { source.resume() }
             readSourceSuspended = false
@@ -244,7 +266,9 @@ public final class Connection: @unchecked Sendable {
         while lifecycle != .closed && !readSourceSuspended {
             let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
             if n > 0 {
-                if lifecycle == .open {
+                if let tls {
+                    if lifecycle != .lingering { receiveTLS(UnsafeRawBufferPointer(rebasing: buffer[..<n]), tls) }
+                } else if lifecycle == .open {
                     handler.received(UnsafeRawBufferPointer(rebasing: buffer[..<n]), on: self)
                 }
                 // A short read emptied the socket buffer; the source fires again if more arrives.
@@ -253,7 +277,7 @@ public final class Connection: @unchecked Sendable {
                 inputClosed = true
                 updateReadInterest()
                 switch lifecycle {
-                case .open: handler.inputEnded(on: self)
+                case .open: if !tlsInputEnded { handler.inputEnded(on: self) }
                 case .closingAfterFlush: break  // keep flushing; linger ends at once afterwards
                 case .lingering: closeNow()
                 case .closed: break
@@ -269,6 +293,38 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
+    /// TLS: decrypts `ciphertext`, hands the plaintext to the handler record by record (while
+    /// open), and sends what the engine produced (handshake flights, tickets, alerts) — in
+    /// `.closingAfterFlush` too, where a handshake may still have to finish before the last answer.
+    private func receiveTLS(_ ciphertext: UnsafeRawBufferPointer, _ tls: TLSEngine) {
+        tls.feed(ciphertext)
+        let plaintext = loop.state.tlsPlaintextBuffer
+        reading: while lifecycle != .closed {
+            switch tls.read(into: plaintext) {
+            case .plaintext(let n):
+                if lifecycle == .open { handler.received(UnsafeRawBufferPointer(rebasing: plaintext[..<n]), on: self) }
+            case .needsInput:
+                break reading
+            case .closed(.closeNotify):
+                // The peer's clean end of its data: what EOF is on a plain connection.
+                tlsInputEnded = true
+                if lifecycle == .open { handler.inputEnded(on: self) }
+                break reading
+            case .closed(.failed(let reason)):
+                environment.onEvent(.tlsFailed(connectionID: id, reason: reason))
+                plaintextOutbound = []  // can never be sealed now
+                tls.takeOutput(into: &outbound)  // the alert, if libssl made one
+                if lifecycle == .open { close() } else { flush() }
+                return
+            case .closed(.closedLocally):
+                break reading
+            }
+        }
+        guard lifecycle == .open || lifecycle == .closingAfterFlush else { return }
+        tls.takeOutput(into: &outbound)
+        if pendingOutboundBytes > 0 || lifecycle == .closingAfterFlush { flush() }
+    }
+
     private func fail(_ error: SocketError) {
         // A peer resetting is routine, not an operator's problem.
         if error.errno != ECONNRESET && error.errno != EPIPE {
@@ -279,21 +335,21 @@ public final class Connection: @unchecked Sendable {
 
     // MARK: Writing
 
-    /// Bytes queued and not yet accepted by the kernel.
-    public var pendingOutboundBytes: Int { outbound.count - outboundStart }
+    /// Bytes queued and not yet accepted by the kernel (with TLS: records plus plaintext not yet sealed).
+    public var pendingOutboundBytes: Int { outbound.count - outboundStart + plaintextOutbound.count }
 
     /// Queues `bytes` (sent by the next `flush()`). Ignored once the connection is closing.
     public func write(_ bytes: UnsafeRawBufferPointer) {
         debugPreconditionInLoop()
         guard lifecycle == .open else { return }
-        outbound.append(contentsOf: bytes)
+        if tls == nil { outbound.append(contentsOf: bytes) } else { plaintextOutbound.append(contentsOf: bytes) }
     }
 
     /// Queues `bytes` (sent by the next `flush()`). Ignored once the connection is closing.
     public func write(_ bytes: [UInt8]) {
         debugPreconditionInLoop()
         guard lifecycle == .open else { return }
-        outbound.append(contentsOf: bytes)
+        if tls == nil { outbound.append(contentsOf: bytes) } else { plaintextOutbound.append(contentsOf: bytes) }
     }
 
     /// Lets `body` append to the outbound queue in place (serialise straight into it, no copy).
@@ -302,7 +358,8 @@ public final class Connection: @unchecked Sendable {
     public func withOutbound<R>(_ body: (inout [UInt8]) throws -> R) rethrows -> R? {
         debugPreconditionInLoop()
         guard lifecycle == .open else { return nil }
-        return try body(&outbound)
+        if tls == nil { return try body(&outbound) }
+        return try body(&plaintextOutbound)
     }
 
     /// Sends queued output now, as far as the kernel takes it; the rest goes when the socket is
@@ -310,11 +367,34 @@ public final class Connection: @unchecked Sendable {
     public func flush() {
         debugPreconditionInLoop()
         guard lifecycle == .open || lifecycle == .closingAfterFlush else { return }
+        if let tls { seal(tls) }
         if writeSourceResumed {  // waiting for writability; the source will call us
             updateWritability()
             return
         }
         writeQueued()
+    }
+
+    /// TLS: seals the queued plaintext into records on `outbound` once the handshake allows, and
+    /// when closing with nothing left to seal, adds `close_notify`.
+    private func seal(_ tls: TLSEngine) {
+        if !plaintextOutbound.isEmpty {
+            if tls.canSend {
+                let sealed = plaintextOutbound.withUnsafeBytes { tls.send($0) }
+                if plaintextOutbound.capacity > 256 * 1024 {
+                    plaintextOutbound = []
+                } else {
+                    plaintextOutbound.removeAll(keepingCapacity: true)
+                }
+                if !sealed, case .closed(.failed(let reason)) = tls.state {
+                    environment.onEvent(.tlsFailed(connectionID: id, reason: reason))
+                }
+            } else if !tls.isHandshaking {
+                plaintextOutbound = []  // closed or failed: it can never be sent
+            }
+        }
+        if lifecycle == .closingAfterFlush && plaintextOutbound.isEmpty { tls.close() }
+        tls.takeOutput(into: &outbound)
     }
 
     private func writeQueued() {
@@ -354,7 +434,7 @@ public final class Connection: @unchecked Sendable {
             armWriteSource()
         }
         updateWritability()
-        if lifecycle == .closingAfterFlush && outbound.isEmpty { beginLinger() }
+        if lifecycle == .closingAfterFlush && outbound.isEmpty && plaintextOutbound.isEmpty { beginLinger() }
     }
 
     private func armWriteSource() {

@@ -9,6 +9,8 @@ struct HTTPSettings: Sendable {
     /// While a request is with the responder, input beyond this many buffered bytes pauses
     /// reading (pipelined requests wait in the kernel, not in our memory).
     var readAheadLimit: Int
+    /// The `Strict-Transport-Security` value added to responses (TLS servers only), or nil.
+    var strictTransportSecurity: String?
 
     init(_ configuration: ServerConfiguration) {
         limits = configuration.limits
@@ -16,6 +18,9 @@ struct HTTPSettings: Sendable {
         bodyTimeout = UInt64(configuration.requestBodyTimeout.clampedNanoseconds)
         idleTimeout = UInt64(configuration.idleTimeout.clampedNanoseconds)
         readAheadLimit = configuration.limits.maxRequestLineBytes + configuration.limits.maxHeaderBlockBytes
+        if configuration.tls != nil, let maxAge = configuration.strictTransportSecurityMaxAge {
+            strictTransportSecurity = "max-age=\(maxAge)"
+        }
     }
 }
 
@@ -236,6 +241,10 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         let date = connection.loop.state.httpDate(now: monotonicNanoseconds(), format: HTTPDate.format(epochSeconds:))
         let version = currentVersion
         let isHead = currentIsHead
+        var response = response
+        if let hsts = settings.strictTransportSecurity, !response.headers.contains(name: "Strict-Transport-Security") {
+            response.headers.add(name: "Strict-Transport-Security", value: hsts)
+        }
         connection.withOutbound { buffer in
             HTTPResponseWriter.write(
                 response, into: &buffer, date: date, keepAlive: keepAlive, requestVersion: version,

@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import Synchronization
+import TLS
 
 /// The HTTP/1.1 server: a listener that accepts connections and spreads them round-robin over an
 /// `EventLoopGroup`, where each is served by a `ConnectionHandler` (`HTTPConnectionHandler`
@@ -175,10 +176,12 @@ public final class HTTPServer: Sendable {
             handler = { RefuseHandler(.addressFull, healthCheckPath: healthCheckPath, wait: lingerTimeout) }
         }
         let counted = admission == .served ? network : nil
+        let tlsContext = configuration.tls?.context
         loop.execute {
             let connection = Connection(
                 fd: fd, id: id, remoteAddress: remoteAddress, loop: loop,
-                environment: environment, handler: handler(), countedNetwork: counted)
+                environment: environment, handler: handler(), countedNetwork: counted,
+                tls: tlsContext.map { TLSEngine(context: $0) })
             connection.start()
         }
     }

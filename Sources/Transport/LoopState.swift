@@ -22,7 +22,22 @@ final class LoopState: @unchecked Sendable {
     private var cachedDate = ""
     private var cachedDateValidUntil: UInt64 = 0
 
-    deinit { readBuffer.deallocate() }
+    /// Size of the per-loop TLS plaintext buffer: one record's worth (RFC 8446 §5.1: at most 2^14 bytes).
+    static let tlsPlaintextBufferSize = 16 * 1024
+    private var tlsPlaintext: UnsafeMutableRawBufferPointer?
+
+    /// Where TLS connections of this loop decrypt into; allocated the first time a TLS connection reads.
+    var tlsPlaintextBuffer: UnsafeMutableRawBufferPointer {
+        if let tlsPlaintext { return tlsPlaintext }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.tlsPlaintextBufferSize, alignment: 16)
+        tlsPlaintext = buffer
+        return buffer
+    }
+
+    deinit {
+        readBuffer.deallocate()
+        tlsPlaintext?.deallocate()
+    }
 
     /// Adds `connection` to the deadline sweep, whose tick is at most `tick`.
     func register(_ connection: Connection, tick: Duration) {

@@ -1,3 +1,4 @@
+public import TLS
 public import Wire
 
 /// How an `HTTPServer` listens, and the limits and timeouts that protect it. Every field has a
@@ -59,6 +60,16 @@ public struct ServerConfiguration: Sendable {
     public var clock: any MonotonicClock = SystemMonotonicClock()
     /// HTTP parser limits (request line 414, header block and field count 431, body 413).
     public var limits: HTTPLimits = HTTPLimits()
+    /// TLS: when set, the listener speaks only TLS (https, wss), each new connection starting from
+    /// the slot's current context (swap it to reload the certificate; open connections keep theirs).
+    /// A handshake is bounded by `requestHeaderTimeout` like a request head: it runs from accept.
+    /// nil (the default): plain HTTP, and the plain path pays nothing for TLS.
+    public var tls: CurrentTLSContext?
+    /// With `tls`: `Strict-Transport-Security: max-age=<this>` on every response the application
+    /// did not give one, so browsers use https only for that long (RFC 6797). One year, the
+    /// minimum the browsers' preload lists accept; no `includeSubDomains` (other hosts of the
+    /// domain may not speak TLS). nil sends none. Ignored without `tls`.
+    public var strictTransportSecurityMaxAge: Int? = 31_536_000
     /// During graceful shutdown, how long in-flight requests may take before every connection
     /// still open is closed anyway: bounds how long a deploy or `systemctl stop` waits.
     public var shutdownGracePeriod: Duration = .seconds(10)

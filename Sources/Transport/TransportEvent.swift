@@ -16,6 +16,10 @@ public enum TransportEvent: Sendable {
     case timedOut(connectionID: UInt64, TimeoutKind)
     /// A request could not be parsed; the connection answered `status` and closed.
     case badRequest(connectionID: UInt64, status: Int, reason: String)
+    /// A TLS connection failed (not TLS, a bad record, a handshake the policy refuses); it sent
+    /// the alert libssl made and closed. `reason` is OpenSSL's (`"http request"`, `"wrong version number"`).
+    /// Routine on a port facing the internet: log it at debug level.
+    case tlsFailed(connectionID: UInt64, reason: String)
     /// An operating-system call failed. `connectionID` is nil for the listener.
     case error(connectionID: UInt64?, SocketError)
     /// `maxConnections` was reached: the newest connection got `503` and was closed.

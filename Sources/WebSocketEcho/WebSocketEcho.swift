@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import Hashing
 import Synchronization
+import TLS
 import Transport
 import Wire
 
@@ -9,8 +10,10 @@ import Wire
 /// the Autobahn|Testsuite (`.ci/autobahn.sh`) and interoperability checks. Not part of the server.
 ///
 ///     chronir-ws-echo [--host 127.0.0.1] [--port 9001] [--max-message-mib 16] [--loops N]
-///                     [--ping-interval SECONDS] [--no-deflate]
+///                     [--ping-interval SECONDS] [--no-deflate] [--tls-cert PEM --tls-key PEM]
 ///
+/// With `--tls-cert` and `--tls-key` (the server's flags, same meaning) it speaks only TLS, so the
+/// suite runs over `wss://` through the same TLS engine as the server.
 /// Every path accepts a WebSocket upgrade; every text or binary message is sent back as it came.
 /// permessage-deflate is negotiated with the production defaults (`server_no_context_takeover`
 /// added, windows up to 15 bits, the client's parameters honoured). Message, frame and inflated
@@ -33,6 +36,8 @@ struct WebSocketEcho {
         var loops = System.activeProcessorCount
         var pingInterval: Int?
         var deflate = true
+        var tlsCertificate: String?
+        var tlsKey: String?
         var arguments = CommandLine.arguments.dropFirst()
         func value(_ flag: String) -> String {
             guard let text = arguments.popFirst() else { usage("\(flag) needs a value") }
@@ -51,10 +56,12 @@ struct WebSocketEcho {
             case "--loops": loops = max(1, number(argument))
             case "--ping-interval": pingInterval = number(argument)
             case "--no-deflate": deflate = false
+            case "--tls-cert": tlsCertificate = value(argument)
+            case "--tls-key": tlsKey = value(argument)
             case "-h", "--help":
                 FileHandleOutput.line(
                     "usage: chronir-ws-echo [--host ADDR] [--port N] [--max-message-mib N] [--loops N] "
-                        + "[--ping-interval S] [--no-deflate]", fd: 1)
+                        + "[--ping-interval S] [--no-deflate] [--tls-cert PEM --tls-key PEM]", fd: 1)
                 exit(0)
             default: usage("unknown argument '\(argument)'")
             }
@@ -70,6 +77,18 @@ struct WebSocketEcho {
         var configuration = ServerConfiguration(host: host, port: port)
         configuration.loopCount = loops
         configuration.shutdownGracePeriod = .seconds(3)
+        switch (tlsCertificate, tlsKey) {
+        case (nil, nil): break
+        case (.some(let certificatePath), .some(let keyPath)):
+            do {
+                configuration.tls = CurrentTLSContext(
+                    try TLSContext(certificateChainPEM: readFile(certificatePath), privateKeyPEM: readFile(keyPath)))
+            } catch {
+                FileHandleOutput.error("chronir-ws-echo: TLS: \(error)")
+                exit(1)
+            }
+        default: usage("--tls-cert and --tls-key go together")
+        }
         let server = HTTPServer(configuration: configuration, responder: EchoResponder(configuration: webSocket)) {
             event in
             if case .error(let connectionID, let error) = event {
@@ -86,6 +105,25 @@ struct WebSocketEcho {
         FileHandleOutput.line("listening on \(host):\(boundPort)", fd: 1)
         slot.set(server)
         withExtendedLifetime(watcher) { dispatchMain() }
+    }
+
+    /// The file's bytes (at most `TLSContext.maxPEMBytes` + 1), or exit 1 naming it.
+    static func readFile(_ path: String) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            FileHandleOutput.error("chronir-ws-echo: cannot open \(path)")
+            exit(1)
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while bytes.count <= TLSContext.maxPEMBytes {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes += chunk[..<n]
+        }
+        return bytes
     }
 
     static func usage(_ message: String) -> Never {

@@ -94,7 +94,7 @@ def realtime(base):
                               {"email": "interop@example.com", "password": "correct horse", "display_name": "Interop"})
     check(status == 201, f"register → {status}")
     token, user_id = registered["token"], registered["user"]["id"]
-    url = base.replace("http://", "ws://", 1) + "/v1/realtime"
+    url = base.replace("https://", "wss://", 1).replace("http://", "ws://", 1) + "/v1/realtime"
     with connect(url, additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=TIMEOUT) as ws:
         extensions = [type(e).__name__ for e in ws.protocol.extensions]
         check("PerMessageDeflate" in extensions, f"/v1/realtime upgraded with {extensions}")

@@ -106,6 +106,16 @@ public final class ChronirMetrics: Sendable {
         }
     }
 
+    /// Reports the served TLS certificate's time left, `chronir_tls_certificate_expiry_seconds`
+    /// (negative once expired), at every scrape; `secondsLeft` answers nil when there is none. Alert
+    /// below 14 days: certbot renews at 30.
+    public func observeTLSCertificate(secondsLeft: @escaping @Sendable () -> Int?) {
+        let gauge = Gauge(label: "chronir_tls_certificate_expiry_seconds", factory: factory)
+        addSampler {
+            if let left = secondsLeft() { gauge.record(left) }
+        }
+    }
+
     /// Counts what a transport event says (refusals, timeouts, malformed requests, accepts).
     public func record(_ event: TransportEvent) { transport.record(event) }
 }

@@ -73,6 +73,9 @@ final class TransportMetrics: Sendable {
     /// `chronir_http_connections_refused_total`: turned away with 503 past `--max-connections` or
     /// with 429 past `--max-connections-per-ip`.
     let refused: Counter
+    /// `chronir_tls_failures_total`: TLS connections closed for a protocol error (plain HTTP on the
+    /// TLS port, a refused handshake, a bad record) — scanners and broken clients.
+    let tlsFailures: Counter
     /// `chronir_http_timeouts_total{kind}`: connections closed by a deadline.
     private let timeouts: [TransportEvent.TimeoutKind: Counter]
     /// `chronir_http_rejected_total{status}`: requests the transport answered itself (400, 408,
@@ -87,6 +90,7 @@ final class TransportMetrics: Sendable {
         webSockets = Gauge(label: "chronir_websocket_connections", factory: factory)
         accepted = Counter(label: "chronir_http_connections_accepted_total", factory: factory)
         refused = Counter(label: "chronir_http_connections_refused_total", factory: factory)
+        tlsFailures = Counter(label: "chronir_tls_failures_total", factory: factory)
         let kinds: [TransportEvent.TimeoutKind] = [.header, .body, .idle, .write]
         timeouts = Dictionary(
             uniqueKeysWithValues: kinds.map { kind in
@@ -109,6 +113,7 @@ final class TransportMetrics: Sendable {
                 table[status] = counter
                 return counter
             }.increment()
+        case .tlsFailed: tlsFailures.increment()
         case .listening, .upgraded, .closed, .error, .acceptPaused, .shutdownStarted, .shutdownCompleted:
             break
         }

@@ -49,6 +49,9 @@ public final class TransportLog: Sendable {
             logger.notice(
                 "per-address connection limit reached; refusing with 429",
                 metadata: ["limit": "\(limit)", "client_network": "\(network)"])
+        case .tlsFailed(let id, let reason):
+            // Debug: scanners, plain HTTP on the https port and broken clients are routine.
+            logger.debug("TLS failed; closed", metadata: ["connection": "\(id)", "reason": "\(reason)"])
         case .acceptPaused(let error):
             logger.error("accept paused: out of file descriptors", metadata: ["error": "\(error)"])
         case .listening, .shutdownStarted, .shutdownCompleted:
