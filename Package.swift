@@ -102,7 +102,7 @@ let package = Package(
         .executableTarget(
             name: "Admin",
             dependencies: [
-                "Store", "Domain", "Storage", "SQLite", "Postgres", "Hashing",
+                "Store", "Domain", "Storage", "SQLite", "Postgres", "Hashing", "Wire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -11,7 +11,8 @@ struct Mail: ParsableCommand, TableCommand {
     static func row(_ e: MailOutbox.Entry) -> [String] {
         [
             String(e.id), e.kind.rawValue, e.recipient, e.state.rawValue, String(e.attempts),
-            Timestamp(milliseconds: e.createdAt).description, e.state == .pending ? Timestamp(milliseconds: e.nextAttemptAt).description : "-",
+            Timestamp(milliseconds: e.createdAt).description,
+            e.state == .pending ? Timestamp(milliseconds: e.nextAttemptAt).description : "-",
             e.lastError ?? "",
         ]
     }

@@ -123,7 +123,9 @@ struct Users: ParsableCommand, TableCommand {
         static let configuration = CommandConfiguration(
             commandName: "verify-email", abstract: "Mark an account's address verified (stands in for the mailed link).",
             discussion: """
-                For servers without mail (docs/mail.md#without-mail), or a user whose mail never arrives. Check                 that the person asking controls the address first: a verified address can accept email invitations.                 Example: chronir-admin users verify-email ana@example.com
+                For servers without mail (docs/mail.md#without-mail), or a user whose mail never arrives. Check
+                that the person asking controls the address first: a verified address can accept email invitations.
+                Example: chronir-admin users verify-email ana@example.com
                 """)
         @OptionGroup var options: AdminOptions
         @Argument(help: "User id or email.") var user: String
@@ -171,7 +173,9 @@ struct Users: ParsableCommand, TableCommand {
                         .passwordReset, tokenHash: hash, userID: target.id, email: target.email, at: now, expiresAt: expires, on: db)
                     return Result(link: MailTemplates.resetLink(base: base, token: token), expiresAt: Timestamp(milliseconds: expires))
                 },
-                output: { result, target in .line(result, "reset link for \(target.email) (one use, until \(result.expiresAt)): \(result.link)") })
+                output: { result, target in
+                    .line(result, "reset link for \(target.email) (one use, until \(result.expiresAt)): \(result.link)")
+                })
         }
     }
 

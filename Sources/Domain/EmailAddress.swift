@@ -46,7 +46,14 @@ public enum EmailAddress {
     static func isSingleScript(_ part: Substring) -> Bool {
         var seen: Script?
         for scalar in part.unicodeScalars where !scalar.isASCII || scalar.properties.isAlphabetic {
-            if scalar.isASCII { if seen == nil || seen == .latin { seen = .latin; continue } else { return false } }
+            if scalar.isASCII {
+                if seen == nil || seen == .latin {
+                    seen = .latin
+                    continue
+                } else {
+                    return false
+                }
+            }
             if scalar.properties.generalCategory == .decimalNumber || !scalar.properties.isAlphabetic {
                 // Combining marks follow their base letter; other non-letters are left to the shape check.
                 continue

@@ -619,13 +619,12 @@ public struct RealtimeHub: Sendable {
 
     // MARK: - Change-log fan-out
 
-    /// New change-log batches in seq order, read for ALL topics (`ChangeFeed.batches(after: position)`);
-    /// batches at or below `position` are skipped. Seqs are dense, so a batch starting past
-    /// `position + 1` means rows were missed (retention, a shell bug): every subscription is then
-    /// re-read as a `reset` snapshot rather than continued over the gap. Per batch, in this order: revoked sessions' and suspended/deleted accounts' connections
-    /// close (4003); subscriptions whose access the batch ends get `revoked` (before, and instead of,
-    /// the batch's change); then each topic's rows become one `change` (encoded once) for its
-    /// subscribers (one `.broadcast`) — sent when live, held while loading, dropped when stale.
+    /// New change-log batches in seq order, read for ALL topics (`ChangeFeed.batches(after: position)`); batches at or below `position`
+    /// are skipped. Seqs are dense, so a batch starting past `position + 1` means rows were missed (retention, a shell bug): every
+    /// subscription is then re-read as a `reset` snapshot rather than continued over the gap. Per batch, in this order: revoked
+    /// sessions' and suspended/deleted accounts' connections close (4003); subscriptions whose access the batch ends get `revoked`
+    /// (before, and instead of, the batch's change); then each topic's rows become one `change` (encoded once) for its subscribers (one
+    /// `.broadcast`) — sent when live, held while loading, dropped when stale.
     public mutating func ingest(_ batches: [ChangeFeed.Batch]) -> [HubAction] {
         var out: [HubAction] = []
         for batch in batches where batch.lastSeq > position {

@@ -127,7 +127,8 @@ extension AccountStore {
         guard let user = try user(id: grant.userID, on: db), user.email == grant.email, user.status == .active else {
             throw DomainError.tokenInvalid
         }
-        try db.run("UPDATE users SET password_hash = ?2, updated_ms = ?3 WHERE id = ?1", [.text(user.id), .text(passwordHash), .integer(now)])
+        try db.run(
+            "UPDATE users SET password_hash = ?2, updated_ms = ?3 WHERE id = ?1", [.text(user.id), .text(passwordHash), .integer(now)])
         let revoked = try db.query(
             "SELECT token_hash FROM sessions WHERE user_id = ?1 AND revoked_ms IS NULL", [.text(user.id)]
         ).compactMap { $0.blob("token_hash") }

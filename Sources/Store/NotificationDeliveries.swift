@@ -219,8 +219,9 @@ public enum NotificationDeliveries {
     /// The earliest `next_attempt_ms` after `now` among deliveries, if any: when the dispatcher must
     /// look next (a staged alarm fire's instant, a retry).
     public static func nextDue(after now: Int64, on db: any SQLConnection) throws -> Int64? {
-        guard case .integer(let due) = try db.scalar(
-            "SELECT MIN(next_attempt_ms) FROM notification_deliveries WHERE next_attempt_ms > ?1", [.integer(now)])
+        guard
+            case .integer(let due) = try db.scalar(
+                "SELECT MIN(next_attempt_ms) FROM notification_deliveries WHERE next_attempt_ms > ?1", [.integer(now)])
         else { return nil }
         return due
     }

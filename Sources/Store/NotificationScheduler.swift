@@ -86,7 +86,8 @@ public enum NotificationScheduler {
               AND NOT EXISTS (SELECT 1 FROM notification_outbox o WHERE o.key = ?2 || a.id || ':' || a.\(column))
             ORDER BY a.\(column), a.id
             LIMIT ?3
-            """, [.integer(now + lookahead), .text(type.rawValue + ":"), .integer(Int64(limit))] + (type == .alarmFired ? [] : [.integer(now)]))
+            """,
+            [.integer(now + lookahead), .text(type.rawValue + ":"), .integer(Int64(limit))] + (type == .alarmFired ? [] : [.integer(now)]))
         return try rows.map { row in
             guard let instant = row.int("instant") else { throw StoreError.corruptRow(table: "shared_alarms") }
             return (try SharedAlarmStore.alarmFromRow(row), instant)

@@ -54,7 +54,8 @@ public enum SessionStore {
         guard
             let row = try db.queryOne(
                 """
-                SELECT s.last_used_ms AS last_used_ms, s.expires_ms AS expires_ms, s.public_id AS public_id, \(AccountStore.userColumns("u"))
+                SELECT s.last_used_ms AS last_used_ms, s.expires_ms AS expires_ms, s.public_id AS public_id,
+                    \(AccountStore.userColumns("u"))
                 FROM sessions s JOIN users u ON u.id = s.user_id
                 WHERE s.token_hash = ?1 AND s.revoked_ms IS NULL AND s.expires_ms > ?2 AND u.deleted_ms IS NULL
                 """,

@@ -116,8 +116,10 @@ struct MailDeliveryTests {
         #expect(link.utf8.count == 43, "256 bits, base64url")
         // Stored hashed only: the raw token is nowhere in the database, and the mail's text is gone.
         let stored = try await h.database.read { db in
-            (try db.scalar("SELECT COUNT(*) FROM mail_outbox WHERE body IS NOT NULL", []),
-             try db.scalar("SELECT state FROM mail_outbox", []))
+            (
+                try db.scalar("SELECT COUNT(*) FROM mail_outbox WHERE body IS NOT NULL", []),
+                try db.scalar("SELECT state FROM mail_outbox", [])
+            )
         }
         #expect(stored.0 == .integer(0))
         #expect(stored.1 == .text("sent"))
@@ -266,7 +268,10 @@ struct MailDeliveryTests {
         #expect(try await dispatcher.runOnce(at: h.clock.nowMilliseconds()).sent == 4)
         let mails = try fake.received()
         let change = try #require(mails.first { ($0["rcpt_tos"] as? [String]) == ["new@example.com"] })
-        let notice = try #require(mails.first { ($0["rcpt_tos"] as? [String]) == ["taken@example.com"] && ($0["data"] as? String)?.contains("already has one") == true })
+        let notice = try #require(
+            mails.first {
+                ($0["rcpt_tos"] as? [String]) == ["taken@example.com"] && ($0["data"] as? String)?.contains("already has one") == true
+            })
         #expect(Self.token(in: notice, page: "verify-email") == nil)
         let link = try #require(Self.token(in: change, page: "verify-email"))
         let done = await h.send(.post, "/v1/auth/verify-email", json: #"{"token":"\#(link)"}"#)
@@ -311,7 +316,9 @@ struct MailDeliveryTests {
         try await dispatcher.runOnce(at: h.clock.nowMilliseconds())
         let late = try #require(try fake.received().last.flatMap { Self.token(in: $0, page: "reset-password") })
         h.clock.advance(by: MailTemplates.resetLifetimeMilliseconds)
-        #expect(await h.send(.post, "/v1/auth/password-reset/confirm", json: #"{"token":"\#(late)","password":"a newer password"}"#).errorName == "TOKEN_INVALID")
+        #expect(
+            await h.send(.post, "/v1/auth/password-reset/confirm", json: #"{"token":"\#(late)","password":"a newer password"}"#).errorName
+                == "TOKEN_INVALID")
     }
 
     @Test("reset requests are limited per address (3 an hour), known or not, and per network")
@@ -392,7 +399,8 @@ struct MailOffTests {
         let h = try AppHarness(defaultTier: .premium)
         let owner = try await h.register("owner@example.com")
         let groupID = try await h.createGroup(token: owner.token)
-        try await h.expect(201, .post, "/v1/groups/\(groupID)/invitations", json: #"{"invitee_email":"eve@example.com"}"#, token: owner.token)
+        try await h.expect(
+            201, .post, "/v1/groups/\(groupID)/invitations", json: #"{"invitee_email":"eve@example.com"}"#, token: owner.token)
         let eve = try await h.register("eve@example.com", verified: false)
         let rows = try await h.database.read { db in
             try db.query("SELECT kind, state, body FROM mail_outbox ORDER BY id", [])

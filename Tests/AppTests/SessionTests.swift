@@ -3,8 +3,8 @@ import Foundation
 import Hashing
 import Storage
 import Store
-import Testing
 import TestSupport
+import Testing
 import Transport
 import Wire
 
@@ -84,8 +84,9 @@ struct SessionTests {
         try await h.expect(200, .get, "/v1/me", token: bo)
         let unknown = await h.send(.delete, "/v1/me/sessions/\(SessionStore.newPublicID())", token: ana)
         #expect(unknown.status == 404)
-        #expect(unknown.text.replacingOccurrences(of: #""request_id":"[^"]*""#, with: "", options: .regularExpression)
-            == refused.text.replacingOccurrences(of: #""request_id":"[^"]*""#, with: "", options: .regularExpression))
+        #expect(
+            unknown.text.replacingOccurrences(of: #""request_id":"[^"]*""#, with: "", options: .regularExpression)
+                == refused.text.replacingOccurrences(of: #""request_id":"[^"]*""#, with: "", options: .regularExpression))
 
         let phoneID = try #require(try await sessions(h, token: anaPhone).first { $0["current"] as? Bool == true }?["id"] as? String)
         try await h.expect(204, .delete, "/v1/me/sessions/\(phoneID)", token: ana)

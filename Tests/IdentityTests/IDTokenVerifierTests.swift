@@ -21,7 +21,8 @@ struct IDTokenVerifierTests {
 
     static func ecJWK(_ key: P256.PublicKey, kid: String) -> String {
         let point = key.x963Representation
-        return #"{"kty":"EC","kid":"\#(kid)","crv":"P-256","x":"\#(Base64URL.encode(point[1...32]))","y":"\#(Base64URL.encode(point[33...64]))"}"#
+        let (x, y) = (Base64URL.encode(point[1...32]), Base64URL.encode(point[33...64]))
+        return #"{"kty":"EC","kid":"\#(kid)","crv":"P-256","x":"\#(x)","y":"\#(y)"}"#
     }
 
     static let keys = try! JWKS(json: Array(#"{"keys":[\#(rsaJWK(rsa.publicKey, kid: "r1")),\#(ecJWK(ec.publicKey, kid: "e1"))]}"#.utf8))
@@ -37,7 +38,8 @@ struct IDTokenVerifierTests {
         iat: Int64 = nowSeconds - 10, nonce: String? = "n-123", extra: String = ""
     ) -> String {
         let nonceMember = nonce.map { #","nonce":"\#($0)""# } ?? ""
-        return #"{"iss":"\#(iss)","aud":\#(aud),"sub":"1234567890","exp":\#(exp),"iat":\#(iat)\#(nonceMember),"email":"ana@example.com","email_verified":true\#(extra)}"#
+        return #"{"iss":"\#(iss)","aud":\#(aud),"sub":"1234567890","exp":\#(exp),"iat":\#(iat)\#(nonceMember),"#
+            + #""email":"ana@example.com","email_verified":true\#(extra)}"#
     }
 
     static func rs256(_ claims: String, kid: String = "r1", key: RSA.PrivateKey = rsa) -> String {
@@ -135,7 +137,8 @@ struct IDTokenVerifierTests {
         let token = Self.rs256(Self.claims(), kid: "r2", key: Self.rotated)
         #expect(refused(token) == .unknownKeyID("r2"))
         let refreshed = try JWKS(
-            json: Array(#"{"keys":[\#(Self.rsaJWK(Self.rotated.publicKey, kid: "r2")),\#(Self.ecJWK(Self.ec.publicKey, kid: "e1"))]}"#.utf8))
+            json: Array(#"{"keys":[\#(Self.rsaJWK(Self.rotated.publicKey, kid: "r2")),\#(Self.ecJWK(Self.ec.publicKey, kid: "e1"))]}"#.utf8)
+        )
         #expect(try verify(token, keys: refreshed).get().subject == "1234567890")
         // The old key is gone from the rotated set.
         #expect(verify(Self.rs256(Self.claims()), keys: refreshed) == .failure(.unknownKeyID("r1")))

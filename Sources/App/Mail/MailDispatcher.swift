@@ -2,9 +2,9 @@
 public import Domain
 import Foundation
 public import Logging
+public import Outbound
 public import Storage
 import Store
-public import Outbound
 
 /// Hands queued mails to the SMTP server (docs/mail.md#pipeline). The notification dispatcher's
 /// machinery, shared rather than copied: `RoundLoop` (timer, one round at a time, back-to-back

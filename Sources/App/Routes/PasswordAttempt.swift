@@ -36,7 +36,8 @@ struct PasswordAttempt: Sendable {
             LoginFailureStore.ipSubject(clientIP),
         ]
         let throttle = LoginThrottle.standard
-        let (decision, stored, pending) = try await services.database.write { db -> (AttemptWindow.Decision, (user: User, passwordHash: String)?, [Int64]) in
+        let (decision, stored, pending) = try await services.database.write {
+            db -> (AttemptWindow.Decision, (user: User, passwordHash: String)?, [Int64]) in
             func times(_ subject: String, _ window: AttemptWindow) throws -> [Int64] {
                 try LoginFailureStore.failureTimes(subject: subject, window: window, at: now, on: db)
             }
