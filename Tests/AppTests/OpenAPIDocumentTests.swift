@@ -29,6 +29,21 @@ struct OpenAPIDocumentTests {
         #expect(unrouted.isEmpty, "operations in Public/openapi.yaml that no route serves: \(unrouted)")
     }
 
+    @Test("every error name the server can send is in the document's Error schema")
+    func errorNames() throws {
+        let yaml = try Self.document()
+        let start = try #require(yaml.range(of: "\n    Error:\n"))
+        let end = try #require(yaml.range(of: "\n            message:", range: start.upperBound..<yaml.endIndex))
+        let listed = Set(
+            yaml[start.upperBound..<end.lowerBound].split(separator: "\n")
+                .compactMap { line -> String? in
+                    let trimmed = line.trimmingCharacters(in: .whitespaces)
+                    return trimmed.hasPrefix("- ") ? String(trimmed.dropFirst(2)) : nil
+                })
+        let missing = ErrorCode.all.map(\.name).filter { !listed.contains($0) }
+        #expect(missing.isEmpty, "error names missing from components.schemas.Error: \(missing)")
+    }
+
     @Test("the document is served at /openapi.yaml as YAML")
     func served() async throws {
         let h = try AppHarness(publicDirectory: Self.publicDirectory)
