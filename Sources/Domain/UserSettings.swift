@@ -1,3 +1,5 @@
+import Foundation
+
 /// A user's preferences, synced to every device of the account (issue 19; docs/personal-sync.md#settings):
 /// the API seed's `UserSettings` (§3.2) and the data schema's device defaults (§3.5) in one document.
 /// The time zone is not here: it is the user document's `timezone`. Every field has a default, so an
@@ -25,6 +27,20 @@ public struct UserSettings: Sendable, Codable, Equatable {
 
     public enum ThemeMode: String, Sendable, Codable, CaseIterable {
         case light, dark, system
+    }
+
+    /// The fields a PATCH may name: every setting, not `version` or `updated_at` (the server keeps those).
+    public static let patchableFields = Set(CodingKeys.allCases.map(\.stringValue)).subtracting(["version", "updated_at"])
+
+    /// These settings with a PATCH body's fields laid over them — one coding for stored documents and
+    /// PATCH bodies: a named field's JSON value replaces the stored one, `null` clears a nullable one,
+    /// fields outside `patchableFields` are ignored (the caller refuses them first). A value of the
+    /// wrong type throws the `DecodingError` that names its field.
+    public func applying(patchJSON: [UInt8]) throws -> UserSettings {
+        let patch = try JSONSerialization.jsonObject(with: Data(patchJSON)) as? [String: Any] ?? [:]
+        var object = try JSONSerialization.jsonObject(with: Data(DocumentCoding.encode(self))) as? [String: Any] ?? [:]
+        for (key, value) in patch where Self.patchableFields.contains(key) { object[key] = value }
+        return try DocumentCoding.decode(UserSettings.self, from: Array(JSONSerialization.data(withJSONObject: object)))
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {

@@ -11,72 +11,21 @@ enum SettingsRoutes {
         router.add(.patch, "/v1/me/settings", .async { request in try await patch(request, services) })
     }
 
-    /// A PATCH: absent fields stay; `alarm_volume_override: null` clears it.
-    struct SettingsBody: StrictBody {
-        var defaultSnoozeMinutes: Int?
-        var preAlarmWarningEnabled: Bool?
-        var preAlarmWarningHours: Int?
-        var use24HourFormat: Bool?
-        var soundID: String?
-        var vibrationEnabled: Bool?
-        var defaultPersistence: PersistenceLevel?
-        var defaultDismissMethod: DismissMethod?
-        var themeMode: UserSettings.ThemeMode?
-        var hapticFeedback: Bool?
-        var showCompletionConfetti: Bool?
-        var alarmVolumeOverride: Double??
-        var graduallyIncreaseVolume: Bool?
+    /// A PATCH: any of `UserSettings.patchableFields` (absent fields stay; `alarm_volume_override: null`
+    /// clears it) and an optional `version`. The fields are laid over the stored document
+    /// (`UserSettings.applying`), so they are decoded exactly as stored settings are.
+    struct SettingsPatch: Decodable {
         var version: Int64?
-
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case version
-            case defaultSnoozeMinutes = "default_snooze_minutes"
-            case preAlarmWarningEnabled = "pre_alarm_warning_enabled"
-            case preAlarmWarningHours = "pre_alarm_warning_hours"
-            case use24HourFormat = "use_24_hour_format"
-            case soundID = "sound_id"
-            case vibrationEnabled = "vibration_enabled"
-            case defaultPersistence = "default_persistence"
-            case defaultDismissMethod = "default_dismiss_method"
-            case themeMode = "theme_mode"
-            case hapticFeedback = "haptic_feedback"
-            case showCompletionConfetti = "show_completion_confetti"
-            case alarmVolumeOverride = "alarm_volume_override"
-            case graduallyIncreaseVolume = "gradually_increase_volume"
-        }
+        private enum CodingKeys: String, CodingKey { case version }
 
         init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            defaultSnoozeMinutes = try c.decodeIfPresent(Int.self, forKey: .defaultSnoozeMinutes)
-            preAlarmWarningEnabled = try c.decodeIfPresent(Bool.self, forKey: .preAlarmWarningEnabled)
-            preAlarmWarningHours = try c.decodeIfPresent(Int.self, forKey: .preAlarmWarningHours)
-            use24HourFormat = try c.decodeIfPresent(Bool.self, forKey: .use24HourFormat)
-            soundID = try c.decodeIfPresent(String.self, forKey: .soundID)
-            vibrationEnabled = try c.decodeIfPresent(Bool.self, forKey: .vibrationEnabled)
-            defaultPersistence = try c.decodeIfPresent(PersistenceLevel.self, forKey: .defaultPersistence)
-            defaultDismissMethod = try c.decodeIfPresent(DismissMethod.self, forKey: .defaultDismissMethod)
-            themeMode = try c.decodeIfPresent(UserSettings.ThemeMode.self, forKey: .themeMode)
-            hapticFeedback = try c.decodeIfPresent(Bool.self, forKey: .hapticFeedback)
-            showCompletionConfetti = try c.decodeIfPresent(Bool.self, forKey: .showCompletionConfetti)
-            alarmVolumeOverride = try StrictKeys.nullable(c, .alarmVolumeOverride)
-            graduallyIncreaseVolume = try c.decodeIfPresent(Bool.self, forKey: .graduallyIncreaseVolume)
-            version = try c.decodeIfPresent(Int64.self, forKey: .version)
-        }
-
-        func apply(to s: inout UserSettings) {
-            if let defaultSnoozeMinutes { s.defaultSnoozeMinutes = defaultSnoozeMinutes }
-            if let preAlarmWarningEnabled { s.preAlarmWarningEnabled = preAlarmWarningEnabled }
-            if let preAlarmWarningHours { s.preAlarmWarningHours = preAlarmWarningHours }
-            if let use24HourFormat { s.use24HourFormat = use24HourFormat }
-            if let soundID { s.soundID = soundID }
-            if let vibrationEnabled { s.vibrationEnabled = vibrationEnabled }
-            if let defaultPersistence { s.defaultPersistence = defaultPersistence }
-            if let defaultDismissMethod { s.defaultDismissMethod = defaultDismissMethod }
-            if let themeMode { s.themeMode = themeMode }
-            if let hapticFeedback { s.hapticFeedback = hapticFeedback }
-            if let showCompletionConfetti { s.showCompletionConfetti = showCompletionConfetti }
-            if let alarmVolumeOverride { s.alarmVolumeOverride = alarmVolumeOverride }
-            if let graduallyIncreaseVolume { s.graduallyIncreaseVolume = graduallyIncreaseVolume }
+            let fields = try decoder.container(keyedBy: StrictKeys.AnyKey.self)
+            if let extra = fields.allKeys.first(where: {
+                $0.stringValue != "version" && !UserSettings.patchableFields.contains($0.stringValue)
+            }) {
+                throw DecodingError.dataCorrupted(.init(codingPath: [extra], debugDescription: "unknown field"))
+            }
+            version = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Int64.self, forKey: .version)
         }
     }
 
@@ -88,11 +37,15 @@ enum SettingsRoutes {
     /// → the settings; stale `version` → 409 CA010 with the current document.
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let userID = try await services.authenticate(request).user.id
-        let body = try JSONBody.decode(SettingsBody.self, from: request)
+        let body = try JSONBody.decode(SettingsPatch.self, from: request)
+        let patchJSON = request.http.body
         return try await services.writeJSON { now, db in
             try UserSettingsStore.update(userID: userID, expectedVersion: body.version, at: now, on: db) { settings in
-                body.apply(to: &settings)
-                settings = try UserSettingsRules.validate(settings)
+                do {
+                    settings = try UserSettingsRules.validate(settings.applying(patchJSON: patchJSON))
+                } catch let error as DecodingError {
+                    throw JSONBody.apiError(for: error)
+                }
             }
         }
     }
