@@ -21,11 +21,11 @@ public enum AccountStore {
 
     private static func qualify(_ alias: String) -> String {
         let prefix = alias.isEmpty ? "" : alias + "."
-        return [
+        let names = [
             "id", "email", "email_verified_ms", "display_name", "timezone", "locale", "avatar_url", "last_seen_ms", "tier", "status",
             "version", "created_ms", "updated_ms",
         ]
-            .map { prefix + $0 }.joined(separator: ", ")
+        return names.map { prefix + $0 }.joined(separator: ", ")
     }
 
     /// Creates an account and its change-log row. Throws `DomainError.emailTaken` when the

@@ -321,7 +321,8 @@ struct ProfileFieldTests {
         let longestURL = base + String(repeating: "a", count: AccountRules.maxAvatarURLBytes - base.utf8.count)
         try await h.expect(200, .patch, "/v1/me", json: #"{"avatar_url":"\#(longestURL)"}"#, token: token)
         for bad in [
-            "http://cdn.example.com/ana.png", longestURL + "a", "https://", "https://user:pw@cdn.example.com/a.png", "ftp://cdn.example.com/a",
+            "http://cdn.example.com/ana.png", longestURL + "a", "https://", "https://user:pw@cdn.example.com/a.png",
+            "ftp://cdn.example.com/a",
             "https://cdn.example.com/a b.png", "cdn.example.com/ana.png", "javascript:alert(1)",
         ] {
             let reply = try await h.expect(422, .patch, "/v1/me", json: #"{"avatar_url":"\#(bad)"}"#, token: token)
@@ -338,10 +339,14 @@ struct ProfileFieldTests {
         let t0 = h.clock.nowMilliseconds()
         let (token, userID) = try await h.register("ana@example.com")
         func stored() throws -> Int64? {
-            try h.database.readSync { db in try db.queryOne("SELECT last_seen_ms FROM users WHERE id = ?1", [.text(userID)])?.int("last_seen_ms") }
+            try h.database.readSync { db in
+                try db.queryOne("SELECT last_seen_ms FROM users WHERE id = ?1", [.text(userID)])?.int("last_seen_ms")
+            }
         }
         #expect(try stored() == t0)
-        #expect(try await h.expect(200, .get, "/v1/me", token: token).json["last_seen_at"] as? String == Timestamp(milliseconds: t0).description)
+        #expect(
+            try await h.expect(200, .get, "/v1/me", token: token).json["last_seen_at"] as? String == Timestamp(milliseconds: t0).description
+        )
         // Within the hour: requests write nothing; the document (and its version) stays.
         h.clock.advance(by: SessionStore.touchIntervalMilliseconds - 1)
         let early = try await h.expect(200, .get, "/v1/me", token: token)

@@ -99,7 +99,8 @@ struct AuthorizationMatrixTests {
                 "POST /v1/me/alarms/{alarm_id}/completions", [201, 404, 404, 404, 404, 404, 401], errors: [404: "ALARM_NOT_FOUND"]
             ) { c in
                 try await c.ownersPersonalAlarm()
-                return await c.send(.post, "\(Self.personalAlarm)/completions", json: #"{"status":"completed","scheduled_at":"2026-02-06T10:00:00Z"}"#)
+                return await c.send(
+                    .post, "\(Self.personalAlarm)/completions", json: #"{"status":"completed","scheduled_at":"2026-02-06T10:00:00Z"}"#)
             },
             .init(
                 "GET /v1/me/alarms/{alarm_id}/completions", [200, 404, 404, 404, 404, 404, 401], errors: [404: "ALARM_NOT_FOUND"]

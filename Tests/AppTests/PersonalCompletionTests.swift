@@ -87,7 +87,10 @@ struct PersonalCompletionTests {
         let t0 = h.clock.nowMilliseconds()
         let cases: [(String, String)] = [
             (#"{"status":"completed"}"#, "scheduled_at"),
-            (Self.answer(t0, extra: #","note":"\#(String(repeating: "n", count: SharedAlarmRules.maxCompletionNoteCharacters + 1))""#), "note"),
+            (
+                Self.answer(t0, extra: #","note":"\#(String(repeating: "n", count: SharedAlarmRules.maxCompletionNoteCharacters + 1))""#),
+                "note"
+            ),
             (Self.answer(t0, extra: #","snooze_count":-1"#), "snooze_count"),
             (Self.answer(t0, extra: #","snooze_count":1001"#), "snooze_count"),
             (Self.answer(t0, extra: #","total_snooze_minutes":525601"#), "total_snooze_minutes"),
@@ -122,7 +125,8 @@ struct PersonalCompletionTests {
         // Five occurrences of A answered on days 0…4 (days 1 and 3 skipped), one of B on day 2.
         for i in Int64(0)..<5 {
             h.clock.set(t0 + i * day + 60_000)
-            try await h.expect(201, .post, Self.path(), json: Self.answer(t0 + i * day, status: i % 2 == 1 ? "skipped" : "completed"), token: phone)
+            try await h.expect(
+                201, .post, Self.path(), json: Self.answer(t0 + i * day, status: i % 2 == 1 ? "skipped" : "completed"), token: phone)
         }
         h.clock.set(t0 + 2 * day + 120_000)
         try await h.expect(201, .post, Self.path(Self.alarmB), json: Self.answer(t0 + 2 * day), token: phone)
@@ -143,7 +147,8 @@ struct PersonalCompletionTests {
         #expect(pages == [[4, 3], [2, 1], [0]])
 
         #expect(scheduled(try await h.expect(200, .get, "\(Self.path())?status=skipped", token: tablet)) == [3, 1])
-        let from = PersonalAlarmTests.stamp(t0 + day), to = PersonalAlarmTests.stamp(t0 + 3 * day + 60_000)
+        let from = PersonalAlarmTests.stamp(t0 + day)
+        let to = PersonalAlarmTests.stamp(t0 + 3 * day + 60_000)
         #expect(scheduled(try await h.expect(200, .get, "\(Self.path())?from=\(from)&to=\(to)", token: tablet)) == [2, 1])
         let all = try await h.expect(200, .get, "/v1/me/completions", token: tablet)
         #expect(

@@ -230,7 +230,8 @@ enum AccountRoutes {
         let version = patch.version
         let validated = change
         return try await services.writeJSON { now, db in
-            try AccountStore.updateProfile(userID: userID, change: validated, expectedVersion: version, actor: .user(userID), at: now, on: db)
+            try AccountStore.updateProfile(
+                userID: userID, change: validated, expectedVersion: version, actor: .user(userID), at: now, on: db)
         }
     }
 
