@@ -65,6 +65,22 @@ public enum PersonalCompletionRules {
     /// shared completions.
     public static let retentionMilliseconds: Int64 = 3 * 365 * 86_400_000
 
+    /// How far ahead of the server's clock `scheduled_at` may be: 366 days — a device may mark an
+    /// occurrence done early (the next one of a yearly alarm included), but a record for a fire years
+    /// away is a client bug, and each distinct `scheduled_at` is another row.
+    public static let maxScheduledAheadMilliseconds: Int64 = 366 * 86_400_000
+
+    /// `scheduled_at` within [now − retention, now + `maxScheduledAheadMilliseconds`]: older would be
+    /// purged by the next sweep. 422 naming the field otherwise.
+    public static func checkScheduledAt(_ scheduledAt: Timestamp, now: Int64) throws(DomainError) {
+        guard scheduledAt.milliseconds <= now + maxScheduledAheadMilliseconds else {
+            throw .invalidField(field: "scheduled_at", message: "scheduled_at is more than 366 days ahead")
+        }
+        guard scheduledAt.milliseconds >= now - retentionMilliseconds else {
+            throw .invalidField(field: "scheduled_at", message: "scheduled_at is older than the 3 years completions are kept")
+        }
+    }
+
     /// `total_snooze_minutes` in range; 422 naming the field otherwise.
     public static func checkTotalSnoozeMinutes(_ minutes: Int64) throws(DomainError) {
         guard (0...maxTotalSnoozeMinutes).contains(minutes) else {
@@ -73,11 +89,15 @@ public enum PersonalCompletionRules {
     }
 
     /// The device's `completed_at`, or `now` when absent; more than 5 minutes ahead of the server's
-    /// clock is refused (the rule and bound of `PersonalAlarmRules.editTime`), 422 naming the field.
+    /// clock is refused (the rule and bound of `PersonalAlarmRules.editTime`), and so is one older than
+    /// the retention (the next sweep would delete it); 422 naming the field.
     public static func completionTime(_ clientTime: Timestamp?, now: Int64) throws(DomainError) -> Timestamp {
         guard let clientTime else { return Timestamp(milliseconds: now) }
         guard clientTime.milliseconds <= now + PersonalAlarmRules.maxClockAheadMilliseconds else {
             throw .invalidField(field: "completed_at", message: "completed_at is ahead of the server's clock by more than 5 minutes")
+        }
+        guard clientTime.milliseconds >= now - retentionMilliseconds else {
+            throw .invalidField(field: "completed_at", message: "completed_at is older than the 3 years completions are kept")
         }
         return clientTime
     }

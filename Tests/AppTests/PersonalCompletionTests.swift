@@ -96,6 +96,13 @@ struct PersonalCompletionTests {
             (Self.answer(t0, extra: #","total_snooze_minutes":525601"#), "total_snooze_minutes"),
             (Self.answer(t0, extra: #","completed_at":"\#(PersonalAlarmTests.stamp(t0 + 5 * 60_000 + 1))""#), "completed_at"),
             (Self.answer(t0, extra: #","id":"not-a-uuid""#), "id"),
+            (Self.answer(t0 + PersonalCompletionRules.maxScheduledAheadMilliseconds + 1), "scheduled_at"),
+            (Self.answer(t0 - PersonalCompletionRules.retentionMilliseconds - 1), "scheduled_at"),
+            (
+                Self.answer(
+                    t0, extra: #","completed_at":"\#(PersonalAlarmTests.stamp(t0 - PersonalCompletionRules.retentionMilliseconds - 1))""#),
+                "completed_at"
+            ),
             (Self.answer(t0, extra: #","user_id":"someone""#), "user_id"),
         ]
         for (body, field) in cases {
@@ -114,6 +121,13 @@ struct PersonalCompletionTests {
                     + #","note":"\#(String(repeating: "n", count: SharedAlarmRules.maxCompletionNoteCharacters))""#),
             token: phone)
         #expect(edge.json["snooze_count"] as? Int == 1000)
+        // The scheduled_at window's ends and the oldest completed_at: accepted.
+        try await h.expect(
+            201, .post, Self.path(), json: Self.answer(t0 + PersonalCompletionRules.maxScheduledAheadMilliseconds), token: phone)
+        let oldest = t0 - PersonalCompletionRules.retentionMilliseconds
+        try await h.expect(
+            201, .post, Self.path(), json: Self.answer(oldest, extra: #","completed_at":"\#(PersonalAlarmTests.stamp(oldest))""#),
+            token: phone)
         #expect(edge.json["completed_at"] as? String == PersonalAlarmTests.stamp(t0 + 5 * 60_000))
     }
 

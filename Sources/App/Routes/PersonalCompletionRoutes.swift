@@ -61,13 +61,14 @@ enum PersonalCompletionRoutes {
         guard let scheduledAt = body.scheduledAt else {
             throw DomainError.invalidField(field: "scheduled_at", message: "scheduled_at (the occurrence answered) is required")
         }
+        let now = services.clock.nowMilliseconds()
+        try PersonalCompletionRules.checkScheduledAt(scheduledAt, now: now)
         let note = try SharedAlarmRules.completionNote(body.note)
         let snoozes = body.snoozeCount ?? 0
         try SharedAlarmRules.checkSnoozeCount(snoozes)
         let snoozeMinutes = body.totalSnoozeMinutes ?? 0
         try PersonalCompletionRules.checkTotalSnoozeMinutes(snoozeMinutes)
         let id = try body.id.map { text throws(DomainError) in try PersonalCompletionRules.completionID(text) }
-        let now = services.clock.nowMilliseconds()
         let answer = PersonalCompletionStore.Answer(
             id: id, scheduledAt: scheduledAt, status: body.status,
             method: body.completionMethod ?? (body.status == .skipped ? .skipped : .onTime), snoozeCount: snoozes,
