@@ -81,7 +81,7 @@ public struct Services: Sendable {
         }
         let now = clock.nowMilliseconds()
         let lookup = try await database.read { db in try SessionStore.lookup(tokenHash: tokenHash, at: now, on: db) }
-        guard let lookup else { throw DomainError.authenticationRequired }
+        guard var lookup else { throw DomainError.authenticationRequired }
         guard lookup.user.status == .active else { throw DomainError.accountSuspended }
         if !exemptFromWriteBudget, Self.writeMethods.contains(request.method) {
             try writeBudgets.charge(userID: lookup.user.id, bodyBytes: request.http.body.count, now: now)
@@ -89,6 +89,7 @@ public struct Services: Sendable {
         if lookup.needsTouch {
             do {
                 try await database.write { db in try SessionStore.touch(tokenHash: tokenHash, at: now, on: db) }
+                lookup.user.lastSeenAt = max(lookup.user.lastSeenAt ?? Timestamp(milliseconds: now), Timestamp(milliseconds: now))
             } catch let error as any StorageFailure where error.isStorageUnavailable {
                 // Sliding the expiry is bookkeeping: a full or read-only disk must not turn reads into 503s.
                 // The next request after the touch interval tries again.

@@ -89,6 +89,8 @@ public struct ChangeEvent: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let personalAlarmUpdated = ChangeEvent(rawValue: "personal_alarm_updated")
     /// A personal alarm was deleted (its tombstone syncs, then is purged).
     public static let personalAlarmDeleted = ChangeEvent(rawValue: "personal_alarm_deleted")
+    /// The user answered an occurrence of a personal alarm (the completion syncs to their other devices).
+    public static let personalCompletion = ChangeEvent(rawValue: "personal_completion")
 
     /// The user changed their synced settings.
     public static let settingsUpdated = ChangeEvent(rawValue: "settings_updated")

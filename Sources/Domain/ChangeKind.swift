@@ -27,6 +27,8 @@ public struct ChangeKind: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let missedOccurrence = ChangeKind(rawValue: "missed_occurrence")
     /// A user's personal alarm (`user:<id>` only: synced between that user's devices).
     public static let personalAlarm = ChangeKind(rawValue: "personal_alarm")
+    /// A completion of a personal alarm's occurrence (`user:<id>` only; immutable: always `added`).
+    public static let personalCompletion = ChangeKind(rawValue: "personal_completion")
     /// A user's synced settings (`user:<id>` only; the entity id is the user's).
     public static let settings = ChangeKind(rawValue: "settings")
     /// A signed-in session (`system` topic, entity id = the session's public id, no document):

@@ -21,8 +21,11 @@ public enum AccountStore {
 
     private static func qualify(_ alias: String) -> String {
         let prefix = alias.isEmpty ? "" : alias + "."
-        return ["id", "email", "email_verified_ms", "display_name", "timezone", "tier", "status", "version", "created_ms", "updated_ms"]
-            .map { prefix + $0 }.joined(separator: ", ")
+        let names = [
+            "id", "email", "email_verified_ms", "display_name", "timezone", "locale", "avatar_url", "last_seen_ms", "tier", "status",
+            "version", "created_ms", "updated_ms",
+        ]
+        return names.map { prefix + $0 }.joined(separator: ", ")
     }
 
     /// Creates an account and its change-log row. Throws `DomainError.emailTaken` when the
@@ -75,26 +78,45 @@ public enum AccountStore {
         return try userFromRow(row)
     }
 
-    /// Applies a profile change (`nil` = leave as is; `timezone: .some(nil)` clears it), bumping
-    /// `version` and appending a change-log row. `expectedVersion`, when given, must match the stored
-    /// version, else `DomainError.versionConflict` carries the current document.
+    /// The user-settable profile fields of one `PATCH /v1/me`, already validated (`AccountRules`):
+    /// `nil` = leave as is; `.some(nil)` clears a nullable field.
+    public struct ProfileChange: Sendable, Equatable {
+        public var displayName: String?
+        public var timezone: String??
+        public var locale: String??
+        public var avatarURL: String??
+        public init(displayName: String? = nil, timezone: String?? = nil, locale: String?? = nil, avatarURL: String?? = nil) {
+            self.displayName = displayName
+            self.timezone = timezone
+            self.locale = locale
+            self.avatarURL = avatarURL
+        }
+    }
+
+    /// Applies a profile change, bumping `version` and appending a change-log row (the user's own
+    /// topic only). `expectedVersion`, when given, must match the stored version, else
+    /// `DomainError.versionConflict` carries the current document.
     public static func updateProfile(
-        userID: String, displayName: String?, timezone: String??, expectedVersion: Int64?, actor: Actor,
-        at now: Int64, on db: any SQLConnection
+        userID: String, change: ProfileChange, expectedVersion: Int64?, actor: Actor, at now: Int64, on db: any SQLConnection
     ) throws -> User {
         guard var user = try user(id: userID, on: db) else { throw DomainError.notFound("user") }
         if let expectedVersion, expectedVersion != user.version {
             throw DomainError.versionConflict(current: DocumentCoding.encode(user))
         }
-        if let displayName { user.displayName = displayName }
-        if let timezone { user.timezone = timezone }
+        if let displayName = change.displayName { user.displayName = displayName }
+        if let timezone = change.timezone { user.timezone = timezone }
+        if let locale = change.locale { user.locale = locale }
+        if let avatarURL = change.avatarURL { user.avatarURL = avatarURL }
         user.version += 1
         user.updatedAt = Timestamp(milliseconds: now)
         try db.run(
-            "UPDATE users SET display_name = ?2, timezone = ?3, version = ?4, updated_ms = ?5 WHERE id = ?1",
+            """
+            UPDATE users SET display_name = ?2, timezone = ?3, version = ?4, updated_ms = ?5, locale = ?6, avatar_url = ?7
+            WHERE id = ?1
+            """,
             [
-                .text(userID), .text(user.displayName), user.timezone.map { .text($0) } ?? .null,
-                .integer(user.version), .integer(now),
+                .text(userID), .text(user.displayName), SQLValue(user.timezone), .integer(user.version), .integer(now),
+                SQLValue(user.locale), SQLValue(user.avatarURL),
             ])
         try ChangeLog.append(
             [
@@ -115,7 +137,9 @@ public enum AccountStore {
         return User(
             id: id, email: email, displayName: displayName, timezone: row.string("timezone"), tier: tier,
             status: status, version: version, createdAt: Timestamp(milliseconds: created),
-            updatedAt: Timestamp(milliseconds: updated), emailVerified: row.int("email_verified_ms") != nil)
+            updatedAt: Timestamp(milliseconds: updated), emailVerified: row.int("email_verified_ms") != nil,
+            locale: row.string("locale"), avatarURL: row.string("avatar_url"),
+            lastSeenAt: row.int("last_seen_ms").map(Timestamp.init(milliseconds:)))
     }
 }
 

@@ -66,7 +66,7 @@ extension ChangeLog {
             }
             if top && ownDocument {
                 if object["display_name"] != nil { object["display_name"] = deletedName }
-                if object["timezone"] != nil { object["timezone"] = NSNull() }
+                for field in ["timezone", "locale", "avatar_url", "last_seen_at"] where object[field] != nil { object[field] = NSNull() }
             }
             return object
         }

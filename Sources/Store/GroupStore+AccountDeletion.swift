@@ -56,8 +56,8 @@ extension GroupStore {
         try LoginFailureStore.clearAll(email: user.email, on: db)
         try db.run(
             """
-            UPDATE users SET email = ?2, display_name = ?3, password_hash = '', timezone = NULL, version = version + 1,
-                updated_ms = ?4, deleted_ms = ?4
+            UPDATE users SET email = ?2, display_name = ?3, password_hash = '', timezone = NULL, locale = NULL,
+                avatar_url = NULL, last_seen_ms = NULL, version = version + 1, updated_ms = ?4, deleted_ms = ?4
             WHERE id = ?1
             """, [.text(userID), .text(tombstone), .text(deletedUserName), .integer(now)])
         // Links and addressed invitations this account sent stop working (after the tombstone, so

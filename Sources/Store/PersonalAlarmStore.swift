@@ -201,28 +201,32 @@ public enum PersonalAlarmStore {
         return Sync(changes: Array(changes), reset: false, next: more ? (changes.last?.seq ?? since) : latest, more: more)
     }
 
-    /// Retention: tombstones and archived losers older than `cutoff`. Returns rows deleted.
+    /// Retention: tombstones (with their completions) and archived losers older than `cutoff`.
+    /// Returns rows deleted.
     @discardableResult
     public static func purge(before cutoff: Int64, on db: any SQLConnection) throws -> Int {
-        try db.run("DELETE FROM personal_alarms WHERE deleted_ms < ?1", [.integer(cutoff)])
+        try PersonalCompletionStore.purgeWithTombstones(deletedBefore: cutoff, on: db)
+            + db.run("DELETE FROM personal_alarms WHERE deleted_ms < ?1", [.integer(cutoff)])
             + db.run("DELETE FROM personal_alarm_conflicts WHERE archived_ms < ?1", [.integer(cutoff)])
     }
 
     /// Account deletion (docs/design.md#account-deletion): the account's personal alarms, their
-    /// conflict archive and its synced settings go entirely, and so do their documents in the change
-    /// log (set to null with `redacted_ms`; the rows still chain). In the caller's transaction.
+    /// conflict archive and completions, and its synced settings go entirely, and so do their documents
+    /// in the change log (set to null with `redacted_ms`; the rows still chain). In the caller's
+    /// transaction.
     public static func eraseAll(userID: String, at now: Int64, on db: any SQLConnection) throws {
+        try PersonalCompletionStore.eraseAll(userID: userID, on: db)
         try db.run("DELETE FROM personal_alarm_conflicts WHERE user_id = ?1", [.text(userID)])
         try db.run("DELETE FROM personal_alarms WHERE user_id = ?1", [.text(userID)])
         try db.run("DELETE FROM user_settings WHERE user_id = ?1", [.text(userID)])
         try db.run(
             """
             UPDATE change_log SET document = NULL, redacted_ms = ?2
-            WHERE topic = ?1 AND kind IN (?3, ?4) AND document IS NOT NULL AND redacted_ms IS NULL
+            WHERE topic = ?1 AND kind IN (?3, ?4, ?5) AND document IS NOT NULL AND redacted_ms IS NULL
             """,
             [
                 .text(ChangeLog.userTopic(userID)), .integer(now), .text(ChangeKind.personalAlarm.rawValue),
-                .text(ChangeKind.settings.rawValue),
+                .text(ChangeKind.settings.rawValue), .text(ChangeKind.personalCompletion.rawValue),
             ])
     }
 

@@ -20,6 +20,8 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var personalAlarmTombstonesMilliseconds: Int64 = PersonalAlarmRules.tombstoneLifetimeMilliseconds
     /// Completions: the product's completion-log retention, 3 years (docs/design.md#retention).
     public var completionsMilliseconds: Int64 = CompletionStore.retentionMilliseconds
+    /// Personal completions: the same 3 years, from the device's `completed_at` (data-schema §8).
+    public var personalCompletionsMilliseconds: Int64 = PersonalCompletionRules.retentionMilliseconds
     /// Push devices not registered again for 60 days (data-schema §8; `DeviceRules`).
     public var unseenDevicesMilliseconds: Int64 = DeviceRules.unseenLifetimeMilliseconds
     /// Handled notification-outbox rows (their keys answer "already fired" this long).
@@ -43,6 +45,8 @@ public struct RetentionReport: Sendable, Equatable {
     /// Personal-alarm tombstones and archived conflicts.
     public var personalAlarmTombstones = 0
     public var completions = 0
+    /// Personal completions past their 3 years (those of purged tombstones count under `personalAlarmTombstones`).
+    public var personalCompletions = 0
     public var unseenDevices = 0
     public var handledNotifications = 0
     public var doneMails = 0
@@ -50,7 +54,7 @@ public struct RetentionReport: Sendable, Equatable {
     /// Rows deleted in total.
     public var total: Int {
         inviteAttempts + loginFailures + expiredInvitations + deadSessions + deletedAlarms + personalAlarmTombstones
-            + completions + unseenDevices + handledNotifications + doneMails + expiredEmailTokens
+            + completions + personalCompletions + unseenDevices + handledNotifications + doneMails + expiredEmailTokens
     }
 }
 
@@ -73,6 +77,8 @@ public enum Retention {
         report.personalAlarmTombstones = try PersonalAlarmStore.purge(
             before: now - policy.personalAlarmTombstonesMilliseconds, on: db)
         report.completions = try CompletionStore.purge(completedBefore: now - policy.completionsMilliseconds, on: db)
+        report.personalCompletions = try PersonalCompletionStore.purge(
+            completedBefore: now - policy.personalCompletionsMilliseconds, on: db)
         report.unseenDevices = try DeviceStore.purgeUnseen(before: now - policy.unseenDevicesMilliseconds, on: db)
         report.handledNotifications = try NotificationOutbox.purgeHandled(
             before: now - policy.handledNotificationsMilliseconds, on: db)

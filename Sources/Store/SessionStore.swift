@@ -14,6 +14,7 @@ public enum SessionStore {
     public static let touchIntervalMilliseconds: Int64 = 3600 * 1000
 
     /// Records a new session for `userID` under a fresh public id (`newPublicID`), which it returns.
+    /// Signing in is being seen: the account's `last_seen_ms` becomes `now`.
     @discardableResult
     public static func create(
         tokenHash: [UInt8], userID: String, userAgent: String?, clientIP: String?, at now: Int64, on db: any SQLConnection
@@ -29,6 +30,9 @@ public enum SessionStore {
                 userAgent.map { .text(String($0.prefix(256))) } ?? .null, clientIP.map { .text($0) } ?? .null,
                 .text(publicID),
             ])
+        try db.run(
+            "UPDATE users SET last_seen_ms = ?2 WHERE id = ?1 AND (last_seen_ms IS NULL OR last_seen_ms < ?2)",
+            [.text(userID), .integer(now)])
         return publicID
     }
 
@@ -68,11 +72,20 @@ public enum SessionStore {
             expiresAt: row.int("expires_ms") ?? now)
     }
 
-    /// Slides the idle expiry forward from `now`.
+    /// Slides the idle expiry forward from `now`, and sets the account's `last_seen_ms` to `now` (the
+    /// user document's `last_seen_at`): one write at most per `touchInterval` per session, never one
+    /// per request. `last_seen_ms` only moves forward (another session may have touched later).
     public static func touch(tokenHash: [UInt8], at now: Int64, on db: any SQLConnection) throws {
         try db.run(
             "UPDATE sessions SET last_used_ms = ?2, expires_ms = ?3 WHERE token_hash = ?1 AND revoked_ms IS NULL",
             [.blob(tokenHash), .integer(now), .integer(now + idleLifetimeMilliseconds)])
+        try db.run(
+            """
+            UPDATE users SET last_seen_ms = ?2
+            WHERE id = (SELECT user_id FROM sessions WHERE token_hash = ?1 AND revoked_ms IS NULL)
+              AND (last_seen_ms IS NULL OR last_seen_ms < ?2)
+            """,
+            [.blob(tokenHash), .integer(now)])
     }
 
     /// Revokes every live session of a user (suspension, password change, account deletion).

@@ -270,3 +270,135 @@ struct AccountTests {
         #expect(await h.send(.get, "/readyz").status == 200)
     }
 }
+
+/// Profile fields of issue 19 (docs/api.md#accounts): `locale` and `avatar_url` through `PATCH /v1/me`,
+/// `last_seen_at` kept by the server with the session's hourly touch, none of them shown to others.
+@Suite("Accounts — profile fields: locale, avatar_url, last_seen_at")
+struct ProfileFieldTests {
+    @Test("PATCH sets locale and avatar_url, null clears them; GET /v1/me and the change on user:<id> carry them")
+    func setAndClear() async throws {
+        let h = try AppHarness()
+        let (token, userID) = try await h.register("ana@example.com")
+        let fresh = try await h.expect(200, .get, "/v1/me", token: token)
+        #expect(fresh.json["locale"] is NSNull)
+        #expect(fresh.json["avatar_url"] is NSNull)
+        let set = try await h.expect(
+            200, .patch, "/v1/me", json: #"{"locale":"pt-BR","avatar_url":"https://cdn.example.com/a/ana.png?s=96"}"#, token: token)
+        #expect(set.json["locale"] as? String == "pt-BR")
+        #expect(set.json["avatar_url"] as? String == "https://cdn.example.com/a/ana.png?s=96")
+        #expect(set.json["version"] as? Int == 2)
+        let me = try await h.expect(200, .get, "/v1/me", token: token)
+        #expect(me.json["locale"] as? String == "pt-BR")
+        let logged = try h.database.readSync { db in
+            try db.queryOne(
+                "SELECT document FROM change_log WHERE topic = ?1 AND kind = 'user' ORDER BY seq DESC LIMIT 1", [.text("user:\(userID)")]
+            )?.string("document") ?? ""
+        }
+        #expect(logged.contains(#""locale":"pt-BR""#))
+        // Only what the PATCH names changes; null clears.
+        let cleared = try await h.expect(200, .patch, "/v1/me", json: #"{"avatar_url":null}"#, token: token)
+        #expect(cleared.json["avatar_url"] is NSNull)
+        #expect(cleared.json["locale"] as? String == "pt-BR")
+        try await h.expect(200, .patch, "/v1/me", json: #"{"locale":null}"#, token: token)
+        #expect(try await h.expect(200, .get, "/v1/me", token: token).json["locale"] is NSNull)
+    }
+
+    @Test("bad locale, non-https or oversized avatar_url → 422 naming the field; the limits themselves are accepted; nothing changes")
+    func validation() async throws {
+        let h = try AppHarness()
+        let (token, _) = try await h.register("ana@example.com")
+        let longest = "en-abcdefgh-abcdefgh-abcdefgh-abcde"
+        #expect(longest.utf8.count == AccountRules.maxLocaleBytes)
+        for good in ["en", "en-US", "zh-Hant-TW", "es-419", "de-CH-1996", longest] {
+            let reply = try await h.expect(200, .patch, "/v1/me", json: #"{"locale":"\#(good)"}"#, token: token)
+            #expect(reply.json["locale"] as? String == good)
+        }
+        for bad in ["en_US", "e", "engl", "en--US", "en-", "-en", "en-US!", "en-toolongsubtag", "ja-\u{65E5}", longest + "x", ""] {
+            let reply = try await h.expect(422, .patch, "/v1/me", json: #"{"locale":"\#(bad)"}"#, token: token)
+            #expect(reply.errorField == "locale", "\(bad)")
+        }
+        let base = "https://cdn.example.com/"
+        let longestURL = base + String(repeating: "a", count: AccountRules.maxAvatarURLBytes - base.utf8.count)
+        try await h.expect(200, .patch, "/v1/me", json: #"{"avatar_url":"\#(longestURL)"}"#, token: token)
+        for bad in [
+            "http://cdn.example.com/ana.png", longestURL + "a", "https://", "https://user:pw@cdn.example.com/a.png",
+            "ftp://cdn.example.com/a",
+            "https://cdn.example.com/a b.png", "cdn.example.com/ana.png", "javascript:alert(1)",
+        ] {
+            let reply = try await h.expect(422, .patch, "/v1/me", json: #"{"avatar_url":"\#(bad)"}"#, token: token)
+            #expect(reply.errorField == "avatar_url", "\(bad)")
+        }
+        let me = try await h.expect(200, .get, "/v1/me", token: token)
+        #expect(me.json["avatar_url"] as? String == longestURL, "refused PATCHes changed nothing")
+        #expect(me.json["locale"] as? String == longest)
+    }
+
+    @Test("last_seen_at: set at sign-in, refreshed by a request only once the hourly session touch is due — one write an hour")
+    func lastSeen() async throws {
+        let h = try AppHarness()
+        let t0 = h.clock.nowMilliseconds()
+        let (token, userID) = try await h.register("ana@example.com")
+        func stored() throws -> Int64? {
+            try h.database.readSync { db in
+                try db.queryOne("SELECT last_seen_ms FROM users WHERE id = ?1", [.text(userID)])?.int("last_seen_ms")
+            }
+        }
+        #expect(try stored() == t0)
+        #expect(
+            try await h.expect(200, .get, "/v1/me", token: token).json["last_seen_at"] as? String == Timestamp(milliseconds: t0).description
+        )
+        // Within the hour: requests write nothing; the document (and its version) stays.
+        h.clock.advance(by: SessionStore.touchIntervalMilliseconds - 1)
+        let early = try await h.expect(200, .get, "/v1/me", token: token)
+        #expect(early.json["last_seen_at"] as? String == Timestamp(milliseconds: t0).description)
+        #expect(try stored() == t0)
+        // Once the touch is due, that request refreshes it (without a new version or change-log row).
+        let seq = try h.database.readSync { db in try ChangeLog.latestSeq(on: db) }
+        h.clock.advance(by: 1)
+        let later = t0 + SessionStore.touchIntervalMilliseconds
+        let touched = try await h.expect(200, .get, "/v1/me", token: token)
+        #expect(touched.json["last_seen_at"] as? String == Timestamp(milliseconds: later).description)
+        #expect(touched.json["version"] as? Int == 1)
+        #expect(try stored() == later)
+        #expect(try h.database.readSync { db in try ChangeLog.latestSeq(on: db) } == seq)
+        // Signing in on another device is being seen too.
+        h.clock.advance(by: 60_000)
+        let login = await h.login("ana@example.com")
+        #expect((login.json["user"] as? [String: Any])?["last_seen_at"] as? String == Timestamp(milliseconds: later + 60_000).description)
+        #expect(try stored() == later + 60_000)
+    }
+
+    @Test("other members never see them: group member documents carry no locale, avatar_url or last_seen_at")
+    func notShownToOthers() async throws {
+        let f = try await GroupFixture.make()
+        try await f.h.expect(
+            200, .patch, "/v1/me", json: #"{"locale":"fr-FR","avatar_url":"https://cdn.example.com/m.png"}"#, token: f.member.token)
+        let group = try await f.h.expect(200, .get, "/v1/groups/\(f.groupID)", token: f.owner.token)
+        #expect(!group.text.contains("fr-FR") && !group.text.contains("cdn.example.com"))
+        for member in group.json["members"] as? [[String: Any]] ?? [] {
+            #expect(member["locale"] == nil && member["avatar_url"] == nil && member["last_seen_at"] == nil)
+        }
+    }
+
+    @Test("account deletion clears the profile fields in the row and in the change log's copies of the user document")
+    func erasedOnDeletion() async throws {
+        let h = try AppHarness()
+        let (token, userID) = try await h.register("ana@example.com")
+        try await h.expect(200, .patch, "/v1/me", json: #"{"locale":"pt-BR","avatar_url":"https://cdn.example.com/ana.png"}"#, token: token)
+        try await h.expect(204, .delete, "/v1/me", token: token)
+        let (row, copies) = try h.database.readSync { db in
+            (
+                try db.queryOne(
+                    "SELECT COUNT(*) AS n FROM users WHERE id = ?1 AND locale IS NULL AND avatar_url IS NULL AND last_seen_ms IS NULL",
+                    [.text(userID)])?.int("n"),
+                try db.queryOne(
+                    "SELECT COUNT(*) AS n FROM change_log WHERE document LIKE '%cdn.example.com%' OR document LIKE '%pt-BR%'", []
+                )?.int("n")
+            )
+        }
+        #expect(row == 1)
+        #expect(copies == 0)
+        let report = try h.database.readSync { try ChangeLogChain.verify(on: $0) }
+        #expect(report.firstBroken == nil, "\(report)")
+    }
+}

@@ -94,6 +94,21 @@ struct AuthorizationMatrixTests {
                 try await c.ownersPersonalAlarm()
                 return await c.send(.get, "\(Self.personalAlarm)/conflicts")
             },
+            // Personal completions: only the owner of the alarm records or lists them; elsewhere the id is unknown.
+            .init(
+                "POST /v1/me/alarms/{alarm_id}/completions", [201, 404, 404, 404, 404, 404, 401], errors: [404: "ALARM_NOT_FOUND"]
+            ) { c in
+                try await c.ownersPersonalAlarm()
+                return await c.send(
+                    .post, "\(Self.personalAlarm)/completions", json: #"{"status":"completed","scheduled_at":"2026-02-06T10:00:00Z"}"#)
+            },
+            .init(
+                "GET /v1/me/alarms/{alarm_id}/completions", [200, 404, 404, 404, 404, 404, 401], errors: [404: "ALARM_NOT_FOUND"]
+            ) { c in
+                try await c.ownersPersonalAlarm()
+                return await c.send(.get, "\(Self.personalAlarm)/completions")
+            },
+            .init("GET /v1/me/completions", [200, 200, 200, 200, 200, 200, 401]) { await $0.send(.get, "/v1/me/completions") },
             // Settings: every account its own document.
             .init("GET /v1/me/settings", [200, 200, 200, 200, 200, 200, 401]) { await $0.send(.get, "/v1/me/settings") },
             .init("PATCH /v1/me/settings", [200, 200, 200, 200, 200, 200, 401]) { c in

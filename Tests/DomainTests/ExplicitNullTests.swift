@@ -11,7 +11,8 @@ struct ExplicitNullTests {
     func encodes() {
         #expect(
             String(decoding: DocumentCoding.encode(user), as: UTF8.self)
-                == #"{"created_at":"1970-01-01T00:00:00.000Z","display_name":"U","email":"u@example.com","email_verified":false,"id":"u","#
+                == #"{"avatar_url":null,"created_at":"1970-01-01T00:00:00.000Z","display_name":"U","email":"u@example.com","#
+                + #""email_verified":false,"id":"u","last_seen_at":null,"locale":null,"#
                 + #""status":"active","tier":"free","timezone":null,"updated_at":"1970-01-01T00:00:00.001Z","version":1}"#)
         var zoned = user
         zoned.timezone = "Europe/Berlin"

@@ -49,6 +49,7 @@ public final class Application: HTTPResponder {
         GroupInvitationRoutes.register(in: &router, services: services)
         SharedAlarmRoutes.register(in: &router, services: services)
         PersonalAlarmRoutes.register(in: &router, services: services)
+        PersonalCompletionRoutes.register(in: &router, services: services)
         SettingsRoutes.register(in: &router, services: services)
         NotificationRoutes.register(in: &router, services: services)
         RealtimeRoutes.register(in: &router, feed: realtime)

@@ -24,19 +24,25 @@ enum AccountRoutes {
         var password: String
     }
 
-    /// `PATCH /v1/me`: absent fields stay; `"timezone": null` clears the zone.
+    /// `PATCH /v1/me`: absent fields stay; `null` clears `timezone`, `locale` and `avatar_url`.
+    /// `last_seen_at` is the server's (set when a session is used), not a field a client sets.
     struct ProfilePatch: Decodable {
         var displayName: String?
         var timezone: String??
+        var locale: String??
+        var avatarURL: String??
         var version: Int64?
         enum CodingKeys: String, CodingKey {
             case displayName = "display_name"
-            case timezone, version
+            case avatarURL = "avatar_url"
+            case timezone, locale, version
         }
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             displayName = try c.decodeIfPresent(String.self, forKey: .displayName)
             timezone = try StrictKeys.nullable(c, .timezone)
+            locale = try StrictKeys.nullable(c, .locale)
+            avatarURL = try StrictKeys.nullable(c, .avatarURL)
             version = try c.decodeIfPresent(Int64.self, forKey: .version)
         }
     }
@@ -110,10 +116,11 @@ enum AccountRoutes {
                 email: email, displayName: displayName, passwordHash: hash, tier: tier, now: now, request: request, services)
         }
         let user = try await services.database.write { db in
-            let user = try AccountStore.register(
+            var user = try AccountStore.register(
                 email: email, displayName: displayName, passwordHash: hash, tier: tier, at: now, on: db)
             try SessionStore.create(
                 tokenHash: tokenHash, userID: user.id, userAgent: userAgent, clientIP: ip, at: now, on: db)
+            user.lastSeenAt = Timestamp(milliseconds: now)  // what the session's creation stored
             // The verification link, queued in the registration's transaction (docs/mail.md).
             _ = try services.queueVerification(userID: user.id, email: email, change: false, at: now, on: db)
             return user
@@ -174,14 +181,16 @@ enum AccountRoutes {
                 metadata: ["client_ip": "\(ip)", "request_id": "\(request.requestID)"])
             throw DomainError.invalidCredentials
         }
-        let user = attempt.user
         let now = services.clock.nowMilliseconds()
+        var user = attempt.user
+        user.lastSeenAt = max(user.lastSeenAt ?? Timestamp(milliseconds: now), Timestamp(milliseconds: now))  // as the session stores it
+        let userID = user.id
 
         let (token, tokenHash) = TokenHashing.generate()
         let userAgent = request.headers[first: "user-agent"]
         try await services.database.write { db in
             try SessionStore.create(
-                tokenHash: tokenHash, userID: user.id, userAgent: userAgent, clientIP: ip, at: now, on: db)
+                tokenHash: tokenHash, userID: userID, userAgent: userAgent, clientIP: ip, at: now, on: db)
             try attempt.succeeded(on: db)
         }
         return JSONBody.response(
@@ -207,17 +216,22 @@ enum AccountRoutes {
         let displayName = try patch.displayName.map { name throws(DomainError) in
             try AccountRules.normalizeDisplayName(name)
         }
-        var timezone: String?? = nil
+        var change = AccountStore.ProfileChange(displayName: displayName)
         if let requested = patch.timezone {
-            timezone = .some(try requested.map { zone throws(DomainError) in try AccountRules.validateTimezone(zone) })
+            change.timezone = .some(try requested.map { zone throws(DomainError) in try AccountRules.validateTimezone(zone) })
+        }
+        if let requested = patch.locale {
+            change.locale = .some(try requested.map { tag throws(DomainError) in try AccountRules.validateLocale(tag) })
+        }
+        if let requested = patch.avatarURL {
+            change.avatarURL = .some(try requested.map { url throws(DomainError) in try AccountRules.validateAvatarURL(url) })
         }
         let userID = principal.user.id
         let version = patch.version
-        let tz = timezone
+        let validated = change
         return try await services.writeJSON { now, db in
             try AccountStore.updateProfile(
-                userID: userID, displayName: displayName, timezone: tz, expectedVersion: version,
-                actor: .user(userID), at: now, on: db)
+                userID: userID, change: validated, expectedVersion: version, actor: .user(userID), at: now, on: db)
         }
     }
 

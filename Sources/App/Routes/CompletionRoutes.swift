@@ -72,27 +72,33 @@ enum CompletionRoutes {
             Recorded(completion: recorded.completion, alarm: recorded.alarm), status: recorded.created ? .created : .ok)
     }
 
+    /// The filters every completion list shares (shared and personal): `status` (`completed|skipped`)
+    /// and `from`/`to` (RFC 3339; `completed_at` in `[from, to)`); 422 naming the parameter.
+    static func listFilter(_ params: QueryParameters) throws(DomainError) -> (status: CompletionStatus?, from: Int64?, to: Int64?) {
+        var status: CompletionStatus?
+        if let text = params["status"] {
+            guard let value = CompletionStatus(rawValue: text) else {
+                throw .invalidField(field: "status", message: "status must be completed or skipped")
+            }
+            status = value
+        }
+        var bounds: [String: Int64] = [:]
+        for name in ["from", "to"] {
+            guard let text = params[name] else { continue }
+            guard let ms = Timestamp.parse(text) else { throw .invalidField(field: name, message: "\(name) must be an RFC 3339 timestamp") }
+            bounds[name] = ms
+        }
+        return (status, bounds["from"], bounds["to"])
+    }
+
     /// `?user_id=&status=&from=&to=` (RFC 3339; `completed_at` in `[from, to)`) plus `limit`/`cursor`.
     static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let (userID, groupID) = try await services.groupCaller(request)
         let alarmID = request.parameters["aid"]
         let query = try ListQuery(request)
         let params = QueryParameters(request)
-        var filter = CompletionStore.Filter(userID: params["user_id"])
-        if let status = params["status"] {
-            guard let value = CompletionStatus(rawValue: status) else {
-                throw DomainError.invalidField(field: "status", message: "status must be completed or skipped")
-            }
-            filter.status = value
-        }
-        for name in ["from", "to"] {
-            guard let text = params[name] else { continue }
-            guard let ms = Timestamp.parse(text) else {
-                throw DomainError.invalidField(field: name, message: "\(name) must be an RFC 3339 timestamp")
-            }
-            if name == "from" { filter.from = ms } else { filter.to = ms }
-        }
-        let chosen = filter
+        let window = try listFilter(params)
+        let chosen = CompletionStore.Filter(userID: params["user_id"], status: window.status, from: window.from, to: window.to)
         let page = try await services.database.read { db in
             try CompletionStore.completions(
                 groupID: groupID, alarmID: alarmID, userID: userID, filter: chosen, after: query.after,
