@@ -162,7 +162,9 @@ struct OIDCTests {
         let hashed = Hex.encode(SHA256.hash(Array(raw.utf8)))
         let claims = OIDCMint.claims(
             now: f.now, subject: "001234.abcd", email: "x7@privaterelay.appleid.com", nonce: hashed,
-            overrides: ["iss": "https://appleid.apple.com", "aud": OIDCMint.appleClient, "email_verified": "true", "is_private_email": "true"])
+            overrides: [
+                "iss": "https://appleid.apple.com", "aud": OIDCMint.appleClient, "email_verified": "true", "is_private_email": "true",
+            ])
         let wrong = await f.signIn(OIDCMint.rs256(claims), provider: "apple", nonce: hashed)
         #expect(wrong.status == 401 && wrong.errorName == "ID_TOKEN_INVALID", "\(wrong.text)")
         let reply = await f.signIn(OIDCMint.rs256(claims), provider: "apple", nonce: raw)
@@ -205,7 +207,9 @@ struct OIDCTests {
         #expect(try f.count("SELECT COUNT(*) AS n FROM sessions") == sessions + 1, "only bo's registration session")
     }
 
-    @Test("refused, all 401 CA056 and nothing written: bad signature, wrong aud, wrong iss, expired, alg none, HS256 keyed with the public key")
+    @Test(
+        "all 401 CA056, nothing written: bad signature, wrong aud, wrong iss, expired, alg none, HS256 keyed with the public key"
+    )
     func refusals() async throws {
         let f = try await OIDCFixture.make()
         let now = f.now
@@ -375,6 +379,29 @@ struct OIDCTests {
         let listed = try await f.h.expect(200, .get, "/v1/me/identities", token: token)
         #expect((listed.json["identities"] as? [[String: Any]])?.map { $0["provider"] as? String } == ["apple"])
         #expect(await f.h.send(.delete, "/v1/me/identities/apple", token: token).errorCode == "CA058")
+    }
+
+    @Test("password reset (proof by mail) gives a password-less account its password; then its identity may go")
+    func passwordThroughReset() async throws {
+        let f = try await OIDCFixture.make()
+        let created = await f.signIn(OIDCMint.rs256(OIDCMint.claims(now: f.now)))
+        let id = try #require((created.json["user"] as? [String: Any])?["id"] as? String)
+        // The mailed link's token, issued as `chronir-admin users reset-link` issues it.
+        let raw = SecureRandom.bytes(32)
+        let now = f.now
+        try await f.h.database.write { db in
+            try EmailTokens.issue(
+                .passwordReset, tokenHash: SHA256.hash(raw), userID: id, email: "ana@example.com", at: now,
+                expiresAt: now + 3_600_000, on: db)
+        }
+        try await f.h.expect(
+            204, .post, "/v1/auth/password-reset/confirm",
+            json: #"{"token":"\#(Base64URL.encode(raw))","password":"a brand new password"}"#)
+        let login = await f.h.login("ana@example.com", password: "a brand new password")
+        #expect(login.status == 200, "\(login.text)")
+        let token = try #require(login.json["token"] as? String)
+        #expect(try await f.h.expect(200, .get, "/v1/me/identities", token: token).json["has_password"] as? Bool == true)
+        try await f.h.expect(204, .delete, "/v1/me/identities/google", token: token)
     }
 
     @Test("an account with a password may unlink its only identity; signing in again links it again")

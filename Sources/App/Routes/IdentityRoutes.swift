@@ -138,7 +138,9 @@ enum IdentityRoutes {
                         throw DomainError.identityLinkRefused(
                             reason: existing.emailVerified
                                 ? "an account with this email exists, and \(provider.rawValue) does not vouch for the address"
-                                : "an account with this email exists but has not verified it: sign in with its password and verify the address first")
+                                : "an account with this email exists but has not verified it: "
+                                    + "sign in with its password and verify the address first"
+                        )
                     }
                     user = existing
                 } else {
@@ -219,7 +221,8 @@ enum IdentityRoutes {
         let removed = try await services.database.write { db in try IdentityStore.unlink(provider: provider, userID: userID, on: db) }
         guard removed else { throw APIError(.notFound, "no such identity") }
         services.logger.info(
-            "identity unlinked", metadata: ["user_id": "\(userID)", "provider": "\(provider.rawValue)", "request_id": "\(request.requestID)"])
+            "identity unlinked",
+            metadata: ["user_id": "\(userID)", "provider": "\(provider.rawValue)", "request_id": "\(request.requestID)"])
         return HTTPResponse(status: .noContent)
     }
 }

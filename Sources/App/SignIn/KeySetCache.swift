@@ -1,5 +1,5 @@
-public import Identity
 import Foundation
+public import Identity
 
 /// When a provider's key set (JWKS) is fetched, sans-I/O: times in, decisions out; the fetching is
 /// `KeySetSource`'s. A fetched set is used until the lifetime its `Cache-Control: max-age` gives,

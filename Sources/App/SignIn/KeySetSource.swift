@@ -71,7 +71,8 @@ actor KeySetSource {
         do {
             let response = try await client.send(request)
             guard response.status == 200 else {
-                logger.warning("oidc: key set fetch refused", metadata: ["provider": "\(provider.rawValue)", "status": "\(response.status)"])
+                logger.warning(
+                    "oidc: key set fetch refused", metadata: ["provider": "\(provider.rawValue)", "status": "\(response.status)"])
                 return
             }
             let keys = try JWKS(json: response.body)
