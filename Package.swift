@@ -78,12 +78,12 @@ let package = Package(
         // the shell reads the change log and hands the hub Domain values).
         .target(name: "Realtime", dependencies: ["Domain"], swiftSettings: strict),
         // Composition: routes, JSON handlers, auth, static files, config, access log, metrics; the
-        // notification senders (Push + Outbound).
+        // notification senders (Push + Outbound); Sign in with Apple/Google (Identity + Outbound).
         .target(
             name: "App",
             dependencies: [
-                "Hashing", "Push", "Wire", "Transport", "Storage", "SQLite", "Postgres", "Outbound", "Domain", "Store",
-                "Realtime",
+                "Hashing", "Push", "Identity", "Wire", "Transport", "Storage", "SQLite", "Postgres", "Outbound", "Domain",
+                "Store", "Realtime",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -142,7 +142,7 @@ let package = Package(
             name: "AppTests",
             dependencies: [
                 "App", "Realtime", "Store", "Domain", "Transport", "Wire", "Storage", "SQLite", "Postgres", "Hashing",
-                "Outbound", "Push", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "Outbound", "Push", "Identity", "TestSupport", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
     ]

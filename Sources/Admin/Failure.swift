@@ -45,6 +45,9 @@ struct AdminError: Error, CustomStringConvertible {
         case .versionConflict: "the document changed meanwhile; try again"
         case .tokenInvalid: "the link is not valid (used, expired or unknown)"
         case .emailNotVerified: "the account's email address is not verified"
+        case .identityLinkRefused(let reason): "the identity cannot be linked: \(reason)"
+        case .lastSignInMethod: "that is the account's last way to sign in"
+        case .passwordNotSet: "the account has no password"
         case .rateLimited(let seconds): "rate limited; retry in \(seconds) s"
         case .authenticationRequired, .invalidCredentials, .occurrenceClosed: "\(error)"
         }

@@ -54,6 +54,8 @@ public struct AppConfig: Sendable {
     public var notifications = NotificationsConfig()
     /// Outbound mail (docs/configuration.md#mail); default: none.
     public var mail = MailConfig()
+    /// Sign in with Apple and Google (docs/configuration.md#sign-in-with-apple-and-google); default: off.
+    public var oidc = OIDCConfig()
 
     /// Defaults from `AppConfig.Defaults` (except `workerThreads`, which the server sets to the
     /// processor count).

@@ -24,6 +24,9 @@ public struct Services: Sendable {
     /// The VAPID public key `GET /v1/push/vapid-public-key` serves (`VAPIDKey.publicKeyText`); nil
     /// when Web Push is not configured, and the route answers 404.
     public var vapidPublicKey: String?
+    /// Sign in with Apple/Google (`POST /v1/auth/oidc`): the token verifier with its key-set cache;
+    /// nil when no provider is configured (the route answers 404 OIDC_PROVIDER_DISABLED).
+    public var oidc: OIDCService?
     /// Every signed-in user's write budget (`config.writeBudget`), charged by `authenticate`.
     public let writeBudgets: WriteBudgets
     /// A hash of a random password with the configured cost, verified when a login names an unknown
@@ -33,9 +36,11 @@ public struct Services: Sendable {
     /// `hashing` nil makes the bounded pool `config` describes (tests pass one to fill it).
     public init(
         config: AppConfig, database: any SQLDatabase, clock: any Clock, workers: WorkerPool, hashing: WorkerPool? = nil,
-        logger: Logger, secret: [UInt8], metrics: ChronirMetrics = ChronirMetrics(), vapidPublicKey: String? = nil
+        logger: Logger, secret: [UInt8], metrics: ChronirMetrics = ChronirMetrics(), vapidPublicKey: String? = nil,
+        oidc: OIDCService? = nil
     ) {
         self.config = config
+        self.oidc = oidc
         self.vapidPublicKey = vapidPublicKey
         self.metrics = metrics
         self.secret = secret

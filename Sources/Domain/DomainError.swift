@@ -48,4 +48,12 @@ public enum DomainError: Error, Equatable, Sendable {
     case alarmLimitReached
     /// An answer for an occurrence that is closed or is not the current one; `current` is the alarm.
     case occurrenceClosed(current: [UInt8])
+    /// A new Sign in with Apple/Google identity names the email of an existing account, and the
+    /// two may not be linked (docs/sign-in.md#linking): `reason` says which side is not verified,
+    /// or that the account already has an identity of that provider.
+    case identityLinkRefused(reason: String)
+    /// Removing this identity would leave the account no way to sign in (no password, no other identity).
+    case lastSignInMethod
+    /// The account has no password to change (it signs in with Apple/Google only).
+    case passwordNotSet
 }

@@ -136,7 +136,8 @@ public struct IDTokenVerifier: Sendable {
         return VerifiedIdentity(
             issuer: issuer, subject: subject, audience: audience, email: email,
             emailVerified: email != nil && Self.flag(claims["email_verified"]),
-            isPrivateEmail: Self.flag(claims["is_private_email"]), issuedAt: issued, expiresAt: expires)
+            isPrivateEmail: Self.flag(claims["is_private_email"]), issuedAt: issued, expiresAt: expires,
+            name: claims["name"]?.string)
     }
 
     /// A NumericDate (RFC 7519 §2): a JSON number of seconds; a fraction is cut off.
@@ -172,4 +173,6 @@ public struct VerifiedIdentity: Sendable, Equatable {
     /// `iat` and `exp`, seconds since the epoch.
     public var issuedAt: Int64
     public var expiresAt: Int64
+    /// `name` (Google, with the `profile` scope; Apple never puts the name in the token), as given.
+    public var name: String? = nil
 }

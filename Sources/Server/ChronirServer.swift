@@ -254,6 +254,9 @@ struct ChronirServer: ParsableCommand {
     @OptionGroup(title: "TLS")
     var tlsOptions: TLSOptions
 
+    @OptionGroup(title: "Sign in with Apple and Google")
+    var oidcOptions: OIDCOptions
+
     func run() throws {
         // First, before anything starts a thread: signals are delivered through a signalfd, which
         // sees only signals every thread blocks (see SignalWatcher). The handler is bound later.
@@ -342,6 +345,7 @@ struct ChronirServer: ParsableCommand {
         config.databaseURL = value(databaseUrl, "DATABASE_URL")
         config.notifications = try notificationOptions.resolve(options)
         config.mail = try mailOptions.resolve(options)
+        config.oidc = try oidcOptions.resolve(options)
         config.trustedProxies = Set(
             (value(trustedProxies, "TRUSTED_PROXIES") ?? "").split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
@@ -408,10 +412,19 @@ struct ChronirServer: ParsableCommand {
             logger.notice("mail: off (no --smtp-url): verification and reset links are recorded unsendable; see docs/mail.md#without-mail")
         }
 
+        // Key sets are fetched from the providers' public https endpoints; private addresses only
+        // with --push-allow-private-endpoints (the one switch for outbound destinations).
+        let oidc = OIDCService(
+            config: config.oidc,
+            allowPrivateDestinations: config.notifications.allowPrivateEndpoints,
+            caFile: config.notifications.caFile, clock: SystemClock(), logger: logger)
+        logger.notice(
+            "sign in with apple/google",
+            metadata: SignInProvider.allCases.reduce(into: [:]) { $0[$1.rawValue] = "\(config.oidc.provider($1) == nil ? "off" : "on")" })
         let services = Services(
             config: config, database: database, clock: SystemClock(),
             workers: WorkerPool(width: config.workerThreads), logger: logger, secret: secret, metrics: metrics,
-            vapidPublicKey: notifications.vapidPublicKey)
+            vapidPublicKey: notifications.vapidPublicKey, oidc: oidc)
         let application = Application(services: services, accessLog: AccessLog(sink: sink, format: format, level: level))
         if config.publicDirectory != nil, application.staticFiles == nil {
             logger.warning("public directory not found; no static files served", metadata: ["path": "\(publicDirText)"])
@@ -519,7 +532,7 @@ struct ChronirServer: ParsableCommand {
         shutdown.bind(
             Shutdown.Target(
                 server: server, metricsServer: metricsServer, redirectServer: redirectServer, tls: tlsReloader,
-                sweeper: sweeper, notifications: notifications, mail: mail,
+                sweeper: sweeper, notifications: notifications, mail: mail, oidc: oidc,
                 realtime: application.realtime,
                 database: database, logger: logger, sink: sink))
         withExtendedLifetime(watcher) { dispatchMain() }
@@ -537,6 +550,7 @@ final class Shutdown: Sendable {
         let sweeper: Sweeper
         let notifications: NotificationService
         let mail: MailService?
+        let oidc: OIDCService?
         let realtime: RealtimeFeed
         let database: any SQLDatabase
         let logger: Logger
@@ -577,6 +591,7 @@ final class Shutdown: Sendable {
         target.sweeper.stop()
         target.notifications.stop()
         target.mail?.stop()
+        target.oidc?.close()
         target.realtime.stop()
         target.metricsServer?.shutdown()
         target.redirectServer?.shutdown()

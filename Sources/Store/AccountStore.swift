@@ -30,18 +30,24 @@ public enum AccountStore {
 
     /// Creates an account and its change-log row. Throws `DomainError.emailTaken` when the
     /// normalised email already exists. `actor` defaults to the new user (self-registration).
+    /// `passwordHash` empty: an account without a password (Sign in with Apple/Google only;
+    /// docs/sign-in.md). `emailVerifiedAt`: the address is verified from the start (a provider vouched for it).
     public static func register(
         email: String, displayName: String, passwordHash: String, tier: Tier, at now: Int64, on db: any SQLConnection,
-        actor: Actor? = nil
+        actor: Actor? = nil, emailVerifiedAt: Int64? = nil
     ) throws -> User {
         let id = UUID().uuidString.lowercased()
         do {
             try db.run(
                 """
-                INSERT INTO users (id, email, display_name, password_hash, tier, status, version, created_ms, updated_ms)
-                VALUES (?1, ?2, ?3, ?4, ?5, 'active', 1, ?6, ?6)
+                INSERT INTO users (id, email, display_name, password_hash, tier, status, version, created_ms, updated_ms,
+                    email_verified_ms)
+                VALUES (?1, ?2, ?3, ?4, ?5, 'active', 1, ?6, ?6, ?7)
                 """,
-                [.text(id), .text(email), .text(displayName), .text(passwordHash), .text(tier.rawValue), .integer(now)])
+                [
+                    .text(id), .text(email), .text(displayName), .text(passwordHash), .text(tier.rawValue), .integer(now),
+                    emailVerifiedAt.map { .integer($0) } ?? .null,
+                ])
         } catch {
             // A separate `if` rather than `catch where`: the latter crashes the 6.3 compiler here.
             if error.storageFailure?.isUniqueViolation == true { throw DomainError.emailTaken }
@@ -49,7 +55,7 @@ public enum AccountStore {
         }
         let user = User(
             id: id, email: email, displayName: displayName, timezone: nil, tier: tier, status: .active, version: 1,
-            createdAt: Timestamp(milliseconds: now), updatedAt: Timestamp(milliseconds: now))
+            createdAt: Timestamp(milliseconds: now), updatedAt: Timestamp(milliseconds: now), emailVerified: emailVerifiedAt != nil)
         try ChangeLog.append(
             [
                 Change(

@@ -7,8 +7,8 @@ extension GroupStore {
 
     /// Deletes an account in the caller's transaction (docs/design.md#account-deletion): each owned
     /// group passes to its longest-standing admin, else its longest-standing member, else is
-    /// soft-deleted; every other membership ends as `left`; sessions and failed-login records are
-    /// deleted; personal fields are replaced (email → `deleted+<id>@invalid`, name → "Deleted User",
+    /// soft-deleted; every other membership ends as `left`; sessions, Apple/Google identities and
+    /// failed-login records are deleted; personal fields are replaced (email → `deleted+<id>@invalid`, name → "Deleted User",
     /// password hash emptied, cached member names too) and `deleted_ms` set; its push devices are
     /// deleted, and so are its personal alarms and settings; pending invitations it
     /// sent are revoked, those addressed to it lose the address, invite codes it created are disabled.
@@ -52,6 +52,8 @@ extension GroupStore {
             """, [.text(user.email), .text(tombstone), .integer(now)])
         try db.run("UPDATE group_members SET display_name = ?2 WHERE user_id = ?1", [.text(userID), .text(deletedUserName)])
         try db.run("DELETE FROM sessions WHERE user_id = ?1", [.text(userID)])
+        // Its Apple/Google identities: the provider's account may sign up afresh later (docs/sign-in.md).
+        try IdentityStore.deleteAll(userID: userID, on: db)
         try DeviceStore.deleteAll(userID: userID, on: db)
         try LoginFailureStore.clearAll(email: user.email, on: db)
         try db.run(

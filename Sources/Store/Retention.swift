@@ -31,6 +31,9 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var doneMailsMilliseconds: Int64 = 30 * 24 * 3600 * 1000
     /// Mailed tokens (verification, reset) this long after they expired.
     public var expiredEmailTokensMilliseconds: Int64 = 7 * 24 * 3600 * 1000
+    /// Used ID-token nonces, once their token expired (docs/sign-in.md): no delay — an expired
+    /// token is refused before its nonce is looked at.
+    public var expiredNoncesMilliseconds: Int64 = 0
 
     public init() {}
 }
@@ -51,10 +54,13 @@ public struct RetentionReport: Sendable, Equatable {
     public var handledNotifications = 0
     public var doneMails = 0
     public var expiredEmailTokens = 0
+    /// Used ID-token nonces past their token's expiry.
+    public var expiredNonces = 0
     /// Rows deleted in total.
     public var total: Int {
         inviteAttempts + loginFailures + expiredInvitations + deadSessions + deletedAlarms + personalAlarmTombstones
             + completions + personalCompletions + unseenDevices + handledNotifications + doneMails + expiredEmailTokens
+            + expiredNonces
     }
 }
 
@@ -84,6 +90,7 @@ public enum Retention {
             before: now - policy.handledNotificationsMilliseconds, on: db)
         report.doneMails = try MailOutbox.purgeDone(before: now - policy.doneMailsMilliseconds, on: db)
         report.expiredEmailTokens = try EmailTokens.purge(expiredBefore: now - policy.expiredEmailTokensMilliseconds, on: db)
+        report.expiredNonces = try IdentityStore.purgeNonces(expiredBefore: now - policy.expiredNoncesMilliseconds, on: db)
         return report
     }
 }

@@ -1,5 +1,7 @@
 import Domain
 import Foundation
+import Storage
+import Store
 import TestSupport
 import Testing
 import Wire
@@ -151,6 +153,21 @@ struct AuthorizationMatrixTests {
             .init("POST /v1/me/password", [200, 200, 200, 200, 200, 200, 401]) {
                 await $0.send(
                     .post, "/v1/me/password", json: #"{"current_password":"correct horse","new_password":"battery staple"}"#)
+            },
+            // Sign in with Apple/Google. The fixture's server configures no provider: the same 404 for everyone,
+            // signed in or not (OIDCTests covers the configured endpoint against a real key-set server).
+            .init("POST /v1/auth/oidc", [404, 404, 404, 404, 404, 404, 404], errors: [404: "OIDC_PROVIDER_DISABLED"]) {
+                await $0.send(.post, "/v1/auth/oidc", json: #"{"provider":"google","id_token":"a.b.c","nonce":"n-1"}"#)
+            },
+            .init("GET /v1/me/identities", [200, 200, 200, 200, 200, 200, 401]) { await $0.send(.get, "/v1/me/identities") },
+            .init("DELETE /v1/me/identities/{provider}", [204, 404, 404, 404, 404, 404, 401]) { c in
+                // The owner's account has a Google identity (and a password): only the owner unlinks it, from their own account.
+                let owner = c.fixture.owner.id
+                let now = c.h.clock.nowMilliseconds()
+                try await c.h.database.write { db in
+                    try IdentityStore.link(provider: .google, subject: "g-owner", userID: owner, email: nil, at: now, on: db)
+                }
+                return await c.send(.delete, "/v1/me/identities/google")
             },
         ])
 

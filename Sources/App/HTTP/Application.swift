@@ -44,6 +44,7 @@ public final class Application: HTTPResponder {
             realtime.sessionRevoked(tokenHash: hash)
         }
         SessionRoutes.register(in: &router, services: services)
+        IdentityRoutes.register(in: &router, services: services)
         GroupRoutes.register(in: &router, services: services)
         InviteCodeRoutes.register(in: &router, services: services)
         GroupInvitationRoutes.register(in: &router, services: services)

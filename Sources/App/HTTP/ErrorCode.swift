@@ -60,6 +60,18 @@ public struct ErrorCode: Hashable, Sendable {
     /// The action needs a verified email address.
     public static let emailNotVerified = ErrorCode(code: "CA041", name: "EMAIL_NOT_VERIFIED", status: .forbidden)
 
+    /// `POST /v1/auth/oidc` for a provider this server has no client ids for (docs/sign-in.md).
+    public static let oidcProviderDisabled = ErrorCode(code: "CA055", name: "OIDC_PROVIDER_DISABLED", status: .notFound)
+    /// An ID token that does not sign anyone in: signature, issuer, audience, expiry, nonce, or a
+    /// nonce already used (docs/sign-in.md#verification).
+    public static let idTokenInvalid = ErrorCode(code: "CA056", name: "ID_TOKEN_INVALID", status: .unauthorized)
+    /// A new identity names an existing account's email, but one side is not verified (docs/sign-in.md#linking).
+    public static let identityLinkRefused = ErrorCode(code: "CA057", name: "IDENTITY_LINK_REFUSED", status: .conflict)
+    /// Removing the account's last way to sign in (no password, no other identity).
+    public static let lastSignInMethod = ErrorCode(code: "CA058", name: "LAST_SIGN_IN_METHOD", status: .conflict)
+    /// `POST /v1/me/password` on an account that has no password (Apple/Google only).
+    public static let passwordNotSet = ErrorCode(code: "CA059", name: "PASSWORD_NOT_SET", status: .conflict)
+
     /// Every code the server can send, in number order (the docs/api.md#errors table, tests).
     public static let all: [ErrorCode] = [
         .alarmLimitReached, .tierRequired, .groupMemberLimit, .invitationExpired, .invitationAlreadyAccepted,
@@ -68,6 +80,7 @@ public struct ErrorCode: Hashable, Sendable {
         .invalidCredentials, .emailTaken, .payloadTooLarge, .accountSuspended, .unsupportedMediaType,
         .internalError, .serviceUnavailable, .uriTooLong, .headersTooLarge, .requestTimeout,
         .inviteCodeInvalid, .ownerMustTransfer, .occurrenceClosed, .groupFrozen,
-        .tokenInvalid, .emailNotVerified,
+        .tokenInvalid, .emailNotVerified, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused, .lastSignInMethod,
+        .passwordNotSet,
     ]
 }

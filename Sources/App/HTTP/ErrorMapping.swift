@@ -90,6 +90,14 @@ public enum ErrorMapping {
             return APIError(.alarmLimitReached, "the alarm limit is reached (per group for shared alarms, per account for personal ones)")
         case .occurrenceClosed(let current):
             return APIError(.occurrenceClosed, "that occurrence is closed; current alarm attached", current: current)
+        case .identityLinkRefused(let reason):
+            return APIError(.identityLinkRefused, reason)
+        case .lastSignInMethod:
+            return APIError(
+                .lastSignInMethod, "this is the account's last way to sign in: set a password or link another identity first")
+        case .passwordNotSet:
+            return APIError(
+                .passwordNotSet, "this account has no password to change: set one through password reset (POST /v1/auth/password-reset)")
         }
     }
 

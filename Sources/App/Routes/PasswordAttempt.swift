@@ -51,8 +51,9 @@ struct PasswordAttempt: Sendable {
             return (decision, try AccountStore.credentials(email: email, on: db), pending)
         }
         if case .refused(let seconds) = decision { throw DomainError.rateLimited(retryAfterSeconds: seconds) }
-        // An unknown email costs the same scrypt time as a wrong password (no enumeration by timing).
-        let encoded = stored?.passwordHash ?? services.decoyPasswordHash
+        // An unknown email — or an account without a password (Apple/Google only) — costs the same
+        // scrypt time as a wrong password (no enumeration by timing).
+        let encoded = stored.flatMap { $0.passwordHash.isEmpty ? nil : $0.passwordHash } ?? services.decoyPasswordHash
         let verified: Bool
         do {
             verified = try await services.hashing.run { PasswordHash.verify(password: password, encoded: encoded) }
@@ -60,7 +61,7 @@ struct PasswordAttempt: Sendable {
             try await services.database.write { db in try LoginFailureStore.forget(ids: pending, on: db) }
             throw error
         }
-        guard verified, let stored else { return nil }
+        guard verified, let stored, !stored.passwordHash.isEmpty else { return nil }
         return PasswordAttempt(
             user: stored.user, verifiedHash: stored.passwordHash, pending: pending, accountFromNetwork: subjects[1])
     }

@@ -124,12 +124,18 @@ enum SessionRoutes {
     /// throttle (`PasswordAttempt`: a wrong one counts as a failed login of the account, and a
     /// throttled account answers 429 before any scrypt), stores the new hash and revokes every other
     /// session; the caller's stays signed in. A wrong current password → 401 INVALID_CREDENTIALS
-    /// (the session itself is fine: AUTH_REQUIRED is the answer for that).
+    /// (the session itself is fine: AUTH_REQUIRED is the answer for that). An account without a
+    /// password (Apple/Google only) → 409 PASSWORD_NOT_SET, before the throttle.
     static func changePassword(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let principal = try await services.authenticate(request, exemptFromWriteBudget: true)
         let body = try JSONBody.decode(PasswordChange.self, from: request)
         try AccountRules.validatePassword(body.newPassword)
         let user = principal.user
+        // An account that signs in with Apple/Google only has no password to prove: it sets one through
+        // password reset, which proves control of the address (docs/security.md#sign-in-with-applegoogle).
+        guard try await services.database.read({ db in try AccountStore.hasPassword(userID: user.id, on: db) }) else {
+            throw DomainError.passwordNotSet
+        }
         let attempt = try await PasswordAttempt.verify(
             password: body.currentPassword, email: user.email, clientIP: request.context.remoteAddress,
             services: services)
