@@ -46,7 +46,7 @@ struct AdminError: Error, CustomStringConvertible {
         case .tokenInvalid: "the link is not valid (used, expired or unknown)"
         case .emailNotVerified: "the account's email address is not verified"
         case .rateLimited(let seconds): "rate limited; retry in \(seconds) s"
-        case .authenticationRequired, .invalidCredentials, .occurrenceClosed: "\(error)"
+        case .authenticationRequired, .invalidCredentials, .occurrenceClosed, .answerTooEarly: "\(error)"
         }
     }
 }

@@ -48,4 +48,7 @@ public enum DomainError: Error, Equatable, Sendable {
     case alarmLimitReached
     /// An answer for an occurrence that is closed or is not the current one; `current` is the alarm.
     case occurrenceClosed(current: [UInt8])
+    /// An answer before the occurrence's `answerable_from` (its lead window, or a pause, has not begun);
+    /// `current` is the alarm (docs/design.md#occurrence-states).
+    case answerTooEarly(answerableFrom: Timestamp, current: [UInt8])
 }

@@ -59,6 +59,9 @@ public struct ErrorCode: Hashable, Sendable {
     public static let tokenInvalid = ErrorCode(code: "CA040", name: "TOKEN_INVALID", status: .badRequest)
     /// The action needs a verified email address.
     public static let emailNotVerified = ErrorCode(code: "CA041", name: "EMAIL_NOT_VERIFIED", status: .forbidden)
+    /// An answer to a shared-alarm occurrence before its `answerable_from` (lead window or pause; CA050–CA054
+    /// are issue 19's shared-alarm controls).
+    public static let answerTooEarly = ErrorCode(code: "CA050", name: "ANSWER_TOO_EARLY", status: .conflict)
 
     /// Every code the server can send, in number order (the docs/api.md#errors table, tests).
     public static let all: [ErrorCode] = [
@@ -68,6 +71,6 @@ public struct ErrorCode: Hashable, Sendable {
         .invalidCredentials, .emailTaken, .payloadTooLarge, .accountSuspended, .unsupportedMediaType,
         .internalError, .serviceUnavailable, .uriTooLong, .headersTooLarge, .requestTimeout,
         .inviteCodeInvalid, .ownerMustTransfer, .occurrenceClosed, .groupFrozen,
-        .tokenInvalid, .emailNotVerified,
+        .tokenInvalid, .emailNotVerified, .answerTooEarly,
     ]
 }
