@@ -206,4 +206,37 @@ struct SharedAlarmControlsTests {
         #expect(try sweep(f, at: Self.firstFire + Self.hour) == 1)
         #expect(try await f.alarm(id)["occurrence_state"] as? String == "upcoming", "the sweep opened the next one")
     }
+    @Test("a fire staged before the switch is cancelled at its claim: paused or disabled within the look-ahead")
+    func stagedFireCancelled() async throws {
+        let f = try await F.make(members: 1)
+        let m0 = f.members[0]
+        let kept = try #require(try await f.createAlarm(assignees: [m0])["id"] as? String)
+        let paused = try #require(try await f.createAlarm(assignees: [m0])["id"] as? String)
+        let disabled = try #require(try await f.createAlarm(assignees: [m0])["id"] as? String)
+        let now = f.h.clock.nowMilliseconds()
+        _ = try f.h.database.writeSync { db in
+            try NotificationDeliveries.expand(at: now, providers: [.apns], webhook: false, limit: 1_000, on: db)
+        }
+        try await f.h.expect(
+            201, .put, "/v1/me/devices/phone",
+            json: #"{"platform":"ios","provider":"apns","token":"\#(String(repeating: "ab", count: 32))"}"#, token: m0.token)
+        let fire = Self.firstFire
+        _ = try FireScheduler.runOnce(database: f.h.database, at: fire - 60_000, logger: Self.quiet)
+        let expansion = try f.h.database.writeSync { db in
+            try NotificationDeliveries.expand(
+                at: fire - 60_000, lookahead: NotificationScheduler.lookaheadMilliseconds, providers: [.apns], webhook: false,
+                limit: 1_000, on: db)
+        }
+        #expect(expansion.deliveries == 3, "one per alarm, made a minute ahead")
+        f.h.clock.set(fire - 30_000)
+        try await f.h.expect(
+            200, .patch, "\(f.g)/alarms/\(paused)", json: #"{"paused_until":"\#(Self.text(fire + Self.day + Self.hour))"}"#,
+            token: f.owner.token)
+        try await f.h.expect(200, .patch, "\(f.g)/alarms/\(disabled)", json: #"{"is_enabled":false}"#, token: f.owner.token)
+        let claim = try f.h.database.writeSync { db in
+            try NotificationDeliveries.claim(owner: "test", at: fire, leaseUntil: fire + 60_000, limit: 1_000, on: db)
+        }
+        #expect(claim.deliveries.map(\.key).filter { $0.hasPrefix("alarm_fired") } == ["alarm_fired:\(kept):\(fire)"])
+        #expect(claim.cancelled == 2, "the paused and the disabled alarm's fires")
+    }
 }
