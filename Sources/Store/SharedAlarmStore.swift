@@ -209,8 +209,10 @@ public enum SharedAlarmStore {
         settings = try SharedAlarmRules.validate(settings, now: now)
         let switches = try controls.resolved(for: alarm, at: now)
         var probe = alarm
-        guard settings != alarm.settings || probe.setControls(
-            isEnabled: switches.isEnabled, pausedUntil: switches.pausedUntil, at: now)
+        guard
+            settings != alarm.settings
+                || probe.setControls(
+                    isEnabled: switches.isEnabled, pausedUntil: switches.pausedUntil, at: now)
         else { return alarm }
         let members = try activeMemberIDs(groupID: groupID, on: db)
         let added = settings.assignedTo.filter { !alarm.settings.assignedTo.contains($0) }

@@ -175,8 +175,9 @@ struct SharedAlarmControlsTests {
         // The next occurrence (tomorrow 10:00) is not answerable today at 09:30.
         #expect(await f.answer(id, by: f.members[0]).errorName == "ANSWER_TOO_EARLY")
         // Bounds: 0 and 10,080 are allowed; -1 and 10,081 are not.
-        #expect(await patch(f, id, #"{"answer_lead_minutes":0}"#).json["answerable_from"] as? String
-            == Self.text(Self.firstFire + Self.day))
+        #expect(
+            await patch(f, id, #"{"answer_lead_minutes":0}"#).json["answerable_from"] as? String
+                == Self.text(Self.firstFire + Self.day))
         #expect(await patch(f, id, #"{"answer_lead_minutes":10080}"#).status == 200)
         for bad in ["-1", "10081"] {
             let refused = await patch(f, id, #"{"answer_lead_minutes":\#(bad)}"#)
@@ -185,7 +186,8 @@ struct SharedAlarmControlsTests {
         // A weekly alarm's default window: a day, so next week's occurrence waits.
         let weekly = try await f.h.expect(
             201, .post, "\(f.g)/alarms",
-            json: #"{"title":"Bins","schedule":{"type":"weekly","days_of_week":[4],"start_date":"2026-02-01"},"times_of_day":[{"hour":10,"minute":0}],"timezone":"UTC"}"#,
+            json: #"{"title":"Bins","schedule":{"type":"weekly","days_of_week":[4],"start_date":"2026-02-01"},"#
+                + #""times_of_day":[{"hour":10,"minute":0}],"timezone":"UTC"}"#,
             token: f.owner.token
         ).json
         let weeklyID = try #require(weekly["id"] as? String)
