@@ -94,9 +94,9 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
     }
 
     /// The state of the current occurrence at `now` (docs/design.md#occurrence-states), nil when there
-    /// is none (disabled, or an alarm that never fired and never fires again).
+    /// is none (deleted, disabled, or an alarm that never fired and never fires again).
     public func occurrenceState(at now: Int64) -> OccurrenceState? {
-        guard let occurrence else { return nil }
+        guard deletedAt == nil, let occurrence else { return nil }
         switch occurrence.status {
         case .missed: return .missed
         case .closed: return nil
