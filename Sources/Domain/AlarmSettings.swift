@@ -23,13 +23,17 @@ public struct AlarmSettings: Sendable, Equatable {
     public var completionRule: CompletionRule
     /// An occurrence still open this long after its time is marked missed by the overdue sweep.
     public var graceMinutes: Int
+    /// How long before its time an upcoming occurrence may be answered (shared alarms only;
+    /// `SharedAlarmRules.answerLeadRange`, docs/design.md#occurrence-states).
+    public var answerLeadMinutes: Int
 
     public init(
         title: String, note: String? = nil, timing: AlarmTiming, persistenceLevel: PersistenceLevel = .full,
         soundID: String? = nil, preAlarmEnabled: Bool = false, preAlarmOffset: Int = 1440, snoozeEnabled: Bool = true,
         snoozeOptions: [Int] = [60, 1440, 10080], dismissMethod: DismissMethod = .swipe, colorTag: String? = nil,
         iconName: String? = nil, category: AlarmCategory? = nil, assignedTo: [String] = [],
-        completionRule: CompletionRule = .any, graceMinutes: Int = SharedAlarmRules.defaultGraceMinutes
+        completionRule: CompletionRule = .any, graceMinutes: Int = SharedAlarmRules.defaultGraceMinutes,
+        answerLeadMinutes: Int = SharedAlarmRules.defaultAnswerLeadMinutes
     ) {
         self.title = title
         self.note = note
@@ -47,6 +51,7 @@ public struct AlarmSettings: Sendable, Equatable {
         self.assignedTo = assignedTo
         self.completionRule = completionRule
         self.graceMinutes = graceMinutes
+        self.answerLeadMinutes = answerLeadMinutes
     }
 }
 
@@ -67,7 +72,10 @@ extension AlarmSettings {
     }
 
     /// Reads the common fields of a stored document; the shared-only ones come from the caller.
-    init(from decoder: any Decoder, assignedTo: [String], completionRule: CompletionRule, graceMinutes: Int) throws {
+    init(
+        from decoder: any Decoder, assignedTo: [String], completionRule: CompletionRule, graceMinutes: Int,
+        answerLeadMinutes: Int = SharedAlarmRules.defaultAnswerLeadMinutes
+    ) throws {
         let c = try decoder.container(keyedBy: FieldKeys.self)
         self.init(
             title: try c.decode(String.self, forKey: .title),
@@ -86,7 +94,8 @@ extension AlarmSettings {
             colorTag: try c.decodeIfPresent(String.self, forKey: .colorTag),
             iconName: try c.decodeIfPresent(String.self, forKey: .iconName),
             category: try c.decodeIfPresent(AlarmCategory.self, forKey: .category),
-            assignedTo: assignedTo, completionRule: completionRule, graceMinutes: graceMinutes)
+            assignedTo: assignedTo, completionRule: completionRule, graceMinutes: graceMinutes,
+            answerLeadMinutes: answerLeadMinutes)
     }
 
     /// Writes the common fields into the document `encoder` is writing (explicit nulls: every field

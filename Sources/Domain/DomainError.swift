@@ -48,6 +48,9 @@ public enum DomainError: Error, Equatable, Sendable {
     case alarmLimitReached
     /// An answer for an occurrence that is closed or is not the current one; `current` is the alarm.
     case occurrenceClosed(current: [UInt8])
+    /// An answer before the occurrence's `answerable_from` (its lead window, or a pause, has not begun);
+    /// `current` is the alarm (docs/design.md#occurrence-states).
+    case answerTooEarly(answerableFrom: Timestamp, current: [UInt8])
     /// A new Sign in with Apple/Google identity names the email of an existing account, and the
     /// two may not be linked (docs/sign-in.md#linking): `reason` says which side is not verified,
     /// or that the account already has an identity of that provider.

@@ -13,6 +13,15 @@
 ///   occurrence stays with status `closed`/`missed`, and `is_active` is false.
 /// - A schedule/times/zone change re-opens the occurrence at `NextFire.after(now)` with a fresh required
 ///   set; if that instant equals the open occurrence's, the occurrence (and its answers) is kept.
+///
+/// Controls (issue 19; docs/design.md#pause-and-disable): `is_enabled: false` ends the open occurrence
+/// unanswered and sets `next_fire_at` null; `paused_until` re-opens the occurrence at the first fire at
+/// or after the pause's end (`firstFire(after:)`), so nothing is due, fired or swept before it, and a
+/// pre-alarm that would fall inside the pause is not sent. Resuming (enabling, or clearing the pause
+/// early) re-opens at the first fire after now; a pause that simply lapses needs no write — its
+/// occurrence already stands at the first fire after it. The `open_ms`/`pre_alarm_ms` columns copy
+/// the document, so the scheduler, the claim-time re-check and the overdue sweep need no rule of their
+/// own.
 public struct SharedAlarm: Sendable, Codable, Equatable {
     public var id: String
     public var groupID: String
@@ -27,6 +36,11 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
     public var lastMissedAt: Timestamp?
     /// The current (open) occurrence, or the last one once the alarm never fires again.
     public var occurrence: Occurrence?
+    /// The master switch (`is_enabled`): false = no occurrence, nothing fires, `next_fire_at` null.
+    public var isEnabled: Bool
+    /// `paused_until`: nothing is due, fires or is swept before this instant. Kept after it lapses
+    /// (harmless: every occurrence then stands at or after it).
+    public var pausedUntil: Timestamp?
     /// Bumped on every change of this document (optimistic locking, CA010).
     public var version: Int64
     public var createdAt: Timestamp
@@ -36,7 +50,8 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
     public init(
         id: String, groupID: String, createdBy: String, settings: AlarmSettings, nextFireAt: Timestamp? = nil,
         lastCompletedAt: Timestamp? = nil, lastMissedAt: Timestamp? = nil, occurrence: Occurrence? = nil,
-        version: Int64 = 1, createdAt: Timestamp, updatedAt: Timestamp, deletedAt: Timestamp? = nil
+        isEnabled: Bool = true, pausedUntil: Timestamp? = nil, version: Int64 = 1, createdAt: Timestamp,
+        updatedAt: Timestamp, deletedAt: Timestamp? = nil
     ) {
         self.id = id
         self.groupID = groupID
@@ -46,6 +61,8 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         self.lastCompletedAt = lastCompletedAt
         self.lastMissedAt = lastMissedAt
         self.occurrence = occurrence
+        self.isEnabled = isEnabled
+        self.pausedUntil = pausedUntil
         self.version = version
         self.createdAt = createdAt
         self.updatedAt = updatedAt
@@ -60,9 +77,71 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
 
     /// When the pre-alarm warning of the open occurrence is due (epoch ms): `pre_alarm_offset`
     /// minutes before it, when `pre_alarm_enabled`; nil otherwise.
+    /// A pre-alarm that would fall inside a pause is not sent (nil).
     public var preAlarmAt: Int64? {
         guard settings.preAlarmEnabled, let open = openOccurrence else { return nil }
-        return open.scheduledAt.milliseconds - Int64(settings.preAlarmOffset) * 60_000
+        let at = open.scheduledAt.milliseconds - Int64(settings.preAlarmOffset) * 60_000
+        if let pausedUntil, at < pausedUntil.milliseconds { return nil }
+        return at
+    }
+
+    /// From when the open occurrence may be answered (epoch ms): `answer_lead_minutes` before its time,
+    /// and never before a pause ends; nil without an open occurrence.
+    public var answerableFrom: Int64? {
+        guard let open = openOccurrence else { return nil }
+        let lead = open.scheduledAt.milliseconds - Int64(settings.answerLeadMinutes) * 60_000
+        return max(lead, pausedUntil?.milliseconds ?? lead)
+    }
+
+    /// The state of the current occurrence at `now` (docs/design.md#occurrence-states), nil when there
+    /// is none (deleted, disabled, or an alarm that never fired and never fires again).
+    public func occurrenceState(at now: Int64) -> OccurrenceState? {
+        guard deletedAt == nil, let occurrence else { return nil }
+        switch occurrence.status {
+        case .missed: return .missed
+        case .closed: return nil
+        case .open:
+            let time = occurrence.scheduledAt.milliseconds
+            if now < time { return .upcoming }
+            return now < time + Int64(settings.graceMinutes) * 60_000 ? .due : .missed
+        }
+    }
+
+    /// The first fire strictly after `instant` that the controls allow: none while disabled, none
+    /// before `paused_until`.
+    public func firstFire(after instant: Int64) -> Int64? {
+        guard isEnabled else { return nil }
+        let from = max(instant, (pausedUntil?.milliseconds ?? instant) - 1)
+        return NextFire.after(from, timing: settings.timing)
+    }
+
+    /// Whether the controls stop the alarm at `now`: disabled, or paused past `now`.
+    public func isHeld(at now: Int64) -> Bool {
+        !isEnabled || (pausedUntil.map { $0.milliseconds > now } ?? false)
+    }
+
+    /// Sets `is_enabled` and `paused_until` (already through `SharedAlarmRules.pauseEnd`) when that
+    /// changes what fires at `now` — a lapsed pause counts as none — and returns whether it did (the
+    /// caller then calls `reopen(at:activeMembers:)`).
+    public mutating func setControls(isEnabled: Bool, pausedUntil: Timestamp?, at now: Int64) -> Bool {
+        let pausedNow = self.pausedUntil.flatMap { $0.milliseconds > now ? $0 : nil }
+        guard isEnabled != self.isEnabled || pausedUntil != pausedNow else { return false }
+        self.isEnabled = isEnabled
+        self.pausedUntil = pausedUntil
+        return true
+    }
+
+    /// After a timing or control change at `now`: re-opens the occurrence at `firstFire(after: now)`
+    /// with a fresh required set — unless that is the open occurrence's instant (kept, with its
+    /// answers). When nothing fires (disabled, or done) the open occurrence ends unanswered.
+    public mutating func reopen(at now: Int64, activeMembers: [String]) {
+        let next = firstFire(after: now)
+        guard next == nil || next != openOccurrence?.scheduledAt.milliseconds else { return }
+        if var open = openOccurrence, next == nil {
+            open.status = .closed
+            occurrence = open
+        }
+        openNextOccurrence(after: now, activeMembers: activeMembers)
     }
 
     /// Who must answer an occurrence opening now: the assignees still active (in assignee order), or
@@ -73,10 +152,11 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         return assignees.filter { active.contains($0) }
     }
 
-    /// Opens the first occurrence strictly after `instant` (epoch ms) with a fresh required set, or —
-    /// when nothing fires again — sets `next_fire_at` null and keeps the last occurrence.
+    /// Opens the first occurrence strictly after `instant` (epoch ms) that the controls allow
+    /// (`firstFire(after:)`) with a fresh required set, or — when nothing fires again, or the alarm is
+    /// disabled — sets `next_fire_at` null and keeps the last occurrence.
     public mutating func openNextOccurrence(after instant: Int64, activeMembers: [String]) {
-        guard let next = NextFire.after(instant, timing: settings.timing) else {
+        guard let next = firstFire(after: instant) else {
             nextFireAt = nil
             return
         }
@@ -138,6 +218,10 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         case requireAny = "require_any_completion"
         case requireAll = "require_all_completion"
         case graceMinutes = "grace_minutes"
+        case answerLeadMinutes = "answer_lead_minutes"
+        case isEnabled = "is_enabled"
+        case pausedUntil = "paused_until"
+        case answerableFrom = "answerable_from"
         case nextFireAt = "next_fire_at"
         case lastCompletedAt = "last_completed_at"
         case lastMissedAt = "last_missed_at"
@@ -155,7 +239,12 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         settings = try AlarmSettings(
             from: decoder, assignedTo: try c.decode([String].self, forKey: .assignedTo),
             completionRule: try c.decode(CompletionRule.self, forKey: .completionRule),
-            graceMinutes: try c.decode(Int.self, forKey: .graceMinutes))
+            graceMinutes: try c.decode(Int.self, forKey: .graceMinutes),
+            answerLeadMinutes: try c.decodeIfPresent(Int.self, forKey: .answerLeadMinutes)
+                ?? SharedAlarmRules.defaultAnswerLeadMinutes)
+        // Documents written before issue 19 have no controls: enabled, not paused.
+        isEnabled = try c.decodeIfPresent(Bool.self, forKey: .isEnabled) ?? true
+        pausedUntil = try c.decodeIfPresent(Timestamp.self, forKey: .pausedUntil)
         nextFireAt = try c.decodeIfPresent(Timestamp.self, forKey: .nextFireAt)
         lastCompletedAt = try c.decodeIfPresent(Timestamp.self, forKey: .lastCompletedAt)
         lastMissedAt = try c.decodeIfPresent(Timestamp.self, forKey: .lastMissedAt)
@@ -178,6 +267,10 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         try c.encode(s.completionRule == .any, forKey: .requireAny)
         try c.encode(s.completionRule == .all, forKey: .requireAll)
         try c.encode(s.graceMinutes, forKey: .graceMinutes)
+        try c.encode(s.answerLeadMinutes, forKey: .answerLeadMinutes)
+        try c.encode(isEnabled, forKey: .isEnabled)
+        try c.encode(pausedUntil, forKey: .pausedUntil)
+        try c.encode(answerableFrom.map(Timestamp.init(milliseconds:)), forKey: .answerableFrom)
         try c.encode(nextFireAt, forKey: .nextFireAt)
         try c.encode(lastCompletedAt, forKey: .lastCompletedAt)
         try c.encode(lastMissedAt, forKey: .lastMissedAt)
@@ -188,6 +281,13 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         try c.encode(updatedAt, forKey: .updatedAt)
         try c.encode(deletedAt, forKey: .deletedAt)
     }
+}
+
+/// The state of an alarm's current occurrence at an instant (docs/design.md#occurrence-states):
+/// `upcoming` before its time, `due` from its time until `grace_minutes` after, `missed` after that
+/// (marked by the sweep, or about to be).
+public enum OccurrenceState: String, Sendable, Codable, CaseIterable {
+    case upcoming, due, missed
 }
 
 /// docs/design.md#shared-alarms. One product table also spells `notification_only`; decoding accepts it as

@@ -13,6 +13,8 @@
 /// | `color_tag`, `icon_name` | as for groups (`GroupRules`)                               |
 /// | `assigned_to_uids`  | ≤ `maxAssignees`, distinct (membership: the Store)              |
 /// | `grace_minutes`     | 1…`maxGraceMinutes`                                             |
+/// | `answer_lead_minutes` | `answerLeadRange` (0…10,080)                                  |
+/// | `paused_until`      | after now, at most `maxPauseMilliseconds` ahead (`pauseEnd`)    |
 /// | completion `note`   | `FreeText` note, ≤ 500 characters                               |
 /// | `snooze_count`      | 0…`maxSnoozeCount`                                              |
 public enum SharedAlarmRules {
@@ -36,6 +38,16 @@ public enum SharedAlarmRules {
     public static let defaultGraceMinutes = 1440
     /// Longest grace: a week.
     public static let maxGraceMinutes = 10_080
+    /// How long before its time an occurrence may be answered when the alarm sets nothing: a day, so
+    /// "done early this morning" counts for today's reminder but a March reminder cannot be closed in
+    /// November (docs/design.md#occurrence-states).
+    public static let defaultAnswerLeadMinutes = 1440
+    /// `answer_lead_minutes`: 0 (only once due) to a week — the longest grace, so the window around an
+    /// occurrence is at most a week on either side.
+    public static let answerLeadRange = 0...10_080
+    /// `paused_until` at most a year and a day ahead: one skipped annual occurrence; longer is
+    /// `is_enabled: false`.
+    public static let maxPauseMilliseconds: Int64 = 366 * 86_400_000
     /// Snoozes a completion may report.
     public static let maxSnoozeCount: Int64 = 1000
     /// Live (not deleted) shared alarms per group (issue 4).
@@ -81,7 +93,23 @@ public enum SharedAlarmRules {
         guard (1...maxGraceMinutes).contains(s.graceMinutes) else {
             throw .invalidField(field: "grace_minutes", message: "grace_minutes must be 1–\(maxGraceMinutes)")
         }
+        guard answerLeadRange.contains(s.answerLeadMinutes) else {
+            throw .invalidField(
+                field: "answer_lead_minutes",
+                message: "answer_lead_minutes must be \(answerLeadRange.lowerBound)–\(answerLeadRange.upperBound)")
+        }
         return s
+    }
+
+    /// A requested `paused_until` as stored: nil (no pause) for nil or an instant not after `now` — a
+    /// pause already over pauses nothing; refused (422 naming the field) more than
+    /// `maxPauseMilliseconds` ahead.
+    public static func pauseEnd(_ requested: Timestamp?, now: Int64) throws(DomainError) -> Timestamp? {
+        guard let requested, requested.milliseconds > now else { return nil }
+        guard requested.milliseconds - now <= maxPauseMilliseconds else {
+            throw .invalidField(field: "paused_until", message: "paused_until must be at most 366 days ahead")
+        }
+        return requested
     }
 
     /// The rule named by `completion_rule` and/or the product's booleans (docs/design.md#shared-alarms). Absent everything → `any`.

@@ -43,6 +43,7 @@ public enum CompletionStore {
     ///    `created: false` (a retry — even after the occurrence closed);
     /// 2. no open occurrence, or `scheduled_at` names another one → `occurrenceClosed` with the alarm;
     /// 3. the member is not in the occurrence's required set → `permissionDenied`;
+    ///    before the occurrence's `answerable_from` (lead window, pause) → `answerTooEarly`;
     /// 4. otherwise the answer is stored and counted; if it meets the rule the occurrence closes and the
     ///    alarm advances (`SharedAlarm.advanceAfterClose`). Event `shared_completion`: the completion
     ///    (`added`) and the alarm (`modified`).
@@ -61,6 +62,10 @@ public enum CompletionStore {
         }
         guard open.requiredUIDs.contains(userID) else {
             throw DomainError.permissionDenied("only members this occurrence is assigned to can answer it")
+        }
+        if let from = alarm.answerableFrom, now < from {
+            throw DomainError.answerTooEarly(
+                answerableFrom: Timestamp(milliseconds: from), current: DocumentCoding.encode(alarm))
         }
         let completion = SharedCompletion(
             id: UUID().uuidString.lowercased(), groupID: groupID, alarmID: alarmID, userID: userID,

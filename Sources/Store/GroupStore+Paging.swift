@@ -17,6 +17,11 @@ extension GroupStore {
     public struct Page<Item: Sendable>: Sendable {
         public var items: [Item]
         public var next: PageKey?
+
+        public init(items: [Item], next: PageKey?) {
+            self.items = items
+            self.next = next
+        }
     }
 
     /// Cuts `rows` (fetched with `limit + 1`) to a page, keyed by `key`.

@@ -61,6 +61,59 @@ public enum SharedAlarmStore {
         }
     }
 
+    /// The `state` filter of `GET /v1/me/shared-alarms` (docs/design.md#what-do-i-have-to-do), at `now`.
+    public enum MineState: String, Sendable, CaseIterable {
+        /// The open occurrence's time is ahead (paused alarms included: theirs stands after the pause).
+        case upcoming
+        /// Its time has come and its grace has not run out.
+        case due
+        /// Its time has come and it is still unanswered — by me with `assigned=me`, by anyone otherwise —
+        /// within the grace or after it (until the sweep marks it missed).
+        case overdue
+    }
+
+    /// My shared alarms across every group where I am an active member (live, unfrozen groups; live,
+    /// enabled alarms with a next fire), in `next_fire_at` then id order, `limit` at a time after
+    /// `after`. `assignedToMe`: only alarms whose open occurrence still waits for my answer
+    /// (`shared_alarm_pending`). A membership that ends drops its group at once: the join reads
+    /// `group_members` as of this transaction.
+    public static func mine(
+        userID: String, state: MineState?, assignedToMe: Bool, at now: Int64, after: GroupStore.PageKey? = nil,
+        limit: Int = 50, on db: any SQLConnection
+    ) throws -> GroupStore.Page<SharedAlarm> {
+        let stateClause: String
+        switch state {
+        case nil: stateClause = ""
+        case .upcoming: stateClause = "AND a.next_fire_ms > ?3"
+        case .due: stateClause = "AND a.next_fire_ms <= ?3 AND a.next_fire_ms + a.grace_ms > ?3"
+        case .overdue:
+            stateClause = """
+                AND a.next_fire_ms <= ?3 AND (?2 = 1 OR NOT EXISTS (
+                    SELECT 1 FROM shared_completions c WHERE c.alarm_id = a.id AND c.scheduled_ms = a.next_fire_ms))
+                """
+        }
+        let rows = try db.query(
+            """
+            SELECT a.document AS document FROM group_members m
+            JOIN groups g ON g.id = m.group_id
+            JOIN shared_alarms a ON a.group_id = m.group_id
+            WHERE m.user_id = ?1 AND m.status = 'active' AND g.deleted_ms IS NULL AND g.frozen_ms IS NULL
+              AND a.deleted_ms IS NULL AND a.next_fire_ms IS NOT NULL \(stateClause)
+              AND (?2 = 0 OR EXISTS (SELECT 1 FROM shared_alarm_pending p WHERE p.alarm_id = a.id AND p.user_id = ?1))
+              AND (CAST(?4 AS BIGINT) IS NULL OR a.next_fire_ms > ?4 OR (a.next_fire_ms = ?4 AND a.id > ?5))
+            ORDER BY a.next_fire_ms, a.id
+            LIMIT ?6
+            """,
+            [
+                .text(userID), .integer(assignedToMe ? 1 : 0), .integer(now), SQLValue(after?.milliseconds),
+                SQLValue(after?.id), .integer(Int64(limit) + 1),
+            ]
+        ).map(alarmFromRow)
+        return GroupStore.page(rows, limit: limit) {
+            GroupStore.PageKey(milliseconds: $0.nextFireAt?.milliseconds ?? 0, id: $0.id)
+        }
+    }
+
     /// Active member ids of the group, owner first then by join time.
     static func activeMemberIDs(groupID: String, on db: any SQLConnection) throws -> [String] {
         try GroupStore.activeMembers(groupID: groupID, on: db).map(\.userID)
@@ -68,12 +121,36 @@ public enum SharedAlarmStore {
 
     // MARK: - Mutations
 
+    /// A write's `is_enabled` and `paused_until` (issue 19): nil = unchanged; `pausedUntil: .some(nil)`
+    /// clears the pause. `pausedUntil` is taken through `SharedAlarmRules.pauseEnd` here.
+    public struct ControlsEdit: Sendable, Equatable {
+        public var isEnabled: Bool?
+        public var pausedUntil: Timestamp??
+        public init(isEnabled: Bool? = nil, pausedUntil: Timestamp?? = nil) {
+            self.isEnabled = isEnabled
+            self.pausedUntil = pausedUntil
+        }
+
+        /// The switches `alarm` gets at `now`: what the edit names, else what is in force (a lapsed
+        /// pause is none).
+        func resolved(for alarm: SharedAlarm, at now: Int64) throws -> (isEnabled: Bool, pausedUntil: Timestamp?) {
+            let pause: Timestamp?
+            if let requested = pausedUntil {
+                pause = try SharedAlarmRules.pauseEnd(requested, now: now)
+            } else {
+                pause = alarm.pausedUntil.flatMap { $0.milliseconds > now ? $0 : nil }
+            }
+            return (isEnabled ?? alarm.isEnabled, pause)
+        }
+    }
+
     /// Creates an alarm (owner/admin) from validated `settings`, opening its first occurrence after
     /// `now`. Assignees must be active members. At most `maxAlarmsPerGroup` live alarms per group
     /// (`alarmLimitReached`) and 5 creations per user per minute (`rateLimited`). Event
     /// `shared_alarm_created`.
     public static func create(
-        groupID: String, actorID: String, settings: AlarmSettings, at now: Int64, on db: any SQLConnection
+        groupID: String, actorID: String, settings: AlarmSettings, controls: ControlsEdit = ControlsEdit(), at now: Int64,
+        on db: any SQLConnection
     ) throws -> SharedAlarm {
         _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
         let window = SharedAlarmRules.creationWindow
@@ -94,6 +171,8 @@ public enum SharedAlarmStore {
         var alarm = SharedAlarm(
             id: UUID().uuidString.lowercased(), groupID: groupID, createdBy: actorID, settings: settings,
             createdAt: Timestamp(milliseconds: now), updatedAt: Timestamp(milliseconds: now))
+        let switches = try controls.resolved(for: alarm, at: now)
+        _ = alarm.setControls(isEnabled: switches.isEnabled, pausedUntil: switches.pausedUntil, at: now)
         alarm.openNextOccurrence(after: now, activeMembers: members)
         try db.run(
             """
@@ -112,10 +191,13 @@ public enum SharedAlarmStore {
     /// a whole. A stale `expectedVersion` → `versionConflict` with the current alarm. A timing change
     /// re-opens the occurrence at the new next fire (kept when that instant is unchanged); unassigned
     /// members leave the open occurrence; a rule change that the open occurrence already satisfies
-    /// closes and advances it. Nothing changed → nothing written. Event `shared_alarm_updated`.
+    /// closes and advances it. `controls` that change what fires (`SharedAlarm.setControls`) re-open the
+    /// occurrence like a timing change: disabling ends it unanswered, pausing moves it to the first fire
+    /// at or after the pause, resuming to the first fire after now. Nothing changed → nothing written.
+    /// Event `shared_alarm_updated`.
     public static func update(
-        groupID: String, alarmID: String, actorID: String, expectedVersion: Int64?, at now: Int64, on db: any SQLConnection,
-        edit: (inout AlarmSettings) throws -> Void
+        groupID: String, alarmID: String, actorID: String, expectedVersion: Int64?, controls: ControlsEdit = ControlsEdit(),
+        at now: Int64, on db: any SQLConnection, edit: (inout AlarmSettings) throws -> Void
     ) throws -> SharedAlarm {
         _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
         guard var alarm = try alarm(id: alarmID, groupID: groupID, on: db) else { throw DomainError.alarmNotFound }
@@ -125,21 +207,21 @@ public enum SharedAlarmStore {
         var settings = alarm.settings
         try edit(&settings)
         settings = try SharedAlarmRules.validate(settings, now: now)
-        guard settings != alarm.settings else { return alarm }
+        let switches = try controls.resolved(for: alarm, at: now)
+        var probe = alarm
+        guard
+            settings != alarm.settings
+                || probe.setControls(
+                    isEnabled: switches.isEnabled, pausedUntil: switches.pausedUntil, at: now)
+        else { return alarm }
         let members = try activeMemberIDs(groupID: groupID, on: db)
         let added = settings.assignedTo.filter { !alarm.settings.assignedTo.contains($0) }
         try checkAssignees(added, members: members)
         let before = alarm.settings
         alarm.settings = settings
-        if settings.timing != before.timing {
-            let next = NextFire.after(now, timing: settings.timing)
-            if next == nil || next != alarm.openOccurrence?.scheduledAt.milliseconds {
-                if var open = alarm.openOccurrence, next == nil {
-                    open.status = .closed  // nothing fires again: the open occurrence ends unanswered
-                    alarm.occurrence = open
-                }
-                alarm.openNextOccurrence(after: now, activeMembers: members)
-            }
+        let held = alarm.setControls(isEnabled: switches.isEnabled, pausedUntil: switches.pausedUntil, at: now)
+        if settings.timing != before.timing || held {
+            alarm.reopen(at: now, activeMembers: members)
         }
         if !settings.assignedTo.isEmpty, var open = alarm.openOccurrence {
             let assigned = Set(settings.assignedTo)
@@ -294,6 +376,19 @@ public enum SharedAlarmStore {
                 .integer(alarm.updatedAt.milliseconds), SQLValue(alarm.deletedAt?.milliseconds),
                 SQLValue(alarm.preAlarmAt),
             ])
+        try writePending(alarm, on: db)
+    }
+
+    /// Keeps `shared_alarm_pending` (migration 0020) equal to the open occurrence's `pending_uids` of a
+    /// live alarm: what `GET /v1/me/shared-alarms?assigned=me` searches.
+    static func writePending(_ alarm: SharedAlarm, on db: any SQLConnection) throws {
+        try db.run("DELETE FROM shared_alarm_pending WHERE alarm_id = ?1", [.text(alarm.id)])
+        guard alarm.deletedAt == nil, let open = alarm.openOccurrence, !open.pendingUIDs.isEmpty else { return }
+        let pending = open.pendingUIDs
+        let rows = pending.indices.map { "(?1, ?\($0 + 2))" }.joined(separator: ", ")
+        try db.run(
+            "INSERT INTO shared_alarm_pending (alarm_id, user_id) VALUES \(rows)",
+            [.text(alarm.id)] + pending.map { SQLValue.text($0) })
     }
 
     /// The alarm document on its group's topic.

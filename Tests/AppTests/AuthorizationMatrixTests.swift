@@ -112,6 +112,11 @@ struct AuthorizationMatrixTests {
             },
             .init("GET /v1/me/completions", [200, 200, 200, 200, 200, 200, 401]) { await $0.send(.get, "/v1/me/completions") },
             // Settings: every account its own document.
+            // Every account reads its own list; what it holds (only live memberships' groups) is
+            // SharedAlarmControlsTests' matter.
+            .init("GET /v1/me/shared-alarms", [200, 200, 200, 200, 200, 200, 401]) {
+                await $0.send(.get, "/v1/me/shared-alarms?state=upcoming&assigned=me")
+            },
             .init("GET /v1/me/settings", [200, 200, 200, 200, 200, 200, 401]) { await $0.send(.get, "/v1/me/settings") },
             .init("PATCH /v1/me/settings", [200, 200, 200, 200, 200, 200, 401]) { c in
                 await c.send(.patch, "/v1/me/settings", json: #"{"theme_mode":"dark"}"#)

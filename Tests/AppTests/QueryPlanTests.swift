@@ -18,7 +18,7 @@ struct QueryPlanTests {
     /// Tables that grow with use. Small bounded tables (log_epoch, schema_migrations) may be scanned.
     static let growingTables: Set<String> = [
         "users", "sessions", "login_failures", "change_log", "groups", "group_members", "invite_codes",
-        "invite_attempts", "invitations", "shared_alarms", "shared_completions",
+        "invite_attempts", "invitations", "shared_alarms", "shared_completions", "shared_alarm_pending",
     ]
 
     /// Statements allowed to scan, each with the reason it is not a per-request cost.
@@ -68,6 +68,9 @@ struct QueryPlanTests {
         _ = await h.send(.get, "\(f.g)/alarms", token: f.members[1].token)
         _ = await h.send(.get, "\(f.g)/alarms?include_deleted=true&limit=1", token: owner.token)
         _ = await h.send(.get, "\(f.g)/alarms/\(alarmID)", token: owner.token)
+        for query in ["", "?state=upcoming", "?state=due&assigned=me", "?state=overdue", "?state=overdue&assigned=me&limit=1"] {
+            _ = await h.send(.get, "/v1/me/shared-alarms\(query)", token: f.members[1].token)
+        }
         _ = await h.send(.patch, "\(f.g)/alarms/\(alarmID)", json: #"{"title":"Filter"}"#, token: owner.token)
         h.clock.advance(by: 3_600_000)
         _ = await f.answer(alarmID, by: f.members[1])

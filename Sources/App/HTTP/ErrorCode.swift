@@ -59,6 +59,9 @@ public struct ErrorCode: Hashable, Sendable {
     public static let tokenInvalid = ErrorCode(code: "CA040", name: "TOKEN_INVALID", status: .badRequest)
     /// The action needs a verified email address.
     public static let emailNotVerified = ErrorCode(code: "CA041", name: "EMAIL_NOT_VERIFIED", status: .forbidden)
+    /// An answer to a shared-alarm occurrence before its `answerable_from` (lead window or pause; CA050–CA054
+    /// are issue 19's shared-alarm controls).
+    public static let answerTooEarly = ErrorCode(code: "CA050", name: "ANSWER_TOO_EARLY", status: .conflict)
 
     /// `POST /v1/auth/oidc` for a provider this server has no client ids for (docs/sign-in.md).
     public static let oidcProviderDisabled = ErrorCode(code: "CA055", name: "OIDC_PROVIDER_DISABLED", status: .notFound)
@@ -80,7 +83,7 @@ public struct ErrorCode: Hashable, Sendable {
         .invalidCredentials, .emailTaken, .payloadTooLarge, .accountSuspended, .unsupportedMediaType,
         .internalError, .serviceUnavailable, .uriTooLong, .headersTooLarge, .requestTimeout,
         .inviteCodeInvalid, .ownerMustTransfer, .occurrenceClosed, .groupFrozen,
-        .tokenInvalid, .emailNotVerified, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused, .lastSignInMethod,
-        .passwordNotSet,
+        .tokenInvalid, .emailNotVerified, .answerTooEarly, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused,
+        .lastSignInMethod, .passwordNotSet,
     ]
 }

@@ -90,6 +90,10 @@ public enum ErrorMapping {
             return APIError(.alarmLimitReached, "the alarm limit is reached (per group for shared alarms, per account for personal ones)")
         case .occurrenceClosed(let current):
             return APIError(.occurrenceClosed, "that occurrence is closed; current alarm attached", current: current)
+        case .answerTooEarly(let from, let current):
+            return APIError(
+                .answerTooEarly, "this occurrence can be answered from \(from.description); current alarm attached",
+                current: current)
         case .identityLinkRefused(let reason):
             return APIError(.identityLinkRefused, reason)
         case .lastSignInMethod:

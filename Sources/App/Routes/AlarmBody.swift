@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Store
 
 /// The body of every alarm write — shared alarms' POST and PATCH, personal alarms' PUT and PATCH —
 /// decoded once. Every field optional here; the route checks the required ones and `check(for:)`
@@ -32,9 +33,14 @@ struct AlarmBody: StrictBody {
     var requireAny: Bool?
     var requireAll: Bool?
     var graceMinutes: Int?
+    /// Shared alarms only (issue 19): answering opens this many minutes before an occurrence.
+    var answerLeadMinutes: Int?
+    /// Shared alarms only: `paused_until` (null clears the pause).
+    var pausedUntil: Timestamp??
     var version: Int64?
-    // Personal alarms only.
+    /// Both kinds: the master switch.
     var isEnabled: Bool?
+    // Personal alarms only.
     var vibrationEnabled: Bool?
     var sortOrder: Int?
     /// The client's time of the edit (last-write-wins).
@@ -58,14 +64,18 @@ struct AlarmBody: StrictBody {
         case requireAny = "require_any_completion"
         case requireAll = "require_all_completion"
         case graceMinutes = "grace_minutes"
+        case answerLeadMinutes = "answer_lead_minutes"
+        case pausedUntil = "paused_until"
         case isEnabled = "is_enabled"
         case vibrationEnabled = "vibration_enabled"
         case sortOrder = "sort_order"
         case updatedAt = "updated_at"
 
         /// The fields only one kind of alarm has.
-        static let sharedOnly: [CodingKeys] = [.assignedTo, .completionRule, .requireAny, .requireAll, .graceMinutes]
-        static let personalOnly: [CodingKeys] = [.isEnabled, .vibrationEnabled, .sortOrder, .updatedAt]
+        static let sharedOnly: [CodingKeys] = [
+            .assignedTo, .completionRule, .requireAny, .requireAll, .graceMinutes, .answerLeadMinutes, .pausedUntil,
+        ]
+        static let personalOnly: [CodingKeys] = [.vibrationEnabled, .sortOrder, .updatedAt]
     }
 
     init(from decoder: any Decoder) throws {
@@ -96,6 +106,8 @@ struct AlarmBody: StrictBody {
         requireAny = try c.decodeIfPresent(Bool.self, forKey: .requireAny)
         requireAll = try c.decodeIfPresent(Bool.self, forKey: .requireAll)
         graceMinutes = try c.decodeIfPresent(Int.self, forKey: .graceMinutes)
+        answerLeadMinutes = try c.decodeIfPresent(Int.self, forKey: .answerLeadMinutes)
+        pausedUntil = try StrictKeys.nullable(c, .pausedUntil)
         version = try c.decodeIfPresent(Int64.self, forKey: .version)
         isEnabled = try c.decodeIfPresent(Bool.self, forKey: .isEnabled)
         vibrationEnabled = try c.decodeIfPresent(Bool.self, forKey: .vibrationEnabled)
@@ -163,6 +175,12 @@ struct AlarmBody: StrictBody {
             s.completionRule = rule
         }
         if let graceMinutes { s.graceMinutes = graceMinutes }
+        if let answerLeadMinutes { s.answerLeadMinutes = answerLeadMinutes }
+    }
+
+    /// A shared alarm's `is_enabled` and `paused_until` as the store takes them.
+    var controls: SharedAlarmStore.ControlsEdit {
+        SharedAlarmStore.ControlsEdit(isEnabled: isEnabled, pausedUntil: pausedUntil)
     }
 
     /// `category`: one of the categories of docs/design.md#shared-alarms; null or empty clears it.

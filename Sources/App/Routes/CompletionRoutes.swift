@@ -41,7 +41,7 @@ enum CompletionRoutes {
 
     struct Recorded: Encodable {
         var completion: SharedCompletion
-        var alarm: SharedAlarm
+        var alarm: SharedAlarmView
     }
 
     static func register(in router: inout Router<Handler>, services: Services) {
@@ -69,7 +69,8 @@ enum CompletionRoutes {
                 groupID: groupID, alarmID: alarmID, userID: userID, answer: answer, at: now, on: db)
         }
         return JSONBody.response(
-            Recorded(completion: recorded.completion, alarm: recorded.alarm), status: recorded.created ? .created : .ok)
+            Recorded(completion: recorded.completion, alarm: SharedAlarmView(recorded.alarm, at: now)),
+            status: recorded.created ? .created : .ok)
     }
 
     /// The filters every completion list shares (shared and personal): `status` (`completed|skipped`)

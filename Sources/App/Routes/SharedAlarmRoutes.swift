@@ -16,6 +16,7 @@ enum SharedAlarmRoutes {
         router.add(.get, "/v1/groups/{id}/alarms/{aid}", .async { request in try await show(request, services) })
         router.add(.patch, "/v1/groups/{id}/alarms/{aid}", .async { request in try await patch(request, services) })
         router.add(.delete, "/v1/groups/{id}/alarms/{aid}", .async { request in try await delete(request, services) })
+        router.add(.get, "/v1/me/shared-alarms", .async { request in try await mine(request, services) })
         CompletionRoutes.register(in: &router, services: services)
     }
 
@@ -30,9 +31,10 @@ enum SharedAlarmRoutes {
         let settings = try body.newSettings()
         let valid = try SharedAlarmRules.validate(settings, now: now)
         let alarm = try await services.database.write { db in
-            try SharedAlarmStore.create(groupID: groupID, actorID: userID, settings: valid, at: now, on: db)
+            try SharedAlarmStore.create(
+                groupID: groupID, actorID: userID, settings: valid, controls: body.controls, at: now, on: db)
         }
-        return JSONBody.response(alarm, status: .created)
+        return JSONBody.response(SharedAlarmView(alarm, at: now), status: .created)
     }
 
     static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -52,7 +54,37 @@ enum SharedAlarmRoutes {
                 limit: query.limit,
                 on: db)
         }
-        return JSONBody.response(ListPage("alarms", page))
+        return JSONBody.response(ListPage("alarms", SharedAlarmView.page(page, at: services.clock.nowMilliseconds())))
+    }
+
+    /// `GET /v1/me/shared-alarms?state=&assigned=me&limit=&cursor=`: "what do I have to do" across my
+    /// groups (docs/api.md#my-shared-alarms). `state` upcoming|due|overdue (absent: all); `assigned`
+    /// only `me`. Unknown values → 422 naming the parameter.
+    static func mine(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let query = try ListQuery(request)
+        let params = QueryParameters(request)
+        var state: SharedAlarmStore.MineState?
+        if let raw = params["state"], !raw.isEmpty {
+            guard let value = SharedAlarmStore.MineState(rawValue: raw) else {
+                throw DomainError.invalidField(field: "state", message: "state must be upcoming, due or overdue")
+            }
+            state = value
+        }
+        let assigned: Bool
+        switch params["assigned"] {
+        case nil, "": assigned = false
+        case "me": assigned = true
+        default: throw DomainError.invalidField(field: "assigned", message: "assigned must be me")
+        }
+        let now = services.clock.nowMilliseconds()
+        let chosen = state
+        let page = try await services.database.read { db in
+            try SharedAlarmStore.mine(
+                userID: userID, state: chosen, assignedToMe: assigned, at: now, after: query.after, limit: query.limit,
+                on: db)
+        }
+        return JSONBody.response(ListPage("alarms", SharedAlarmView.page(page, at: now)))
     }
 
     static func show(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -61,7 +93,7 @@ enum SharedAlarmRoutes {
         let alarm = try await services.database.read { db in
             try SharedAlarmStore.access(groupID: groupID, alarmID: alarmID, userID: userID, on: db).1
         }
-        return JSONBody.response(alarm)
+        return JSONBody.response(SharedAlarmView(alarm, at: services.clock.nowMilliseconds()))
     }
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -70,9 +102,11 @@ enum SharedAlarmRoutes {
         let body = try JSONBody.decode(AlarmBody.self, from: request)
         try body.check(for: .shared)
         return try await services.writeJSON { now, db in
-            try SharedAlarmStore.update(
-                groupID: groupID, alarmID: alarmID, actorID: userID, expectedVersion: body.version, at: now, on: db
-            ) { settings in try body.apply(to: &settings) }
+            SharedAlarmView(
+                try SharedAlarmStore.update(
+                    groupID: groupID, alarmID: alarmID, actorID: userID, expectedVersion: body.version,
+                    controls: body.controls, at: now, on: db
+                ) { settings in try body.apply(to: &settings) }, at: now)
         }
     }
 
@@ -82,6 +116,31 @@ enum SharedAlarmRoutes {
         return try await services.writeNoContent { now, db in
             try SharedAlarmStore.delete(groupID: groupID, alarmID: alarmID, actorID: userID, at: now, on: db)
         }
+    }
+}
+
+/// A shared alarm as an HTTP answer shows it: the document plus `occurrence_state` at the time of the
+/// answer (docs/design.md#occurrence-states). Only here: the stored and change-log documents hold no
+/// time-dependent field (a realtime client derives the state from `next_fire_at`, `answerable_from`,
+/// `grace_minutes` and the occurrence's `status`).
+struct SharedAlarmView: Encodable, Sendable {
+    var alarm: SharedAlarm
+    var now: Int64
+
+    init(_ alarm: SharedAlarm, at now: Int64) {
+        self.alarm = alarm
+        self.now = now
+    }
+
+    /// Every alarm of a page as seen at `now`.
+    static func page(_ page: GroupStore.Page<SharedAlarm>, at now: Int64) -> GroupStore.Page<SharedAlarmView> {
+        GroupStore.Page(items: page.items.map { SharedAlarmView($0, at: now) }, next: page.next)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try alarm.encode(to: encoder)
+        var c = encoder.container(keyedBy: StrictKeys.AnyKey.self)
+        try c.encode(alarm.occurrenceState(at: now), forKey: StrictKeys.AnyKey(stringValue: "occurrence_state"))
     }
 }
 
