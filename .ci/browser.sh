@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Browser end-to-end test of the web client (Public/): installs Chromium + chromium-driver (Debian) and
-# Selenium and websocket-client (PyPI, in a venv under .build/) when missing, starts the built chronir-server on a free
+# Selenium, websocket-client and axe-selenium-python (PyPI, in a venv under .build/) when missing, starts the built chronir-server on a free
 # loopback port with a fresh data directory, and runs Tests/Browser/e2e.py (two users in two headless
 # Chromium sessions). Screenshots go to $SCREENSHOT_DIR (default .build/screenshots).
 # Usage: .ci/browser.sh [PATH/TO/chronir-server]   (default .build/debug/chronir-server)
@@ -19,10 +19,11 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 venv=.build/browser-venv
-if ! "$venv/bin/python" -c 'import selenium, websocket' 2>/dev/null; then
+if ! "$venv/bin/python" -c 'import selenium, websocket, axe_selenium_python' 2>/dev/null; then
     python3 -m venv "$venv"
-    # websocket-client: the test's own DevTools connection (ServiceWorker events, the worker's target)
-    "$venv/bin/pip" install -q 'selenium>=4.10,<5' 'websocket-client>=1.5,<2'
+    # websocket-client: the test's own DevTools connection (ServiceWorker events, the worker's target);
+    # axe-selenium-python: ships axe-core, run on every page (0 serious or critical violations)
+    "$venv/bin/pip" install -q 'selenium>=4.10,<5' 'websocket-client>=1.5,<2' 'axe-selenium-python>=2.1,<4'
 fi
 
 work=$(mktemp -d)

@@ -4,7 +4,7 @@
 import { enc } from './api.js';
 import { h, replace, field, flashChanged } from './dom.js';
 import { alarmForm } from './alarmform.js';
-import { scheduleInWords, whenIn, myZone, shortWhen, sameWallTime } from './schedule.js';
+import { scheduleInWords, whenIn, myZone, shortWhen, sameWallTime, relativeTime, occurrenceState } from './schedule.js';
 
 const RECENT_LIMIT = 50;
 const HISTORY_PAGE = 20;
@@ -46,6 +46,9 @@ export class GroupPage {
   get canManage() { return ['owner', 'admin'].includes(this.myRole); }
 
   open() {
+    // A field someone has typed in or chosen from is theirs: re-renders restore its value.
+    this.onInput = (event) => { if (event.target.dataset && event.target.dataset.key) event.target.dataset.touched = '1'; };
+    this.ctx.main.addEventListener('input', this.onInput);
     replace(this.ctx.main, h('h1', {}, 'Loading the group…'), h('p', { class: 'meta' }, 'Waiting for the server.'));
     this.ctx.realtime.subscribe(this.topic, {
       snapshot: (msg) => this.snapshot(msg),
@@ -60,6 +63,7 @@ export class GroupPage {
 
   close() {
     this.closed = true;
+    if (this.onInput) this.ctx.main.removeEventListener('input', this.onInput);
     this.ctx.realtime.unsubscribe(this.topic);
   }
 
@@ -155,10 +159,14 @@ export class GroupPage {
 
   render(touched = []) {
     if (this.closed || !this.group) return;
-    // Keep focus and typed notes across the re-render (elements carry a stable data-key).
+    // Keep focus, the caret and whatever is half-typed or half-chosen across the re-render (fields carry
+    // a stable data-key; armed confirm buttons keep their state in `armed`).
     const active = document.activeElement;
     const focusKey = active && active.dataset ? active.dataset.key : null;
-    const typed = new Map([...this.ctx.main.querySelectorAll('[data-key^="note-"]')].map((el) => [el.dataset.key, el.value]));
+    const caret = active && typeof active.selectionStart === 'number' ? [active.selectionStart, active.selectionEnd] : null;
+    const typed = new Map([...this.ctx.main.querySelectorAll('input[data-key], select[data-key], textarea[data-key]')]
+      .filter((el) => el.type !== 'checkbox' && el.type !== 'radio' && !el.readOnly && el.dataset.touched)
+      .map((el) => [el.dataset.key, el.value]));
 
     const g = this.group;
     const alarms = [...this.alarms.values()].sort((a, b) => (a.next_fire_at || '9').localeCompare(b.next_fire_at || '9'));
@@ -190,12 +198,16 @@ export class GroupPage {
 
     for (const [key, value] of typed) {
       const el = this.ctx.main.querySelector(`[data-key="${CSS.escape(key)}"]`);
-      if (el) el.value = value;
+      if (el) { el.value = value; el.dataset.touched = '1'; }
     }
     if (focusKey) {
       const el = this.ctx.main.querySelector(`[data-key="${CSS.escape(focusKey)}"]`);
-      if (el) el.focus({ preventScroll: true });
+      if (el) {
+        el.focus({ preventScroll: true });
+        if (caret && typeof el.setSelectionRange === 'function') { try { el.setSelectionRange(...caret); } catch { /* not a text field */ } }
+      }
     }
+    document.title = `${g.name} · Chronir`;
     for (const id of new Set(touched)) flashChanged(document.getElementById(id));
   }
 
@@ -213,7 +225,7 @@ export class GroupPage {
       const required = occ.required_uids || [];
       const pending = occ.pending_uids || [];
       progress = h('div', { class: 'progress', 'aria-label': 'Progress of the open occurrence' },
-        h('p', {}, h('strong', {}, occ.status === 'open' ? 'Open now' : `This occurrence is ${occ.status}`),
+        h('p', {}, h('strong', { class: `state state-${occurrenceState(occ).state}` }, occurrenceState(occ).text),
           ` — ${answered.size} of ${required.length} answered`,
           occ.status === 'open' && pending.length ? `; waiting for ${pending.map((u) => this.name(u)).join(', ')}` : ''),
         h('ul', { class: 'who' }, required.map((u) => {
@@ -231,7 +243,8 @@ export class GroupPage {
       actions.push(h('div', { class: 'answer' },
         h('label', { for: noteId }, 'Note (optional)'), note,
         h('div', { class: 'actions' },
-          h('button', { type: 'button', 'data-key': `done-${a.id}`, class: 'done', onclick: (e) => this.answer(a, 'completed', note, e.target) }, 'Mark done'),
+          h('button', { type: 'button', 'data-key': `done-${a.id}`, class: 'done', onclick: (e) => this.answer(a, 'completed', note, e.target) },
+            occurrenceState(occ).state === 'upcoming' ? 'Mark done early' : 'Mark done'),
           h('button', { type: 'button', 'data-key': `skip-${a.id}`, class: 'secondary skip-answer', onclick: (e) => this.answer(a, 'skipped', note, e.target) }, 'Skip this time'))));
     } else if (occ && (occ.answered || []).some((x) => x.user_id === meId)) {
       actions.push(h('p', { class: 'meta' }, 'You have answered this occurrence.'));
@@ -257,7 +270,7 @@ export class GroupPage {
       h('dl', { class: 'facts' },
         h('dt', {}, 'Next'),
         h('dd', { class: 'next-fire' }, a.next_fire_at
-          ? [h('time', { datetime: a.next_fire_at }, `${whenIn(a.next_fire_at, zone)} (${zone})`),
+          ? [h('time', { datetime: a.next_fire_at }, `${whenIn(a.next_fire_at, zone)} (${zone})`), ` · ${relativeTime(a.next_fire_at)}`,
             sameWallTime(a.next_fire_at, zone, mine) ? null : h('span', { class: 'mine' }, ` — ${whenIn(a.next_fire_at, mine)} your time (${mine})`)]
           : 'No further dates (the schedule has ended)'),
         h('dt', {}, 'Assigned'), h('dd', {}, assignees),
@@ -418,6 +431,13 @@ export class GroupPage {
     try {
       const page = await this.ctx.api('GET', `/v1/groups/${enc(this.groupId)}/invitations?limit=100`);
       this.invitations = page.invitations;
+      // A one-use link that was used (or revoked) is no use to show any more.
+      const shown = this.shownSecret && this.shownSecret.invitationId;
+      if (shown && !this.invitations.some((i) => i.id === shown && i.status === 'pending')) {
+        const used = this.invitations.find((i) => i.id === shown);
+        this.shownSecret = null;
+        if (used && used.status === 'accepted') this.ctx.flash('Your one-use invitation link was used: they are in the group now.', 'ok');
+      }
     } catch {
       this.invitations = [];
     } finally {
@@ -450,7 +470,7 @@ export class GroupPage {
       const body = { role };
       if (email) body.invitee_email = email;
       const r = await this.ctx.api('POST', `/v1/groups/${enc(this.groupId)}/invitations`, body);
-      if (r.invite_url) this.shownSecret = { label: 'One-use invitation link created.', url: r.invite_url };
+      if (r.invite_url) this.shownSecret = { label: 'One-use invitation link created.', url: r.invite_url, invitationId: r.invitation.id };
       else this.ctx.flash(`Invitation sent to ${r.invitation.invitee_email}. They will see it when they sign in.`, 'ok');
       await this.loadInvitations();
     });
@@ -459,6 +479,7 @@ export class GroupPage {
   async revokeInvitation(i) {
     await this.run(async () => {
       await this.ctx.api('DELETE', `/v1/invitations/${enc(i.id)}`);
+      if (this.shownSecret && this.shownSecret.invitationId === i.id) this.shownSecret = null;
       await this.loadInvitations();
     });
   }
@@ -563,20 +584,36 @@ export class GroupPage {
   }
 }
 
-/** A button that asks once more before acting: first press arms it, the second acts. */
-function confirmButton(label, text, key, action) {
+/** How long an armed confirm button waits for its second press. */
+const ARMED_MS = 8000;
+/** Armed confirm buttons by data-key → disarm timer: a live re-render draws them armed again. */
+const armed = new Map();
+
+/** A button that asks once more before acting: first press arms it, the second acts. Its armed state
+ *  lives outside the element, so a re-render in between keeps it. */
+export function confirmButton(label, text, key, action) {
   const button = h('button', { type: 'button', class: 'secondary small danger-button', 'data-key': key, 'aria-label': label }, text);
-  let armed = false;
-  let timer;
+  const show = (on) => {
+    button.textContent = on ? `Confirm: ${text.toLowerCase()}` : text;
+    button.setAttribute('aria-label', on ? `Confirm: ${label}` : label);
+    button.classList.toggle('armed', on);
+  };
+  show(armed.has(key));
   button.addEventListener('click', () => {
-    if (!armed) {
-      armed = true;
-      button.textContent = `Confirm: ${text.toLowerCase()}`;
-      button.setAttribute('aria-label', `Confirm: ${label}`);
-      timer = setTimeout(() => { armed = false; button.textContent = text; button.setAttribute('aria-label', label); }, 5000);
+    if (!armed.has(key)) {
+      armed.set(key, setTimeout(() => {
+        armed.delete(key);
+        for (const el of document.querySelectorAll(`[data-key="${CSS.escape(key)}"].armed`)) {
+          el.classList.remove('armed');
+          el.textContent = text;
+          el.setAttribute('aria-label', label);
+        }
+      }, ARMED_MS));
+      show(true);
       return;
     }
-    clearTimeout(timer);
+    clearTimeout(armed.get(key));
+    armed.delete(key);
     button.disabled = true;
     action();
   });

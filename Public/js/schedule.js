@@ -86,9 +86,80 @@ export function myZone() {
   try { return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'; } catch { return 'UTC'; }
 }
 
-/** Every zone the browser knows (for the alarm form). */
+/** Old names browsers still list (ICU/CLDR keeps them as canonical ids) and the current IANA name
+ *  each was renamed to; the server accepts both, people look for the current one. */
+const RENAMED_ZONES = {
+  'Africa/Asmera': 'Africa/Asmara',
+  'America/Buenos_Aires': 'America/Argentina/Buenos_Aires',
+  'America/Catamarca': 'America/Argentina/Catamarca',
+  'America/Coral_Harbour': 'America/Atikokan',
+  'America/Cordoba': 'America/Argentina/Cordoba',
+  'America/Godthab': 'America/Nuuk',
+  'America/Indianapolis': 'America/Indiana/Indianapolis',
+  'America/Jujuy': 'America/Argentina/Jujuy',
+  'America/Louisville': 'America/Kentucky/Louisville',
+  'America/Mendoza': 'America/Argentina/Mendoza',
+  'Asia/Calcutta': 'Asia/Kolkata',
+  'Asia/Katmandu': 'Asia/Kathmandu',
+  'Asia/Rangoon': 'Asia/Yangon',
+  'Asia/Saigon': 'Asia/Ho_Chi_Minh',
+  'Atlantic/Faeroe': 'Atlantic/Faroe',
+  'Europe/Kiev': 'Europe/Kyiv',
+  'Europe/Uzhgorod': 'Europe/Kyiv',
+  'Europe/Zaporozhye': 'Europe/Kyiv',
+  'Pacific/Enderbury': 'Pacific/Kanton',
+  'Pacific/Ponape': 'Pacific/Pohnpei',
+  'Pacific/Truk': 'Pacific/Chuuk',
+};
+
+/** A zone's current IANA name (an old alias becomes the name it was renamed to). */
+export function canonicalZone(zone) {
+  if (!zone) return zone;
+  return RENAMED_ZONES[zone] || (zone === 'Etc/UTC' || zone === 'Etc/GMT' || zone === 'GMT' ? 'UTC' : zone);
+}
+
+/** The zones a picker offers: current IANA names (no old aliases), UTC included, sorted, the browser's
+ *  zone first. */
 export function allZones() {
-  try { return Intl.supportedValuesOf('timeZone'); } catch { return [myZone(), 'UTC']; }
+  let listed;
+  try { listed = Intl.supportedValuesOf('timeZone'); } catch { listed = []; }
+  const zones = new Set(listed.map(canonicalZone).filter((z) => z === 'UTC' || z.includes('/')));
+  zones.add('UTC');
+  const mine = canonicalZone(myZone());
+  zones.delete(mine);
+  return [mine, ...[...zones].sort()];
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** How far `iso` is from `now` in words: "in 3 days", "in 2 h", "5 min ago", "now". */
+export function relativeTime(iso, now = Date.now()) {
+  if (!iso) return '';
+  const diff = new Date(iso).getTime() - now;
+  const abs = Math.abs(diff);
+  if (abs < MINUTE) return 'now';
+  let amount;
+  if (abs < HOUR) amount = `${Math.round(abs / MINUTE)} min`;
+  else if (abs < DAY) amount = `${Math.round(abs / HOUR)} h`;
+  else if (abs < 60 * DAY) { const d = Math.round(abs / DAY); amount = `${d} day${d === 1 ? '' : 's'}`; } else {
+    const m = Math.round(abs / (30 * DAY));
+    amount = m < 24 ? `${m} months` : `${Math.round(abs / (365 * DAY))} years`;
+  }
+  return diff > 0 ? `in ${amount}` : `${amount} ago`;
+}
+
+/** The state of an alarm's open occurrence for people: upcoming (its time is ahead), due (its time has
+ *  come, less than an hour ago), overdue (later, until it counts as missed), missed or closed. */
+export function occurrenceState(occ, now = Date.now()) {
+  if (!occ) return null;
+  if (occ.status === 'missed') return { state: 'missed', text: 'Missed' };
+  if (occ.status !== 'open') return { state: 'closed', text: `This occurrence is ${occ.status}` };
+  const at = new Date(occ.scheduled_at).getTime();
+  if (at - now > MINUTE) return { state: 'upcoming', text: `Upcoming · ${relativeTime(occ.scheduled_at, now)}` };
+  if (now - at < HOUR) return { state: 'due', text: 'Due now' };
+  return { state: 'overdue', text: `Overdue ${relativeTime(occ.scheduled_at, now).replace(' ago', '')}` };
 }
 
 /** "Mon 1 Dec 2026, 09:00" in `zone`. */

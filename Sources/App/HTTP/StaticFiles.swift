@@ -20,7 +20,7 @@ public struct StaticFiles: Sendable {
 
     /// First path segments the client routes itself; such paths serve the app shell (`/index.html`).
     public static let shellRoutes: Set<String> = [
-        "join", "invite", "groups", "login", "register", "verify-email", "reset-password",
+        "join", "invite", "groups", "login", "register", "verify-email", "reset-password", "settings", "alarms",
     ]
     /// Most segments a shell route has (`/groups/<id>/alarms/<aid>`); deeper paths are plain 404s.
     public static let maxShellSegments = 4
