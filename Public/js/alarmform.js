@@ -30,7 +30,7 @@ export function zonePicker(value, { label = 'Time zone', hint, name = 'timezone'
   const chosen = canonicalZone(value) || zones[0];
   if (!zones.includes(chosen)) zones.unshift(chosen);
   const select = h('select', { name });
-  const search = h('input', { type: 'search', class: 'zone-search', 'aria-label': `Search ${label.toLowerCase()}s`, placeholder: 'Search, e.g. Berlin', autocomplete: 'off' });
+  const search = h('input', { type: 'search', class: 'zone-search', 'aria-label': `Search ${label.toLowerCase()}s`, placeholder: 'Search, e.g. Berlin' });
   const fill = () => {
     const current = select.value || chosen;
     const q = search.value.trim().toLowerCase().replace(/\s+/g, '_');
@@ -51,9 +51,10 @@ export function zonePicker(value, { label = 'Time zone', hint, name = 'timezone'
 }
 
 /**
- * @param {{alarm?: object, members?: object[], personal?: boolean, onSave(body: object): Promise<void>, onCancel(): void}} options
+ * @param {{alarm?: object, members?: object[], personal?: boolean, zone?: string, onSave(body: object): Promise<void>, onCancel(): void}} options
+ *   `zone`: a new alarm's zone (the user's chosen zone; default the browser's)
  */
-export function alarmForm({ alarm, members = [], personal = false, onSave, onCancel }) {
+export function alarmForm({ alarm, members = [], personal = false, zone: defaultZone, onSave, onCancel }) {
   const a = alarm || {};
   const s = a.schedule || { type: 'monthly_date', days_of_month: [1], interval: 1, start_date: today() };
   const title = h('input', { type: 'text', name: 'title', required: true, maxlength: 200, value: a.title || '' });
@@ -69,7 +70,8 @@ export function alarmForm({ alarm, members = [], personal = false, onSave, onCan
       h('label', { for: id }, name));
   });
   const parts = {
-    weekly: h('fieldset', {}, h('legend', {}, 'Weekly'), h('div', { class: 'checks', role: 'group', 'aria-label': 'Weekdays' }, weekdayBoxes), interval('weeks')),
+    weekly: h('fieldset', {}, h('legend', {}, 'Weekly'),
+      h('fieldset', { class: 'checks plain' }, h('legend', { class: 'label' }, 'On these weekdays'), weekdayBoxes), interval('weeks')),
     monthly_date: h('fieldset', {}, h('legend', {}, 'Monthly on dates'),
       field('Days of the month', h('input', {
         type: 'text', name: 'days_of_month', required: true, inputmode: 'numeric', pattern: '\\s*\\d{1,2}(\\s*,\\s*\\d{1,2})*\\s*',
@@ -115,7 +117,7 @@ export function alarmForm({ alarm, members = [], personal = false, onSave, onCan
   for (const t of (a.times_of_day && a.times_of_day.length ? a.times_of_day : [{ hour: 9, minute: 0 }])) addTime(timeText(t));
   const addTimeButton = h('button', { type: 'button', class: 'secondary small', onclick: () => { const i = addTime('12:00'); if (i) i.focus(); } }, 'Add a time');
 
-  const zonePick = zonePicker(a.timezone || myZone(), { hint: 'The times above are wall-clock times in this zone.' });
+  const zonePick = zonePicker(a.timezone || defaultZone || myZone(), { hint: 'The times above are wall-clock times in this zone.' });
   const zone = zonePick.select;
 
   const assigned = new Set(a.assigned_to_uids || []);

@@ -363,7 +363,7 @@ function watchGroups(page) {
 
 function groupsPage() {
   const list = h('ul', { class: 'cards', id: 'group-list' });
-  const invites = h('section', { 'aria-labelledby': 'inv-h', id: 'my-invitations' });
+  const invites = h('section', { id: 'my-invitations' });
   let watcher = null;
   const page = {
     kind: 'groups',
@@ -377,6 +377,7 @@ function groupsPage() {
         h('p', { class: 'meta member-count' }, `${g.member_count} member${g.member_count === 1 ? '' : 's'}`))) :
         h('li', { class: 'empty' }, 'You are not in any group yet. Create one below, or open a join link someone sent you.'));
       const pending = [...state.invitations.values()];
+      if (pending.length) invites.setAttribute('aria-labelledby', 'inv-h'); else invites.removeAttribute('aria-labelledby');
       replace(invites, pending.length ? [h('h2', { id: 'inv-h' }, 'Invitations for you'),
         h('ul', { class: 'cards' }, pending.map((inv) => h('li', { class: 'card', id: `invitation-${inv.id}` },
           h('p', {}, `You are invited to join ${inv.group_name || 'a group'} as ${inv.role}.`),

@@ -399,7 +399,7 @@ export class GroupPage {
         h('div', { class: 'actions' },
           h('button', { type: 'button', id: 'copy-link', 'data-key': 'copy-link', onclick: (e) => copyText(this.shownSecret.url, e.target) }, 'Copy link')))
       : null;
-    const email = h('input', { type: 'email', 'data-key': 'invite-email', autocomplete: 'off' });
+    const email = h('input', { type: 'email', 'data-key': 'invite-email' });
     const role = h('select', { 'data-key': 'invite-role' }, h('option', { value: 'member' }, 'member'), isOwner ? h('option', { value: 'admin' }, 'admin') : null);
     const invForm = h('form', { class: 'stack', 'aria-labelledby': 'invite-form-h' },
       h('h3', { id: 'invite-form-h' }, 'Invite someone'),
@@ -497,6 +497,7 @@ export class GroupPage {
     const form = alarmForm({
       alarm,
       members: [...this.members.values()],
+      zone: this.me && this.me.timezone,
       onCancel: () => this.edit(null),
       onSave: async (body) => {
         const base = `/v1/groups/${enc(this.groupId)}/alarms`;
@@ -585,7 +586,7 @@ export class GroupPage {
 }
 
 /** How long an armed confirm button waits for its second press. */
-const ARMED_MS = 8000;
+const ARMED_MS = 10000;
 /** Armed confirm buttons by data-key → disarm timer: a live re-render draws them armed again. */
 const armed = new Map();
 

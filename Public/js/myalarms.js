@@ -5,7 +5,7 @@
 // `personal_alarm` changes (app.js hands them to alarmChanged).
 
 import { enc } from './api.js';
-import { h, replace, flashChanged } from './dom.js';
+import { h, replace, flashChanged, syncSwitch } from './dom.js';
 import { alarmForm } from './alarmform.js';
 import { confirmButton } from './group.js';
 import { scheduleInWords, whenIn, relativeTime } from './schedule.js';
@@ -36,6 +36,7 @@ export function myAlarmsPage(ctx) {
     const form = alarmForm({
       alarm,
       personal: true,
+      zone: ctx.me() && ctx.me().timezone,
       onCancel: () => { edit(null); newButton.focus(); },
       onSave: async (body) => {
         let saved;
@@ -61,6 +62,7 @@ export function myAlarmsPage(ctx) {
       draw([saved.id]);
     } catch (e) {
       input.checked = !on;
+      syncSwitch(input);
       input.disabled = false;
       ctx.flash(failed(e).message, 'error');
     }
@@ -81,6 +83,7 @@ export function myAlarmsPage(ctx) {
   function card(a) {
     const toggle = h('input', { type: 'checkbox', role: 'switch', id: `on-${a.id}`, checked: a.is_enabled !== false });
     toggle.addEventListener('change', () => setEnabled(a, toggle.checked, toggle));
+    toggle.setAttribute('aria-label', `“${a.title}” rings (on or off)`);
     return h('li', { class: `card alarm personal${a.is_enabled === false ? ' off' : ''}`, id: `personal-${a.id}` },
       h('div', { class: 'alarm-line' },
         h('h2', { class: 'alarm-title' }, a.title),
