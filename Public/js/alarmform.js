@@ -143,7 +143,7 @@ export function alarmForm({ alarm, members = [], personal = false, zone: default
   const enabled = h('input', { type: 'checkbox', name: 'is_enabled', id: uid('en'), checked: a.is_enabled !== false });
   const noun = personal ? 'personal alarm' : 'shared alarm';
   const form = h('form', { class: 'card stack alarm-form', 'aria-label': alarm ? `Edit ${a.title}` : `New ${noun}` },
-    h('h3', {}, alarm ? `Edit “${a.title}”` : `New ${noun}`),
+    h(personal ? 'h2' : 'h3', {}, alarm ? `Edit “${a.title}”` : `New ${noun}`),
     field('Title', title), field('Note (optional)', note),
     field('Repeats', kind), ...Object.values(parts), bounds,
     h('div', { class: 'field' }, h('span', { class: 'label' }, 'At'), timesList, addTimeButton),

@@ -82,7 +82,7 @@ def axe_check(d, page, who):
     others = []
     for v in results["violations"]:
         counts[v["impact"]] = counts.get(v["impact"], 0) + 1
-        others.append(f"{v['id']} ({v['impact']})")
+        others.append(f"{v['id']} ({v['impact']}) at " + ", ".join(str(n["target"][0]) for n in v["nodes"][:3]))
         if v["impact"] in ("serious", "critical"):
             bad.append(f"{v['id']} ({v['impact']}): {v['help']} — " + "; ".join(n["target"][0] if isinstance(n["target"][0], str) else str(n["target"][0]) for n in v["nodes"][:5]))
     axe_results.append({"page": page, "who": who, "url": d.current_url, "axe_version": results.get("testEngine", {}).get("version"),
@@ -479,6 +479,7 @@ def main():
     assert outline == "solid", f"focused {focused.tag_name} {focused.text!r} has outline {outline!r}"
     shot(a, "ana-keyboard-focus-visible", "ana")
 
+    appearance(a, group_id)
     settings(a, stamp)
     my_alarms(a, b, stamp)
     click(a, "#account-nav a[href='/']")
@@ -516,12 +517,12 @@ def issue21_bugs(a, b, group_id, alarm_id, stamp):
     bug(1, "Bea's My groups shows the count after Cy left", lambda: wait_css(b, f"{group_card} .meta", "2 members"))
     renamed = "Flat 4B (2nd floor)"
     assert page_api(a, "PATCH", f"/v1/groups/{group_id}", {"name": renamed})["status"] == 200
-    bug(1, "Bea's My groups shows the rename live", lambda: wait_css(b, f"{group_card} h3", renamed))
+    bug(1, "Bea's My groups shows the rename live", lambda: wait_css(b, f"{group_card} a", renamed))
     axe_check(b, "my groups (phone)", "bea")
     shot(b, "bug1-my-groups-live", "bea")
 
     # — bug 4: the tab title follows a live rename —
-    click(b, f"{group_card} h3 a")
+    click(b, f"{group_card} a")
     wait_css(b, "#group-head h1", renamed)
     title_is(b, f"{renamed} · Chronir")
     assert page_api(a, "PATCH", f"/v1/groups/{group_id}", {"name": "Flat 4B"})["status"] == 200
@@ -610,6 +611,39 @@ def issue21_bugs(a, b, group_id, alarm_id, stamp):
     wait_css(a, f"#{kolkata} .next-fire", "(Asia/Kolkata)")  # the server takes the current name
     wait_css(a, f"#{kolkata} .progress .state-upcoming", "Upcoming · in ")  # April 2030: not "Open now"
     shot(a, "issue21-upcoming-state", "ana", f"#{kolkata}")
+
+
+def appearance(a, group_id):
+    """Installable (the manifest and its icons) and dark mode (prefers-color-scheme), checked by axe there too."""
+    href = a.execute_script("const l = document.querySelector('link[rel=manifest]'); return l && l.getAttribute('href')")
+    assert href == "/manifest.webmanifest", href
+    with urllib.request.urlopen(BASE + href, timeout=STEP_TIMEOUT_S) as r:
+        assert r.headers["Content-Type"].startswith("application/manifest+json"), r.headers["Content-Type"]
+        manifest = json.load(r)
+    assert manifest["name"] == "Chronir" and manifest["start_url"] == "/" and manifest["display"] == "standalone", manifest
+    for icon in manifest["icons"]:
+        with urllib.request.urlopen(BASE + icon["src"], timeout=STEP_TIMEOUT_S) as r:
+            assert r.status == 200 and r.headers["Content-Type"] == icon["type"], (icon, r.headers["Content-Type"])
+
+    def background():
+        return a.execute_script("return getComputedStyle(document.documentElement).backgroundColor")
+    light = background()
+    a.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    try:
+        wait(a, lambda drv: background() != light or None, "a dark background")
+        rgb = [int(x) for x in background().removeprefix("rgb(").rstrip(")").split(",")[:3]]
+        assert sum(rgb) < 3 * 60, f"dark mode background {rgb}"
+        axe_check(a, "my groups (dark)", "ana")
+        shot(a, "dark-my-groups", "ana")
+        click(a, f"#group-{group_id} a")
+        wait_css(a, "#group-head h1", "Flat 4B")
+        wait_css(a, "li.alarm")
+        axe_check(a, "group (dark)", "ana")
+        shot(a, "dark-group", "ana", "#alarms-h")
+    finally:
+        a.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    click(a, "#account-nav a[href='/']")
+    wait_css(a, "h1", "My groups")
 
 
 def settings(a, stamp):
