@@ -6,7 +6,7 @@
 import { api, session, enc } from './api.js';
 import { h, replace, field, flashChanged } from './dom.js';
 import { Realtime } from './realtime.js';
-import { GroupPage } from './group.js';
+import { GroupPage, groupBadge } from './group.js';
 import { pushSettings, registerWorker } from './push.js';
 import { settingsPage } from './settings.js';
 import { myAlarmsPage } from './myalarms.js';
@@ -372,7 +372,7 @@ function groupsPage() {
       if (watcher) watcher.sync();
       const groups = [...state.groups.values()].sort((a, b) => a.name.localeCompare(b.name));
       replace(list, groups.length ? groups.map((g) => h('li', { id: `group-${g.id}`, class: 'card group-card' },
-        h('h2', { class: 'card-title' }, h('a', { href: `/groups/${enc(g.id)}` }, g.name)),
+        h('h2', { class: 'card-title' }, groupBadge(g), h('a', { href: `/groups/${enc(g.id)}` }, g.name)),
         g.description ? h('p', {}, g.description) : null,
         h('p', { class: 'meta member-count' }, `${g.member_count} member${g.member_count === 1 ? '' : 's'}`))) :
         h('li', { class: 'empty' }, 'You are not in any group yet. Create one below, or open a join link someone sent you.'));

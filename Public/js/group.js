@@ -39,6 +39,7 @@ export class GroupPage {
     // Persistent parts: re-rendering the rest never loses what someone is typing here.
     this.formSlot = h('div', { id: 'alarm-form-slot' });
     this.inviteSlot = h('div', { id: 'invite-slot' });
+    this.groupFormSlot = h('div', { id: 'group-form-slot' });
   }
 
   get me() { return this.ctx.me(); }
@@ -173,11 +174,14 @@ export class GroupPage {
     replace(this.ctx.main,
       h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '/' }, 'My groups'), ' › ', g.name),
       h('header', { id: 'group-head', class: 'group-head' },
-        h('h1', {}, g.name),
+        h('h1', {}, groupBadge(g), g.name),
         g.description ? h('p', {}, g.description) : null,
         h('p', { class: 'meta' }, `You are ${this.myRole === 'owner' ? 'the owner' : `${this.myRole === 'admin' ? 'an admin' : 'a member'}`} · ${g.member_count} member${g.member_count === 1 ? '' : 's'}`,
           g.frozen_at ? ' · frozen by an operator (read-only)' : ''),
-        this.muteSwitch()),
+        this.muteSwitch(),
+        this.canManage && !this.editingGroup
+          ? h('button', { type: 'button', class: 'secondary small', id: 'edit-group', 'data-key': 'edit-group', onclick: () => this.editGroup(true) }, 'Group settings') : null,
+        this.canManage ? this.groupFormSlot : null),
       h('section', { 'aria-labelledby': 'alarms-h' },
         h('div', { class: 'section-head' }, h('h2', { id: 'alarms-h' }, 'Shared alarms'),
           this.canManage && this.editing !== 'new' ? h('button', { type: 'button', 'data-key': 'new-alarm', onclick: () => this.edit('new') }, 'New alarm') : null),
@@ -200,7 +204,11 @@ export class GroupPage {
       const el = this.ctx.main.querySelector(`[data-key="${CSS.escape(key)}"]`);
       if (el) { el.value = value; el.dataset.touched = '1'; }
     }
-    if (focusKey) {
+    if (active && active !== document.body && active.isConnected && document.activeElement !== active) {
+      // In a slot re-renders move but keep (the alarm and group forms): the same element, focused again.
+      active.focus({ preventScroll: true });
+      if (caret && typeof active.setSelectionRange === 'function') { try { active.setSelectionRange(...caret); } catch { /* not a text field */ } }
+    } else if (focusKey) {
       const el = this.ctx.main.querySelector(`[data-key="${CSS.escape(focusKey)}"]`);
       if (el) {
         el.focus({ preventScroll: true });
@@ -522,6 +530,49 @@ export class GroupPage {
     form.querySelector('input').focus();
   }
 
+  /** The group's own settings (owner, admin): name, description, colour and icon; a form in a slot
+   *  that re-renders leave alone, saved with the group's version. */
+  editGroup(open) {
+    this.editingGroup = open;
+    if (!open) { replace(this.groupFormSlot); this.render(); return; }
+    const g = this.group;
+    const name = h('input', { type: 'text', name: 'name', required: true, maxlength: 100, value: g.name });
+    const description = h('textarea', { name: 'description', maxlength: 500, rows: 2 }, g.description || '');
+    const color = h('input', { type: 'color', name: 'color_tag', value: (g.color_tag || '#0B57D0').toLowerCase() });
+    const noColor = h('input', { type: 'checkbox', id: 'group-no-color', checked: !g.color_tag });
+    color.addEventListener('input', () => { noColor.checked = false; }); // choosing a colour means one
+    const icon = h('select', { name: 'icon_name' }, h('option', { value: '' }, 'None'),
+      Object.entries(GROUP_ICONS).map(([v, [emoji, label]]) => h('option', { value: v, selected: g.icon_name === v }, `${emoji} ${label}`)));
+    const error = h('p', { class: 'error', role: 'alert' });
+    const form = h('form', { class: 'card stack', id: 'group-form', 'aria-labelledby': 'group-form-h' },
+      h('h2', { id: 'group-form-h' }, 'Group settings'),
+      field('Name', name), field('Description (optional)', description),
+      h('div', { class: 'row' }, field('Colour', color), h('span', { class: 'check' }, noColor, h('label', { for: 'group-no-color' }, 'No colour')), field('Icon', icon)),
+      error,
+      h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Save group'),
+        h('button', { type: 'button', class: 'secondary', onclick: () => { this.editGroup(false); const b = document.getElementById('edit-group'); if (b) b.focus(); } }, 'Cancel')));
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      error.textContent = '';
+      try {
+        const doc = await this.ctx.api('PATCH', `/v1/groups/${enc(this.groupId)}`, {
+          name: name.value, description: description.value.trim() ? description.value : null,
+          color_tag: noColor.checked ? null : color.value.toUpperCase(), icon_name: icon.value || null, version: this.group.version,
+        });
+        this.group = { ...doc, member_count: doc.member_count || this.group.member_count };
+        this.ctx.flash('The group is saved.', 'ok');
+        this.editGroup(false);
+        flashChanged(document.getElementById('group-head'));
+      } catch (e) {
+        if (e.code === 'CA010' && e.current) { this.group = e.current; error.textContent = 'Someone changed the group meanwhile: check the name and description and save again.'; return; }
+        error.textContent = e.message;
+      }
+    });
+    replace(this.groupFormSlot, form);
+    this.render();
+    name.focus();
+  }
+
   async answer(alarm, status, noteInput, button) {
     if (button) button.disabled = true;
     try {
@@ -585,6 +636,22 @@ export class GroupPage {
   }
 }
 
+/** Group icons: the phone apps' symbol names, shown here as emoji. */
+export const GROUP_ICONS = {
+  house: ['🏠', 'Home'], briefcase: ['💼', 'Work'], 'person.3': ['👥', 'People'], cart: ['🛒', 'Shopping'],
+  car: ['🚗', 'Car'], leaf: ['🌿', 'Garden'], pawprint: ['🐾', 'Pets'], wrench: ['🔧', 'Repairs'],
+  heart: ['❤️', 'Health'], book: ['📚', 'School'],
+};
+
+/** A group's colour and icon before its name (decoration: the name says it all). */
+export function groupBadge(g) {
+  if (!g.color_tag && !g.icon_name) return null;
+  const badge = h('span', { class: 'group-badge', 'aria-hidden': 'true' }, GROUP_ICONS[g.icon_name] ? GROUP_ICONS[g.icon_name][0] : '');
+  if (g.color_tag) badge.style.setProperty('--group-color', g.color_tag);
+  else badge.classList.add('no-color');
+  return badge;
+}
+
 /** How long an armed confirm button waits for its second press. */
 const ARMED_MS = 10000;
 /** Armed confirm buttons by data-key → disarm timer: a live re-render draws them armed again. */
@@ -626,7 +693,8 @@ function completionLine(c, alarmTitle) {
     h('strong', {}, c.completed_by_name || 'Someone'), ' ',
     c.status === 'completed' ? 'did' : 'skipped', ' ',
     alarmTitle ? `“${alarmTitle}” ` : '',
-    h('span', { class: 'meta' }, `· due ${shortWhen(c.scheduled_at)} · answered ${shortWhen(c.completed_at)}`),
+    h('span', { class: 'meta' }, `· due ${shortWhen(c.scheduled_at)} · answered `,
+      h('time', { datetime: c.completed_at, title: shortWhen(c.completed_at) }, relativeTime(c.completed_at) === 'now' ? 'just now' : relativeTime(c.completed_at))),
     c.note ? h('span', { class: 'note' }, ` — “${c.note}”`) : null);
 }
 

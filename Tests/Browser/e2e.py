@@ -516,8 +516,26 @@ def issue21_bugs(a, b, group_id, alarm_id, stamp):
     wait_css(a, "#members-head", "Members (2)")
     bug(1, "Bea's My groups shows the count after Cy left", lambda: wait_css(b, f"{group_card} .meta", "2 members"))
     renamed = "Flat 4B (2nd floor)"
-    assert page_api(a, "PATCH", f"/v1/groups/{group_id}", {"name": renamed})["status"] == 200
+    if REPRODUCE:  # the client before issue 21 has no group settings form
+        assert page_api(a, "PATCH", f"/v1/groups/{group_id}", {"name": renamed})["status"] == 200
+    else:  # the group settings form: name, description, colour, icon
+        click(a, "#edit-group")
+        wait_css(a, "#group-form")
+        fill(a, "#group-form input[name=name]", renamed)
+        fill(a, "#group-form textarea[name=description]", "Top floor, shared bills")
+        a.execute_script("const c = document.querySelector('#group-form input[type=color]'); c.value = '#1b6b2f'; c.dispatchEvent(new Event('input', { bubbles: true }));")
+        Select(css(a, "#group-form select[name=icon_name]")).select_by_value("house")
+        axe_check(a, "group settings form", "ana")
+        shot(a, "group-settings-form", "ana", "#group-head")
+        click_button(a, "Save group")
+        wait_css(a, "#group-head h1", renamed)
+        wait_css(a, "#group-head", "Top floor, shared bills")
+        saved = page_api(a, "GET", f"/v1/groups/{group_id}")["body"]["group"]
+        assert saved["color_tag"] == "#1B6B2F" and saved["icon_name"] == "house", saved
+        assert css(a, "#group-form") is None
     bug(1, "Bea's My groups shows the rename live", lambda: wait_css(b, f"{group_card} a", renamed))
+    if not REPRODUCE:
+        wait_css(b, f"{group_card} .group-badge", "🏠")
     axe_check(b, "my groups (phone)", "bea")
     shot(b, "bug1-my-groups-live", "bea")
 
