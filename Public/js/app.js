@@ -18,6 +18,7 @@ const main = document.getElementById('main');
 const accountNav = document.getElementById('account-nav');
 const connection = document.getElementById('connection');
 const flashBox = document.getElementById('flash');
+const offlineNote = document.getElementById('offline-note');
 
 /** What the page knows; `user` topic snapshots and changes keep it current. */
 const state = { me: null, groups: new Map(), invitations: new Map(), page: null };
@@ -43,6 +44,26 @@ function showConnection({ state: s, detail }) {
   const text = { live: 'Live', connecting: 'Connecting…', reconnecting: 'Reconnecting…', offline: 'Offline' }[s] || s;
   connection.querySelector('.conn-text').textContent = detail ? `${text} (${detail})` : text;
   connection.title = s === 'live' ? 'Changes appear as they happen' : 'Changes will appear when the connection is back';
+  setOffline(Boolean(session.token) && (s === 'offline' || s === 'reconnecting'));
+}
+
+/** While the connection is down: a sticky notice, and the page's actions disabled (nothing would be
+ *  sent); they come back with the connection. Sign-out stays (it works offline too). */
+let offline = false;
+function setOffline(on) {
+  if (on === offline) return;
+  offline = on;
+  document.body.classList.toggle('disconnected', on);
+  offlineNote.hidden = !on;
+  if (on) {
+    for (const el of main.querySelectorAll('button:not(:disabled), input[type="submit"]:not(:disabled)')) {
+      el.disabled = true;
+      el.dataset.offline = '1';
+    }
+  } else {
+    for (const el of main.querySelectorAll('[data-offline]')) { el.disabled = false; delete el.dataset.offline; }
+    flash('The connection is back: the page is current again.', 'ok');
+  }
 }
 
 // — routing —

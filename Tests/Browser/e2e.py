@@ -77,6 +77,7 @@ def axe_check(d, page, who):
     axe = Axe(d)
     axe.inject()
     results = axe.run()
+    version = d.execute_script("return window.axe && axe.version")
     counts = {}
     bad = []
     others = []
@@ -85,7 +86,7 @@ def axe_check(d, page, who):
         others.append(f"{v['id']} ({v['impact']}) at " + ", ".join(str(n["target"][0]) for n in v["nodes"][:3]))
         if v["impact"] in ("serious", "critical"):
             bad.append(f"{v['id']} ({v['impact']}): {v['help']} — " + "; ".join(n["target"][0] if isinstance(n["target"][0], str) else str(n["target"][0]) for n in v["nodes"][:5]))
-    axe_results.append({"page": page, "who": who, "url": d.current_url, "axe_version": results.get("testEngine", {}).get("version"),
+    axe_results.append({"page": page, "who": who, "url": d.current_url, "axe_version": version,
                         "passes": len(results["passes"]), "violations": counts, "rules_violated": others,
                         "serious_or_critical": bad})
     with open(os.path.join(SHOTS, "axe-results.json"), "w") as f:
@@ -480,6 +481,7 @@ def main():
     shot(a, "ana-keyboard-focus-visible", "ana")
 
     appearance(a, group_id)
+    offline(a, group_id)
     settings(a, stamp)
     my_alarms(a, b, stamp)
     click(a, "#account-nav a[href='/']")
@@ -660,6 +662,30 @@ def appearance(a, group_id):
         shot(a, "dark-group", "ana", "#alarms-h")
     finally:
         a.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    click(a, "#account-nav a[href='/']")
+    wait_css(a, "h1", "My groups")
+
+
+def offline(a, group_id):
+    """The network goes away (DevTools' offline emulation): the header says so at once, a note stays in
+    view and the page's actions are paused; back online, the socket proves itself and they return."""
+    click(a, f"#group-{group_id} a")
+    wait_css(a, "#group-head h1", "Flat 4B")
+    wait(a, connection_live, "Ana's connection is live")
+    a.execute_cdp_cmd("Network.enable", {})
+    a.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    try:
+        wait_css(a, "#connection[data-state=offline]", "Offline")
+        wait_css(a, "#offline-note", "You are offline")
+        wait(a, lambda drv: not css(drv, "[data-key=new-alarm]").is_enabled() or None, "New alarm paused while offline")
+        axe_check(a, "group (offline)", "ana")
+        shot(a, "offline-actions-paused", "ana")
+    finally:
+        a.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    wait(a, connection_live, "Ana's connection is live again")
+    gone(a, "#offline-note")
+    wait(a, lambda drv: css(drv, "[data-key=new-alarm]").is_enabled() or None, "New alarm back")
+    wait_css(a, "#flash", "The connection is back")
     click(a, "#account-nav a[href='/']")
     wait_css(a, "h1", "My groups")
 
