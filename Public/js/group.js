@@ -29,6 +29,7 @@ export class GroupPage {
     this.members = new Map();
     this.alarms = new Map();
     this.completions = [];
+    this.events = []; // what happened while the page was open, in words: {at, text}
     this.history = new Map(); // alarm id → completions (newest first) once its history is opened
     this.openHistory = new Set();
     this.editing = null; // alarm id being edited, 'new', or null
@@ -98,6 +99,11 @@ export class GroupPage {
   }
 
   change(msg) {
+    const said = this.describe(msg);
+    if (said) {
+      this.events.unshift({ at: new Date().toISOString(), text: said });
+      this.events.length = Math.min(this.events.length, RECENT_LIMIT);
+    }
     const touched = [];
     for (const c of msg.changes) {
       switch (c.kind) {
@@ -135,6 +141,34 @@ export class GroupPage {
     }
     if (msg.event && msg.event.startsWith('invitation') && this.canManage) this.loadInvitations();
     this.render(touched);
+  }
+
+  /** A change batch in plain words for the activity feed (before it is applied: the names are still known), or null. */
+  describe(msg) {
+    const of = (kind) => msg.changes.find((c) => c.kind === kind);
+    const member = of('member');
+    const who = member ? (member.doc && member.doc.display_name) || this.name(member.doc ? member.doc.user_id : String(member.id).split(':').pop()) : 'Someone';
+    const alarm = of('shared_alarm');
+    const title = alarm ? `“${(alarm.doc && alarm.doc.title) || (this.alarms.get(alarm.id) || {}).title || 'an alarm'}”` : 'an alarm';
+    switch (msg.event) {
+      case 'member_joined': case 'invitation_accepted': return `${who} joined the group`;
+      case 'member_left': return `${who} left the group`;
+      case 'member_removed': return `${who} was removed from the group`;
+      case 'role_changed': return member && member.doc ? `${who} is now ${member.doc.role === 'admin' ? 'an admin' : 'a member'}` : null;
+      case 'ownership_transferred': {
+        const owner = msg.changes.find((c) => c.kind === 'member' && c.doc && c.doc.role === 'owner');
+        return owner ? `${owner.doc.display_name} is now the owner` : 'The group has a new owner';
+      }
+      case 'group_updated': {
+        const g = of('group');
+        return g && g.doc && this.group && g.doc.name !== this.group.name ? `The group was renamed “${g.doc.name}”` : 'The group’s details were changed';
+      }
+      case 'shared_alarm_created': return `${title} was created`;
+      case 'shared_alarm_updated': return `${title} was edited`;
+      case 'shared_alarm_deleted': return `${title} was deleted`;
+      case 'missed_alarm_followup': return `${title} was missed`;
+      default: return null;
+    }
   }
 
   revoked(msg) {
@@ -367,6 +401,7 @@ export class GroupPage {
           tools.push(confirmButton(`Remove ${m.display_name}`, 'Remove', `remove-${m.user_id}`, () => this.removeMember(m)));
         }
         return h('li', { id: `member-${m.user_id}`, class: 'member' },
+          avatar(m),
           h('span', { class: 'name' }, this.presence.has(m.user_id) ? h('span', { class: 'online', title: 'online now' }, '● ') : null,
             self ? `${m.display_name} (you)` : m.display_name),
           ' ', h('span', { class: `role role-${m.role}` }, m.role),
@@ -374,13 +409,19 @@ export class GroupPage {
       })));
   }
 
+  /** Answers (from the snapshot and live) and, since the page opened, every other event in words; newest first. */
   activitySection() {
-    return h('section', { 'aria-labelledby': 'activity-h' },
-      h('h2', { id: 'activity-h' }, 'Recent activity'),
-      this.completions.length ? h('ol', { class: 'log' }, this.completions.slice(0, 15).map((c) => {
+    const items = [
+      ...this.completions.map((c) => ({ at: c.completed_at, line: () => {
         const alarm = this.alarms.get(c.shared_alarm_id);
         return completionLine(c, alarm ? alarm.title : null);
-      })) : h('p', { class: 'empty' }, 'No answers yet.'));
+      } })),
+      ...this.events.map((e) => ({ at: e.at, line: () => h('li', { class: 'event' }, e.text, ' ',
+        h('span', { class: 'meta' }, '· ', h('time', { datetime: e.at, title: shortWhen(e.at) }, relativeTime(e.at) === 'now' ? 'just now' : relativeTime(e.at)))) })),
+    ].sort((x, y) => y.at.localeCompare(x.at)).slice(0, 15);
+    return h('section', { 'aria-labelledby': 'activity-h' },
+      h('h2', { id: 'activity-h' }, 'Recent activity'),
+      items.length ? h('ol', { class: 'log', id: 'activity' }, items.map((x) => x.line())) : h('p', { class: 'empty' }, 'Nothing yet.'));
   }
 
   leaveSection() {
@@ -650,6 +691,15 @@ export function groupBadge(g) {
   if (g.color_tag) badge.style.setProperty('--group-color', g.color_tag);
   else badge.classList.add('no-color');
   return badge;
+}
+
+/** A member's initials in a coloured circle (decoration beside the name; the colour follows the id). */
+function avatar(m) {
+  const words = String(m.display_name || '?').trim().split(/\s+/).filter(Boolean);
+  const initials = (words.length > 1 ? words[0][0] + words[words.length - 1][0] : (words[0] || '?').slice(0, 2)).toUpperCase();
+  let hash = 0;
+  for (const ch of String(m.user_id)) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
+  return h('span', { class: `avatar avatar-${hash % 6}`, 'aria-hidden': 'true' }, initials);
 }
 
 /** How long an armed confirm button waits for its second press. */

@@ -517,6 +517,9 @@ def issue21_bugs(a, b, group_id, alarm_id, stamp):
     assert status == 204, status
     wait_css(a, "#members-head", "Members (2)")
     bug(1, "Bea's My groups shows the count after Cy left", lambda: wait_css(b, f"{group_card} .meta", "2 members"))
+    if not REPRODUCE:  # the activity feed says who came and went, in words
+        wait_css(a, "#activity", "Cy joined the group")
+        wait_css(a, "#activity", "Cy left the group")
     renamed = "Flat 4B (2nd floor)"
     if REPRODUCE:  # the client before issue 21 has no group settings form
         assert page_api(a, "PATCH", f"/v1/groups/{group_id}", {"name": renamed})["status"] == 200
@@ -561,6 +564,8 @@ def issue21_bugs(a, b, group_id, alarm_id, stamp):
     assert created["status"] == 201, created
     wait_css(b, "li.alarm", "Water the plants")
     wait_css(a, "li.alarm", "Water the plants")
+    if not REPRODUCE:
+        wait_css(b, "#activity", "“Water the plants” was created")
 
     def kept():
         assert css(b, "[data-key=leave-group]").text == "Confirm: leave group", css(b, "[data-key=leave-group]").text
