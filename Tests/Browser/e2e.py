@@ -133,7 +133,7 @@ def gone(d, selector):
                 f"{selector} gone")
 
 
-def browser(width, height, profile):
+def browser(width, height, profile, mobile=False):
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROME
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
@@ -141,7 +141,10 @@ def browser(width, height, profile):
                 "--disable-extensions", "--force-prefers-reduced-motion=false"):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(options=opts, service=webdriver.ChromeService(executable_path=DRIVER))
+    d = webdriver.Chrome(options=opts, service=webdriver.ChromeService(executable_path=DRIVER))
+    # The viewport exactly (a headless window is at least 500 px wide and its size includes no chrome).
+    d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+    return d
 
 
 # The failed requests that negative steps make on purpose: (URL path fragment, status). Chromium logs each
@@ -316,7 +319,7 @@ def main():
     profiles = tempfile.mkdtemp(prefix="chronir-e2e-")
     a = browser(1280, 900, os.path.join(profiles, "a"))  # desktop
     drivers["ana"] = a
-    b = browser(390, 844, os.path.join(profiles, "b"))  # phone
+    b = browser(390, 844, os.path.join(profiles, "b"), mobile=True)  # phone
     drivers["bea"] = b
     stamp = str(int(time.time() * 1000))
 
