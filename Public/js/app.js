@@ -44,13 +44,14 @@ function showConnection({ state: s, detail }) {
   const text = { live: 'Live', connecting: 'Connecting…', reconnecting: 'Reconnecting…', offline: 'Offline' }[s] || s;
   connection.querySelector('.conn-text').textContent = detail ? `${text} (${detail})` : text;
   connection.title = s === 'live' ? 'Changes appear as they happen' : 'Changes will appear when the connection is back';
-  setOffline(Boolean(session.token) && (s === 'offline' || s === 'reconnecting'));
+  // A stopped feed (sign-out, a session that ended) is not a network problem.
+  setOffline(Boolean(session.token) && !realtime.stopped && (s === 'offline' || s === 'reconnecting'), realtime.stopped);
 }
 
 /** While the connection is down: a sticky notice, and the page's actions disabled (nothing would be
  *  sent); they come back with the connection. Sign-out stays (it works offline too). */
 let offline = false;
-function setOffline(on) {
+function setOffline(on, quiet = false) {
   if (on === offline) return;
   offline = on;
   document.body.classList.toggle('disconnected', on);
@@ -62,7 +63,7 @@ function setOffline(on) {
     }
   } else {
     for (const el of main.querySelectorAll('[data-offline]')) { el.disabled = false; delete el.dataset.offline; }
-    flash('The connection is back: the page is current again.', 'ok');
+    if (!quiet) flash('The connection is back: the page is current again.', 'ok');
   }
 }
 

@@ -460,6 +460,7 @@ def main():
     # — Bea signs out and back in (the token lives in sessionStorage, never in a URL) —
     click_button(b, "Sign out", scope="header")
     wait_css(b, "#flash", "You are signed out.")
+    gone(b, "#offline-note")  # signing out is not being offline
     assert b.execute_script("return sessionStorage.getItem('chronir.token')") is None
     click(b, "header a[href='/login']")
     wait_css(b, "h1", "Sign in")
