@@ -10,6 +10,7 @@ import { GroupPage, groupBadge } from './group.js';
 import { pushSettings, registerWorker } from './push.js';
 import { settingsPage } from './settings.js';
 import { myAlarmsPage } from './myalarms.js';
+import { setViewerZone } from './schedule.js';
 
 /** Group topics My groups subscribes to at most (the server allows 50 topics per connection, `user` is one). */
 const MAX_WATCHED_GROUPS = 45;
@@ -126,6 +127,7 @@ function setMe(user) {
 }
 
 function renderAccountNav() {
+  setViewerZone(state.me && state.me.timezone);
   if (session.token && state.me) {
     const here = location.pathname;
     const link = (href, text) => h('a', { href, 'aria-current': here === href ? 'page' : null }, text);

@@ -175,8 +175,12 @@ export function whenIn(iso, zone) {
   }
 }
 
-/** Short local time for history lines. */
-export function shortWhen(iso) { return whenIn(iso, myZone()); }
+let viewerZone = null;
+/** The signed-in user's chosen zone (settings), which short times use; null: the browser's. */
+export function setViewerZone(zone) { viewerZone = zone || null; }
+
+/** A short time in the viewer's zone (history lines, activity, sessions). */
+export function shortWhen(iso) { return whenIn(iso, viewerZone || myZone()); }
 
 /** Whether two zones show `iso` at the same wall time. */
 export function sameWallTime(iso, a, b) { return whenIn(iso, a) === whenIn(iso, b); }
