@@ -283,7 +283,7 @@ export class GroupPage {
       const noteId = `note-${a.id}`;
       const note = h('input', { type: 'text', id: noteId, maxlength: 500, 'data-key': noteId, class: 'note-input' });
       actions.push(h('div', { class: 'answer' },
-        h('label', { for: noteId }, 'Note (optional)'), note,
+        h('div', { class: 'field note-field' }, h('label', { for: noteId }, 'Note (optional)'), note),
         h('div', { class: 'actions' },
           h('button', { type: 'button', 'data-key': `done-${a.id}`, class: 'done', onclick: (e) => this.answer(a, 'completed', note, e.target) },
             occurrenceState(occ).state === 'upcoming' ? 'Mark done early' : 'Mark done'),
@@ -309,20 +309,19 @@ export class GroupPage {
       h('h3', {}, a.title),
       a.note ? h('p', { class: 'note' }, a.note) : null,
       h('p', { class: 'schedule' }, scheduleInWords(a.schedule, a.times_of_day)),
-      h('dl', { class: 'facts' },
-        h('dt', {}, 'Next'),
-        h('dd', { class: 'next-fire' }, a.next_fire_at
-          ? [h('time', { datetime: a.next_fire_at }, `${whenIn(a.next_fire_at, zone)} (${zone})`), ` · ${relativeTime(a.next_fire_at)}`,
-            sameWallTime(a.next_fire_at, zone, mine) ? null : h('span', { class: 'mine' }, ` — ${whenIn(a.next_fire_at, mine)} your time (${mine})`)]
-          : 'No further dates (the schedule has ended)'),
-        h('dt', {}, 'Assigned'), h('dd', {}, assignees),
-        h('dt', {}, 'Rule'), h('dd', {}, ruleText),
-        a.last_completed_at ? [h('dt', {}, 'Last done'), h('dd', {}, shortWhen(a.last_completed_at))] : null),
+      h('ul', { class: 'facts' },
+        h('li', { class: 'fact-next' }, h('span', { class: 'fact' }, 'Next'), ' ',
+          h('span', { class: 'next-fire' }, a.next_fire_at
+            ? [h('time', { datetime: a.next_fire_at }, `${whenIn(a.next_fire_at, zone)} (${zone})`), ` · ${relativeTime(a.next_fire_at)}`,
+              sameWallTime(a.next_fire_at, zone, mine) ? null : h('span', { class: 'mine' }, ` — ${whenIn(a.next_fire_at, mine)} your time (${mine})`)]
+            : 'No further dates (the schedule has ended)')),
+        h('li', {}, h('span', { class: 'fact' }, 'Assigned'), ' ', h('span', {}, assignees)),
+        h('li', {}, h('span', { class: 'fact' }, 'Rule'), ' ', h('span', {}, ruleText)),
+        a.last_completed_at ? h('li', {}, h('span', { class: 'fact' }, 'Last done'), ' ', h('span', {}, shortWhen(a.last_completed_at))) : null),
       progress,
       previous,
       actions,
-      tools.length ? h('div', { class: 'actions tools' }, tools) : null,
-      history);
+      h('div', { class: 'card-foot' }, tools.length ? h('div', { class: 'actions tools' }, tools) : null, history));
   }
 
   /** The latest occurrence before the open one that has answers among the recent completions. */
