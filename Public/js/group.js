@@ -460,8 +460,14 @@ export class GroupPage {
         i.invitee_email ? `${i.invitee_email}` : 'Link invitation', ` · ${i.role} · expires ${shortWhen(i.expires_at)} `,
         h('button', { type: 'button', class: 'secondary small', 'data-key': `revoke-${i.id}`, onclick: () => this.revokeInvitation(i) }, 'Revoke'))));
 
-    replace(this.inviteSlot, h('section', { 'aria-labelledby': 'invite-h', class: 'card' },
-      h('h2', { id: 'invite-h' }, 'Invite people'),
+    // Folded away unless asked for: open at first on a group of one (inviting is what comes next),
+    // folded on a group that has people; whatever the owner chose stays; a new secret opens it.
+    if (this.inviteOpen === undefined) this.inviteOpen = this.members.size <= 1;
+    if (this.shownSecret) this.inviteOpen = true;
+    const pending = (this.invitations || []).filter((i) => i.status === 'pending').length;
+    const panel = h('details', { class: 'card invite-panel', id: 'invite-panel', open: this.inviteOpen },
+      h('summary', {}, h('span', { class: 'summary-title' }, 'Invite people'),
+        pending ? h('span', { class: 'meta' }, ` · ${pending} pending invitation${pending === 1 ? '' : 's'}`) : null),
       h('div', { id: 'invite-code' },
         h('h3', {}, 'Invite code'),
         h('p', { class: 'hint' }, 'A 6-character code anyone can use for 7 days. Creating a new one replaces the old one at once.'),
@@ -471,7 +477,9 @@ export class GroupPage {
       secret,
       invForm,
       h('h3', {}, 'Pending invitations'),
-      this.invitations && !this.invitations.some((i) => i.status === 'pending') ? h('p', { class: 'meta', id: 'no-invitations' }, 'None.') : invitations));
+      this.invitations && !this.invitations.some((i) => i.status === 'pending') ? h('p', { class: 'meta', id: 'no-invitations' }, 'None.') : invitations);
+    panel.addEventListener('toggle', () => { this.inviteOpen = panel.open; });
+    replace(this.inviteSlot, h('section', { 'aria-label': 'Invite people' }, panel));
   }
 
   async loadInvitations() {
