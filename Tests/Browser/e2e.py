@@ -473,6 +473,18 @@ def main():
     assert "token" not in b.current_url.lower()
     shot(b, "bea-signed-in-again", "bea")
 
+    # — a typed invite code opens its join page; this one is older than Bea's removal, so it is refused in words —
+    fill(b, "#join-by-code input[name=invite_code]", code.lower())
+    click_button(b, "Continue")
+    wait_css(b, "h1", "Join a group")
+    assert b.current_url == f"{BASE}/join/{code}", b.current_url
+    expect_failed_request("/v1/join", 404)
+    click(b, "#join-button")
+    wait_css(b, "main .error", "This invite code does not work")
+    shot(b, "bea-typed-code-refused", "bea")
+    click(b, "#account-nav a[href='/']")
+    wait_css(b, "h1", "My groups")
+
     # — keyboard: a page load focuses its heading; Tab reaches the next control with a visible ring —
     a.get(BASE + "/")
     wait_css(a, "h1", "My groups")
