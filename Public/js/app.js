@@ -10,7 +10,7 @@ import { GroupPage, groupBadge } from './group.js';
 import { pushSettings, registerWorker } from './push.js';
 import { settingsPage } from './settings.js';
 import { myAlarmsPage } from './myalarms.js';
-import { setViewerZone } from './schedule.js';
+import { setViewerZone, setDisplayPrefs } from './schedule.js';
 
 /** Group topics My groups subscribes to at most (the server allows 50 topics per connection, `user` is one). */
 const MAX_WATCHED_GROUPS = 45;
@@ -150,7 +150,18 @@ async function startSession(result) {
   subscribeUser();
 }
 
+/** The synced settings the web client follows: the 12/24-hour clock once the user has chosen one. */
+function applySettings(doc) {
+  setDisplayPrefs({ hour12: doc && doc.version > 0 ? !doc.use_24_hour_format : undefined });
+  if (state.page && state.page.rerender) state.page.rerender();
+}
+
+function loadSettings() {
+  api('GET', '/v1/me/settings').then(applySettings, () => { /* the language's own clock meanwhile */ });
+}
+
 function subscribeUser() {
+  loadSettings();
   realtime.subscribe('user', {
     snapshot(msg) {
       state.me = msg.data.user;
@@ -174,6 +185,7 @@ function subscribeUser() {
           renderAccountNav();
           if (state.page && state.page.kind === 'settings') state.page.userChanged();
         } else if (c.kind === 'settings' && c.doc) {
+          applySettings(c.doc);
           if (state.page && state.page.kind === 'settings') state.page.settingsChanged(c.doc);
         } else if (c.kind === 'personal_alarm') {
           if (state.page && state.page.kind === 'alarms') state.page.alarmChanged(c);
@@ -192,6 +204,7 @@ function subscribeUser() {
 function endSession(message) {
   session.token = null;
   state.me = null;
+  setDisplayPrefs({ hour12: undefined });
   state.groups.clear();
   state.invitations.clear();
   realtime.stop();

@@ -44,6 +44,9 @@ export class GroupPage {
   }
 
   get me() { return this.ctx.me(); }
+
+  /** Draws again with the same data (the viewer's clock or zone changed). */
+  rerender() { this.render(); }
   get myRole() { const m = this.me && this.members.get(this.me.id); return m ? m.role : null; }
   get canManage() { return ['owner', 'admin'].includes(this.myRole); }
 

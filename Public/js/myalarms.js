@@ -117,6 +117,7 @@ export function myAlarmsPage(ctx) {
     draw(c.doc ? [c.id] : []);
   };
 
+  page.rerender = () => draw();
   newButton.addEventListener('click', () => edit('new'));
   replace(ctx.main, h('h1', {}, 'My alarms'),
     h('p', { class: 'lead' }, 'Alarms for you alone, kept in your account and synced to your phones.'),

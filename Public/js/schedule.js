@@ -29,7 +29,31 @@ function every(interval, one, many) {
 }
 
 export function pad2(n) { return String(n).padStart(2, '0'); }
+/** "07:30": a time of day as a time input's value (not for display: see timeWords). */
 export function timeText(t) { return `${pad2(t.hour)}:${pad2(t.minute)}`; }
+
+/** How times are shown: the browser's language, and a 12- or 24-hour clock — the account's synced
+ *  `use_24_hour_format` once the user has chosen (settings version > 0), else the language's own. */
+const display = { hour12: undefined };
+function locale() { return navigator.language || 'en-GB'; }
+export function setDisplayPrefs({ hour12 }) { display.hour12 = hour12; }
+function hourOptions() {
+  let h12 = display.hour12;
+  if (h12 === undefined) {
+    const cycle = new Intl.DateTimeFormat(locale(), { hour: 'numeric' }).resolvedOptions().hourCycle;
+    h12 = cycle === 'h11' || cycle === 'h12';
+  }
+  return h12 ? { hour: 'numeric', minute: '2-digit', hour12: true } : { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' };
+}
+
+/** A time of day in words for people: "07:30" or "7:30 am", as the viewer's clock shows it. */
+export function timeWords(t) {
+  try {
+    return new Intl.DateTimeFormat(locale(), { ...hourOptions(), timeZone: 'UTC' }).format(Date.UTC(2000, 0, 1, t.hour, t.minute));
+  } catch {
+    return timeText(t);
+  }
+}
 
 /** "2026-03-01" → "1 March 2026". */
 export function dateText(iso) {
@@ -73,7 +97,7 @@ export function scheduleInWords(schedule, timesOfDay) {
     default:
       text = 'On a schedule this page does not know';
   }
-  const times = (timesOfDay || []).map(timeText);
+  const times = (timesOfDay || []).map(timeWords);
   if (times.length) text += ` at ${list(times)}`;
   const today = new Date().toISOString().slice(0, 10);
   if (s.type !== 'one_time' && s.start_date && s.start_date > today) text += `, from ${dateText(s.start_date)}`;
@@ -162,13 +186,12 @@ export function occurrenceState(occ, now = Date.now()) {
   return { state: 'overdue', text: `Overdue ${relativeTime(occ.scheduled_at, now).replace(' ago', '')}` };
 }
 
-/** "Mon 1 Dec 2026, 09:00" in `zone`. */
+/** "Mon, 1 Dec 2026, 09:00" in `zone`, in the viewer's language and clock. */
 export function whenIn(iso, zone) {
   if (!iso) return '';
   try {
-    return new Intl.DateTimeFormat('en-GB', {
-      timeZone: zone, weekday: 'short', day: 'numeric', month: 'short', year: 'numeric',
-      hour: '2-digit', minute: '2-digit', hourCycle: 'h23',
+    return new Intl.DateTimeFormat(locale(), {
+      timeZone: zone, weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', ...hourOptions(),
     }).format(new Date(iso));
   } catch {
     return new Date(iso).toISOString();

@@ -138,8 +138,10 @@ def browser(width, height, profile, mobile=False):
     opts.binary_location = CHROME
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                 f"--window-size={width},{height}", f"--user-data-dir={profile}", "--no-first-run",
-                "--disable-extensions", "--force-prefers-reduced-motion=false"):
+                "--disable-extensions", "--force-prefers-reduced-motion=false", "--lang=en-GB"):
         opts.add_argument(arg)
+    # One language for every run (times follow the browser's language and clock): British English, 24 h.
+    opts.add_experimental_option("prefs", {"intl.accept_languages": "en-GB"})
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     d = webdriver.Chrome(options=opts, service=webdriver.ChromeService(executable_path=DRIVER))
     # The viewport exactly (a headless window is at least 500 px wide and its size includes no chrome).
@@ -773,6 +775,7 @@ def settings(a, stamp):
     # synced settings
     box = css(a, "#synced-settings input[name=use_24_hour_format]")
     before = box.is_selected()
+    assert before is False, "the default is the language's own clock, stored as false"
     box.click()
     fill(a, "#synced-settings input[name=default_snooze_minutes]", "15")
     click_button(a, "Save preferences")
@@ -811,6 +814,16 @@ def my_alarms(a, b, stamp):
     status, doc = http("PATCH", f"/v1/me/alarms/{alarm_id}", {"title": "Take vitamin D", "version": listed[0]["version"]}, token=token)
     assert status == 200, (status, doc)
     wait_css(a, f"#{card} .alarm-title", "Take vitamin D")
+
+    # the 12-hour clock chosen on another device: times follow at once
+    assert a.execute_script("return navigator.language") == "en-GB"
+    current = page_api(a, "GET", "/v1/me/settings")["body"]
+    assert current["use_24_hour_format"] is True, current  # chosen in settings above
+    status, _ = http("PATCH", "/v1/me/settings", {"use_24_hour_format": False, "version": current["version"]}, token=token)
+    assert status == 200, status
+    wait_css(a, f"#{card} .schedule", "Every week on Monday at 7:30 am")
+    wait_css(a, f"#{card} .next-fire", "7:30 am (Europe/Berlin)")
+    shot(a, "my-alarms-12-hour-clock", "ana")
 
     # off, edit, delete
     click(a, f"#{card} label[for='on-{alarm_id}']")
