@@ -677,6 +677,14 @@ def appearance(a, group_id):
     for icon in manifest["icons"]:
         with urllib.request.urlopen(BASE + icon["src"], timeout=STEP_TIMEOUT_S) as r:
             assert r.status == 200 and r.headers["Content-Type"] == icon["type"], (icon, r.headers["Content-Type"])
+    # the service worker keeps the app shell for when the network is gone (and never the API)
+    def shell_cached(drv):
+        kept = drv.execute_async_script("""
+            const done = arguments[0];
+            caches.open('chronir-shell-v1').then((c) => c.keys()).then((ks) => done(ks.map((k) => new URL(k.url).pathname)), (e) => done([String(e)]));""")
+        return (all(p in kept for p in ("/index.html", "/app.css", "/js/app.js", "/js/group.js")) and kept) or None
+    kept = wait(a, shell_cached, "the app shell in the service worker's cache")
+    assert not any(p.startswith("/v1/") for p in kept), kept
 
     def background():
         return a.execute_script("return getComputedStyle(document.documentElement).backgroundColor")
