@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Browser end-to-end test of the web client (Public/): installs Chromium + chromium-driver (Debian) and
-# Selenium and websocket-client (PyPI, in a venv under .build/) when missing, starts the built chronir-server on a free
+# Selenium, websocket-client and axe-selenium-python (PyPI, in a venv under .build/) when missing, starts the built chronir-server on a free
 # loopback port with a fresh data directory, and runs Tests/Browser/e2e.py (two users in two headless
-# Chromium sessions). Screenshots go to $SCREENSHOT_DIR (default .build/screenshots).
+# Chromium sessions, desktop 1280×900 and phone 390×844), with axe-core on every page. Screenshots and
+# axe-results.json go to $SCREENSHOT_DIR (default .build/screenshots), the CI artefacts.
 # Usage: .ci/browser.sh [PATH/TO/chronir-server]   (default .build/debug/chronir-server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,10 +20,11 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 venv=.build/browser-venv
-if ! "$venv/bin/python" -c 'import selenium, websocket' 2>/dev/null; then
+if ! "$venv/bin/python" -c 'import selenium, websocket, axe_selenium_python' 2>/dev/null; then
     python3 -m venv "$venv"
-    # websocket-client: the test's own DevTools connection (ServiceWorker events, the worker's target)
-    "$venv/bin/pip" install -q 'selenium>=4.10,<5' 'websocket-client>=1.5,<2'
+    # websocket-client: the test's own DevTools connection (ServiceWorker events, the worker's target);
+    # axe-selenium-python: ships axe-core, run on every page (0 serious or critical violations)
+    "$venv/bin/pip" install -q 'selenium>=4.10,<5' 'websocket-client>=1.5,<2' 'axe-selenium-python>=2.1,<4'
 fi
 
 work=$(mktemp -d)
@@ -32,7 +34,9 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf
 # must name the real port.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 base="http://127.0.0.1:$port"
-"$bin" --port "$port" --data-dir "$work/data" --public-dir "$PWD/Public" --public-base-url "$base" \
+# PUBLIC_DIR: another copy of the web client (e.g. an older commit's, to show a new step fails there).
+public=${PUBLIC_DIR:-$PWD/Public}
+"$bin" --port "$port" --data-dir "$work/data" --public-dir "$public" --public-base-url "$base" \
     --default-tier premium --password-hashing fast --log-level notice 2>"$work/log" &
 pid=$!
 for _ in $(seq 1 100); do
@@ -44,7 +48,9 @@ curl -sf "$base/healthz" >/dev/null || { echo "server did not answer" >&2; cat "
 
 mkdir -p "$SCREENSHOT_DIR" && rm -f "$SCREENSHOT_DIR"/*.png
 status=0
-CHRONIR_URL=$base "$venv/bin/python" Tests/Browser/e2e.py || status=$?
+# The admin tool beside the server changes an account's tier (the free-tier step of My alarms).
+CHRONIR_URL=$base CHRONIR_ADMIN="$(dirname "$bin")/chronir-admin" CHRONIR_DATA_DIR="$work/data" \
+    "$venv/bin/python" Tests/Browser/e2e.py || status=$?
 if [ "$status" -ne 0 ]; then
     echo "--- server log:" >&2
     tail -50 "$work/log" >&2

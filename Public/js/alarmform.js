@@ -1,8 +1,10 @@
-// The create/edit form of a shared alarm: every schedule kind the API knows, times of day, zone,
-// assignees and the completion rule. Builds the API body; the caller sends it.
+// The create/edit form of an alarm: every schedule kind the API knows, times of day, zone, and for a
+// shared alarm its assignees, completion rule and grace. Personal alarms (My alarms) use the same form
+// without the group's parts. Builds the API body; the caller sends it. Also the time-zone picker that
+// the settings page shares.
 
 import { h, field, uid } from './dom.js';
-import { SCHEDULE_KINDS, WEEKDAYS, MONTHS, WEEK_OF_MONTH, allZones, myZone, pad2, timeText } from './schedule.js';
+import { SCHEDULE_KINDS, WEEKDAYS, MONTHS, WEEK_OF_MONTH, allZones, canonicalZone, myZone, pad2, timeText } from './schedule.js';
 
 const MAX_TIMES = 6;
 
@@ -20,9 +22,39 @@ function select(name, options, value) {
 }
 
 /**
- * @param {{alarm?: object, members: object[], onSave(body: object): Promise<void>, onCancel(): void}} options
+ * A time-zone picker: a search box that narrows a select of current IANA zone names (the browser's
+ * zone first, UTC included, no old aliases). Returns {element, select}; `select.value` is the zone.
  */
-export function alarmForm({ alarm, members, onSave, onCancel }) {
+export function zonePicker(value, { label = 'Time zone', hint, name = 'timezone' } = {}) {
+  const zones = allZones();
+  const chosen = canonicalZone(value) || zones[0];
+  if (!zones.includes(chosen)) zones.unshift(chosen);
+  const select = h('select', { name });
+  const search = h('input', { type: 'search', class: 'zone-search', 'aria-label': `Search ${label.toLowerCase()}s`, placeholder: 'Search, e.g. Berlin' });
+  const fill = () => {
+    const current = select.value || chosen;
+    const q = search.value.trim().toLowerCase().replace(/\s+/g, '_');
+    const shown = q ? zones.filter((z) => z.toLowerCase().includes(q)) : zones;
+    if (!shown.includes(current)) shown.unshift(current);
+    select.replaceChildren(...shown.map((z) => h('option', { value: z, selected: z === current }, z.replace(/_/g, ' '))));
+    select.value = current;
+  };
+  search.addEventListener('input', () => {
+    fill();
+    const first = [...select.options].find((o) => o.value.toLowerCase().includes(search.value.trim().toLowerCase().replace(/\s+/g, '_')));
+    if (search.value.trim() && first) select.value = first.value;
+  });
+  fill();
+  const f = field(label, select, hint);
+  f.querySelector('label').after(search);
+  return { element: f, select };
+}
+
+/**
+ * @param {{alarm?: object, members?: object[], personal?: boolean, zone?: string, onSave(body: object): Promise<void>, onCancel(): void}} options
+ *   `zone`: a new alarm's zone (the user's chosen zone; default the browser's)
+ */
+export function alarmForm({ alarm, members = [], personal = false, zone: defaultZone, onSave, onCancel }) {
   const a = alarm || {};
   const s = a.schedule || { type: 'monthly_date', days_of_month: [1], interval: 1, start_date: today() };
   const title = h('input', { type: 'text', name: 'title', required: true, maxlength: 200, value: a.title || '' });
@@ -38,7 +70,8 @@ export function alarmForm({ alarm, members, onSave, onCancel }) {
       h('label', { for: id }, name));
   });
   const parts = {
-    weekly: h('fieldset', {}, h('legend', {}, 'Weekly'), h('div', { class: 'checks', role: 'group', 'aria-label': 'Weekdays' }, weekdayBoxes), interval('weeks')),
+    weekly: h('fieldset', {}, h('legend', {}, 'Weekly'),
+      h('fieldset', { class: 'checks plain' }, h('legend', { class: 'label' }, 'On these weekdays'), weekdayBoxes), interval('weeks')),
     monthly_date: h('fieldset', {}, h('legend', {}, 'Monthly on dates'),
       field('Days of the month', h('input', {
         type: 'text', name: 'days_of_month', required: true, inputmode: 'numeric', pattern: '\\s*\\d{1,2}(\\s*,\\s*\\d{1,2})*\\s*',
@@ -84,10 +117,8 @@ export function alarmForm({ alarm, members, onSave, onCancel }) {
   for (const t of (a.times_of_day && a.times_of_day.length ? a.times_of_day : [{ hour: 9, minute: 0 }])) addTime(timeText(t));
   const addTimeButton = h('button', { type: 'button', class: 'secondary small', onclick: () => { const i = addTime('12:00'); if (i) i.focus(); } }, 'Add a time');
 
-  const zones = allZones();
-  const zoneValue = a.timezone || myZone();
-  if (!zones.includes(zoneValue)) zones.unshift(zoneValue);
-  const zone = h('select', { name: 'timezone' }, zones.map((z) => h('option', { value: z, selected: z === zoneValue }, z)));
+  const zonePick = zonePicker(a.timezone || defaultZone || myZone(), { hint: 'The times above are wall-clock times in this zone.' });
+  const zone = zonePick.select;
 
   const assigned = new Set(a.assigned_to_uids || []);
   const assignees = h('fieldset', {}, h('legend', {}, 'Who is assigned'),
@@ -109,14 +140,16 @@ export function alarmForm({ alarm, members, onSave, onCancel }) {
 
   const error = h('p', { class: 'error', role: 'alert' });
   const submit = h('button', { type: 'submit' }, alarm ? 'Save changes' : 'Create alarm');
-  const form = h('form', { class: 'card stack alarm-form', 'aria-label': alarm ? `Edit ${a.title}` : 'New shared alarm' },
-    h('h3', {}, alarm ? `Edit “${a.title}”` : 'New shared alarm'),
+  const enabled = h('input', { type: 'checkbox', name: 'is_enabled', id: uid('en'), checked: a.is_enabled !== false });
+  const noun = personal ? 'personal alarm' : 'shared alarm';
+  const form = h('form', { class: 'card stack alarm-form', 'aria-label': alarm ? `Edit ${a.title}` : `New ${noun}` },
+    h(personal ? 'h2' : 'h3', {}, alarm ? `Edit “${a.title}”` : `New ${noun}`),
     field('Title', title), field('Note (optional)', note),
     field('Repeats', kind), ...Object.values(parts), bounds,
     h('div', { class: 'field' }, h('span', { class: 'label' }, 'At'), timesList, addTimeButton),
-    field('Time zone', zone, 'The times above are wall-clock times in this zone.'),
-    assignees, rules,
-    field('Counts as missed after (minutes)', grace, 'An answer is still possible until then; 1440 = one day.'),
+    zonePick.element,
+    personal ? h('span', { class: 'check' }, enabled, h('label', { for: enabled.id }, 'On (rings at its times)')) : [assignees, rules,
+      field('Counts as missed after (minutes)', grace, 'An answer is still possible until then; 1440 = one day.')],
     error, h('div', { class: 'actions' }, submit, h('button', { type: 'button', class: 'secondary', onclick: onCancel }, 'Cancel')));
   showKind();
 
@@ -177,6 +210,19 @@ export function alarmForm({ alarm, members, onSave, onCancel }) {
     schedule.end_date = kind.value === 'one_time' || !endDate.value ? null : endDate.value;
     const times = [...timesList.querySelectorAll('input[type="time"]')].map((i) => i.value).filter(Boolean);
     if (!times.length) throw new Error('Give at least one time of day.');
+    if (schedule.end_date && schedule.start_date && schedule.end_date < schedule.start_date) {
+      throw new Error('The end date is before the start date. Pick an end date on or after the start.');
+    }
+    if (personal) {
+      return {
+        title: title.value,
+        note: note.value.trim() ? note.value : null,
+        schedule,
+        times_of_day: times.map((t) => ({ hour: Number(t.slice(0, 2)), minute: Number(t.slice(3, 5)) })),
+        timezone: zone.value,
+        is_enabled: enabled.checked,
+      };
+    }
     return {
       title: title.value,
       note: note.value.trim() ? note.value : null,

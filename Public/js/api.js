@@ -1,18 +1,23 @@
 // The HTTP API client. The bearer token lives in sessionStorage (per tab, gone when the tab closes)
 // and only ever travels in the Authorization header — never in a URL.
 
+import { userMessage } from './errors.js';
+
 const TOKEN_KEY = 'chronir.token';
 
+/** A failed request: `message` is for people (errors.js), `serverMessage` is the server's own words. */
 export class ApiError extends Error {
-  constructor(status, body) {
+  constructor(status, body, retryAfterHeader) {
     const e = (body && body.error) || {};
     super(e.message || `request failed (${status})`);
+    this.serverMessage = this.message;
     this.status = status;
     this.code = e.code;
     this.name = e.name || 'ApiError';
     this.field = e.field;
     this.current = e.current;
-    this.retryAfter = e.retry_after;
+    this.retryAfter = e.retry_after || (retryAfterHeader ? Number(retryAfterHeader) : undefined);
+    this.message = userMessage(this);
   }
 }
 
@@ -43,7 +48,7 @@ export async function api(method, path, body) {
   if (response.status === 204) return null;
   let json = null;
   try { json = await response.json(); } catch { /* not JSON */ }
-  if (!response.ok) throw new ApiError(response.status, json);
+  if (!response.ok) throw new ApiError(response.status, json, response.headers.get('Retry-After'));
   return json;
 }
 

@@ -1,17 +1,25 @@
 // The Chronir web client: routing (History API), the signed-in user, and the pages that aren't a group.
 // Pages: / (my groups, or sign-in), /login, /register, /groups/<id>, /join/<CODE>, /invite/<token>,
-// /verify-email#<token> and /reset-password[#<token>] (the links in mails, docs/mail.md).
+// /verify-email#<token> and /reset-password[#<token>] (the links in mails, docs/mail.md), /settings
+// (settings.js) and /alarms (my personal alarms, myalarms.js).
 
 import { api, session, enc } from './api.js';
 import { h, replace, field, flashChanged } from './dom.js';
 import { Realtime } from './realtime.js';
-import { GroupPage } from './group.js';
+import { GroupPage, groupBadge } from './group.js';
 import { pushSettings, registerWorker } from './push.js';
+import { settingsPage } from './settings.js';
+import { myAlarmsPage } from './myalarms.js';
+import { setViewerZone, setDisplayPrefs } from './schedule.js';
+
+/** Group topics My groups subscribes to at most (the server allows 50 topics per connection, `user` is one). */
+const MAX_WATCHED_GROUPS = 45;
 
 const main = document.getElementById('main');
 const accountNav = document.getElementById('account-nav');
 const connection = document.getElementById('connection');
 const flashBox = document.getElementById('flash');
+const offlineNote = document.getElementById('offline-note');
 
 /** What the page knows; `user` topic snapshots and changes keep it current. */
 const state = { me: null, groups: new Map(), invitations: new Map(), page: null };
@@ -37,6 +45,27 @@ function showConnection({ state: s, detail }) {
   const text = { live: 'Live', connecting: 'Connecting…', reconnecting: 'Reconnecting…', offline: 'Offline' }[s] || s;
   connection.querySelector('.conn-text').textContent = detail ? `${text} (${detail})` : text;
   connection.title = s === 'live' ? 'Changes appear as they happen' : 'Changes will appear when the connection is back';
+  // A stopped feed (sign-out, a session that ended) is not a network problem.
+  setOffline(Boolean(session.token) && !realtime.stopped && (s === 'offline' || s === 'reconnecting'), realtime.stopped);
+}
+
+/** While the connection is down: a sticky notice, and the page's actions disabled (nothing would be
+ *  sent); they come back with the connection. Sign-out stays (it works offline too). */
+let offline = false;
+function setOffline(on, quiet = false) {
+  if (on === offline) return;
+  offline = on;
+  document.body.classList.toggle('disconnected', on);
+  offlineNote.hidden = !on;
+  if (on) {
+    for (const el of main.querySelectorAll('button:not(:disabled), input[type="submit"]:not(:disabled)')) {
+      el.disabled = true;
+      el.dataset.offline = '1';
+    }
+  } else {
+    for (const el of main.querySelectorAll('[data-offline]')) { el.disabled = false; delete el.dataset.offline; }
+    if (!quiet) flash('The connection is back: the page is current again.', 'ok');
+  }
 }
 
 // — routing —
@@ -52,6 +81,7 @@ document.addEventListener('click', (event) => {
   if (!a || a.target || a.hasAttribute('download') || event.ctrlKey || event.metaKey || event.shiftKey) return;
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || url.pathname.startsWith('/v1/') || url.pathname === '/healthz') return;
+  if (url.pathname === location.pathname && url.hash) return; // a link within the page
   event.preventDefault();
   navigate(url.pathname);
 });
@@ -72,6 +102,9 @@ function render() {
   if (parts[0] === 'register' && !signedIn) return authPage('register');
   if (parts[0] === 'login' && !signedIn) return authPage('login');
   if (!signedIn) return welcome();
+  const ctx = { main, api, realtime, navigate, flash, focusHeading, me: () => state.me, setMe };
+  if (parts[0] === 'settings' && parts.length === 1) { state.page = settingsPage(ctx); return undefined; }
+  if (parts[0] === 'alarms' && parts.length === 1) { state.page = myAlarmsPage(ctx); return undefined; }
   if (parts[0] === 'groups' && parts[1]) {
     state.page = new GroupPage({ main, api, realtime, navigate, flash, me: () => state.me, groupId: parts[1] });
     return state.page.open();
@@ -83,12 +116,23 @@ function render() {
 function focusHeading() {
   const heading = main.querySelector('h1');
   if (heading) { heading.tabIndex = -1; heading.focus({ preventScroll: false }); }
-  document.title = heading ? `${heading.textContent} · Chronir` : 'Chronir';
+  const text = heading ? heading.textContent.trim() : '';
+  document.title = text && text !== 'Chronir' ? `${text} · Chronir` : 'Chronir';
+}
+
+/** The signed-in user changed (settings page, `user` feed). */
+function setMe(user) {
+  state.me = user;
+  renderAccountNav();
 }
 
 function renderAccountNav() {
+  setViewerZone(state.me && state.me.timezone);
   if (session.token && state.me) {
-    replace(accountNav, h('span', { class: 'who' }, state.me.display_name),
+    const here = location.pathname;
+    const link = (href, text) => h('a', { href, 'aria-current': here === href ? 'page' : null }, text);
+    replace(accountNav, link('/', 'My groups'), link('/alarms', 'My alarms'), link('/settings', 'Settings'),
+      h('span', { class: 'who' }, state.me.display_name),
       h('button', { type: 'button', class: 'link', onclick: logout }, 'Sign out'));
   } else if (session.token) {
     replace(accountNav, h('button', { type: 'button', class: 'link', onclick: logout }, 'Sign out'));
@@ -106,13 +150,25 @@ async function startSession(result) {
   subscribeUser();
 }
 
+/** The synced settings the web client follows: the 12/24-hour clock once the user has chosen one. */
+function applySettings(doc) {
+  setDisplayPrefs({ hour12: doc && doc.version > 0 ? !doc.use_24_hour_format : undefined });
+  if (state.page && state.page.rerender) state.page.rerender();
+}
+
+function loadSettings() {
+  api('GET', '/v1/me/settings').then(applySettings, () => { /* the language's own clock meanwhile */ });
+}
+
 function subscribeUser() {
+  loadSettings();
   realtime.subscribe('user', {
     snapshot(msg) {
       state.me = msg.data.user;
       state.groups = new Map(msg.data.groups.map((g) => [g.id, g]));
       state.invitations = new Map((msg.data.invitations || []).map((i) => [i.id, i]));
       renderAccountNav();
+      if (state.page && state.page.kind === 'settings') state.page.userChanged();
       if (state.page && state.page.kind === 'groups') state.page.refresh();
     },
     change(msg) {
@@ -127,6 +183,12 @@ function subscribeUser() {
         } else if (c.kind === 'user' && c.doc) {
           state.me = c.doc;
           renderAccountNav();
+          if (state.page && state.page.kind === 'settings') state.page.userChanged();
+        } else if (c.kind === 'settings' && c.doc) {
+          applySettings(c.doc);
+          if (state.page && state.page.kind === 'settings') state.page.settingsChanged(c.doc);
+        } else if (c.kind === 'personal_alarm') {
+          if (state.page && state.page.kind === 'alarms') state.page.alarmChanged(c);
         } else if (c.kind === 'member' && c.doc) {
           const g = state.groups.get(c.doc.group_id);
           if (g) touched.push(`group-${g.id}`);
@@ -142,6 +204,7 @@ function subscribeUser() {
 function endSession(message) {
   session.token = null;
   state.me = null;
+  setDisplayPrefs({ hour12: undefined });
   state.groups.clear();
   state.invitations.clear();
   realtime.stop();
@@ -282,19 +345,76 @@ function authForm(mode, after) {
   return form;
 }
 
+/**
+ * My groups subscribes to the `group:<id>` topic of every group it lists: the `user` feed only says
+ * which groups were gained or lost, while a rename, a new description or a member joining or leaving
+ * reaches only the group's own topic. Each group's active members are counted from its snapshot and
+ * member changes; the topics are dropped when the page closes.
+ */
+function watchGroups(page) {
+  const watched = new Map(); // group id → Set of active member ids
+  const topic = (id) => `group:${id}`;
+  const forget = (id) => { watched.delete(id); state.groups.delete(id); page.refresh(); };
+  const handler = (id) => ({
+    snapshot(msg) {
+      const members = new Set(msg.data.members.filter((m) => !m.status || m.status === 'active').map((m) => m.user_id));
+      watched.set(id, members);
+      state.groups.set(id, { ...msg.data.group, member_count: members.size });
+      page.refresh();
+    },
+    change(msg) {
+      const members = watched.get(id) || new Set();
+      let group = state.groups.get(id);
+      if (!group) return;
+      for (const c of msg.changes) {
+        if (c.kind === 'group' && c.doc) group = { ...c.doc };
+        else if (c.kind === 'member') {
+          const userId = c.doc ? c.doc.user_id : String(c.id).split(':').pop();
+          if (c.op === 'removed' || !c.doc || c.doc.status !== 'active') members.delete(userId);
+          else members.add(userId);
+        }
+      }
+      watched.set(id, members);
+      state.groups.set(id, { ...group, member_count: members.size || group.member_count });
+      page.refresh([`group-${id}`]);
+    },
+    revoked() { forget(id); },
+    error(msg) { if (msg.code === 'not_found') forget(id); },
+  });
+  return {
+    sync() {
+      const wanted = new Set([...state.groups.keys()].slice(0, MAX_WATCHED_GROUPS));
+      for (const id of [...watched.keys()]) {
+        if (!wanted.has(id)) { realtime.unsubscribe(topic(id)); watched.delete(id); }
+      }
+      for (const id of wanted) {
+        if (!watched.has(id)) { watched.set(id, null); realtime.subscribe(topic(id), handler(id)); }
+      }
+    },
+    close() {
+      for (const id of watched.keys()) realtime.unsubscribe(topic(id));
+      watched.clear();
+    },
+  };
+}
+
 function groupsPage() {
   const list = h('ul', { class: 'cards', id: 'group-list' });
-  const invites = h('section', { 'aria-labelledby': 'inv-h', id: 'my-invitations' });
+  const invites = h('section', { id: 'my-invitations' });
+  let watcher = null;
   const page = {
     kind: 'groups',
+    close() { if (watcher) watcher.close(); },
     refresh(touched = []) {
+      if (watcher) watcher.sync();
       const groups = [...state.groups.values()].sort((a, b) => a.name.localeCompare(b.name));
-      replace(list, groups.length ? groups.map((g) => h('li', { id: `group-${g.id}`, class: 'card' },
-        h('h3', {}, h('a', { href: `/groups/${enc(g.id)}` }, g.name)),
+      replace(list, groups.length ? groups.map((g) => h('li', { id: `group-${g.id}`, class: 'card group-card' },
+        h('h2', { class: 'card-title' }, groupBadge(g), h('a', { href: `/groups/${enc(g.id)}` }, g.name)),
         g.description ? h('p', {}, g.description) : null,
-        h('p', { class: 'meta' }, `${g.member_count} member${g.member_count === 1 ? '' : 's'}`))) :
+        h('p', { class: 'meta member-count' }, `${g.member_count} member${g.member_count === 1 ? '' : 's'}`))) :
         h('li', { class: 'empty' }, 'You are not in any group yet. Create one below, or open a join link someone sent you.'));
       const pending = [...state.invitations.values()];
+      if (pending.length) invites.setAttribute('aria-labelledby', 'inv-h'); else invites.removeAttribute('aria-labelledby');
       replace(invites, pending.length ? [h('h2', { id: 'inv-h' }, 'Invitations for you'),
         h('ul', { class: 'cards' }, pending.map((inv) => h('li', { class: 'card', id: `invitation-${inv.id}` },
           h('p', {}, `You are invited to join ${inv.group_name || 'a group'} as ${inv.role}.`),
@@ -324,10 +444,26 @@ function groupsPage() {
       error.textContent = e.code === 'CA002' ? 'Creating groups needs a premium account. You can still join groups others invite you to.' : e.message;
     }
   });
-  replace(main, h('h1', {}, 'My groups'), list, invites, create, pushSettings());
+  replace(main, h('h1', {}, 'My groups'), list, invites, joinByCode(), create, pushSettings());
   state.page = page;
+  watcher = watchGroups(page);
   page.refresh();
   focusHeading();
+}
+
+/** A field to type an invite code someone read out or sent: it opens the join page for that code. */
+function joinByCode() {
+  const code = h('input', { type: 'text', name: 'invite_code', required: true, minlength: 6, maxlength: 6, autocomplete: 'off',
+    autocapitalize: 'characters', spellcheck: 'false', pattern: '[A-Za-z0-9]{6}', class: 'code' });
+  const form = h('form', { class: 'card stack', 'aria-labelledby': 'join-code-h', id: 'join-by-code' },
+    h('h2', { id: 'join-code-h' }, 'Join with a code'),
+    field('Invite code', code, 'The 6 characters someone gave you, e.g. K7P2QX.'),
+    h('button', { type: 'submit' }, 'Continue'));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    navigate(`/join/${enc(code.value.trim().toUpperCase())}`);
+  });
+  return form;
 }
 
 async function answerInvitation(inv, action) {

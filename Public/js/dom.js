@@ -14,7 +14,18 @@ export function h(tag, attrs = {}, ...children) {
     else el.setAttribute(key, String(value));
   }
   append(el, children);
+  // A checkbox with role="switch" states its state in aria-checked too (older assistive technology and
+  // axe's rule need it); checked set from a script must call syncSwitch.
+  if (attrs && attrs.role === 'switch') {
+    syncSwitch(el);
+    el.addEventListener('change', () => syncSwitch(el));
+  }
   return el;
+}
+
+/** Copies a switch's checked state to aria-checked. */
+export function syncSwitch(el) {
+  el.setAttribute('aria-checked', String(Boolean(el.checked)));
 }
 
 function append(el, children) {

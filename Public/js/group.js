@@ -4,7 +4,7 @@
 import { enc } from './api.js';
 import { h, replace, field, flashChanged } from './dom.js';
 import { alarmForm } from './alarmform.js';
-import { scheduleInWords, whenIn, myZone, shortWhen, sameWallTime } from './schedule.js';
+import { scheduleInWords, whenIn, myZone, shortWhen, sameWallTime, relativeTime, occurrenceState } from './schedule.js';
 
 const RECENT_LIMIT = 50;
 const HISTORY_PAGE = 20;
@@ -29,6 +29,7 @@ export class GroupPage {
     this.members = new Map();
     this.alarms = new Map();
     this.completions = [];
+    this.events = []; // what happened while the page was open, in words: {at, text}
     this.history = new Map(); // alarm id → completions (newest first) once its history is opened
     this.openHistory = new Set();
     this.editing = null; // alarm id being edited, 'new', or null
@@ -39,13 +40,20 @@ export class GroupPage {
     // Persistent parts: re-rendering the rest never loses what someone is typing here.
     this.formSlot = h('div', { id: 'alarm-form-slot' });
     this.inviteSlot = h('div', { id: 'invite-slot' });
+    this.groupFormSlot = h('div', { id: 'group-form-slot' });
   }
 
   get me() { return this.ctx.me(); }
+
+  /** Draws again with the same data (the viewer's clock or zone changed). */
+  rerender() { this.render(); }
   get myRole() { const m = this.me && this.members.get(this.me.id); return m ? m.role : null; }
   get canManage() { return ['owner', 'admin'].includes(this.myRole); }
 
   open() {
+    // A field someone has typed in or chosen from is theirs: re-renders restore its value.
+    this.onInput = (event) => { if (event.target.dataset && event.target.dataset.key) event.target.dataset.touched = '1'; };
+    this.ctx.main.addEventListener('input', this.onInput);
     replace(this.ctx.main, h('h1', {}, 'Loading the group…'), h('p', { class: 'meta' }, 'Waiting for the server.'));
     this.ctx.realtime.subscribe(this.topic, {
       snapshot: (msg) => this.snapshot(msg),
@@ -60,6 +68,7 @@ export class GroupPage {
 
   close() {
     this.closed = true;
+    if (this.onInput) this.ctx.main.removeEventListener('input', this.onInput);
     this.ctx.realtime.unsubscribe(this.topic);
   }
 
@@ -93,6 +102,11 @@ export class GroupPage {
   }
 
   change(msg) {
+    const said = this.describe(msg);
+    if (said) {
+      this.events.unshift({ at: new Date().toISOString(), text: said });
+      this.events.length = Math.min(this.events.length, RECENT_LIMIT);
+    }
     const touched = [];
     for (const c of msg.changes) {
       switch (c.kind) {
@@ -132,6 +146,34 @@ export class GroupPage {
     this.render(touched);
   }
 
+  /** A change batch in plain words for the activity feed (before it is applied: the names are still known), or null. */
+  describe(msg) {
+    const of = (kind) => msg.changes.find((c) => c.kind === kind);
+    const member = of('member');
+    const who = member ? (member.doc && member.doc.display_name) || this.name(member.doc ? member.doc.user_id : String(member.id).split(':').pop()) : 'Someone';
+    const alarm = of('shared_alarm');
+    const title = alarm ? `“${(alarm.doc && alarm.doc.title) || (this.alarms.get(alarm.id) || {}).title || 'an alarm'}”` : 'an alarm';
+    switch (msg.event) {
+      case 'member_joined': case 'invitation_accepted': return `${who} joined the group`;
+      case 'member_left': return `${who} left the group`;
+      case 'member_removed': return `${who} was removed from the group`;
+      case 'role_changed': return member && member.doc ? `${who} is now ${member.doc.role === 'admin' ? 'an admin' : 'a member'}` : null;
+      case 'ownership_transferred': {
+        const owner = msg.changes.find((c) => c.kind === 'member' && c.doc && c.doc.role === 'owner');
+        return owner ? `${owner.doc.display_name} is now the owner` : 'The group has a new owner';
+      }
+      case 'group_updated': {
+        const g = of('group');
+        return g && g.doc && this.group && g.doc.name !== this.group.name ? `The group was renamed “${g.doc.name}”` : 'The group’s details were changed';
+      }
+      case 'shared_alarm_created': return `${title} was created`;
+      case 'shared_alarm_updated': return `${title} was edited`;
+      case 'shared_alarm_deleted': return `${title} was deleted`;
+      case 'missed_alarm_followup': return `${title} was missed`;
+      default: return null;
+    }
+  }
+
   revoked(msg) {
     const name = this.group ? this.group.name : 'the group';
     const why = REVOKED_TEXT[msg.reason] || 'You no longer have access to the group';
@@ -155,21 +197,28 @@ export class GroupPage {
 
   render(touched = []) {
     if (this.closed || !this.group) return;
-    // Keep focus and typed notes across the re-render (elements carry a stable data-key).
+    // Keep focus, the caret and whatever is half-typed or half-chosen across the re-render (fields carry
+    // a stable data-key; armed confirm buttons keep their state in `armed`).
     const active = document.activeElement;
     const focusKey = active && active.dataset ? active.dataset.key : null;
-    const typed = new Map([...this.ctx.main.querySelectorAll('[data-key^="note-"]')].map((el) => [el.dataset.key, el.value]));
+    const caret = active && typeof active.selectionStart === 'number' ? [active.selectionStart, active.selectionEnd] : null;
+    const typed = new Map([...this.ctx.main.querySelectorAll('input[data-key], select[data-key], textarea[data-key]')]
+      .filter((el) => el.type !== 'checkbox' && el.type !== 'radio' && !el.readOnly && el.dataset.touched)
+      .map((el) => [el.dataset.key, el.value]));
 
     const g = this.group;
     const alarms = [...this.alarms.values()].sort((a, b) => (a.next_fire_at || '9').localeCompare(b.next_fire_at || '9'));
     replace(this.ctx.main,
       h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '/' }, 'My groups'), ' › ', g.name),
       h('header', { id: 'group-head', class: 'group-head' },
-        h('h1', {}, g.name),
+        h('h1', {}, groupBadge(g), g.name),
         g.description ? h('p', {}, g.description) : null,
         h('p', { class: 'meta' }, `You are ${this.myRole === 'owner' ? 'the owner' : `${this.myRole === 'admin' ? 'an admin' : 'a member'}`} · ${g.member_count} member${g.member_count === 1 ? '' : 's'}`,
           g.frozen_at ? ' · frozen by an operator (read-only)' : ''),
-        this.muteSwitch()),
+        this.muteSwitch(),
+        this.canManage && !this.editingGroup
+          ? h('button', { type: 'button', class: 'secondary small', id: 'edit-group', 'data-key': 'edit-group', onclick: () => this.editGroup(true) }, 'Group settings') : null,
+        this.canManage ? this.groupFormSlot : null),
       h('section', { 'aria-labelledby': 'alarms-h' },
         h('div', { class: 'section-head' }, h('h2', { id: 'alarms-h' }, 'Shared alarms'),
           this.canManage && this.editing !== 'new' ? h('button', { type: 'button', 'data-key': 'new-alarm', onclick: () => this.edit('new') }, 'New alarm') : null),
@@ -190,12 +239,20 @@ export class GroupPage {
 
     for (const [key, value] of typed) {
       const el = this.ctx.main.querySelector(`[data-key="${CSS.escape(key)}"]`);
-      if (el) el.value = value;
+      if (el) { el.value = value; el.dataset.touched = '1'; }
     }
-    if (focusKey) {
+    if (active && active !== document.body && active.isConnected && document.activeElement !== active) {
+      // In a slot re-renders move but keep (the alarm and group forms): the same element, focused again.
+      active.focus({ preventScroll: true });
+      if (caret && typeof active.setSelectionRange === 'function') { try { active.setSelectionRange(...caret); } catch { /* not a text field */ } }
+    } else if (focusKey) {
       const el = this.ctx.main.querySelector(`[data-key="${CSS.escape(focusKey)}"]`);
-      if (el) el.focus({ preventScroll: true });
+      if (el) {
+        el.focus({ preventScroll: true });
+        if (caret && typeof el.setSelectionRange === 'function') { try { el.setSelectionRange(...caret); } catch { /* not a text field */ } }
+      }
     }
+    document.title = `${g.name} · Chronir`;
     for (const id of new Set(touched)) flashChanged(document.getElementById(id));
   }
 
@@ -213,7 +270,7 @@ export class GroupPage {
       const required = occ.required_uids || [];
       const pending = occ.pending_uids || [];
       progress = h('div', { class: 'progress', 'aria-label': 'Progress of the open occurrence' },
-        h('p', {}, h('strong', {}, occ.status === 'open' ? 'Open now' : `This occurrence is ${occ.status}`),
+        h('p', {}, h('strong', { class: `state state-${occurrenceState(occ).state}` }, occurrenceState(occ).text),
           ` — ${answered.size} of ${required.length} answered`,
           occ.status === 'open' && pending.length ? `; waiting for ${pending.map((u) => this.name(u)).join(', ')}` : ''),
         h('ul', { class: 'who' }, required.map((u) => {
@@ -229,9 +286,10 @@ export class GroupPage {
       const noteId = `note-${a.id}`;
       const note = h('input', { type: 'text', id: noteId, maxlength: 500, 'data-key': noteId, class: 'note-input' });
       actions.push(h('div', { class: 'answer' },
-        h('label', { for: noteId }, 'Note (optional)'), note,
+        h('div', { class: 'field note-field' }, h('label', { for: noteId }, 'Note (optional)'), note),
         h('div', { class: 'actions' },
-          h('button', { type: 'button', 'data-key': `done-${a.id}`, class: 'done', onclick: (e) => this.answer(a, 'completed', note, e.target) }, 'Mark done'),
+          h('button', { type: 'button', 'data-key': `done-${a.id}`, class: 'done', onclick: (e) => this.answer(a, 'completed', note, e.target) },
+            occurrenceState(occ).state === 'upcoming' ? 'Mark done early' : 'Mark done'),
           h('button', { type: 'button', 'data-key': `skip-${a.id}`, class: 'secondary skip-answer', onclick: (e) => this.answer(a, 'skipped', note, e.target) }, 'Skip this time'))));
     } else if (occ && (occ.answered || []).some((x) => x.user_id === meId)) {
       actions.push(h('p', { class: 'meta' }, 'You have answered this occurrence.'));
@@ -254,20 +312,19 @@ export class GroupPage {
       h('h3', {}, a.title),
       a.note ? h('p', { class: 'note' }, a.note) : null,
       h('p', { class: 'schedule' }, scheduleInWords(a.schedule, a.times_of_day)),
-      h('dl', { class: 'facts' },
-        h('dt', {}, 'Next'),
-        h('dd', { class: 'next-fire' }, a.next_fire_at
-          ? [h('time', { datetime: a.next_fire_at }, `${whenIn(a.next_fire_at, zone)} (${zone})`),
-            sameWallTime(a.next_fire_at, zone, mine) ? null : h('span', { class: 'mine' }, ` — ${whenIn(a.next_fire_at, mine)} your time (${mine})`)]
-          : 'No further dates (the schedule has ended)'),
-        h('dt', {}, 'Assigned'), h('dd', {}, assignees),
-        h('dt', {}, 'Rule'), h('dd', {}, ruleText),
-        a.last_completed_at ? [h('dt', {}, 'Last done'), h('dd', {}, shortWhen(a.last_completed_at))] : null),
+      h('ul', { class: 'facts' },
+        h('li', { class: 'fact-next' }, h('span', { class: 'fact' }, 'Next'), ' ',
+          h('span', { class: 'next-fire' }, a.next_fire_at
+            ? [h('time', { datetime: a.next_fire_at }, `${whenIn(a.next_fire_at, zone)} (${zone})`), ` · ${relativeTime(a.next_fire_at)}`,
+              sameWallTime(a.next_fire_at, zone, mine) ? null : h('span', { class: 'mine' }, ` — ${whenIn(a.next_fire_at, mine)} your time (${mine})`)]
+            : 'No further dates (the schedule has ended)')),
+        h('li', {}, h('span', { class: 'fact' }, 'Assigned'), ' ', h('span', {}, assignees)),
+        h('li', {}, h('span', { class: 'fact' }, 'Rule'), ' ', h('span', {}, ruleText)),
+        a.last_completed_at ? h('li', {}, h('span', { class: 'fact' }, 'Last done'), ' ', h('span', {}, shortWhen(a.last_completed_at))) : null),
       progress,
       previous,
       actions,
-      tools.length ? h('div', { class: 'actions tools' }, tools) : null,
-      history);
+      h('div', { class: 'card-foot' }, tools.length ? h('div', { class: 'actions tools' }, tools) : null, history));
   }
 
   /** The latest occurrence before the open one that has answers among the recent completions. */
@@ -346,6 +403,7 @@ export class GroupPage {
           tools.push(confirmButton(`Remove ${m.display_name}`, 'Remove', `remove-${m.user_id}`, () => this.removeMember(m)));
         }
         return h('li', { id: `member-${m.user_id}`, class: 'member' },
+          avatar(m),
           h('span', { class: 'name' }, this.presence.has(m.user_id) ? h('span', { class: 'online', title: 'online now' }, '● ') : null,
             self ? `${m.display_name} (you)` : m.display_name),
           ' ', h('span', { class: `role role-${m.role}` }, m.role),
@@ -353,13 +411,19 @@ export class GroupPage {
       })));
   }
 
+  /** Answers (from the snapshot and live) and, since the page opened, every other event in words; newest first. */
   activitySection() {
-    return h('section', { 'aria-labelledby': 'activity-h' },
-      h('h2', { id: 'activity-h' }, 'Recent activity'),
-      this.completions.length ? h('ol', { class: 'log' }, this.completions.slice(0, 15).map((c) => {
+    const items = [
+      ...this.completions.map((c) => ({ at: c.completed_at, line: () => {
         const alarm = this.alarms.get(c.shared_alarm_id);
         return completionLine(c, alarm ? alarm.title : null);
-      })) : h('p', { class: 'empty' }, 'No answers yet.'));
+      } })),
+      ...this.events.map((e) => ({ at: e.at, line: () => h('li', { class: 'event' }, e.text, ' ',
+        h('span', { class: 'meta' }, '· ', h('time', { datetime: e.at, title: shortWhen(e.at) }, relativeTime(e.at) === 'now' ? 'just now' : relativeTime(e.at)))) })),
+    ].sort((x, y) => y.at.localeCompare(x.at)).slice(0, 15);
+    return h('section', { 'aria-labelledby': 'activity-h' },
+      h('h2', { id: 'activity-h' }, 'Recent activity'),
+      items.length ? h('ol', { class: 'log', id: 'activity' }, items.map((x) => x.line())) : h('p', { class: 'empty' }, 'Nothing yet.'));
   }
 
   leaveSection() {
@@ -386,7 +450,7 @@ export class GroupPage {
         h('div', { class: 'actions' },
           h('button', { type: 'button', id: 'copy-link', 'data-key': 'copy-link', onclick: (e) => copyText(this.shownSecret.url, e.target) }, 'Copy link')))
       : null;
-    const email = h('input', { type: 'email', 'data-key': 'invite-email', autocomplete: 'off' });
+    const email = h('input', { type: 'email', 'data-key': 'invite-email' });
     const role = h('select', { 'data-key': 'invite-role' }, h('option', { value: 'member' }, 'member'), isOwner ? h('option', { value: 'admin' }, 'admin') : null);
     const invForm = h('form', { class: 'stack', 'aria-labelledby': 'invite-form-h' },
       h('h3', { id: 'invite-form-h' }, 'Invite someone'),
@@ -399,8 +463,14 @@ export class GroupPage {
         i.invitee_email ? `${i.invitee_email}` : 'Link invitation', ` · ${i.role} · expires ${shortWhen(i.expires_at)} `,
         h('button', { type: 'button', class: 'secondary small', 'data-key': `revoke-${i.id}`, onclick: () => this.revokeInvitation(i) }, 'Revoke'))));
 
-    replace(this.inviteSlot, h('section', { 'aria-labelledby': 'invite-h', class: 'card' },
-      h('h2', { id: 'invite-h' }, 'Invite people'),
+    // Folded away unless asked for: open at first on a group of one (inviting is what comes next),
+    // folded on a group that has people; whatever the owner chose stays; a new secret opens it.
+    if (this.inviteOpen === undefined) this.inviteOpen = this.members.size <= 1;
+    if (this.shownSecret) this.inviteOpen = true;
+    const pending = (this.invitations || []).filter((i) => i.status === 'pending').length;
+    const panel = h('details', { class: 'card invite-panel', id: 'invite-panel', open: this.inviteOpen },
+      h('summary', {}, h('span', { class: 'summary-title' }, 'Invite people'),
+        pending ? h('span', { class: 'meta' }, ` · ${pending} pending invitation${pending === 1 ? '' : 's'}`) : null),
       h('div', { id: 'invite-code' },
         h('h3', {}, 'Invite code'),
         h('p', { class: 'hint' }, 'A 6-character code anyone can use for 7 days. Creating a new one replaces the old one at once.'),
@@ -410,7 +480,9 @@ export class GroupPage {
       secret,
       invForm,
       h('h3', {}, 'Pending invitations'),
-      this.invitations && !this.invitations.some((i) => i.status === 'pending') ? h('p', { class: 'meta', id: 'no-invitations' }, 'None.') : invitations));
+      this.invitations && !this.invitations.some((i) => i.status === 'pending') ? h('p', { class: 'meta', id: 'no-invitations' }, 'None.') : invitations);
+    panel.addEventListener('toggle', () => { this.inviteOpen = panel.open; });
+    replace(this.inviteSlot, h('section', { 'aria-label': 'Invite people' }, panel));
   }
 
   async loadInvitations() {
@@ -418,6 +490,13 @@ export class GroupPage {
     try {
       const page = await this.ctx.api('GET', `/v1/groups/${enc(this.groupId)}/invitations?limit=100`);
       this.invitations = page.invitations;
+      // A one-use link that was used (or revoked) is no use to show any more.
+      const shown = this.shownSecret && this.shownSecret.invitationId;
+      if (shown && !this.invitations.some((i) => i.id === shown && i.status === 'pending')) {
+        const used = this.invitations.find((i) => i.id === shown);
+        this.shownSecret = null;
+        if (used && used.status === 'accepted') this.ctx.flash('Your one-use invitation link was used: they are in the group now.', 'ok');
+      }
     } catch {
       this.invitations = [];
     } finally {
@@ -450,7 +529,7 @@ export class GroupPage {
       const body = { role };
       if (email) body.invitee_email = email;
       const r = await this.ctx.api('POST', `/v1/groups/${enc(this.groupId)}/invitations`, body);
-      if (r.invite_url) this.shownSecret = { label: 'One-use invitation link created.', url: r.invite_url };
+      if (r.invite_url) this.shownSecret = { label: 'One-use invitation link created.', url: r.invite_url, invitationId: r.invitation.id };
       else this.ctx.flash(`Invitation sent to ${r.invitation.invitee_email}. They will see it when they sign in.`, 'ok');
       await this.loadInvitations();
     });
@@ -459,6 +538,7 @@ export class GroupPage {
   async revokeInvitation(i) {
     await this.run(async () => {
       await this.ctx.api('DELETE', `/v1/invitations/${enc(i.id)}`);
+      if (this.shownSecret && this.shownSecret.invitationId === i.id) this.shownSecret = null;
       await this.loadInvitations();
     });
   }
@@ -476,6 +556,7 @@ export class GroupPage {
     const form = alarmForm({
       alarm,
       members: [...this.members.values()],
+      zone: this.me && this.me.timezone,
       onCancel: () => this.edit(null),
       onSave: async (body) => {
         const base = `/v1/groups/${enc(this.groupId)}/alarms`;
@@ -498,6 +579,49 @@ export class GroupPage {
     replace(this.formSlot, form);
     this.render();
     form.querySelector('input').focus();
+  }
+
+  /** The group's own settings (owner, admin): name, description, colour and icon; a form in a slot
+   *  that re-renders leave alone, saved with the group's version. */
+  editGroup(open) {
+    this.editingGroup = open;
+    if (!open) { replace(this.groupFormSlot); this.render(); return; }
+    const g = this.group;
+    const name = h('input', { type: 'text', name: 'name', required: true, maxlength: 100, value: g.name });
+    const description = h('textarea', { name: 'description', maxlength: 500, rows: 2 }, g.description || '');
+    const color = h('input', { type: 'color', name: 'color_tag', value: (g.color_tag || '#0B57D0').toLowerCase() });
+    const noColor = h('input', { type: 'checkbox', id: 'group-no-color', checked: !g.color_tag });
+    color.addEventListener('input', () => { noColor.checked = false; }); // choosing a colour means one
+    const icon = h('select', { name: 'icon_name' }, h('option', { value: '' }, 'None'),
+      Object.entries(GROUP_ICONS).map(([v, [emoji, label]]) => h('option', { value: v, selected: g.icon_name === v }, `${emoji} ${label}`)));
+    const error = h('p', { class: 'error', role: 'alert' });
+    const form = h('form', { class: 'card stack', id: 'group-form', 'aria-labelledby': 'group-form-h' },
+      h('h2', { id: 'group-form-h' }, 'Group settings'),
+      field('Name', name), field('Description (optional)', description),
+      h('div', { class: 'row' }, field('Colour', color), h('span', { class: 'check' }, noColor, h('label', { for: 'group-no-color' }, 'No colour')), field('Icon', icon)),
+      error,
+      h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Save group'),
+        h('button', { type: 'button', class: 'secondary', onclick: () => { this.editGroup(false); const b = document.getElementById('edit-group'); if (b) b.focus(); } }, 'Cancel')));
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      error.textContent = '';
+      try {
+        const doc = await this.ctx.api('PATCH', `/v1/groups/${enc(this.groupId)}`, {
+          name: name.value, description: description.value.trim() ? description.value : null,
+          color_tag: noColor.checked ? null : color.value.toUpperCase(), icon_name: icon.value || null, version: this.group.version,
+        });
+        this.group = { ...doc, member_count: doc.member_count || this.group.member_count };
+        this.ctx.flash('The group is saved.', 'ok');
+        this.editGroup(false);
+        flashChanged(document.getElementById('group-head'));
+      } catch (e) {
+        if (e.code === 'CA010' && e.current) { this.group = e.current; error.textContent = 'Someone changed the group meanwhile: check the name and description and save again.'; return; }
+        error.textContent = e.message;
+      }
+    });
+    replace(this.groupFormSlot, form);
+    this.render();
+    name.focus();
   }
 
   async answer(alarm, status, noteInput, button) {
@@ -563,20 +687,61 @@ export class GroupPage {
   }
 }
 
-/** A button that asks once more before acting: first press arms it, the second acts. */
-function confirmButton(label, text, key, action) {
+/** Group icons: the phone apps' symbol names, shown here as emoji. */
+export const GROUP_ICONS = {
+  house: ['🏠', 'Home'], briefcase: ['💼', 'Work'], 'person.3': ['👥', 'People'], cart: ['🛒', 'Shopping'],
+  car: ['🚗', 'Car'], leaf: ['🌿', 'Garden'], pawprint: ['🐾', 'Pets'], wrench: ['🔧', 'Repairs'],
+  heart: ['❤️', 'Health'], book: ['📚', 'School'],
+};
+
+/** A group's colour and icon before its name (decoration: the name says it all). */
+export function groupBadge(g) {
+  if (!g.color_tag && !g.icon_name) return null;
+  const badge = h('span', { class: 'group-badge', 'aria-hidden': 'true' }, GROUP_ICONS[g.icon_name] ? GROUP_ICONS[g.icon_name][0] : '');
+  if (g.color_tag) badge.style.setProperty('--group-color', g.color_tag);
+  else badge.classList.add('no-color');
+  return badge;
+}
+
+/** A member's initials in a coloured circle (decoration beside the name; the colour follows the id). */
+function avatar(m) {
+  const words = String(m.display_name || '?').trim().split(/\s+/).filter(Boolean);
+  const initials = (words.length > 1 ? words[0][0] + words[words.length - 1][0] : (words[0] || '?').slice(0, 2)).toUpperCase();
+  let hash = 0;
+  for (const ch of String(m.user_id)) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
+  return h('span', { class: `avatar avatar-${hash % 6}`, 'aria-hidden': 'true' }, initials);
+}
+
+/** How long an armed confirm button waits for its second press. */
+const ARMED_MS = 10000;
+/** Armed confirm buttons by data-key → disarm timer: a live re-render draws them armed again. */
+const armed = new Map();
+
+/** A button that asks once more before acting: first press arms it, the second acts. Its armed state
+ *  lives outside the element, so a re-render in between keeps it. */
+export function confirmButton(label, text, key, action) {
   const button = h('button', { type: 'button', class: 'secondary small danger-button', 'data-key': key, 'aria-label': label }, text);
-  let armed = false;
-  let timer;
+  const show = (on) => {
+    button.textContent = on ? `Confirm: ${text.toLowerCase()}` : text;
+    button.setAttribute('aria-label', on ? `Confirm: ${label}` : label);
+    button.classList.toggle('armed', on);
+  };
+  show(armed.has(key));
   button.addEventListener('click', () => {
-    if (!armed) {
-      armed = true;
-      button.textContent = `Confirm: ${text.toLowerCase()}`;
-      button.setAttribute('aria-label', `Confirm: ${label}`);
-      timer = setTimeout(() => { armed = false; button.textContent = text; button.setAttribute('aria-label', label); }, 5000);
+    if (!armed.has(key)) {
+      armed.set(key, setTimeout(() => {
+        armed.delete(key);
+        for (const el of document.querySelectorAll(`[data-key="${CSS.escape(key)}"].armed`)) {
+          el.classList.remove('armed');
+          el.textContent = text;
+          el.setAttribute('aria-label', label);
+        }
+      }, ARMED_MS));
+      show(true);
       return;
     }
-    clearTimeout(timer);
+    clearTimeout(armed.get(key));
+    armed.delete(key);
     button.disabled = true;
     action();
   });
@@ -588,7 +753,8 @@ function completionLine(c, alarmTitle) {
     h('strong', {}, c.completed_by_name || 'Someone'), ' ',
     c.status === 'completed' ? 'did' : 'skipped', ' ',
     alarmTitle ? `“${alarmTitle}” ` : '',
-    h('span', { class: 'meta' }, `· due ${shortWhen(c.scheduled_at)} · answered ${shortWhen(c.completed_at)}`),
+    h('span', { class: 'meta' }, `· due ${shortWhen(c.scheduled_at)} · answered `,
+      h('time', { datetime: c.completed_at, title: shortWhen(c.completed_at) }, relativeTime(c.completed_at) === 'now' ? 'just now' : relativeTime(c.completed_at))),
     c.note ? h('span', { class: 'note' }, ` — “${c.note}”`) : null);
 }
 

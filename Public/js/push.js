@@ -7,7 +7,7 @@
 // subscription is reused then).
 
 import { api, enc } from './api.js';
-import { h } from './dom.js';
+import { h, syncSwitch } from './dom.js';
 
 /** This browser's device id, chosen here once and kept in localStorage (shared by every account that signs in here). */
 const DEVICE_KEY = 'chronir.push-device';
@@ -155,6 +155,7 @@ export function pushSettings() {
   const status = h('p', { id: 'push-status', class: 'hint', role: 'status' }, 'Checking…');
   const show = (on, text, state = 'ok') => {
     input.checked = on;
+    syncSwitch(input);
     input.disabled = state === 'unsupported';
     status.textContent = text;
     status.dataset.state = state;

@@ -27,7 +27,14 @@ export class Realtime {
     this.pongTimer = null;
     this.stopped = true;
     this.nextId = 1;
-    window.addEventListener('online', () => { if (!this.stopped && !this.ws) this.connectNow(); });
+    // The browser says the network went away: say so at once (the socket may take a heartbeat to notice).
+    // Back online: a socket that survived proves itself with a ping; otherwise connect now.
+    window.addEventListener('offline', () => { if (!this.stopped) this.setState('offline', 'no network'); });
+    window.addEventListener('online', () => {
+      if (this.stopped) return;
+      if (this.ws && this.ws.readyState === WebSocket.OPEN) this.send({ op: 'ping', id: 'hello' });
+      else if (!this.ws) this.connectNow();
+    });
   }
 
   start() {

@@ -29,7 +29,31 @@ function every(interval, one, many) {
 }
 
 export function pad2(n) { return String(n).padStart(2, '0'); }
+/** "07:30": a time of day as a time input's value (not for display: see timeWords). */
 export function timeText(t) { return `${pad2(t.hour)}:${pad2(t.minute)}`; }
+
+/** How times are shown: the browser's language, and a 12- or 24-hour clock — the account's synced
+ *  `use_24_hour_format` once the user has chosen (settings version > 0), else the language's own. */
+const display = { hour12: undefined };
+function locale() { return navigator.language || 'en-GB'; }
+export function setDisplayPrefs({ hour12 }) { display.hour12 = hour12; }
+function hourOptions() {
+  let h12 = display.hour12;
+  if (h12 === undefined) {
+    const cycle = new Intl.DateTimeFormat(locale(), { hour: 'numeric' }).resolvedOptions().hourCycle;
+    h12 = cycle === 'h11' || cycle === 'h12';
+  }
+  return h12 ? { hour: 'numeric', minute: '2-digit', hour12: true } : { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' };
+}
+
+/** A time of day in words for people: "07:30" or "7:30 am", as the viewer's clock shows it. */
+export function timeWords(t) {
+  try {
+    return new Intl.DateTimeFormat(locale(), { ...hourOptions(), timeZone: 'UTC' }).format(Date.UTC(2000, 0, 1, t.hour, t.minute));
+  } catch {
+    return timeText(t);
+  }
+}
 
 /** "2026-03-01" → "1 March 2026". */
 export function dateText(iso) {
@@ -73,7 +97,7 @@ export function scheduleInWords(schedule, timesOfDay) {
     default:
       text = 'On a schedule this page does not know';
   }
-  const times = (timesOfDay || []).map(timeText);
+  const times = (timesOfDay || []).map(timeWords);
   if (times.length) text += ` at ${list(times)}`;
   const today = new Date().toISOString().slice(0, 10);
   if (s.type !== 'one_time' && s.start_date && s.start_date > today) text += `, from ${dateText(s.start_date)}`;
@@ -86,26 +110,100 @@ export function myZone() {
   try { return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'; } catch { return 'UTC'; }
 }
 
-/** Every zone the browser knows (for the alarm form). */
-export function allZones() {
-  try { return Intl.supportedValuesOf('timeZone'); } catch { return [myZone(), 'UTC']; }
+/** Old names browsers still list (ICU/CLDR keeps them as canonical ids) and the current IANA name
+ *  each was renamed to; the server accepts both, people look for the current one. */
+const RENAMED_ZONES = {
+  'Africa/Asmera': 'Africa/Asmara',
+  'America/Buenos_Aires': 'America/Argentina/Buenos_Aires',
+  'America/Catamarca': 'America/Argentina/Catamarca',
+  'America/Coral_Harbour': 'America/Atikokan',
+  'America/Cordoba': 'America/Argentina/Cordoba',
+  'America/Godthab': 'America/Nuuk',
+  'America/Indianapolis': 'America/Indiana/Indianapolis',
+  'America/Jujuy': 'America/Argentina/Jujuy',
+  'America/Louisville': 'America/Kentucky/Louisville',
+  'America/Mendoza': 'America/Argentina/Mendoza',
+  'Asia/Calcutta': 'Asia/Kolkata',
+  'Asia/Katmandu': 'Asia/Kathmandu',
+  'Asia/Rangoon': 'Asia/Yangon',
+  'Asia/Saigon': 'Asia/Ho_Chi_Minh',
+  'Atlantic/Faeroe': 'Atlantic/Faroe',
+  'Europe/Kiev': 'Europe/Kyiv',
+  'Europe/Uzhgorod': 'Europe/Kyiv',
+  'Europe/Zaporozhye': 'Europe/Kyiv',
+  'Pacific/Enderbury': 'Pacific/Kanton',
+  'Pacific/Ponape': 'Pacific/Pohnpei',
+  'Pacific/Truk': 'Pacific/Chuuk',
+};
+
+/** A zone's current IANA name (an old alias becomes the name it was renamed to). */
+export function canonicalZone(zone) {
+  if (!zone) return zone;
+  return RENAMED_ZONES[zone] || (zone === 'Etc/UTC' || zone === 'Etc/GMT' || zone === 'GMT' ? 'UTC' : zone);
 }
 
-/** "Mon 1 Dec 2026, 09:00" in `zone`. */
+/** The zones a picker offers: current IANA names (no old aliases), UTC included, sorted, the browser's
+ *  zone first. */
+export function allZones() {
+  let listed;
+  try { listed = Intl.supportedValuesOf('timeZone'); } catch { listed = []; }
+  const zones = new Set(listed.map(canonicalZone).filter((z) => z === 'UTC' || z.includes('/')));
+  zones.add('UTC');
+  const mine = canonicalZone(myZone());
+  zones.delete(mine);
+  return [mine, ...[...zones].sort()];
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** How far `iso` is from `now` in words: "in 3 days", "in 2 h", "5 min ago", "now". */
+export function relativeTime(iso, now = Date.now()) {
+  if (!iso) return '';
+  const diff = new Date(iso).getTime() - now;
+  const abs = Math.abs(diff);
+  if (abs < MINUTE) return 'now';
+  let amount;
+  if (abs < HOUR) amount = `${Math.round(abs / MINUTE)} min`;
+  else if (abs < DAY) amount = `${Math.round(abs / HOUR)} h`;
+  else if (abs < 60 * DAY) { const d = Math.round(abs / DAY); amount = `${d} day${d === 1 ? '' : 's'}`; } else {
+    const m = Math.round(abs / (30 * DAY));
+    amount = m < 24 ? `${m} months` : `${Math.round(abs / (365 * DAY))} years`;
+  }
+  return diff > 0 ? `in ${amount}` : `${amount} ago`;
+}
+
+/** The state of an alarm's open occurrence for people: upcoming (its time is ahead), due (its time has
+ *  come, less than an hour ago), overdue (later, until it counts as missed), missed or closed. */
+export function occurrenceState(occ, now = Date.now()) {
+  if (!occ) return null;
+  if (occ.status === 'missed') return { state: 'missed', text: 'Missed' };
+  if (occ.status !== 'open') return { state: 'closed', text: `This occurrence is ${occ.status}` };
+  const at = new Date(occ.scheduled_at).getTime();
+  if (at - now > MINUTE) return { state: 'upcoming', text: `Upcoming · ${relativeTime(occ.scheduled_at, now)}` };
+  if (now - at < HOUR) return { state: 'due', text: 'Due now' };
+  return { state: 'overdue', text: `Overdue ${relativeTime(occ.scheduled_at, now).replace(' ago', '')}` };
+}
+
+/** "Mon, 1 Dec 2026, 09:00" in `zone`, in the viewer's language and clock. */
 export function whenIn(iso, zone) {
   if (!iso) return '';
   try {
-    return new Intl.DateTimeFormat('en-GB', {
-      timeZone: zone, weekday: 'short', day: 'numeric', month: 'short', year: 'numeric',
-      hour: '2-digit', minute: '2-digit', hourCycle: 'h23',
+    return new Intl.DateTimeFormat(locale(), {
+      timeZone: zone, weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', ...hourOptions(),
     }).format(new Date(iso));
   } catch {
     return new Date(iso).toISOString();
   }
 }
 
-/** Short local time for history lines. */
-export function shortWhen(iso) { return whenIn(iso, myZone()); }
+let viewerZone = null;
+/** The signed-in user's chosen zone (settings), which short times use; null: the browser's. */
+export function setViewerZone(zone) { viewerZone = zone || null; }
+
+/** A short time in the viewer's zone (history lines, activity, sessions). */
+export function shortWhen(iso) { return whenIn(iso, viewerZone || myZone()); }
 
 /** Whether two zones show `iso` at the same wall time. */
 export function sameWallTime(iso, a, b) { return whenIn(iso, a) === whenIn(iso, b); }

@@ -11,17 +11,24 @@ error are asserted — or, in a browser that has one, the registered device), a 
 test registered through the client's own push.js and turned off again; a push message delivered to the
 service worker with the DevTools protocol (ServiceWorker.deliverPushMessage) shows its notification;
 the worker's click handling takes the page to the alarm; the group's mute switch reaches the server.
-A screenshot of every step goes to SCREENSHOT_DIR (default .build/screenshots/NN-name.png). Any browser
-console message at level SEVERE fails the test.
+Issue 21 (the web client's second version): a step for each of its bugs 1–7 (each failed before its fix:
+run with E2E_REPRODUCE=1 and PUBLIC_DIR=<an older Public/> to see them fail one by one without stopping), the
+settings page (profile and zone, sessions signed out one and all, password, synced settings), My alarms
+(create, live change, switch off, edit, delete; a free account told why it cannot write), and axe-core on
+every page (0 serious or critical violations; the results in SCREENSHOT_DIR/axe-results.json).
+A screenshot of every step goes to SCREENSHOT_DIR (default .build/screenshots/NN-name.png): Ana's at desktop
+size 1280×900, Bea's at phone size 390×844. Any browser console message at level SEVERE fails the test.
 
 The alarm is created after Bea joins: an occurrence's required set is fixed when it opens, so an
 alarm created before she joined would not wait for her until its next occurrence.
 """
 import json
 import os
+import subprocess
 import sys
 import time
 import traceback
+import urllib.error
 import urllib.request
 
 from selenium import webdriver
@@ -31,6 +38,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 import websocket  # websocket-client (.ci/browser.sh installs it): a DevTools connection of our own
+from axe_selenium_python import Axe  # axe-core for Selenium (.ci/browser.sh installs it)
 
 BASE = os.environ["CHRONIR_URL"].rstrip("/")
 SHOTS = os.environ.get("SCREENSHOT_DIR", ".build/screenshots")
@@ -40,26 +48,122 @@ LIVE_DEADLINE_S = 2.0  # the issue: the other member's answer shows within 2 s, 
 STEP_TIMEOUT_S = 15.0
 SUBSCRIBE_TIMEOUT_S = 15.0  # push.js SUBSCRIBE_TIMEOUT_MS: how long the client waits for a push service
 
+ADMIN = os.environ.get("CHRONIR_ADMIN", ".build/debug/chronir-admin")
+DATA_DIR = os.environ.get("CHRONIR_DATA_DIR")
+REPRODUCE = os.environ.get("E2E_REPRODUCE") == "1"
+PASSWORD = "correct horse battery"
+
 console_errors = []
 step_no = 0
+reproduced = []
+axe_results = []  # {page, who, url, violations: {impact: count}, serious_or_critical: [ids]}
 
 
-def browser(width, height, profile):
+def bug(number, what, check):
+    """A step for bug `number` of issue 21: `check` must pass. With E2E_REPRODUCE=1 a failing check is
+    reported and the run goes on, so one run against the old client shows every bug step failing."""
+    try:
+        check()
+        print(f"   bug {number} ok: {what}")
+    except AssertionError as e:
+        if not REPRODUCE:
+            raise
+        reproduced.append(f"bug {number}: {what}")
+        print(f"   bug {number} REPRODUCED (the step fails): {what}: {str(e).splitlines()[0]}")
+
+
+def axe_check(d, page, who):
+    """Runs axe-core on the page as it is now; any serious or critical violation fails the test."""
+    axe = Axe(d)
+    axe.inject()
+    results = axe.run()
+    version = d.execute_script("return window.axe && axe.version")
+    counts = {}
+    bad = []
+    others = []
+    for v in results["violations"]:
+        counts[v["impact"]] = counts.get(v["impact"], 0) + 1
+        others.append(f"{v['id']} ({v['impact']}) at " + ", ".join(str(n["target"][0]) for n in v["nodes"][:3]))
+        if v["impact"] in ("serious", "critical"):
+            bad.append(f"{v['id']} ({v['impact']}): {v['help']} — " + "; ".join(n["target"][0] if isinstance(n["target"][0], str) else str(n["target"][0]) for n in v["nodes"][:5]))
+    axe_results.append({"page": page, "who": who, "url": d.current_url, "axe_version": version,
+                        "passes": len(results["passes"]), "violations": counts, "rules_violated": others,
+                        "serious_or_critical": bad})
+    with open(os.path.join(SHOTS, "axe-results.json"), "w") as f:
+        json.dump(axe_results, f, indent=1)
+    print(f"   axe {page} ({who}): {len(results['passes'])} rules pass, violations by impact {counts or 'none'} {', '.join(others)}")
+    if bad and REPRODUCE:  # an older client is run for its bug steps, not its accessibility
+        print(f"   axe: serious or critical violations on {page} (not failing with E2E_REPRODUCE=1): {bad}")
+    elif bad:
+        raise AssertionError(f"axe: serious or critical violations on {page}:\n" + "\n".join(bad))
+
+
+def http(method, path, body=None, token=None):
+    """Calls the API from the test itself (a third user, another device): (status, body)."""
+    headers = {"Accept": "application/json"}
+    data = None
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+        data = json.dumps(body).encode()
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    req = urllib.request.Request(BASE + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=STEP_TIMEOUT_S) as r:
+            raw = r.read()
+            return r.status, (json.loads(raw) if raw else None)
+    except urllib.error.HTTPError as e:
+        raw = e.read()
+        return e.code, (json.loads(raw) if raw else None)
+
+
+def admin(*args):
+    """chronir-admin against the server's data directory."""
+    out = subprocess.run([ADMIN, *args, "--data-dir", DATA_DIR], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, f"chronir-admin {' '.join(args)}: {out.stderr or out.stdout}"
+    return out.stdout
+
+
+def title_is(d, expected):
+    return wait(d, lambda drv: drv.title == expected or None, f"the tab title {expected!r} (is {d.title!r})")
+
+
+def gone(d, selector):
+    return wait(d, lambda drv: not any(e.is_displayed() for e in drv.find_elements(By.CSS_SELECTOR, selector)) or None,
+                f"{selector} gone")
+
+
+def browser(width, height, profile, mobile=False):
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROME
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                 f"--window-size={width},{height}", f"--user-data-dir={profile}", "--no-first-run",
-                "--disable-extensions", "--force-prefers-reduced-motion=false"):
+                "--disable-extensions", "--force-prefers-reduced-motion=false", "--lang=en-GB"):
         opts.add_argument(arg)
+    # One language for every run (times follow the browser's language and clock): British English, 24 h.
+    opts.add_experimental_option("prefs", {"intl.accept_languages": "en-GB"})
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(options=opts, service=webdriver.ChromeService(executable_path=DRIVER))
+    d = webdriver.Chrome(options=opts, service=webdriver.ChromeService(executable_path=DRIVER))
+    # The viewport exactly (a headless window is at least 500 px wide and its size includes no chrome).
+    d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+    return d
+
+
+# The failed requests that negative steps make on purpose: (URL path fragment, status). Chromium logs each
+# as a SEVERE "Failed to load resource"; these and only these are not console errors.
+expected_failures = []
+
+
+def expect_failed_request(path, status):
+    expected_failures.append((path, status))
 
 
 def drain_console(name, d):
     for entry in d.get_log("browser"):
         line = f"[{name}] {entry['level']}: {entry['message']}"
         print("   console", line)
-        if entry["level"] == "SEVERE":
+        expected = any(path in entry["message"] and f"status of {status} " in entry["message"] for path, status in expected_failures)
+        if entry["level"] == "SEVERE" and not expected:
             console_errors.append(line)
 
 
@@ -207,7 +311,7 @@ def notifications_shown(d):
 def register(d, name, email):
     fill(d, "input[name=display_name]", name)
     fill(d, "input[name=email]", email)
-    fill(d, "input[name=password]", "correct horse battery")
+    fill(d, "input[name=password]", PASSWORD)
     click(d, "form button[type=submit]")
 
 
@@ -215,18 +319,27 @@ def main():
     os.makedirs(SHOTS, exist_ok=True)
     import tempfile
     profiles = tempfile.mkdtemp(prefix="chronir-e2e-")
-    a = browser(1200, 1400, os.path.join(profiles, "a"))
+    a = browser(1280, 900, os.path.join(profiles, "a"))  # desktop
     drivers["ana"] = a
-    b = browser(412, 1400, os.path.join(profiles, "b"))  # phone width
+    b = browser(390, 844, os.path.join(profiles, "b"), mobile=True)  # phone
     drivers["bea"] = b
     stamp = str(int(time.time() * 1000))
+
+    # — the welcome page: its own title once (bug 4), accessible —
+    a.get(BASE + "/")
+    wait_css(a, "h1", "Chronir")
+    bug(4, "the welcome page's title is 'Chronir'", lambda: title_is(a, "Chronir"))
+    axe_check(a, "welcome", "ana")
+    shot(a, "welcome", "ana")
 
     # — Ana registers and creates a group —
     a.get(BASE + "/register")
     wait_css(a, "h1", "Create an account")
+    axe_check(a, "register", "ana")
     register(a, "Ana", f"ana-{stamp}@example.com")
     wait_css(a, "h1", "My groups")
     wait(a, connection_live, "Ana's realtime connection is live")
+    axe_check(a, "my groups (empty)", "ana")
     shot(a, "ana-registered-my-groups", "ana")
 
     fill(a, "form[aria-labelledby=new-group-h] input", "Flat 4B")
@@ -234,6 +347,7 @@ def main():
     wait_css(a, "#group-head h1", "Flat 4B")
     wait_css(a, "#members-head", "Members (1)")
     group_id = a.current_url.rsplit("/", 1)[1]
+    axe_check(a, "group (owner)", "ana")
     shot(a, "ana-group-created", "ana")
 
     # — Ana rotates the invite code —
@@ -247,6 +361,7 @@ def main():
     b.get(link)
     wait_css(b, "h1", "Join a group")
     wait_css(b, "main .code", code)
+    axe_check(b, "join landing (signed out)", "bea")
     shot(b, "bea-join-landing-logged-out", "bea")
     register(b, "Bea", f"bea-{stamp}@example.com")
     click(b, "#join-button")
@@ -254,6 +369,7 @@ def main():
     wait(b, connection_live, "Bea's realtime connection is live")
     wait_css(a, "#members-head", "Members (2)")  # Ana sees Bea join live
     wait_css(a, "ul.members", "Bea")
+    axe_check(b, "group (member, phone)", "bea")
     shot(b, "bea-joined-group", "bea")
 
     # — Ana creates an alarm assigned to both, rule all —
@@ -267,6 +383,7 @@ def main():
     Select(css(a, "form.alarm-form select[name=timezone]")).select_by_value("Europe/Berlin")
     css(a, "form.alarm-form input[type=radio][value=all]").find_element(By.XPATH, "following-sibling::label").click()
     assert len(a.find_elements(By.CSS_SELECTOR, "form.alarm-form input[name=assignee]:checked")) == 2
+    axe_check(a, "group with the alarm form", "ana")
     shot(a, "ana-alarm-form", "ana", "form.alarm-form")
     click_button(a, "Create alarm")
     alarm_id = wait(a, lambda drv: wait_css(drv, "li.alarm", "Pay the rent").get_attribute("id"), "the alarm's card")
@@ -321,6 +438,8 @@ def main():
     wait_css(b, f"#{alarm_id} .schedule", "Every week on Monday at 07:30")
     wait_css(a, f"#{alarm_id} details.history ol", "Paid by transfer")  # stays open across re-renders
     shot(b, "bea-sees-edited-schedule-live", "bea", "#alarms-h")
+
+    issue21_bugs(a, b, group_id, alarm_id, stamp)
     click_button(a, "Create invitation")
     wait(a, lambda drv: "/invite/" in attr(drv, "#share-link", "value"), "a link invitation URL")
     wait_css(a, "ul.invitations li", "Link invitation")
@@ -343,16 +462,30 @@ def main():
     # — Bea signs out and back in (the token lives in sessionStorage, never in a URL) —
     click_button(b, "Sign out", scope="header")
     wait_css(b, "#flash", "You are signed out.")
+    gone(b, "#offline-note")  # signing out is not being offline
     assert b.execute_script("return sessionStorage.getItem('chronir.token')") is None
     click(b, "header a[href='/login']")
     wait_css(b, "h1", "Sign in")
+    axe_check(b, "sign in (phone)", "bea")
     fill(b, "input[name=email]", f"bea-{stamp}@example.com")
-    fill(b, "input[name=password]", "correct horse battery")
+    fill(b, "input[name=password]", PASSWORD)
     click(b, "form button[type=submit]")
     wait_css(b, "h1", "My groups")
     wait(b, connection_live, "Bea's realtime connection is live again")
     assert "token" not in b.current_url.lower()
     shot(b, "bea-signed-in-again", "bea")
+
+    # — a typed invite code opens its join page; this one is older than Bea's removal, so it is refused in words —
+    fill(b, "#join-by-code input[name=invite_code]", code.lower())
+    click_button(b, "Continue")
+    wait_css(b, "h1", "Join a group")
+    assert b.current_url == f"{BASE}/join/{code}", b.current_url
+    expect_failed_request("/v1/join", 404)
+    click(b, "#join-button")
+    wait_css(b, "main .error", "This invite code does not work")
+    shot(b, "bea-typed-code-refused", "bea")
+    click(b, "#account-nav a[href='/']")
+    wait_css(b, "h1", "My groups")
 
     # — keyboard: a page load focuses its heading; Tab reaches the next control with a visible ring —
     a.get(BASE + "/")
@@ -365,12 +498,368 @@ def main():
     assert outline == "solid", f"focused {focused.tag_name} {focused.text!r} has outline {outline!r}"
     shot(a, "ana-keyboard-focus-visible", "ana")
 
+    appearance(a, group_id)
+    offline(a, group_id)
+    settings(a, stamp)
+    my_alarms(a, b, stamp)
+    click(a, "#account-nav a[href='/']")
     notifications(a, group_id, alarm_id.removeprefix("alarm-"))
 
     for n, drv in drivers.items():
         drain_console(n, drv)
     if console_errors:
         raise AssertionError("browser console errors:\n" + "\n".join(console_errors))
+
+
+def issue21_bugs(a, b, group_id, alarm_id, stamp):
+    """Issue 21's bugs 1–7, each a step that failed before its fix. Ana (owner) and Bea (member) are on the
+    group page; Cy is a third account the test drives over HTTP."""
+    group_card = f"#group-{group_id}"
+
+    # — the invite panel folds on a group that has people (it opened by itself on the group of one) —
+    if not REPRODUCE:
+        a.refresh()
+        wait_css(a, "#group-head h1", "Flat 4B")
+        wait(a, lambda drv: css(drv, "#invite-panel") is not None and css(drv, "#invite-panel").get_attribute("open") is None or None,
+             "the invite panel folded")
+        shot(a, "invite-panel-folded", "ana", "#members-h")
+        click(a, "#invite-panel summary")
+        wait_css(a, "#invite-panel[open] [data-key=invite-email]")
+
+    # — bug 6: a one-use link box goes once the link is used; bug 1: My groups follows member counts —
+    click_button(a, "Create invitation")
+    link = wait(a, lambda drv: (v := attr(drv, "#share-link", "value")) and "/invite/" in v and v, "a link invitation URL")
+    token = link.rsplit("/", 1)[1]
+    click(b, "nav.crumbs a", "My groups")
+    wait_css(b, "h1", "My groups")
+    wait_css(b, f"{group_card} .meta", "2 members")
+    status, cy = http("POST", "/v1/auth/register", {"email": f"cy-{stamp}@example.com", "password": PASSWORD, "display_name": "Cy"})
+    assert status == 201, (status, cy)
+    status, joined = http("POST", f"/v1/invitations/{token}/accept", token=cy["token"])
+    assert status == 200, (status, joined)
+    wait_css(a, "#members-head", "Members (3)")
+    bug(6, "the used one-use link leaves Ana's page", lambda: gone(a, "#invite-slot .secret"))
+    shot(a, "bug6-used-link-gone", "ana", "#invite-slot")
+    bug(1, "Bea's My groups shows the third member", lambda: wait_css(b, f"{group_card} .meta", "3 members"))
+    status, _ = http("DELETE", f"/v1/groups/{group_id}/members/{cy['user']['id']}", token=cy["token"])
+    assert status == 204, status
+    wait_css(a, "#members-head", "Members (2)")
+    bug(1, "Bea's My groups shows the count after Cy left", lambda: wait_css(b, f"{group_card} .meta", "2 members"))
+    if not REPRODUCE:  # the activity feed says who came and went, in words
+        wait_css(a, "#activity", "Cy joined the group")
+        wait_css(a, "#activity", "Cy left the group")
+    renamed = "Flat 4B (2nd floor)"
+    if REPRODUCE:  # the client before issue 21 has no group settings form
+        assert page_api(a, "PATCH", f"/v1/groups/{group_id}", {"name": renamed})["status"] == 200
+    else:  # the group settings form: name, description, colour, icon
+        click(a, "#edit-group")
+        wait_css(a, "#group-form")
+        fill(a, "#group-form input[name=name]", renamed)
+        fill(a, "#group-form textarea[name=description]", "Top floor, shared bills")
+        a.execute_script("const c = document.querySelector('#group-form input[type=color]'); c.value = '#1b6b2f'; c.dispatchEvent(new Event('input', { bubbles: true }));")
+        Select(css(a, "#group-form select[name=icon_name]")).select_by_value("house")
+        axe_check(a, "group settings form", "ana")
+        shot(a, "group-settings-form", "ana", "#group-head")
+        click_button(a, "Save group")
+        wait_css(a, "#group-head h1", renamed)
+        wait_css(a, "#group-head", "Top floor, shared bills")
+        saved = page_api(a, "GET", f"/v1/groups/{group_id}")["body"]["group"]
+        assert saved["color_tag"] == "#1B6B2F" and saved["icon_name"] == "house", saved
+        assert css(a, "#group-form") is None
+    bug(1, "Bea's My groups shows the rename live", lambda: wait_css(b, f"{group_card} a", renamed))
+    if not REPRODUCE:
+        wait_css(b, f"{group_card} .group-badge", "🏠")
+    axe_check(b, "my groups (phone)", "bea")
+    shot(b, "bug1-my-groups-live", "bea")
+
+    # — bug 4: the tab title follows a live rename —
+    click(b, f"{group_card} a")
+    wait_css(b, "#group-head h1", renamed)
+    title_is(b, f"{renamed} · Chronir")
+    assert page_api(a, "PATCH", f"/v1/groups/{group_id}", {"name": "Flat 4B"})["status"] == 200
+    wait_css(b, "#group-head h1", "Flat 4B")
+    bug(4, "Bea's tab title follows the rename", lambda: title_is(b, "Flat 4B · Chronir"))
+
+    # — bug 2: live updates keep armed confirm buttons, half-typed notes and fields, and focus —
+    click(b, "[data-key=leave-group]")
+    wait_css(b, "[data-key=leave-group]", "Confirm: leave group")
+    fill(b, f"#{alarm_id} input.note-input", "Half-typed")
+    fill(a, "[data-key=invite-email]", "dee@")
+    today = a.execute_script("return new Date().toISOString().slice(0, 10)")
+    created = page_api(a, "POST", f"/v1/groups/{group_id}/alarms", {
+        "title": "Water the plants", "schedule": {"type": "custom_days", "interval_days": 3, "start_date": today},
+        "times_of_day": [{"hour": 8, "minute": 0}], "timezone": "UTC"})
+    assert created["status"] == 201, created
+    wait_css(b, "li.alarm", "Water the plants")
+    wait_css(a, "li.alarm", "Water the plants")
+    if not REPRODUCE:
+        wait_css(b, "#activity", "“Water the plants” was created")
+
+    def kept():
+        assert css(b, "[data-key=leave-group]").text == "Confirm: leave group", css(b, "[data-key=leave-group]").text
+        assert css(b, f"#{alarm_id} input.note-input").get_attribute("value") == "Half-typed"
+        assert b.switch_to.active_element.get_attribute("data-key") == f"note-{alarm_id.removeprefix('alarm-')}"
+        assert css(a, "[data-key=invite-email]").get_attribute("value") == "dee@"
+    bug(2, "a live re-render keeps Bea's armed Leave, her typed note and focus, and Ana's typed email", kept)
+    shot(b, "bug2-armed-and-typed-kept", "bea", "#alarms-h")
+    fill(a, "[data-key=invite-email]", "")
+    fill(b, f"#{alarm_id} input.note-input", "")
+
+    # — bug 3: an error banner is centred on the desktop like the page —
+    a.execute_async_script("const done = arguments[0]; import('/js/app.js').then((m) => { m.flash('Test banner: something failed.', 'error'); done(); });")
+    wait_css(a, "#flash .flash.error", "Test banner")
+
+    def centred():
+        left, right = a.execute_script("const r = document.querySelector('#flash .flash').getBoundingClientRect();"
+                                       "return [r.left, window.innerWidth - document.documentElement.clientLeft - r.right - (window.innerWidth - document.documentElement.clientWidth)];")
+        assert left > 50 and abs(left - right) < 2, f"banner at left {left}, right gap {right}"
+    bug(3, "the error banner is centred", centred)
+    shot(a, "bug3-error-banner-centred", "ana")
+    click(a, "#flash button[aria-label='Dismiss message']")
+
+    # — bug 5: the zone picker: current names, UTC, the browser's zone first, search —
+    click_button(a, "New alarm")
+    wait_css(a, "form.alarm-form")
+    zones = a.execute_script("return [...document.querySelectorAll('form.alarm-form select[name=timezone] option')].map((o) => o.value)")
+
+    def zone_list():
+        assert zones[0] == "UTC", f"first zone {zones[0]} (the browsers run in UTC)"
+        for z in ("UTC", "Asia/Kolkata", "Europe/Kyiv", "Asia/Ho_Chi_Minh", "Europe/Berlin"):
+            assert z in zones, f"{z} missing"
+        for z in ("Asia/Calcutta", "Europe/Kiev", "Asia/Saigon"):
+            assert z not in zones, f"{z} offered"
+        fill(a, "form.alarm-form input.zone-search", "kolk")
+        shown = a.execute_script("return [...document.querySelectorAll('form.alarm-form select[name=timezone] option')].map((o) => o.value)")
+        assert "Asia/Kolkata" in shown and "Europe/Berlin" not in shown, shown
+        assert Select(css(a, "form.alarm-form select[name=timezone]")).first_selected_option.get_attribute("value") == "Asia/Kolkata"
+    bug(5, "the zone picker offers current names and UTC, the browser's zone first, with search", zone_list)
+
+    # — bug 7: messages for people (the form's own check, and the server's words turned into sentences) —
+    words = a.execute_async_script("""
+        const done = arguments[0];
+        import('/js/api.js').then(({ ApiError }) => done([
+          new ApiError(422, { error: { code: 'CA017', message: 'password must be at least 8 bytes', field: 'password' } }).message,
+          new ApiError(429, { error: { code: 'CA020', message: 'too many attempts; retry later', retry_after: 120 } }).message,
+          new ApiError(422, { error: { code: 'CA008', message: 'schedule.end_date is before schedule.start_date', field: 'schedule.end_date' } }).message,
+        ]));""")
+
+    def in_words():
+        assert words[0] == "The password needs at least 8 characters.", words[0]
+        assert words[1] == "Too many attempts. Try again in 2 minutes.", words[1]
+        assert words[2].startswith("The end date is before the start date"), words[2]
+    bug(7, "server messages in words: characters not bytes, the wait a 429 gave", in_words)
+    fill(a, "form.alarm-form input[name=title]", "Check the smoke alarm")
+    a.execute_script("const f = document.querySelector('form.alarm-form');"
+                     "f.querySelector('[name=start_date]').value = '2030-03-10'; f.querySelector('[name=end_date]').value = '2030-03-01';")
+    click_button(a, "Create alarm")
+
+    def end_before_start():
+        text = wait_css(a, "form.alarm-form .error").text
+        assert text.startswith("The end date is before the start date") and "schedule." not in text, text
+    bug(7, "an end date before the start is said in words", end_before_start)
+    shot(a, "bug7-form-error-in-words", "ana", "form.alarm-form")
+    a.execute_script("document.querySelector('form.alarm-form [name=end_date]').value = ''")
+    click_button(a, "Create alarm")
+    kolkata = wait(a, lambda drv: wait_css(drv, "li.alarm", "Check the smoke alarm").get_attribute("id"), "the Kolkata alarm's card")
+    wait_css(a, f"#{kolkata} .next-fire", "(Asia/Kolkata)")  # the server takes the current name
+    wait_css(a, f"#{kolkata} .progress .state-upcoming", "Upcoming · in ")  # April 2030: not "Open now"
+    shot(a, "issue21-upcoming-state", "ana", f"#{kolkata}")
+
+
+def appearance(a, group_id):
+    """Installable (the manifest and its icons) and dark mode (prefers-color-scheme), checked by axe there too."""
+    href = a.execute_script("const l = document.querySelector('link[rel=manifest]'); return l && l.getAttribute('href')")
+    assert href == "/manifest.webmanifest", href
+    with urllib.request.urlopen(BASE + href, timeout=STEP_TIMEOUT_S) as r:
+        assert r.headers["Content-Type"].startswith("application/manifest+json"), r.headers["Content-Type"]
+        manifest = json.load(r)
+    assert manifest["name"] == "Chronir" and manifest["start_url"] == "/" and manifest["display"] == "standalone", manifest
+    for icon in manifest["icons"]:
+        with urllib.request.urlopen(BASE + icon["src"], timeout=STEP_TIMEOUT_S) as r:
+            assert r.status == 200 and r.headers["Content-Type"] == icon["type"], (icon, r.headers["Content-Type"])
+    # the service worker keeps the app shell for when the network is gone (and never the API)
+    def shell_cached(drv):
+        kept = drv.execute_async_script("""
+            const done = arguments[0];
+            caches.open('chronir-shell-v1').then((c) => c.keys()).then((ks) => done(ks.map((k) => new URL(k.url).pathname)), (e) => done([String(e)]));""")
+        return (all(p in kept for p in ("/index.html", "/app.css", "/js/app.js", "/js/group.js")) and kept) or None
+    kept = wait(a, shell_cached, "the app shell in the service worker's cache")
+    assert not any(p.startswith("/v1/") for p in kept), kept
+
+    def background():
+        return a.execute_script("return getComputedStyle(document.documentElement).backgroundColor")
+    light = background()
+    a.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    try:
+        wait(a, lambda drv: background() != light or None, "a dark background")
+        rgb = [int(x) for x in background().removeprefix("rgb(").rstrip(")").split(",")[:3]]
+        assert sum(rgb) < 3 * 60, f"dark mode background {rgb}"
+        axe_check(a, "my groups (dark)", "ana")
+        shot(a, "dark-my-groups", "ana")
+        click(a, f"#group-{group_id} a")
+        wait_css(a, "#group-head h1", "Flat 4B")
+        wait_css(a, "li.alarm")
+        axe_check(a, "group (dark)", "ana")
+        shot(a, "dark-group", "ana", "#alarms-h")
+    finally:
+        a.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    click(a, "#account-nav a[href='/']")
+    wait_css(a, "h1", "My groups")
+
+
+def offline(a, group_id):
+    """The network goes away (DevTools' offline emulation): the header says so at once, a note stays in
+    view and the page's actions are paused; back online, the socket proves itself and they return."""
+    click(a, f"#group-{group_id} a")
+    wait_css(a, "#group-head h1", "Flat 4B")
+    wait(a, connection_live, "Ana's connection is live")
+    a.execute_cdp_cmd("Network.enable", {})
+    a.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    try:
+        wait_css(a, "#connection[data-state=offline]", "Offline")
+        wait_css(a, "#offline-note", "You are offline")
+        wait(a, lambda drv: not css(drv, "[data-key=new-alarm]").is_enabled() or None, "New alarm paused while offline")
+        axe_check(a, "group (offline)", "ana")
+        shot(a, "offline-actions-paused", "ana")
+    finally:
+        a.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    wait(a, connection_live, "Ana's connection is live again")
+    gone(a, "#offline-note")
+    wait(a, lambda drv: css(drv, "[data-key=new-alarm]").is_enabled() or None, "New alarm back")
+    wait_css(a, "#flash", "The connection is back")
+    click(a, "#account-nav a[href='/']")
+    wait_css(a, "h1", "My groups")
+
+
+def settings(a, stamp):
+    """Ana's settings page: zone, sessions (one signed out, then all others), password, synced settings."""
+    email = f"ana-{stamp}@example.com"
+    status, other = http("POST", "/v1/auth/login", {"email": email, "password": PASSWORD})
+    assert status == 200, (status, other)
+    click(a, "#account-nav a[href='/settings']")
+    wait_css(a, "h1", "Settings")
+    title_is(a, "Settings · Chronir")
+    wait(a, lambda drv: len(drv.find_elements(By.CSS_SELECTOR, "#session-list li.session")) == 2 or None, "two sessions listed")
+    wait_css(a, "#session-list li.session", "this browser")
+    wait_css(a, "#synced-settings input[name=use_24_hour_format]")
+    axe_check(a, "settings", "ana")
+    shot(a, "settings", "ana")
+
+    # the zone: search, pick, save; the server has it
+    zone_options = a.execute_script("return [...document.querySelectorAll('#profile select[name=timezone] option')].map((o) => o.value)")
+    assert zone_options[0] == "UTC" and "Asia/Calcutta" not in zone_options, zone_options[:3]
+    fill(a, "#profile input.zone-search", "berlin")
+    assert Select(css(a, "#profile select[name=timezone]")).first_selected_option.get_attribute("value") == "Europe/Berlin"
+    click_button(a, "Save profile")
+    wait_css(a, "#profile-status", "Saved.")
+    assert page_api(a, "GET", "/v1/me")["body"]["timezone"] == "Europe/Berlin"
+
+    # sessions: sign the other one out, then everywhere else
+    click(a, "#session-list li.session button", "Sign out")
+    click(a, "#session-list li.session button", "Confirm")
+    wait(a, lambda drv: len(drv.find_elements(By.CSS_SELECTOR, "#session-list li.session")) == 1 or None, "one session left")
+    assert http("GET", "/v1/me", token=other["token"])[0] == 401
+    status, third = http("POST", "/v1/auth/login", {"email": email, "password": PASSWORD})
+    assert status == 200
+    a.refresh()
+    wait(a, lambda drv: len(drv.find_elements(By.CSS_SELECTOR, "#session-list li.session")) == 2 or None, "two sessions again")
+    click(a, "#revoke-others")
+    wait_css(a, "#sessions-status", "1 other session was signed out.")
+    assert http("GET", "/v1/me", token=third["token"])[0] == 401
+
+    # password: a wrong current one is said plainly; then changed, the new one signs in
+    expect_failed_request("/v1/me/password", 401)
+    fill(a, "#password input[name=current_password]", "not my password")
+    fill(a, "#password input[name=new_password]", PASSWORD + " staple")
+    click_button(a, "Change password")
+    wait_css(a, "#password .error", "Your current password is not right.")
+    fill(a, "#password input[name=current_password]", PASSWORD)
+    fill(a, "#password input[name=new_password]", PASSWORD + " staple")
+    click_button(a, "Change password")
+    wait_css(a, "#password-status", "Password changed.")
+    assert http("POST", "/v1/auth/login", {"email": email, "password": PASSWORD + " staple"})[0] == 200
+    wait(a, connection_live, "Ana's connection stays live after her own password change")
+
+    # synced settings
+    box = css(a, "#synced-settings input[name=use_24_hour_format]")
+    before = box.is_selected()
+    assert before is False, "the default is the language's own clock, stored as false"
+    box.click()
+    fill(a, "#synced-settings input[name=default_snooze_minutes]", "15")
+    click_button(a, "Save preferences")
+    wait_css(a, "#settings-status", "Saved.")
+    saved = page_api(a, "GET", "/v1/me/settings")["body"]
+    assert saved["use_24_hour_format"] is (not before) and saved["default_snooze_minutes"] == 15 and saved["version"] >= 1, saved
+    assert css(a, "#push-settings #push-switch") is not None  # this browser's notifications, linked here
+    shot(a, "settings-saved", "ana", "#synced-settings")
+
+
+def my_alarms(a, b, stamp):
+    """Ana's personal alarms with the shared form; a change from another device shows live; Bea, made a
+    free account, reads and is told why she cannot write."""
+    click(a, "#account-nav a[href='/alarms']")
+    wait_css(a, "h1", "My alarms")
+    wait_css(a, "#personal-list .empty", "No personal alarms yet")
+    axe_check(a, "my alarms (empty)", "ana")
+    click(a, "#new-personal")
+    wait_css(a, "form.alarm-form")
+    assert css(a, "form.alarm-form input[name=assignee]") is None  # the personal variant: no group parts
+    fill(a, "form.alarm-form input[name=title]", "Take vitamins")
+    Select(css(a, "form.alarm-form select[name=schedule_type]")).select_by_value("weekly")
+    a.execute_script("arguments[0].value = '07:30'", css(a, "form.alarm-form input[type=time]"))
+    axe_check(a, "my alarms (form)", "ana")
+    click_button(a, "Create alarm")
+    card = wait(a, lambda drv: wait_css(drv, "#personal-list li.personal", "Take vitamins").get_attribute("id"), "the personal alarm's card")
+    alarm_id = card.removeprefix("personal-")
+    wait_css(a, f"#{card} .schedule", "Every week on Monday at 07:30")
+    wait_css(a, f"#{card} .next-fire", "(Europe/Berlin)")  # the zone chosen in settings
+    listed = page_api(a, "GET", "/v1/me/alarms")["body"]["alarms"]
+    assert [x["id"] for x in listed] == [alarm_id], listed
+    shot(a, "my-alarms-created", "ana")
+
+    # another device of Ana's renames it: the page follows the user feed
+    token = http("POST", "/v1/auth/login", {"email": f"ana-{stamp}@example.com", "password": PASSWORD + " staple"})[1]["token"]
+    status, doc = http("PATCH", f"/v1/me/alarms/{alarm_id}", {"title": "Take vitamin D", "version": listed[0]["version"]}, token=token)
+    assert status == 200, (status, doc)
+    wait_css(a, f"#{card} .alarm-title", "Take vitamin D")
+
+    # the 12-hour clock chosen on another device: times follow at once
+    assert a.execute_script("return navigator.language") == "en-GB"
+    current = page_api(a, "GET", "/v1/me/settings")["body"]
+    assert current["use_24_hour_format"] is True, current  # chosen in settings above
+    status, _ = http("PATCH", "/v1/me/settings", {"use_24_hour_format": False, "version": current["version"]}, token=token)
+    assert status == 200, status
+    wait_css(a, f"#{card} .schedule", "Every week on Monday at 7:30 am")
+    wait_css(a, f"#{card} .next-fire", "7:30 am (Europe/Berlin)")
+    shot(a, "my-alarms-12-hour-clock", "ana")
+
+    # off, edit, delete
+    click(a, f"#{card} label[for='on-{alarm_id}']")
+    wait_css(a, f"#{card} .next-fire", "Off: it will not ring.")
+    assert page_api(a, "GET", f"/v1/me/alarms/{alarm_id}")["body"]["is_enabled"] is False
+    click(a, f"[data-key=edit-{alarm_id}]")
+    wait_css(a, "form.alarm-form")
+    fill(a, "form.alarm-form input[name=title]", "Vitamin D with breakfast")
+    click_button(a, "Save changes")
+    wait_css(a, f"#{card} .alarm-title", "Vitamin D with breakfast")
+    click(a, f"[data-key=pdelete-{alarm_id}]")
+    click(a, f"[data-key=pdelete-{alarm_id}]", "Confirm")
+    wait_css(a, "#personal-list .empty", "No personal alarms yet")
+    assert page_api(a, "GET", "/v1/me/alarms")["body"]["alarms"] == []
+
+    # a free account: reads, and is told why it cannot write
+    admin("users", "set-tier", f"bea-{stamp}@example.com", "free", "--reason", "browser e2e: the free tier")
+    b.get(BASE + "/alarms")
+    wait_css(b, "h1", "My alarms")
+    click(b, "#new-personal")
+    wait_css(b, "form.alarm-form")
+    fill(b, "form.alarm-form input[name=title]", "Stretch")
+    expect_failed_request("/v1/me/alarms/", 403)
+    click_button(b, "Create alarm")
+    wait_css(b, "form.alarm-form .error", "need a Plus or Premium account")
+    wait_css(b, "#tier-notice", "need a Plus or Premium account")
+    axe_check(b, "my alarms (free, phone)", "bea")
+    shot(b, "my-alarms-free-tier", "bea")
 
 
 def notifications(a, group_id, alarm_id):
@@ -483,9 +972,11 @@ def notifications(a, group_id, alarm_id):
     shot(a, "ana-opened-from-notification", "ana", f"#alarm-{alarm_id}")
 
     # — the group's mute switch reaches the server and survives a reload —
+    ana_id = page_api(a, "GET", "/v1/me")["body"]["id"]
+
     def notification_enabled():
         detail = page_api(a, "GET", f"/v1/groups/{group_id}")["body"]
-        return next(m for m in detail["members"] if m["display_name"] == "Ana")["notification_enabled"]
+        return next(m for m in detail["members"] if m["user_id"] == ana_id)["notification_enabled"]
     assert css(a, "#group-notify").is_selected() and notification_enabled() is True
     click(a, "#group-notify")
     wait_css(a, "#group-notify-hint", "Muted")
@@ -520,5 +1011,11 @@ if __name__ == "__main__":
                 d.quit()
             except Exception:  # noqa: BLE001
                 pass
-    print(f"browser e2e: {step_no} steps; {1 - failed} passed, {failed} failed")
+    if REPRODUCE:
+        print(f"reproduced (failing bug steps): {len(reproduced)}")
+        for line in reproduced:
+            print(f"   {line}")
+    for r in axe_results:
+        print(f"   axe {r['page']} ({r['who']}): {r['violations'] or 'no violations'}")
+    print(f"browser e2e: {step_no} steps, axe on {len(axe_results)} pages; {1 - failed} passed, {failed} failed")
     sys.exit(failed)
