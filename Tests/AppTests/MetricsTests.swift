@@ -130,10 +130,11 @@ struct MetricsTests {
         return Exposition(response.body)
     }
 
-    /// Scrapes until `done` holds or 10 s pass (for counts updated just after the client saw an
-    /// answer, e.g. a socket's close or the access record of a `101`); returns the last scrape.
+    /// Scrapes until `done` holds (for counts updated just after the client saw an answer, e.g. a
+    /// socket's close or the access record of a `101`); returns the last scrape. 60 s bounds a stalled
+    /// server; it is not a timing: the loop returns as soon as `done` holds.
     static func scrape(_ client: LoopbackClient, until done: (Exposition) -> Bool) throws -> Exposition {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         var exposition = try scrape(client)
         while !done(exposition), ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.02)
@@ -345,7 +346,9 @@ struct MetricsTests {
                 port: s.port, path: "/v1/realtime", extraHeaders: [("Authorization", "Bearer \(token)")], timeout: ioTimeout)
             #expect(ws.handshake.status == 101)
             let upgrades = #"chronir_http_requests_total{method="GET",route="/v1/realtime",status="101"}"#
-            let during = try Self.scrape(api) { $0[upgrades] == 1 }
+            // The 101 is counted when it is written, the socket when the loop hands it to the WebSocket
+            // handler just after: wait for both rather than race the second.
+            let during = try Self.scrape(api) { $0[upgrades] == 1 && $0["chronir_websocket_connections"] == 1 }
             ws.connection.close()
             let after = try Self.scrape(api) { $0["chronir_websocket_connections"] == 0 }
             return (during, after)
