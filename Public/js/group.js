@@ -282,7 +282,11 @@ export class GroupPage {
     const previous = this.previousOccurrence(a);
 
     const actions = [];
-    if (occ && occ.status === 'open' && (occ.pending_uids || []).includes(meId)) {
+    // Answers open at `answerable_from` (the alarm's lead window before its time, or the end of a pause).
+    const opensLater = a.answerable_from && Date.parse(a.answerable_from) > Date.now();
+    if (occ && occ.status === 'open' && (occ.pending_uids || []).includes(meId) && opensLater) {
+      actions.push(h('p', { class: 'meta opens' }, `Answers open ${relativeTime(a.answerable_from)}.`));
+    } else if (occ && occ.status === 'open' && (occ.pending_uids || []).includes(meId)) {
       const noteId = `note-${a.id}`;
       const note = h('input', { type: 'text', id: noteId, maxlength: 500, 'data-key': noteId, class: 'note-input' });
       actions.push(h('div', { class: 'answer' },

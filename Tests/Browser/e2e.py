@@ -381,13 +381,19 @@ def main():
         if not box.is_selected():
             box.find_element(By.XPATH, "following-sibling::label").click()
     Select(css(a, "form.alarm-form select[name=timezone]")).select_by_value("Europe/Berlin")
+    # Every day: its next occurrence is always within the default 24-hour lead window, so it can be
+    # answered now (a monthly one may be weeks away: "Answers open in …", docs/design.md#occurrence-states).
+    Select(css(a, "form.alarm-form select[name=schedule_type]")).select_by_value("custom_days")
+    interval_days = css(a, "form.alarm-form input[name=interval_days]")
+    interval_days.clear()
+    interval_days.send_keys("1")
     css(a, "form.alarm-form input[type=radio][value=all]").find_element(By.XPATH, "following-sibling::label").click()
     assert len(a.find_elements(By.CSS_SELECTOR, "form.alarm-form input[name=assignee]:checked")) == 2
     axe_check(a, "group with the alarm form", "ana")
     shot(a, "ana-alarm-form", "ana", "form.alarm-form")
     click_button(a, "Create alarm")
     alarm_id = wait(a, lambda drv: wait_css(drv, "li.alarm", "Pay the rent").get_attribute("id"), "the alarm's card")
-    wait_css(a, f"#{alarm_id} .schedule", "Every month on the 1st at 09:00")
+    wait_css(a, f"#{alarm_id} .schedule", "Every day at 09:00")
     wait_css(a, f"#{alarm_id} .progress", "0 of 2 answered")
     # Shown in the alarm's zone and in the viewer's (the browsers run in UTC).
     wait_css(a, f"#{alarm_id} .next-fire", "09:00 (Europe/Berlin)")
@@ -431,11 +437,11 @@ def main():
     assert len(a.find_elements(By.CSS_SELECTOR, f"#{alarm_id} details.history ol li")) == 2
     click(a, f"[data-key=edit-{alarm_id.removeprefix('alarm-')}]")
     wait_css(a, "form.alarm-form")
-    Select(css(a, "form.alarm-form select[name=schedule_type]")).select_by_value("weekly")
+    # Still every day (answerable within the lead window for the steps below), now at 07:30.
     a.execute_script("arguments[0].value = '07:30'", css(a, "form.alarm-form input[type=time]"))  # locale-free
     click_button(a, "Save changes")
-    wait_css(a, f"#{alarm_id} .schedule", "Every week on Monday at 07:30")
-    wait_css(b, f"#{alarm_id} .schedule", "Every week on Monday at 07:30")
+    wait_css(a, f"#{alarm_id} .schedule", "Every day at 07:30")
+    wait_css(b, f"#{alarm_id} .schedule", "Every day at 07:30")
     wait_css(a, f"#{alarm_id} details.history ol", "Paid by transfer")  # stays open across re-renders
     shot(b, "bea-sees-edited-schedule-live", "bea", "#alarms-h")
 
