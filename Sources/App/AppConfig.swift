@@ -54,6 +54,8 @@ public struct AppConfig: Sendable {
     public var notifications = NotificationsConfig()
     /// Outbound mail (docs/configuration.md#mail); default: none.
     public var mail = MailConfig()
+    /// Attachment limits (docs/attachments.md#limits).
+    public var attachments = AttachmentConfig()
 
     /// Defaults from `AppConfig.Defaults` (except `workerThreads`, which the server sets to the
     /// processor count).

@@ -425,6 +425,7 @@ struct ChronirServer: ParsableCommand {
         serverConfiguration.maxConnectionsPerAddress = maxConnectionsPerIp
         serverConfiguration.perAddressLimitExempt = config.trustedProxies
         serverConfiguration.healthCheckPath = "/healthz"
+        serverConfiguration.limits = Application.limits(serverConfiguration.limits, config: config)
         serverConfiguration.shutdownGracePeriod = .seconds(shutdownSeconds)
         serverConfiguration.tls = tlsReloader?.slot
         serverConfiguration.strictTransportSecurityMaxAge = tls?.hstsMaxAge
@@ -505,14 +506,19 @@ struct ChronirServer: ParsableCommand {
         sink.flush()
 
         let sweeper: Sweeper
+        let attachmentFiles = AttachmentFiles(dataDirectory: config.dataDirectory)
+        let sweepJobs =
+            Sweeper.Job.standard + [
+                .attachmentOrphans(files: attachmentFiles, graceMilliseconds: config.attachments.orphanGraceMilliseconds)
+            ]
         if let sweepSeconds {
             let period = Int64(sweepSeconds) * 1000
             let timing = Sweeper.timing(periodMilliseconds: period)
             sweeper = Sweeper(
-                database: database, clock: SystemClock(), logger: logger, jobs: Sweeper.Job.standard.map { $0.every(period) },
+                database: database, clock: SystemClock(), logger: logger, jobs: sweepJobs.map { $0.every(period) },
                 tick: timing.tick, leeway: timing.leeway)
         } else {
-            sweeper = Sweeper(database: database, clock: SystemClock(), logger: logger)
+            sweeper = Sweeper(database: database, clock: SystemClock(), logger: logger, jobs: sweepJobs)
         }
         notifications.start()
         mail?.start()

@@ -60,6 +60,22 @@ public struct ErrorCode: Hashable, Sendable {
     /// The action needs a verified email address.
     public static let emailNotVerified = ErrorCode(code: "CA041", name: "EMAIL_NOT_VERIFIED", status: .forbidden)
 
+    /// An attachment whose content is not JPEG, PNG, HEIC or PDF (an executable renamed `.jpg`), or
+    /// whose declared `Content-Type` names another type than its content is.
+    public static let attachmentTypeUnsupported = ErrorCode(
+        code: "CA060", name: "ATTACHMENT_TYPE_UNSUPPORTED", status: .unsupportedMediaType)
+    /// An attachment the decoder refused: truncated, damaged, or not what its first bytes claim.
+    public static let attachmentCorrupt = ErrorCode(
+        code: "CA061", name: "ATTACHMENT_CORRUPT", status: .unprocessableContent)
+    /// An attachment that is also another format (a JPEG that is also a PDF or a ZIP, markup inside a PNG).
+    public static let attachmentPolyglot = ErrorCode(
+        code: "CA062", name: "ATTACHMENT_POLYGLOT", status: .unprocessableContent)
+    /// An image (or PDF page) whose header claims more pixels than the limit: a decompression bomb.
+    public static let imageTooLarge = ErrorCode(code: "CA063", name: "IMAGE_TOO_LARGE", status: .unprocessableContent)
+    /// The alarm already has the most attachments allowed.
+    public static let attachmentLimitReached = ErrorCode(
+        code: "CA064", name: "ATTACHMENT_LIMIT_REACHED", status: .conflict)
+
     /// Every code the server can send, in number order (the docs/api.md#errors table, tests).
     public static let all: [ErrorCode] = [
         .alarmLimitReached, .tierRequired, .groupMemberLimit, .invitationExpired, .invitationAlreadyAccepted,
@@ -68,6 +84,7 @@ public struct ErrorCode: Hashable, Sendable {
         .invalidCredentials, .emailTaken, .payloadTooLarge, .accountSuspended, .unsupportedMediaType,
         .internalError, .serviceUnavailable, .uriTooLong, .headersTooLarge, .requestTimeout,
         .inviteCodeInvalid, .ownerMustTransfer, .occurrenceClosed, .groupFrozen,
-        .tokenInvalid, .emailNotVerified,
+        .tokenInvalid, .emailNotVerified, .attachmentTypeUnsupported, .attachmentCorrupt, .attachmentPolyglot,
+        .imageTooLarge, .attachmentLimitReached,
     ]
 }
