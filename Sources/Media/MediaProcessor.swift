@@ -18,9 +18,10 @@ public struct MediaProcessor: Sendable {
 
     /// Whether this libvips decodes HEIC (its `heif` module, libheif with an HEVC decoder). Debian 12's
     /// libvips 8.14 does; a build without it refuses HEIC uploads as an unsupported type.
-    public static var decodesHEIC: Bool { libraryReady && chronir_vips_has_operation("heifload_buffer") != 0 }
+    /// Looked up once (libvips' type lookup is not safe to race with its first use on other threads).
+    public static let decodesHEIC: Bool = libraryReady && chronir_vips_has_operation("heifload_buffer") != 0
     /// Whether this libvips renders PDFs (its `poppler` module); without it PDFs are refused.
-    public static var rendersPDF: Bool { libraryReady && chronir_vips_has_operation("pdfload_buffer") != 0 }
+    public static let rendersPDF: Bool = libraryReady && chronir_vips_has_operation("pdfload_buffer") != 0
 
     /// Checks and converts `bytes`. `declaredType` is the request's `Content-Type` (nil or
     /// `application/octet-stream`: the content alone decides); a specific type must agree with the content.
