@@ -26,9 +26,10 @@ public enum AttachmentStore {
         on db: any SQLConnection
     ) throws {
         _ = try SharedAlarmStore.access(groupID: groupID, alarmID: alarmID, userID: userID, on: db)
-        let live = try db.queryOne(
-            "SELECT COUNT(*) AS n FROM attachments WHERE owner_kind = 'shared_alarm' AND owner_id = ?1 AND deleted_ms IS NULL",
-            [.text(alarmID)])?.int("n") ?? 0
+        let live =
+            try db.queryOne(
+                "SELECT COUNT(*) AS n FROM attachments WHERE owner_kind = 'shared_alarm' AND owner_id = ?1 AND deleted_ms IS NULL",
+                [.text(alarmID)])?.int("n") ?? 0
         if live >= Int64(maxPerAlarm) { throw AttachmentStoreError.limitReached(limit: maxPerAlarm) }
         let recent = try db.query(
             "SELECT created_ms FROM attachments WHERE uploaded_by = ?1 AND created_ms > ?2 ORDER BY created_ms LIMIT ?3",

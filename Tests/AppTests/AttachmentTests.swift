@@ -194,10 +194,11 @@ struct AttachmentTests {
         #expect(try await s.rowCount() == 2)
         let files = s.storedFiles()
         #expect(files.count == 2 && files.allSatisfy { !$0.isTemporary })
-        #expect(files.allSatisfy { entry in
-            var info = stat()
-            return stat(entry.path, &info) == 0 && info.st_mode & 0o777 == 0o600
-        })
+        #expect(
+            files.allSatisfy { entry in
+                var info = stat()
+                return stat(entry.path, &info) == 0 && info.st_mode & 0o777 == 0o600
+            })
     }
 
     @Test("the orphan sweep removes a file no live row names once it is older than 7 days, and leftover temp files")
@@ -294,8 +295,6 @@ struct AttachmentTests {
     @Test("a body over the limit is 413 PHOTO_TOO_LARGE; at the limit it is decoded")
     func bodyLimitInHandler() async throws {
         let png = SampleMedia.png()
-        let f = try await SharedAlarmFixture.make(members: 0)
-        _ = f
         let h = try AppHarness(defaultTier: .premium) { $0.attachments.maxFileBytes = png.count }
         let owner = try await h.register("o@example.com")
         let group = try await h.createGroup(token: owner.token)
@@ -343,9 +342,10 @@ struct AttachmentTests {
             return (upload, json, interim)
         }
         #expect(upload.status == 413)
-        #expect((try? JSONSerialization.jsonObject(with: Data(upload.body)) as? [String: Any])?["error"].flatMap {
-            ($0 as? [String: Any])?["code"] as? String
-        } == "CA009")
+        #expect(
+            (try? JSONSerialization.jsonObject(with: Data(upload.body)) as? [String: Any])?["error"].flatMap {
+                ($0 as? [String: Any])?["code"] as? String
+            } == "CA009")
         #expect(json.status == 413)
         #expect(String(decoding: json.body, as: UTF8.self).contains("CA023"))
         #expect(atLimit.status == 100)

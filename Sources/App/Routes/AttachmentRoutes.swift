@@ -112,10 +112,12 @@ enum AttachmentRoutes {
         let disposition = !thumbnail && attachment.fileType == MediaType.pdf.rawValue ? "attachment" : "inline"
         let suffix = thumbnail ? "-thumbnail.jpg" : fileExtension(type)
         headers.add(name: "Content-Disposition", value: "\(disposition); filename=\"\(attachment.id)\(suffix)\"")
-        if let match = request.headers[first: "if-none-match"], match.split(separator: ",").contains(where: { tag in
-            let trimmed = tag.trimmingSpaces()
-            return trimmed == etag || trimmed == "W/\(etag)" || trimmed == "*"
-        }) {
+        if let match = request.headers[first: "if-none-match"],
+            match.split(separator: ",").contains(where: { tag in
+                let trimmed = tag.trimmingSpaces()
+                return trimmed == etag || trimmed == "W/\(etag)" || trimmed == "*"
+            })
+        {
             return HTTPResponse(status: .notModified, headers: headers)
         }
         guard let length = try await services.workers.run({ files.size(name) }) else {
