@@ -45,7 +45,10 @@ public struct MediaProcessor: Sendable {
         let result = bytes.withUnsafeBytes { raw in
             Result { () throws(MediaError) -> ProcessedMedia in try process(raw, type: type) }
         }
-        return try result.get()
+        var media = try result.get()
+        // A PDF is stored as uploaded: the caller's array itself, not a copy of it.
+        if media.type == .pdf { media.bytes = bytes }
+        return media
     }
 
     /// `type/subtype` of a `Content-Type`, lowercased, without parameters.
@@ -69,7 +72,7 @@ public struct MediaProcessor: Sendable {
             // Stored as uploaded; the first page, rendered, is the thumbnail.
             let thumbnail = try encodeThumbnail(of: image)
             return ProcessedMedia(
-                type: .pdf, uploadedType: .pdf, bytes: Array(raw), width: width, height: height,
+                type: .pdf, uploadedType: .pdf, bytes: [], width: width, height: height,
                 thumbnail: thumbnail.bytes, thumbnailWidth: thumbnail.width, thumbnailHeight: thumbnail.height)
         }
         // EXIF orientation is applied before the EXIF block goes; a rotation needs random access.
