@@ -10,7 +10,9 @@ public enum AttachmentStoreError: Error, Equatable, Sendable {
     case uploadRateLimited(limit: Int, retryAfterSeconds: Int)
 }
 
-/// SQL for `attachments` (migration 0022; docs/attachments.md). Only shared-alarm attachments have
+/// SQL for `attachments` (migration 0022; docs/attachments.md). An upload and a deletion each append one
+/// change (`attachment`, `added` with the document / `removed`) to the group's topic in the same
+/// transaction, so subscribers see them like every other change. Only shared-alarm attachments have
 /// routes today. Access follows the alarm's: any active member of the group reads; an unknown
 /// group or non-member gets `notFound("group")`, an unknown or deleted alarm `alarmNotFound`, an
 /// unknown or deleted attachment `notFound("attachment")`.
@@ -66,6 +68,12 @@ public enum AttachmentStore {
                 .text(attachment.sha256), .text(attachment.thumbnail.sha256), .integer(Int64(attachment.thumbnail.width)),
                 .integer(Int64(attachment.thumbnail.height)), .integer(attachment.createdAt.milliseconds),
             ])
+        try ChangeLog.append(
+            [
+                Change(
+                    topic: ChangeLog.groupTopic(groupID), kind: .attachment, op: .added, entityID: attachment.id,
+                    document: DocumentCoding.encode(attachment))
+            ], event: .attachmentAdded, actor: .user(attachment.uploadedBy), at: attachment.createdAt.milliseconds, on: db)
     }
 
     /// A fresh attachment id.
@@ -110,6 +118,11 @@ public enum AttachmentStore {
             throw DomainError.permissionDenied("only the uploader, the owner or an admin can delete an attachment")
         }
         _ = try db.run("UPDATE attachments SET deleted_ms = ?2 WHERE id = ?1", [.text(attachmentID), .integer(now)])
+        try ChangeLog.append(
+            [
+                Change(
+                    topic: ChangeLog.groupTopic(groupID), kind: .attachment, op: .removed, entityID: attachmentID, document: nil)
+            ], event: .attachmentDeleted, actor: .user(actorID), at: now, on: db)
     }
 
     /// Marks deleted the live attachments of shared alarms that are deleted or gone (purged by retention);

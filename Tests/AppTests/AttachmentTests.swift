@@ -77,6 +77,19 @@ struct AttachmentTests {
 
         let list = await s.h.send(.get, s.path, token: s.f.members[0].token)
         #expect((list.json["attachments"] as? [[String: Any]])?.map { $0["id"] as? String } == [id])
+
+        // Upload and deletion reach the group's feed through the change log, in their own transactions.
+        #expect(await s.h.send(.delete, "\(s.path)/\(id)", token: s.f.owner.token).status == 204)
+        let groupID = s.f.groupID
+        let changes = try await s.h.database.read { db in
+            try db.query(
+                "SELECT event, op, entity_id, document FROM change_log WHERE topic = ?1 AND kind = 'attachment' ORDER BY seq",
+                [.text("group:\(groupID)")])
+        }
+        #expect(changes.map { $0.string("event") } == ["attachment_added", "attachment_deleted"])
+        #expect(changes.map { $0.string("op") } == ["added", "removed"])
+        #expect(changes.allSatisfy { $0.string("entity_id") == id })
+        #expect(changes.first?.string("document")?.contains(sha) == true && changes.last?.string("document") == nil)
     }
 
     @Test("a PDF is stored as uploaded and always served as a download")
