@@ -389,3 +389,50 @@ extension Array where Element == UInt8 {
         return false
     }
 }
+
+@Suite("Attachments — failures leave nothing half-stored")
+struct AttachmentFailureTests {
+    @Test("the file store failing (its directory is not a directory) answers 500 and writes no row")
+    func storeFailure() async throws {
+        let s = try await AttachmentTests.Setup.make(members: 1)
+        try Data("not a directory".utf8).write(to: URL(fileURLWithPath: s.h.directory.path + "/attachments"))
+        let reply = await s.upload(SampleMedia.png())
+        #expect(reply.status == 500 && reply.errorCode == "CA026")
+        #expect(try await s.rowCount() == 0)
+    }
+
+    @Test("a full disk is 503 with Retry-After, like the database's")
+    func fullDisk() {
+        let mapped = ErrorMapping.apiError(for: AttachmentFiles.Failure(call: "write x", errno: ENOSPC))
+        #expect(mapped.code == .serviceUnavailable && mapped.retryAfterSeconds == 5)
+        #expect(ErrorMapping.apiError(for: AttachmentFiles.Failure(call: "open x", errno: EACCES)).code == .internalError)
+    }
+
+    @Test("a client that disconnects mid-upload leaves no row and no file, and the server serves the next one")
+    func disconnectMidUpload() async throws {
+        let s = try await AttachmentTests.Setup.make(members: 1)
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
+        configuration.loopCount = 1
+        configuration.limits = Application.limits(configuration.limits, config: s.h.app.services.config)
+        let server = HTTPServer(configuration: configuration, responder: s.h.app)
+        let port = try server.start()
+        defer { server.shutdown() }
+        let png = SampleMedia.png(width: 300, height: 300)
+        let path = s.path
+        let token = s.f.owner.token
+        let status = try await blocking {
+            let client = try LoopbackClient(port: port, timeout: .seconds(60))
+            try client.send(
+                "POST \(path) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: image/png\r\n"
+                    + "Content-Length: \(png.count)\r\n\r\n")
+            try client.send(Array(png.prefix(png.count / 2)))
+            client.close()
+            let next = try LoopbackClient(port: port, timeout: .seconds(60))
+            defer { next.close() }
+            return try next.request("GET", path, headers: [("Authorization", "Bearer \(token)")]).status
+        }
+        #expect(status == 200)
+        #expect(try await s.rowCount() == 0)
+        #expect(s.storedFiles().isEmpty)
+    }
+}

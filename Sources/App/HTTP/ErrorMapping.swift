@@ -1,4 +1,5 @@
 import Domain
+import Foundation
 import Media
 import SQLite
 import Storage
@@ -33,6 +34,9 @@ public enum ErrorMapping {
             return APIError(
                 .serviceUnavailable, "the server is busy; try again shortly",
                 retryAfterSeconds: WorkerPool.Saturated.retryAfterSeconds)
+        case let error as AttachmentFiles.Failure where [ENOSPC, EDQUOT, EROFS].contains(error.errno):
+            // The attachment store's disk is full or read-only: like the database's, a condition to retry.
+            return APIError(.serviceUnavailable, "storage is temporarily unavailable; try again", retryAfterSeconds: 5)
         case let error as any StorageFailure where error.isStorageUnavailable:
             return APIError(.serviceUnavailable, "storage is temporarily unavailable; try again", retryAfterSeconds: 5)
         default:
