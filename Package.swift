@@ -35,6 +35,8 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // libcurl (OpenSSL + nghttp2 on Debian); shim.h wraps its variadic setopt/getinfo.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libvips (Debian's, with its heif and poppler modules): the only image and PDF decoder (issue 20).
+        .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
 
         // Digests, HMAC, CSPRNG, scrypt, constant-time compare, base64url; HKDF, AES-128-GCM, P-256
         // (ECDH, ES256, PKCS#8 PEM), RSA (PEM, RS256): with TLS (below), the only users of COpenSSL.
@@ -66,6 +68,11 @@ let package = Package(
         // serial queue (HTTP/2, TLS, connection reuse), named limits, the SSRF address check. Knows no
         // provider and no domain; push senders (issue 17) and mail (issue 18) build on it.
         .target(name: "Outbound", dependencies: ["CCurl", "Hashing"], swiftSettings: strict),
+        // Attachment content (issue 20): magic-byte sniffing, polyglot refusal, the pixel limit read from
+        // the header, full decode, metadata-free re-encode and thumbnails through libvips. Bytes in,
+        // bytes out: no files, sockets or clocks. The only module of the server that links CVips (TestSupport
+        // builds test inputs with it).
+        .target(name: "Media", dependencies: ["CVips"], swiftSettings: strict),
         // Pure domain rules: accounts, emails, passwords policy, rate limits; the change-log values
         // (Change, ChangeKind, ChangeEvent, ChangeFeed.Row/Batch/Replay) Store writes and Realtime reads. No I/O.
         .target(name: "Domain", dependencies: ["Hashing", "Push"], swiftSettings: strict),
@@ -82,7 +89,8 @@ let package = Package(
         .target(
             name: "App",
             dependencies: [
-                "Hashing", "Push", "Identity", "Wire", "Transport", "Storage", "SQLite", "Postgres", "Outbound", "Domain",
+                "Hashing", "Push", "Identity", "Wire", "Transport", "Storage", "SQLite", "Postgres", "Outbound", "Media",
+                "Domain",
                 "Store", "Realtime",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -114,7 +122,7 @@ let package = Package(
         // Test helpers shared by the test targets: chunk feeder, temp databases, loopback client, clock,
         // the Python venv for fake services (Tests/Fakes), a throwaway TLS certificate authority.
         .target(
-            name: "TestSupport", dependencies: ["Wire", "Storage", "SQLite", "Postgres", "Transport", "Domain"],
+            name: "TestSupport", dependencies: ["Wire", "Storage", "SQLite", "Postgres", "Transport", "Domain", "CVips"],
             swiftSettings: strict),
 
         // Build-time tool + plugin that turn Migrations/<dialect>/*.sql into Swift source inside Store, so the
@@ -132,6 +140,7 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "Storage", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Storage", "SQLite", "Store", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "OutboundTests", dependencies: ["Outbound", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "CVips", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DomainTests", dependencies: ["Domain", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "StoreTests", dependencies: ["Store", "Domain", "Storage", "SQLite", "Postgres", "TestSupport"], swiftSettings: strict),
@@ -142,7 +151,7 @@ let package = Package(
             name: "AppTests",
             dependencies: [
                 "App", "Realtime", "Store", "Domain", "Transport", "Wire", "Storage", "SQLite", "Postgres", "Hashing",
-                "Outbound", "Push", "Identity", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "Outbound", "Push", "Identity", "Media", "TestSupport", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
     ]

@@ -9,8 +9,8 @@ struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
             """
-            Counts: users, groups, members, alarms, open occurrences, completions; the change log's rows, oldest and latest seq and \
-            document bytes; database and WAL size.
+            Counts: users, groups, members, alarms, open occurrences, completions, attachments and their bytes; the change log's rows, \
+            oldest and latest seq and document bytes; database and WAL size; files and bytes under the data directory's attachments/.
             """
     )
     @OptionGroup var options: AdminOptions
@@ -29,6 +29,9 @@ struct Stats: ParsableCommand {
                 ("open_occurrences", "SELECT count(*) FROM shared_alarms WHERE deleted_ms IS NULL AND open_ms IS NOT NULL"),
                 ("completions", "SELECT count(*) FROM shared_completions"),
                 ("live_sessions", "SELECT count(*) FROM sessions WHERE revoked_ms IS NULL"),
+                ("attachments", "SELECT count(*) FROM attachments WHERE deleted_ms IS NULL"),
+                // What the live rows name, counting shared content once per row (the files below count it once).
+                ("attachment_bytes", "SELECT CAST(coalesce(sum(size_bytes), 0) AS BIGINT) FROM attachments WHERE deleted_ms IS NULL"),
             ]
             let log = try ChangeLog.size(on: db)
             return try queries.map { name, sql in
@@ -42,7 +45,22 @@ struct Stats: ParsableCommand {
         func size(_ path: String) -> Int64 {
             (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? 0
         }
-        let all = counts + [("database_bytes", size(options.databasePath)), ("wal_bytes", size(options.databasePath + "-wal"))]
+        // The content-addressed store (docs/attachments.md#storage): every file, thumbnails and not yet swept ones included.
+        var files: Int64 = 0
+        var fileBytes: Int64 = 0
+        let store = (options.databasePath as NSString).deletingLastPathComponent + "/attachments"
+        if let walker = FileManager.default.enumerator(atPath: store) {
+            while walker.nextObject() != nil {
+                guard walker.fileAttributes?[.type] as? FileAttributeType == .typeRegular else { continue }
+                files += 1
+                fileBytes += (walker.fileAttributes?[.size] as? Int64) ?? 0
+            }
+        }
+        let all =
+            counts + [
+                ("database_bytes", size(options.databasePath)), ("wal_bytes", size(options.databasePath + "-wal")),
+                ("attachment_files", files), ("attachment_file_bytes", fileBytes),
+            ]
         if options.json {
             print("{" + all.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
         } else {

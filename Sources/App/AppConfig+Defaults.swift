@@ -40,6 +40,8 @@ extension AppConfig {
         public static let maxQueuedHashes = 32
         /// `--write-budget-per-minute`, `--write-budget-burst`, `--write-bytes-per-hour`.
         public static let writeBudget = WriteBudget.standard
+        /// Attachment limits (docs/attachments.md#limits).
+        public static let attachments = AttachmentConfig()
         /// `--shutdown-timeout`, whole seconds (`ServerConfiguration.shutdownGracePeriod`).
         public static let shutdownTimeoutSeconds = Int(ServerConfiguration().shutdownGracePeriod.components.seconds)
         /// `--password-hashing`: the production scrypt cost.
@@ -70,6 +72,7 @@ extension AppConfig {
             "--write-budget-per-minute": "\(writeBudget.writesPerMinute)",
             "--write-budget-burst": "\(writeBudget.burst)",
             "--write-bytes-per-hour": "\(writeBudget.bytesPerHour)",
+            "--max-attachment-bytes": "\(attachments.maxFileBytes)",
             "--shutdown-timeout": "\(shutdownTimeoutSeconds)",
             "--password-hashing": passwordHashing.rawValue,
             "--metrics-host": metricsHost,

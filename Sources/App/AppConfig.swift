@@ -56,6 +56,8 @@ public struct AppConfig: Sendable {
     public var mail = MailConfig()
     /// Sign in with Apple and Google (docs/configuration.md#sign-in-with-apple-and-google); default: off.
     public var oidc = OIDCConfig()
+    /// Attachment limits (docs/attachments.md#limits).
+    public var attachments = AttachmentConfig()
 
     /// Defaults from `AppConfig.Defaults` (except `workerThreads`, which the server sets to the
     /// processor count).

@@ -78,8 +78,11 @@ public struct Services: Sendable {
     /// touch, writes anything. Every route that changes data resolves its principal here, so every
     /// such route is budgeted; `exemptFromWriteBudget` is for logout only (ending a session must
     /// always work, and it only shrinks what is stored).
-    public func authenticate(_ request: Request, exemptFromWriteBudget: Bool = false) async throws
-        -> AuthenticatedUser
+    ///
+    /// `chargeBodyBytes` false charges the write but not its body's bytes: attachment uploads, whose
+    /// bodies are files with limits of their own (size, count per alarm, uploads per minute).
+    public func authenticate(_ request: Request, exemptFromWriteBudget: Bool = false, chargeBodyBytes: Bool = true)
+        async throws -> AuthenticatedUser
     {
         guard let token = request.bearerToken, let tokenHash = TokenHashing.hash(token: token) else {
             throw DomainError.authenticationRequired
@@ -89,7 +92,8 @@ public struct Services: Sendable {
         guard var lookup else { throw DomainError.authenticationRequired }
         guard lookup.user.status == .active else { throw DomainError.accountSuspended }
         if !exemptFromWriteBudget, Self.writeMethods.contains(request.method) {
-            try writeBudgets.charge(userID: lookup.user.id, bodyBytes: request.http.body.count, now: now)
+            try writeBudgets.charge(
+                userID: lookup.user.id, bodyBytes: chargeBodyBytes ? request.http.body.count : 0, now: now)
         }
         if lookup.needsTouch {
             do {

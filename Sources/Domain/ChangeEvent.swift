@@ -82,6 +82,12 @@ public struct ChangeEvent: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// The sweeper recorded a missed occurrence and advanced the alarm.
     public static let missedAlarmFollowup = ChangeEvent(rawValue: "missed_alarm_followup")
 
+    // Attachments (docs/attachments.md)
+    /// A member attached a file to a shared alarm.
+    public static let attachmentAdded = ChangeEvent(rawValue: "attachment_added")
+    /// An attachment was deleted by its uploader, the owner or an admin.
+    public static let attachmentDeleted = ChangeEvent(rawValue: "attachment_deleted")
+
     // Personal alarms (docs/personal-sync.md)
     /// A personal alarm was created on one of the user's devices.
     public static let personalAlarmCreated = ChangeEvent(rawValue: "personal_alarm_created")

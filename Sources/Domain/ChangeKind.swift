@@ -25,6 +25,8 @@ public struct ChangeKind: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let sharedCompletion = ChangeKind(rawValue: "shared_completion")
     /// An occurrence nobody (or not everyone) answered, written by the sweeper.
     public static let missedOccurrence = ChangeKind(rawValue: "missed_occurrence")
+    /// A file attached to a shared alarm (`group:<id>`; the metadata document, never the bytes).
+    public static let attachment = ChangeKind(rawValue: "attachment")
     /// A user's personal alarm (`user:<id>` only: synced between that user's devices).
     public static let personalAlarm = ChangeKind(rawValue: "personal_alarm")
     /// A completion of a personal alarm's occurrence (`user:<id>` only; immutable: always `added`).

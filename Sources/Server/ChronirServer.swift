@@ -228,6 +228,16 @@ struct ChronirServer: ParsableCommand {
     @Option(
         help:
             """
+            Largest attachment upload in bytes, checked from Content-Length before the body is read (413 PHOTO_TOO_LARGE); JSON bodies \
+            keep 1 MiB. The body is held in memory while it is checked. [env: CHRONIR_MAX_ATTACHMENT_BYTES] \
+            (default: \(Default.attachments.maxFileBytes), \(Default.attachments.maxFileBytes >> 20) MiB)
+            """
+    )
+    var maxAttachmentBytes: Int?
+
+    @Option(
+        help:
+            """
             Request-body bytes one signed-in user may send in writes per hour (each write counts at least 1 KiB); beyond it 429 with \
             Retry-After. 0 disables. [env: CHRONIR_WRITE_BYTES_PER_HOUR] (default: \(Default.writeBudget.bytesPerHour), \
             \(Default.writeBudget.bytesPerHour >> 20) MiB)
@@ -323,6 +333,9 @@ struct ChronirServer: ParsableCommand {
         let writeBytes = try parse(
             writeBytesPerHour.map(String.init), "WRITE_BYTES_PER_HOUR", Default.writeBudget.bytesPerHour
         ) { Int64($0).flatMap { (0...(Int64(1) << 40)).contains($0) ? $0 : nil } }
+        let attachmentBytes = try parse(
+            maxAttachmentBytes.map(String.init), "MAX_ATTACHMENT_BYTES", Default.attachments.maxFileBytes
+        ) { Int($0).flatMap { (1...(256 << 20)).contains($0) ? $0 : nil } }
         let sweepSeconds = try parseOptional(sweepPeriod.map(String.init), "SWEEP_PERIOD") {
             Int($0).flatMap { (1...86_400).contains($0) ? $0 : nil }
         }
@@ -342,6 +355,7 @@ struct ChronirServer: ParsableCommand {
         config.allowedOrigins = (value(allowedOrigins, "ALLOWED_ORIGINS") ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         config.writeBudget = WriteBudget(writesPerMinute: writesPerMinute, burst: writeBurst, bytesPerHour: writeBytes)
+        config.attachments.maxFileBytes = attachmentBytes
         config.databaseURL = value(databaseUrl, "DATABASE_URL")
         config.notifications = try notificationOptions.resolve(options)
         config.mail = try mailOptions.resolve(options)
@@ -438,6 +452,7 @@ struct ChronirServer: ParsableCommand {
         serverConfiguration.maxConnectionsPerAddress = maxConnectionsPerIp
         serverConfiguration.perAddressLimitExempt = config.trustedProxies
         serverConfiguration.healthCheckPath = "/healthz"
+        serverConfiguration.limits = Application.limits(serverConfiguration.limits, config: config)
         serverConfiguration.shutdownGracePeriod = .seconds(shutdownSeconds)
         serverConfiguration.tls = tlsReloader?.slot
         serverConfiguration.strictTransportSecurityMaxAge = tls?.hstsMaxAge
@@ -518,14 +533,19 @@ struct ChronirServer: ParsableCommand {
         sink.flush()
 
         let sweeper: Sweeper
+        let attachmentFiles = AttachmentFiles(dataDirectory: config.dataDirectory)
+        let sweepJobs =
+            Sweeper.Job.standard + [
+                .attachmentOrphans(files: attachmentFiles, graceMilliseconds: config.attachments.orphanGraceMilliseconds)
+            ]
         if let sweepSeconds {
             let period = Int64(sweepSeconds) * 1000
             let timing = Sweeper.timing(periodMilliseconds: period)
             sweeper = Sweeper(
-                database: database, clock: SystemClock(), logger: logger, jobs: Sweeper.Job.standard.map { $0.every(period) },
+                database: database, clock: SystemClock(), logger: logger, jobs: sweepJobs.map { $0.every(period) },
                 tick: timing.tick, leeway: timing.leeway)
         } else {
-            sweeper = Sweeper(database: database, clock: SystemClock(), logger: logger)
+            sweeper = Sweeper(database: database, clock: SystemClock(), logger: logger, jobs: sweepJobs)
         }
         notifications.start()
         mail?.start()

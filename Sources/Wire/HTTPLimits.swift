@@ -20,6 +20,34 @@ public struct HTTPLimits: Sendable {
     /// and as soon as a chunk-size line pushes the total over for chunked bodies.
     public var maxBodyBytes = 1 << 20
 
+    /// Largest body of an upload (`isUpload`): the one per-route exception to `maxBodyBytes`, for raw file
+    /// bodies (attachments, docs/attachments.md). Same rules and timing as `maxBodyBytes`, but the 413 is
+    /// `HTTPRequestParser.uploadBodyTooLarge`, so the application can name it (PHOTO_TOO_LARGE). The body
+    /// is still buffered in memory whole (streaming to a file is the next step, docs/attachments.md#left).
+    public var maxUploadBodyBytes = 1 << 20
+
+    /// What makes a request an upload: a POST whose path (before `?`) matches one of these patterns,
+    /// segment by segment, where a `*` segment matches any one non-empty segment
+    /// (`/v1/groups/*/alarms/*/attachments`). Empty (the default): no request is. Data, not a callback,
+    /// so the parser stays a value the fuzzers build without the application.
+    public var uploadPaths: [String] = []
+
+    /// Whether `head` is an upload (see `uploadPaths`).
+    public func isUpload(_ head: HTTPRequestHead) -> Bool {
+        guard head.method == .post, !uploadPaths.isEmpty else { return false }
+        let segments = head.path.split(separator: "/", omittingEmptySubsequences: false)
+        return uploadPaths.contains { pattern in
+            let expected = pattern.split(separator: "/", omittingEmptySubsequences: false)
+            guard expected.count == segments.count else { return false }
+            return zip(expected, segments).allSatisfy { want, got in want == "*" ? !got.isEmpty : want == got }
+        }
+    }
+
+    /// The body limit for `head`: `maxUploadBodyBytes` for an upload, else `maxBodyBytes`.
+    public func maxBodyBytes(for head: HTTPRequestHead) -> Int {
+        isUpload(head) ? maxUploadBodyBytes : maxBodyBytes
+    }
+
     /// Most bytes of chunk extensions (everything between a chunk size and its CRLF) summed over
     /// one chunked body. Extensions carry nothing we use and are ignored; the bound stops a body
     /// made of extensions alone. More → 400.

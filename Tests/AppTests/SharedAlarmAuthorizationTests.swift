@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import TestSupport
 import Testing
 import Wire
 
@@ -35,6 +36,27 @@ struct SharedAlarmAuthorizationTests {
             .init("GET /v1/groups/{id}/completions", [200, 200, 200, 200, 404, 404, 404, 401]) {
                 await $0.send(.get, "\($0.group)/completions")
             },
+            // Attachments (docs/attachments.md): every active member uploads and reads; the uploader
+            // (here the owner), the owner or an admin deletes.
+            .init("POST /v1/groups/{id}/alarms/{aid}/attachments", [201, 201, 201, 201, 404, 404, 404, 401]) { c in
+                await c.h.sendBytes(
+                    .post, "\(c.prepared)/attachments", body: SampleMedia.png(width: 40, height: 30), contentType: "image/png",
+                    token: c.actor?.token)
+            },
+            .init("GET /v1/groups/{id}/alarms/{aid}/attachments", [200, 200, 200, 200, 404, 404, 404, 401]) {
+                await $0.send(.get, "\($0.prepared)/attachments")
+            },
+            .init("GET /v1/groups/{id}/alarms/{aid}/attachments/{attachment_id}", [200, 200, 200, 200, 404, 404, 404, 401]) { c in
+                await c.send(.get, try await c.ownersAttachment())
+            },
+            .init(
+                "GET /v1/groups/{id}/alarms/{aid}/attachments/{attachment_id}/thumbnail", [200, 200, 200, 200, 404, 404, 404, 401]
+            ) { c in
+                await c.send(.get, try await c.ownersAttachment() + "/thumbnail")
+            },
+            .init("DELETE /v1/groups/{id}/alarms/{aid}/attachments/{attachment_id}", [204, 204, 403, 403, 404, 404, 404, 401]) { c in
+                await c.send(.delete, try await c.ownersAttachment())
+            },
         ],
         prepare: { f in
             let created = try await f.h.expect(
@@ -64,5 +86,15 @@ struct SharedAlarmAuthorizationTests {
     @Test("row", .serialized, arguments: matrix.cells)
     func row(_ cell: MatrixCell<String>) async throws {
         try await Self.matrix.run(cell)
+    }
+}
+
+extension MatrixCall<String> {
+    /// The owner uploads a PNG to the prepared alarm; its path.
+    func ownersAttachment() async throws -> String {
+        let reply = await h.sendBytes(
+            .post, "\(prepared)/attachments", body: SampleMedia.png(width: 40, height: 30), contentType: "image/png",
+            token: fixture.owner.token)
+        return "\(prepared)/attachments/\(try #require(reply.json["id"] as? String, "\(reply.text)"))"
     }
 }

@@ -49,6 +49,7 @@ public final class Application: HTTPResponder {
         InviteCodeRoutes.register(in: &router, services: services)
         GroupInvitationRoutes.register(in: &router, services: services)
         SharedAlarmRoutes.register(in: &router, services: services)
+        AttachmentRoutes.register(in: &router, services: services)
         PersonalAlarmRoutes.register(in: &router, services: services)
         PersonalCompletionRoutes.register(in: &router, services: services)
         SettingsRoutes.register(in: &router, services: services)
@@ -136,6 +137,15 @@ public final class Application: HTTPResponder {
                     request, started, sink)
             }
         }
+    }
+
+    /// The per-route body limits the transport must apply (`ServerConfiguration.limits`): attachment
+    /// uploads get `AttachmentConfig.maxFileBytes`, checked from `Content-Length` before the body is read.
+    public static func limits(_ base: HTTPLimits, config: AppConfig) -> HTTPLimits {
+        var limits = base
+        limits.maxUploadBodyBytes = config.attachments.maxFileBytes
+        limits.uploadPaths = [AttachmentRoutes.uploadPathPattern]
+        return limits
     }
 
     /// Transport-level refusals get the same envelope as every other error.

@@ -75,6 +75,22 @@ public struct ErrorCode: Hashable, Sendable {
     /// `POST /v1/me/password` on an account that has no password (Apple/Google only).
     public static let passwordNotSet = ErrorCode(code: "CA059", name: "PASSWORD_NOT_SET", status: .conflict)
 
+    /// An attachment whose content is not JPEG, PNG, HEIC or PDF (an executable renamed `.jpg`), or
+    /// whose declared `Content-Type` names another type than its content is.
+    public static let attachmentTypeUnsupported = ErrorCode(
+        code: "CA060", name: "ATTACHMENT_TYPE_UNSUPPORTED", status: .unsupportedMediaType)
+    /// An attachment the decoder refused: truncated, damaged, or not what its first bytes claim.
+    public static let attachmentCorrupt = ErrorCode(
+        code: "CA061", name: "ATTACHMENT_CORRUPT", status: .unprocessableContent)
+    /// An attachment that is also another format (a JPEG that is also a PDF or a ZIP, markup inside a PNG).
+    public static let attachmentPolyglot = ErrorCode(
+        code: "CA062", name: "ATTACHMENT_POLYGLOT", status: .unprocessableContent)
+    /// An image (or PDF page) whose header claims more pixels than the limit: a decompression bomb.
+    public static let imageTooLarge = ErrorCode(code: "CA063", name: "IMAGE_TOO_LARGE", status: .unprocessableContent)
+    /// The alarm already has the most attachments allowed.
+    public static let attachmentLimitReached = ErrorCode(
+        code: "CA064", name: "ATTACHMENT_LIMIT_REACHED", status: .conflict)
+
     /// Every code the server can send, in number order (the docs/api.md#errors table, tests).
     public static let all: [ErrorCode] = [
         .alarmLimitReached, .tierRequired, .groupMemberLimit, .invitationExpired, .invitationAlreadyAccepted,
@@ -84,6 +100,7 @@ public struct ErrorCode: Hashable, Sendable {
         .internalError, .serviceUnavailable, .uriTooLong, .headersTooLarge, .requestTimeout,
         .inviteCodeInvalid, .ownerMustTransfer, .occurrenceClosed, .groupFrozen,
         .tokenInvalid, .emailNotVerified, .answerTooEarly, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused,
-        .lastSignInMethod, .passwordNotSet,
+        .lastSignInMethod, .passwordNotSet, .attachmentTypeUnsupported, .attachmentCorrupt, .attachmentPolyglot,
+        .imageTooLarge, .attachmentLimitReached,
     ]
 }

@@ -1,6 +1,9 @@
 import Domain
+import Foundation
+import Media
 import SQLite
 import Storage
+import Store
 public import Wire
 
 /// The one place that turns any error into an HTTP response with the JSON error envelope
@@ -14,6 +17,15 @@ public enum ErrorMapping {
             return error
         case let error as DomainError:
             return apiError(for: error)
+        case let error as MediaError:
+            return apiError(for: error)
+        case let error as AttachmentStoreError:
+            switch error {
+            case .limitReached(let limit):
+                return APIError(.attachmentLimitReached, "this alarm already has \(limit) attachments; delete one first")
+            case .uploadRateLimited(let limit, let seconds):
+                return APIError(.rateLimited, "at most \(limit) uploads a minute", retryAfterSeconds: seconds)
+            }
         case let error as any StorageFailure where error.isConstraintViolation && error.message.contains("group_frozen"):
             // Raised by the freeze triggers (migration 0005) on any write to a frozen group's rows.
             return APIError(.groupFrozen, "this group is frozen by an operator and is read-only")
@@ -22,6 +34,9 @@ public enum ErrorMapping {
             return APIError(
                 .serviceUnavailable, "the server is busy; try again shortly",
                 retryAfterSeconds: WorkerPool.Saturated.retryAfterSeconds)
+        case let error as AttachmentFiles.Failure where [ENOSPC, EDQUOT, EROFS].contains(error.errno):
+            // The attachment store's disk is full or read-only: like the database's, a condition to retry.
+            return APIError(.serviceUnavailable, "storage is temporarily unavailable; try again", retryAfterSeconds: 5)
         case let error as any StorageFailure where error.isStorageUnavailable:
             return APIError(.serviceUnavailable, "storage is temporarily unavailable; try again", retryAfterSeconds: 5)
         default:
@@ -33,6 +48,9 @@ public enum ErrorMapping {
     /// parser decided (413, 414, 431, 408, 501, 505, 417, 400) and the code names it. Every listener
     /// (the API's, the metrics port's) answers parser errors through this.
     public static func apiError(for error: HTTPParseError) -> APIError {
+        if error == HTTPRequestParser.uploadBodyTooLarge {
+            return APIError(.photoTooLarge, "the attachment is larger than this server accepts")
+        }
         let code: ErrorCode =
             switch error.status.code {
             case 408: .requestTimeout
@@ -44,6 +62,22 @@ public enum ErrorMapping {
         var apiError = APIError(code, error.reason)
         apiError.code.status = error.status
         return apiError
+    }
+
+    /// An upload's content refusal (docs/attachments.md#what-is-refused).
+    static func apiError(for error: MediaError) -> APIError {
+        switch error {
+        case .unsupportedType(let why):
+            return APIError(.attachmentTypeUnsupported, why)
+        case .typeMismatch(let declared, let actual):
+            return APIError(.attachmentTypeUnsupported, "Content-Type says \(declared) but the content is \(actual)")
+        case .corrupt(let why):
+            return APIError(.attachmentCorrupt, why)
+        case .polyglot(let why):
+            return APIError(.attachmentPolyglot, "the file is refused: \(why)")
+        case .tooManyPixels(let width, let height, let limit):
+            return APIError(.imageTooLarge, "the image claims \(width) × \(height) pixels; at most \(limit) pixels are accepted")
+        }
     }
 
     static func apiError(for error: DomainError) -> APIError {

@@ -1,0 +1,74 @@
+/// A file attached to an alarm (issue 20; docs/attachments.md): its metadata document. The bytes live in
+/// the content-addressed file store under `sha256`; the document never carries them.
+public struct Attachment: Sendable, Equatable, Encodable {
+    /// What an attachment hangs on. Only `sharedAlarm` has routes today; the others are reserved in the schema.
+    public enum OwnerKind: String, Sendable, Codable, CaseIterable {
+        case sharedAlarm = "shared_alarm"
+        case personalAlarm = "personal_alarm"
+        case sharedCompletion = "shared_completion"
+    }
+
+    /// The thumbnail: always a JPEG.
+    public struct Thumbnail: Sendable, Equatable, Encodable {
+        public var sha256: String
+        public var width: Int
+        public var height: Int
+        public init(sha256: String, width: Int, height: Int) {
+            self.sha256 = sha256
+            self.width = width
+            self.height = height
+        }
+    }
+
+    public var id: String
+    public var ownerKind: OwnerKind
+    public var ownerID: String
+    /// The group of a shared owner; nil for a personal alarm.
+    public var groupID: String?
+    public var uploadedBy: String
+    /// MIME type of the stored bytes (`image/jpeg`, `image/png`, `application/pdf`).
+    public var fileType: String
+    /// What the upload was (`image/heic` uploads are stored as `image/jpeg`).
+    public var uploadedType: String
+    public var sizeBytes: Int64
+    public var width: Int
+    public var height: Int
+    /// Lowercase hex SHA-256 of the stored bytes: the file's name in the store and the download's `ETag`.
+    public var sha256: String
+    public var thumbnail: Thumbnail
+    public var createdAt: Timestamp
+    public var deletedAt: Timestamp?
+
+    public init(
+        id: String, ownerKind: OwnerKind, ownerID: String, groupID: String?, uploadedBy: String, fileType: String,
+        uploadedType: String, sizeBytes: Int64, width: Int, height: Int, sha256: String, thumbnail: Thumbnail,
+        createdAt: Timestamp, deletedAt: Timestamp? = nil
+    ) {
+        self.id = id
+        self.ownerKind = ownerKind
+        self.ownerID = ownerID
+        self.groupID = groupID
+        self.uploadedBy = uploadedBy
+        self.fileType = fileType
+        self.uploadedType = uploadedType
+        self.sizeBytes = sizeBytes
+        self.width = width
+        self.height = height
+        self.sha256 = sha256
+        self.thumbnail = thumbnail
+        self.createdAt = createdAt
+        self.deletedAt = deletedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, width, height, sha256, thumbnail
+        case ownerKind = "owner_kind"
+        case ownerID = "owner_id"
+        case groupID = "group_id"
+        case uploadedBy = "uploaded_by"
+        case fileType = "file_type"
+        case uploadedType = "uploaded_type"
+        case sizeBytes = "file_size_bytes"
+        case createdAt = "created_at"
+    }
+}
