@@ -3,7 +3,8 @@
 # Selenium, websocket-client and axe-selenium-python (PyPI, in a venv under .build/) when missing, starts the built chronir-server on a free
 # loopback port with a fresh data directory, and runs Tests/Browser/e2e.py (two users in two headless
 # Chromium sessions, desktop 1280×900 and phone 390×844), with axe-core on every page. Screenshots and
-# axe-results.json go to $SCREENSHOT_DIR (default .build/screenshots), the CI artefacts.
+# axe-results.json go to $SCREENSHOT_DIR (default .build/screenshots), the CI artefacts. Then the same
+# binary with --tls-cert/--tls-key and Tests/Browser/https_smoke.py: the web client over https and wss.
 # Usage: .ci/browser.sh [PATH/TO/chronir-server]   (default .build/debug/chronir-server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,4 +58,33 @@ if [ "$status" -ne 0 ]; then
 fi
 echo "screenshots: $SCREENSHOT_DIR"
 ls "$SCREENSHOT_DIR"
-exit "$status"
+[ "$status" -eq 0 ] || exit "$status"
+
+# The web client over https (issue 22): the same binary on its own TLS listener, a throwaway CA and
+# a P-256 certificate for 127.0.0.1; Chromium trusts exactly that key by its SPKI pin.
+kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+tls="$work/tls"
+mkdir -p "$tls"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tls/ca.key" -out "$tls/ca.pem" -days 2 \
+    -subj "/CN=Chronir browser CI CA" -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tls/key.pem" -out "$tls/cert.csr" \
+    -subj "/CN=127.0.0.1" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$tls/ext"
+openssl x509 -req -in "$tls/cert.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" -set_serial 1 -days 2 \
+    -extfile "$tls/ext" -out "$tls/cert.pem" 2>/dev/null
+spki=$(openssl x509 -in "$tls/cert.pem" -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+base="https://127.0.0.1:$port"
+"$bin" --port "$port" --data-dir "$work/data-tls" --public-dir "$public" --public-base-url "$base" \
+    --tls-cert "$tls/cert.pem" --tls-key "$tls/key.pem" --password-hashing fast --log-level notice 2>"$work/log-tls" &
+pid=$!
+for _ in $(seq 1 100); do
+    curl -sf --cacert "$tls/ca.pem" "$base/healthz" >/dev/null 2>&1 && break
+    kill -0 "$pid" 2>/dev/null || { echo "TLS server exited during start-up" >&2; cat "$work/log-tls" >&2; exit 1; }
+    sleep 0.1
+done
+CHRONIR_URL=$base CHRONIR_SPKI=$spki "$venv/bin/python" Tests/Browser/https_smoke.py || {
+    echo "--- TLS server log:" >&2
+    tail -50 "$work/log-tls" >&2
+    exit 1
+}
