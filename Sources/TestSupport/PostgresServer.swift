@@ -67,7 +67,11 @@ public final class PostgresServer: @unchecked Sendable {
     /// Starts the server on this cluster's port and data directory — after `init` (which calls
     /// it) or again after `shutDown`; returns once it accepts connections.
     public func start() throws {
-        let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=1000"
+        // max_connections: the App suites on PostgreSQL run their tests at once, each harness with its
+        // own database (a writer, two readers, a listener, sometimes a second handle): 353 tests peaked
+        // at ≈ 1,000 backends (sampled with ps) and hit "too many clients" at 1,000. Idle backends cost
+        // a few MB each; 4,000 leaves room for the suites to grow.
+        let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=4000"
         try runAsServerUser(
             "\(bin)/pg_ctl", ["-D", "\(directory)/data", "-o", options, "-l", "\(directory)/log", "-w", "-t", "60", "start"])
     }
