@@ -10,7 +10,8 @@ import { enc } from './api.js';
 import { groupBadge, myAnswer, postCompletion, answerErrorText } from './group.js';
 import { occurrenceState, relativeTime, shortWhen } from './schedule.js';
 
-const PAGE_SIZE = 20;
+/** Alarms per page (`limit`); the browser scenario makes it small to page through a few. */
+export const paging = { size: 20 };
 /** Group topics followed at most (the server allows 50 per connection; `user` is one). */
 const MAX_GROUPS = 45;
 /** Changes that arrive together (an answer writes the completion and the alarm) cause one fetch. */
@@ -36,11 +37,11 @@ export function tasksPage(ctx) {
   const radios = FILTERS.map(([value, label]) => {
     const id = `tasks-state-${value || 'all'}`;
     const input = h('input', { type: 'radio', name: 'task_state', id, value, checked: value === view.state });
-    input.addEventListener('change', () => { if (input.checked) { view.state = value; load(false); } });
+    input.addEventListener('change', () => { if (input.checked) { view.state = value; restart(); } });
     return h('span', { class: 'check' }, input, h('label', { for: id }, label));
   });
   const assigned = h('input', { type: 'checkbox', id: 'tasks-assigned', checked: view.assignedToMe });
-  assigned.addEventListener('change', () => { view.assignedToMe = assigned.checked; load(false); });
+  assigned.addEventListener('change', () => { view.assignedToMe = assigned.checked; restart(); });
 
   replace(ctx.main,
     h('h1', {}, 'My tasks'),
@@ -53,16 +54,23 @@ export function tasksPage(ctx) {
     more);
   ctx.focusHeading();
 
+  /** A filter changed: the first page of the new list. */
+  function restart() {
+    alarms = [];
+    cursor = null;
+    load(false);
+  }
+
   function query(after) {
-    const q = new URLSearchParams({ limit: String(PAGE_SIZE) });
+    const q = new URLSearchParams({ limit: String(paging.size) });
     if (view.state) q.set('state', view.state);
     if (view.assignedToMe) q.set('assigned', 'me');
     if (after) q.set('cursor', after);
     return `/v1/me/shared-alarms?${q}`;
   }
 
-  /** Fetches the first page again (`append` false: a filter changed or something changed live; as many
-   *  alarms as were shown, up to 100) or the next one. */
+  /** Fetches the list again (`append` false: as many alarms as were shown, at least a page, at most
+   *  100 — after a filter change (restart), a live change or an answer) or its next page. */
   async function load(append, touched = []) {
     const mine = ++generation;
     more.disabled = true;
@@ -71,7 +79,7 @@ export function tasksPage(ctx) {
       if (append) url = query(cursor);
       else {
         const q = new URL(query(null), location.origin);
-        q.searchParams.set('limit', String(Math.min(100, Math.max(PAGE_SIZE, alarms.length))));
+        q.searchParams.set('limit', String(Math.min(100, Math.max(paging.size, alarms.length))));
         url = `${q.pathname}${q.search}`;
       }
       const page = await ctx.api('GET', url);

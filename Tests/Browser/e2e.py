@@ -704,8 +704,18 @@ def my_tasks(a, b, group_id, alarm_id):
     shot(b, "bea-my-tasks", "bea")
 
     # — filters: everything in the group (not only what waits for Bea), then only what is upcoming —
+    # Two a page, so Bea's three alarms take a "Load more" (the next page from next_cursor, in order).
+    b.execute_async_script("const done = arguments[0]; import('/js/tasks.js').then((m) => { m.paging.size = 2; done(); });")
     click(b, "label[for=tasks-assigned]")
+    wait(b, lambda drv: len(task_ids(drv)) == 2 or None, "the first page of two")
+    first_page = task_ids(b)
+    click(b, "#tasks-more", "Load more")
+    wait(b, lambda drv: len(task_ids(drv)) == 3 or None, "three alarms after Load more")
+    assert task_ids(b)[:2] == first_page, (first_page, task_ids(b))
+    gone(b, "#tasks-more")  # no next_cursor: that was all
+    wait_css(b, "#task-list li.task:last-child", "Check the smoke alarm")  # April 2030: the last to fire
     wait_css(b, "#task-list li.task", "Water the plants")
+    b.execute_async_script("const done = arguments[0]; import('/js/tasks.js').then((m) => { m.paging.size = 20; done(); });")
     smoke = wait_css(b, "#task-list li.task", "Check the smoke alarm")
     assert "Upcoming · in " in smoke.text, smoke.text  # April 2030
     click(b, "label[for=tasks-state-upcoming]")
