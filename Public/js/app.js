@@ -1,7 +1,7 @@
 // The Chronir web client: routing (History API), the signed-in user, and the pages that aren't a group.
 // Pages: / (my groups, or sign-in), /login, /register, /groups/<id>, /join/<CODE>, /invite/<token>,
 // /verify-email#<token> and /reset-password[#<token>] (the links in mails, docs/mail.md), /settings
-// (settings.js) and /alarms (my personal alarms, myalarms.js).
+// (settings.js), /alarms (my personal alarms, myalarms.js) and /tasks (my shared alarms across groups, tasks.js).
 
 import { api, session, enc } from './api.js';
 import { h, replace, field, flashChanged } from './dom.js';
@@ -10,6 +10,7 @@ import { GroupPage, groupBadge } from './group.js';
 import { pushSettings, registerWorker } from './push.js';
 import { settingsPage } from './settings.js';
 import { myAlarmsPage } from './myalarms.js';
+import { tasksPage } from './tasks.js';
 import { setViewerZone, setDisplayPrefs } from './schedule.js';
 
 /** Group topics My groups subscribes to at most (the server allows 50 topics per connection, `user` is one). */
@@ -102,9 +103,10 @@ function render() {
   if (parts[0] === 'register' && !signedIn) return authPage('register');
   if (parts[0] === 'login' && !signedIn) return authPage('login');
   if (!signedIn) return welcome();
-  const ctx = { main, api, realtime, navigate, flash, focusHeading, me: () => state.me, setMe };
+  const ctx = { main, api, realtime, navigate, flash, focusHeading, me: () => state.me, setMe, groups: () => state.groups };
   if (parts[0] === 'settings' && parts.length === 1) { state.page = settingsPage(ctx); return undefined; }
   if (parts[0] === 'alarms' && parts.length === 1) { state.page = myAlarmsPage(ctx); return undefined; }
+  if (parts[0] === 'tasks' && parts.length === 1) { state.page = tasksPage(ctx); return undefined; }
   if (parts[0] === 'groups' && parts[1]) {
     state.page = new GroupPage({ main, api, realtime, navigate, flash, me: () => state.me, groupId: parts[1] });
     return state.page.open();
@@ -131,7 +133,7 @@ function renderAccountNav() {
   if (session.token && state.me) {
     const here = location.pathname;
     const link = (href, text) => h('a', { href, 'aria-current': here === href ? 'page' : null }, text);
-    replace(accountNav, link('/', 'My groups'), link('/alarms', 'My alarms'), link('/settings', 'Settings'),
+    replace(accountNav, link('/', 'My groups'), link('/tasks', 'My tasks'), link('/alarms', 'My alarms'), link('/settings', 'Settings'),
       h('span', { class: 'who' }, state.me.display_name),
       h('button', { type: 'button', class: 'link', onclick: logout }, 'Sign out'));
   } else if (session.token) {
@@ -170,6 +172,7 @@ function subscribeUser() {
       renderAccountNav();
       if (state.page && state.page.kind === 'settings') state.page.userChanged();
       if (state.page && state.page.kind === 'groups') state.page.refresh();
+      if (state.page && state.page.kind === 'tasks') state.page.groupsChanged();
     },
     change(msg) {
       const touched = [];
@@ -195,6 +198,7 @@ function subscribeUser() {
         }
       }
       if (state.page && state.page.kind === 'groups') state.page.refresh(touched);
+      if (state.page && state.page.kind === 'tasks' && msg.changes.some((c) => c.kind === 'group')) state.page.groupsChanged();
     },
     revoked() {},
     error() {},

@@ -283,10 +283,10 @@ export class GroupPage {
 
     const actions = [];
     // Answers open at `answerable_from` (the alarm's lead window before its time, or the end of a pause).
-    const opensLater = a.answerable_from && Date.parse(a.answerable_from) > Date.now();
-    if (occ && occ.status === 'open' && (occ.pending_uids || []).includes(meId) && opensLater) {
+    const todo = myAnswer(a, meId);
+    if (todo === 'opens-later') {
       actions.push(h('p', { class: 'meta opens' }, `Answers open ${relativeTime(a.answerable_from)}.`));
-    } else if (occ && occ.status === 'open' && (occ.pending_uids || []).includes(meId)) {
+    } else if (todo === 'answer') {
       const noteId = `note-${a.id}`;
       const note = h('input', { type: 'text', id: noteId, maxlength: 500, 'data-key': noteId, class: 'note-input' });
       actions.push(h('div', { class: 'answer' },
@@ -631,9 +631,7 @@ export class GroupPage {
   async answer(alarm, status, noteInput, button) {
     if (button) button.disabled = true;
     try {
-      const body = { status, scheduled_at: alarm.occurrence.scheduled_at };
-      if (noteInput.value.trim()) body.note = noteInput.value.trim();
-      const r = await this.ctx.api('POST', `/v1/groups/${enc(this.groupId)}/alarms/${enc(alarm.id)}/completions`, body);
+      const r = await postCompletion(this.ctx.api, this.groupId, alarm, status, noteInput.value);
       noteInput.value = '';
       this.alarms.set(r.alarm.id, r.alarm);
       if (!this.completions.some((x) => x.id === r.completion.id)) this.completions.unshift(r.completion);
@@ -642,7 +640,7 @@ export class GroupPage {
       this.render([`alarm-${alarm.id}`]);
     } catch (e) {
       if (e.code === 'CA033' && e.current) { this.alarms.set(e.current.id, e.current); this.render([`alarm-${alarm.id}`]); }
-      this.ctx.flash(e.code === 'CA033' ? 'That occurrence has already closed; the alarm shows the current one.' : e.message, 'error');
+      this.ctx.flash(answerErrorText(e), 'error');
       if (button) button.disabled = false;
     }
   }
@@ -692,6 +690,27 @@ export class GroupPage {
 }
 
 /** Group icons: the phone apps' symbol names, shown here as emoji. */
+/** What the viewer `meId` can do with the alarm's open occurrence: 'answer' (pending, answers are open),
+ *  'opens-later' (pending, before `answerable_from`: the lead window or a pause), or null. The group
+ *  page and My tasks (tasks.js). */
+export function myAnswer(alarm, meId) {
+  const occ = alarm.occurrence;
+  if (!occ || occ.status !== 'open' || !meId || !(occ.pending_uids || []).includes(meId)) return null;
+  return alarm.answerable_from && Date.parse(alarm.answerable_from) > Date.now() ? 'opens-later' : 'answer';
+}
+
+/** Answers the alarm's open occurrence (`status` completed or skipped): `{completion, alarm}`. */
+export function postCompletion(api, groupId, alarm, status, note = '') {
+  const body = { status, scheduled_at: alarm.occurrence.scheduled_at };
+  if (note && note.trim()) body.note = note.trim();
+  return api('POST', `/v1/groups/${enc(groupId)}/alarms/${enc(alarm.id)}/completions`, body);
+}
+
+/** A refused answer in words (CA033: the occurrence closed meanwhile). */
+export function answerErrorText(e) {
+  return e.code === 'CA033' ? 'That occurrence has already closed; the alarm shows the current one.' : e.message;
+}
+
 export const GROUP_ICONS = {
   house: ['🏠', 'Home'], briefcase: ['💼', 'Work'], 'person.3': ['👥', 'People'], cart: ['🛒', 'Shopping'],
   car: ['🚗', 'Car'], leaf: ['🌿', 'Garden'], pawprint: ['🐾', 'Pets'], wrench: ['🔧', 'Repairs'],

@@ -14,7 +14,8 @@ the worker's click handling takes the page to the alarm; the group's mute switch
 Issue 21 (the web client's second version): a step for each of its bugs 1–7 (each failed before its fix:
 run with E2E_REPRODUCE=1 and PUBLIC_DIR=<an older Public/> to see them fail one by one without stopping), the
 settings page (profile and zone, sessions signed out one and all, password, synced settings), My alarms
-(create, live change, switch off, edit, delete; a free account told why it cannot write), and axe-core on
+(create, live change, switch off, edit, delete; a free account told why it cannot write), My tasks
+(/tasks, issue 19: Bea's alarms across groups, filters, live, Mark done seen live on Ana's page), and axe-core on
 every page (0 serious or critical violations; the results in SCREENSHOT_DIR/axe-results.json).
 A screenshot of every step goes to SCREENSHOT_DIR (default .build/screenshots/NN-name.png): Ana's at desktop
 size 1280×900, Bea's at phone size 390×844. Any browser console message at level SEVERE fails the test.
@@ -446,6 +447,7 @@ def main():
     shot(b, "bea-sees-edited-schedule-live", "bea", "#alarms-h")
 
     issue21_bugs(a, b, group_id, alarm_id, stamp)
+    my_tasks(a, b, group_id, alarm_id)
     click_button(a, "Create invitation")
     wait(a, lambda drv: "/invite/" in attr(drv, "#share-link", "value"), "a link invitation URL")
     wait_css(a, "ul.invitations li", "Link invitation")
@@ -670,6 +672,87 @@ def issue21_bugs(a, b, group_id, alarm_id, stamp):
     wait_css(a, f"#{kolkata} .next-fire", "(Asia/Kolkata)")  # the server takes the current name
     wait_css(a, f"#{kolkata} .progress .state-upcoming", "Upcoming · in ")  # April 2030: not "Open now"
     shot(a, "issue21-upcoming-state", "ana", f"#{kolkata}")
+
+
+def task_ids(d):
+    return [li.get_attribute("id") for li in d.find_elements(By.CSS_SELECTOR, "#task-list li.task")]
+
+
+def my_tasks(a, b, group_id, alarm_id):
+    """My tasks (/tasks, issue 19): Bea's shared alarms across her groups (GET /v1/me/shared-alarms) with
+    their state and group; a reload stays there (an app-shell route); the filters; an alarm created and
+    deleted in the group shows and goes live; Bea marks the rent done from there and Ana's group page
+    shows her answer live. Ana is on the group page, Bea on it too (both leave it as they found it)."""
+    aid = alarm_id.removeprefix("alarm-")
+    card = f"#task-{aid}"
+    wait_css(a, f"#{alarm_id} .progress", "0 of 2 answered")
+    click(b, "#account-nav a[href='/tasks']")
+    wait_css(b, "h1", "My tasks")
+    assert b.current_url == f"{BASE}/tasks", b.current_url
+    b.refresh()  # the server answers /tasks with the app shell
+    wait_css(b, "h1", "My tasks")
+    wait(b, connection_live, "Bea's realtime connection is live on /tasks")
+    wait_css(b, f"{card} h2", "Pay the rent")
+    wait_css(b, f"{card} .task-group", "Flat 4B")  # the group's name, from the user feed
+    state = attr(b, card, "data-state")
+    assert state in ("upcoming", "due", "overdue"), state
+    wait_css(b, f"{card} .state", {"upcoming": "Upcoming · in ", "due": "Due now", "overdue": "Overdue "}[state])
+    wait_css(b, f"{card} button.done", "Mark done")  # answerable (daily: inside the lead window) and Bea is pending
+    assert attr(b, "#account-nav a[href='/tasks']", "aria-current") == "page"
+    waiting = task_ids(b)
+    axe_check(b, "my tasks (phone)", "bea")
+    shot(b, "bea-my-tasks", "bea")
+
+    # — filters: everything in the group (not only what waits for Bea), then only what is upcoming —
+    # Two a page, so Bea's three alarms take a "Load more" (the next page from next_cursor, in order).
+    b.execute_async_script("const done = arguments[0]; import('/js/tasks.js').then((m) => { m.paging.size = 2; done(); });")
+    click(b, "label[for=tasks-assigned]")
+    wait(b, lambda drv: len(task_ids(drv)) == 2 or None, "the first page of two")
+    first_page = task_ids(b)
+    click(b, "#tasks-more", "Load more")
+    wait(b, lambda drv: len(task_ids(drv)) == 3 or None, "three alarms after Load more")
+    assert task_ids(b)[:2] == first_page, (first_page, task_ids(b))
+    gone(b, "#tasks-more")  # no next_cursor: that was all
+    wait_css(b, "#task-list li.task:last-child", "Check the smoke alarm")  # April 2030: the last to fire
+    wait_css(b, "#task-list li.task", "Water the plants")
+    b.execute_async_script("const done = arguments[0]; import('/js/tasks.js').then((m) => { m.paging.size = 20; done(); });")
+    smoke = wait_css(b, "#task-list li.task", "Check the smoke alarm")
+    assert "Upcoming · in " in smoke.text, smoke.text  # April 2030
+    click(b, "label[for=tasks-state-upcoming]")
+    wait(b, lambda drv: all(li.get_attribute("data-state") == "upcoming" for li in drv.find_elements(By.CSS_SELECTOR, "#task-list li.task"))
+         and "Check the smoke alarm" in css(drv, "#task-list").text or None, "only upcoming alarms listed")
+    click(b, "label[for=tasks-state-all]")
+    click(b, "label[for=tasks-assigned]")
+    wait(b, lambda drv: task_ids(drv) == waiting or None, f"the list of what waits for Bea again: {waiting}")
+    wait_css(b, f"{card} button.done")
+
+    # — live: an alarm created in the group appears without a reload, and goes when it is deleted —
+    created = page_api(a, "POST", f"/v1/groups/{group_id}/alarms", {
+        "title": "Take the bins out",
+        "schedule": {"type": "custom_days", "interval_days": 1, "start_date": a.execute_script("return new Date().toISOString().slice(0, 10)")},
+        "times_of_day": [{"hour": 20, "minute": 0}], "timezone": "UTC"})
+    assert created["status"] == 201, created
+    bins = created["body"]["id"]
+    wait_css(b, f"#task-{bins}", "Take the bins out")
+    assert page_api(a, "DELETE", f"/v1/groups/{group_id}/alarms/{bins}")["status"] == 204
+    gone(b, f"#task-{bins}")
+
+    # — Bea marks the rent done from My tasks; Ana's group page shows it within 2 s —
+    click(b, f"{card} button.done", "Mark done")
+    wait_css(b, "#flash", "Marked done: Pay the rent.")
+    answered_at = time.monotonic()
+    wait_css(a, f"#{alarm_id} .progress", "1 of 2 answered", timeout=LIVE_DEADLINE_S)
+    wait_css(a, f"#{alarm_id} .progress li.answered", "Bea", timeout=LIVE_DEADLINE_S)
+    print(f"   Ana saw Bea's answer from My tasks {(time.monotonic() - answered_at) * 1000:.0f} ms after Bea's page said so")
+    gone(b, card)  # it no longer waits for her
+    shot(b, "bea-my-tasks-answered", "bea")
+    shot(a, "ana-sees-answer-from-my-tasks", "ana", "#alarms-h")
+    click(b, "label[for=tasks-assigned]")  # with everything shown it is there, answered
+    wait_css(b, card, "You have answered this occurrence.")
+    click(b, "#account-nav a[href='/']")
+    wait_css(b, "h1", "My groups")
+    click(b, f"#group-{group_id} a")
+    wait_css(b, "#group-head h1", "Flat 4B")
 
 
 def appearance(a, group_id):

@@ -11,7 +11,7 @@ public import Wire
 /// a matching `If-None-Match` gets 304. Files are read off the event loop by the caller's worker.
 ///
 /// The web client routes in the browser (History API): a path under one of `shellRoutes` that names no
-/// file (`/join/<CODE>`, `/invite/<token>`, `/groups/<id>`, `/login`, `/settings`, `/alarms`) is answered with the root's
+/// file (`/join/<CODE>`, `/invite/<token>`, `/groups/<id>`, `/login`, `/settings`, `/alarms`, `/tasks`) is answered with the root's
 /// `index.html`, the app shell. Every answer carries `securityHeaders`, with a Content-Security-Policy
 /// that allows only this origin (and its own WebSocket URL).
 public struct StaticFiles: Sendable {
@@ -20,7 +20,7 @@ public struct StaticFiles: Sendable {
 
     /// First path segments the client routes itself; such paths serve the app shell (`/index.html`).
     public static let shellRoutes: Set<String> = [
-        "join", "invite", "groups", "login", "register", "verify-email", "reset-password", "settings", "alarms",
+        "join", "invite", "groups", "login", "register", "verify-email", "reset-password", "settings", "alarms", "tasks",
     ]
     /// Most segments a shell route has (`/groups/<id>/alarms/<aid>`); deeper paths are plain 404s.
     public static let maxShellSegments = 4
