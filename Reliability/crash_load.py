@@ -32,9 +32,12 @@ import threading
 import time
 import urllib.parse
 
-# Daily 10:00 UTC from 2020-01-01: occurrences are in the past, so completions never run out.
+# Five times a day with the longest lead window (a week): 35 occurrences can be answered ahead, more
+# than the 3–12 completions a worker posts per alarm (answering earlier than the lead window is 409
+# ANSWER_TOO_EARLY, docs/design.md#occurrence-states).
 SCHEDULE = {"schedule": {"type": "custom_days", "interval_days": 1, "start_date": "2020-01-01"},
-            "times_of_day": [{"hour": 10, "minute": 0}], "timezone": "UTC"}
+            "times_of_day": [{"hour": h, "minute": 0} for h in (0, 5, 10, 15, 20)], "timezone": "UTC",
+            "answer_lead_minutes": 10080}
 
 
 class ServerGone(Exception):

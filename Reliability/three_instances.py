@@ -32,6 +32,7 @@ in chronir_ws.py).
 """
 import argparse
 import asyncio
+import datetime
 import http.client
 import json
 import os
@@ -239,10 +240,19 @@ def blocking_message(sock):
         fail("quiet probe: socket closed")
 
 
+def answerable(alarm):
+    """Whether `alarm`'s open occurrence can be answered now: its lead window has begun
+    (docs/design.md#occurrence-states; earlier is 409 ANSWER_TOO_EARLY)."""
+    opens = alarm.get("answerable_from")
+    return opens is not None and datetime.datetime.fromisoformat(opens.replace("Z", "+00:00")) <= \
+        datetime.datetime.now(datetime.timezone.utc)
+
+
 def alternating_write(i, group_id, alarm, label):
-    """Scenario a's write `i`: even, a completion of `alarm`'s open occurrence; odd, a rename of the
-    group to "LABEL i". Returns (method, path, body)."""
-    if i % 2 == 0:
+    """Scenario a's write `i`: even, a completion of `alarm`'s open occurrence while one can be answered
+    (35 with five times a day and a week's lead window), else a rename too; odd, a rename of the group
+    to "LABEL i". Returns (method, path, body)."""
+    if i % 2 == 0 and answerable(alarm):
         return ("POST", f"/v1/groups/{group_id}/alarms/{alarm['id']}/completions",
                 {"status": "completed", "scheduled_at": alarm["occurrence"]["scheduled_at"]})
     return "PATCH", f"/v1/groups/{group_id}", {"name": f"{label} {i}"}
@@ -537,7 +547,8 @@ async def main_async(args):
     group = (await in_thread(call, ports["A"], "POST", "/v1/groups", {"name": "three"}, owner))["group"]
     topic = f"group:{group['id']}"
     schedule = {"schedule": {"type": "custom_days", "interval_days": 1, "start_date": "2020-01-01"},
-                "times_of_day": [{"hour": 10, "minute": 0}], "timezone": "UTC"}
+                "times_of_day": [{"hour": h, "minute": 0} for h in (0, 5, 10, 15, 20)], "timezone": "UTC",
+                "answer_lead_minutes": 10080}
     alarm = await in_thread(call, ports["A"], "POST", f"/v1/groups/{group['id']}/alarms",
                             dict(schedule, title="Filter", completion_rule="any"), owner)
     code = (await in_thread(call, ports["A"], "POST", f"/v1/groups/{group['id']}/invite-code", {}, owner))["code"]
