@@ -84,6 +84,24 @@ struct AttachmentOwnersTests {
         #expect(Self.listed(await h.send(.get, Self.personal, token: f.owner.token).json) == [])
     }
 
+    @Test("every owner's upload route gets the upload body limit; the routes around them keep the JSON one")
+    func uploadLimitPerRoute() throws {
+        let h = try AppHarness()
+        let limits = Application.limits(HTTPLimits(), config: h.app.services.config)
+        let group = "/v1/groups/\(UUID().uuidString.lowercased())"
+        for path in [
+            "\(group)/alarms/a/attachments", "\(group)/completions/c/attachments", "\(Self.personal)/attachments",
+        ] {
+            #expect(limits.maxBodyBytes(for: HTTPRequestHead(method: .post, target: path)) == 10 << 20, "\(path)")
+        }
+        for (method, path) in [
+            (HTTPMethod.post, "\(group)/alarms/a/completions"), (.put, Self.personal), (.post, "\(group)/completions/c/attachments/x"),
+            (.get, "\(Self.personal)/attachments"),
+        ] {
+            #expect(limits.maxBodyBytes(for: HTTPRequestHead(method: method, target: path)) == 1 << 20, "\(method) \(path)")
+        }
+    }
+
     @Test("free tier: 403 TIER_REQUIRED; an unknown or deleted personal alarm: 404 ALARM_NOT_FOUND")
     func personalRefusals() async throws {
         let h = try AppHarness(defaultTier: .free)
