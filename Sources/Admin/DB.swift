@@ -194,6 +194,10 @@ struct DB: ParsableCommand {
             guard !FileManager.default.fileExists(atPath: destination) else {
                 throw AdminError("\(destination) already exists")
             }
+            let attachmentsTarget = attachments ?? destination + ".attachments"
+            guard noAttachments || !FileManager.default.fileExists(atPath: attachmentsTarget) else {
+                throw AdminError("\(attachmentsTarget) already exists")
+            }
             let database = try options.openSQLite(
                 orOnPostgres: "back up with pg_dump (docs/operations.md#postgresql)")
             try database.backup(to: destination)
@@ -207,7 +211,7 @@ struct DB: ParsableCommand {
             // After the database copy: every file its live rows name was complete before their rows committed.
             var files: (String, AttachmentBackup.Outcome)?
             if !noAttachments {
-                let target = attachments ?? destination + ".attachments"
+                let target = attachmentsTarget
                 let store = (options.databasePath as NSString).deletingLastPathComponent + "/attachments"
                 let outcome = try AttachmentBackup.copy(names, from: store, to: target)
                 guard outcome.missing.isEmpty else {
