@@ -3,9 +3,8 @@
 /// documents written on every request (`User.documentBytes`, inside the writer's transaction).
 ///
 /// The caller adds the members in sorted key order (byte order of the ASCII keys); each key is
-/// written as given. Strings are escaped as `JSONEncoder` escapes them: `"` and `\` with a
-/// backslash, U+0008/0009/000A/000C/000D as `\b \t \n \f \r`, other controls below U+0020 as
-/// `\u00xx` (lower-case hex); everything else, `/`, DEL and non-ASCII included, as is.
+/// written as given. Strings are escaped by `JSONString` as `JSONEncoder` escapes them (DEL, `/` and
+/// non-ASCII as is).
 /// `DocumentWriterTests` pins the equality against `JSONEncoder`.
 public struct DocumentWriter {
     /// The bytes so far (complete after `finish()`).
@@ -21,7 +20,7 @@ public struct DocumentWriter {
     /// A string member.
     public mutating func member(_ key: StaticString, _ value: String) {
         begin(key)
-        Self.appendString(value, to: &bytes)
+        JSONString.append(value.utf8, to: &bytes, escapingDelete: false)
     }
 
     /// A string member, or `null`.
@@ -74,27 +73,6 @@ public struct DocumentWriter {
         bytes.append(0x22)
         bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
         bytes.append(contentsOf: [0x22, 0x3A])  // ":
-    }
-
-    /// `text` as `JSONEncoder` quotes it (see the type's comment).
-    static func appendString(_ text: String, to bytes: inout [UInt8]) {
-        bytes.append(0x22)
-        for byte in text.utf8 {
-            switch byte {
-            case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
-            case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
-            case 0x08: bytes.append(contentsOf: [0x5C, 0x62])
-            case 0x09: bytes.append(contentsOf: [0x5C, 0x74])
-            case 0x0A: bytes.append(contentsOf: [0x5C, 0x6E])
-            case 0x0C: bytes.append(contentsOf: [0x5C, 0x66])
-            case 0x0D: bytes.append(contentsOf: [0x5C, 0x72])
-            case 0x00..<0x20:
-                func hex(_ n: UInt8) -> UInt8 { n < 10 ? 0x30 + n : 0x57 + n }
-                bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex(byte >> 4), hex(byte & 0x0F)])
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(0x22)
     }
 }
 

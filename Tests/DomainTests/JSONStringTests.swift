@@ -8,6 +8,10 @@ struct JSONStringTests {
     func escapes() {
         #expect(JSONString.quote("a\"b\\c\nd\re\tf") == #""a\"b\\c\nd\re\tf""#)
         #expect(JSONString.quote("\u{0}\u{1f}\u{7f}") == #""\u0000\u001f\u007f""#)
+        #expect(JSONString.quote("\u{8}\u{c}") == #""\b\f""#)
+        var document: [UInt8] = []
+        JSONString.append("\u{7f}".utf8, to: &document, escapingDelete: false)
+        #expect(document == [0x22, 0x7F, 0x22], "DEL as is, as JSONEncoder writes it")
         #expect(JSONString.quote("Zoë 👨‍👩‍👧 \u{202e}") == "\"Zoë 👨‍👩‍👧 \u{202e}\"")
     }
 
