@@ -1,4 +1,5 @@
 import Domain
+import Glibc
 import Logging
 import Media
 import Storage
@@ -39,8 +40,7 @@ enum AttachmentRoutes {
         let alarmID = try request.parameter("aid")
         let limits = services.config.attachments
         guard user.tier != .free else { throw DomainError.tierRequired("attachments need the plus or premium tier") }
-        let body = request.http.body
-        guard body.count <= limits.maxFileBytes else { throw tooLarge(limits.maxFileBytes) }
+        guard request.http.body.count <= limits.maxFileBytes else { throw tooLarge(limits.maxFileBytes) }
         let now = services.clock.nowMilliseconds()
         // Membership, the alarm, the per-alarm and per-minute limits: before the expensive decode.
         try await services.database.read { db in
@@ -48,22 +48,35 @@ enum AttachmentRoutes {
                 groupID: groupID, alarmID: alarmID, userID: user.id, maxPerAlarm: limits.maxPerAlarm,
                 uploadsPerMinute: limits.uploadsPerMinute, at: now, on: db)
         }
-        let declared = request.headers[first: "content-type"]
-        let media = try await services.workers.run { try processor.process(body, declaredType: declared) }
-        // Files first (temp, fsync, rename), then the row: a committed row always has its files.
-        let (name, thumbnailName) = try await services.workers.run {
-            (try files.store(media.bytes, now: now), try files.store(media.thumbnail, now: now))
+        // The body is a file (the transport streamed it to `<attachments>/.tmp-*`; one built in memory is
+        // staged to one), removed when the request is released; it is read from there, never held whole.
+        let body: HTTPBodyFile
+        if let file = request.http.bodyFile {
+            body = file
+        } else {
+            let bytes = request.http.body
+            body = try await services.workers.run { try files.stage(bytes) }
         }
+        guard body.count <= limits.maxFileBytes else { throw tooLarge(limits.maxFileBytes) }
+        let declared = request.headers[first: "content-type"]
+        let media = try await services.workers.run { try processor.process(file: body.path, declaredType: declared) }
+        // A PDF is stored as uploaded: the upload's file itself (hard-linked), else the re-encoded bytes.
+        let storeFile: @Sendable () throws -> String = {
+            media.type == .pdf ? try files.store(file: body.path, now: now) : try files.store(media.bytes, now: now)
+        }
+        // Files first (temp, fsync, rename), then the row: a committed row always has its files.
+        let (name, thumbnailName) = try await services.workers.run { (try storeFile(), try files.store(media.thumbnail, now: now)) }
         let attachment = Attachment(
             id: AttachmentStore.newID(), ownerKind: .sharedAlarm, ownerID: alarmID, groupID: groupID, uploadedBy: user.id,
-            fileType: media.type.rawValue, uploadedType: media.uploadedType.rawValue, sizeBytes: Int64(media.bytes.count),
+            fileType: media.type.rawValue, uploadedType: media.uploadedType.rawValue,
+            sizeBytes: Int64(media.type == .pdf ? body.count : media.bytes.count),
             width: media.width, height: media.height, sha256: name,
             thumbnail: Attachment.Thumbnail(sha256: thumbnailName, width: media.thumbnailWidth, height: media.thumbnailHeight),
             createdAt: Timestamp(milliseconds: now))
         try await services.database.write { db in
             // The orphan sweep removes unreferenced files inside a write transaction too, so between
             // the store above and this transaction it may have taken an identical old file: put it back.
-            if !files.exists(name) { try files.store(media.bytes, now: now) }
+            if !files.exists(name) { _ = try storeFile() }
             if !files.exists(thumbnailName) { try files.store(media.thumbnail, now: now) }
             try AttachmentStore.insert(
                 attachment, maxPerAlarm: limits.maxPerAlarm, uploadsPerMinute: limits.uploadsPerMinute, on: db)
@@ -120,19 +133,23 @@ enum AttachmentRoutes {
         {
             return HTTPResponse(status: .notModified, headers: headers)
         }
-        guard let length = try await services.workers.run({ files.size(name) }) else {
+        // The body is sent from the open file by the transport (sendfile, or chunks through TLS), never read here.
+        guard let (descriptor, length) = try await services.workers.run({ try files.openForReading(name) }) else {
             services.logger.error("attachment file missing", metadata: ["attachment": "\(attachment.id)", "file": "\(name)"])
             throw APIError(.internalError, "internal error")
         }
+        let whole = HTTPFileRegion(descriptor: descriptor, offset: 0, count: length) { close($0) }
         headers.add(name: "Content-Type", value: type)
         switch ByteRange.resolve(request.headers[first: "range"], length: length) {
         case .whole:
-            let bytes = try await services.workers.run { try files.read(name, count: Int(length)) }
-            return HTTPResponse(status: .ok, headers: headers, body: bytes)
+            return HTTPResponse(status: .ok, headers: headers, bodyFile: whole)
         case .partial(let range):
-            let bytes = try await services.workers.run { try files.read(name, offset: range.first, count: Int(range.count)) }
+            // The range holds the whole file's region, which owns (and closes) the descriptor.
+            let part = HTTPFileRegion(descriptor: descriptor, offset: range.first, count: range.count) { _ in
+                withExtendedLifetime(whole) {}
+            }
             headers.add(name: "Content-Range", value: "bytes \(range.first)-\(range.last)/\(length)")
-            return HTTPResponse(status: .partialContent, headers: headers, body: bytes)
+            return HTTPResponse(status: .partialContent, headers: headers, bodyFile: part)
         case .unsatisfiable:
             var error = APIError(
                 .invalidRequest, "the range starts past the end of the file",
