@@ -3,8 +3,11 @@
 # bytes (default 5 MB) at once to a shared alarm, then download it; prints the server's RSS before, its
 # peak during the uploads (sampled every 50 ms), after, and upload/download throughput (MB/s, whole
 # batch). The PDF is valid (poppler renders its page) and padded with an unreferenced stream object,
-# so the upload runs the whole path: buffering, sniffing, polyglot scan, decode, store, row. Usage:
+# so the upload runs the whole path: streaming to a temporary file, sniffing, polyglot scan, decode,
+# store (hard link), row; the download is sent from the file. Usage (BIN picks the binary; default the
+# release build if there is one, else the debug build):
 #   swift build -c release --product chronir-server && Benchmarks/attachments.sh [N] [SIZE]
+#   BIN=.build/debug/chronir-server Benchmarks/attachments.sh 50 5000000
 set -euo pipefail
 N=${1:-50}
 SIZE=${2:-5000000}
