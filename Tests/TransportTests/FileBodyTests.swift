@@ -130,6 +130,21 @@ struct FileBodyTests {
         }
     }
 
+    @Test("an upload directory that cannot be used: 500 before the body is read, and the connection closes")
+    func unusableDirectory() throws {
+        let blocker = TemporaryDirectory(prefix: "filebody-blocked")
+        try Data("a file, not a directory".utf8).write(to: URL(fileURLWithPath: blocker.path + "/uploads"))
+        try Self.withServer({ $0.uploadDirectory = blocker.path + "/uploads" }) { port, responder, _ in
+            let client = try LoopbackClient(port: port, timeout: .seconds(60))
+            defer { client.close() }
+            try client.send("POST /up/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n")
+            let response = try client.readResponse()
+            #expect(response.status == 500)
+            #expect(header("Connection", response) == "close")
+            #expect(responder.uploads.withLock { $0 }.isEmpty)
+        }
+    }
+
     @Test("without an upload directory a streamed body is collected in memory")
     func withoutDirectory() throws {
         try Self.withServer({ $0.uploadDirectory = nil }) { port, _, _ in
