@@ -48,15 +48,7 @@ enum AttachmentRoutes {
                 groupID: groupID, alarmID: alarmID, userID: user.id, maxPerAlarm: limits.maxPerAlarm,
                 uploadsPerMinute: limits.uploadsPerMinute, at: now, on: db)
         }
-        // The body is a file (the transport streamed it to `<attachments>/.tmp-*`; one built in memory is
-        // staged to one), removed when the request is released; it is read from there, never held whole.
-        let body: HTTPBodyFile
-        if let file = request.http.bodyFile {
-            body = file
-        } else {
-            let bytes = request.http.body
-            body = try await services.workers.run { try files.stage(bytes) }
-        }
+        let body = try await uploadedFile(request, services, files)
         guard body.count <= limits.maxFileBytes else { throw tooLarge(limits.maxFileBytes) }
         let declared = request.headers[first: "content-type"]
         let media = try await services.workers.run { try processor.process(file: body.path, declaredType: declared) }
@@ -82,6 +74,15 @@ enum AttachmentRoutes {
                 attachment, maxPerAlarm: limits.maxPerAlarm, uploadsPerMinute: limits.uploadsPerMinute, on: db)
         }
         return JSONBody.response(attachment, status: .created)
+    }
+
+    /// The upload's body as a file: the one the transport streamed it to (`<attachments>/.tmp-*`), or one
+    /// a body built in memory is staged to. Removed when the request (or the returned object) is released;
+    /// read from there, never held whole.
+    static func uploadedFile(_ request: Request, _ services: Services, _ files: AttachmentFiles) async throws -> HTTPBodyFile {
+        if let file = request.http.bodyFile { return file }
+        let bytes = request.http.body
+        return try await services.workers.run { try files.stage(bytes) }
     }
 
     static func tooLarge(_ limit: Int) -> APIError {
