@@ -3,8 +3,13 @@
 # bytes (default 5 MB) at once to a shared alarm, then download it; prints the server's RSS before, its
 # peak during the uploads (sampled every 50 ms), after, and upload/download throughput (MB/s, whole
 # batch). The PDF is valid (poppler renders its page) and padded with an unreferenced stream object,
-# so the upload runs the whole path: buffering, sniffing, polyglot scan, decode, store, row. Usage:
+# so the upload runs the whole path: streaming to a temporary file, sniffing, polyglot scan, decode,
+# store (hard link), row; the download is sent from the file. Usage (BIN picks the binary; default the
+# release build if there is one, else the debug build):
 #   swift build -c release --product chronir-server && Benchmarks/attachments.sh [N] [SIZE]
+#   BIN=.build/debug/chronir-server Benchmarks/attachments.sh 50 5000000
+# TLS=1: the server speaks TLS itself (a throwaway self-signed certificate, --tls-cert/--tls-key), so the
+# downloads go through the engine in chunks instead of sendfile.
 set -euo pipefail
 N=${1:-50}
 SIZE=${2:-5000000}
@@ -12,19 +17,30 @@ BIN=${BIN:-.build/release/chronir-server}
 [ -x "$BIN" ] || BIN=.build/debug/chronir-server
 DATA=$(mktemp -d)
 PORT=$((20000 + RANDOM % 20000))
-"$BIN" --port "$PORT" --data-dir "$DATA" --public-dir none --log-level warning --default-tier premium \
+SCHEME=http
+TLS_FLAGS=()
+if [ -n "${TLS:-}" ]; then
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost -days 1 \
+    -keyout "$DATA/key.pem" -out "$DATA/cert.pem" 2>/dev/null
+  SCHEME=https
+  TLS_FLAGS=(--tls-cert "$DATA/cert.pem" --tls-key "$DATA/key.pem")
+fi
+"$BIN" --port "$PORT" --data-dir "$DATA" "${TLS_FLAGS[@]}" --public-dir none --log-level warning --default-tier premium \
   --password-hashing fast --max-members 1000 --registrations-per-ip-per-hour 100000 --registrations-per-hour 100000 \
   --write-budget-per-minute 0 2>"$DATA/server.log" &
 PID=$!
 trap 'kill $PID 2>/dev/null; [ -n "${KEEP_LOG:-}" ] && cat "$DATA/server.log" >&2; rm -rf "$DATA"' EXIT
-for _ in $(seq 600); do curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
-echo "binary $BIN, $N clients × $SIZE bytes, load $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$PORT" "$PID" "$N" "$SIZE" <<'PY'
-import http.client, json, sys, threading, time
-port, pid, n, size = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+for _ in $(seq 600); do curl -kfs "$SCHEME://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+echo "binary $BIN, $SCHEME, $N clients × $SIZE bytes, load $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$PORT" "$PID" "$N" "$SIZE" "$SCHEME" <<'PY'
+import http.client, json, ssl, sys, threading, time
+port, pid, n, size, scheme = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 
 def call(method, path, body=None, token=None, content_type="application/json"):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    if scheme == "https":
+        c = http.client.HTTPSConnection("127.0.0.1", port, timeout=300, context=ssl._create_unverified_context())
+    else:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
     headers = {"Content-Type": content_type} if body is not None else {}
     if token: headers["Authorization"] = "Bearer " + token
     if isinstance(body, str): body = body.encode()

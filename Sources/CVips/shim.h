@@ -50,6 +50,30 @@ static inline int chronir_vips_pdfload(const void *bytes, size_t length, VipsIma
         "fail_on", VIPS_FAIL_ON_ERROR, NULL);
 }
 
+/*
+ * The same four loaders reading a file (an upload the transport streamed to disk): libvips reads it
+ * as it decodes instead of the upload being held in memory. Same options as the buffer loaders.
+ */
+static inline int chronir_vips_jpegload_file(const char *path, VipsImage **out, int sequential) {
+    return vips_jpegload(path, out, "access", sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM,
+        "fail_on", VIPS_FAIL_ON_ERROR, NULL);
+}
+
+static inline int chronir_vips_pngload_file(const char *path, VipsImage **out, int sequential) {
+    return vips_pngload(path, out, "access", sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM,
+        "fail_on", VIPS_FAIL_ON_ERROR, NULL);
+}
+
+static inline int chronir_vips_heifload_file(const char *path, VipsImage **out, int sequential) {
+    return vips_heifload(path, out, "access", sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM,
+        "fail_on", VIPS_FAIL_ON_ERROR, NULL);
+}
+
+static inline int chronir_vips_pdfload_file(const char *path, VipsImage **out, int sequential) {
+    return vips_pdfload(path, out, "access", sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM,
+        "fail_on", VIPS_FAIL_ON_ERROR, NULL);
+}
+
 /* Rotates upright from the EXIF orientation (before the EXIF block is stripped). */
 static inline int chronir_vips_autorot(VipsImage *in, VipsImage **out) {
     return vips_autorot(in, out, NULL);

@@ -9,6 +9,39 @@ public enum SHA256 {
     public static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
         evpDigest(bytes, algorithm: EVP_sha256(), byteCount: byteCount, name: "EVP_Digest(SHA-256)")
     }
+
+    /// An incremental SHA-256: `update` with the input piece by piece (a file read in chunks), then
+    /// `finalize` once. Not thread-safe; one owner.
+    public final class Hasher {
+        private let context: OpaquePointer
+
+        /// A hasher with no input yet.
+        public init() {
+            LibCrypto.prepare()
+            guard let context = EVP_MD_CTX_new() else { fatalOpenSSLError("EVP_MD_CTX_new") }
+            guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else { fatalOpenSSLError("EVP_DigestInit_ex(SHA-256)") }
+            self.context = context
+        }
+
+        deinit { EVP_MD_CTX_free(context) }
+
+        /// Adds `bytes` to the input.
+        public func update(_ bytes: UnsafeRawBufferPointer) {
+            guard !bytes.isEmpty else { return }
+            guard EVP_DigestUpdate(context, bytes.baseAddress, bytes.count) == 1 else { fatalOpenSSLError("EVP_DigestUpdate") }
+        }
+
+        /// The 32-byte digest of everything added. Call once.
+        public func finalize() -> [UInt8] {
+            [UInt8](unsafeUninitializedCapacity: byteCount) { output, initialized in
+                var length: UInt32 = 0
+                guard EVP_DigestFinal_ex(context, output.baseAddress, &length) == 1, Int(length) == byteCount else {
+                    fatalOpenSSLError("EVP_DigestFinal_ex")
+                }
+                initialized = byteCount
+            }
+        }
+    }
 }
 
 /// SHA-1 (FIPS 180-4). Broken for collision resistance: use only where a protocol demands it

@@ -29,13 +29,19 @@ public enum ContentSniffer {
     /// Checked: `%PDF-` inside an image's head; markup (`<html`, `<script`, `<svg`, `<?php`, `<!doctype`)
     /// in the head; a ZIP end-of-central-directory record in the tail (JAR/APK/Office/ZIP readers).
     public static func polyglot(_ bytes: [UInt8], as type: MediaType) -> String? {
-        let head = Array(bytes.prefix(headWindow))
+        polyglot(head: Array(bytes.prefix(headWindow)), tail: Array(bytes.suffix(zipTailWindow)), as: type)
+    }
+
+    /// `polyglot(_:as:)` from a file's first `headWindow` bytes and last `zipTailWindow` bytes (fewer
+    /// when the file is shorter; they overlap then), which is all it looks at.
+    public static func polyglot(head: [UInt8], tail: [UInt8], as type: MediaType) -> String? {
+        let head = Array(head.prefix(headWindow))
         if type != .pdf, contains(head, Array("%PDF-".utf8)) { return "it is also a PDF" }
         let lowered = head.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
         for marker in ["<html", "<script", "<svg", "<?php", "<!doctype"] where contains(lowered, Array(marker.utf8)) {
             return "it also holds markup (\(marker))"
         }
-        let tail = Array(bytes.suffix(zipTailWindow))
+        let tail = Array(tail.suffix(zipTailWindow))
         if contains(tail, [0x50, 0x4B, 0x05, 0x06]) { return "it is also a ZIP archive" }
         return nil
     }

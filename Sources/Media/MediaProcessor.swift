@@ -1,11 +1,14 @@
 import CVips
+import Glibc
 
 /// Turns an upload's bytes into what is stored (`ProcessedMedia`) or a `MediaError`: sniff the type
 /// from the magic bytes, refuse polyglots, read the header and refuse more than `limits.maxPixels`
 /// before any pixel is decoded, then decode fully through libvips — images re-encoded with every
 /// metadata block stripped (EXIF GPS positions never reach other members), PDFs parsed by poppler
-/// for their first page — and a JPEG thumbnail. No files, sockets or clocks: bytes in, bytes out.
-/// CPU-heavy and blocking: callers run it off the event loops (App's worker pool).
+/// for their first page — and a JPEG thumbnail. Input is bytes in memory, or the one file an upload
+/// was streamed to (`process(file:declaredType:)`: only its head and tail are read into memory, libvips
+/// decodes from the file); output is bytes. No sockets or clocks. CPU-heavy and blocking: callers run
+/// it off the event loops (App's worker pool).
 public struct MediaProcessor: Sendable {
     public let limits: MediaLimits
 
@@ -26,8 +29,31 @@ public struct MediaProcessor: Sendable {
     /// Checks and converts `bytes`. `declaredType` is the request's `Content-Type` (nil or
     /// `application/octet-stream`: the content alone decides); a specific type must agree with the content.
     public func process(_ bytes: [UInt8], declaredType: String?) throws(MediaError) -> ProcessedMedia {
+        let type = try check(head: bytes, tail: bytes, declaredType: declaredType)
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(MediaError) -> ProcessedMedia in try process(.buffer(raw), type: type) }
+        }
+        var media = try result.get()
+        // A PDF is stored as uploaded: the caller's array itself, not a copy of it.
+        if media.type == .pdf { media.bytes = bytes }
+        return media
+    }
+
+    /// Checks and converts the file at `path` like `process(_:declaredType:)`, reading into memory only
+    /// its first `ContentSniffer.headWindow` and last `ContentSniffer.zipTailWindow` bytes; libvips
+    /// decodes from the file. For a PDF `bytes` is empty: the file itself is what is stored.
+    public func process(file path: String, declaredType: String?) throws(MediaError) -> ProcessedMedia {
+        guard let (head, tail) = Self.headAndTail(of: path) else { throw .corrupt("the upload could not be read") }
+        let type = try check(head: head, tail: tail, declaredType: declaredType)
+        return try process(.file(path), type: type)
+    }
+
+    /// The type the content is, once the checks that need no decode passed: magic bytes, the declared
+    /// type, polyglots, what this libvips can read, a PDF's `%%EOF`. `head` and `tail` are the input's
+    /// first and last bytes (at least `headWindow` and `zipTailWindow` of them, or all of it).
+    private func check(head: [UInt8], tail: [UInt8], declaredType: String?) throws(MediaError) -> MediaType {
         guard Self.libraryReady else { throw .unsupportedType("image decoding is unavailable on this server") }
-        guard let type = ContentSniffer.sniff(bytes) else {
+        guard let type = ContentSniffer.sniff(head) else {
             throw .unsupportedType("the content is not JPEG, PNG, HEIC or PDF")
         }
         if let declared = Self.essence(declaredType), declared != "application/octet-stream",
@@ -35,20 +61,45 @@ public struct MediaProcessor: Sendable {
         {
             throw .typeMismatch(declared: declared, actual: type)
         }
-        if let reason = ContentSniffer.polyglot(bytes, as: type) { throw .polyglot(reason) }
+        if let reason = ContentSniffer.polyglot(head: head, tail: tail, as: type) { throw .polyglot(reason) }
         switch type {
         case .heic where !Self.decodesHEIC: throw .unsupportedType("this server's libvips cannot decode HEIC")
         case .pdf where !Self.rendersPDF: throw .unsupportedType("this server's libvips cannot read PDF")
-        case .pdf where !ContentSniffer.pdfIsComplete(bytes): throw .corrupt("the PDF has no %%EOF marker: it is truncated")
+        case .pdf where !ContentSniffer.pdfIsComplete(tail): throw .corrupt("the PDF has no %%EOF marker: it is truncated")
         default: break
         }
-        let result = bytes.withUnsafeBytes { raw in
-            Result { () throws(MediaError) -> ProcessedMedia in try process(raw, type: type) }
+        return type
+    }
+
+    /// The first `headWindow` and last `zipTailWindow` bytes of the file at `path`; nil when it cannot be read.
+    static func headAndTail(of path: String) -> (head: [UInt8], tail: [UInt8])? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        let size = Int(info.st_size)
+        func read(_ count: Int, at offset: Int) -> [UInt8]? {
+            var bytes = [UInt8](repeating: 0, count: count)
+            var done = 0
+            while done < count {
+                let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { return nil }
+                done += n
+            }
+            return bytes
         }
-        var media = try result.get()
-        // A PDF is stored as uploaded: the caller's array itself, not a copy of it.
-        if media.type == .pdf { media.bytes = bytes }
-        return media
+        let headCount = min(size, ContentSniffer.headWindow)
+        let tailCount = min(size, ContentSniffer.zipTailWindow)
+        guard let head = read(headCount, at: 0), let tail = read(tailCount, at: size - tailCount) else { return nil }
+        return (head, tail)
+    }
+
+    /// Where a decode reads from.
+    private enum Source {
+        case buffer(UnsafeRawBufferPointer)
+        case file(String)
     }
 
     /// `type/subtype` of a `Content-Type`, lowercased, without parameters.
@@ -59,8 +110,8 @@ public struct MediaProcessor: Sendable {
         return trimmed.isEmpty ? nil : trimmed
     }
 
-    private func process(_ raw: UnsafeRawBufferPointer, type: MediaType) throws(MediaError) -> ProcessedMedia {
-        var image = try load(raw, type: type, sequential: true)
+    private func process(_ source: Source, type: MediaType) throws(MediaError) -> ProcessedMedia {
+        var image = try load(source, type: type, sequential: true)
         defer { chronir_vips_unref(image) }
         let width = Int(vips_image_get_width(image))
         let height = Int(vips_image_get_height(image))
@@ -78,7 +129,7 @@ public struct MediaProcessor: Sendable {
         // EXIF orientation is applied before the EXIF block goes; a rotation needs random access.
         let orientation = vips_image_get_orientation(image)
         if orientation > 1 && orientation <= 8 {
-            let random = try load(raw, type: type, sequential: false)
+            let random = try load(source, type: type, sequential: false)
             defer { chronir_vips_unref(random) }
             var upright: UnsafeMutablePointer<VipsImage>?
             guard chronir_vips_autorot(random, &upright) == 0, let upright else { throw Self.decodeFailure() }
@@ -118,18 +169,30 @@ public struct MediaProcessor: Sendable {
         var height: Int
     }
 
-    private func load(_ raw: UnsafeRawBufferPointer, type: MediaType, sequential: Bool) throws(MediaError)
+    private func load(_ source: Source, type: MediaType, sequential: Bool) throws(MediaError)
         -> UnsafeMutablePointer<VipsImage>
     {
         var image: UnsafeMutablePointer<VipsImage>?
         let flag: Int32 = sequential ? 1 : 0
-        let result: Int32 =
-            switch type {
-            case .jpeg: chronir_vips_jpegload(raw.baseAddress, raw.count, &image, flag)
-            case .png: chronir_vips_pngload(raw.baseAddress, raw.count, &image, flag)
-            case .heic: chronir_vips_heifload(raw.baseAddress, raw.count, &image, flag)
-            default: chronir_vips_pdfload(raw.baseAddress, raw.count, &image, flag)
-            }
+        let result: Int32
+        switch source {
+        case .buffer(let raw):
+            result =
+                switch type {
+                case .jpeg: chronir_vips_jpegload(raw.baseAddress, raw.count, &image, flag)
+                case .png: chronir_vips_pngload(raw.baseAddress, raw.count, &image, flag)
+                case .heic: chronir_vips_heifload(raw.baseAddress, raw.count, &image, flag)
+                default: chronir_vips_pdfload(raw.baseAddress, raw.count, &image, flag)
+                }
+        case .file(let path):
+            result =
+                switch type {
+                case .jpeg: chronir_vips_jpegload_file(path, &image, flag)
+                case .png: chronir_vips_pngload_file(path, &image, flag)
+                case .heic: chronir_vips_heifload_file(path, &image, flag)
+                default: chronir_vips_pdfload_file(path, &image, flag)
+                }
+        }
         guard result == 0, let image else { throw Self.decodeFailure() }
         return image
     }

@@ -5,7 +5,7 @@ public struct ProcessedMedia: Sendable {
     public var type: MediaType
     /// The type the upload was.
     public var uploadedType: MediaType
-    /// What to store and serve.
+    /// What to store and serve; empty for a PDF processed from a file (the file is what is stored).
     public var bytes: [UInt8]
     /// Pixels, upright (EXIF orientation applied); a PDF's first page at 72 dpi.
     public var width: Int

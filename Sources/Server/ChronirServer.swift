@@ -481,6 +481,8 @@ struct ChronirServer: ParsableCommand {
         serverConfiguration.perAddressLimitExempt = config.trustedProxies
         serverConfiguration.healthCheckPath = "/healthz"
         serverConfiguration.limits = Application.limits(serverConfiguration.limits, config: config)
+        // Upload bodies are streamed into the attachment store's root, where they are hard-linked from.
+        serverConfiguration.uploadDirectory = AttachmentFiles(dataDirectory: config.dataDirectory).root
         serverConfiguration.shutdownGracePeriod = .seconds(shutdownSeconds)
         serverConfiguration.tls = tlsReloader?.slot
         serverConfiguration.strictTransportSecurityMaxAge = tls?.hstsMaxAge

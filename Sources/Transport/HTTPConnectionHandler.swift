@@ -1,3 +1,4 @@
+import Glibc
 import Wire
 
 /// HTTP/1.1 settings each connection handler needs, derived once from `ServerConfiguration`.
@@ -11,6 +12,8 @@ struct HTTPSettings: Sendable {
     var readAheadLimit: Int
     /// The `Strict-Transport-Security` value added to responses (TLS servers only), or nil.
     var strictTransportSecurity: String?
+    /// `ServerConfiguration.uploadDirectory`.
+    var uploadDirectory: String?
 
     init(_ configuration: ServerConfiguration) {
         limits = configuration.limits
@@ -18,6 +21,7 @@ struct HTTPSettings: Sendable {
         bodyTimeout = UInt64(configuration.requestBodyTimeout.clampedNanoseconds)
         idleTimeout = UInt64(configuration.idleTimeout.clampedNanoseconds)
         readAheadLimit = configuration.limits.maxRequestLineBytes + configuration.limits.maxHeaderBlockBytes
+        uploadDirectory = configuration.uploadDirectory
         if configuration.tls != nil, let maxAge = configuration.strictTransportSecurityMaxAge {
             strictTransportSecurity = "max-age=\(maxAge)"
         }
@@ -34,12 +38,18 @@ struct HTTPSettings: Sendable {
 /// late or from whichever thread the responder answers. A responder that answers inline has all
 /// the answers to one read's worth of pipelined requests leave in one `send`.
 ///
+/// A streamed body (an upload, `HTTPRequestHead.streamsBody`) goes chunk by chunk to a
+/// `BodyFileWriter` (or, without `uploadDirectory`, into memory) and reaches the responder as
+/// `HTTPRequest.bodyFile` at `.bodyEnd`; a refusal or a close before then removes the file. A
+/// response with a `bodyFile` is sent from the file by the connection (`Connection.write(file:)`);
+/// the next pipelined request waits until it is all sent.
+///
 /// Deadlines (one per connection, swept by the loop; setting one is a store, not a timer):
 ///
-///     waiting (fresh)  --first byte-->  head  --.head-->  body  --.request-->  responding
-///       ^  header timeout: close          |  header: 408   |  body: 408          |
-///       |                                 '----------------'---------------------'
-///       '-- waiting (keep-alive, idle timeout: close) <--- response written ------'
+///     waiting (fresh)  --first byte-->  head  --.head-->  body  --.request/.bodyEnd-->  responding
+///       ^  header timeout: close          |  header: 408   |  body: 408                  |
+///       |                                 '----------------'-----------------------------'
+///       '-- waiting (keep-alive, idle timeout: close) <--- response written (file sent) -'
 final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     // @unchecked: all state is confined to the connection's loop; `ResponseSink` holds this
     // object only to hop back to that loop before calling `deliver`.
@@ -53,6 +63,8 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         case body
         /// The request is with the responder.
         case responding
+        /// The response's head is written; the connection is sending its body from a file.
+        case sendingFile
         /// Handed to another protocol after `101`.
         case upgraded
         /// Closing or closed; nothing more to do.
@@ -75,6 +87,10 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     private var readingPausedForReadAhead = false
     private var inputEnded = false
     private var shuttingDown = false
+    /// The streamed body being received: in a file, or in memory without `uploadDirectory`.
+    private var bodyFile: BodyFileWriter?
+    private var streamedBody: [UInt8]?
+    private var streamedHead: HTTPRequestHead?
     /// The connection's clock (`Connection.now`) read at the start of the current turn, for deadlines.
     private var now: UInt64 = 0
 
@@ -96,7 +112,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
 
     func received(_ bytes: UnsafeRawBufferPointer, on connection: Connection) {
         parser.append(bytes)
-        if phase == .responding {
+        if phase == .responding || phase == .sendingFile {
             if !readingPausedForReadAhead && parser.bufferedByteCount > settings.readAheadLimit {
                 readingPausedForReadAhead = true
                 connection.pauseReading()
@@ -111,10 +127,21 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         inputEnded = true
         // A request in flight is still answered (the peer may have half-closed after sending),
         // and so are complete requests behind it; `process` closes when nothing is left.
-        if phase != .responding { process(connection) }
+        if phase != .responding && phase != .sendingFile { process(connection) }
     }
 
     func writabilityChanged(on connection: Connection) {
+        if phase == .sendingFile {
+            guard !connection.isSendingFile else { return }
+            now = connection.now
+            phase = .waiting
+            connection.setDeadline(monotonicNanoseconds: now &+ settings.idleTimeout)
+            if shuttingDown {
+                phase = .finished
+                connection.close()
+                return
+            }
+        }
         if phase != .responding { process(connection) }
     }
 
@@ -130,7 +157,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         case .body:
             connection.reportTimeout(.body)
             fail(HTTPParseError(status: .requestTimeout, reason: "request body not received in time"), on: connection)
-        case .responding, .upgraded, .finished:
+        case .responding, .sendingFile, .upgraded, .finished:
             break
         }
     }
@@ -147,6 +174,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
 
     func connectionClosed(_ connection: Connection) {
         phase = .finished
+        dropStreamedBody()
         self.connection = nil  // breaks the connection ⇄ handler cycle
     }
 
@@ -160,7 +188,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         while connection.isWritable {
             switch phase {
             case .waiting, .head, .body: break
-            case .responding, .upgraded, .finished:
+            case .responding, .sendingFile, .upgraded, .finished:
                 connection.flush()
                 return
             }
@@ -180,9 +208,23 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
                 continuePending = head.expectsContinue
                 phase = .body
                 connection.setDeadline(monotonicNanoseconds: now &+ settings.bodyTimeout)
+                if head.streamsBody {
+                    do throws(HTTPParseError) { try startStreamedBody(head) } catch {
+                        fail(error, on: connection)
+                        return
+                    }
+                }
             case .request(let request):
                 continuePending = false
                 dispatch(request, on: connection)
+            case .bodyChunk(let bytes):
+                do throws(HTTPParseError) { try appendStreamedBody(bytes) } catch {
+                    fail(error, on: connection)
+                    return
+                }
+            case .bodyEnd:
+                continuePending = false
+                dispatch(finishStreamedBody(), on: connection)
             }
         }
         if readingPausedForReadAhead && phase != .responding {
@@ -219,6 +261,59 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         }
     }
 
+    // MARK: Streamed bodies
+
+    private func startStreamedBody(_ head: HTTPRequestHead) throws(HTTPParseError) {
+        streamedHead = head
+        guard let directory = settings.uploadDirectory else {
+            streamedBody = []
+            return
+        }
+        do {
+            bodyFile = try BodyFileWriter(directory: directory)
+        } catch {
+            connection?.environment.onEvent(.error(connectionID: connection?.id ?? 0, error))
+            throw Self.storageFailure(error)
+        }
+    }
+
+    private func appendStreamedBody(_ bytes: [UInt8]) throws(HTTPParseError) {
+        if let bodyFile {
+            do {
+                try bodyFile.write(bytes)
+            } catch {
+                connection?.environment.onEvent(.error(connectionID: connection?.id ?? 0, error))
+                throw Self.storageFailure(error)
+            }
+        } else {
+            streamedBody?.append(contentsOf: bytes)
+        }
+    }
+
+    private func finishStreamedBody() -> HTTPRequest {
+        let head = streamedHead ?? HTTPRequestHead(method: .post, target: "/")
+        let request = HTTPRequest(head: head, body: streamedBody ?? [], bodyFile: bodyFile?.finish())
+        bodyFile = nil
+        streamedBody = nil
+        streamedHead = nil
+        return request
+    }
+
+    /// Removes a streamed body that will never be complete.
+    private func dropStreamedBody() {
+        bodyFile?.discard()
+        bodyFile = nil
+        streamedBody = nil
+        streamedHead = nil
+    }
+
+    /// A body that cannot be written: 503 when the disk is full or read-only (worth retrying), else 500.
+    static func storageFailure(_ error: SocketError) -> HTTPParseError {
+        [ENOSPC, EDQUOT, EROFS].contains(error.errno)
+            ? HTTPParseError(status: .serviceUnavailable, reason: "the upload cannot be stored now")
+            : HTTPParseError(status: .internalServerError, reason: "the upload could not be stored")
+    }
+
     private func dispatch(_ request: HTTPRequest, on connection: Connection) {
         phase = .responding
         connection.setDeadline(monotonicNanoseconds: .max)
@@ -250,6 +345,10 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
                 response, into: &buffer, date: date, keepAlive: keepAlive, requestVersion: version,
                 isHeadRequest: isHead)
         }
+        let code = response.status.code
+        if let file = response.bodyFile, !isHead, code >= 200, code != 204, code != 304, upgrade == nil {
+            connection.write(file: file)
+        }
         if let upgrade {
             phase = .upgraded
             connection.flush()
@@ -264,6 +363,12 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
             connection.close()
             return
         }
+        if connection.isSendingFile {
+            // The next request waits for the file; the write timeout bounds a peer that stops reading.
+            phase = .sendingFile
+            connection.flush()
+            return
+        }
         phase = .waiting
         connection.setDeadline(monotonicNanoseconds: now &+ settings.idleTimeout)
         if !isProcessing { process(connection) }  // inline answers: the running loop continues
@@ -272,6 +377,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     /// Answers a request that cannot be served (parse error, timeout) and closes.
     private func fail(_ error: HTTPParseError, on connection: Connection) {
         phase = .finished
+        dropStreamedBody()
         if error.status.code != 408 {
             connection.environment.onEvent(
                 .badRequest(connectionID: connection.id, status: error.status.code, reason: error.reason))

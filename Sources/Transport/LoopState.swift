@@ -34,9 +34,21 @@ final class LoopState: @unchecked Sendable {
         return buffer
     }
 
+    private var fileChunk: UnsafeMutableRawBufferPointer?
+
+    /// Where TLS connections of this loop read file bodies into (`Connection.fileChunkBytes`); allocated
+    /// the first time one sends a file.
+    var fileChunkBuffer: UnsafeMutableRawBufferPointer {
+        if let fileChunk { return fileChunk }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Connection.fileChunkBytes, alignment: 16)
+        fileChunk = buffer
+        return buffer
+    }
+
     deinit {
         readBuffer.deallocate()
         tlsPlaintext?.deallocate()
+        fileChunk?.deallocate()
     }
 
     /// Adds `connection` to the deadline sweep, whose tick is at most `tick`.

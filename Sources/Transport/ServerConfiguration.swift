@@ -60,6 +60,11 @@ public struct ServerConfiguration: Sendable {
     public var clock: any MonotonicClock = SystemMonotonicClock()
     /// HTTP parser limits (request line 414, header block and field count 431, body 413).
     public var limits: HTTPLimits = HTTPLimits()
+    /// Where streamed request bodies (uploads, `HTTPLimits.uploadPaths`) are written as they arrive, each
+    /// to its own `.tmp-XXXXXX` file (0600; the directory is created 0700 if missing), handed to the
+    /// responder as `HTTPRequest.bodyFile`. nil (the default): a streamed body is collected in memory
+    /// and handed over as `HTTPRequest.body`, like any other.
+    public var uploadDirectory: String?
     /// TLS: when set, the listener speaks only TLS (https, wss), each new connection starting from
     /// the slot's current context (swap it to reload the certificate; open connections keep theirs).
     /// A handshake is bounded by `requestHeaderTimeout` like a request head: it runs from accept.

@@ -23,11 +23,11 @@ public struct HTTPLimits: Sendable {
     /// Largest body of an upload (`isUpload`): the one per-route exception to `maxBodyBytes`, for raw file
     /// bodies (attachments, docs/attachments.md). Same rules and timing as `maxBodyBytes`, but the 413 is
     /// `HTTPRequestParser.uploadBodyTooLarge`, so the application can name it (PHOTO_TOO_LARGE). The body
-    /// is still buffered in memory whole (streaming to a file is the next step, docs/attachments.md#left).
+    /// is streamed (`HTTPRequestHead.streamsBody`), never buffered whole by the parser.
     public var maxUploadBodyBytes = 1 << 20
 
-    /// What makes a request an upload: a POST whose path (before `?`) matches one of these patterns,
-    /// segment by segment, where a `*` segment matches any one non-empty segment
+    /// What makes a request an upload (its body streamed, its limit `maxUploadBodyBytes`): a POST whose
+    /// path (before `?`) matches one of these patterns, segment by segment, where a `*` segment matches any one non-empty segment
     /// (`/v1/groups/*/alarms/*/attachments`). Empty (the default): no request is. Data, not a callback,
     /// so the parser stays a value the fuzzers build without the application.
     public var uploadPaths: [String] = []

@@ -11,6 +11,9 @@ public struct HTTPRequestHead: Sendable {
     /// Whether the client sent `Expect: 100-continue` and waits for an interim response. The parser
     /// sets it only for HTTP/1.1 requests that have a body (RFC 9110 §10.1.1).
     public var expectsContinue: Bool
+    /// Whether the body is streamed (`.bodyChunk`s, then `.bodyEnd`) instead of buffered into `.request`:
+    /// the parser sets it for uploads (`HTTPLimits.isUpload`).
+    public var streamsBody = false
 
     public init(
         method: HTTPMethod, target: String, version: HTTPVersion = .http1_1,
@@ -41,13 +44,37 @@ public struct HTTPRequestHead: Sendable {
     private var queryMark: String.Index? { target.utf8.firstIndex(of: UInt8(ascii: "?")) }
 }
 
-/// A complete request: head plus the whole (de-chunked) body.
+/// A complete request: head plus the whole (de-chunked) body — in `body`, or, for a streamed body the
+/// transport wrote to a file, in `bodyFile` (and `body` is empty).
 public struct HTTPRequest: Sendable {
     public var head: HTTPRequestHead
     public var body: [UInt8]
+    /// The body as a file, when the transport streamed it to one (`HTTPRequestHead.streamsBody`).
+    public var bodyFile: HTTPBodyFile?
 
-    public init(head: HTTPRequestHead, body: [UInt8] = []) {
+    public init(head: HTTPRequestHead, body: [UInt8] = [], bodyFile: HTTPBodyFile? = nil) {
         self.head = head
         self.body = body
+        self.bodyFile = bodyFile
     }
+}
+
+/// A request body stored in a file by the transport. The file is the request's: it lives while this
+/// object does, and `release` (given by whoever wrote it: it removes the file) runs when the last
+/// reference goes — after the handler is done with the request, or when a connection fails mid-body.
+/// A handler that keeps the bytes links or copies the file first.
+public final class HTTPBodyFile: Sendable {
+    /// The file's path.
+    public let path: String
+    /// Its length in bytes: the whole de-chunked body.
+    public let count: Int
+    private let release: @Sendable () -> Void
+
+    public init(path: String, count: Int, release: @escaping @Sendable () -> Void) {
+        self.path = path
+        self.count = count
+        self.release = release
+    }
+
+    deinit { release() }
 }

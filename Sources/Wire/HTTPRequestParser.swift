@@ -3,8 +3,13 @@ public enum HTTPParserEvent: Sendable {
     /// The request line and header block are complete. The shell answers `100 Continue` here when
     /// `head.expectsContinue` (which the parser sets only when a body follows).
     case head(HTTPRequestHead)
-    /// The whole request, body de-chunked; always follows its `.head`.
+    /// The whole request, body de-chunked; always follows its `.head`. Never for a streamed body.
     case request(HTTPRequest)
+    /// The next bytes of a streamed body (`HTTPRequestHead.streamsBody`), de-chunked, in order, never
+    /// empty: whatever was buffered of the body when `next()` was called. The parser keeps none of them.
+    case bodyChunk([UInt8])
+    /// A streamed body is complete: the request is whole (its head was `.head`, its body the `.bodyChunk`s).
+    case bodyEnd
 }
 
 /// A sans-I/O HTTP/1.1 request parser (RFC 9112): bytes in through `append`, events out of `next()`.
@@ -33,6 +38,11 @@ public enum HTTPParserEvent: Sendable {
 /// - HTTP/1.1 requires exactly one `Host` field; any request with two is 400.
 /// - Targets: origin-form (`/…`), absolute-form (`scheme:…`), and `*` for OPTIONS only.
 ///
+/// Bodies: buffered whole and delivered in `.request`, except an upload's (`HTTPLimits.isUpload`), which
+/// is streamed — `.head` with `streamsBody`, then `.bodyChunk`s as bytes arrive, then `.bodyEnd` — so the
+/// shell can write it to a file instead of holding it (docs/attachments.md#storage). Both are bounded
+/// alike: the declared length at head time, a chunked body as soon as a chunk size pushes it over.
+///
 /// Limits are checked as soon as the length they bound is known (see `HTTPLimits`). After a
 /// throw the parser is dead: every later `next()` throws the same error and `append` is ignored.
 public struct HTTPRequestParser: Sendable {
@@ -42,7 +52,7 @@ public struct HTTPRequestParser: Sendable {
         case idle
         /// Inside a request line or header block.
         case head
-        /// After `.head`, until `.request` (reading the body, if any).
+        /// After `.head`, until `.request` or `.bodyEnd` (reading the body, if any).
         case body
     }
 
@@ -83,6 +93,8 @@ public struct HTTPRequestParser: Sendable {
         var head = HTTPRequestHead(method: .get, target: "")
         var facts = HeadFacts()
         var body: [UInt8] = []
+        /// Body bytes so far (buffered or streamed): what the body limit is checked against.
+        var bodyCount = 0
         /// `HTTPLimits.maxBodyBytes(for:)` of this request's head, and the 413 to answer past it.
         var maxBodyBytes = 0
         var bodyTooLarge = HTTPRequestParser.bodyTooLarge
@@ -199,6 +211,11 @@ public struct HTTPRequestParser: Sendable {
                 try parseHeaderField(line)
 
             case .fixedBody(let remaining):
+                if remaining > 0, pending.head.streamsBody {
+                    guard let chunk = takeChunk(upTo: remaining) else { return nil }
+                    phase = .fixedBody(remaining: remaining - chunk.count)
+                    return .bodyChunk(chunk)
+                }
                 let taken = takeBody(upTo: remaining)
                 if taken < remaining {
                     phase = .fixedBody(remaining: remaining - taken)
@@ -210,6 +227,11 @@ public struct HTTPRequestParser: Sendable {
                 guard try parseChunkSizeLine() else { return nil }
 
             case .chunkData(let remaining):
+                if pending.head.streamsBody {
+                    guard let chunk = takeChunk(upTo: remaining) else { return nil }
+                    phase = chunk.count < remaining ? .chunkData(remaining: remaining - chunk.count) : .chunkDataEnd
+                    return .bodyChunk(chunk)
+                }
                 let taken = takeBody(upTo: remaining)
                 if taken < remaining {
                     phase = .chunkData(remaining: remaining - taken)
@@ -414,7 +436,9 @@ public struct HTTPRequestParser: Sendable {
         let bodyPhase: Phase
         let bodyFollows: Bool
         pending.maxBodyBytes = limits.maxBodyBytes(for: pending.head)
-        pending.bodyTooLarge = limits.isUpload(pending.head) ? Self.uploadBodyTooLarge : Self.bodyTooLarge
+        let isUpload = limits.isUpload(pending.head)
+        pending.bodyTooLarge = isUpload ? Self.uploadBodyTooLarge : Self.bodyTooLarge
+        pending.head.streamsBody = isUpload
         if facts.hasTransferEncoding {
             // §6.1: both framings present is the classic smuggling vector; refuse, don't pick one.
             if facts.contentLength != nil {
@@ -432,12 +456,8 @@ public struct HTTPRequestParser: Sendable {
             if length > pending.maxBodyBytes { throw pending.bodyTooLarge }
             bodyPhase = .fixedBody(remaining: length)
             bodyFollows = length > 0
-            // An upload reserves its whole declared length (at most `maxUploadBodyBytes`): a body grown by
-            // doubling is copied at each step and held twice at the copy, ≈ 1.8× its size at the peak
-            // (Benchmarks/attachments.sh). Other bodies reserve 64 KiB and grow: most are tiny JSON.
-            if bodyFollows {
-                pending.body.reserveCapacity(limits.isUpload(pending.head) ? length : min(length, 64 * 1024))
-            }
+            // A buffered body reserves up to 64 KiB and grows: most are tiny JSON. An upload is streamed.
+            if bodyFollows, !isUpload { pending.body.reserveCapacity(min(length, 64 * 1024)) }
         } else {
             bodyPhase = .fixedBody(remaining: 0)
             bodyFollows = false
@@ -464,9 +484,20 @@ public struct HTTPRequestParser: Sendable {
         let taken = min(count, buffer.count - start)
         if taken > 0 {
             pending.body.append(contentsOf: buffer[start..<(start + taken)])
+            pending.bodyCount += taken
             start += taken
         }
         return taken
+    }
+
+    /// Removes and returns up to `count` buffered body bytes (a streamed body); nil when none is buffered.
+    private mutating func takeChunk(upTo count: Int) -> [UInt8]? {
+        let taken = min(count, buffer.count - start)
+        guard taken > 0 else { return nil }
+        let chunk = Array(buffer[start..<(start + taken)])
+        pending.bodyCount += taken
+        start += taken
+        return chunk
     }
 
     /// `chunk-size [ chunk-ext ] CRLF`; a size pushing the body over `maxBodyBytes` is 413 at once.
@@ -483,7 +514,7 @@ public struct HTTPRequestParser: Sendable {
         }
         if extensionBytes > extensionBudget { throw Self.chunkExtensionsTooLong }
         pending.extensionBytes += extensionBytes
-        if size > UInt64(pending.maxBodyBytes - pending.body.count) { throw pending.bodyTooLarge }
+        if size > UInt64(pending.maxBodyBytes - pending.bodyCount) { throw pending.bodyTooLarge }
         if size == 0 {
             pending.sectionBytes = 0
             pending.sectionFields = 0
@@ -560,10 +591,10 @@ public struct HTTPRequestParser: Sendable {
     }
 
     private mutating func completeRequest() -> HTTPParserEvent {
-        let request = HTTPRequest(head: pending.head, body: pending.body)
+        let event: HTTPParserEvent = pending.head.streamsBody ? .bodyEnd : .request(HTTPRequest(head: pending.head, body: pending.body))
         pending = Pending()
         phase = .requestLine
-        return .request(request)
+        return event
     }
 
     // MARK: Errors

@@ -20,6 +20,7 @@ public enum HTTPResponseWriter {
     /// `Connection: keep-alive` when `keepAlive` and the request was HTTP/1.0 (where close is the
     /// default). For a HEAD request the body is left out while `Content-Length` still gives its
     /// length (RFC 9110 §9.3.2). 1xx, 204 and 304 responses never carry a body (RFC 9110 §6.4.1).
+    /// A `bodyFile` is counted in `Content-Length` but not appended: the caller sends it after the head.
     public static func write(
         _ response: HTTPResponse, into buffer: inout [UInt8], date: String, keepAlive: Bool,
         requestVersion: HTTPVersion, isHeadRequest: Bool
@@ -35,7 +36,7 @@ public enum HTTPResponseWriter {
         if !present.date { appendField(name: "Date", value: date, into: &buffer) }
         if !bodiless, !present.contentLength, !present.transferEncoding {
             buffer.append(contentsOf: "Content-Length: ".utf8)
-            appendInteger(response.body.count, radix: 10, into: &buffer)
+            appendInteger(response.bodyCount, radix: 10, into: &buffer)
             appendCRLF(into: &buffer)
         }
         if !present.connection { appendConnection(keepAlive: keepAlive, requestVersion: requestVersion, into: &buffer) }

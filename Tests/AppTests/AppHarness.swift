@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Glibc
 import Logging
 import Postgres
 import SQLite
@@ -113,7 +114,21 @@ final class AppHarness: Sendable {
 
 /// A response with JSON conveniences.
 struct Reply: Sendable {
+    /// The response, with a file body (`bodyFile`, a download) read into `body`.
     let response: HTTPResponse
+
+    init(response: HTTPResponse) {
+        var response = response
+        if let file = response.bodyFile {
+            var bytes = [UInt8](repeating: 0, count: Int(file.count))
+            let n = bytes.withUnsafeMutableBytes { pread(file.descriptor, $0.baseAddress, $0.count, off_t(file.offset)) }
+            bytes.removeSubrange(max(n, 0)...)
+            response.body = bytes
+            response.bodyFile = nil
+        }
+        self.response = response
+    }
+
     var status: Int { response.status.code }
     var text: String { String(decoding: response.body, as: UTF8.self) }
     var json: [String: Any] {

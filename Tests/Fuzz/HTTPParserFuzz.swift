@@ -5,15 +5,22 @@
 // by short inputs), each fed four ways: whole, one byte at a time, in two halves, and in chunks of
 // input-derived sizes. Invariants, any breach of which traps (a crash for libFuzzer):
 // - every split yields the same transcript (events and the final error, reason included);
-// - `.request` follows exactly one `.head` and carries the same head; no event after a throw,
+// - `.request` (or a streamed body's `.bodyChunk`s and `.bodyEnd`, recorded as the same line with the
+//   chunks joined, so splits compare) follows exactly one `.head` and carries the same head; no event after a throw,
 //   and a dead parser rethrows the same error even after more input;
 // - bodies, field counts and targets stay within the limits; statuses are the documented ones;
 // - `state` and `bufferedByteCount` agree with the events; `takeBufferedBytes` returns exactly
 //   the unconsumed suffix of the input.
 
-let smallLimits = HTTPLimits(
-    maxRequestLineBytes: 64, maxHeaderBlockBytes: 128, maxHeaderFields: 4, maxBodyBytes: 64,
-    maxChunkExtensionBytes: 16, maxLeadingEmptyLines: 2)
+let smallLimits: HTTPLimits = {
+    var limits = HTTPLimits(
+        maxRequestLineBytes: 64, maxHeaderBlockBytes: 128, maxHeaderFields: 4, maxBodyBytes: 64,
+        maxChunkExtensionBytes: 16, maxLeadingEmptyLines: 2)
+    // `POST /u/<any>` streams its body (`.bodyChunk`s, `.bodyEnd`) under its own limit.
+    limits.uploadPaths = ["/u/*"]
+    limits.maxUploadBodyBytes = 48
+    return limits
+}()
 
 let allowedStatuses: Set<Int> = [400, 413, 414, 417, 431, 501, 505]
 
@@ -47,6 +54,8 @@ func transcript(_ input: [UInt8], chunkSizes: [Int], limits: HTTPLimits) -> [Str
     var parser = HTTPRequestParser(limits: limits)
     var records: [String] = []
     var openHead: String?
+    var streamedHead: HTTPRequestHead?
+    var streamed: [UInt8] = []
     var failure: HTTPParseError?
     var offset = 0
 
@@ -75,16 +84,35 @@ func transcript(_ input: [UInt8], chunkSizes: [Int], limits: HTTPLimits) -> [Str
                 check(head.target.utf8.count <= limits.maxRequestLineBytes, "target over the limit")
                 let text = describe(head)
                 openHead = text
+                check(head.streamsBody == limits.isUpload(head), "streamsBody disagrees with the limits")
+                if head.streamsBody { streamedHead = head }
                 records.append("head \(text)")
             case .request(let request):
                 let text = describe(request.head)
                 check(openHead == text, ".request without its .head")
+                check(!request.head.streamsBody, ".request for a streamed body")
                 check(request.body.count <= limits.maxBodyBytes, "body over the limit")
                 check(
                     parser.state == (parser.bufferedByteCount == 0 ? .idle : .head),
                     "state after .request disagrees with the buffer")
                 openHead = nil
                 records.append("request \(text) body=\(request.body)")
+            case .bodyChunk(let bytes):
+                check(streamedHead != nil && parser.state == .body, ".bodyChunk outside a streamed body")
+                check(!bytes.isEmpty, "empty .bodyChunk")
+                streamed += bytes
+                check(streamed.count <= limits.maxUploadBodyBytes, "streamed body over the limit")
+            case .bodyEnd:
+                guard let head = streamedHead else { fatalError(".bodyEnd outside a streamed body") }
+                let text = describe(head)
+                check(openHead == text, ".bodyEnd without its .head")
+                check(
+                    parser.state == (parser.bufferedByteCount == 0 ? .idle : .head),
+                    "state after .bodyEnd disagrees with the buffer")
+                openHead = nil
+                streamedHead = nil
+                records.append("request \(text) body=\(streamed)")
+                streamed = []
             }
         }
     }

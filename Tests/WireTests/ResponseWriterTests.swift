@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 import Wire
 
@@ -20,6 +21,19 @@ struct ResponseWriterTests {
         #expect(
             Self.written(Self.hello)
                 == "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nDate: \(Self.date)\r\nContent-Length: 5\r\n\r\nhello")
+    }
+
+    @Test("a file body counts in Content-Length and is left for the caller; its descriptor is released with it")
+    func fileBodyIsCountedNotWritten() {
+        let released = ReleasedDescriptors()
+        do {
+            let file = HTTPFileRegion(descriptor: 42, offset: 10, count: 5000) { released.add($0) }
+            let response = HTTPResponse(status: .ok, bodyFile: file)
+            #expect(response.bodyCount == 5000)
+            #expect(Self.written(response) == "HTTP/1.1 200 OK\r\nDate: \(Self.date)\r\nContent-Length: 5000\r\n\r\n")
+            withExtendedLifetime(response) { #expect(released.all.isEmpty) }
+        }
+        #expect(released.all == [42])
     }
 
     @Test func closeWhenNotKeepingAlive() {
@@ -171,4 +185,11 @@ struct HTTPDateTests {
     func parseRefuses(text: String) {
         #expect(HTTPDate.parse(text) == nil)
     }
+}
+
+/// Descriptors an `HTTPFileRegion` released.
+final class ReleasedDescriptors: Sendable {
+    private let descriptors = Mutex<[Int32]>([])
+    func add(_ descriptor: Int32) { descriptors.withLock { $0.append(descriptor) } }
+    var all: [Int32] { descriptors.withLock { $0 } }
 }

@@ -6,6 +6,9 @@ import Wire
 enum Event: Equatable, CustomStringConvertible {
     case head(Head)
     case request(Head, body: [UInt8])
+    /// A streamed body's bytes (`.bodyChunk`), and its end (`.bodyEnd`).
+    case chunk([UInt8])
+    case end
     case error(code: Int, reason: String)
 
     struct Head: Equatable, CustomStringConvertible {
@@ -25,6 +28,8 @@ enum Event: Equatable, CustomStringConvertible {
         switch event {
         case .head(let head): self = .head(Head(head))
         case .request(let request): self = .request(Head(request.head), body: request.body)
+        case .bodyChunk(let bytes): self = .chunk(bytes)
+        case .bodyEnd: self = .end
         }
     }
 
@@ -32,6 +37,8 @@ enum Event: Equatable, CustomStringConvertible {
         switch self {
         case .head(let head): ".head(\(head))"
         case .request(let head, let body): ".request(\(head), body: \(String(decoding: body, as: UTF8.self).debugDescription))"
+        case .chunk(let bytes): ".chunk(\(String(decoding: bytes, as: UTF8.self).debugDescription))"
+        case .end: ".end"
         case .error(let code, let reason): ".error(\(code), \(reason))"
         }
     }

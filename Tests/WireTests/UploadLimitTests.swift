@@ -13,16 +13,26 @@ struct UploadLimitTests {
     }()
     static let upload = "/v1/groups/g1/alarms/a1/attachments"
 
-    /// Parses `input` to its end: the events, or the error that ended it.
+    /// Parses `input` to its end: the events (`.bodyChunk`s not counted, joined into the body), or the
+    /// error that ended it.
     static func run(_ input: String, limits: HTTPLimits = limits) -> (events: Int, body: [UInt8]?, error: HTTPParseError?) {
         var parser = HTTPRequestParser(limits: limits)
         parser.append(Array(input.utf8))
         var count = 0
         var body: [UInt8]?
         do {
+            var streamed: [UInt8] = []
             while let event = try parser.next() {
-                count += 1
-                if case .request(let request) = event { body = request.body }
+                switch event {
+                case .head: count += 1
+                case .request(let request):
+                    count += 1
+                    body = request.body
+                case .bodyChunk(let bytes): streamed += bytes  // an upload's body is streamed
+                case .bodyEnd:
+                    count += 1
+                    body = streamed
+                }
             }
         } catch {
             return (count, body, error)

@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import Hashing
+public import Wire
 
 /// The content-addressed file store of attachments (docs/attachments.md#storage):
 /// `<data-dir>/attachments/ab/cd/<sha256>`, each file mode 0600, directories 0700. A file is written
@@ -8,7 +9,10 @@ import Hashing
 /// fsynced, so a name only ever holds the whole file; a crash leaves at most a `.tmp-*` file, which
 /// the orphan sweep removes. Identical bytes share one file. A file's modification time is set to
 /// the server clock's `now` at every store (also when it already existed), which is what the sweep's
-/// grace is measured from. Blocking: callers run it off the event loops.
+/// grace is measured from. An upload the transport streamed to `<root>/.tmp-XXXXXX`
+/// (`ServerConfiguration.uploadDirectory` is `root`) is stored by `store(file:now:)`: hashed as it is
+/// read, fsynced, and hard-linked under its name — never read into memory. Blocking: callers run it
+/// off the event loops.
 public struct AttachmentFiles: Sendable {
     /// The `attachments` directory.
     public let root: String
@@ -79,6 +83,126 @@ public struct AttachmentFiles: Sendable {
         return name
     }
 
+    /// Stores the file at `path` (an upload's temporary file, in this store's file system) under its
+    /// SHA-256 (returned) with modification time `now`: read in chunks to hash it, fsynced, then
+    /// hard-linked under its name (the temporary file stays the caller's; a name only ever holds the
+    /// whole file, as with `store(_:now:)`). Where hard links are refused (`EXDEV`, `EPERM`), copied.
+    @discardableResult
+    public func store(file path: String, now: Int64) throws(Failure) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(call: "open \(path)", errno: errno) }
+        defer { close(fd) }
+        let hasher = SHA256.Hasher()
+        try Self.forEachChunk(of: fd, path: path) { hasher.update($0) }
+        guard fsync(fd) == 0 else { throw Failure(call: "fsync \(path)", errno: errno) }
+        let name = Hex.encode(hasher.finalize())
+        let final = self.path(name)
+        let directory = (final as NSString).deletingLastPathComponent
+        try makeDirectories(directory)
+        if link(path, final) != 0 {
+            switch errno {
+            case EEXIST: break  // already stored (or stored meanwhile by an identical upload): only its time moves
+            case EXDEV, EPERM, EMLINK: try copy(fd, from: path, to: final, in: directory)
+            default: throw Failure(call: "link \(path)", errno: errno)
+            }
+        }
+        try syncDirectory(directory)
+        try touch(final, now: now)
+        return name
+    }
+
+    /// Calls `body` with the file's bytes from the start, one chunk at a time.
+    private static func forEachChunk(of fd: Int32, path: String, _ body: (UnsafeRawBufferPointer) throws(Failure) -> Void)
+        throws(Failure)
+    {
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
+        defer { chunk.deallocate() }
+        var offset: off_t = 0
+        while true {
+            let n = pread(fd, chunk.baseAddress, chunk.count, offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Failure(call: "pread \(path)", errno: errno)
+            }
+            if n == 0 { return }
+            try body(UnsafeRawBufferPointer(rebasing: chunk[..<n]))
+            offset += off_t(n)
+        }
+    }
+
+    /// `store(file:)` where a hard link is refused: a temporary copy in `directory`, fsynced, renamed to `final`.
+    private func copy(_ fd: Int32, from path: String, to final: String, in directory: String) throws(Failure) {
+        let temporary = "\(directory)/.tmp-\(Hex.encode(SecureRandom.bytes(8)))"
+        let out = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard out >= 0 else { throw Failure(call: "open \(temporary)", errno: errno) }
+        do throws(Failure) {
+            try Self.forEachChunk(of: fd, path: path) { (bytes) throws(Failure) in
+                var offset = 0
+                while offset < bytes.count {
+                    let n = write(out, bytes.baseAddress! + offset, bytes.count - offset)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        throw Failure(call: "write \(temporary)", errno: errno)
+                    }
+                    offset += n
+                }
+            }
+            guard fsync(out) == 0 else { throw Failure(call: "fsync \(temporary)", errno: errno) }
+            close(out)
+            guard rename(temporary, final) == 0 else { throw Failure(call: "rename \(temporary)", errno: errno) }
+        } catch {
+            close(out)
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    /// Writes `bytes` to a new `.tmp-*` file in the root (an upload that arrived in memory, not
+    /// streamed), removed when the returned object is released — the same shape a streamed upload has.
+    public func stage(_ bytes: [UInt8]) throws(Failure) -> HTTPBodyFile {
+        try makeDirectories(root)
+        let temporary = "\(root)/.tmp-\(Hex.encode(SecureRandom.bytes(8)))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure(call: "open \(temporary)", errno: errno) }
+        defer { close(fd) }
+        var failure: Failure?
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = Failure(call: "write \(temporary)", errno: errno)
+                    return
+                }
+                offset += n
+            }
+        }
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        return HTTPBodyFile(path: temporary, count: bytes.count) { unlink(temporary) }
+    }
+
+    /// The file named `name`, opened for reading, and its length; nil when it is missing. The
+    /// descriptor is the caller's (an `HTTPFileRegion` closes it).
+    public func openForReading(_ name: String) throws(Failure) -> (descriptor: Int32, length: Int64)? {
+        let file = path(name)
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw Failure(call: "open \(file)", errno: errno)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let failure = Failure(call: "fstat \(file)", errno: errno)
+            close(fd)
+            throw failure
+        }
+        return (fd, Int64(info.st_size))
+    }
+
     /// Whether the file named `name` exists.
     public func exists(_ name: String) -> Bool { access(path(name), F_OK) == 0 }
 
@@ -129,6 +253,15 @@ public struct AttachmentFiles: Sendable {
         let manager = FileManager.default
         var found: [Entry] = []
         for first in (try? manager.contentsOfDirectory(atPath: root)) ?? [] {
+            if first.hasPrefix(".tmp-") {
+                // An upload's temporary file (the transport streams bodies into the root).
+                let file = "\(root)/\(first)"
+                var info = stat()
+                guard stat(file, &info) == 0 else { continue }
+                let milliseconds = Int64(info.st_mtim.tv_sec) * 1000 + Int64(info.st_mtim.tv_nsec) / 1_000_000
+                found.append(Entry(name: first, path: file, modifiedMilliseconds: milliseconds, isTemporary: true))
+                continue
+            }
             for second in (try? manager.contentsOfDirectory(atPath: "\(root)/\(first)")) ?? [] {
                 let directory = "\(root)/\(first)/\(second)"
                 for name in (try? manager.contentsOfDirectory(atPath: directory)) ?? [] {

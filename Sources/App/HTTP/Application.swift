@@ -166,7 +166,7 @@ public final class Application: HTTPResponder {
         var response = response
         response.headers.add(name: "X-Request-Id", value: request.requestID)
         // Counted before it is sent: a client that has the response finds it in the metrics.
-        completed(status: response.status.code, bytes: response.body.count, request, started)
+        completed(status: response.status.code, bytes: response.bodyCount, request, started)
         sink.send(response)
     }
 

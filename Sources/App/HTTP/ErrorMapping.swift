@@ -50,14 +50,19 @@ public enum ErrorMapping {
     }
 
     /// A transport-level refusal (the HTTP parser's) as an API error: the status stays exactly as the
-    /// parser decided (413, 414, 431, 408, 501, 505, 417, 400) and the code names it. Every listener
+    /// parser decided (413, 414, 431, 408, 501, 505, 417, 400; 500 and 503 — with `Retry-After` — when a
+    /// streamed upload cannot be written) and the code names it. Every listener
     /// (the API's, the metrics port's) answers parser errors through this.
     public static func apiError(for error: HTTPParseError) -> APIError {
         if error == HTTPRequestParser.uploadBodyTooLarge {
             return APIError(.photoTooLarge, "the attachment is larger than this server accepts")
         }
+        if error.status == .serviceUnavailable {  // a streamed upload's disk is full or read-only
+            return APIError(.serviceUnavailable, error.reason, retryAfterSeconds: 5)
+        }
         let code: ErrorCode =
             switch error.status.code {
+            case 500: .internalError
             case 408: .requestTimeout
             case 413: .payloadTooLarge
             case 414: .uriTooLong

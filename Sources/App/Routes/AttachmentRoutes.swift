@@ -1,4 +1,5 @@
 import Domain
+import Glibc
 import Logging
 import Media
 import Storage
@@ -71,7 +72,9 @@ enum AttachmentRoutes {
         let config = services.config.attachments
         let limits = config.storeLimits
         guard user.tier != .free else { throw DomainError.tierRequired("attachments need the plus or premium tier") }
-        let body = try uploadBody(request, limit: config.maxFileBytes)
+        // The body as a file (the transport streamed it there): never held whole.
+        let body = try await uploadedFile(request, services, files)
+        guard body.count <= config.maxFileBytes else { throw tooLarge(config.maxFileBytes) }
         let now = services.clock.nowMilliseconds()
         // Access, the owner, the per-owner, per-minute and quota limits: before the expensive decode.
         try await services.database.read { db in
@@ -79,33 +82,37 @@ enum AttachmentRoutes {
                 owner, userID: user.id, incomingBytes: Int64(body.count), limits: limits, at: now, on: db)
         }
         let declared = request.headers[first: "content-type"]
-        let media = try await services.workers.run { try processor.process(body, declaredType: declared) }
-        // Files first (temp, fsync, rename), then the row: a committed row always has its files.
-        let (name, thumbnailName) = try await services.workers.run {
-            (try files.store(media.bytes, now: now), try files.store(media.thumbnail, now: now))
+        let media = try await services.workers.run { try processor.process(file: body.path, declaredType: declared) }
+        // A PDF is stored as uploaded: the upload's file itself (hard-linked), else the re-encoded bytes.
+        let storeFile: @Sendable () throws -> String = {
+            media.type == .pdf ? try files.store(file: body.path, now: now) : try files.store(media.bytes, now: now)
         }
+        // Files first (temp, fsync, rename), then the row: a committed row always has its files.
+        let (name, thumbnailName) = try await services.workers.run { (try storeFile(), try files.store(media.thumbnail, now: now)) }
         let attachment = Attachment(
             id: AttachmentStore.newID(), ownerKind: owner.kind, ownerID: owner.ownerID, groupID: owner.groupID,
             uploadedBy: user.id, fileType: media.type.rawValue, uploadedType: media.uploadedType.rawValue,
-            sizeBytes: Int64(media.bytes.count), width: media.width, height: media.height, sha256: name,
+            sizeBytes: Int64(media.type == .pdf ? body.count : media.bytes.count),
+            width: media.width, height: media.height, sha256: name,
             thumbnail: Attachment.Thumbnail(sha256: thumbnailName, width: media.thumbnailWidth, height: media.thumbnailHeight),
             createdAt: Timestamp(milliseconds: now))
         try await services.database.write { db in
             // The orphan sweep removes unreferenced files inside a write transaction too, so between
             // the store above and this transaction it may have taken an identical old file: put it back.
-            if !files.exists(name) { try files.store(media.bytes, now: now) }
+            if !files.exists(name) { _ = try storeFile() }
             if !files.exists(thumbnailName) { try files.store(media.thumbnail, now: now) }
             try AttachmentStore.insert(attachment, on: owner, limits: limits, on: db)
         }
         return JSONBody.response(attachment, status: .created)
     }
 
-    /// The one place an upload's bytes are taken from the request: the whole body, at most `limit`
-    /// bytes (the transport refused a longer one from `Content-Length` already).
-    static func uploadBody(_ request: Request, limit: Int) throws -> [UInt8] {
-        let body = request.http.body
-        guard body.count <= limit else { throw tooLarge(limit) }
-        return body
+    /// The one place an upload's bytes are taken from the request: the file the transport streamed
+    /// the body to (`<attachments>/.tmp-*`), or one a body built in memory is staged to. Removed when
+    /// the request (or the returned object) is released; read from there, never held whole.
+    static func uploadedFile(_ request: Request, _ services: Services, _ files: AttachmentFiles) async throws -> HTTPBodyFile {
+        if let file = request.http.bodyFile { return file }
+        let bytes = request.http.body
+        return try await services.workers.run { try files.stage(bytes) }
     }
 
     static func tooLarge(_ limit: Int) -> APIError {
@@ -154,18 +161,23 @@ enum AttachmentRoutes {
         {
             return HTTPResponse(status: .notModified, headers: headers)
         }
-        guard let length = try await services.workers.run({ files.size(name) }) else {
+        // The body is sent from the open file by the transport (sendfile, or chunks through TLS), never read here.
+        guard let (descriptor, length) = try await services.workers.run({ try files.openForReading(name) }) else {
             services.logger.error("attachment file missing", metadata: ["attachment": "\(attachment.id)", "file": "\(name)"])
             throw APIError(.internalError, "internal error")
         }
+        let whole = HTTPFileRegion(descriptor: descriptor, offset: 0, count: length) { close($0) }
         headers.add(name: "Content-Type", value: type)
         switch ByteRange.resolve(request.headers[first: "range"], length: length) {
         case .whole:
-            return try await fileResponse(
-                .ok, headers: headers, file: name, range: ByteRange(first: 0, last: length - 1), services, files)
+            return HTTPResponse(status: .ok, headers: headers, bodyFile: whole)
         case .partial(let range):
+            // The range holds the whole file's region, which owns (and closes) the descriptor.
+            let part = HTTPFileRegion(descriptor: descriptor, offset: range.first, count: range.count) { _ in
+                withExtendedLifetime(whole) {}
+            }
             headers.add(name: "Content-Range", value: "bytes \(range.first)-\(range.last)/\(length)")
-            return try await fileResponse(.partialContent, headers: headers, file: name, range: range, services, files)
+            return HTTPResponse(status: .partialContent, headers: headers, bodyFile: part)
         case .unsatisfiable:
             var error = APIError(
                 .invalidRequest, "the range starts past the end of the file",
@@ -173,17 +185,6 @@ enum AttachmentRoutes {
             error.code.status = .rangeNotSatisfiable
             throw error
         }
-    }
-
-    /// The one place a download's body is produced: `range` of the stored file `file` (an empty file
-    /// has the empty range `0…-1`), read on the worker pool.
-    static func fileResponse(
-        _ status: HTTPStatus, headers: HTTPHeaders, file: String, range: ByteRange, _ services: Services,
-        _ files: AttachmentFiles
-    ) async throws -> HTTPResponse {
-        let count = Int(max(0, range.count))
-        let bytes = try await services.workers.run { try files.read(file, offset: range.first, count: count) }
-        return HTTPResponse(status: status, headers: headers, body: bytes)
     }
 
     static func fileExtension(_ type: String) -> String {
