@@ -60,7 +60,7 @@ struct AbuseLimitTests {
         let blockers = (0..<2).map { _ in Task { try await hashing.run { gate.wait() } } }
         // The blockers are tasks: under the whole suite on 2 cores they may wait a while for a
         // cooperative thread, hence the long bound (a bound, not a timing).
-        #expect(await eventually(timeout: .seconds(60)) { hashing.pendingJobs == 2 })
+        #expect(await eventually(timeout: LoopbackClient.hangBound) { hashing.pendingJobs == 2 })
 
         // Static files, token checks and plain reads do not wait for it.
         let served = DispatchSemaphore(value: 0)
@@ -99,7 +99,7 @@ struct AbuseLimitTests {
         }
         let gate = DispatchSemaphore(value: 0)
         let blocker = Task { try await hashing.run { gate.wait() } }
-        #expect(await eventually(timeout: .seconds(60)) { hashing.pendingJobs == 1 })
+        #expect(await eventually(timeout: LoopbackClient.hangBound) { hashing.pendingJobs == 1 })
         #expect(await h.send(.post, "/v1/auth/register", json: Self.registration("x@example.com")).status == 503)
         gate.signal()
         try await blocker.value

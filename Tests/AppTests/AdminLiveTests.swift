@@ -426,7 +426,7 @@ struct AdminLiveTests {
     /// Bounds on every wait. Generous because the full suite runs ~500 tests in this process at once
     /// and the in-process server competes with them for the cooperative pool's threads; a healthy run
     /// needs well under a second per wait.
-    static let messageTimeout: Duration = .seconds(60)
+    static let messageTimeout: Duration = LoopbackClient.hangBound
 
     static let answererCount = 6
     static let writerCount = 3

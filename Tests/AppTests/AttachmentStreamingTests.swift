@@ -43,7 +43,7 @@ struct AttachmentStreamingTests {
         let path = s.path
         let token = s.f.owner.token
         let (created, whole, part, thumbnail) = try await blocking {
-            let client = try LoopbackClient(port: port, timeout: .seconds(60))
+            let client = try LoopbackClient(port: port)
             defer { client.close() }
             let auth = ("Authorization", "Bearer \(token)")
             let created = try client.request(
@@ -92,7 +92,7 @@ struct AttachmentStreamingTests {
         let pdf = Self.pdf(size: 2_000_000)
         let path = s.path
         let token = s.f.owner.token
-        let client = try LoopbackClient(port: port, timeout: .seconds(60))
+        let client = try LoopbackClient(port: port)
         try client.send(
             "POST \(path) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Length: \(pdf.count)\r\n\r\n")
         try client.send(Array(pdf.prefix(pdf.count / 2)))

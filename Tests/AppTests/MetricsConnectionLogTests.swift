@@ -66,7 +66,7 @@ struct MetricsConnectionLogTests {
             ws.connection.close()
         }
         var lines = capture.lines()
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + LoopbackClient.hangBound
         while lines.filter({ $0["msg"] as? String == "connection closed" }).count < 2, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
             lines = capture.lines()

@@ -131,10 +131,10 @@ struct MetricsTests {
     }
 
     /// Scrapes until `done` holds (for counts updated just after the client saw an answer, e.g. a
-    /// socket's close or the access record of a `101`); returns the last scrape. 60 s bounds a stalled
+    /// socket's close or the access record of a `101`); returns the last scrape. The hang bound bounds a stalled
     /// server; it is not a timing: the loop returns as soon as `done` holds.
     static func scrape(_ client: LoopbackClient, until done: (Exposition) -> Bool) throws -> Exposition {
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + LoopbackClient.hangBound
         var exposition = try scrape(client)
         while !done(exposition), ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.02)

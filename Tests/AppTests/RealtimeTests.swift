@@ -46,7 +46,7 @@ struct RealtimeTests {
             if let origin { headers.append(("Origin", origin)) }
             ws = try WebSocketTestClient(
                 port: port, path: "/v1/realtime", extensions: deflate ? "permessage-deflate" : nil, extraHeaders: headers,
-                timeout: .seconds(10))
+                timeout: LoopbackClient.hangBound)
             inflater = deflate ? PerMessageDeflateDecompressor(windowBits: 15, noContextTakeover: true) : nil
         }
         var status: Int { ws.handshake.status }
@@ -54,7 +54,7 @@ struct RealtimeTests {
         /// The next text message matching `predicate` (others are skipped); throws on close.
         func next(_ predicate: ([String: Any]) -> Bool = { _ in true }) throws -> Message {
             while true {
-                let frame = try ws.readFrame(timeout: .seconds(10))
+                let frame = try ws.readFrame(timeout: LoopbackClient.hangBound)
                 if frame.opcode == .close { throw Failure.closed(frame.closeCode) }
                 guard frame.opcode == .text else { continue }
                 var payload = frame.payload
@@ -74,7 +74,7 @@ struct RealtimeTests {
         /// when uncompressed).
         func closeCode() throws -> UInt16? {
             while true {
-                let frame = try ws.readFrame(timeout: .seconds(10))
+                let frame = try ws.readFrame(timeout: LoopbackClient.hangBound)
                 if frame.opcode == .close { return frame.closeCode }
                 if frame.opcode == .text && !frame.rsv1 { texts.append(String(decoding: frame.payload, as: UTF8.self)) }
             }

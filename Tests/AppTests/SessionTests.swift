@@ -165,7 +165,7 @@ struct SessionTests {
         let (ana, _) = try await h.register("ana@example.com")
         let gate = DispatchSemaphore(value: 0)
         let blockers = (0..<2).map { _ in Task { try await hashing.run { gate.wait() } } }
-        #expect(await eventually(timeout: .seconds(60)) { hashing.pendingJobs == 2 })
+        #expect(await eventually(timeout: LoopbackClient.hangBound) { hashing.pendingJobs == 2 })
         let refused = await h.send(
             .post, "/v1/me/password", json: #"{"current_password":"correct horse","new_password":"battery staple"}"#,
             token: ana)
