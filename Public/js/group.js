@@ -32,6 +32,7 @@ export class GroupPage {
     this.events = []; // what happened while the page was open, in words: {at, text}
     this.history = new Map(); // alarm id → completions (newest first) once its history is opened
     this.openHistory = new Set();
+    this.openCards = new Set(); // alarm ids whose card shows its details
     this.editing = null; // alarm id being edited, 'new', or null
     this.presence = new Set();
     this.invitations = null;
@@ -96,6 +97,7 @@ export class GroupPage {
       heading.focus();
       // Opened from a notification about one alarm (/groups/<id>#alarm-<id>): show that alarm.
       const target = location.hash.startsWith('#alarm-') && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+      if (target) this.toggleCard(target.id.slice('alarm-'.length), true);
       if (target) { target.scrollIntoView({ block: 'start' }); flashChanged(target); }
     }
     document.title = `${this.group.name} · Chronir`;
@@ -256,6 +258,9 @@ export class GroupPage {
     for (const id of new Set(touched)) flashChanged(document.getElementById(id));
   }
 
+  /** One alarm as one line — a check to answer, the title, the open occurrence's state and how many
+   *  answered — with everything else (schedule, facts, who answered, the note, Skip, tools, history)
+   *  behind a disclosure button whose state survives re-renders (`openCards`). */
   alarmCard(a) {
     const meId = this.me && this.me.id;
     const occ = a.occurrence;
@@ -263,14 +268,15 @@ export class GroupPage {
     const mine = this.me && this.me.timezone ? this.me.timezone : myZone();
     const assignees = (a.assigned_to_uids || []).length ? a.assigned_to_uids.map((u) => this.name(u)).join(', ') : 'Everyone in the group';
     const ruleText = a.completion_rule === 'all' ? 'Everyone required must answer' : 'The first answer closes it';
+    const st = occurrenceState(occ);
+    const answered = occ ? new Map((occ.answered || []).map((x) => [x.user_id, x])) : new Map();
+    const required = occ ? occ.required_uids || [] : [];
 
     let progress = null;
     if (occ) {
-      const answered = new Map((occ.answered || []).map((x) => [x.user_id, x]));
-      const required = occ.required_uids || [];
       const pending = occ.pending_uids || [];
       progress = h('div', { class: 'progress', 'aria-label': 'Progress of the open occurrence' },
-        h('p', {}, h('strong', { class: `state state-${occurrenceState(occ).state}` }, occurrenceState(occ).text),
+        h('p', {}, h('strong', {}, st.text),
           ` — ${answered.size} of ${required.length} answered`,
           occ.status === 'open' && pending.length ? `; waiting for ${pending.map((u) => this.name(u)).join(', ')}` : ''),
         h('ul', { class: 'who' }, required.map((u) => {
@@ -281,22 +287,38 @@ export class GroupPage {
     }
     const previous = this.previousOccurrence(a);
 
-    const actions = [];
     // Answers open at `answerable_from` (the alarm's lead window before its time, or the end of a pause).
     const todo = myAnswer(a, meId);
-    if (todo === 'opens-later') {
-      actions.push(h('p', { class: 'meta opens' }, `Answers open ${relativeTime(a.answerable_from)}.`));
+    const queued = this.ctx.outbox ? this.ctx.outbox.pendingFor(`alarm-${a.id}`) : null;
+    const noteId = `note-${a.id}`;
+    const note = h('input', { type: 'text', id: noteId, maxlength: 500, 'data-key': noteId, class: 'note-input' });
+    let check;
+    let mySay = null;
+    if (queued) {
+      check = h('span', { class: 'check-mark queued', 'aria-hidden': 'true' }, '⏳');
+      mySay = h('span', { class: 'queued-note' }, ` · ${queued.label}: waiting to be sent`);
     } else if (todo === 'answer') {
-      const noteId = `note-${a.id}`;
-      const note = h('input', { type: 'text', id: noteId, maxlength: 500, 'data-key': noteId, class: 'note-input' });
-      actions.push(h('div', { class: 'answer' },
-        h('div', { class: 'field note-field' }, h('label', { for: noteId }, 'Note (optional)'), note),
+      const early = st && st.state === 'upcoming';
+      check = h('button', { type: 'button', class: 'done check', 'data-key': `done-${a.id}`, 'aria-label': `Mark “${a.title}” done${early ? ' early' : ''}`,
+        title: early ? 'Mark done early' : 'Mark done', onclick: (e) => this.answer(a, 'completed', note, e.currentTarget) }, '✓');
+    } else if (occ && answered.has(meId)) {
+      check = h('span', { class: `check-mark ${answered.get(meId).status}`, 'aria-hidden': 'true' }, answered.get(meId).status === 'completed' ? '✓' : '↷');
+      mySay = ' · you answered';
+    } else {
+      check = h('span', { class: 'check-mark none', 'aria-hidden': 'true' });
+      if (todo === 'opens-later') mySay = ` · answers open ${relativeTime(a.answerable_from)}`;
+    }
+
+    const answerPart = [];
+    if (todo === 'opens-later') {
+      answerPart.push(h('p', { class: 'meta opens' }, `Answers open ${relativeTime(a.answerable_from)}.`));
+    } else if (todo === 'answer' && !queued) {
+      answerPart.push(h('div', { class: 'answer' },
+        h('div', { class: 'field note-field' }, h('label', { for: noteId }, 'Note (optional, sent with ✓ or Skip)'), note),
         h('div', { class: 'actions' },
-          h('button', { type: 'button', 'data-key': `done-${a.id}`, class: 'done', onclick: (e) => this.answer(a, 'completed', note, e.target) },
-            occurrenceState(occ).state === 'upcoming' ? 'Mark done early' : 'Mark done'),
           h('button', { type: 'button', 'data-key': `skip-${a.id}`, class: 'secondary skip-answer', onclick: (e) => this.answer(a, 'skipped', note, e.target) }, 'Skip this time'))));
-    } else if (occ && (occ.answered || []).some((x) => x.user_id === meId)) {
-      actions.push(h('p', { class: 'meta' }, 'You have answered this occurrence.'));
+    } else if (occ && answered.has(meId)) {
+      answerPart.push(h('p', { class: 'meta' }, 'You have answered this occurrence.'));
     }
     const tools = [];
     if (this.canManage) tools.push(h('button', { type: 'button', class: 'secondary small', 'data-key': `edit-${a.id}`, onclick: () => this.edit(a.id) }, 'Edit'));
@@ -312,8 +334,9 @@ export class GroupPage {
       else this.openHistory.delete(a.id);
     });
 
-    return h('li', { class: 'card alarm', id: `alarm-${a.id}`, dataset: { nextFire: a.next_fire_at || '' } },
-      h('h3', {}, a.title),
+    const open = this.openCards.has(a.id);
+    const detailsId = `alarm-details-${a.id}`;
+    const details = h('div', { class: 'alarm-details', id: detailsId, hidden: !open },
       a.note ? h('p', { class: 'note' }, a.note) : null,
       h('p', { class: 'schedule' }, scheduleInWords(a.schedule, a.times_of_day)),
       h('ul', { class: 'facts' },
@@ -327,8 +350,35 @@ export class GroupPage {
         a.last_completed_at ? h('li', {}, h('span', { class: 'fact' }, 'Last done'), ' ', h('span', {}, shortWhen(a.last_completed_at))) : null),
       progress,
       previous,
-      actions,
+      answerPart,
+      this.attachmentsPart ? this.attachmentsPart(a) : null,
       h('div', { class: 'card-foot' }, tools.length ? h('div', { class: 'actions tools' }, tools) : null, history));
+    const toggle = h('button', { type: 'button', class: 'secondary small disclosure', 'data-key': `more-${a.id}`,
+      'aria-expanded': String(open), 'aria-controls': detailsId, 'aria-label': `Details of “${a.title}”` }, open ? 'Less' : 'Details');
+    toggle.addEventListener('click', () => this.toggleCard(a.id, !this.openCards.has(a.id)));
+
+    const status = st
+      ? [h('span', { class: `state state-${st.state}` }, st.text), h('span', { class: 'count' }, ` · ${answered.size} of ${required.length} answered`)]
+      : h('span', { class: 'state' }, a.next_fire_at ? `Next ${relativeTime(a.next_fire_at)}` : 'No further dates');
+    return h('li', { class: `card alarm${open ? ' open' : ''}`, id: `alarm-${a.id}`, dataset: { nextFire: a.next_fire_at || '', state: st ? st.state : 'none' } },
+      h('div', { class: 'alarm-row' },
+        check,
+        h('div', { class: 'alarm-summary' }, h('h3', { class: 'alarm-title' }, a.title), h('p', { class: 'alarm-status' }, status, mySay)),
+        toggle),
+      details);
+  }
+
+  /** Opens or closes an alarm card's details in place (no re-render: focus stays on the button). */
+  toggleCard(alarmId, open) {
+    if (open) this.openCards.add(alarmId);
+    else this.openCards.delete(alarmId);
+    const card = document.getElementById(`alarm-${alarmId}`);
+    if (!card) return;
+    card.classList.toggle('open', open);
+    const details = card.querySelector('.alarm-details');
+    if (details) details.hidden = !open;
+    const toggle = card.querySelector('button.disclosure');
+    if (toggle) { toggle.setAttribute('aria-expanded', String(open)); toggle.textContent = open ? 'Less' : 'Details'; }
   }
 
   /** The latest occurrence before the open one that has answers among the recent completions. */
