@@ -6,6 +6,8 @@
 import { api, session, enc } from './api.js';
 import { h, replace, field, flashChanged } from './dom.js';
 import { Realtime } from './realtime.js';
+import { Outbox } from './outbox.js';
+import { shortWhen } from './schedule.js';
 import { GroupPage, groupBadge } from './group.js';
 import { pushSettings, registerWorker } from './push.js';
 import { settingsPage } from './settings.js';
@@ -21,6 +23,7 @@ const accountNav = document.getElementById('account-nav');
 const connection = document.getElementById('connection');
 const flashBox = document.getElementById('flash');
 const offlineNote = document.getElementById('offline-note');
+const outboxStatus = document.getElementById('outbox-status');
 
 /** What the page knows; `user` topic snapshots and changes keep it current. */
 const state = { me: null, groups: new Map(), invitations: new Map(), page: null };
@@ -29,6 +32,25 @@ const realtime = new Realtime(() => session.token, {
   state: showConnection,
   sessionEnded: () => endSession('Your session ended. Please sign in again.'),
 });
+
+/** Answers made while the server could not be reached, sent when it can (outbox.js). */
+const outbox = new Outbox({
+  api,
+  userId: () => (state.me ? state.me.id : null),
+  changed: showOutbox,
+  sent: (entries) => flash(entries.length === 1
+    ? `Sent now that the connection is back: ${entries[0].label} (made offline at ${shortWhen(entries[0].at)}).`
+    : `Sent now that the connection is back: ${entries.map((e) => e.label).join('; ')}.`, 'ok'),
+  refused: (entry, error) => flash(`Not sent: ${entry.label}. ${error.code === 'CA033' ? 'That occurrence closed meanwhile.' : error.message}`, 'error'),
+});
+
+/** The header's count of actions waiting to be sent; the page redraws its own marks. */
+function showOutbox() {
+  const waiting = outbox.mine().length;
+  outboxStatus.hidden = waiting === 0;
+  outboxStatus.textContent = waiting === 1 ? '1 action waiting to be sent' : `${waiting} actions waiting to be sent`;
+  if (state.page && state.page.rerender) state.page.rerender();
+}
 
 // — flash messages and connection state —
 
@@ -48,10 +70,15 @@ function showConnection({ state: s, detail }) {
   connection.title = s === 'live' ? 'Changes appear as they happen' : 'Changes will appear when the connection is back';
   // A stopped feed (sign-out, a session that ended) is not a network problem.
   setOffline(Boolean(session.token) && !realtime.stopped && (s === 'offline' || s === 'reconnecting'), realtime.stopped);
+  if (s === 'live' && state.me) outbox.flush();
 }
 
+/** Whether actions should be queued rather than sent now. */
+function isOffline() { return offline; }
+
 /** While the connection is down: a sticky notice, and the page's actions disabled (nothing would be
- *  sent); they come back with the connection. Sign-out stays (it works offline too). */
+ *  sent) except answers, which are queued (`data-queue`, outbox.js), and buttons that only change the
+ *  page (`data-local`); they come back with the connection. Sign-out stays (it works offline too). */
 let offline = false;
 function setOffline(on, quiet = false) {
   if (on === offline) return;
@@ -59,13 +86,13 @@ function setOffline(on, quiet = false) {
   document.body.classList.toggle('disconnected', on);
   offlineNote.hidden = !on;
   if (on) {
-    for (const el of main.querySelectorAll('button:not(:disabled), input[type="submit"]:not(:disabled)')) {
+    for (const el of main.querySelectorAll('button:not(:disabled):not([data-queue]):not([data-local]), input[type="submit"]:not(:disabled)')) {
       el.disabled = true;
       el.dataset.offline = '1';
     }
   } else {
     for (const el of main.querySelectorAll('[data-offline]')) { el.disabled = false; delete el.dataset.offline; }
-    if (!quiet) flash('The connection is back: the page is current again.', 'ok');
+    if (!quiet && !outbox.mine().length) flash('The connection is back: the page is current again.', 'ok');
   }
 }
 
@@ -103,12 +130,12 @@ function render() {
   if (parts[0] === 'register' && !signedIn) return authPage('register');
   if (parts[0] === 'login' && !signedIn) return authPage('login');
   if (!signedIn) return welcome();
-  const ctx = { main, api, realtime, navigate, flash, focusHeading, me: () => state.me, setMe, groups: () => state.groups };
+  const ctx = { main, api, realtime, navigate, flash, focusHeading, me: () => state.me, setMe, groups: () => state.groups, outbox, isOffline };
   if (parts[0] === 'settings' && parts.length === 1) { state.page = settingsPage(ctx); return undefined; }
   if (parts[0] === 'alarms' && parts.length === 1) { state.page = myAlarmsPage(ctx); return undefined; }
   if (parts[0] === 'tasks' && parts.length === 1) { state.page = tasksPage(ctx); return undefined; }
   if (parts[0] === 'groups' && parts[1]) {
-    state.page = new GroupPage({ main, api, realtime, navigate, flash, me: () => state.me, groupId: parts[1] });
+    state.page = new GroupPage({ main, api, realtime, navigate, flash, me: () => state.me, groupId: parts[1], outbox, isOffline });
     return state.page.open();
   }
   if (parts.length && parts[0] !== 'groups') return navigate('/', { replaceState: true });
@@ -170,6 +197,8 @@ function subscribeUser() {
       state.groups = new Map(msg.data.groups.map((g) => [g.id, g]));
       state.invitations = new Map((msg.data.invitations || []).map((i) => [i.id, i]));
       renderAccountNav();
+      showOutbox();
+      outbox.flush(); // answers queued in an earlier visit, now that the user is known and the socket is up
       if (state.page && state.page.kind === 'settings') state.page.userChanged();
       if (state.page && state.page.kind === 'groups') state.page.refresh();
       if (state.page && state.page.kind === 'tasks') state.page.groupsChanged();
@@ -206,6 +235,7 @@ function subscribeUser() {
 }
 
 function endSession(message) {
+  if (state.me) outbox.clear(state.me.id);
   session.token = null;
   state.me = null;
   setDisplayPrefs({ hour12: undefined });

@@ -299,7 +299,7 @@ export class GroupPage {
       mySay = h('span', { class: 'queued-note' }, ` · ${queued.label}: waiting to be sent`);
     } else if (todo === 'answer') {
       const early = st && st.state === 'upcoming';
-      check = h('button', { type: 'button', class: 'done check', 'data-key': `done-${a.id}`, 'aria-label': `Mark “${a.title}” done${early ? ' early' : ''}`,
+      check = h('button', { type: 'button', class: 'done check', 'data-key': `done-${a.id}`, 'data-queue': true, 'aria-label': `Mark “${a.title}” done${early ? ' early' : ''}`,
         title: early ? 'Mark done early' : 'Mark done', onclick: (e) => this.answer(a, 'completed', note, e.currentTarget) }, '✓');
     } else if (occ && answered.has(meId)) {
       check = h('span', { class: `check-mark ${answered.get(meId).status}`, 'aria-hidden': 'true' }, answered.get(meId).status === 'completed' ? '✓' : '↷');
@@ -316,7 +316,7 @@ export class GroupPage {
       answerPart.push(h('div', { class: 'answer' },
         h('div', { class: 'field note-field' }, h('label', { for: noteId }, 'Note (optional, sent with ✓ or Skip)'), note),
         h('div', { class: 'actions' },
-          h('button', { type: 'button', 'data-key': `skip-${a.id}`, class: 'secondary skip-answer', onclick: (e) => this.answer(a, 'skipped', note, e.target) }, 'Skip this time'))));
+          h('button', { type: 'button', 'data-key': `skip-${a.id}`, 'data-queue': true, class: 'secondary skip-answer', onclick: (e) => this.answer(a, 'skipped', note, e.target) }, 'Skip this time'))));
     } else if (occ && answered.has(meId)) {
       answerPart.push(h('p', { class: 'meta' }, 'You have answered this occurrence.'));
     }
@@ -353,7 +353,7 @@ export class GroupPage {
       answerPart,
       this.attachmentsPart ? this.attachmentsPart(a) : null,
       h('div', { class: 'card-foot' }, tools.length ? h('div', { class: 'actions tools' }, tools) : null, history));
-    const toggle = h('button', { type: 'button', class: 'secondary small disclosure', 'data-key': `more-${a.id}`,
+    const toggle = h('button', { type: 'button', class: 'secondary small disclosure', 'data-key': `more-${a.id}`, 'data-local': true,
       'aria-expanded': String(open), 'aria-controls': detailsId, 'aria-label': `Details of “${a.title}”` }, open ? 'Less' : 'Details');
     toggle.addEventListener('click', () => this.toggleCard(a.id, !this.openCards.has(a.id)));
 
@@ -680,6 +680,7 @@ export class GroupPage {
 
   async answer(alarm, status, noteInput, button) {
     if (button) button.disabled = true;
+    if (this.ctx.isOffline && this.ctx.isOffline()) { this.queueAnswer(alarm, status, noteInput); return; }
     try {
       const r = await postCompletion(this.ctx.api, this.groupId, alarm, status, noteInput.value);
       noteInput.value = '';
@@ -689,10 +690,26 @@ export class GroupPage {
       if (hist && !hist.some((x) => x.id === r.completion.id)) hist.unshift(r.completion);
       this.render([`alarm-${alarm.id}`]);
     } catch (e) {
+      if (e.status === 0 && this.ctx.outbox) { this.queueAnswer(alarm, status, noteInput); return; } // never reached the server
       if (e.code === 'CA033' && e.current) { this.alarms.set(e.current.id, e.current); this.render([`alarm-${alarm.id}`]); }
       this.ctx.flash(answerErrorText(e), 'error');
       if (button) button.disabled = false;
     }
+  }
+
+  /** Keeps an answer that cannot be sent now in the outbox (outbox.js): it names the occurrence, so
+   *  sending it later answers this one or is refused. The card shows it waiting. */
+  queueAnswer(alarm, status, noteInput) {
+    const body = { status, scheduled_at: alarm.occurrence.scheduled_at };
+    if (noteInput.value.trim()) body.note = noteInput.value.trim();
+    const label = `${status === 'completed' ? 'Marked done' : 'Skipped'}: ${alarm.title}`;
+    const kept = this.ctx.outbox.add({ key: `alarm-${alarm.id}`, label, method: 'POST',
+      path: `/v1/groups/${enc(this.groupId)}/alarms/${enc(alarm.id)}/completions`, body });
+    if (!kept) { this.ctx.flash('Too many actions are waiting to be sent: try again when the connection is back.', 'error'); this.render(); return; }
+    noteInput.value = '';
+    delete noteInput.dataset.touched;
+    this.ctx.flash(`You are offline. ${label} is kept on this device and will be sent when the connection is back.`, 'warn');
+    this.render([`alarm-${alarm.id}`]);
   }
 
   async deleteAlarm(a) {

@@ -528,7 +528,7 @@ def main():
     shot(a, "ana-keyboard-focus-visible", "ana")
 
     appearance(a, group_id)
-    offline(a, group_id)
+    offline(a, group_id, alarm_id)
     settings(a, stamp)
     my_alarms(a, b, stamp)
     click(a, "#account-nav a[href='/']")
@@ -882,9 +882,11 @@ def appearance(a, group_id):
     wait_css(a, "h1", "My groups")
 
 
-def offline(a, group_id):
-    """The network goes away (DevTools' offline emulation): the header says so at once, a note stays in
-    view and the page's actions are paused; back online, the socket proves itself and they return."""
+def offline(a, group_id, alarm_id):
+    """The network goes away (DevTools' offline emulation: no HTTP, the socket cut): the header says so at
+    once, a note stays in view and the page's actions are paused, but an answer is queued on this device;
+    back online, the socket proves itself, the actions return and the queued answer is sent, with a note
+    that says so."""
     click(a, f"#group-{group_id} a")
     wait_css(a, "#group-head h1", "Flat 4B")
     wait(a, connection_live, "Ana's connection is live")
@@ -894,14 +896,33 @@ def offline(a, group_id):
         wait_css(a, "#connection[data-state=offline]", "Offline")
         wait_css(a, "#offline-note", "You are offline")
         wait(a, lambda drv: not css(drv, "[data-key=new-alarm]").is_enabled() or None, "New alarm paused while offline")
+        # an answer made offline is kept on this device (outbox.js), not sent and not lost
+        wait_css(a, f"#{alarm_id} .alarm-status", "1 of 2 answered")  # Bea answered from My tasks; Ana has not
+        expand(a, alarm_id)
+        fill(a, f"#{alarm_id} input.note-input", "Paid offline")
+        click(a, f"#{alarm_id} button.done")
+        wait_css(a, f"#{alarm_id} .check-mark.queued")
+        wait_css(a, f"#{alarm_id} .alarm-status", "Marked done: Pay the rent: waiting to be sent")
+        wait_css(a, "#outbox-status", "1 action waiting to be sent")
+        wait_css(a, "#flash", "is kept on this device")
+        stored = a.execute_script("return JSON.parse(localStorage.getItem('chronir.outbox'))")
+        assert len(stored) == 1 and stored[0]["body"]["status"] == "completed" and stored[0]["body"]["note"] == "Paid offline", stored
         axe_check(a, "group (offline)", "ana")
-        shot(a, "offline-actions-paused", "ana")
+        shot(a, "offline-answer-queued", "ana")
     finally:
         a.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
     wait(a, connection_live, "Ana's connection is live again")
     gone(a, "#offline-note")
     wait(a, lambda drv: css(drv, "[data-key=new-alarm]").is_enabled() or None, "New alarm back")
-    wait_css(a, "#flash", "The connection is back")
+    # back online: the queue is sent, the page says so, the server has the answer with its note
+    wait_css(a, "#flash", "Sent now that the connection is back: Marked done: Pay the rent (made offline at")
+    gone(a, "#outbox-status")
+    gone(a, f"#{alarm_id} .check-mark.queued")
+    wait_css(a, f"#{alarm_id} .previous", "Bea done, Ana done")  # Ana's answer closed that occurrence (rule all)
+    assert a.execute_script("return localStorage.getItem('chronir.outbox')") is None
+    history = page_api(a, "GET", f"/v1/groups/{group_id}/alarms/{alarm_id.removeprefix('alarm-')}/completions?limit=5")["body"]["completions"]
+    assert any(c["note"] == "Paid offline" and c["status"] == "completed" for c in history), history
+    shot(a, "offline-queue-sent", "ana", "#alarms-h")
     click(a, "#account-nav a[href='/']")
     wait_css(a, "h1", "My groups")
 
