@@ -31,25 +31,44 @@ export const session = {
 
 /** Calls the API; resolves to the parsed JSON body (null for 204), rejects with ApiError. */
 export async function api(method, path, body) {
-  const headers = { Accept: 'application/json' };
-  const token = session.token;
-  if (token) headers.Authorization = `Bearer ${token}`;
-  const init = { method, headers, credentials: 'omit', cache: 'no-store' };
+  const init = { method, headers: { Accept: 'application/json' } };
   if (body !== undefined) {
-    headers['Content-Type'] = 'application/json';
+    init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
-  let response;
+  return json(await send(path, init));
+}
+
+/** Uploads a file as the raw request body (attachments): resolves to the JSON answer. The type is the
+ *  file's own, or application/octet-stream (the server decides by the content either way). */
+export async function apiUpload(path, file) {
+  return json(await send(path, { method: 'POST', headers: { Accept: 'application/json', 'Content-Type': file.type || 'application/octet-stream' }, body: file }));
+}
+
+/** Fetches a file the API serves (an attachment, its thumbnail): resolves to a Blob. */
+export async function apiBlob(path) {
+  const response = await send(path, { method: 'GET', headers: {} });
+  if (!response.ok) await json(response);
+  return response.blob();
+}
+
+/** The request with the session's credentials; a network failure is ApiError status 0. */
+async function send(path, init) {
+  const token = session.token;
+  if (token) init.headers.Authorization = `Bearer ${token}`;
   try {
-    response = await fetch(path, init);
+    return await fetch(path, { ...init, credentials: 'omit', cache: 'no-store' });
   } catch {
     throw new ApiError(0, { error: { message: 'The server cannot be reached. Check your connection.' } });
   }
+}
+
+async function json(response) {
   if (response.status === 204) return null;
-  let json = null;
-  try { json = await response.json(); } catch { /* not JSON */ }
-  if (!response.ok) throw new ApiError(response.status, json, response.headers.get('Retry-After'));
-  return json;
+  let body = null;
+  try { body = await response.json(); } catch { /* not JSON */ }
+  if (!response.ok) throw new ApiError(response.status, body, response.headers.get('Retry-After'));
+  return body;
 }
 
 export const enc = encodeURIComponent;

@@ -1,7 +1,7 @@
 // The group page: shared alarms with their open occurrence, members and roles, invite code and
 // invitations, recent activity. Kept current by the `group:<id>` topic; what changed is highlighted.
 
-import { enc } from './api.js';
+import { enc, apiUpload, apiBlob } from './api.js';
 import { h, replace, field, flashChanged } from './dom.js';
 import { alarmForm } from './alarmform.js';
 import { scheduleInWords, whenIn, myZone, shortWhen, sameWallTime, relativeTime, occurrenceState } from './schedule.js';
@@ -33,6 +33,9 @@ export class GroupPage {
     this.history = new Map(); // alarm id → completions (newest first) once its history is opened
     this.openHistory = new Set();
     this.openCards = new Set(); // alarm ids whose card shows its details
+    this.attachments = new Map(); // alarm id → its attachment documents, once its details were opened
+    this.loadingAttachments = new Set();
+    this.pictures = new Map(); // `${attachment id}:thumb|full` → a data: URL (the CSP allows img-src data:)
     this.editing = null; // alarm id being edited, 'new', or null
     this.presence = new Set();
     this.invitations = null;
@@ -45,6 +48,8 @@ export class GroupPage {
   }
 
   get me() { return this.ctx.me(); }
+  /** Whether the connection is down (app.js): answers are queued, nothing else is fetched. */
+  get offline() { return Boolean(this.ctx.isOffline && this.ctx.isOffline()); }
 
   /** Draws again with the same data (the viewer's clock or zone changed). */
   rerender() { this.render(); }
@@ -205,7 +210,7 @@ export class GroupPage {
     const focusKey = active && active.dataset ? active.dataset.key : null;
     const caret = active && typeof active.selectionStart === 'number' ? [active.selectionStart, active.selectionEnd] : null;
     const typed = new Map([...this.ctx.main.querySelectorAll('input[data-key], select[data-key], textarea[data-key]')]
-      .filter((el) => el.type !== 'checkbox' && el.type !== 'radio' && !el.readOnly && el.dataset.touched)
+      .filter((el) => el.type !== 'checkbox' && el.type !== 'radio' && el.type !== 'file' && !el.readOnly && el.dataset.touched)
       .map((el) => [el.dataset.key, el.value]));
 
     const g = this.group;
@@ -372,6 +377,7 @@ export class GroupPage {
   toggleCard(alarmId, open) {
     if (open) this.openCards.add(alarmId);
     else this.openCards.delete(alarmId);
+    if (open) { this.attachments.delete(alarmId); this.loadAttachments(alarmId); } // fresh at each opening: uploads are not in the feed
     const card = document.getElementById(`alarm-${alarmId}`);
     if (!card) return;
     card.classList.toggle('open', open);
@@ -379,6 +385,130 @@ export class GroupPage {
     if (details) details.hidden = !open;
     const toggle = card.querySelector('button.disclosure');
     if (toggle) { toggle.setAttribute('aria-expanded', String(open)); toggle.textContent = open ? 'Less' : 'Details'; }
+  }
+
+  // — attachments (docs/attachments.md): photos and PDFs on a shared alarm, in its details —
+
+  /** The alarm's attachments: thumbnails that open the lightbox, Remove for the uploader, the owner
+   *  and admins, and "Add a photo" (a file input; the server checks tier, type and size). */
+  attachmentsPart(a) {
+    const list = this.attachments.get(a.id);
+    const meId = this.me && this.me.id;
+    const headingId = `att-h-${a.id}`;
+    const inputId = `att-add-${a.id}`;
+    const input = h('input', { type: 'file', id: inputId, class: 'att-input', 'data-key': inputId, accept: 'image/jpeg,image/png,image/heic,image/heif,application/pdf' });
+    input.addEventListener('change', () => { if (input.files && input.files[0]) this.uploadAttachment(a, input.files[0], input); });
+    let items;
+    if (list === undefined) {
+      if (this.openCards.has(a.id)) this.loadAttachments(a.id);
+      items = h('p', { class: 'meta' }, this.offline ? 'Photos and files show when the connection is back.' : 'Loading…');
+    }
+    else if (!list.length) items = h('p', { class: 'meta att-empty' }, 'No photos or files yet.');
+    else {
+      items = h('ul', { class: 'attachments' }, list.map((x, i) => {
+        const what = x.file_type === 'application/pdf' ? 'PDF' : 'Photo';
+        const label = `${what} ${i + 1} of “${a.title}”, added by ${this.name(x.uploaded_by)} ${shortWhen(x.created_at)}`;
+        const thumb = this.pictures.get(`${x.id}:thumb`);
+        const open = h('button', { type: 'button', class: 'att-open', 'data-local': true, 'aria-label': `Open ${label}`, onclick: () => this.openAttachment(a, x, label) },
+          thumb ? h('img', { src: thumb, alt: '', width: thumbSize(x).width, height: thumbSize(x).height }) : h('span', { class: 'att-placeholder' }, what));
+        if (!thumb) this.loadThumbnail(a.id, x);
+        const canRemove = x.uploaded_by === meId || this.canManage;
+        return h('li', { class: 'attachment', id: `attachment-${x.id}` }, open,
+          canRemove ? confirmButton(`Remove ${label}`, 'Remove', `att-remove-${x.id}`, () => this.removeAttachment(a, x)) : null);
+      }));
+    }
+    return h('section', { class: 'att', 'aria-labelledby': headingId },
+      h('h4', { id: headingId }, 'Photos and files'),
+      items,
+      h('div', { class: 'field att-add' }, h('label', { for: inputId }, 'Add a photo or PDF'), input,
+        h('small', { class: 'hint' }, 'JPEG, PNG, HEIC or PDF, up to 10 MB; at most 5 on an alarm.')));
+  }
+
+  /** Fetches the alarm's attachments once (not while offline: a render after the connection is back does). */
+  async loadAttachments(alarmId) {
+    if (this.attachments.has(alarmId) || this.loadingAttachments.has(alarmId) || this.offline) return;
+    this.loadingAttachments.add(alarmId);
+    try {
+      const page = await this.ctx.api('GET', `/v1/groups/${enc(this.groupId)}/alarms/${enc(alarmId)}/attachments`);
+      this.attachments.set(alarmId, page.attachments);
+    } catch (e) {
+      this.attachments.set(alarmId, []);
+      if (e.status !== 0) this.ctx.flash(e.message, 'error');
+    } finally {
+      this.loadingAttachments.delete(alarmId);
+    }
+    this.render();
+  }
+
+  async loadThumbnail(alarmId, x) {
+    const key = `${x.id}:thumb`;
+    if (this.pictures.has(key)) return;
+    this.pictures.set(key, null); // one fetch at a time
+    try {
+      this.pictures.set(key, await dataURL(await apiBlob(`${this.attachmentPath(alarmId, x.id)}/thumbnail`)));
+      this.render();
+    } catch {
+      this.pictures.delete(key);
+    }
+  }
+
+  attachmentPath(alarmId, attachmentId) {
+    return `/v1/groups/${enc(this.groupId)}/alarms/${enc(alarmId)}/attachments/${enc(attachmentId)}`;
+  }
+
+  async uploadAttachment(a, file, input) {
+    input.disabled = true;
+    try {
+      const doc = await apiUpload(`/v1/groups/${enc(this.groupId)}/alarms/${enc(a.id)}/attachments`, file);
+      this.attachments.set(a.id, [...(this.attachments.get(a.id) || []), doc]);
+      this.ctx.flash(`Added ${file.name} to “${a.title}”.`, 'ok');
+    } catch (e) {
+      this.ctx.flash(e.message, 'error');
+    }
+    this.render([`alarm-${a.id}`]);
+    const again = document.getElementById(`att-add-${a.id}`);
+    if (again) again.focus();
+  }
+
+  async removeAttachment(a, x) {
+    await this.run(async () => {
+      await this.ctx.api('DELETE', this.attachmentPath(a.id, x.id));
+      this.attachments.set(a.id, (this.attachments.get(a.id) || []).filter((y) => y.id !== x.id));
+      this.pictures.delete(`${x.id}:thumb`);
+      this.pictures.delete(`${x.id}:full`);
+      this.render([`alarm-${a.id}`]);
+    });
+  }
+
+  /** The lightbox: a modal dialog with the whole photo (Esc or Close returns focus to the thumbnail);
+   *  a PDF is downloaded instead (the server sends it as an attachment). */
+  async openAttachment(a, x, label) {
+    const opener = document.activeElement;
+    try {
+      const blob = await apiBlob(this.attachmentPath(a.id, x.id));
+      if (x.file_type === 'application/pdf') {
+        const url = URL.createObjectURL(blob);
+        const link = h('a', { href: url, download: `${a.title}.pdf` });
+        document.body.append(link);
+        link.click();
+        link.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 10000);
+        return;
+      }
+      const full = await dataURL(blob);
+      const close = h('button', { type: 'button', class: 'secondary lightbox-close' }, 'Close');
+      const dialog = h('dialog', { class: 'lightbox', id: 'lightbox', 'aria-label': label },
+        h('figure', {}, h('img', { src: full, alt: label, width: x.width, height: x.height }),
+          h('figcaption', {}, label, ` · ${x.width} × ${x.height}`)),
+        close);
+      close.addEventListener('click', () => dialog.close());
+      dialog.addEventListener('close', () => { dialog.remove(); if (opener && opener.isConnected) opener.focus(); });
+      document.body.append(dialog);
+      dialog.showModal();
+      close.focus();
+    } catch (e) {
+      this.ctx.flash(e.message, 'error');
+    }
   }
 
   /** The latest occurrence before the open one that has answers among the recent completions. */
@@ -754,6 +884,22 @@ export class GroupPage {
       this.leavePage(`The group ${this.group.name} is deleted.`);
     });
   }
+}
+
+/** A Blob as a data: URL (the page's CSP allows images from 'self' and data: only). */
+function dataURL(blob) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(reader.result);
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(blob);
+  });
+}
+
+/** The thumbnail's size: the photo scaled to at most 256 px on its longer side (the server's). */
+function thumbSize(x) {
+  const scale = Math.min(1, 256 / Math.max(x.width || 1, x.height || 1));
+  return { width: Math.round((x.width || 256) * scale), height: Math.round((x.height || 256) * scale) };
 }
 
 /** Group icons: the phone apps' symbol names, shown here as emoji. */

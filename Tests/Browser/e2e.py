@@ -469,6 +469,7 @@ def main():
 
     issue21_bugs(a, b, group_id, alarm_id, stamp)
     my_tasks(a, b, group_id, alarm_id, stamp)
+    attachments(a, b, group_id, alarm_id)
     click_button(a, "Create invitation")
     wait(a, lambda drv: "/invite/" in attr(drv, "#share-link", "value"), "a link invitation URL")
     wait_css(a, "ul.invitations li", "Link invitation")
@@ -839,6 +840,64 @@ def my_tasks(a, b, group_id, alarm_id, stamp):
     wait_css(b, "h1", "My groups")
     click(b, f"#group-{group_id} a")
     wait_css(b, "#group-head h1", "Flat 4B")
+
+
+def small_png(path, width=64, height=48):
+    """Writes a real PNG (an RGB gradient, zlib-compressed) of width × height to `path`."""
+    import struct
+    import zlib
+    rows = b"".join(b"\x00" + bytes(v for x in range(width) for v in (x * 4 % 256, y * 5 % 256, 160)) for y in range(height))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def attachments(a, b, group_id, alarm_id):
+    """Ana adds a real PNG to the rent from the card's details: its thumbnail shows, opens the lightbox
+    (a modal dialog with the whole photo), Bea sees it in her card's details, and Ana removes it."""
+    import tempfile
+    aid = alarm_id.removeprefix("alarm-")
+    png = os.path.join(tempfile.mkdtemp(prefix="chronir-att-"), "new-filter.png")
+    small_png(png)
+    expand(a, alarm_id)
+    wait_css(a, f"#{alarm_id} .att-empty", "No photos or files yet.")
+    wait_css(a, f"#{alarm_id} input[type=file]").send_keys(png)
+    wait_css(a, "#flash", "Added new-filter.png to “Pay the rent”.")
+    thumb = wait(a, lambda drv: (img := css(drv, f"#{alarm_id} .attachments img")) and img.get_attribute("src").startswith("data:image/jpeg") and img or None,
+                 "the thumbnail (a JPEG from the server)")
+    assert a.execute_script("return arguments[0].naturalWidth", thumb) > 0
+    listed = page_api(a, "GET", f"/v1/groups/{group_id}/alarms/{aid}/attachments")["body"]["attachments"]
+    assert len(listed) == 1 and listed[0]["file_type"] == "image/png" and (listed[0]["width"], listed[0]["height"]) == (64, 48), listed
+    axe_check(a, "group with an attachment", "ana")
+    shot(a, "attachment-added", "ana", f"#{alarm_id}")
+
+    # the lightbox: the whole photo in a modal dialog; Escape closes it and focus returns to the thumbnail
+    click(a, f"#{alarm_id} button.att-open")
+    wait_css(a, "dialog.lightbox[open] img")
+    size = a.execute_script("const i = document.querySelector('dialog.lightbox img'); return [i.naturalWidth, i.naturalHeight, i.src.slice(0, 15)]")
+    assert size == [64, 48, "data:image/png;"], size
+    assert "added by Ana" in css(a, "dialog.lightbox figcaption").text
+    axe_check(a, "lightbox", "ana")
+    shot(a, "attachment-lightbox", "ana")
+    ActionChains(a).send_keys(Keys.ESCAPE).perform()
+    gone(a, "dialog.lightbox")
+    wait(a, lambda drv: "att-open" in (drv.switch_to.active_element.get_attribute("class") or "") or None, "focus back on the thumbnail")
+
+    # another member sees it in the card's details
+    expand(b, alarm_id)
+    wait(b, lambda drv: (img := css(drv, f"#{alarm_id} .attachments img")) and img.get_attribute("src").startswith("data:image/jpeg") or None,
+         "Bea's thumbnail")
+    assert css(b, f"#{alarm_id} .attachment [data-key^=att-remove-]") is None  # not hers, and she is a member
+    shot(b, "attachment-seen-by-bea", "bea", f"#{alarm_id}")
+
+    # removed by its uploader (two presses), gone from the page and the server
+    click(a, f"#{alarm_id} [data-key^=att-remove-]")
+    click(a, f"#{alarm_id} [data-key^=att-remove-]", "Confirm")
+    wait_css(a, f"#{alarm_id} .att-empty", "No photos or files yet.")
+    assert page_api(a, "GET", f"/v1/groups/{group_id}/alarms/{aid}/attachments")["body"]["attachments"] == []
 
 
 def appearance(a, group_id):
