@@ -7,6 +7,7 @@ import { api, session, enc } from './api.js';
 import { h, replace, field, flashChanged } from './dom.js';
 import { Realtime } from './realtime.js';
 import { Outbox } from './outbox.js';
+import { providerSignIn, isProviderReturn, returnedSignIn } from './signin.js';
 import { shortWhen } from './schedule.js';
 import { GroupPage, groupBadge } from './group.js';
 import { pushSettings, registerWorker } from './push.js';
@@ -128,6 +129,7 @@ function render() {
   if (parts[0] === 'verify-email') return verifyEmailPage();
   if (parts[0] === 'reset-password') return resetPasswordPage();
   if (parts[0] === 'register' && !signedIn) return authPage('register');
+  if (parts[0] === 'login' && !signedIn && isProviderReturn()) return providerReturnPage();
   if (parts[0] === 'login' && !signedIn) return authPage('login');
   if (!signedIn) return welcome();
   const ctx = { main, api, realtime, navigate, flash, focusHeading, me: () => state.me, setMe, groups: () => state.groups, outbox, isOffline };
@@ -263,8 +265,24 @@ function welcome() {
   focusHeading();
 }
 
+/** /login#id_token=…: back from Apple or Google (signin.js); the token goes to POST /v1/auth/oidc. */
+async function providerReturnPage() {
+  const status = h('p', { role: 'status' }, 'Signing you in…');
+  replace(main, h('h1', {}, 'Sign in'), status);
+  focusHeading();
+  const body = returnedSignIn();
+  try {
+    if (body instanceof Error) throw body;
+    await startSession(await api('POST', '/v1/auth/oidc', body));
+    navigate('/', { replaceState: true });
+  } catch (e) {
+    replace(main, h('h1', {}, 'Sign in'), h('p', { class: 'error', role: 'alert' }, e.message), authForm('login'));
+    focusHeading();
+  }
+}
+
 function authPage(mode, after) {
-  replace(main, h('h1', {}, mode === 'login' ? 'Sign in' : 'Create an account'), authForm(mode, after),
+  replace(main, h('h1', {}, mode === 'login' ? 'Sign in' : 'Create an account'), authForm(mode, after), providerSignIn(api),
     h('p', {}, mode === 'login'
       ? ['No account yet? ', h('a', { href: '/register' }, 'Create one'), ' · ', h('a', { href: '/reset-password' }, 'Forgot your password?')]
       : ['Already have an account? ', h('a', { href: '/login' }, 'Sign in')]));

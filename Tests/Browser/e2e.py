@@ -496,6 +496,18 @@ def main():
     assert b.execute_script("return sessionStorage.getItem('chronir.token')") is None
     click(b, "header a[href='/login']")
     wait_css(b, "h1", "Sign in")
+    # Sign in with Apple/Google: this server configures no provider, so no button (GET /v1/auth/providers
+    # answered an empty list); the rendering logic shows one only for a provider with a web client id
+    wait(b, lambda drv: drv.execute_script("const e = document.getElementById('provider-signin'); return e && e.dataset.state") == "none" or None,
+         "the providers asked, none to show")
+    assert not b.find_elements(By.CSS_SELECTOR, "button.provider"), "a provider button without a provider"
+    assert http("GET", "/v1/auth/providers") == (200, {"providers": []})
+    rendered = b.execute_async_script("""
+        const done = arguments[0];
+        import('/js/signin.js').then((m) => done(m.buttonsFor({ providers: [
+          { provider: 'apple', web_client_id: null }, { provider: 'google', web_client_id: 'web.apps.example' },
+          { provider: 'facebook', web_client_id: 'x' }] }).map((b) => [b.textContent, b.dataset.provider])));""")
+    assert rendered == [["Sign in with Google", "google"]], rendered
     axe_check(b, "sign in (phone)", "bea")
     fill(b, "input[name=email]", f"bea-{stamp}@example.com")
     fill(b, "input[name=password]", PASSWORD)

@@ -45,6 +45,7 @@ public final class Application: HTTPResponder {
         }
         SessionRoutes.register(in: &router, services: services)
         IdentityRoutes.register(in: &router, services: services)
+        SignInProviderRoutes.register(in: &router, services: services)
         GroupRoutes.register(in: &router, services: services)
         InviteCodeRoutes.register(in: &router, services: services)
         GroupInvitationRoutes.register(in: &router, services: services)
