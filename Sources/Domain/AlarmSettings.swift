@@ -56,8 +56,9 @@ public struct AlarmSettings: Sendable, Equatable {
 }
 
 extension AlarmSettings {
-    /// The keys of the fields every alarm document has (flat, beside the document's own keys).
-    enum FieldKeys: String, CodingKey, CaseIterable {
+    /// The keys of the fields every alarm document has (flat, beside the document's own keys); also
+    /// the common half of an alarm write's body (`AlarmBody`).
+    public enum FieldKeys: String, CodingKey, CaseIterable {
         case title, note, schedule, timezone, category
         case timesOfDay = "times_of_day"
         case persistenceLevel = "persistence_level"

@@ -84,8 +84,8 @@ public enum HubAction: Equatable, Sendable {
 /// - commits: after a local write, or when `PRAGMA data_version` changes (another process), read
 ///   `ChangeFeed.batches(after: position)` (all topics) and call `ingest`; loop while the read was full.
 /// - write progress: `outboundBuffered(id, bytes:)` with the bytes still queued (0 when drained).
-/// - logout: `sessionRevoked(id)` / `sessionsRevoked(userID:)`. Sessions revoked through the change
-///   log (`sessions_revoked` batches: another device, a password change, an operator) close in
+/// - revocation: sessions end only through the change log (`sessions_revoked` batches: logout,
+///   sign-out elsewhere, a password change or reset, suspension, an operator) and close 4003 in
 ///   `ingest`, for the connections whose `connect`/`authenticated` named that `sessionID`.
 /// - presence: `flushPresence()` every `limits.presenceIntervalMilliseconds` (one repeating timer),
 ///   then `takeLocalPresence()` for the other instances; their users: `setClusterPresence`.
@@ -312,18 +312,6 @@ public struct RealtimeHub: Sendable {
     public mutating func authDeadlinePassed(_ id: ConnectionID) -> [HubAction] {
         guard let state = connections[id], case .anonymous = state.auth else { return [] }
         return closing(id, .authenticationFailed, reason: "authentication timeout")
-    }
-
-    /// The session behind this connection ended (logout, token revoked) → close 4003.
-    public mutating func sessionRevoked(_ id: ConnectionID) -> [HubAction] {
-        closing(id, .sessionRevoked, reason: "session revoked")
-    }
-
-    /// Every session of `userID` ended (e.g. "log out everywhere") → close all its connections 4003.
-    public mutating func sessionsRevoked(userID: String) -> [HubAction] {
-        var out: [HubAction] = []
-        closeUser(userID, reason: "session revoked", &out)
-        return out
     }
 
     /// The shell's count of bytes queued on the socket and not yet written (report it when writes make

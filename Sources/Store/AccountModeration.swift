@@ -35,7 +35,8 @@ extension AccountStore {
         }
     }
 
-    /// Suspends or reinstates an account. Suspension revokes every session, and every pending
+    /// Suspends or reinstates an account. Suspension revokes every session (the `sessions_revoked`
+    /// batch, as every other revocation: their devices go with them), and every pending
     /// invitation and invite code the account created (`GroupStore.revokeGrants`), in the same
     /// transaction; reinstating restores none of them.
     public static func setStatus(
@@ -46,7 +47,7 @@ extension AccountStore {
             $0.status = status
         }
         if status == .suspended {
-            try SessionStore.revokeAll(userID: userID, at: now, on: db)
+            try SessionStore.revokeAll(userID: userID, keeping: nil, actor: actor, reason: .accountSuspended, at: now, on: db)
             try GroupStore.revokeGrants(
                 of: userID, in: nil, keeping: nil, actor: actor, reason: .creatorSuspended, at: now, on: db)
         }

@@ -117,23 +117,21 @@ extension AccountStore {
 }
 
 extension AccountStore {
-    /// Uses a password-reset token: sets `passwordHash`, revokes every session of the account, and
-    /// returns the account id with the token hashes of the sessions it revoked (their sockets close).
+    /// Uses a password-reset token: sets `passwordHash`, revokes every session of the account (the
+    /// `sessions_revoked` batch closes their sockets on every instance), and returns the account id
+    /// with how many sessions it revoked.
     /// The token must still name the account's current address (an address changed since → invalid).
     public static func resetPassword(
         tokenHash: [UInt8], passwordHash: String, at now: Int64, on db: any SQLConnection
-    ) throws -> (userID: String, revoked: [[UInt8]]) {
+    ) throws -> (userID: String, revoked: Int) {
         let grant = try EmailTokens.consume(.passwordReset, tokenHash: tokenHash, at: now, on: db)
         guard let user = try user(id: grant.userID, on: db), user.email == grant.email, user.status == .active else {
             throw DomainError.tokenInvalid
         }
         try db.run(
             "UPDATE users SET password_hash = ?2, updated_ms = ?3 WHERE id = ?1", [.text(user.id), .text(passwordHash), .integer(now)])
-        let revoked = try db.query(
-            "SELECT token_hash FROM sessions WHERE user_id = ?1 AND revoked_ms IS NULL", [.text(user.id)]
-        ).compactMap { $0.blob("token_hash") }
-        // Through the management path, so every server instance closes the sessions' sockets.
-        try SessionStore.revokeAll(userID: user.id, keeping: nil, actor: .user(user.id), reason: .passwordReset, at: now, on: db)
+        let revoked = try SessionStore.revokeAll(
+            userID: user.id, keeping: nil, actor: .user(user.id), reason: .passwordReset, at: now, on: db)
         try LoginFailureStore.clearAll(email: user.email, on: db)
         return (user.id, revoked)
     }

@@ -46,6 +46,8 @@ extension SessionStore {
         public static let passwordReset = RevocationReason(rawValue: "password_reset")
         /// An operator revoked them (chronir-admin).
         public static let operatorRevoked = RevocationReason(rawValue: "operator")
+        /// The account was suspended (`AccountModeration.setStatus`): every session ends.
+        public static let accountSuspended = RevocationReason(rawValue: "account_suspended")
     }
 
     /// The user's live sessions (not revoked, not lapsed at `now`), most recently used first, at

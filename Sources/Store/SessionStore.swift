@@ -87,14 +87,6 @@ public enum SessionStore {
             """,
             [.blob(tokenHash), .integer(now)])
     }
-
-    /// Revokes every live session of a user (suspension, password change, account deletion).
-    @discardableResult
-    public static func revokeAll(userID: String, at now: Int64, on db: any SQLConnection) throws -> Int {
-        try db.run(
-            "UPDATE sessions SET revoked_ms = ?2 WHERE user_id = ?1 AND revoked_ms IS NULL",
-            [.text(userID), .integer(now)])
-    }
 }
 
 /// Failed-login records, counted per subject (`email:<addr>`, `email:<addr> net:<network>`,

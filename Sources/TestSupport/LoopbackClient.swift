@@ -41,6 +41,11 @@ public final class LoopbackClient {
     public private(set) var fd: Int32
     /// Default timeout for every read.
     public var timeout: Duration
+    /// The default read timeout: a bound on a hang (a broken server fails the test instead of
+    /// stalling the run), never a timing. Generous because the server's async handlers share the
+    /// cooperative pool with every other test running in parallel: on a loaded machine the first reply
+    /// of a test started early waited > 60 s once (EndToEndTests, load average 14).
+    public static let hangBound: Duration = .seconds(180)
     /// Bytes received and not consumed yet (the start of the next response when pipelining).
     public private(set) var buffered: [UInt8] = []
 
@@ -48,7 +53,7 @@ public final class LoopbackClient {
     /// literal such as `127.0.0.2`: any 127.0.0.0/8 address is local, so one test can be several
     /// clients).
     public init(
-        port: Int, host: String = "127.0.0.1", source: String? = nil, timeout: Duration = .seconds(5)
+        port: Int, host: String = "127.0.0.1", source: String? = nil, timeout: Duration = LoopbackClient.hangBound
     ) throws(Failure) {
         self.timeout = timeout
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -13,7 +13,7 @@ public func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) as
 /// whether it held. For side effects that follow what a client saw (a metric recorded after the
 /// frame it counts was written): the bound is generous, and passing it is a failure, not a timing.
 public func eventually(
-    timeout: Duration = .seconds(10), _ condition: @escaping @Sendable () -> Bool
+    timeout: Duration = LoopbackClient.hangBound, _ condition: @escaping @Sendable () -> Bool
 ) async -> Bool {
     await withCheckedContinuation { continuation in
         DispatchQueue.global().async {
@@ -23,7 +23,7 @@ public func eventually(
 }
 
 /// The same, blocking the calling thread (for tests that are not async).
-public func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
+public func eventually(timeout: Duration = LoopbackClient.hangBound, _ condition: () -> Bool) -> Bool {
     pollUntil(timeout: timeout, condition)
 }
 
@@ -31,7 +31,7 @@ public func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool
 /// passes, pausing 20 ms between tries; returns whether it held. For recoveries whose moment the test
 /// cannot know (a server back after an outage): the bound is generous, and passing it is a failure.
 public func eventuallyAsync(
-    timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool
+    timeout: Duration = LoopbackClient.hangBound, _ condition: @Sendable () async -> Bool
 ) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {

@@ -56,7 +56,7 @@ public final class WebSocketTestClient {
     /// `handshake.status` before sending frames.
     public init(
         port: Int, path: String = "/", extensions: String? = nil, extraHeaders: [(String, String)] = [],
-        earlyBytes: [UInt8] = [], timeout: Duration = .seconds(5)
+        earlyBytes: [UInt8] = [], timeout: Duration = LoopbackClient.hangBound
     ) throws(LoopbackClient.Failure) {
         connection = try LoopbackClient(port: port, timeout: timeout)
         var headers: [(String, String)] = [

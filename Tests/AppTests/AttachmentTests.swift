@@ -333,7 +333,7 @@ struct AttachmentTests {
         defer { server.shutdown() }
         let uuid = "00000000-0000-4000-8000-000000000000"
         let (upload, json, atLimit) = try await blocking {
-            let client = try LoopbackClient(port: port, timeout: .seconds(60))
+            let client = try LoopbackClient(port: port)
             defer { client.close() }
             // Head only: the answer comes without a single body byte.
             try client.send(
@@ -341,12 +341,12 @@ struct AttachmentTests {
                     + "Content-Length: \(10 * 1024 * 1024 + 1)\r\n\r\n")
             let upload = try client.readResponse()
             // The JSON routes keep 1 MiB.
-            let other = try LoopbackClient(port: port, timeout: .seconds(60))
+            let other = try LoopbackClient(port: port)
             defer { other.close() }
             try other.send("POST /v1/groups HTTP/1.1\r\nHost: x\r\nContent-Length: \(1024 * 1024 + 1)\r\n\r\n")
             let json = try other.readResponse()
             // Exactly at the upload limit the head is accepted: the server waits for the body (no answer yet).
-            let third = try LoopbackClient(port: port, timeout: .seconds(60))
+            let third = try LoopbackClient(port: port)
             defer { third.close() }
             try third.send(
                 "POST /v1/groups/\(uuid)/alarms/\(uuid)/attachments HTTP/1.1\r\nHost: x\r\n"
@@ -421,13 +421,13 @@ struct AttachmentFailureTests {
         let path = s.path
         let token = s.f.owner.token
         let status = try await blocking {
-            let client = try LoopbackClient(port: port, timeout: .seconds(60))
+            let client = try LoopbackClient(port: port)
             try client.send(
                 "POST \(path) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: image/png\r\n"
                     + "Content-Length: \(png.count)\r\n\r\n")
             try client.send(Array(png.prefix(png.count / 2)))
             client.close()
-            let next = try LoopbackClient(port: port, timeout: .seconds(60))
+            let next = try LoopbackClient(port: port)
             defer { next.close() }
             return try next.request("GET", path, headers: [("Authorization", "Bearer \(token)")]).status
         }

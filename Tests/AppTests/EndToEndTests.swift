@@ -25,7 +25,7 @@ struct EndToEndTests {
         let (server, port) = try serve(h)
         defer { server.shutdown() }
         let (registered, me) = try await blocking {
-            let client = try LoopbackClient(port: port, timeout: .seconds(60))
+            let client = try LoopbackClient(port: port)
             defer { client.close() }
             let registered = try client.request(
                 "POST", "/v1/auth/register", headers: [("Content-Type", "application/json")],
@@ -68,7 +68,7 @@ struct EndToEndTests {
         let (server, port) = try serve(h)
         defer { server.shutdown() }
         let (response, closed) = try await blocking {
-            let client = try LoopbackClient(port: port, timeout: .seconds(60))
+            let client = try LoopbackClient(port: port)
             defer { client.close() }
             try client.send(raw)
             let response = try client.readResponse()

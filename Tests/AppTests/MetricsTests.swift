@@ -110,7 +110,7 @@ struct Exposition {
 
 /// Bound of every client read: generous, because the full suite runs hundreds of tests at once on
 /// a small shared machine (a wait is a bound, not a timing assertion).
-let ioTimeout: Duration = .seconds(30)
+let ioTimeout: Duration = LoopbackClient.hangBound
 
 /// Runs blocking client I/O on a Dispatch thread, never on a cooperative one.
 func metricsBlocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {

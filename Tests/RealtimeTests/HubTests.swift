@@ -372,15 +372,6 @@ struct RevocationTests {
         #expect(out.snapshotRequests.isEmpty)
     }
 
-    @Test("a revoked session closes its socket with 4003")
-    func sessionRevoked() {
-        var h = Harness()
-        _ = h.hub.connect(c1, userID: "u1")
-        _ = h.hub.connect(c2, userID: "u1")
-        #expect(h.hub.sessionRevoked(c1).closes.map(\.1) == [.sessionRevoked])
-        #expect(h.hub.sessionsRevoked(userID: "u1").closes.map(\.0) == [c2])
-    }
-
     @Test("a sessions_revoked batch closes exactly the named sessions' connections with 4003; the rest still get changes")
     func sessionsRevokedBatch() {
         var h = Harness()

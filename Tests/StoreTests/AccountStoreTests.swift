@@ -100,7 +100,10 @@ struct AccountStoreTests {
         }
         #expect(later?.needsTouch == true)
         #expect(try db.readSync { try SessionStore.lookup(tokenHash: hash, at: SessionStore.idleLifetimeMilliseconds, on: $0) } == nil)
-        #expect(try db.writeSync { try SessionStore.revokeAll(userID: user.id, at: 5, on: $0) } == 1)
+        #expect(
+            try db.writeSync {
+                try SessionStore.revokeAll(userID: user.id, keeping: nil, actor: .system, reason: .operatorRevoked, at: 5, on: $0)
+            } == 1)
         #expect(try db.readSync { try SessionStore.lookup(tokenHash: hash, at: 6, on: $0) } == nil)
     }
 }

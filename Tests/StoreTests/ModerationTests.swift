@@ -38,8 +38,11 @@ struct ModerationTests {
         #expect(suspended.version == 2)
         #expect(try db.readSync { try $0.scalar("SELECT count(*) FROM sessions WHERE revoked_ms IS NULL") } == .integer(0))
         let trail = try db.readSync { try AuditTrail.entries(AuditTrail.Filter(actor: "admin"), limit: 10, on: $0) }
-        #expect(trail.map(\.event) == ["user_suspended"])
+        // The suspension, then its revocation of the three sessions (one `sessions_revoked` row each,
+        // the path every revocation takes: their sockets close on every instance).
+        #expect(trail.map(\.event) == ["user_suspended"] + Array(repeating: "sessions_revoked", count: 3))
         #expect(trail.first?.reason == "spam")
+        #expect(trail.dropFirst().allSatisfy { $0.reason == "account_suspended" })
         #expect(trail.first?.document?.contains(#""status":"suspended""#) == true)
 
         let back = try db.writeSync {

@@ -36,13 +36,9 @@ public final class Application: HTTPResponder {
         realtime = RealtimeFeed(services: services)
         var router = Router<Handler>()
         HealthRoutes.register(in: &router, services: services)
-        AccountRoutes.register(in: &router, services: services) { [realtime] hash in
-            realtime.sessionRevoked(tokenHash: hash)
-        }
+        AccountRoutes.register(in: &router, services: services)
         EmailRoutes.register(in: &router, services: services)
-        PasswordResetRoutes.register(in: &router, services: services) { [realtime] hash in
-            realtime.sessionRevoked(tokenHash: hash)
-        }
+        PasswordResetRoutes.register(in: &router, services: services)
         SessionRoutes.register(in: &router, services: services)
         IdentityRoutes.register(in: &router, services: services)
         SignInProviderRoutes.register(in: &router, services: services)

@@ -259,14 +259,6 @@ public final class RealtimeFeed: @unchecked Sendable {
         }
     }
 
-    /// A session ended (logout): its sockets close with 4003. Callable from any thread.
-    public func sessionRevoked(tokenHash: [UInt8]) {
-        queue.async { [self] in
-            guard let running else { return }
-            for (id, session) in sessions where session.tokenHash == tokenHash { perform(running.hub.sessionRevoked(id)) }
-        }
-    }
-
     /// Connection `id`'s socket is gone.
     func closed(_ id: ConnectionID) {
         queue.async { [self] in

@@ -58,20 +58,11 @@ enum AccountRoutes {
         }
     }
 
-    /// `sessionEnded` is told the token hash of every session a logout revokes (the realtime feed
-    /// closes that session's sockets).
-    static func register(
-        in router: inout Router<Handler>, services: Services, sessionEnded: @escaping @Sendable ([UInt8]) -> Void
-    ) {
+    static func register(in router: inout Router<Handler>, services: Services) {
         router.add(.post, "/v1/auth/register", .async { request in try await register(request, services) })
         router.add(.post, "/v1/auth/login", .async { request in try await login(request, services) })
-        router.add(
-            .post, "/v1/auth/logout",
-            .async { request in
-                let response = try await logout(request, services)
-                if let hash = request.bearerToken.flatMap(TokenHashing.hash(token:)) { sessionEnded(hash) }
-                return response
-            })
+        // The session's sockets close through the `sessions_revoked` batch, on every instance.
+        router.add(.post, "/v1/auth/logout", .async { request in try await logout(request, services) })
         router.add(
             .get, "/v1/me",
             .async { request in
@@ -106,31 +97,24 @@ enum AccountRoutes {
             try await services.registrations.refund(admission)
             throw error
         }
-        let (token, tokenHash) = TokenHashing.generate()
         let now = services.clock.nowMilliseconds()
         let tier = services.config.defaultTier
-        let userAgent = request.headers[first: "user-agent"]
-        let ip = request.context.remoteAddress
         if services.config.mail.isConfigured {
             return try await registerWithoutEnumeration(
                 email: email, displayName: displayName, passwordHash: hash, tier: tier, now: now, request: request, services)
         }
+        let session = SessionOpening(for: request, at: now)
         let user = try await services.database.write { db in
             var user = try AccountStore.register(
                 email: email, displayName: displayName, passwordHash: hash, tier: tier, at: now, on: db)
-            try SessionStore.create(
-                tokenHash: tokenHash, userID: user.id, userAgent: userAgent, clientIP: ip, at: now, on: db)
+            try session.store(userID: user.id, on: db)
             user.lastSeenAt = Timestamp(milliseconds: now)  // what the session's creation stored
             // The verification link, queued in the registration's transaction (docs/mail.md).
             _ = try services.queueVerification(userID: user.id, email: email, change: false, at: now, on: db)
             return user
         }
         services.logger.info("account registered", metadata: ["user_id": "\(user.id)", "request_id": "\(request.requestID)"])
-        return JSONBody.response(
-            SessionBody(
-                user: user, token: token,
-                expiresAt: Timestamp(milliseconds: now + SessionStore.idleLifetimeMilliseconds)),
-            status: .created)
+        return session.response(user: user, status: .created)
     }
 
     /// What registration answers when mail is configured, for a new and for a taken address alike.
@@ -186,17 +170,12 @@ enum AccountRoutes {
         user.lastSeenAt = max(user.lastSeenAt ?? Timestamp(milliseconds: now), Timestamp(milliseconds: now))  // as the session stores it
         let userID = user.id
 
-        let (token, tokenHash) = TokenHashing.generate()
-        let userAgent = request.headers[first: "user-agent"]
+        let session = SessionOpening(for: request, at: now)
         try await services.database.write { db in
-            try SessionStore.create(
-                tokenHash: tokenHash, userID: userID, userAgent: userAgent, clientIP: ip, at: now, on: db)
+            try session.store(userID: userID, on: db)
             try attempt.succeeded(on: db)
         }
-        return JSONBody.response(
-            SessionBody(
-                user: user, token: token,
-                expiresAt: Timestamp(milliseconds: now + SessionStore.idleLifetimeMilliseconds)))
+        return session.response(user: user)
     }
 
     static func logout(_ request: Request, _ services: Services) async throws -> HTTPResponse {

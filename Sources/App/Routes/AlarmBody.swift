@@ -46,19 +46,13 @@ struct AlarmBody: StrictBody {
     /// The client's time of the edit (last-write-wins).
     var updatedAt: Timestamp?
 
+    /// The alarm fields every alarm has (`AlarmSettings.FieldKeys`, the stored document's keys).
+    typealias FieldKeys = AlarmSettings.FieldKeys
+
+    /// The body's keys beyond `FieldKeys`: the legacy `time_of_day`, `version`, and each kind's own.
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case title, note, schedule, timezone, category, version
-        case timesOfDay = "times_of_day"
+        case version
         case timeOfDay = "time_of_day"
-        case persistenceLevel = "persistence_level"
-        case soundID = "sound_id"
-        case preAlarmEnabled = "pre_alarm_enabled"
-        case preAlarmOffset = "pre_alarm_offset"
-        case snoozeEnabled = "snooze_enabled"
-        case snoozeOptions = "snooze_options"
-        case dismissMethod = "dismiss_method"
-        case colorTag = "color_tag"
-        case iconName = "icon_name"
         case assignedTo = "assigned_to_uids"
         case completionRule = "completion_rule"
         case requireAny = "require_any_completion"
@@ -78,29 +72,33 @@ struct AlarmBody: StrictBody {
         static let personalOnly: [CodingKeys] = [.vibrationEnabled, .sortOrder, .updatedAt]
     }
 
+    /// Every key a body may have: the union of the two sets.
+    static let allowedKeys = Set(FieldKeys.allCases.map(\.stringValue) + CodingKeys.allCases.map(\.stringValue))
+
     init(from decoder: any Decoder) throws {
+        let f = try decoder.container(keyedBy: FieldKeys.self)
+        title = try f.decodeIfPresent(String.self, forKey: .title)
+        note = try StrictKeys.nullable(f, .note)
+        schedule = try Self.timing(f, .schedule)
+        timesOfDay = try Self.timing(f, .timesOfDay)
+        timezone = try Self.timing(f, .timezone)
+        persistenceLevel = try f.decodeIfPresent(PersistenceLevel.self, forKey: .persistenceLevel)
+        soundID = try StrictKeys.nullable(f, .soundID)
+        preAlarmEnabled = try f.decodeIfPresent(Bool.self, forKey: .preAlarmEnabled)
+        preAlarmOffset = try f.decodeIfPresent(Int.self, forKey: .preAlarmOffset)
+        snoozeEnabled = try f.decodeIfPresent(Bool.self, forKey: .snoozeEnabled)
+        snoozeOptions = try f.decodeIfPresent([Int].self, forKey: .snoozeOptions)
+        dismissMethod = try f.decodeIfPresent(DismissMethod.self, forKey: .dismissMethod)
+        colorTag = try StrictKeys.nullable(f, .colorTag)
+        iconName = try StrictKeys.nullable(f, .iconName)
+        category = try StrictKeys.nullable(f, .category)
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        title = try c.decodeIfPresent(String.self, forKey: .title)
-        note = try StrictKeys.nullable(c, .note)
-        schedule = try Self.timing(c, .schedule)
-        timesOfDay = try Self.timing(c, .timesOfDay)
-        timezone = try Self.timing(c, .timezone)
         if let text: String = try Self.timing(c, .timeOfDay) {
             guard let time = TimeOfDay(parsing: text) else {
                 throw DomainError.invalidSchedule(field: "time_of_day", message: "time_of_day must be HH:mm")
             }
             timeOfDay = time
         }
-        persistenceLevel = try c.decodeIfPresent(PersistenceLevel.self, forKey: .persistenceLevel)
-        soundID = try StrictKeys.nullable(c, .soundID)
-        preAlarmEnabled = try c.decodeIfPresent(Bool.self, forKey: .preAlarmEnabled)
-        preAlarmOffset = try c.decodeIfPresent(Int.self, forKey: .preAlarmOffset)
-        snoozeEnabled = try c.decodeIfPresent(Bool.self, forKey: .snoozeEnabled)
-        snoozeOptions = try c.decodeIfPresent([Int].self, forKey: .snoozeOptions)
-        dismissMethod = try c.decodeIfPresent(DismissMethod.self, forKey: .dismissMethod)
-        colorTag = try StrictKeys.nullable(c, .colorTag)
-        iconName = try StrictKeys.nullable(c, .iconName)
-        category = try StrictKeys.nullable(c, .category)
         assignedTo = try StrictKeys.nullable(c, .assignedTo)
         completionRule = try c.decodeIfPresent(CompletionRule.self, forKey: .completionRule)
         requireAny = try c.decodeIfPresent(Bool.self, forKey: .requireAny)
@@ -116,7 +114,7 @@ struct AlarmBody: StrictBody {
         present = Set(c.allKeys)
     }
 
-    /// The keys the body had.
+    /// The body's own keys it had.
     private var present: Set<CodingKeys> = []
 
     /// 422 "unknown field" (as for any other unknown key) for a field of the other kind of alarm.
@@ -142,7 +140,7 @@ struct AlarmBody: StrictBody {
     }
 
     /// Decodes a timing field; a decoding error becomes SCHEDULE_INVALID naming the dotted field.
-    static func timing<T: Decodable>(_ c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> T? {
+    static func timing<T: Decodable, Key: CodingKey>(_ c: KeyedDecodingContainer<Key>, _ key: Key) throws -> T? {
         do {
             return try c.decodeIfPresent(T.self, forKey: key)
         } catch let error as DecodingError {

@@ -9,36 +9,6 @@ import Wire
 /// OCCURRENCE_CLOSED with the alarm), and the newest-first lists of one alarm or the whole group.
 /// Completions are immutable: there is no update or delete.
 enum CompletionRoutes {
-    /// `completion_method` defaults to `on_time` (`skipped` for a skip), `snooze_count` to 0;
-    /// `scheduled_at` names the occurrence (default: the open one) — send it so that a retry after the
-    /// occurrence closed returns the first answer instead of answering the next occurrence
-    /// (`scheduled_date`, the product's name, is accepted too).
-    struct CompletionBody: StrictBody {
-        var status: CompletionStatus
-        var note: String?
-        var completionMethod: CompletionMethod?
-        var snoozeCount: Int64?
-        var scheduledAt: Timestamp?
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case status, note
-            case completionMethod = "completion_method"
-            case snoozeCount = "snooze_count"
-            case scheduledAt = "scheduled_at"
-            /// The product's name for the same field (docs/design.md#occurrences-and-completions).
-            case scheduledDate = "scheduled_date"
-        }
-        init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            status = try c.decode(CompletionStatus.self, forKey: .status)
-            note = try c.decodeIfPresent(String.self, forKey: .note)
-            completionMethod = try c.decodeIfPresent(CompletionMethod.self, forKey: .completionMethod)
-            snoozeCount = try c.decodeIfPresent(Int64.self, forKey: .snoozeCount)
-            scheduledAt =
-                try c.decodeIfPresent(Timestamp.self, forKey: .scheduledAt)
-                ?? c.decodeIfPresent(Timestamp.self, forKey: .scheduledDate)
-        }
-    }
-
     struct Recorded: Encodable {
         var completion: SharedCompletion
         var alarm: SharedAlarmView
@@ -56,7 +26,7 @@ enum CompletionRoutes {
     static func record(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let (userID, groupID) = try await services.groupCaller(request)
         let alarmID = try request.parameter("aid")
-        let body = try JSONBody.decode(CompletionBody.self, from: request)
+        let body = try CompletionBody.decode(for: .shared, from: request)
         let note = try SharedAlarmRules.completionNote(body.note)
         let snoozes = body.snoozeCount ?? 0
         try SharedAlarmRules.checkSnoozeCount(snoozes)

@@ -154,6 +154,12 @@ enum GroupRoutes {
 /// 422 naming it, not silently ignored.
 protocol StrictBody: Decodable {
     associatedtype CodingKeys: CodingKey & CaseIterable
+    /// The keys a body may have; by default its `CodingKeys`.
+    static var allowedKeys: Set<String> { get }
+}
+
+extension StrictBody {
+    static var allowedKeys: Set<String> { Set(CodingKeys.allCases.map(\.stringValue)) }
 }
 
 extension JSONBody {
@@ -165,7 +171,7 @@ extension JSONBody {
     private struct Checked<Body: StrictBody>: Decodable {
         var body: Body
         init(from decoder: any Decoder) throws {
-            try StrictKeys.check(decoder, Body.CodingKeys.self)
+            try StrictKeys.check(decoder, allowed: Body.allowedKeys)
             body = try Body(from: decoder)
         }
     }
@@ -182,7 +188,11 @@ enum StrictKeys {
 
     /// Throws `dataCorrupted` at the first key that is not one of `Keys`.
     static func check<Keys: CodingKey & CaseIterable>(_ decoder: any Decoder, _ keys: Keys.Type) throws {
-        let allowed = Set(Keys.allCases.map(\.stringValue))
+        try check(decoder, allowed: Set(Keys.allCases.map(\.stringValue)))
+    }
+
+    /// Throws `dataCorrupted` at the first key that is not in `allowed`.
+    static func check(_ decoder: any Decoder, allowed: Set<String>) throws {
         let container = try decoder.container(keyedBy: AnyKey.self)
         if let extra = container.allKeys.first(where: { !allowed.contains($0.stringValue) }) {
             throw DecodingError.dataCorrupted(

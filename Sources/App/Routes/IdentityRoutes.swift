@@ -115,9 +115,8 @@ enum IdentityRoutes {
         let nonceHash = IdentityStore.nonceHash(provider: provider, nonce: body.nonce)
         let nonceExpiry = (identity.expiresAt + IDTokenVerifier.defaultClockSkewSeconds) * 1000
         let newAccount = Result { () throws(DomainError) in try account(from: identity) }
-        let (token, tokenHash) = TokenHashing.generate()
-        let userAgent = request.headers[first: "user-agent"]
-        let ip = request.context.remoteAddress
+        let session = SessionOpening(for: request, at: now)
+        let ip = session.clientIP
         let limits = services.config.registrationLimits
         let tier = services.config.defaultTier
         let subject = identity.subject
@@ -160,16 +159,13 @@ enum IdentityRoutes {
                 try IdentityStore.link(provider: provider, subject: subject, userID: user.id, email: identity.email, at: now, on: db)
             }
             guard user.status == .active else { throw DomainError.accountSuspended }
-            try SessionStore.create(tokenHash: tokenHash, userID: user.id, userAgent: userAgent, clientIP: ip, at: now, on: db)
+            try session.store(userID: user.id, on: db)
             return (user, created)
         }
         services.logger.info(
             created ? "account registered" : "signed in",
             metadata: ["user_id": "\(user.id)", "provider": "\(provider.rawValue)", "request_id": "\(request.requestID)"])
-        return JSONBody.response(
-            AccountRoutes.SessionBody(
-                user: user, token: token, expiresAt: Timestamp(milliseconds: now + SessionStore.idleLifetimeMilliseconds)),
-            status: created ? .created : .ok)
+        return session.response(user: user, status: created ? .created : .ok)
     }
 
     /// The email and name a new identity's account gets: the token's email (canonical, as

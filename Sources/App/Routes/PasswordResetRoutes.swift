@@ -28,14 +28,9 @@ enum PasswordResetRoutes {
     static let perAddress = AttemptWindow(maxAttempts: 3, windowMilliseconds: 3_600_000)
     static let perNetwork = AttemptWindow(maxAttempts: 20, windowMilliseconds: 3_600_000)
 
-    /// `sessionEnded` is told the token hash of every session a reset revokes (their sockets close 4003, as on logout).
-    static func register(
-        in router: inout Router<Handler>, services: Services, sessionEnded: @escaping @Sendable ([UInt8]) -> Void
-    ) {
+    static func register(in router: inout Router<Handler>, services: Services) {
         router.add(.post, "/v1/auth/password-reset", .async { request in try await ask(request, services) })
-        router.add(
-            .post, "/v1/auth/password-reset/confirm",
-            .async { request in try await confirm(request, services, sessionEnded: sessionEnded) })
+        router.add(.post, "/v1/auth/password-reset/confirm", .async { request in try await confirm(request, services) })
     }
 
     /// `POST /v1/auth/password-reset {email}` → 202 `{"status":"accepted"}` for every well-formed
@@ -84,9 +79,7 @@ enum PasswordResetRoutes {
 
     /// `POST /v1/auth/password-reset/confirm {token, password}` → 204: the password is set, every
     /// session is revoked (open sockets close 4003, as on logout). Bad token → 400 CA040; bad password → 422.
-    static func confirm(
-        _ request: Request, _ services: Services, sessionEnded: @Sendable ([UInt8]) -> Void
-    ) async throws -> HTTPResponse {
+    static func confirm(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let body = try JSONBody.decode(ConfirmBody.self, from: request)
         guard let tokenHash = TokenHashing.hash(token: body.token) else { throw DomainError.tokenInvalid }
         try AccountRules.validatePassword(body.password)
@@ -96,10 +89,9 @@ enum PasswordResetRoutes {
         let result = try await services.database.write { db in
             try AccountStore.resetPassword(tokenHash: tokenHash, passwordHash: hash, at: now, on: db)
         }
-        for revoked in result.revoked { sessionEnded(revoked) }
         services.logger.notice(
             "password reset; every session revoked",
-            metadata: ["user_id": "\(result.userID)", "sessions": "\(result.revoked.count)", "request_id": "\(request.requestID)"])
+            metadata: ["user_id": "\(result.userID)", "sessions": "\(result.revoked)", "request_id": "\(request.requestID)"])
         return HTTPResponse(status: .noContent)
     }
 }

@@ -9,44 +9,6 @@ import Wire
 /// update or delete. Writes need plus or premium (403 TIER_REQUIRED), reads are open to every tier —
 /// the personal alarms' rule (`PersonalAlarmRules.checkWrite`).
 enum PersonalCompletionRoutes {
-    /// The shared completion body's fields (`CompletionRoutes.CompletionBody`: `status`, `note`,
-    /// `completion_method`, `snooze_count`, `scheduled_at` or `scheduled_date`), with `scheduled_at`
-    /// required — the server keeps no occurrence of a personal alarm, so the device names the one it
-    /// answered — plus the seeds' `total_snooze_minutes`, the device's `completed_at` (default: now)
-    /// and its own `id` (default: the server picks one). Unknown fields → 422.
-    struct Body: StrictBody {
-        var id: String?
-        var status: CompletionStatus
-        var note: String?
-        var completionMethod: CompletionMethod?
-        var snoozeCount: Int64?
-        var totalSnoozeMinutes: Int64?
-        var scheduledAt: Timestamp?
-        var completedAt: Timestamp?
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case id, status, note
-            case completionMethod = "completion_method"
-            case snoozeCount = "snooze_count"
-            case totalSnoozeMinutes = "total_snooze_minutes"
-            case scheduledAt = "scheduled_at"
-            case scheduledDate = "scheduled_date"
-            case completedAt = "completed_at"
-        }
-        init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            id = try c.decodeIfPresent(String.self, forKey: .id)
-            status = try c.decode(CompletionStatus.self, forKey: .status)
-            note = try c.decodeIfPresent(String.self, forKey: .note)
-            completionMethod = try c.decodeIfPresent(CompletionMethod.self, forKey: .completionMethod)
-            snoozeCount = try c.decodeIfPresent(Int64.self, forKey: .snoozeCount)
-            totalSnoozeMinutes = try c.decodeIfPresent(Int64.self, forKey: .totalSnoozeMinutes)
-            scheduledAt =
-                try c.decodeIfPresent(Timestamp.self, forKey: .scheduledAt)
-                ?? c.decodeIfPresent(Timestamp.self, forKey: .scheduledDate)
-            completedAt = try c.decodeIfPresent(Timestamp.self, forKey: .completedAt)
-        }
-    }
-
     static func register(in router: inout Router<Handler>, services: Services) {
         router.add(.post, "/v1/me/alarms/{alarm_id}/completions", .async { request in try await record(request, services) })
         router.add(.get, "/v1/me/alarms/{alarm_id}/completions", .async { request in try await list(request, services) })
@@ -57,7 +19,7 @@ enum PersonalCompletionRoutes {
         let user = try await services.authenticate(request).user
         try PersonalAlarmRules.checkWrite(tier: user.tier)
         let alarmID = try PersonalAlarmRules.alarmID(try request.parameter("alarm_id"))
-        let body = try JSONBody.decode(Body.self, from: request)
+        let body = try CompletionBody.decode(for: .personal, from: request)
         guard let scheduledAt = body.scheduledAt else {
             throw DomainError.invalidField(field: "scheduled_at", message: "scheduled_at (the occurrence answered) is required")
         }

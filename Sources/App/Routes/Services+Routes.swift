@@ -1,5 +1,7 @@
 import Domain
 import Storage
+import Store
+import Transport
 import Wire
 
 /// What route handlers share: the opening of a `/v1/groups/{id}…` handler, and the tails once the
@@ -25,5 +27,37 @@ extension Services {
     ) async throws -> HTTPResponse {
         let now = clock.nowMilliseconds()
         return JSONBody.response(try await database.write { db in try write(now, db) }, status: status)
+    }
+}
+
+/// A session being opened for a request (register, login, Sign in with Apple/Google): the token
+/// handed to the client once, its hash (all the store keeps), and the request's user agent and
+/// address the session list shows. One place issues sessions, so every sign-in path stores and
+/// answers alike.
+struct SessionOpening: Sendable {
+    let token: String
+    let tokenHash: [UInt8]
+    let userAgent: String?
+    let clientIP: String
+    let now: Int64
+
+    init(for request: Request, at now: Int64) {
+        (token, tokenHash) = TokenHashing.generate()
+        userAgent = request.headers[first: "user-agent"]
+        clientIP = request.context.remoteAddress
+        self.now = now
+    }
+
+    /// Stores the session for `userID`, inside the caller's write transaction.
+    func store(userID: String, on db: any SQLConnection) throws {
+        _ = try SessionStore.create(tokenHash: tokenHash, userID: userID, userAgent: userAgent, clientIP: clientIP, at: now, on: db)
+    }
+
+    /// The answer that hands the session to the client: `{user, token, expires_at}`.
+    func response(user: User, status: HTTPStatus = .ok) -> HTTPResponse {
+        JSONBody.response(
+            AccountRoutes.SessionBody(
+                user: user, token: token, expiresAt: Timestamp(milliseconds: now + SessionStore.idleLifetimeMilliseconds)),
+            status: status)
     }
 }
