@@ -1,9 +1,13 @@
-// The HTTP API client. The bearer token lives in sessionStorage (per tab, gone when the tab closes)
-// and only ever travels in the Authorization header — never in a URL.
+// The HTTP API client. The session is an HttpOnly cookie the server sets at sign-in (the page asks for it
+// with `X-Chronir-Session: cookie`): no script here ever holds the token, and it survives a new tab and a
+// browser restart. Every request carries `X-Chronir-CSRF: 1`, which the server requires of
+// cookie-authenticated writes (docs/security.md#the-web-clients-session). What the page keeps itself is
+// only whether it is signed in (localStorage, so every tab knows), never a credential.
 
 import { userMessage } from './errors.js';
 
-const TOKEN_KEY = 'chronir.token';
+const SIGNED_IN_KEY = 'chronir.signed-in';
+sessionStorage.removeItem('chronir.token'); // the bearer token the client before the cookie kept here
 
 /** A failed request: `message` is for people (errors.js), `serverMessage` is the server's own words. */
 export class ApiError extends Error {
@@ -21,11 +25,13 @@ export class ApiError extends Error {
   }
 }
 
+/** Whether this browser has a session (the cookie itself is out of reach): set at sign-in, cleared at
+ *  sign-out or when the server answers 401 to it. */
 export const session = {
-  get token() { return sessionStorage.getItem(TOKEN_KEY); },
-  set token(value) {
-    if (value) sessionStorage.setItem(TOKEN_KEY, value);
-    else sessionStorage.removeItem(TOKEN_KEY);
+  get active() { return localStorage.getItem(SIGNED_IN_KEY) === '1'; },
+  set active(value) {
+    if (value) localStorage.setItem(SIGNED_IN_KEY, '1');
+    else localStorage.removeItem(SIGNED_IN_KEY);
   },
 };
 
@@ -52,12 +58,13 @@ export async function apiBlob(path) {
   return response.blob();
 }
 
-/** The request with the session's credentials; a network failure is ApiError status 0. */
+/** The request with the session cookie and the CSRF header (and, for a sign-in, the ask for a cookie);
+ *  a network failure is ApiError status 0. */
 async function send(path, init) {
-  const token = session.token;
-  if (token) init.headers.Authorization = `Bearer ${token}`;
+  init.headers['X-Chronir-CSRF'] = '1';
+  init.headers['X-Chronir-Session'] = 'cookie';
   try {
-    return await fetch(path, { ...init, credentials: 'omit', cache: 'no-store' });
+    return await fetch(path, { ...init, credentials: 'same-origin', cache: 'no-store' });
   } catch {
     throw new ApiError(0, { error: { message: 'The server cannot be reached. Check your connection.' } });
   }

@@ -29,7 +29,7 @@ const outboxStatus = document.getElementById('outbox-status');
 /** What the page knows; `user` topic snapshots and changes keep it current. */
 const state = { me: null, groups: new Map(), invitations: new Map(), page: null };
 
-const realtime = new Realtime(() => session.token, {
+const realtime = new Realtime(() => session.active, {
   state: showConnection,
   sessionEnded: () => endSession('Your session ended. Please sign in again.'),
 });
@@ -64,13 +64,13 @@ export function flash(message, kind = 'info') {
 }
 
 function showConnection({ state: s, detail }) {
-  connection.hidden = !session.token;
+  connection.hidden = !session.active;
   connection.dataset.state = s;
   const text = { live: 'Live', connecting: 'Connecting…', reconnecting: 'Reconnecting…', offline: 'Offline' }[s] || s;
   connection.querySelector('.conn-text').textContent = detail ? `${text} (${detail})` : text;
   connection.title = s === 'live' ? 'Changes appear as they happen' : 'Changes will appear when the connection is back';
   // A stopped feed (sign-out, a session that ended) is not a network problem.
-  setOffline(Boolean(session.token) && !realtime.stopped && (s === 'offline' || s === 'reconnecting'), realtime.stopped);
+  setOffline(Boolean(session.active) && !realtime.stopped && (s === 'offline' || s === 'reconnecting'), realtime.stopped);
   if (s === 'live' && state.me) outbox.flush();
 }
 
@@ -123,7 +123,7 @@ function render() {
   state.page = null;
   const parts = location.pathname.split('/').filter(Boolean).map(decodeURIComponent);
   renderAccountNav();
-  const signedIn = Boolean(session.token);
+  const signedIn = Boolean(session.active);
   if (parts[0] === 'join' && parts[1]) return landing({ kind: 'join', value: parts[1] });
   if (parts[0] === 'invite' && parts[1]) return landing({ kind: 'invite', value: parts[1] });
   if (parts[0] === 'verify-email') return verifyEmailPage();
@@ -159,13 +159,13 @@ function setMe(user) {
 
 function renderAccountNav() {
   setViewerZone(state.me && state.me.timezone);
-  if (session.token && state.me) {
+  if (session.active && state.me) {
     const here = location.pathname;
     const link = (href, text) => h('a', { href, 'aria-current': here === href ? 'page' : null }, text);
     replace(accountNav, link('/', 'My groups'), link('/tasks', 'My tasks'), link('/alarms', 'My alarms'), link('/settings', 'Settings'),
       h('span', { class: 'who' }, state.me.display_name),
       h('button', { type: 'button', class: 'link', onclick: logout }, 'Sign out'));
-  } else if (session.token) {
+  } else if (session.active) {
     replace(accountNav, h('button', { type: 'button', class: 'link', onclick: logout }, 'Sign out'));
   } else {
     replace(accountNav, h('a', { href: '/login' }, 'Sign in'), ' ', h('a', { href: '/register' }, 'Create account'));
@@ -175,7 +175,7 @@ function renderAccountNav() {
 // — session —
 
 async function startSession(result) {
-  session.token = result.token;
+  session.active = true;
   state.me = result.user;
   realtime.start();
   subscribeUser();
@@ -238,7 +238,7 @@ function subscribeUser() {
 
 function endSession(message) {
   if (state.me) outbox.clear(state.me.id);
-  session.token = null;
+  session.active = false;
   state.me = null;
   setDisplayPrefs({ hour12: undefined });
   state.groups.clear();
@@ -305,7 +305,7 @@ async function verifyEmailPage() {
     const user = await api('POST', '/v1/auth/verify-email', { token });
     history.replaceState(null, '', '/verify-email');
     status.textContent = `Thank you: ${user.email} is confirmed.`;
-    if (session.token) state.me = user;
+    if (session.active) state.me = user;
   } catch (e) {
     status.textContent = e.code === 'CA040'
       ? 'This link does not work any more: it was used already or is older than 24 hours. Sign in and ask for a new one.'
@@ -382,7 +382,7 @@ function authForm(mode, after) {
       let result = await api('POST', mode === 'login' ? '/v1/auth/login' : '/v1/auth/register', body);
       // With mail configured, registration answers 202 without a session (the same for a taken
       // address, docs/mail.md#registration): sign in with the password just chosen.
-      if (!result.token) result = await api('POST', '/v1/auth/login', { email: email.value, password: password.value });
+      if (!result.expires_at) result = await api('POST', '/v1/auth/login', { email: email.value, password: password.value });
       await startSession(result);
       flash(null);
       if (after) after(); else navigate('/');
@@ -561,7 +561,7 @@ function landing({ kind, value }) {
         ' ', h('a', { href: '/' }, 'Not now')));
     focusHeading();
   };
-  if (session.token) return showJoin();
+  if (session.active) return showJoin();
   let mode = 'register';
   const box = h('div');
   const draw = () => {
@@ -589,13 +589,13 @@ function listenToWorker() {
 
 async function boot() {
   listenToWorker();
-  if (session.token) {
+  if (session.active) {
     try {
       state.me = await api('GET', '/v1/me');
       realtime.start();
       subscribeUser();
     } catch (e) {
-      if (e.status === 401) { session.token = null; state.me = null; }
+      if (e.status === 401) { session.active = false; state.me = null; }
     }
   }
   render();

@@ -265,10 +265,10 @@ def connection_live(d):
 
 
 def page_api(d, method, path, body=None):
-    """Calls the API from the page with its session token: {status, body}."""
+    """Calls the API from the page with its session cookie (and the CSRF header writes need): {status, body}."""
     return d.execute_async_script("""
         const [method, path, body, done] = arguments;
-        const headers = { Authorization: `Bearer ${sessionStorage.getItem('chronir.token')}` };
+        const headers = { 'X-Chronir-CSRF': '1' };
         if (body !== null) headers['Content-Type'] = 'application/json';
         fetch(path, { method, headers, body: body === null ? undefined : JSON.stringify(body) })
           .then(async (r) => done({ status: r.status, body: r.status === 204 ? null : await r.json() }))
@@ -489,11 +489,12 @@ def main():
     wait(b, lambda drv: "Flat 4B" not in css(drv, "#group-list").text, "Flat 4B gone from Bea's groups")
     shot(b, "bea-access-revoked", "bea")
 
-    # — Bea signs out and back in (the token lives in sessionStorage, never in a URL) —
+    # — Bea signs out and back in (the session is an HttpOnly cookie: never in a script, a URL or storage) —
     click_button(b, "Sign out", scope="header")
     wait_css(b, "#flash", "You are signed out.")
     gone(b, "#offline-note")  # signing out is not being offline
-    assert b.execute_script("return sessionStorage.getItem('chronir.token')") is None
+    assert not any(c["name"] == "chronir_session" and c["value"] for c in b.execute_cdp_cmd("Network.getCookies", {"urls": [BASE]})["cookies"])
+    assert b.execute_script("return localStorage.getItem('chronir.signed-in')") is None
     click(b, "header a[href='/login']")
     wait_css(b, "h1", "Sign in")
     # Sign in with Apple/Google: this server configures no provider, so no button (GET /v1/auth/providers
@@ -516,6 +517,7 @@ def main():
     wait(b, connection_live, "Bea's realtime connection is live again")
     assert "token" not in b.current_url.lower()
     shot(b, "bea-signed-in-again", "bea")
+    session_cookie(b)
 
     # — a typed invite code opens its join page; this one is older than Bea's removal, so it is refused in words —
     fill(b, "#join-by-code input[name=invite_code]", code.lower())
@@ -720,6 +722,36 @@ def create_alarm(token, group_id, body):
         status, made = http("POST", f"/v1/groups/{group_id}/alarms", body, token=token)
     assert status == 201, (status, made)
     return made
+
+
+def session_cookie(b):
+    """The web client's session is an HttpOnly, SameSite=Strict cookie that outlives the browser session:
+    no script can read it (nothing in document.cookie or storage), a new tab is signed in, and a write
+    without the CSRF header is refused (403 CA042) even from the page itself."""
+    assert "chronir_session" not in b.execute_script("return document.cookie")
+    assert b.execute_script("return sessionStorage.getItem('chronir.token')") is None
+    stored = b.execute_script("return Object.keys(localStorage).map((k) => localStorage.getItem(k)).join(' ')")
+    cookie = next(c for c in b.execute_cdp_cmd("Network.getCookies", {"urls": [BASE]})["cookies"] if c["name"] == "chronir_session")
+    assert cookie["value"] not in stored, "the token in localStorage"
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/" and not cookie["secure"], cookie
+    assert not cookie["session"] and cookie["expires"] > time.time() + 29 * 86400, f"not a persistent cookie: {cookie}"
+    first = b.current_window_handle
+    b.switch_to.new_window("tab")
+    try:
+        b.get(BASE + "/tasks")
+        wait_css(b, "h1", "My tasks")
+        wait(b, connection_live, "the new tab's realtime connection is live (the socket authenticated by the cookie)")
+        shot(b, "bea-new-tab-signed-in", "bea")
+    finally:
+        b.close()
+        b.switch_to.window(first)
+    expect_failed_request("/v1/me", 403)
+    refused = b.execute_async_script("""
+        const done = arguments[0];
+        fetch('/v1/me', { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: '{"display_name":"Mallory"}' })
+          .then(async (r) => done([r.status, (await r.json()).error.code]));""")
+    assert refused == [403, "CA042"], refused
+    assert page_api(b, "GET", "/v1/me")["body"]["display_name"] == "Bea"
 
 
 def compact_cards(a, b, group_id, stamp):
