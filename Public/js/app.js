@@ -4,7 +4,7 @@
 // (settings.js), /alarms (my personal alarms, myalarms.js) and /tasks (my shared alarms across groups, tasks.js).
 
 import { api, session, enc } from './api.js';
-import { h, replace, field, flashChanged } from './dom.js';
+import { h, replace, field, flashChanged, pauseForOffline } from './dom.js';
 import { Realtime } from './realtime.js';
 import { Outbox } from './outbox.js';
 import { providerSignIn, isProviderReturn, returnedSignIn } from './signin.js';
@@ -87,10 +87,7 @@ function setOffline(on, quiet = false) {
   document.body.classList.toggle('disconnected', on);
   offlineNote.hidden = !on;
   if (on) {
-    for (const el of main.querySelectorAll('button:not(:disabled):not([data-queue]):not([data-local]), input[type="submit"]:not(:disabled)')) {
-      el.disabled = true;
-      el.dataset.offline = '1';
-    }
+    pauseForOffline(main);
   } else {
     for (const el of main.querySelectorAll('[data-offline]')) { el.disabled = false; delete el.dataset.offline; }
     if (!quiet && !outbox.mine().length) flash('The connection is back: the page is current again.', 'ok');

@@ -2,7 +2,7 @@
 // invitations, recent activity. Kept current by the `group:<id>` topic; what changed is highlighted.
 
 import { enc, apiUpload, apiBlob } from './api.js';
-import { h, replace, field, flashChanged } from './dom.js';
+import { h, replace, field, flashChanged, pauseForOffline } from './dom.js';
 import { alarmForm } from './alarmform.js';
 import { scheduleInWords, whenIn, myZone, shortWhen, sameWallTime, relativeTime, occurrenceState } from './schedule.js';
 
@@ -260,6 +260,7 @@ export class GroupPage {
       }
     }
     document.title = `${g.name} · Chronir`;
+    if (this.offline) pauseForOffline(this.ctx.main); // what was drawn afresh stays paused too
     for (const id of new Set(touched)) flashChanged(document.getElementById(id));
   }
 
@@ -300,7 +301,7 @@ export class GroupPage {
     let check;
     let mySay = null;
     if (queued) {
-      check = h('span', { class: 'check-mark queued', 'aria-hidden': 'true' }, '⏳');
+      check = h('span', { class: 'check-mark queued', 'aria-hidden': 'true' }, '…');
       mySay = h('span', { class: 'queued-note' }, ` · ${queued.label}: waiting to be sent`);
     } else if (todo === 'answer') {
       const early = st && st.state === 'upcoming';
@@ -503,7 +504,8 @@ export class GroupPage {
         close);
       close.addEventListener('click', () => dialog.close());
       dialog.addEventListener('close', () => { dialog.remove(); if (opener && opener.isConnected) opener.focus(); });
-      document.body.append(dialog);
+      // In the labelled messages region (a landmark re-renders never replace), not loose in <body>.
+      (document.querySelector('.flash-region') || document.body).append(dialog);
       dialog.showModal();
       close.focus();
     } catch (e) {

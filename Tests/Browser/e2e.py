@@ -1008,6 +1008,7 @@ def offline(a, group_id, alarm_id):
         wait_css(a, f"#{alarm_id} .alarm-status", "Marked done: Pay the rent: waiting to be sent")
         wait_css(a, "#outbox-status", "1 action waiting to be sent")
         wait_css(a, "#flash", "is kept on this device")
+        assert not css(a, "[data-key=new-alarm]").is_enabled(), "a re-render while offline keeps the other actions paused"
         stored = a.execute_script("return JSON.parse(localStorage.getItem('chronir.outbox'))")
         assert len(stored) == 1 and stored[0]["body"]["status"] == "completed" and stored[0]["body"]["note"] == "Paid offline", stored
         axe_check(a, "group (offline)", "ana")
