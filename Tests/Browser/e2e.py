@@ -15,7 +15,11 @@ Issue 21 (the web client's second version): a step for each of its bugs 1–7 (e
 run with E2E_REPRODUCE=1 and PUBLIC_DIR=<an older Public/> to see them fail one by one without stopping), the
 settings page (profile and zone, sessions signed out one and all, password, synced settings), My alarms
 (create, live change, switch off, edit, delete; a free account told why it cannot write), My tasks
-(/tasks, issue 19: Bea's alarms across groups, filters, live, Mark done seen live on Ana's page), and axe-core on
+(/tasks, issue 19: Bea's alarms across groups, filters, live, Mark done seen live on Ana's page), one line per
+alarm (six folded alarms measured on both sizes), attachments (a real PNG added, its thumbnail and lightbox, seen
+by Bea, removed), the session cookie (HttpOnly, SameSite=Strict, persistent, out of scripts' reach, a new tab
+signed in, a write without the CSRF header refused), no Apple/Google button without a configured provider, an
+answer queued offline and sent when the network returns, and axe-core on
 every page (0 serious or critical violations; the results in SCREENSHOT_DIR/axe-results.json).
 A screenshot of every step goes to SCREENSHOT_DIR (default .build/screenshots/NN-name.png): Ana's at desktop
 size 1280×900, Bea's at phone size 390×844. Any browser console message at level SEVERE fails the test.
