@@ -832,11 +832,9 @@ export class GroupPage {
   /** Keeps an answer that cannot be sent now in the outbox (outbox.js): it names the occurrence, so
    *  sending it later answers this one or is refused. The card shows it waiting. */
   queueAnswer(alarm, status, noteInput) {
-    const body = { status, scheduled_at: alarm.occurrence.scheduled_at };
-    if (noteInput.value.trim()) body.note = noteInput.value.trim();
-    const label = `${status === 'completed' ? 'Marked done' : 'Skipped'}: ${alarm.title}`;
-    const kept = this.ctx.outbox.add({ key: `alarm-${alarm.id}`, label, method: 'POST',
-      path: `/v1/groups/${enc(this.groupId)}/alarms/${enc(alarm.id)}/completions`, body });
+    const entry = queuedAnswer(this.groupId, alarm, status, noteInput.value);
+    const label = entry.label;
+    const kept = this.ctx.outbox.add(entry);
     if (!kept) { this.ctx.flash('Too many actions are waiting to be sent: try again when the connection is back.', 'error'); this.render(); return; }
     noteInput.value = '';
     delete noteInput.dataset.touched;
@@ -919,6 +917,15 @@ export function postCompletion(api, groupId, alarm, status, note = '') {
   const body = { status, scheduled_at: alarm.occurrence.scheduled_at };
   if (note && note.trim()) body.note = note.trim();
   return api('POST', `/v1/groups/${enc(groupId)}/alarms/${enc(alarm.id)}/completions`, body);
+}
+
+/** The outbox entry (outbox.js) for an answer sent later: the same request as `postCompletion`, keyed by
+ *  the alarm so its card (group page, My tasks) shows it waiting. */
+export function queuedAnswer(groupId, alarm, status, note = '') {
+  const body = { status, scheduled_at: alarm.occurrence.scheduled_at };
+  if (note && note.trim()) body.note = note.trim();
+  return { key: `alarm-${alarm.id}`, label: `${status === 'completed' ? 'Marked done' : 'Skipped'}: ${alarm.title}`,
+    method: 'POST', path: `/v1/groups/${enc(groupId)}/alarms/${enc(alarm.id)}/completions`, body };
 }
 
 /** A refused answer in words (CA033: the occurrence closed meanwhile). */

@@ -547,7 +547,7 @@ def main():
     shot(a, "ana-keyboard-focus-visible", "ana")
 
     appearance(a, group_id)
-    offline(a, group_id, alarm_id)
+    offline(a, group_id, alarm_id, stamp)
     settings(a, stamp)
     my_alarms(a, b, stamp)
     click(a, "#account-nav a[href='/']")
@@ -989,7 +989,7 @@ def appearance(a, group_id):
     wait_css(a, "h1", "My groups")
 
 
-def offline(a, group_id, alarm_id):
+def offline(a, group_id, alarm_id, stamp):
     """The network goes away (DevTools' offline emulation: no HTTP, the socket cut): the header says so at
     once, a note stays in view and the page's actions are paused, but an answer is queued on this device;
     back online, the socket proves itself, the actions return and the queued answer is sent, with a note
@@ -1031,6 +1031,34 @@ def offline(a, group_id, alarm_id):
     history = page_api(a, "GET", f"/v1/groups/{group_id}/alarms/{alarm_id.removeprefix('alarm-')}/completions?limit=5")["body"]["completions"]
     assert any(c["note"] == "Paid offline" and c["status"] == "completed" for c in history), history
     shot(a, "offline-queue-sent", "ana", "#alarms-h")
+
+    # My tasks queues its Mark done the same way (an alarm made for it: daily, two hours from now, so
+    # answerable inside the lead window at any time of day)
+    status, login = http("POST", "/v1/auth/login", {"email": f"ana-{stamp}@example.com", "password": PASSWORD})
+    assert status == 200, (status, login)
+    soon = a.execute_script("const d = new Date(Date.now() + 2 * 3600 * 1000); return [d.toISOString().slice(0, 10), d.getUTCHours()]")
+    cat = create_alarm(login["token"], group_id, {
+        "title": "Feed the cat", "schedule": {"type": "custom_days", "interval_days": 1, "start_date": soon[0]},
+        "times_of_day": [{"hour": soon[1], "minute": 0}], "timezone": "UTC"})["id"]
+    click(a, "#account-nav a[href='/tasks']")
+    wait_css(a, "h1", "My tasks")
+    wait_css(a, f"#task-{cat} button.done")
+    wait(a, connection_live, "Ana's connection is live on My tasks")
+    a.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    try:
+        wait_css(a, "#connection[data-state=offline]", "Offline")
+        click(a, f"#task-{cat} button.done")
+        wait_css(a, f"#task-{cat} .queued-note", "Marked done: Feed the cat: waiting to be sent.")
+        wait_css(a, "#outbox-status", "1 action waiting to be sent")
+    finally:
+        a.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    wait_css(a, "#flash", "Sent now that the connection is back: Marked done: Feed the cat")
+    gone(a, "#outbox-status")
+    gone(a, f"#task-{cat} .queued-note")
+    done = page_api(a, "GET", f"/v1/groups/{group_id}/alarms/{cat}/completions?limit=5")["body"]["completions"]
+    assert [c["status"] for c in done] == ["completed"], done
+    assert http("DELETE", f"/v1/groups/{group_id}/alarms/{cat}", token=login["token"])[0] == 204
+    assert http("POST", "/v1/auth/logout", token=login["token"])[0] == 204
     click(a, "#account-nav a[href='/']")
     wait_css(a, "h1", "My groups")
 
