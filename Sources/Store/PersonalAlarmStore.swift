@@ -158,7 +158,10 @@ public enum PersonalAlarmStore {
         public struct Entry: Sendable, Equatable {
             public var seq: Int64
             public var op: Change.Op
-            public var alarmID: String
+            /// `personalAlarm`, or `personalCompletion` (op `added`: completions are immutable).
+            public var kind: ChangeKind
+            /// The alarm's id, or the completion's.
+            public var entityID: String
             public var document: [UInt8]?
         }
         /// Changes in seq order.
@@ -171,8 +174,10 @@ public enum PersonalAlarmStore {
         public var more: Bool
     }
 
-    /// The sync read for `userID` after `since` (0: from the start), at most about `limit` changes.
-    /// Run inside one read transaction.
+    /// The sync read for `userID` after `since` (0: from the start), at most about `limit` changes:
+    /// the user's personal alarms and personal completions, in seq order. A reset carries every live
+    /// alarm and no completion (they are a history, up to 3 years: the device lists
+    /// `GET /v1/me/completions` back to the newest it has). Run inside one read transaction.
     public static func sync(userID: String, since: Int64, limit: Int, on db: any SQLConnection) throws -> Sync {
         let latest = try ChangeLog.latestSeq(on: db)
         let bounds = ChangeFeed.Replay(
@@ -182,20 +187,26 @@ public enum PersonalAlarmStore {
         guard bounds.reachesBack(to: since) else {
             let all = try live(userID: userID, on: db)
             return Sync(
-                changes: all.map { Sync.Entry(seq: latest, op: .added, alarmID: $0.id, document: DocumentCoding.encode($0)) }, reset: true,
+                changes: all.map {
+                    Sync.Entry(seq: latest, op: .added, kind: .personalAlarm, entityID: $0.id, document: DocumentCoding.encode($0))
+                }, reset: true,
                 next: latest, more: false)
         }
         let rows = try db.query(
             """
-            SELECT seq, op, entity_id, document FROM change_log
-            WHERE topic = ?1 AND seq > ?2 AND kind = ?3 ORDER BY seq LIMIT ?4
+            SELECT seq, op, kind, entity_id, document FROM change_log
+            WHERE topic = ?1 AND seq > ?2 AND kind IN (?3, ?4) ORDER BY seq LIMIT ?5
             """,
-            [.text(ChangeLog.userTopic(userID)), .integer(since), .text(ChangeKind.personalAlarm.rawValue), .integer(Int64(limit) + 1)])
+            [
+                .text(ChangeLog.userTopic(userID)), .integer(since), .text(ChangeKind.personalAlarm.rawValue),
+                .text(ChangeKind.personalCompletion.rawValue), .integer(Int64(limit) + 1),
+            ])
         let more = rows.count > limit
         let changes = rows.prefix(limit).map { row in
             Sync.Entry(
                 seq: row.int("seq") ?? 0, op: Change.Op(rawValue: row.string("op") ?? "") ?? .modified,
-                alarmID: row.string("entity_id") ?? "", document: row.string("document").map { Array($0.utf8) })
+                kind: ChangeKind(rawValue: row.string("kind") ?? ""), entityID: row.string("entity_id") ?? "",
+                document: row.string("document").map { Array($0.utf8) })
         }
         // Without more, continue from the log's end (the user's other topics' rows are no news here).
         return Sync(changes: Array(changes), reset: false, next: more ? (changes.last?.seq ?? since) : latest, more: more)

@@ -312,4 +312,29 @@ struct PersonalCompletionTests {
         }
         #expect(change == ["personal_completion", "added", recorded.json["id"] as? String, "done"])
     }
+
+    @Test("the ?since= sync read carries completions in seq order beside alarm changes; a reset carries alarms only")
+    func syncRead() async throws {
+        let (h, phone, tablet) = try await Self.setUp()
+        let start = try await h.expect(200, .get, "/v1/me/alarms", token: tablet).json["seq"] as? Int ?? -1
+        let recorded = try await h.expect(
+            201, .post, Self.path(), json: Self.answer(h.clock.nowMilliseconds(), extra: #","note":"done""#), token: phone)
+        try await h.expect(200, .put, "/v1/me/alarms/\(Self.alarmB)", json: PersonalAlarmTests.body("Filter (new)"), token: phone)
+
+        let sync = try await h.expect(200, .get, "/v1/me/alarms?since=\(start)", token: tablet)
+        let changes = sync.json["changes"] as? [[String: Any]] ?? []
+        #expect(changes.map { $0["kind"] as? String } == ["personal_completion", "personal_alarm"])
+        #expect(changes.map { $0["op"] as? String } == ["added", "modified"])
+        #expect(changes.first?["id"] as? String == recorded.json["id"] as? String)
+        #expect((changes.first?["completion"] as? [String: Any])?["note"] as? String == "done")
+        #expect(changes.first?["alarm"] == nil)
+        #expect((changes.last?["alarm"] as? [String: Any])?["title"] as? String == "Filter (new)")
+        #expect(changes.last?["completion"] == nil)
+
+        // A cursor ahead of the log cannot be trusted: every live alarm, and no completion.
+        let reset = try await h.expect(200, .get, "/v1/me/alarms?since=\(Int64.max / 2)", token: tablet)
+        #expect(reset.json["reset"] as? Bool == true)
+        let kinds = Set((reset.json["changes"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String })
+        #expect(kinds == ["personal_alarm"])
+    }
 }

@@ -28,14 +28,19 @@ enum PersonalAlarmRoutes {
         var seq: Int64
     }
 
-    /// A sync answer: the changes after `since`, or every live alarm with `reset: true`.
+    /// A sync answer: the changes after `since` (alarms and completions), or every live alarm with
+    /// `reset: true`.
     struct SyncAnswer: Encodable, Sendable {
         struct Entry: Encodable, Sendable {
             var seq: Int64
             var op: Change.Op
+            /// `personal_alarm` or `personal_completion`.
+            var kind: String
             var id: String
-            /// The document for `added`/`modified`; absent for `removed`.
+            /// An alarm's document for `added`/`modified`; absent for `removed`.
             var alarm: PersonalAlarm?
+            /// A completion's document (op `added`; completions are immutable).
+            var completion: PersonalCompletion?
         }
         var changes: [Entry]
         var reset: Bool
@@ -73,9 +78,12 @@ enum PersonalAlarmRoutes {
         return JSONBody.response(
             SyncAnswer(
                 changes: try sync.changes.map { change in
-                    SyncAnswer.Entry(
-                        seq: change.seq, op: change.op, id: change.alarmID,
-                        alarm: try change.document.map { try DocumentCoding.decode(PersonalAlarm.self, from: $0) })
+                    let completion = change.kind == .personalCompletion
+                    return SyncAnswer.Entry(
+                        seq: change.seq, op: change.op, kind: change.kind.rawValue, id: change.entityID,
+                        alarm: completion ? nil : try change.document.map { try DocumentCoding.decode(PersonalAlarm.self, from: $0) },
+                        completion: completion
+                            ? try change.document.map { try DocumentCoding.decode(PersonalCompletion.self, from: $0) } : nil)
                 },
                 reset: sync.reset, nextSince: sync.next, more: sync.more))
     }
