@@ -513,6 +513,19 @@ def main():
           { provider: 'apple', web_client_id: null }, { provider: 'google', web_client_id: 'web.apps.example' },
           { provider: 'facebook', web_client_id: 'x' }] }).map((b) => [b.textContent, b.dataset.provider])));""")
     assert rendered == [["Sign in with Google", "google"]], rendered
+    # the return from a provider (/login#id_token=…&state=…): a state this browser did not start is
+    # refused without a request; a started one goes to POST /v1/auth/oidc (here 404: no provider is
+    # configured), and either way the token leaves the address bar and the pending sign-in ends
+    pending = "sessionStorage.setItem('chronir.oidc', JSON.stringify({ provider: 'google', nonce: 'n-1', state: 's-1' }))"
+    for state, says in (("forged", "This sign-in was not started here"), ("s-1", "is not configured on this server")):
+        b.execute_script(pending)
+        b.get("about:blank")
+        if state == "s-1":
+            expect_failed_request("/v1/auth/oidc", 404)
+        b.get(BASE + f"/login#id_token=a.b.c&state={state}")
+        wait_css(b, "main .error", says)
+        assert b.execute_script("return [location.hash, sessionStorage.getItem('chronir.oidc')]") == ["", None]
+    wait_css(b, "form button[type=submit]")
     axe_check(b, "sign in (phone)", "bea")
     fill(b, "input[name=email]", f"bea-{stamp}@example.com")
     fill(b, "input[name=password]", PASSWORD)
