@@ -1,5 +1,4 @@
 import Foundation
-import Store
 import TestSupport
 import Testing
 import Transport
@@ -33,7 +32,7 @@ struct SessionCookieTests {
         let set = try #require(reply.header("Set-Cookie"))
         let attributes = Set(set.split(separator: ";").dropFirst().map { $0.trimmingCharacters(in: .whitespaces) })
         #expect(
-            attributes == ["Path=/", "Max-Age=\(SessionStore.idleLifetimeMilliseconds / 1000)", "HttpOnly", "SameSite=Strict"], "\(set)")
+            attributes == ["Path=/", "Max-Age=\(400 * 24 * 3600)", "HttpOnly", "SameSite=Strict"], "\(set)")
         #expect(cookie.hasPrefix("chronir_session=") && cookie.count == "chronir_session=".count + 43)
         #expect(reply.json["token"] == nil && reply.json["user"] != nil && reply.json["expires_at"] != nil, "\(reply.text)")
         #expect(reply.header("Cache-Control") == "no-store")

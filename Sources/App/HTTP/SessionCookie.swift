@@ -21,6 +21,11 @@ enum SessionCookie {
     static let modeHeader = "x-chronir-session"
     /// The header every cookie-authenticated write must carry (value `1`).
     static let csrfHeader = "x-chronir-csrf"
+    /// The cookie's `Max-Age`: 400 days, the longest browsers keep a cookie (RFC 6265bis §5.5). The
+    /// session's own lifetime (30 days idle, sliding with use) decides whether the token is still good,
+    /// so the cookie never has to be re-issued as the session slides; a cookie that outlives its
+    /// session is answered 401 like any stale token.
+    static let maxAgeSeconds: Int64 = 400 * 24 * 3600
     /// Longest cookie value taken as a token (tokens are 43 characters); longer ones are ignored.
     static let maxTokenLength = 256
 
@@ -44,8 +49,8 @@ enum SessionCookie {
         return nil
     }
 
-    /// The `Set-Cookie` value that hands `token` to the browser for `maxAgeSeconds`.
-    static func setCookie(token: String, maxAgeSeconds: Int64, secure: Bool) -> String {
+    /// The `Set-Cookie` value that hands `token` to the browser (`maxAgeSeconds`: `SessionCookie.maxAgeSeconds`).
+    static func setCookie(token: String, maxAgeSeconds: Int64 = maxAgeSeconds, secure: Bool) -> String {
         "\(name)=\(token); Path=/; Max-Age=\(maxAgeSeconds); HttpOnly; SameSite=Strict\(secure ? "; Secure" : "")"
     }
 

@@ -67,7 +67,7 @@ struct SessionOpening: Sendable {
             status: status)
         if asCookie {
             response.headers.add(
-                name: "Set-Cookie", value: SessionCookie.setCookie(token: token, maxAgeSeconds: lifetime / 1000, secure: secureCookie))
+                name: "Set-Cookie", value: SessionCookie.setCookie(token: token, secure: secureCookie))
             response.headers.add(name: "Cache-Control", value: "no-store")
         }
         return response
