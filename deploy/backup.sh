@@ -2,7 +2,8 @@
 # Online backup of a chronir data directory, safe while chronir-server runs: the database through
 # SQLite's online backup API (`chronir-admin db backup`, integrity-checked), plus server.secret —
 # without it, restored invite codes no longer match (they are stored only as HMAC under the secret).
-# Writes DEST/chronir-YYYYMMDDTHHMMSSZ/{chronir.sqlite,server.secret} (0700/0600) and keeps the
+# The attachment files the copy's rows name go along (`db backup --attachments`, docs/attachments.md).
+# Writes DEST/chronir-YYYYMMDDTHHMMSSZ/{chronir.sqlite,server.secret,attachments/} (0700/0600) and keeps the
 # newest KEEP (default 14) such backups in DEST. Restore: docs/operations.md#backup-and-restore.
 #
 # Usage: deploy/backup.sh DEST [KEEP]   (env: CHRONIR_DATA_DIR, default /var/lib/chronir;
@@ -22,7 +23,7 @@ name="chronir-$(date -u +%Y%m%dT%H%M%SZ)"
 partial="$dest/.$name.partial"
 rm -rf "$partial"
 mkdir "$partial"
-"$admin" db backup "$partial/chronir.sqlite" --data-dir "$data"
+"$admin" db backup "$partial/chronir.sqlite" --attachments "$partial/attachments" --data-dir "$data"
 cp "$data/server.secret" "$partial/server.secret"
 chmod 0600 "$partial/chronir.sqlite" "$partial/server.secret"
 mv "$partial" "$dest/$name"   # complete backups only ever appear under their final name

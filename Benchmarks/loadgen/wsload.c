@@ -8,11 +8,11 @@
 //       Each connection keeps WINDOW text messages of SIZE bytes in flight; prints echoed messages/s.
 //   wsload fanout --port P --path /subscribe [--subs 1000] [--tokens FILE] [--subscribe JSON]
 //                 --method POST --target /broadcast [--auth TOKEN] [--body FMT] [--latency-runs 100]
-//                 [--seconds 10] [--inflight 4] [--backlog 100] [--settle 3] [--http-port P2]
+//                 [--seconds 10] [--inflight 4] [--backlog 100] [--settle 3] [--http-port P2] [--rate R]
 //       SUBS sockets (bearer tokens from FILE round-robin, SUBSCRIBE sent after the upgrade; ready when
 //       a message containing "snapshot" arrived). Then (1) latency: LATENCY_RUNS mutations one at a
 //       time (HTTP METHOD TARGET with BODY, %d → the mutation number), each waiting until every
-//       subscriber received it; (2) throughput: INFLIGHT keep-alive HTTP connections each with one
+//       subscriber received it, then 5–205 ms (or, with --rate R, until 1/R s after it was sent); (2) throughput: INFLIGHT keep-alive HTTP connections each with one
 //       mutation outstanding for SECONDS while fewer than BACKLOG mutations are undelivered somewhere;
 //       deliveries_per_s counts the deliveries within those SECONDS; then the drain. A delivery is
 //       the first "bench N" a subscriber sees for each N (concurrent mutations may commit in any
@@ -380,7 +380,7 @@ int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: see the comment at the top of wsload.c\n"); return 64; }
     const char *mode = argv[1];
     long port = 0, http_port = 0, opt_conns = 64, opt_subs = 1000, latency_runs = 100, inflight = 4, backlog = 100;
-    double seconds = 10, warmup = 2, settle = 3;
+    double seconds = 10, warmup = 2, settle = 3, rate = 0;
     const char *ready_file = NULL;
     for (int i = 2; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -402,6 +402,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(k, "--auth")) opt_auth = v;
         else if (!strcmp(k, "--body")) opt_body = v;
         else if (!strcmp(k, "--latency-runs")) latency_runs = atol(v);
+        else if (!strcmp(k, "--rate")) rate = atof(v);
         else if (!strcmp(k, "--inflight")) inflight = atol(v);
         else if (!strcmp(k, "--settle")) settle = atof(v);
         else if (!strcmp(k, "--backlog")) backlog = atol(v);
@@ -485,7 +486,8 @@ int main(int argc, char **argv) {
             if (now() >= deadline) { timeouts++; if (timeouts > 3) break; }
             // 5–205 ms apart, uniformly: a server that batches on a timer (chronir polls every
             // 150 ms) is then hit at every phase of it, not always just after its last tick.
-            double pause = now() + 0.005 + (xorshift() % 2000) / 10000.0;
+            // With --rate R: the next one 1/R s after this one was sent (or at once, if later).
+            double pause = rate > 0 ? sent_at[k] + 1.0 / rate : now() + 0.005 + (xorshift() % 2000) / 10000.0;
             while (now() < pause) poll_once(1);
         }
         printf("latency_mutations %ld\nlatency_timeouts %ld\n", next_mutation - 1, timeouts);

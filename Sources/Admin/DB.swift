@@ -166,18 +166,37 @@ struct DB: ParsableCommand {
         var integrity: String
         /// The copy's new log epoch (nil: a schema before migration 0006).
         var epoch: String?
+        /// Where the copy's attachment files went (nil with `--no-attachments`), and how many.
+        var attachments: String?
+        var attachmentFiles: Int?
+        var attachmentBytes: Int64?
+        enum CodingKeys: String, CodingKey {
+            case path, bytes, integrity, epoch, attachments
+            case attachmentFiles = "attachment_files"
+            case attachmentBytes = "attachment_bytes"
+        }
     }
 
     struct Backup: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Copy the database to a new file with SQLite's online backup API (safe while the server writes).",
-            discussion: "Example: chronir-admin db backup /var/backups/chronir-$(date +%F).sqlite")
+            discussion: """
+                Then copies the attachment files the copy's live rows name (docs/attachments.md#backup-and-restore) to \
+                --attachments (default: DESTINATION.attachments). Example: chronir-admin db backup /var/backups/chronir-$(date +%F).sqlite
+                """)
         @OptionGroup var options: AdminOptions
         @Argument(help: "Destination file (must not exist).") var destination: String
+        @Option(help: "Directory for the attachment files (must not exist; default: DESTINATION.attachments).")
+        var attachments: String?
+        @Flag(help: "Copy the database only, not the attachment files.") var noAttachments = false
 
         func run() throws {
             guard !FileManager.default.fileExists(atPath: destination) else {
                 throw AdminError("\(destination) already exists")
+            }
+            let attachmentsTarget = attachments ?? destination + ".attachments"
+            guard noAttachments || !FileManager.default.fileExists(atPath: attachmentsTarget) else {
+                throw AdminError("\(attachmentsTarget) already exists")
             }
             let database = try options.openSQLite(
                 orOnPostgres: "back up with pg_dump (docs/operations.md#postgresql)")
@@ -186,13 +205,33 @@ struct DB: ParsableCommand {
             // The copy starts a new history: a restore from it must not continue the live log's seqs.
             let epoch = try copy.writeSync { db in try LogEpoch.rotate(on: db) }
             let integrity = try copy.readSync { try $0.scalar("PRAGMA integrity_check") }
+            let names = noAttachments ? [] : try copy.readSync { try AttachmentBackup.namedFiles(on: $0) }
             copy.close()
             guard integrity == .text("ok") else { throw AdminError("the copy failed integrity_check: \(integrity)") }
+            // After the database copy: every file its live rows name was complete before their rows committed.
+            var files: (String, AttachmentBackup.Outcome)?
+            if !noAttachments {
+                let target = attachmentsTarget
+                let store = (options.databasePath as NSString).deletingLastPathComponent + "/attachments"
+                let outcome = try AttachmentBackup.copy(names, from: store, to: target)
+                guard outcome.missing.isEmpty else {
+                    throw AdminError(
+                        "\(outcome.missing.count) attachment files named by the copy are missing from \(store) "
+                            + "(first: \(outcome.missing[0])); run the backup again")
+                }
+                files = (target, outcome)
+            }
             let size = (try? FileManager.default.attributesOfItem(atPath: destination)[.size] as? Int) ?? 0
             if options.json {
-                printJSON(BackupReport(path: destination, bytes: size, integrity: "ok", epoch: epoch))
+                printJSON(
+                    BackupReport(
+                        path: destination, bytes: size, integrity: "ok", epoch: epoch, attachments: files?.0,
+                        attachmentFiles: files?.1.files, attachmentBytes: files?.1.bytes))
             } else {
                 print("backed up to \(destination) (\(size) bytes, integrity ok, log epoch \(epoch ?? "none: schema before 0006"))")
+                if let (path, outcome) = files {
+                    print("attachments: \(outcome.files) files, \(outcome.bytes) bytes to \(path)")
+                }
             }
         }
     }

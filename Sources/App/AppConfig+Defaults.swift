@@ -73,6 +73,8 @@ extension AppConfig {
             "--write-budget-burst": "\(writeBudget.burst)",
             "--write-bytes-per-hour": "\(writeBudget.bytesPerHour)",
             "--max-attachment-bytes": "\(attachments.maxFileBytes)",
+            "--attachment-quota-user": "\(attachments.userQuotaBytes)",
+            "--attachment-quota-group": "\(attachments.groupQuotaBytes)",
             "--shutdown-timeout": "\(shutdownTimeoutSeconds)",
             "--password-hashing": passwordHashing.rawValue,
             "--metrics-host": metricsHost,

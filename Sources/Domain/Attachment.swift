@@ -1,7 +1,8 @@
 /// A file attached to an alarm (issue 20; docs/attachments.md): its metadata document. The bytes live in
 /// the content-addressed file store under `sha256`; the document never carries them.
-public struct Attachment: Sendable, Equatable, Encodable {
-    /// What an attachment hangs on. Only `sharedAlarm` has routes today; the others are reserved in the schema.
+public struct Attachment: Sendable, Equatable, Codable {
+    /// What an attachment hangs on: a shared alarm, a personal alarm (its owner only), or a shared
+    /// completion (uploaded by the member who answered).
     public enum OwnerKind: String, Sendable, Codable, CaseIterable {
         case sharedAlarm = "shared_alarm"
         case personalAlarm = "personal_alarm"
@@ -9,7 +10,7 @@ public struct Attachment: Sendable, Equatable, Encodable {
     }
 
     /// The thumbnail: always a JPEG.
-    public struct Thumbnail: Sendable, Equatable, Encodable {
+    public struct Thumbnail: Sendable, Equatable, Codable {
         public var sha256: String
         public var width: Int
         public var height: Int
@@ -60,6 +61,14 @@ public struct Attachment: Sendable, Equatable, Encodable {
         self.deletedAt = deletedAt
     }
 
+    /// Where the file named `sha256` (64 lowercase hex digits) lives under the store's root:
+    /// `ab/cd/<sha256>` (docs/attachments.md#storage) — the server's file store and the backup share it.
+    public static func relativePath(of sha256: String) -> String {
+        let b = Array(sha256.utf8)
+        precondition(b.count == 64, "not a content address")
+        return "\(String(decoding: b[0..<2], as: UTF8.self))/\(String(decoding: b[2..<4], as: UTF8.self))/\(sha256)"
+    }
+
     enum CodingKeys: String, CodingKey {
         case id, width, height, sha256, thumbnail
         case ownerKind = "owner_kind"
@@ -70,5 +79,30 @@ public struct Attachment: Sendable, Equatable, Encodable {
         case uploadedType = "uploaded_type"
         case sizeBytes = "file_size_bytes"
         case createdAt = "created_at"
+    }
+}
+
+/// A document with its live attachments under `attachments` (oldest first): how the shared alarm, the
+/// personal alarm and the shared completion documents carry them (docs/attachments.md#in-the-documents).
+/// The attachments live in their own table; the owner's stored document never holds them, so every
+/// reader adds the current list when it answers or appends a change.
+public struct WithAttachments<Document: Encodable & Sendable>: Encodable, Sendable {
+    public var document: Document
+    public var attachments: [Attachment]
+
+    public init(_ document: Document, attachments: [Attachment]) {
+        self.document = document
+        self.attachments = attachments
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case attachments
+    }
+
+    /// The document's own keys, then `attachments` (the document must encode as a keyed container).
+    public func encode(to encoder: any Encoder) throws {
+        try document.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(attachments, forKey: .attachments)
     }
 }

@@ -318,16 +318,18 @@ public struct RealtimeHub: Sendable {
     /// progress, and 0 when the queue empties). Past the hard limit → close 4008; at or below
     /// `resumeOutboundBytes` the conflated topics get their fresh snapshot read.
     public mutating func outboundBuffered(_ id: ConnectionID, bytes: Int) -> [HubAction] {
-        guard let state = connections[id], !state.closed else { return [] }
+        // Called for every recipient after every broadcast: the state is read and set in place.
+        guard let index = connections.index(forKey: id), !connections.values[index].closed else { return [] }
         var out: [HubAction] = []
-        connections[id]?.buffered = bytes
+        connections.values[index].buffered = bytes
         if bytes > limits.hardOutboundBytes {
             close(id, .slowConsumer, reason: "slow consumer", &out)
             return out
         }
         let isStale: (Phase) -> Bool = { if case .stale = $0 { true } else { false } }
-        guard bytes <= limits.resumeOutboundBytes, state.subscriptions.values.contains(where: isStale) else { return out }
-        for (topic, phase) in state.subscriptions.sorted(by: { $0.key.logName < $1.key.logName }) {
+        guard bytes <= limits.resumeOutboundBytes, connections.values[index].subscriptions.values.contains(where: isStale)
+        else { return out }
+        for (topic, phase) in connections.values[index].subscriptions.sorted(by: { $0.key.logName < $1.key.logName }) {
             if case .stale(let reset) = phase { load(id, topic, .snapshot(reset: reset), &out) }
         }
         return out
@@ -742,15 +744,56 @@ public struct RealtimeHub: Sendable {
     /// takes it now (then any hard-limit closes it caused).
     mutating func fanOut(_ change: EncodedChange, to ids: [ConnectionID], _ out: inout [HubAction]) {
         var recipients: [ConnectionID] = []
+        recipients.reserveCapacity(ids.count)
         var overHard: [ConnectionID] = []
-        for id in ids where accept(change, for: id) {
-            let buffered = (connections[id]?.buffered ?? 0) + change.bytes.count
-            connections[id]?.buffered = buffered
-            recipients.append(id)
-            if buffered > limits.hardOutboundBytes { overHard.append(id) }
+        for id in ids {
+            guard let index = connections.index(forKey: id) else { continue }
+            // A live subscription — nearly every recipient — is decided on the connection's state in
+            // place (no copy of it per recipient); the other phases go through `accept`.
+            switch Self.acceptLive(change, &connections.values[index], softOutboundBytes: limits.softOutboundBytes) {
+            case .send(let buffered):
+                recipients.append(id)
+                if buffered > limits.hardOutboundBytes { overHard.append(id) }
+            case .conflated:
+                counters.conflations += 1
+            case .skip:
+                break
+            case .notLive:
+                guard accept(change, for: id) else { continue }
+                let buffered = (connections[id]?.buffered ?? 0) + change.bytes.count
+                connections[id]?.buffered = buffered
+                recipients.append(id)
+                if buffered > limits.hardOutboundBytes { overHard.append(id) }
+            }
         }
         if !recipients.isEmpty { out.append(.broadcast(recipients, change.bytes)) }
         for id in overHard { close(id, .slowConsumer, reason: "slow consumer", &out) }
+    }
+
+    /// What `acceptLive` decided for one recipient.
+    enum LiveAcceptance {
+        /// Send it; the connection's buffered count is now this (the change included).
+        case send(buffered: Int)
+        /// Over the soft limit: the subscription turned stale (count one conflation).
+        case conflated
+        /// Not for this connection (closed, not subscribed, or the change is not after its seq).
+        case skip
+        /// The subscription is loading or stale: `accept` decides.
+        case notLive
+    }
+
+    /// `accept` for a live subscription, plus the buffered count `fanOut` keeps, on the state in place.
+    static func acceptLive(_ change: EncodedChange, _ state: inout ConnectionState, softOutboundBytes: Int) -> LiveAcceptance {
+        guard !state.closed, let phase = state.subscriptions[change.topic] else { return .skip }
+        guard case .live(let seq) = phase else { return .notLive }
+        guard change.seq > seq else { return .skip }
+        guard state.buffered <= softOutboundBytes else {
+            state.subscriptions[change.topic] = .stale(reset: true)
+            return .conflated
+        }
+        state.subscriptions[change.topic] = .live(seq: change.seq)
+        state.buffered += change.bytes.count
+        return .send(buffered: state.buffered)
     }
 
     /// Applies a change to one subscription by phase; true when it must be sent now (live, seq after

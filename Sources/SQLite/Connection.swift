@@ -43,6 +43,8 @@ public final class Connection: SQLConnection {
     private var handle: OpaquePointer?
     /// Prepared statements by SQL text.
     private var statements: [String: OpaquePointer] = [:]
+    /// Result column names by prepared statement (emptied whenever `statements` is).
+    private var columnNamesByStatement: [OpaquePointer: ColumnNames] = [:]
     /// Savepoints currently open through `transaction` (names are unique per depth).
     private var savepointDepth = 0
 
@@ -211,6 +213,7 @@ public final class Connection: SQLConnection {
         guard let db = handle else { return }
         for statement in statements.values { sqlite3_finalize(statement) }
         statements.removeAll()
+        columnNamesByStatement.removeAll()
         sqlite3_close_v2(db)
         handle = nil
     }
@@ -274,6 +277,7 @@ public final class Connection: SQLConnection {
         if statements.count >= Self.statementCacheLimit {
             for cached in statements.values { sqlite3_finalize(cached) }
             statements.removeAll()
+            columnNamesByStatement.removeAll()
         }
         statements[sql] = statement
         return statement
@@ -328,9 +332,30 @@ public final class Connection: SQLConnection {
         }
     }
 
-    /// The statement's result column names.
+    /// The statement's result column names: made once per prepared statement and reused while they
+    /// still match (a statement SQLite re-prepared after a schema change may name other columns).
     private func columnNames(_ statement: OpaquePointer) -> ColumnNames {
-        ColumnNames((0..<sqlite3_column_count(statement)).map { String(cString: sqlite3_column_name(statement, $0)) })
+        let count = Int(sqlite3_column_count(statement))
+        if let cached = columnNamesByStatement[statement], cached.names.count == count,
+            cached.names.indices.allSatisfy({ index in
+                Self.equal(cached.names[index], sqlite3_column_name(statement, Int32(index)))
+            })
+        {
+            return cached
+        }
+        let names = ColumnNames((0..<Int32(count)).map { String(cString: sqlite3_column_name(statement, $0)) })
+        columnNamesByStatement[statement] = names
+        return names
+    }
+
+    /// Whether the NUL-terminated `cString` holds exactly the UTF-8 of `name`.
+    private static func equal(_ name: String, _ cString: UnsafePointer<CChar>?) -> Bool {
+        guard var cursor = cString else { return false }
+        for byte in name.utf8 {
+            guard UInt8(bitPattern: cursor.pointee) == byte else { return false }
+            cursor += 1
+        }
+        return cursor.pointee == 0
     }
 
     /// The current row of `statement`.

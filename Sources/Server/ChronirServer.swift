@@ -238,6 +238,26 @@ struct ChronirServer: ParsableCommand {
     @Option(
         help:
             """
+            Bytes of live attachments one user may have uploaded, all groups and personal alarms together (409 \
+            ATTACHMENT_QUOTA_EXCEEDED past it); 0 refuses every upload. [env: CHRONIR_ATTACHMENT_QUOTA_USER] \
+            (default: \(Default.attachments.userQuotaBytes), \(Default.attachments.userQuotaBytes >> 20) MiB)
+            """
+    )
+    var attachmentQuotaUser: Int64?
+
+    @Option(
+        help:
+            """
+            Bytes of live attachments in one group, whoever uploaded them (409 ATTACHMENT_QUOTA_EXCEEDED past it). \
+            [env: CHRONIR_ATTACHMENT_QUOTA_GROUP] \
+            (default: \(Default.attachments.groupQuotaBytes), \(Default.attachments.groupQuotaBytes >> 20) MiB)
+            """
+    )
+    var attachmentQuotaGroup: Int64?
+
+    @Option(
+        help:
+            """
             Request-body bytes one signed-in user may send in writes per hour (each write counts at least 1 KiB); beyond it 429 with \
             Retry-After. 0 disables. [env: CHRONIR_WRITE_BYTES_PER_HOUR] (default: \(Default.writeBudget.bytesPerHour), \
             \(Default.writeBudget.bytesPerHour >> 20) MiB)
@@ -336,6 +356,12 @@ struct ChronirServer: ParsableCommand {
         let attachmentBytes = try parse(
             maxAttachmentBytes.map(String.init), "MAX_ATTACHMENT_BYTES", Default.attachments.maxFileBytes
         ) { Int($0).flatMap { (1...(256 << 20)).contains($0) ? $0 : nil } }
+        let quotaUser = try parse(
+            attachmentQuotaUser.map(String.init), "ATTACHMENT_QUOTA_USER", Default.attachments.userQuotaBytes
+        ) { Int64($0).flatMap { (0...(Int64(1) << 50)).contains($0) ? $0 : nil } }
+        let quotaGroup = try parse(
+            attachmentQuotaGroup.map(String.init), "ATTACHMENT_QUOTA_GROUP", Default.attachments.groupQuotaBytes
+        ) { Int64($0).flatMap { (0...(Int64(1) << 50)).contains($0) ? $0 : nil } }
         let sweepSeconds = try parseOptional(sweepPeriod.map(String.init), "SWEEP_PERIOD") {
             Int($0).flatMap { (1...86_400).contains($0) ? $0 : nil }
         }
@@ -356,6 +382,8 @@ struct ChronirServer: ParsableCommand {
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         config.writeBudget = WriteBudget(writesPerMinute: writesPerMinute, burst: writeBurst, bytesPerHour: writeBytes)
         config.attachments.maxFileBytes = attachmentBytes
+        config.attachments.userQuotaBytes = quotaUser
+        config.attachments.groupQuotaBytes = quotaGroup
         config.databaseURL = value(databaseUrl, "DATABASE_URL")
         config.notifications = try notificationOptions.resolve(options)
         config.mail = try mailOptions.resolve(options)

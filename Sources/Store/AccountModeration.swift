@@ -75,7 +75,7 @@ extension AccountStore {
             [
                 Change(
                     topic: ChangeLog.userTopic(userID), kind: .user, op: .modified, entityID: userID,
-                    document: DocumentCoding.encode(user), reason: reason)
+                    document: user.documentBytes, reason: reason)
             ], event: event, actor: actor, at: now, on: db)
         return user
     }

@@ -60,7 +60,7 @@ public enum AccountStore {
             [
                 Change(
                     topic: ChangeLog.userTopic(id), kind: .user, op: .added, entityID: id,
-                    document: DocumentCoding.encode(user))
+                    document: user.documentBytes)
             ], event: .userRegistered, actor: actor ?? .user(id), at: now, on: db)
         return user
     }
@@ -101,13 +101,14 @@ public enum AccountStore {
 
     /// Applies a profile change, bumping `version` and appending a change-log row (the user's own
     /// topic only). `expectedVersion`, when given, must match the stored version, else
-    /// `DomainError.versionConflict` carries the current document.
+    /// `DomainError.versionConflict` carries the current document. Returns the user and its document
+    /// as stored in the change log (`User.documentBytes`: the answer's body as is).
     public static func updateProfile(
         userID: String, change: ProfileChange, expectedVersion: Int64?, actor: Actor, at now: Int64, on db: any SQLConnection
-    ) throws -> User {
+    ) throws -> (user: User, document: [UInt8]) {
         guard var user = try user(id: userID, on: db) else { throw DomainError.notFound("user") }
         if let expectedVersion, expectedVersion != user.version {
-            throw DomainError.versionConflict(current: DocumentCoding.encode(user))
+            throw DomainError.versionConflict(current: user.documentBytes)
         }
         if let displayName = change.displayName { user.displayName = displayName }
         if let timezone = change.timezone { user.timezone = timezone }
@@ -124,13 +125,14 @@ public enum AccountStore {
                 .text(userID), .text(user.displayName), SQLValue(user.timezone), .integer(user.version), .integer(now),
                 SQLValue(user.locale), SQLValue(user.avatarURL),
             ])
+        let document = user.documentBytes
         try ChangeLog.append(
             [
                 Change(
                     topic: ChangeLog.userTopic(userID), kind: .user, op: .modified, entityID: userID,
-                    document: DocumentCoding.encode(user))
+                    document: document)
             ], event: .userUpdated, actor: actor, at: now, on: db)
-        return user
+        return (user, document)
     }
 
     static func userFromRow(_ row: Row) throws -> User {

@@ -89,7 +89,7 @@ public enum CompletionStore {
         }
         try SharedAlarmStore.save(&alarm, at: now, on: db)
         try ChangeLog.append(
-            [completionChange(completion, .added), SharedAlarmStore.alarmChange(alarm, .modified)],
+            [try completionChange(completion, .added, on: db), try SharedAlarmStore.alarmChange(alarm, .modified, on: db)],
             event: .sharedCompletion, actor: .user(userID), at: now, on: db)
         try NotificationOutbox.sharedCompletion(completion, alarm: alarm, at: now, on: db)
         return Recorded(completion: completion, alarm: alarm, created: true)
@@ -102,6 +102,14 @@ public enum CompletionStore {
         try db.queryOne(
             "SELECT \(columns) FROM shared_completions WHERE alarm_id = ?1 AND user_id = ?2 AND scheduled_ms = ?3",
             [.text(alarmID), .text(userID), .integer(scheduledAt)]
+        ).map(completionFromRow)
+    }
+
+    /// The completion with this id in the group, if any (the owner of a completion's attachments).
+    public static func completion(id: String, groupID: String, on db: any SQLConnection) throws -> SharedCompletion? {
+        guard UUIDText.isCanonical(id) else { return nil }
+        return try db.queryOne(
+            "SELECT \(columns) FROM shared_completions WHERE id = ?1 AND group_id = ?2", [.text(id), .text(groupID)]
         ).map(completionFromRow)
     }
 
@@ -163,7 +171,7 @@ public enum CompletionStore {
         var changes: [Change] = []
         for id in ids {
             if let row = try db.queryOne("SELECT \(columns) FROM shared_completions WHERE id = ?1", [.text(id)]) {
-                changes.append(completionChange(try completionFromRow(row), .modified))
+                changes.append(try completionChange(try completionFromRow(row), .modified, on: db))
             }
         }
         return changes
@@ -178,11 +186,13 @@ public enum CompletionStore {
         try db.run("DELETE FROM shared_completions WHERE completed_ms < ?1", [.integer(cutoff)])
     }
 
-    /// The completion document on its group's topic.
-    static func completionChange(_ completion: SharedCompletion, _ op: Change.Op) -> Change {
-        Change(
+    /// The completion document, with its live attachments, on its group's topic.
+    static func completionChange(_ completion: SharedCompletion, _ op: Change.Op, on db: any SQLConnection) throws -> Change {
+        let document = try AttachmentStore.attaching(
+            completion, to: .sharedCompletion(groupID: completion.groupID, completionID: completion.id), on: db)
+        return Change(
             topic: ChangeLog.groupTopic(completion.groupID), kind: .sharedCompletion, op: op,
-            entityID: completion.id, document: DocumentCoding.encode(completion))
+            entityID: completion.id, document: DocumentCoding.encode(document))
     }
 
     static func completionFromRow(_ row: Row) throws -> SharedCompletion {

@@ -105,7 +105,7 @@ extension AccountStore {
             [
                 Change(
                     topic: ChangeLog.userTopic(user.id), kind: .user, op: .modified, entityID: user.id,
-                    document: DocumentCoding.encode(user))
+                    document: user.documentBytes)
             ], event: .userUpdated, actor: actor, at: now, on: db)
         return user
     }

@@ -10,7 +10,8 @@ extension GroupStore {
     /// soft-deleted; every other membership ends as `left`; sessions, Apple/Google identities and
     /// failed-login records are deleted; personal fields are replaced (email → `deleted+<id>@invalid`, name → "Deleted User",
     /// password hash emptied, cached member names too) and `deleted_ms` set; its push devices are
-    /// deleted, and so are its personal alarms and settings; pending invitations it
+    /// deleted, and so are its personal alarms and settings; every attachment it uploaded is marked deleted
+    /// (its files go with the orphan sweep, docs/attachments.md#account-deletion); pending invitations it
     /// sent are revoked, those addressed to it lose the address, invite codes it created are disabled.
     /// One batch, event
     /// `account_deleted`, by `actor` (default: the user themself; `admin` for chronir-admin, with
@@ -19,7 +20,8 @@ extension GroupStore {
         userID: String, at now: Int64, on db: any SQLConnection, actor: Actor? = nil, reason: String? = nil
     ) throws {
         guard let user = try AccountStore.user(id: userID, on: db) else { throw DomainError.notFound("user") }
-        var changes: [Change] = []
+        // Its uploads go first, so the alarm and completion documents below no longer list them.
+        var changes = try AttachmentStore.eraseUploads(userID: userID, at: now, on: db)
         let memberships = try db.query(
             "SELECT \(memberColumns) FROM group_members WHERE user_id = ?1 AND status = 'active' ORDER BY joined_ms",
             [.text(userID)]

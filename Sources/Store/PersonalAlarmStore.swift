@@ -223,8 +223,8 @@ public enum PersonalAlarmStore {
 
     /// Account deletion (docs/design.md#account-deletion): the account's personal alarms, their
     /// conflict archive and completions, and its synced settings go entirely, and so do their documents
-    /// in the change log (set to null with `redacted_ms`; the rows still chain). In the caller's
-    /// transaction.
+    /// (its personal alarms' attachment documents too) in the change log (set to null with
+    /// `redacted_ms`; the rows still chain). In the caller's transaction.
     public static func eraseAll(userID: String, at now: Int64, on db: any SQLConnection) throws {
         try PersonalCompletionStore.eraseAll(userID: userID, on: db)
         try db.run("DELETE FROM personal_alarm_conflicts WHERE user_id = ?1", [.text(userID)])
@@ -233,11 +233,12 @@ public enum PersonalAlarmStore {
         try db.run(
             """
             UPDATE change_log SET document = NULL, redacted_ms = ?2
-            WHERE topic = ?1 AND kind IN (?3, ?4, ?5) AND document IS NOT NULL AND redacted_ms IS NULL
+            WHERE topic = ?1 AND kind IN (?3, ?4, ?5, ?6) AND document IS NOT NULL AND redacted_ms IS NULL
             """,
             [
                 .text(ChangeLog.userTopic(userID)), .integer(now), .text(ChangeKind.personalAlarm.rawValue),
                 .text(ChangeKind.settings.rawValue), .text(ChangeKind.personalCompletion.rawValue),
+                .text(ChangeKind.attachment.rawValue),
             ])
     }
 
@@ -290,12 +291,18 @@ public enum PersonalAlarmStore {
             ])
     }
 
+    /// The alarm's change on its account's topic: the document carries its live attachments.
     private static func append(_ alarm: PersonalAlarm, op: Change.Op, event: ChangeEvent, at now: Int64, on db: any SQLConnection) throws {
+        let document =
+            op == .removed
+            ? nil
+            : DocumentCoding.encode(
+                try AttachmentStore.attaching(alarm, to: .personalAlarm(userID: alarm.userID, alarmID: alarm.id), on: db))
         try ChangeLog.append(
             [
                 Change(
                     topic: ChangeLog.userTopic(alarm.userID), kind: .personalAlarm, op: op, entityID: alarm.id,
-                    document: op == .removed ? nil : DocumentCoding.encode(alarm))
+                    document: document)
             ],
             event: event, actor: .user(alarm.userID), at: now, on: db)
     }

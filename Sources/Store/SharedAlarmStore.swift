@@ -182,7 +182,7 @@ public enum SharedAlarmStore {
             """, [.text(alarm.id), .text(groupID), .text(actorID), .integer(now)])
         try write(alarm, on: db)
         try ChangeLog.append(
-            [alarmChange(alarm, .added)], event: .sharedAlarmCreated, actor: .user(actorID), at: now, on: db)
+            [try alarmChange(alarm, .added, on: db)], event: .sharedAlarmCreated, actor: .user(actorID), at: now, on: db)
         try NotificationOutbox.alarmChanged(alarm, created: true, actorID: actorID, at: now, on: db)
         return alarm
     }
@@ -239,7 +239,7 @@ public enum SharedAlarmStore {
         }
         try save(&alarm, at: now, on: db)
         try ChangeLog.append(
-            [alarmChange(alarm, .modified)], event: .sharedAlarmUpdated, actor: .user(actorID), at: now, on: db)
+            [try alarmChange(alarm, .modified, on: db)], event: .sharedAlarmUpdated, actor: .user(actorID), at: now, on: db)
         try NotificationOutbox.alarmChanged(alarm, created: false, actorID: actorID, at: now, on: db)
         return alarm
     }
@@ -278,7 +278,7 @@ public enum SharedAlarmStore {
         var changes: [Change] = []
         for var alarm in alarms where alarm.dropMember(userID, at: now, activeMembers: members) {
             try save(&alarm, at: now, on: db)
-            changes.append(alarmChange(alarm, .modified))
+            changes.append(try alarmChange(alarm, .modified, on: db))
         }
         return changes
     }
@@ -312,7 +312,7 @@ public enum SharedAlarmStore {
                         topic: ChangeLog.groupTopic(alarm.groupID), kind: .missedOccurrence, op: .added,
                         entityID: "\(alarm.id):\(missed.scheduledAt.milliseconds)",
                         document: DocumentCoding.encode(record)),
-                    alarmChange(alarm, .modified),
+                    try alarmChange(alarm, .modified, on: db),
                 ],
                 event: .missedAlarmFollowup, actor: .system, at: now, on: db)
             try NotificationOutbox.occurrenceMissed(alarm, missed: missed, at: now, on: db)
@@ -391,11 +391,12 @@ public enum SharedAlarmStore {
             [.text(alarm.id)] + pending.map { SQLValue.text($0) })
     }
 
-    /// The alarm document on its group's topic.
-    static func alarmChange(_ alarm: SharedAlarm, _ op: Change.Op) -> Change {
-        Change(
+    /// The alarm document, with its live attachments, on its group's topic.
+    static func alarmChange(_ alarm: SharedAlarm, _ op: Change.Op, on db: any SQLConnection) throws -> Change {
+        let document = try AttachmentStore.attaching(alarm, to: .sharedAlarm(groupID: alarm.groupID, alarmID: alarm.id), on: db)
+        return Change(
             topic: ChangeLog.groupTopic(alarm.groupID), kind: .sharedAlarm, op: op, entityID: alarm.id,
-            document: DocumentCoding.encode(alarm))
+            document: DocumentCoding.encode(document))
     }
 
     static func alarmFromRow(_ row: Row) throws -> SharedAlarm {

@@ -352,6 +352,38 @@ public final class Connection: @unchecked Sendable {
         if tls == nil { outbound.append(contentsOf: bytes) } else { plaintextOutbound.append(contentsOf: bytes) }
     }
 
+    /// `write(bytes)` then `flush()`, without copying `bytes` into the outbound queue when nothing is
+    /// queued before them: they go to the kernel straight from the caller's buffer, and only what it
+    /// did not take is queued (a broadcast's shared frame, sent to many sockets). Ignored once the
+    /// connection is closing, as `write` is.
+    public func writeAndFlush(_ bytes: [UInt8]) {
+        debugPreconditionInLoop()
+        guard lifecycle == .open else { return }
+        guard tls == nil, outbound.isEmpty, !writeSourceResumed else {
+            write(bytes)
+            flush()
+            return
+        }
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                send(fd, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+            }
+            if n >= 0 {
+                sent += n
+                continue
+            }
+            let code = Glibc.errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { break }
+            fail(SocketError(call: "send", errno: code))
+            return
+        }
+        guard sent < bytes.count else { return }  // all taken: the queue stays empty, no deadline
+        outbound.append(contentsOf: bytes[sent...])
+        writeQueued()  // arms the write source and the write deadline, updates writability
+    }
+
     /// Lets `body` append to the outbound queue in place (serialise straight into it, no copy).
     /// `body` must only append. Returns nil, without calling `body`, once the connection is closing.
     @discardableResult

@@ -63,6 +63,17 @@ public final class WebSocket: Sendable, CustomStringConvertible {
         perform(.close(code, reason))
     }
 
+    /// Sends a broadcast's message at once and returns the bytes still queued for the peer
+    /// afterwards (0 when the kernel took everything, and once closed). Loop only: the fan-out's
+    /// per-socket step, with no hop and no second look-up for the report.
+    public func sendAndReport(_ encoded: WebSocketEncodedMessage) -> Int {
+        #if DEBUG
+            loop.preconditionInEventLoop()
+        #endif
+        handler.run(.encoded(encoded))
+        return handler.connection?.pendingOutboundBytes ?? 0
+    }
+
     /// Bytes queued for the peer and not yet taken by the kernel. Loop only; 0 once closed.
     public var pendingOutboundBytes: Int {
         loop.preconditionInEventLoop()
@@ -223,6 +234,11 @@ public final class WebSocketConnectionHandler: ConnectionHandler, @unchecked Sen
         case .encoded(let message): action = webSocket.send(message)
         case .ping(let payload): action = webSocket.ping(payload)
         case .close(let code, let reason): action = webSocket.close(code: code, reason: reason)
+        }
+        if !processing, case .send(let bytes) = action, let connection {
+            connection.writeAndFlush(bytes)  // a message on its own: straight to the kernel, no copy
+            updateDeadline()
+            return
         }
         apply(action)
         if !processing {

@@ -26,15 +26,19 @@ public struct HTTPRequestHead: Sendable {
 
     /// The path part of the target (before `?`), still percent-encoded.
     public var path: Substring {
-        if let q = target.firstIndex(of: "?") { return target[..<q] }
+        if let q = queryMark { return target[..<q] }
         return target[...]
     }
 
     /// The query part of the target (after `?`), still percent-encoded; nil when absent.
     public var query: Substring? {
-        guard let q = target.firstIndex(of: "?") else { return nil }
-        return target[target.index(after: q)...]
+        guard let q = queryMark else { return nil }
+        return target[target.utf8.index(after: q)...]
     }
+
+    /// Where the first `?` is: searched byte by byte (a parsed target is visible ASCII only), not
+    /// character by character — every request asks for its path more than once.
+    private var queryMark: String.Index? { target.utf8.firstIndex(of: UInt8(ascii: "?")) }
 }
 
 /// A complete request: head plus the whole (de-chunked) body.

@@ -97,5 +97,10 @@ struct AccessLogTests {
         #expect(LoggedPath.masked("/JOIN/abc") == "/join/{code}")
         #expect(LoggedPath.masked("/v1/me") == "/v1/me")
         #expect(LoggedPath.masked("/v1/groups/g1/members") == "/v1/groups/g1/members")
+        #expect(LoggedPath.masked("//Invite/t0k3n/x") == "/invite/{token}")
+        #expect(LoggedPath.masked("/V1/JOIN/abc") == "/v1/join/{code}")
+        #expect(LoggedPath.masked("/v1/joined/abc") == "/v1/joined/abc")
+        #expect(LoggedPath.masked("/joins/abc") == "/joins/abc")
+        #expect(LoggedPath.masked("/healthz") == "/healthz")
     }
 }

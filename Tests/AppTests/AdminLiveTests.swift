@@ -292,6 +292,59 @@ struct AdminLiveTests {
         }
     }
 
+    @Test("db backup copies the attachment files the copy's live rows name, byte-equal; --no-attachments skips them")
+    func backupAttachments() async throws {
+        let live = try LiveServer()
+        defer { live.stop() }
+        let owner = try await live.register("owner")
+        let group = try await live.createGroup(owner)
+        let alarm = try await live.http(
+            201, "POST", "/v1/groups/\(group)/alarms",
+            #"{"title":"Filter",\#(SharedAlarmFixture.dailyTen)}"#,
+            owner)
+        let collection = "/v1/groups/\(group)/alarms/\(try #require(alarm.json["id"] as? String))/attachments"
+        let port = live.port
+        let token = owner.token
+        func upload(_ bytes: [UInt8]) async throws -> [String: Any] {
+            let reply = try await TestSupport.blocking {
+                let client = try LoopbackClient(port: port, timeout: LiveServer.httpTimeout)
+                defer { client.close() }
+                return try client.request("POST", collection, headers: [("Authorization", "Bearer \(token)")], body: bytes)
+            }
+            #expect(reply.status == 201, "\(String(decoding: reply.body, as: UTF8.self))")
+            return (try JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: Any] ?? [:]
+        }
+        let kept = try await upload(SampleMedia.png(width: 60, height: 40))
+        let deleted = try await upload(SampleMedia.pdf())
+        try await live.http(204, "DELETE", "\(collection)/\(try #require(deleted["id"] as? String))", nil, owner)
+
+        let path = live.directory.file(named: "backup.sqlite")
+        let backup = try await live.admin("db", "backup", path, "--json")
+        #expect(backup.status == 0, "\(backup)")
+        #expect(backup.jsonObject?["attachments"] as? String == path + ".attachments")
+        #expect(backup.jsonObject?["attachment_files"] as? Int == 2, "\(backup.stdout)")
+        // The live one's file and thumbnail, byte-equal to the store's; not the deleted one's.
+        let files = AttachmentFiles(dataDirectory: live.directory.path)
+        let thumbnail = try #require((kept["thumbnail"] as? [String: Any])?["sha256"] as? String)
+        for name in [try #require(kept["sha256"] as? String), thumbnail] {
+            let copied = try Data(contentsOf: URL(fileURLWithPath: "\(path).attachments/\(Attachment.relativePath(of: name))"))
+            #expect(Array(copied) == (try files.read(name, count: Int(files.size(name) ?? 0))))
+        }
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: "\(path).attachments/\(Attachment.relativePath(of: deleted["sha256"] as? String ?? ""))"))
+
+        let bare = live.directory.file(named: "bare.sqlite")
+        let skipped = try await live.admin("db", "backup", bare, "--no-attachments", "--json")
+        #expect(skipped.status == 0 && skipped.jsonObject?["attachments"] == nil, "\(skipped)")
+        #expect(!FileManager.default.fileExists(atPath: bare + ".attachments"))
+        // A directory that exists already is refused.
+        let refused = live.directory.file(named: "again.sqlite")
+        let again = try await live.admin("db", "backup", refused, "--attachments", path + ".attachments")
+        #expect(again.status != 0 && again.stderr.contains("already exists"), "\(again)")
+        #expect(!FileManager.default.fileExists(atPath: refused))
+    }
+
     @Test("failures exit non-zero with a clear message; refusals without --yes; --json everywhere parses")
     func failuresAndJSON() async throws {
         let live = try LiveServer()

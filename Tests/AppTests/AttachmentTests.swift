@@ -21,8 +21,8 @@ struct AttachmentTests {
         var h: AppHarness { f.h }
         var path: String { "\(f.g)/alarms/\(alarmID)/attachments" }
 
-        static func make(members: Int = 2) async throws -> Setup {
-            let f = try await SharedAlarmFixture.make(members: members)
+        static func make(members: Int = 2, configure: (inout AppConfig) -> Void = { _ in }) async throws -> Setup {
+            let f = try await SharedAlarmFixture.make(members: members, configure: configure)
             let alarm = try await f.createAlarm()
             return Setup(f: f, alarmID: try #require(alarm["id"] as? String))
         }

@@ -111,6 +111,40 @@ struct AuthorizationMatrixTests {
                 return await c.send(.get, "\(Self.personalAlarm)/completions")
             },
             .init("GET /v1/me/completions", [200, 200, 200, 200, 200, 200, 401]) { await $0.send(.get, "/v1/me/completions") },
+            // Personal-alarm attachments (docs/attachments.md#who-may-do-what): the account alone; elsewhere the
+            // alarm id is unknown, so every other caller gets 404 ALARM_NOT_FOUND (never 403).
+            .init(
+                "POST /v1/me/alarms/{alarm_id}/attachments", [201, 404, 404, 404, 404, 404, 401], errors: [404: "ALARM_NOT_FOUND"]
+            ) { c in
+                try await c.ownersPersonalAlarm()
+                return await c.h.sendBytes(
+                    .post, "\(Self.personalAlarm)/attachments", body: SampleMedia.png(width: 40, height: 30),
+                    contentType: "image/png", token: c.actor?.token)
+            },
+            .init(
+                "GET /v1/me/alarms/{alarm_id}/attachments", [200, 404, 404, 404, 404, 404, 401], errors: [404: "ALARM_NOT_FOUND"]
+            ) { c in
+                try await c.ownersPersonalAlarm()
+                return await c.send(.get, "\(Self.personalAlarm)/attachments")
+            },
+            .init(
+                "GET /v1/me/alarms/{alarm_id}/attachments/{attachment_id}", [200, 404, 404, 404, 404, 404, 401],
+                errors: [404: "ALARM_NOT_FOUND"]
+            ) { c in
+                await c.send(.get, try await c.ownersPersonalAttachment())
+            },
+            .init(
+                "GET /v1/me/alarms/{alarm_id}/attachments/{attachment_id}/thumbnail", [200, 404, 404, 404, 404, 404, 401],
+                errors: [404: "ALARM_NOT_FOUND"]
+            ) { c in
+                await c.send(.get, try await c.ownersPersonalAttachment() + "/thumbnail")
+            },
+            .init(
+                "DELETE /v1/me/alarms/{alarm_id}/attachments/{attachment_id}", [204, 404, 404, 404, 404, 404, 401],
+                errors: [404: "ALARM_NOT_FOUND"]
+            ) { c in
+                await c.send(.delete, try await c.ownersPersonalAttachment())
+            },
             // Settings: every account its own document.
             // Every account reads its own list; what it holds (only live memberships' groups) is
             // SharedAlarmControlsTests' matter.
@@ -195,6 +229,15 @@ struct AuthorizationMatrixTests {
 }
 
 extension MatrixCall {
+    /// The owner makes `AuthorizationMatrixTests.personalAlarm` and attaches a PNG to it; the attachment's path.
+    func ownersPersonalAttachment() async throws -> String {
+        try await ownersPersonalAlarm()
+        let reply = await h.sendBytes(
+            .post, "\(AuthorizationMatrixTests.personalAlarm)/attachments", body: SampleMedia.png(width: 40, height: 30),
+            contentType: "image/png", token: fixture.owner.token)
+        return "\(AuthorizationMatrixTests.personalAlarm)/attachments/\(try #require(reply.json["id"] as? String, "\(reply.text)"))"
+    }
+
     /// The fixture's owner makes `AuthorizationMatrixTests.personalAlarm` (premium: personal sync allowed).
     func ownersPersonalAlarm() async throws {
         try await h.expect(

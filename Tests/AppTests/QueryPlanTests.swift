@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Realtime
 import SQLite
 import Storage
 import Store
@@ -19,6 +20,7 @@ struct QueryPlanTests {
     static let growingTables: Set<String> = [
         "users", "sessions", "login_failures", "change_log", "groups", "group_members", "invite_codes",
         "invite_attempts", "invitations", "shared_alarms", "shared_completions", "shared_alarm_pending",
+        "attachments", "personal_alarms",
     ]
 
     /// Statements allowed to scan, each with the reason it is not a per-request cost.
@@ -73,9 +75,30 @@ struct QueryPlanTests {
         }
         _ = await h.send(.patch, "\(f.g)/alarms/\(alarmID)", json: #"{"title":"Filter"}"#, token: owner.token)
         h.clock.advance(by: 3_600_000)
-        _ = await f.answer(alarmID, by: f.members[1])
+        let answered = await f.answer(alarmID, by: f.members[1])
         _ = await h.send(.get, "\(f.g)/alarms/\(alarmID)/completions", token: owner.token)
         _ = await h.send(.get, "\(f.g)/completions?limit=2", token: owner.token)
+        // Attachments (issue 20) on every owner: upload (access, limits, quotas), list, download, delete,
+        // and the documents that carry them.
+        let completionID = try #require(answered.object("completion")?["id"] as? String, "\(answered.text)")
+        let personal = "/v1/me/alarms/7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+        _ = await h.send(.put, personal, json: #"{"title":"Pills",\#(SharedAlarmFixture.dailyTen)}"#, token: f.members[1].token)
+        for (collection, token) in [
+            ("\(f.g)/alarms/\(alarmID)/attachments", owner.token), ("\(f.g)/completions/\(completionID)/attachments", f.members[1].token),
+            ("\(personal)/attachments", f.members[1].token),
+        ] {
+            let uploaded = await h.sendBytes(
+                .post, collection, body: SampleMedia.png(width: 40, height: 30), contentType: nil, token: token)
+            let id = try #require(uploaded.json["id"] as? String, "\(uploaded.text)")
+            _ = await h.send(.get, collection, token: token)
+            _ = await h.send(.get, "\(collection)/\(id)/thumbnail", token: token)
+            if collection.contains("/completions/") { _ = await h.send(.delete, "\(collection)/\(id)", token: token) }
+        }
+        _ = await h.send(.get, "\(f.g)/alarms/\(alarmID)", token: owner.token)
+        _ = await h.send(.get, "/v1/me/alarms?since=0", token: f.members[1].token)
+        _ = await h.send(.get, "/v1/me/alarms", token: f.members[1].token)
+        let (groupID, ownerID, now) = (f.groupID, owner.id, h.clock.nowMilliseconds())
+        _ = try h.database.readSync { db in try RealtimeSnapshots.read(.group(groupID), userID: ownerID, at: now, on: db) }
         _ = await h.send(.delete, "\(f.g)/members/\(f.members[2].id)", token: owner.token)
         _ = await h.send(.delete, "\(f.g)/alarms/\(alarmID)", token: owner.token)
         _ = await h.send(.post, "/v1/auth/logout", token: f.members[0].token)
@@ -88,10 +111,17 @@ struct QueryPlanTests {
         }
         h.clock.advance(by: 40 * 86_400_000)
         for job in Sweeper.Job.standard { _ = try job.run(h.database, h.clock.nowMilliseconds()) }
+        _ = try AttachmentSweep.run(
+            files: AttachmentFiles(dataDirectory: h.directory.path), graceMilliseconds: 0, at: h.clock.nowMilliseconds(),
+            on: h.database)
         _ = await h.send(.delete, "/v1/me", json: #"{"password":"correct horse"}"#, token: guest.token)
 
         let statements = try h.sqlite.preparedStatementTexts()
         #expect(statements.count >= 50, "the workload ran only \(statements.count) distinct statements")
+        // The attachment workload's statements are among them: quotas, documents' lists, the sweep's retirement.
+        for fragment in ["SUM(size_bytes)", "owner_id IN (", "UPDATE attachments SET deleted_ms = ?1"] {
+            #expect(statements.contains { $0.contains(fragment) }, "no statement with \(fragment)")
+        }
         var scans: [String] = []
         for sql in statements.sorted() {
             let plan = try h.sqlite.withWriterConnection { try $0.queryPlan(sql) }

@@ -57,6 +57,37 @@ struct SharedAlarmAuthorizationTests {
             .init("DELETE /v1/groups/{id}/alarms/{aid}/attachments/{attachment_id}", [204, 204, 403, 403, 404, 404, 404, 401]) { c in
                 await c.send(.delete, try await c.ownersAttachment())
             },
+            // A completion's attachments (docs/attachments.md#who-may-do-what): only the member who answered
+            // (`member`) uploads; every active member reads; the uploader, the owner or an admin deletes.
+            .init(
+                "POST /v1/groups/{id}/completions/{completion_id}/attachments", [403, 403, 201, 403, 404, 404, 404, 401],
+                errors: [403: "PERMISSION_DENIED"]
+            ) { c in
+                await c.h.sendBytes(
+                    .post, "\(try await c.membersCompletion())/attachments", body: SampleMedia.png(width: 40, height: 30),
+                    contentType: "image/png", token: c.actor?.token)
+            },
+            .init("GET /v1/groups/{id}/completions/{completion_id}/attachments", [200, 200, 200, 200, 404, 404, 404, 401]) { c in
+                await c.send(.get, "\(try await c.membersCompletion())/attachments")
+            },
+            .init(
+                "GET /v1/groups/{id}/completions/{completion_id}/attachments/{attachment_id}",
+                [200, 200, 200, 200, 404, 404, 404, 401]
+            ) { c in
+                await c.send(.get, try await c.membersCompletionAttachment())
+            },
+            .init(
+                "GET /v1/groups/{id}/completions/{completion_id}/attachments/{attachment_id}/thumbnail",
+                [200, 200, 200, 200, 404, 404, 404, 401]
+            ) { c in
+                await c.send(.get, try await c.membersCompletionAttachment() + "/thumbnail")
+            },
+            .init(
+                "DELETE /v1/groups/{id}/completions/{completion_id}/attachments/{attachment_id}",
+                [204, 204, 204, 403, 404, 404, 404, 401]
+            ) { c in
+                await c.send(.delete, try await c.membersCompletionAttachment())
+            },
         ],
         prepare: { f in
             let created = try await f.h.expect(
@@ -96,5 +127,22 @@ extension MatrixCall<String> {
             .post, "\(prepared)/attachments", body: SampleMedia.png(width: 40, height: 30), contentType: "image/png",
             token: fixture.owner.token)
         return "\(prepared)/attachments/\(try #require(reply.json["id"] as? String, "\(reply.text)"))"
+    }
+
+    /// `member` (the alarm's one assignee) answers the open occurrence; the completion's path.
+    func membersCompletion() async throws -> String {
+        let answered = try await h.expect(
+            201, .post, "\(prepared)/completions", json: #"{"status":"completed"}"#, token: fixture.member.token)
+        let id = try #require(answered.object("completion")?["id"] as? String, "\(answered.text)")
+        return "\(group)/completions/\(id)"
+    }
+
+    /// `member` answers and attaches a PNG to the completion; the attachment's path.
+    func membersCompletionAttachment() async throws -> String {
+        let completion = try await membersCompletion()
+        let reply = await h.sendBytes(
+            .post, "\(completion)/attachments", body: SampleMedia.png(width: 40, height: 30), contentType: "image/png",
+            token: fixture.member.token)
+        return "\(completion)/attachments/\(try #require(reply.json["id"] as? String, "\(reply.text)"))"
     }
 }

@@ -27,8 +27,8 @@ struct SharedAlarmFixture {
         "timezone":"UTC"
         """#
 
-    static func make(members count: Int = 5) async throws -> SharedAlarmFixture {
-        let h = try AppHarness(defaultTier: .premium)
+    static func make(members count: Int = 5, configure: (inout AppConfig) -> Void = { _ in }) async throws -> SharedAlarmFixture {
+        let h = try AppHarness(defaultTier: .premium, configure: configure)
         func account(_ name: String) async throws -> GroupFixture.Account {
             let email = "\(name)@example.com"
             let (token, id) = try await h.register(email, name: name.capitalized)

@@ -8,8 +8,18 @@ public struct AttachmentConfig: Sendable {
     /// body is read (the transport's per-route limit, `HTTPLimits.maxUploadBodyBytes`), and again by the
     /// handler → 413 PHOTO_TOO_LARGE. 10 MiB holds any phone photo and most scanned PDFs.
     public var maxFileBytes = 10 * 1024 * 1024
-    /// Live attachments per alarm. More → 409 ATTACHMENT_LIMIT_REACHED.
+    /// Live attachments per owner (an alarm, shared or personal, or a completion). More → 409
+    /// ATTACHMENT_LIMIT_REACHED.
     public var maxPerAlarm = 5
+    /// Bytes of live attachments one user may have uploaded, everywhere (`--attachment-quota-user`):
+    /// 1 GiB, about a hundred 10 MiB PDFs or a few hundred phone photos. Counted from the live rows
+    /// (so every instance on one database shares it); an upload that would pass it → 409
+    /// ATTACHMENT_QUOTA_EXCEEDED. 0: no upload.
+    public var userQuotaBytes: Int64 = 1 << 30
+    /// Bytes of live attachments in one group, whoever uploaded them (`--attachment-quota-group`):
+    /// 2 GiB, so one household's shared photos stay bounded whatever its size. Past it → 409
+    /// ATTACHMENT_QUOTA_EXCEEDED.
+    public var groupQuotaBytes: Int64 = 2 << 30
     /// Uploads per user per minute (API seed §13.3). More → 429 RATE_LIMITED with `Retry-After`.
     /// Counted from the table, so every instance on one database shares the count.
     public var uploadsPerMinute = 3

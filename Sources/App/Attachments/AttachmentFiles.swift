@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Hashing
 
@@ -35,8 +36,7 @@ public struct AttachmentFiles: Sendable {
     /// The path of the file named `name`.
     public func path(_ name: String) -> String {
         precondition(Self.isName(name), "not a content address")
-        let b = Array(name.utf8)
-        return "\(root)/\(String(decoding: b[0..<2], as: UTF8.self))/\(String(decoding: b[2..<4], as: UTF8.self))/\(name)"
+        return "\(root)/\(Attachment.relativePath(of: name))"
     }
 
     /// Stores `bytes` under their SHA-256 (returned) with modification time `now` (epoch ms).

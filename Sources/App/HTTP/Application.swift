@@ -141,7 +141,7 @@ public final class Application: HTTPResponder {
     public static func limits(_ base: HTTPLimits, config: AppConfig) -> HTTPLimits {
         var limits = base
         limits.maxUploadBodyBytes = config.attachments.maxFileBytes
-        limits.uploadPaths = [AttachmentRoutes.uploadPathPattern]
+        limits.uploadPaths = AttachmentRoutes.uploadPathPatterns
         return limits
     }
 

@@ -93,6 +93,10 @@ public struct ErrorCode: Hashable, Sendable {
     /// The alarm already has the most attachments allowed.
     public static let attachmentLimitReached = ErrorCode(
         code: "CA064", name: "ATTACHMENT_LIMIT_REACHED", status: .conflict)
+    /// The upload would pass the uploader's or the group's byte quota (`AttachmentConfig.userQuotaBytes`,
+    /// `groupQuotaBytes`): 409, a state the client changes by deleting attachments, not by sending less.
+    public static let attachmentQuotaExceeded = ErrorCode(
+        code: "CA065", name: "ATTACHMENT_QUOTA_EXCEEDED", status: .conflict)
 
     /// Every code the server can send, in number order (the docs/api.md#errors table, tests).
     public static let all: [ErrorCode] = [
@@ -104,6 +108,6 @@ public struct ErrorCode: Hashable, Sendable {
         .inviteCodeInvalid, .ownerMustTransfer, .occurrenceClosed, .groupFrozen,
         .tokenInvalid, .emailNotVerified, .csrfCheckFailed, .answerTooEarly, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused,
         .lastSignInMethod, .passwordNotSet, .attachmentTypeUnsupported, .attachmentCorrupt, .attachmentPolyglot,
-        .imageTooLarge, .attachmentLimitReached,
+        .imageTooLarge, .attachmentLimitReached, .attachmentQuotaExceeded,
     ]
 }

@@ -22,9 +22,14 @@ public enum ErrorMapping {
         case let error as AttachmentStoreError:
             switch error {
             case .limitReached(let limit):
-                return APIError(.attachmentLimitReached, "this alarm already has \(limit) attachments; delete one first")
+                return APIError(.attachmentLimitReached, "an alarm or completion holds at most \(limit) attachments; delete one first")
             case .uploadRateLimited(let limit, let seconds):
                 return APIError(.rateLimited, "at most \(limit) uploads a minute", retryAfterSeconds: seconds)
+            case .quotaExceeded(let scope, let limit, let used, let incoming):
+                let whose = scope == .user ? "your attachments" : "this group's attachments"
+                return APIError(
+                    .attachmentQuotaExceeded,
+                    "\(incoming) more bytes would pass the quota of \(limit) bytes for \(whose) (\(used) in use); delete some first")
             }
         case let error as any StorageFailure where error.isConstraintViolation && error.message.contains("group_frozen"):
             // Raised by the freeze triggers (migration 0005) on any write to a frozen group's rows.

@@ -184,9 +184,10 @@ final class InviteCodeMetrics: Sendable {
 /// - `record(_:subscriptions:)`: the hub's running totals (`RealtimeHub.Counters`: conflations,
 ///   slow-consumer closes, revocations, resumes replayed/reset) and its subscription count; adds to
 ///   each counter what grew since the last call.
-/// - `fannedOut(nanoseconds:)`: a change's commit (its change-log `at`, wall clock; this process's,
-///   another process's or another instance's) → its broadcast's frames written on one event loop
-///   → histogram `chronir_realtime_fanout_latency_seconds`.
+/// - `fannedOut(nanoseconds:)`: one broadcast, from its change's COMMIT (this process's: the instant
+///   the writer committed; another process's or instance's: its change-log `at`) to the last
+///   recipient's frame handed to the kernel, over every event loop → histogram
+///   `chronir_realtime_fanout_latency_seconds`.
 /// - `changeLogLag(nanoseconds:)`: another process's change, from its commit time to when the
 ///   `data_version` poll noticed it.
 /// - `sessionExpired()`: a socket closed 4001 because its session's idle expiry passed

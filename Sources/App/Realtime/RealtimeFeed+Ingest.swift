@@ -37,10 +37,15 @@ extension RealtimeFeed {
 
     /// Reads every batch after the hub's position and hands it to the hub (queue only), one batch at
     /// a time so each broadcast knows its batch's commit time (the fan-out latency metric: the
-    /// batch's `at` → its frames written, whichever read delivered it). `afterLocalCommit`: the read
+    /// COMMIT → the last recipient's frame written, whichever read delivered it). `afterLocalCommit`: the read
     /// follows this process's own commit (no change-log lag to record).
     func ingestNewBatches(afterLocalCommit: Bool = false) {
         dispatchPrecondition(condition: .onQueue(queue))
+        // Commit instants for the fan-out metric: this process's earliest COMMIT noticed since the
+        // last read, taken before reading (a COMMIT noticed later is read again, or found read
+        // already and dropped); batches read with it are timed from it, an upper bound. Without one,
+        // a batch's `at` on the server's clock, carried over to the monotonic one.
+        var localCommit = localCommitAt.exchange(0, ordering: .relaxed)
         guard let running else { return }
         while true {
             let position = running.hub.position
@@ -62,11 +67,16 @@ extension RealtimeFeed {
                 }
             }
             closeLapsedSessions()  // before the batch: a lapsed session receives nothing more
+            let monotonicNow = DispatchTime.now().uptimeNanoseconds
+            let wallNow = services.clock.nowMilliseconds()
             for batch in batches {
-                broadcastCommittedAt = batch.atMilliseconds
+                broadcastCommittedAt =
+                    localCommit != 0
+                    ? localCommit : monotonicNow &- min(monotonicNow, UInt64(max(0, wallNow - batch.atMilliseconds)) &* 1_000_000)
                 perform(running.hub.ingest([batch]))
             }
             broadcastCommittedAt = nil
+            localCommit = 0  // a next round reads what committed after this one's read: time it by `at`
             // A short read reached the end of the log (`batches` reads about `ingestReadRows` rows).
             if batches.reduce(0, { $0 + $1.rows.count }) < Self.ingestReadRows { break }
         }

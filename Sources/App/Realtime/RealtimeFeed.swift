@@ -38,9 +38,13 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// lapsed, so the check costs one comparison (`Int64.max` with no sessions).
     private var nextExpiry: Int64 = .max
     private var stopped = false
-    /// While a batch's hub actions are performed: its commit time (wall ms, the change log's `at`),
-    /// for the fan-out latency metric (commit → frame written to the socket).
-    var broadcastCommittedAt: Int64?
+    /// While a batch's hub actions are performed: when it committed, on the monotonic clock
+    /// (`DispatchTime` nanoseconds), for the fan-out latency metric (commit → the last subscriber's
+    /// frame handed to the kernel).
+    var broadcastCommittedAt: UInt64?
+    /// The earliest of this process's COMMITs not yet read by `ingestNewBatches` (monotonic
+    /// nanoseconds, taken on the writer queue right after the COMMIT; 0: none).
+    let localCommitAt = Atomic<UInt64>(0)
     /// Since when reading the change log fails (wall ms), while it does: logged once per outage.
     var ingestFailingSince: Int64?
     /// The hub's counters and subscription count last handed to the metrics.
@@ -104,7 +108,12 @@ public final class RealtimeFeed: @unchecked Sendable {
         self.services = services
         webSockets = AddressQuota(limit: services.config.maxWebSocketsPerAddress)
         // This process's commits are read at once; other processes' when the watcher notices.
-        services.database.onCommit { [weak self] in self?.commitNoticed(local: true) }
+        services.database.onCommit { [weak self] in
+            guard let self else { return }
+            _ = localCommitAt.compareExchange(
+                expected: 0, desired: DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+            commitNoticed(local: true)
+        }
     }
 
     /// Stops the timers and closes every socket (server shutdown).
@@ -299,38 +308,57 @@ public final class RealtimeFeed: @unchecked Sendable {
 
     /// One message for many sockets (queue only): framed — and compressed, when any recipient agreed
     /// permessage-deflate — ONCE, with the feed's own no-context-takeover compressor; then one task
-    /// per event loop writes it to that loop's sockets and reports their queues back in one hop.
+    /// per event loop writes it to that loop's sockets and reports their queues back in one hop
+    /// (only the sockets with bytes still queued, and those the hub counts as buffered: a socket that
+    /// took the frame at once is reported as drained by the hub's own accounting, see below).
     /// Order per socket is kept: every send to a socket goes through its loop's serial queue in the
     /// order the feed issued it.
     private func broadcast(_ bytes: [UInt8], to ids: [ConnectionID]) {
         dispatchPrecondition(condition: .onQueue(queue))
-        var byLoop: [Int: (loop: EventLoop, targets: [(ConnectionID, WebSocket)])] = [:]
+        var byLoop: [(loop: EventLoop, targets: [(ConnectionID, WebSocket)])] = []
         var deflate = false
         for id in ids {
             guard let socket = sockets[id] else { continue }
-            byLoop[socket.loop.index, default: (socket.loop, [])].targets.append((id, socket))
+            let index = socket.loop.index
+            while byLoop.count <= index { byLoop.append((socket.loop, [])) }
+            if byLoop[index].targets.isEmpty { byLoop[index].loop = socket.loop }
+            byLoop[index].targets.append((id, socket))
             deflate = deflate || socket.deflate != nil
         }
+        byLoop.removeAll { $0.targets.isEmpty }
         guard !byLoop.isEmpty else { return }
         let message = WebSocketEncodedMessage(
             text: String(decoding: bytes, as: UTF8.self), compressor: deflate ? broadcastCompressor : nil)
-        let committedAt = broadcastCommittedAt
-        let metrics = services.metrics.realtime
-        let clock = services.clock
-        for (loop, targets) in byLoop.values {
+        let completion = broadcastCommittedAt.map {
+            FanOutCompletion(loops: byLoop.count, committedAt: $0, metrics: services.metrics.realtime)
+        }
+        for (loop, targets) in byLoop {
             loop.execute { [weak self] in
                 var reports: [(ConnectionID, Int)] = []
-                reports.reserveCapacity(targets.count)
                 for (id, socket) in targets {
-                    socket.send(message)
-                    reports.append((id, socket.pendingOutboundBytes))
+                    let pending = socket.sendAndReport(message)
+                    if pending != 0 { reports.append((id, pending)) }
                 }
-                if let committedAt {  // the loop's last frame is written (or queued behind a slow peer)
-                    metrics.fannedOut(nanoseconds: UInt64(max(0, clock.nowMilliseconds() - committedAt)) * 1_000_000)
-                }
-                self?.queue.async { [weak self, reports] in self?.outboundBuffered(reports) }
+                completion?.loopFinished()
+                // The hub added the frame to each recipient's count: one hop back settles them all
+                // (those not reported took their frame at once: drained).
+                self?.queue.async { [weak self, reports] in self?.broadcastWritten(to: targets, pending: reports) }
             }
         }
+    }
+
+    /// A broadcast's frames are handed to its recipients' sockets (queue only): each recipient's
+    /// queued bytes go to the hub — 0 for every socket not in `pending`.
+    private func broadcastWritten(to targets: [(ConnectionID, WebSocket)], pending: [(ConnectionID, Int)]) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let running else { return }
+        var queued: [ConnectionID: Int] = [:]
+        for (id, bytes) in pending { queued[id] = bytes }
+        var actions: [HubAction] = []
+        for (id, _) in targets where sockets[id] != nil {
+            actions += running.hub.outboundBuffered(id, bytes: queued[id] ?? 0)
+        }
+        if !actions.isEmpty { perform(actions) }
     }
 
     // MARK: - Actions
@@ -449,5 +477,28 @@ public final class RealtimeFeed: @unchecked Sendable {
         }
         guard let found else { return nil }
         return (found.0, found.1, hash, found.2, found.3)
+    }
+}
+
+/// Times one broadcast for `chronir_realtime_fanout_latency_seconds`: from its COMMIT to the last
+/// recipient's frame handed to the kernel (or queued behind a slow peer), over every event loop it
+/// went to. Each loop's task calls `loopFinished()` after its last send; the last one records.
+final class FanOutCompletion: Sendable {
+    private let remaining: Atomic<Int>
+    private let committedAt: UInt64
+    private let metrics: RealtimeMetrics
+
+    /// A broadcast to `loops` event loops whose change committed at `committedAt` (monotonic ns).
+    init(loops: Int, committedAt: UInt64, metrics: RealtimeMetrics) {
+        remaining = Atomic(loops)
+        self.committedAt = committedAt
+        self.metrics = metrics
+    }
+
+    /// One loop wrote its last frame of the broadcast (any thread; once per loop).
+    func loopFinished() {
+        guard remaining.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        metrics.fannedOut(nanoseconds: now &- min(now, committedAt))
     }
 }

@@ -16,8 +16,10 @@ enum RealtimeSnapshots {
     struct GroupSnapshot: Encodable {
         var group: Group
         var members: [GroupMember]
-        var alarms: [SharedAlarm]
-        var recentCompletions: [SharedCompletion]
+        /// Each alarm and completion with its live attachments (docs/attachments.md#in-the-documents), so a
+        /// client resuming past compaction sees them without listing them.
+        var alarms: [WithAttachments<SharedAlarm>]
+        var recentCompletions: [WithAttachments<SharedCompletion>]
         enum CodingKeys: String, CodingKey {
             case group, members, alarms
             case recentCompletions = "recent_completions"
@@ -50,8 +52,10 @@ enum RealtimeSnapshots {
                 limit: recentCompletions, on: db)
             data = DocumentCoding.encode(
                 GroupSnapshot(
-                    group: group, members: try GroupStore.activeMembers(groupID: groupID, on: db), alarms: alarms.items,
-                    recentCompletions: completions.items))
+                    group: group, members: try GroupStore.activeMembers(groupID: groupID, on: db),
+                    alarms: try AttachmentStore.attaching(alarms.items, kind: .sharedAlarm, scope: groupID, id: \.id, on: db),
+                    recentCompletions: try AttachmentStore.attaching(
+                        completions.items, kind: .sharedCompletion, scope: groupID, id: \.id, on: db)))
             cache?.store(groupID: groupID, seq: seq, data: data)
             return (seq, data)
         case .user(let id):

@@ -212,9 +212,10 @@ enum AccountRoutes {
         let userID = principal.user.id
         let version = patch.version
         let validated = change
-        return try await services.writeJSON { now, db in
+        return try await services.writeDocument { now, db in
             try AccountStore.updateProfile(
-                userID: userID, change: validated, expectedVersion: version, actor: .user(userID), at: now, on: db)
+                userID: userID, change: validated, expectedVersion: version, actor: .user(userID), at: now, on: db
+            ).document
         }
     }
 

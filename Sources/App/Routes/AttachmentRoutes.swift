@@ -5,48 +5,78 @@ import Storage
 import Store
 import Wire
 
-/// `/v1/groups/{id}/alarms/{aid}/attachments…`: photos and PDFs on shared alarms (issue 20;
-/// docs/attachments.md). Any active member on the plus or premium tier uploads (Free: 403
-/// TIER_REQUIRED) and every active member reads — authorised on every request, so a removed member's
-/// next download is 404; the uploader, the owner or an admin deletes. Uploads are the raw file as the
-/// body; the content decides the type (`MediaProcessor`), images are stored re-encoded without metadata.
+/// `…/attachments` on shared alarms, personal alarms and shared completions (issue 20;
+/// docs/attachments.md): one pipeline for the three owners (`Owner`), which differ only in how a request
+/// names the owner and who may do what (`AttachmentStore.access`). Uploads are the raw file as the body;
+/// the content decides the type (`MediaProcessor`), images are stored re-encoded without metadata. Reads
+/// are authorised on every request, so a removed member's next download is 404.
 enum AttachmentRoutes {
-    static let collection = "/v1/groups/{id}/alarms/{aid}/attachments"
-    /// The upload route as an `HTTPLimits.uploadPaths` pattern: the transport gives its body
-    /// `AttachmentConfig.maxFileBytes` instead of the 1 MiB JSON limit, checked from `Content-Length`.
-    static let uploadPathPattern = "/v1/groups/*/alarms/*/attachments"
+    /// One kind of owner: where its routes live and how a request names it.
+    struct Owner: Sendable {
+        /// The collection's route template; `/{attachment_id}` and `/{attachment_id}/thumbnail` hang below it.
+        var collection: String
+        /// The upload route as an `HTTPLimits.uploadPaths` pattern: the transport gives its body
+        /// `AttachmentConfig.maxFileBytes` instead of the 1 MiB JSON limit, checked from `Content-Length`.
+        var uploadPathPattern: String
+        /// The owner the request's path names, for the authenticated caller `userID`.
+        var named: @Sendable (_ request: Request, _ userID: String) throws -> AttachmentStore.Owner
+    }
+
+    /// A shared alarm's: every active member uploads; the uploader, the owner or an admin deletes.
+    static let sharedAlarm = Owner(
+        collection: "/v1/groups/{id}/alarms/{aid}/attachments", uploadPathPattern: "/v1/groups/*/alarms/*/attachments"
+    ) { request, _ in .sharedAlarm(groupID: try request.parameter("id"), alarmID: try request.parameter("aid")) }
+
+    /// A personal alarm's: its account alone.
+    static let personalAlarm = Owner(
+        collection: "/v1/me/alarms/{alarm_id}/attachments", uploadPathPattern: "/v1/me/alarms/*/attachments"
+    ) { request, userID in
+        .personalAlarm(userID: userID, alarmID: try PersonalAlarmRules.alarmID(try request.parameter("alarm_id")))
+    }
+
+    /// A shared completion's: the member who answered uploads; every active member reads; the uploader,
+    /// the owner or an admin deletes.
+    static let sharedCompletion = Owner(
+        collection: "/v1/groups/{id}/completions/{completion_id}/attachments",
+        uploadPathPattern: "/v1/groups/*/completions/*/attachments"
+    ) { request, _ in
+        .sharedCompletion(groupID: try request.parameter("id"), completionID: try request.parameter("completion_id"))
+    }
+
+    static let owners = [sharedAlarm, personalAlarm, sharedCompletion]
+
+    /// Every upload route's `HTTPLimits.uploadPaths` pattern.
+    static var uploadPathPatterns: [String] { owners.map(\.uploadPathPattern) }
 
     static func register(in router: inout Router<Handler>, services: Services) {
         let files = AttachmentFiles(dataDirectory: services.config.dataDirectory)
         let processor = MediaProcessor(limits: services.config.attachments.media)
-        router.add(.post, collection, .async { request in try await upload(request, services, files, processor) })
-        router.add(.get, collection, .async { request in try await list(request, services) })
-        router.add(
-            .get, collection + "/{attachment_id}",
-            .async { request in try await download(request, services, files, thumbnail: false) })
-        router.add(
-            .get, collection + "/{attachment_id}/thumbnail",
-            .async { request in try await download(request, services, files, thumbnail: true) })
-        router.add(.delete, collection + "/{attachment_id}", .async { request in try await delete(request, services) })
+        for owner in owners {
+            let item = owner.collection + "/{attachment_id}"
+            router.add(.post, owner.collection, .async { request in try await upload(request, owner, services, files, processor) })
+            router.add(.get, owner.collection, .async { request in try await list(request, owner, services) })
+            router.add(.get, item, .async { request in try await download(request, owner, services, files, thumbnail: false) })
+            router.add(
+                .get, item + "/thumbnail", .async { request in try await download(request, owner, services, files, thumbnail: true) })
+            router.add(.delete, item, .async { request in try await delete(request, owner, services) })
+        }
     }
 
     static func upload(
-        _ request: Request, _ services: Services, _ files: AttachmentFiles, _ processor: MediaProcessor
+        _ request: Request, _ route: Owner, _ services: Services, _ files: AttachmentFiles, _ processor: MediaProcessor
     ) async throws -> HTTPResponse {
         // The body is the file: it counts one write against the budget, not its bytes (uploads have their own limits).
         let user = try await services.authenticate(request, chargeBodyBytes: false).user
-        let groupID = try request.parameter("id")
-        let alarmID = try request.parameter("aid")
-        let limits = services.config.attachments
+        let owner = try route.named(request, user.id)
+        let config = services.config.attachments
+        let limits = config.storeLimits
         guard user.tier != .free else { throw DomainError.tierRequired("attachments need the plus or premium tier") }
-        let body = request.http.body
-        guard body.count <= limits.maxFileBytes else { throw tooLarge(limits.maxFileBytes) }
+        let body = try uploadBody(request, limit: config.maxFileBytes)
         let now = services.clock.nowMilliseconds()
-        // Membership, the alarm, the per-alarm and per-minute limits: before the expensive decode.
+        // Access, the owner, the per-owner, per-minute and quota limits: before the expensive decode.
         try await services.database.read { db in
             try AttachmentStore.checkUpload(
-                groupID: groupID, alarmID: alarmID, userID: user.id, maxPerAlarm: limits.maxPerAlarm,
-                uploadsPerMinute: limits.uploadsPerMinute, at: now, on: db)
+                owner, userID: user.id, incomingBytes: Int64(body.count), limits: limits, at: now, on: db)
         }
         let declared = request.headers[first: "content-type"]
         let media = try await services.workers.run { try processor.process(body, declaredType: declared) }
@@ -55,9 +85,9 @@ enum AttachmentRoutes {
             (try files.store(media.bytes, now: now), try files.store(media.thumbnail, now: now))
         }
         let attachment = Attachment(
-            id: AttachmentStore.newID(), ownerKind: .sharedAlarm, ownerID: alarmID, groupID: groupID, uploadedBy: user.id,
-            fileType: media.type.rawValue, uploadedType: media.uploadedType.rawValue, sizeBytes: Int64(media.bytes.count),
-            width: media.width, height: media.height, sha256: name,
+            id: AttachmentStore.newID(), ownerKind: owner.kind, ownerID: owner.ownerID, groupID: owner.groupID,
+            uploadedBy: user.id, fileType: media.type.rawValue, uploadedType: media.uploadedType.rawValue,
+            sizeBytes: Int64(media.bytes.count), width: media.width, height: media.height, sha256: name,
             thumbnail: Attachment.Thumbnail(sha256: thumbnailName, width: media.thumbnailWidth, height: media.thumbnailHeight),
             createdAt: Timestamp(milliseconds: now))
         try await services.database.write { db in
@@ -65,22 +95,27 @@ enum AttachmentRoutes {
             // the store above and this transaction it may have taken an identical old file: put it back.
             if !files.exists(name) { try files.store(media.bytes, now: now) }
             if !files.exists(thumbnailName) { try files.store(media.thumbnail, now: now) }
-            try AttachmentStore.insert(
-                attachment, maxPerAlarm: limits.maxPerAlarm, uploadsPerMinute: limits.uploadsPerMinute, on: db)
+            try AttachmentStore.insert(attachment, on: owner, limits: limits, on: db)
         }
         return JSONBody.response(attachment, status: .created)
+    }
+
+    /// The one place an upload's bytes are taken from the request: the whole body, at most `limit`
+    /// bytes (the transport refused a longer one from `Content-Length` already).
+    static func uploadBody(_ request: Request, limit: Int) throws -> [UInt8] {
+        let body = request.http.body
+        guard body.count <= limit else { throw tooLarge(limit) }
+        return body
     }
 
     static func tooLarge(_ limit: Int) -> APIError {
         APIError(.photoTooLarge, "an attachment may be at most \(limit) bytes")
     }
 
-    static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, groupID) = try await services.groupCaller(request)
-        let alarmID = try request.parameter("aid")
-        let attachments = try await services.database.read { db in
-            try AttachmentStore.list(groupID: groupID, alarmID: alarmID, userID: userID, on: db)
-        }
+    static func list(_ request: Request, _ route: Owner, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let owner = try route.named(request, userID)
+        let attachments = try await services.database.read { db in try AttachmentStore.list(owner, userID: userID, on: db) }
         return JSONBody.response(AttachmentList(attachments: attachments))
     }
 
@@ -89,18 +124,17 @@ enum AttachmentRoutes {
     }
 
     /// The file or its thumbnail: `ETag` (the SHA-256), `If-None-Match` → 304, one `Range` → 206,
-    /// `Cache-Control: private, no-cache` (a cache must ask again, and the server checks membership again),
+    /// `Cache-Control: private, no-cache` (a cache must ask again, and the server checks access again),
     /// `X-Content-Type-Options: nosniff`, a sandboxing CSP, and `Content-Disposition` — `attachment` for
     /// PDFs, always, `inline` for images.
-    static func download(_ request: Request, _ services: Services, _ files: AttachmentFiles, thumbnail: Bool) async throws
-        -> HTTPResponse
-    {
-        let (userID, groupID) = try await services.groupCaller(request)
-        let alarmID = try request.parameter("aid")
+    static func download(
+        _ request: Request, _ route: Owner, _ services: Services, _ files: AttachmentFiles, thumbnail: Bool
+    ) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let owner = try route.named(request, userID)
         let attachmentID = try request.parameter("attachment_id")
         let attachment = try await services.database.read { db in
-            try AttachmentStore.attachment(
-                groupID: groupID, alarmID: alarmID, attachmentID: attachmentID, userID: userID, on: db)
+            try AttachmentStore.attachment(owner, attachmentID: attachmentID, userID: userID, on: db)
         }
         let name = thumbnail ? attachment.thumbnail.sha256 : attachment.sha256
         let type = thumbnail ? MediaType.jpeg.rawValue : attachment.fileType
@@ -127,12 +161,11 @@ enum AttachmentRoutes {
         headers.add(name: "Content-Type", value: type)
         switch ByteRange.resolve(request.headers[first: "range"], length: length) {
         case .whole:
-            let bytes = try await services.workers.run { try files.read(name, count: Int(length)) }
-            return HTTPResponse(status: .ok, headers: headers, body: bytes)
+            return try await fileResponse(
+                .ok, headers: headers, file: name, range: ByteRange(first: 0, last: length - 1), services, files)
         case .partial(let range):
-            let bytes = try await services.workers.run { try files.read(name, offset: range.first, count: Int(range.count)) }
             headers.add(name: "Content-Range", value: "bytes \(range.first)-\(range.last)/\(length)")
-            return HTTPResponse(status: .partialContent, headers: headers, body: bytes)
+            return try await fileResponse(.partialContent, headers: headers, file: name, range: range, services, files)
         case .unsatisfiable:
             var error = APIError(
                 .invalidRequest, "the range starts past the end of the file",
@@ -140,6 +173,17 @@ enum AttachmentRoutes {
             error.code.status = .rangeNotSatisfiable
             throw error
         }
+    }
+
+    /// The one place a download's body is produced: `range` of the stored file `file` (an empty file
+    /// has the empty range `0…-1`), read on the worker pool.
+    static func fileResponse(
+        _ status: HTTPStatus, headers: HTTPHeaders, file: String, range: ByteRange, _ services: Services,
+        _ files: AttachmentFiles
+    ) async throws -> HTTPResponse {
+        let count = Int(max(0, range.count))
+        let bytes = try await services.workers.run { try files.read(file, offset: range.first, count: count) }
+        return HTTPResponse(status: status, headers: headers, body: bytes)
     }
 
     static func fileExtension(_ type: String) -> String {
@@ -150,14 +194,22 @@ enum AttachmentRoutes {
         }
     }
 
-    static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, groupID) = try await services.groupCaller(request)
-        let alarmID = try request.parameter("aid")
+    static func delete(_ request: Request, _ route: Owner, _ services: Services) async throws -> HTTPResponse {
+        let userID = try await services.authenticate(request).user.id
+        let owner = try route.named(request, userID)
         let attachmentID = try request.parameter("attachment_id")
         return try await services.writeNoContent { now, db in
-            try AttachmentStore.delete(
-                groupID: groupID, alarmID: alarmID, attachmentID: attachmentID, actorID: userID, at: now, on: db)
+            try AttachmentStore.delete(owner, attachmentID: attachmentID, actorID: userID, at: now, on: db)
         }
+    }
+}
+
+extension AttachmentConfig {
+    /// The limits `AttachmentStore.checkUpload` applies.
+    var storeLimits: AttachmentStore.Limits {
+        AttachmentStore.Limits(
+            maxPerOwner: maxPerAlarm, uploadsPerMinute: uploadsPerMinute, userQuotaBytes: userQuotaBytes,
+            groupQuotaBytes: groupQuotaBytes)
     }
 }
 

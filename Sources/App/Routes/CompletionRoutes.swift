@@ -10,7 +10,7 @@ import Wire
 /// Completions are immutable: there is no update or delete.
 enum CompletionRoutes {
     struct Recorded: Encodable {
-        var completion: SharedCompletion
+        var completion: WithAttachments<SharedCompletion>
         var alarm: SharedAlarmView
     }
 
@@ -34,13 +34,17 @@ enum CompletionRoutes {
             status: body.status, method: body.completionMethod ?? (body.status == .skipped ? .skipped : .onTime),
             snoozeCount: snoozes, note: note, scheduledAt: body.scheduledAt?.milliseconds)
         let now = services.clock.nowMilliseconds()
-        let recorded = try await services.database.write { db in
-            try CompletionStore.record(
+        let (answered, created) = try await services.database.write { db in
+            let recorded = try CompletionStore.record(
                 groupID: groupID, alarmID: alarmID, userID: userID, answer: answer, at: now, on: db)
+            let completion = try AttachmentStore.attaching(
+                recorded.completion, to: .sharedCompletion(groupID: groupID, completionID: recorded.completion.id), on: db)
+            return (
+                Recorded(completion: completion, alarm: try SharedAlarmView.reading(recorded.alarm, at: now, on: db)),
+                recorded.created
+            )
         }
-        return JSONBody.response(
-            Recorded(completion: recorded.completion, alarm: SharedAlarmView(recorded.alarm, at: now)),
-            status: recorded.created ? .created : .ok)
+        return JSONBody.response(answered, status: created ? .created : .ok)
     }
 
     /// The filters every completion list shares (shared and personal): `status` (`completed|skipped`)
@@ -71,9 +75,12 @@ enum CompletionRoutes {
         let window = try listFilter(params)
         let chosen = CompletionStore.Filter(userID: params["user_id"], status: window.status, from: window.from, to: window.to)
         let page = try await services.database.read { db in
-            try CompletionStore.completions(
+            let page = try CompletionStore.completions(
                 groupID: groupID, alarmID: alarmID, userID: userID, filter: chosen, after: query.after,
                 limit: query.limit, on: db)
+            return GroupStore.Page(
+                items: try AttachmentStore.attaching(page.items, kind: .sharedCompletion, scope: groupID, id: \.id, on: db),
+                next: page.next)
         }
         return JSONBody.response(ListPage("completions", page))
     }

@@ -24,7 +24,7 @@ enum PersonalAlarmRoutes {
     /// The full list: every live alarm and the seq a later `?since=` (or a realtime resume) continues
     /// from, read in one transaction.
     struct FullList: Encodable, Sendable {
-        var alarms: [PersonalAlarm]
+        var alarms: [WithAttachments<PersonalAlarm>]
         var seq: Int64
     }
 
@@ -37,8 +37,9 @@ enum PersonalAlarmRoutes {
             /// `personal_alarm` or `personal_completion`.
             var kind: String
             var id: String
-            /// An alarm's document for `added`/`modified`; absent for `removed`.
-            var alarm: PersonalAlarm?
+            /// An alarm's document for `added`/`modified`, with the alarm's attachments as they are now;
+            /// absent for `removed`.
+            var alarm: WithAttachments<PersonalAlarm>?
             /// A completion's document (op `added`; completions are immutable).
             var completion: PersonalCompletion?
         }
@@ -57,7 +58,10 @@ enum PersonalAlarmRoutes {
         let params = QueryParameters(request)
         guard let sinceText = params["since"] else {
             let full = try await services.database.read { db in
-                FullList(alarms: try PersonalAlarmStore.live(userID: userID, on: db), seq: try ChangeLog.latestSeq(on: db))
+                FullList(
+                    alarms: try AttachmentStore.attaching(
+                        try PersonalAlarmStore.live(userID: userID, on: db), kind: .personalAlarm, scope: userID, id: \.id, on: db),
+                    seq: try ChangeLog.latestSeq(on: db))
             }
             return JSONBody.response(full)
         }
@@ -72,29 +76,41 @@ enum PersonalAlarmRoutes {
             limit = n
         }
         let pageSize = limit
-        let sync = try await services.database.read { db in
-            try PersonalAlarmStore.sync(userID: userID, since: since, limit: pageSize, on: db)
-        }
-        return JSONBody.response(
-            SyncAnswer(
+        let answer = try await services.database.read { db in
+            let sync = try PersonalAlarmStore.sync(userID: userID, since: since, limit: pageSize, on: db)
+            let alarms = try sync.changes.filter { $0.kind == .personalAlarm }.compactMap { change in
+                try change.document.map { try DocumentCoding.decode(PersonalAlarm.self, from: $0) }
+            }
+            // Each document with the attachments of now (the log's copy holds those of its write).
+            let attached = try AttachmentStore.live(.personalAlarm, scope: userID, ownerIDs: alarms.map(\.id), on: db)
+            return SyncAnswer(
                 changes: try sync.changes.map { change in
-                    let completion = change.kind == .personalCompletion
+                    if change.kind == .personalCompletion {
+                        return SyncAnswer.Entry(
+                            seq: change.seq, op: change.op, kind: change.kind.rawValue, id: change.entityID,
+                            completion: try change.document.map { try DocumentCoding.decode(PersonalCompletion.self, from: $0) })
+                    }
                     return SyncAnswer.Entry(
                         seq: change.seq, op: change.op, kind: change.kind.rawValue, id: change.entityID,
-                        alarm: completion ? nil : try change.document.map { try DocumentCoding.decode(PersonalAlarm.self, from: $0) },
-                        completion: completion
-                            ? try change.document.map { try DocumentCoding.decode(PersonalCompletion.self, from: $0) } : nil)
+                        alarm: try change.document.map {
+                            let alarm = try DocumentCoding.decode(PersonalAlarm.self, from: $0)
+                            return WithAttachments(alarm, attachments: attached[alarm.id] ?? [])
+                        })
                 },
-                reset: sync.reset, nextSince: sync.next, more: sync.more))
+                reset: sync.reset, nextSince: sync.next, more: sync.more)
+        }
+        return JSONBody.response(answer)
     }
 
     static func show(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let userID = try await services.authenticate(request).user.id
         let alarmID = try PersonalAlarmRules.alarmID(try request.parameter("alarm_id"))
         let alarm = try await services.database.read { db in
-            try PersonalAlarmStore.find(userID: userID, alarmID: alarmID, on: db)
+            guard let alarm = try PersonalAlarmStore.find(userID: userID, alarmID: alarmID, on: db), alarm.deletedAt == nil else {
+                throw DomainError.alarmNotFound
+            }
+            return try attaching(alarm, on: db)
         }
-        guard let alarm, alarm.deletedAt == nil else { throw DomainError.alarmNotFound }
         return JSONBody.response(alarm)
     }
 
@@ -114,14 +130,16 @@ enum PersonalAlarmRoutes {
             settings: settings, isEnabled: body.isEnabled ?? true, vibrationEnabled: body.vibrationEnabled ?? true,
             sortOrder: sortOrder, editedAt: try PersonalAlarmRules.editTime(body.updatedAt, now: now))
         let userID = user.id
-        let outcome = try await services.database.write { db in
-            try PersonalAlarmStore.put(userID: userID, alarmID: alarmID, edit: edit, expectedVersion: body.version, at: now, on: db)
+        let (stored, created) = try await services.database.write { db in
+            switch try PersonalAlarmStore.put(
+                userID: userID, alarmID: alarmID, edit: edit, expectedVersion: body.version, at: now, on: db)
+            {
+            case .created(let alarm): (try attaching(alarm, on: db), true)
+            case .replaced(let alarm, _): (try attaching(alarm, on: db), false)
+            case .lost(let current): (try attaching(current, on: db), false)
+            }
         }
-        switch outcome {
-        case .created(let alarm): return JSONBody.response(alarm, status: .created)
-        case .replaced(let alarm, _): return JSONBody.response(alarm)
-        case .lost(let current): return JSONBody.response(current)
-        }
+        return JSONBody.response(stored, status: created ? .created : .ok)
     }
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -134,7 +152,7 @@ enum PersonalAlarmRoutes {
         let userID = user.id
         return try await services.writeJSON { now, db in
             let editedAt = try PersonalAlarmRules.editTime(body.updatedAt, now: now)
-            return try PersonalAlarmStore.patch(
+            let patched = try PersonalAlarmStore.patch(
                 userID: userID, alarmID: alarmID, expectedVersion: body.version, editedAt: editedAt, at: now, on: db
             ) { alarm in
                 var settings = alarm.settings
@@ -144,7 +162,13 @@ enum PersonalAlarmRoutes {
                 if let vibrationEnabled = body.vibrationEnabled { alarm.vibrationEnabled = vibrationEnabled }
                 if let sortOrder = body.sortOrder { alarm.sortOrder = sortOrder }
             }
+            return try attaching(patched, on: db)
         }
+    }
+
+    /// The alarm document as answers show it: with its live attachments (docs/attachments.md#in-the-documents).
+    static func attaching(_ alarm: PersonalAlarm, on db: any SQLConnection) throws -> WithAttachments<PersonalAlarm> {
+        try AttachmentStore.attaching(alarm, to: .personalAlarm(userID: alarm.userID, alarmID: alarm.id), on: db)
     }
 
     /// 204; `?version=N` makes it conditional (409 CA010 with the current document when stale).

@@ -28,6 +28,14 @@ extension Services {
         let now = clock.nowMilliseconds()
         return JSONBody.response(try await database.write { db in try write(now, db) }, status: status)
     }
+
+    /// Runs `write` in one write transaction at `now` and answers 200 with the JSON document it
+    /// returns, as is (a document the write encoded for the change log already: encoded once).
+    func writeDocument(_ write: @escaping @Sendable (_ now: Int64, any SQLConnection) throws -> [UInt8]) async throws -> HTTPResponse {
+        let now = clock.nowMilliseconds()
+        let document = try await database.write { db in try write(now, db) }
+        return HTTPResponse(status: .ok, headers: ["Content-Type": JSONText.contentType], body: document)
+    }
 }
 
 /// A session being opened for a request (register, login, Sign in with Apple/Google): the token

@@ -34,7 +34,7 @@ enum SharedAlarmRoutes {
             try SharedAlarmStore.create(
                 groupID: groupID, actorID: userID, settings: valid, controls: body.controls, at: now, on: db)
         }
-        return JSONBody.response(SharedAlarmView(alarm, at: now), status: .created)
+        return JSONBody.response(SharedAlarmView(alarm, attachments: [], at: now), status: .created)
     }
 
     static func list(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -48,13 +48,15 @@ enum SharedAlarmRoutes {
         default:
             throw DomainError.invalidField(field: "include_deleted", message: "include_deleted must be true or false")
         }
+        let now = services.clock.nowMilliseconds()
         let page = try await services.database.read { db in
-            try SharedAlarmStore.alarms(
-                groupID: groupID, userID: userID, includeDeleted: includeDeleted, after: query.after,
-                limit: query.limit,
-                on: db)
+            try SharedAlarmView.page(
+                try SharedAlarmStore.alarms(
+                    groupID: groupID, userID: userID, includeDeleted: includeDeleted, after: query.after,
+                    limit: query.limit,
+                    on: db), at: now, on: db)
         }
-        return JSONBody.response(ListPage("alarms", SharedAlarmView.page(page, at: services.clock.nowMilliseconds())))
+        return JSONBody.response(ListPage("alarms", page))
     }
 
     /// `GET /v1/me/shared-alarms?state=&assigned=me&limit=&cursor=`: "what do I have to do" across my
@@ -80,20 +82,23 @@ enum SharedAlarmRoutes {
         let now = services.clock.nowMilliseconds()
         let chosen = state
         let page = try await services.database.read { db in
-            try SharedAlarmStore.mine(
-                userID: userID, state: chosen, assignedToMe: assigned, at: now, after: query.after, limit: query.limit,
-                on: db)
+            try SharedAlarmView.page(
+                try SharedAlarmStore.mine(
+                    userID: userID, state: chosen, assignedToMe: assigned, at: now, after: query.after, limit: query.limit,
+                    on: db), at: now, on: db)
         }
-        return JSONBody.response(ListPage("alarms", SharedAlarmView.page(page, at: now)))
+        return JSONBody.response(ListPage("alarms", page))
     }
 
     static func show(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let (userID, groupID) = try await services.groupCaller(request)
         let alarmID = try request.parameter("aid")
-        let alarm = try await services.database.read { db in
-            try SharedAlarmStore.access(groupID: groupID, alarmID: alarmID, userID: userID, on: db).1
+        let now = services.clock.nowMilliseconds()
+        let view = try await services.database.read { db in
+            try SharedAlarmView.reading(
+                SharedAlarmStore.access(groupID: groupID, alarmID: alarmID, userID: userID, on: db).1, at: now, on: db)
         }
-        return JSONBody.response(SharedAlarmView(alarm, at: services.clock.nowMilliseconds()))
+        return JSONBody.response(view)
     }
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -102,11 +107,11 @@ enum SharedAlarmRoutes {
         let body = try JSONBody.decode(AlarmBody.self, from: request)
         try body.check(for: .shared)
         return try await services.writeJSON { now, db in
-            SharedAlarmView(
+            try SharedAlarmView.reading(
                 try SharedAlarmStore.update(
                     groupID: groupID, alarmID: alarmID, actorID: userID, expectedVersion: body.version,
                     controls: body.controls, at: now, on: db
-                ) { settings in try body.apply(to: &settings) }, at: now)
+                ) { settings in try body.apply(to: &settings) }, at: now, on: db)
         }
     }
 
@@ -125,22 +130,43 @@ enum SharedAlarmRoutes {
 /// `grace_minutes` and the occurrence's `status`).
 struct SharedAlarmView: Encodable, Sendable {
     var alarm: SharedAlarm
+    /// Its live attachments, oldest first (docs/attachments.md#in-the-documents).
+    var attachments: [Attachment]
     var now: Int64
 
-    init(_ alarm: SharedAlarm, at now: Int64) {
+    init(_ alarm: SharedAlarm, attachments: [Attachment], at now: Int64) {
         self.alarm = alarm
+        self.attachments = attachments
         self.now = now
     }
 
-    /// Every alarm of a page as seen at `now`.
-    static func page(_ page: GroupStore.Page<SharedAlarm>, at now: Int64) -> GroupStore.Page<SharedAlarmView> {
-        GroupStore.Page(items: page.items.map { SharedAlarmView($0, at: now) }, next: page.next)
+    /// The alarms as seen at `now`, each with its attachments read in the caller's transaction.
+    static func reading(_ alarms: [SharedAlarm], at now: Int64, on db: any SQLConnection) throws -> [SharedAlarmView] {
+        var byAlarm: [String: [Attachment]] = [:]
+        for (groupID, inGroup) in Dictionary(grouping: alarms, by: \.groupID) {
+            let found = try AttachmentStore.live(.sharedAlarm, scope: groupID, ownerIDs: inGroup.map(\.id), on: db)
+            byAlarm.merge(found) { first, _ in first }
+        }
+        return alarms.map { SharedAlarmView($0, attachments: byAlarm[$0.id] ?? [], at: now) }
+    }
+
+    /// One alarm as seen at `now`, with its attachments.
+    static func reading(_ alarm: SharedAlarm, at now: Int64, on db: any SQLConnection) throws -> SharedAlarmView {
+        try reading([alarm], at: now, on: db)[0]
+    }
+
+    /// Every alarm of a page as seen at `now`, with their attachments.
+    static func page(_ page: GroupStore.Page<SharedAlarm>, at now: Int64, on db: any SQLConnection) throws
+        -> GroupStore.Page<SharedAlarmView>
+    {
+        GroupStore.Page(items: try reading(page.items, at: now, on: db), next: page.next)
     }
 
     func encode(to encoder: any Encoder) throws {
         try alarm.encode(to: encoder)
         var c = encoder.container(keyedBy: StrictKeys.AnyKey.self)
         try c.encode(alarm.occurrenceState(at: now), forKey: StrictKeys.AnyKey(stringValue: "occurrence_state"))
+        try c.encode(attachments, forKey: StrictKeys.AnyKey(stringValue: "attachments"))
     }
 }
 
