@@ -93,6 +93,7 @@ export class GroupPage {
     this.group = d.group;
     this.members = new Map(d.members.map((m) => [m.user_id, m]));
     this.alarms = new Map(d.alarms.map((a) => [a.id, a]));
+    for (const a of d.alarms) if (a.attachments) this.attachments.set(a.id, a.attachments);
     this.completions = d.recent_completions || [];
     if (msg.presence) this.presence = new Set(msg.presence);
     this.render();
@@ -131,8 +132,21 @@ export class GroupPage {
           // A removal typed `unassigned` that still carries the alarm keeps it: every member sees every alarm.
           if (c.op === 'removed' && c.reason === 'unassigned' && c.doc && !c.doc.deleted_at) this.alarms.set(c.id, c.doc);
           else if (c.op === 'removed' || !c.doc || c.doc.deleted_at) this.alarms.delete(c.id);
-          else { this.alarms.set(c.id, c.doc); touched.push(`alarm-${c.id}`); }
+          else {
+            this.alarms.set(c.id, c.doc);
+            if (c.doc.attachments) this.attachments.set(c.id, c.doc.attachments);
+            touched.push(`alarm-${c.id}`);
+          }
           break;
+        case 'attachment': {
+          // An upload or a removal between writes of its alarm (docs/attachments.md#in-the-documents).
+          const owner = c.doc ? c.doc.owner_id : [...this.attachments.entries()].find(([, list]) => list.some((x) => x.id === c.id))?.[0];
+          if (!owner || (c.doc && c.doc.owner_kind !== 'shared_alarm')) break;
+          const list = (this.attachments.get(owner) || []).filter((x) => x.id !== c.id);
+          this.attachments.set(owner, c.op === 'removed' || !c.doc || c.doc.deleted_at ? list : [...list, c.doc]);
+          touched.push(`alarm-${owner}`);
+          break;
+        }
         case 'shared_completion':
           if (c.doc && !this.completions.some((x) => x.id === c.doc.id)) {
             this.completions.unshift(c.doc);
@@ -378,7 +392,7 @@ export class GroupPage {
   toggleCard(alarmId, open) {
     if (open) this.openCards.add(alarmId);
     else this.openCards.delete(alarmId);
-    if (open) { this.attachments.delete(alarmId); this.loadAttachments(alarmId); } // fresh at each opening: uploads are not in the feed
+    if (open) this.loadAttachments(alarmId); // once, when the documents did not carry them; the feed keeps them current
     const card = document.getElementById(`alarm-${alarmId}`);
     if (!card) return;
     card.classList.toggle('open', open);
@@ -461,7 +475,7 @@ export class GroupPage {
     input.disabled = true;
     try {
       const doc = await apiUpload(`/v1/groups/${enc(this.groupId)}/alarms/${enc(a.id)}/attachments`, file);
-      this.attachments.set(a.id, [...(this.attachments.get(a.id) || []), doc]);
+      this.attachments.set(a.id, [...(this.attachments.get(a.id) || []).filter((x) => x.id !== doc.id), doc]);
       this.ctx.flash(`Added ${file.name} to “${a.title}”.`, 'ok');
     } catch (e) {
       this.ctx.flash(e.message, 'error');

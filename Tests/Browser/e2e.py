@@ -924,7 +924,9 @@ def attachments(a, b, group_id, alarm_id):
     png = os.path.join(tempfile.mkdtemp(prefix="chronir-att-"), "new-filter.png")
     small_png(png)
     expand(a, alarm_id)
+    expand(b, alarm_id)  # Bea's card is open before the upload: the photo reaches it live
     wait_css(a, f"#{alarm_id} .att-empty", "No photos or files yet.")
+    wait_css(b, f"#{alarm_id} .att-empty", "No photos or files yet.")
     wait_css(a, f"#{alarm_id} input[type=file]").send_keys(png)
     wait_css(a, "#flash", "Added new-filter.png to “Pay the rent”.")
     thumb = wait(a, lambda drv: (img := css(drv, f"#{alarm_id} .attachments img")) and img.get_attribute("src").startswith("data:image/jpeg") and img or None,
@@ -947,8 +949,7 @@ def attachments(a, b, group_id, alarm_id):
     gone(a, "dialog.lightbox")
     wait(a, lambda drv: "att-open" in (drv.switch_to.active_element.get_attribute("class") or "") or None, "focus back on the thumbnail")
 
-    # another member sees it in the card's details
-    expand(b, alarm_id)
+    # another member sees it in the card's details, live (an `attachment` change on the group's topic)
     wait(b, lambda drv: (img := css(drv, f"#{alarm_id} .attachments img")) and img.get_attribute("src").startswith("data:image/jpeg") or None,
          "Bea's thumbnail")
     assert css(b, f"#{alarm_id} .attachment [data-key^=att-remove-]") is None  # not hers, and she is a member
@@ -958,6 +959,7 @@ def attachments(a, b, group_id, alarm_id):
     click(a, f"#{alarm_id} [data-key^=att-remove-]")
     click(a, f"#{alarm_id} [data-key^=att-remove-]", "Confirm")
     wait_css(a, f"#{alarm_id} .att-empty", "No photos or files yet.")
+    wait_css(b, f"#{alarm_id} .att-empty", "No photos or files yet.")  # gone from Bea's page live too
     assert page_api(a, "GET", f"/v1/groups/{group_id}/alarms/{aid}/attachments")["body"]["attachments"] == []
 
 
