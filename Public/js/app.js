@@ -4,8 +4,11 @@
 // (settings.js), /alarms (my personal alarms, myalarms.js) and /tasks (my shared alarms across groups, tasks.js).
 
 import { api, session, enc } from './api.js';
-import { h, replace, field, flashChanged } from './dom.js';
+import { h, replace, field, flashChanged, pauseForOffline } from './dom.js';
 import { Realtime } from './realtime.js';
+import { Outbox } from './outbox.js';
+import { providerSignIn, isProviderReturn, returnedSignIn } from './signin.js';
+import { shortWhen } from './schedule.js';
 import { GroupPage, groupBadge } from './group.js';
 import { pushSettings, registerWorker } from './push.js';
 import { settingsPage } from './settings.js';
@@ -21,14 +24,34 @@ const accountNav = document.getElementById('account-nav');
 const connection = document.getElementById('connection');
 const flashBox = document.getElementById('flash');
 const offlineNote = document.getElementById('offline-note');
+const outboxStatus = document.getElementById('outbox-status');
 
 /** What the page knows; `user` topic snapshots and changes keep it current. */
 const state = { me: null, groups: new Map(), invitations: new Map(), page: null };
 
-const realtime = new Realtime(() => session.token, {
+const realtime = new Realtime(() => session.active, {
   state: showConnection,
   sessionEnded: () => endSession('Your session ended. Please sign in again.'),
 });
+
+/** Answers made while the server could not be reached, sent when it can (outbox.js). */
+const outbox = new Outbox({
+  api,
+  userId: () => (state.me ? state.me.id : null),
+  changed: showOutbox,
+  sent: (entries) => flash(entries.length === 1
+    ? `Sent now that the connection is back: ${entries[0].label} (made offline at ${shortWhen(entries[0].at)}).`
+    : `Sent now that the connection is back: ${entries.map((e) => e.label).join('; ')}.`, 'ok'),
+  refused: (entry, error) => flash(`Not sent: ${entry.label}. ${error.code === 'CA033' ? 'That occurrence closed meanwhile.' : error.message}`, 'error'),
+});
+
+/** The header's count of actions waiting to be sent; the page redraws its own marks. */
+function showOutbox() {
+  const waiting = outbox.mine().length;
+  outboxStatus.hidden = waiting === 0;
+  outboxStatus.textContent = waiting === 1 ? '1 action waiting to be sent' : `${waiting} actions waiting to be sent`;
+  if (state.page && state.page.rerender) state.page.rerender();
+}
 
 // — flash messages and connection state —
 
@@ -41,17 +64,22 @@ export function flash(message, kind = 'info') {
 }
 
 function showConnection({ state: s, detail }) {
-  connection.hidden = !session.token;
+  connection.hidden = !session.active;
   connection.dataset.state = s;
   const text = { live: 'Live', connecting: 'Connecting…', reconnecting: 'Reconnecting…', offline: 'Offline' }[s] || s;
   connection.querySelector('.conn-text').textContent = detail ? `${text} (${detail})` : text;
   connection.title = s === 'live' ? 'Changes appear as they happen' : 'Changes will appear when the connection is back';
   // A stopped feed (sign-out, a session that ended) is not a network problem.
-  setOffline(Boolean(session.token) && !realtime.stopped && (s === 'offline' || s === 'reconnecting'), realtime.stopped);
+  setOffline(Boolean(session.active) && !realtime.stopped && (s === 'offline' || s === 'reconnecting'), realtime.stopped);
+  if (s === 'live' && state.me) outbox.flush();
 }
 
+/** Whether actions should be queued rather than sent now. */
+function isOffline() { return offline; }
+
 /** While the connection is down: a sticky notice, and the page's actions disabled (nothing would be
- *  sent); they come back with the connection. Sign-out stays (it works offline too). */
+ *  sent) except answers, which are queued (`data-queue`, outbox.js), and buttons that only change the
+ *  page (`data-local`); they come back with the connection. Sign-out stays (it works offline too). */
 let offline = false;
 function setOffline(on, quiet = false) {
   if (on === offline) return;
@@ -59,13 +87,10 @@ function setOffline(on, quiet = false) {
   document.body.classList.toggle('disconnected', on);
   offlineNote.hidden = !on;
   if (on) {
-    for (const el of main.querySelectorAll('button:not(:disabled), input[type="submit"]:not(:disabled)')) {
-      el.disabled = true;
-      el.dataset.offline = '1';
-    }
+    pauseForOffline(main);
   } else {
     for (const el of main.querySelectorAll('[data-offline]')) { el.disabled = false; delete el.dataset.offline; }
-    if (!quiet) flash('The connection is back: the page is current again.', 'ok');
+    if (!quiet && !outbox.mine().length) flash('The connection is back: the page is current again.', 'ok');
   }
 }
 
@@ -95,20 +120,21 @@ function render() {
   state.page = null;
   const parts = location.pathname.split('/').filter(Boolean).map(decodeURIComponent);
   renderAccountNav();
-  const signedIn = Boolean(session.token);
+  const signedIn = Boolean(session.active);
   if (parts[0] === 'join' && parts[1]) return landing({ kind: 'join', value: parts[1] });
   if (parts[0] === 'invite' && parts[1]) return landing({ kind: 'invite', value: parts[1] });
   if (parts[0] === 'verify-email') return verifyEmailPage();
   if (parts[0] === 'reset-password') return resetPasswordPage();
   if (parts[0] === 'register' && !signedIn) return authPage('register');
+  if (parts[0] === 'login' && !signedIn && isProviderReturn()) return providerReturnPage();
   if (parts[0] === 'login' && !signedIn) return authPage('login');
   if (!signedIn) return welcome();
-  const ctx = { main, api, realtime, navigate, flash, focusHeading, me: () => state.me, setMe, groups: () => state.groups };
+  const ctx = { main, api, realtime, navigate, flash, focusHeading, me: () => state.me, setMe, groups: () => state.groups, outbox, isOffline };
   if (parts[0] === 'settings' && parts.length === 1) { state.page = settingsPage(ctx); return undefined; }
   if (parts[0] === 'alarms' && parts.length === 1) { state.page = myAlarmsPage(ctx); return undefined; }
   if (parts[0] === 'tasks' && parts.length === 1) { state.page = tasksPage(ctx); return undefined; }
   if (parts[0] === 'groups' && parts[1]) {
-    state.page = new GroupPage({ main, api, realtime, navigate, flash, me: () => state.me, groupId: parts[1] });
+    state.page = new GroupPage({ main, api, realtime, navigate, flash, me: () => state.me, groupId: parts[1], outbox, isOffline });
     return state.page.open();
   }
   if (parts.length && parts[0] !== 'groups') return navigate('/', { replaceState: true });
@@ -130,13 +156,13 @@ function setMe(user) {
 
 function renderAccountNav() {
   setViewerZone(state.me && state.me.timezone);
-  if (session.token && state.me) {
+  if (session.active && state.me) {
     const here = location.pathname;
     const link = (href, text) => h('a', { href, 'aria-current': here === href ? 'page' : null }, text);
     replace(accountNav, link('/', 'My groups'), link('/tasks', 'My tasks'), link('/alarms', 'My alarms'), link('/settings', 'Settings'),
       h('span', { class: 'who' }, state.me.display_name),
       h('button', { type: 'button', class: 'link', onclick: logout }, 'Sign out'));
-  } else if (session.token) {
+  } else if (session.active) {
     replace(accountNav, h('button', { type: 'button', class: 'link', onclick: logout }, 'Sign out'));
   } else {
     replace(accountNav, h('a', { href: '/login' }, 'Sign in'), ' ', h('a', { href: '/register' }, 'Create account'));
@@ -146,7 +172,7 @@ function renderAccountNav() {
 // — session —
 
 async function startSession(result) {
-  session.token = result.token;
+  session.active = true;
   state.me = result.user;
   realtime.start();
   subscribeUser();
@@ -170,6 +196,8 @@ function subscribeUser() {
       state.groups = new Map(msg.data.groups.map((g) => [g.id, g]));
       state.invitations = new Map((msg.data.invitations || []).map((i) => [i.id, i]));
       renderAccountNav();
+      showOutbox();
+      outbox.flush(); // answers queued in an earlier visit, now that the user is known and the socket is up
       if (state.page && state.page.kind === 'settings') state.page.userChanged();
       if (state.page && state.page.kind === 'groups') state.page.refresh();
       if (state.page && state.page.kind === 'tasks') state.page.groupsChanged();
@@ -206,7 +234,8 @@ function subscribeUser() {
 }
 
 function endSession(message) {
-  session.token = null;
+  if (state.me) outbox.clear(state.me.id);
+  session.active = false;
   state.me = null;
   setDisplayPrefs({ hour12: undefined });
   state.groups.clear();
@@ -233,8 +262,24 @@ function welcome() {
   focusHeading();
 }
 
+/** /login#id_token=…: back from Apple or Google (signin.js); the token goes to POST /v1/auth/oidc. */
+async function providerReturnPage() {
+  const status = h('p', { role: 'status' }, 'Signing you in…');
+  replace(main, h('h1', {}, 'Sign in'), status);
+  focusHeading();
+  const body = returnedSignIn();
+  try {
+    if (body instanceof Error) throw body;
+    await startSession(await api('POST', '/v1/auth/oidc', body));
+    navigate('/', { replaceState: true });
+  } catch (e) {
+    replace(main, h('h1', {}, 'Sign in'), h('p', { class: 'error', role: 'alert' }, e.message), authForm('login'));
+    focusHeading();
+  }
+}
+
 function authPage(mode, after) {
-  replace(main, h('h1', {}, mode === 'login' ? 'Sign in' : 'Create an account'), authForm(mode, after),
+  replace(main, h('h1', {}, mode === 'login' ? 'Sign in' : 'Create an account'), authForm(mode, after), providerSignIn(api),
     h('p', {}, mode === 'login'
       ? ['No account yet? ', h('a', { href: '/register' }, 'Create one'), ' · ', h('a', { href: '/reset-password' }, 'Forgot your password?')]
       : ['Already have an account? ', h('a', { href: '/login' }, 'Sign in')]));
@@ -257,7 +302,7 @@ async function verifyEmailPage() {
     const user = await api('POST', '/v1/auth/verify-email', { token });
     history.replaceState(null, '', '/verify-email');
     status.textContent = `Thank you: ${user.email} is confirmed.`;
-    if (session.token) state.me = user;
+    if (session.active) state.me = user;
   } catch (e) {
     status.textContent = e.code === 'CA040'
       ? 'This link does not work any more: it was used already or is older than 24 hours. Sign in and ask for a new one.'
@@ -334,7 +379,7 @@ function authForm(mode, after) {
       let result = await api('POST', mode === 'login' ? '/v1/auth/login' : '/v1/auth/register', body);
       // With mail configured, registration answers 202 without a session (the same for a taken
       // address, docs/mail.md#registration): sign in with the password just chosen.
-      if (!result.token) result = await api('POST', '/v1/auth/login', { email: email.value, password: password.value });
+      if (!result.expires_at) result = await api('POST', '/v1/auth/login', { email: email.value, password: password.value });
       await startSession(result);
       flash(null);
       if (after) after(); else navigate('/');
@@ -513,7 +558,7 @@ function landing({ kind, value }) {
         ' ', h('a', { href: '/' }, 'Not now')));
     focusHeading();
   };
-  if (session.token) return showJoin();
+  if (session.active) return showJoin();
   let mode = 'register';
   const box = h('div');
   const draw = () => {
@@ -541,13 +586,13 @@ function listenToWorker() {
 
 async function boot() {
   listenToWorker();
-  if (session.token) {
+  if (session.active) {
     try {
       state.me = await api('GET', '/v1/me');
       realtime.start();
       subscribeUser();
     } catch (e) {
-      if (e.status === 401) { session.token = null; state.me = null; }
+      if (e.status === 401) { session.active = false; state.me = null; }
     }
   }
   render();

@@ -56,6 +56,16 @@ export function field(label, control, hint) {
   return h('div', { class: 'field' }, h('label', { for: id }, label), control, hintEl);
 }
 
+/** Pauses what cannot work offline under `root`: every enabled button except answers (`data-queue`,
+ *  queued by outbox.js) and page-only buttons (`data-local`), and file inputs; marked `data-offline`
+ *  so they come back with the connection (app.js). Also run after a re-render while offline. */
+export function pauseForOffline(root) {
+  for (const el of root.querySelectorAll('button:not(:disabled):not([data-queue]):not([data-local]), input[type="submit"]:not(:disabled), input[type="file"]:not(:disabled)')) {
+    el.disabled = true;
+    el.dataset.offline = '1';
+  }
+}
+
 /** Briefly highlights an element that changed live. */
 export function flashChanged(el) {
   if (!el) return;

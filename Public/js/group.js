@@ -1,8 +1,8 @@
 // The group page: shared alarms with their open occurrence, members and roles, invite code and
 // invitations, recent activity. Kept current by the `group:<id>` topic; what changed is highlighted.
 
-import { enc } from './api.js';
-import { h, replace, field, flashChanged } from './dom.js';
+import { enc, apiUpload, apiBlob } from './api.js';
+import { h, replace, field, flashChanged, pauseForOffline } from './dom.js';
 import { alarmForm } from './alarmform.js';
 import { scheduleInWords, whenIn, myZone, shortWhen, sameWallTime, relativeTime, occurrenceState } from './schedule.js';
 
@@ -32,6 +32,10 @@ export class GroupPage {
     this.events = []; // what happened while the page was open, in words: {at, text}
     this.history = new Map(); // alarm id → completions (newest first) once its history is opened
     this.openHistory = new Set();
+    this.openCards = new Set(); // alarm ids whose card shows its details
+    this.attachments = new Map(); // alarm id → its attachment documents, once its details were opened
+    this.loadingAttachments = new Set();
+    this.pictures = new Map(); // `${attachment id}:thumb|full` → a data: URL (the CSP allows img-src data:)
     this.editing = null; // alarm id being edited, 'new', or null
     this.presence = new Set();
     this.invitations = null;
@@ -44,6 +48,8 @@ export class GroupPage {
   }
 
   get me() { return this.ctx.me(); }
+  /** Whether the connection is down (app.js): answers are queued, nothing else is fetched. */
+  get offline() { return Boolean(this.ctx.isOffline && this.ctx.isOffline()); }
 
   /** Draws again with the same data (the viewer's clock or zone changed). */
   rerender() { this.render(); }
@@ -87,6 +93,7 @@ export class GroupPage {
     this.group = d.group;
     this.members = new Map(d.members.map((m) => [m.user_id, m]));
     this.alarms = new Map(d.alarms.map((a) => [a.id, a]));
+    for (const a of d.alarms) if (a.attachments) this.attachments.set(a.id, a.attachments);
     this.completions = d.recent_completions || [];
     if (msg.presence) this.presence = new Set(msg.presence);
     this.render();
@@ -96,6 +103,7 @@ export class GroupPage {
       heading.focus();
       // Opened from a notification about one alarm (/groups/<id>#alarm-<id>): show that alarm.
       const target = location.hash.startsWith('#alarm-') && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+      if (target) this.toggleCard(target.id.slice('alarm-'.length), true);
       if (target) { target.scrollIntoView({ block: 'start' }); flashChanged(target); }
     }
     document.title = `${this.group.name} · Chronir`;
@@ -124,8 +132,21 @@ export class GroupPage {
           // A removal typed `unassigned` that still carries the alarm keeps it: every member sees every alarm.
           if (c.op === 'removed' && c.reason === 'unassigned' && c.doc && !c.doc.deleted_at) this.alarms.set(c.id, c.doc);
           else if (c.op === 'removed' || !c.doc || c.doc.deleted_at) this.alarms.delete(c.id);
-          else { this.alarms.set(c.id, c.doc); touched.push(`alarm-${c.id}`); }
+          else {
+            this.alarms.set(c.id, c.doc);
+            if (c.doc.attachments) this.attachments.set(c.id, c.doc.attachments);
+            touched.push(`alarm-${c.id}`);
+          }
           break;
+        case 'attachment': {
+          // An upload or a removal between writes of its alarm (docs/attachments.md#in-the-documents).
+          const owner = c.doc ? c.doc.owner_id : [...this.attachments.entries()].find(([, list]) => list.some((x) => x.id === c.id))?.[0];
+          if (!owner || (c.doc && c.doc.owner_kind !== 'shared_alarm')) break;
+          const list = (this.attachments.get(owner) || []).filter((x) => x.id !== c.id);
+          this.attachments.set(owner, c.op === 'removed' || !c.doc || c.doc.deleted_at ? list : [...list, c.doc]);
+          touched.push(`alarm-${owner}`);
+          break;
+        }
         case 'shared_completion':
           if (c.doc && !this.completions.some((x) => x.id === c.doc.id)) {
             this.completions.unshift(c.doc);
@@ -203,7 +224,7 @@ export class GroupPage {
     const focusKey = active && active.dataset ? active.dataset.key : null;
     const caret = active && typeof active.selectionStart === 'number' ? [active.selectionStart, active.selectionEnd] : null;
     const typed = new Map([...this.ctx.main.querySelectorAll('input[data-key], select[data-key], textarea[data-key]')]
-      .filter((el) => el.type !== 'checkbox' && el.type !== 'radio' && !el.readOnly && el.dataset.touched)
+      .filter((el) => el.type !== 'checkbox' && el.type !== 'radio' && el.type !== 'file' && !el.readOnly && el.dataset.touched)
       .map((el) => [el.dataset.key, el.value]));
 
     const g = this.group;
@@ -253,9 +274,13 @@ export class GroupPage {
       }
     }
     document.title = `${g.name} · Chronir`;
+    if (this.offline) pauseForOffline(this.ctx.main); // what was drawn afresh stays paused too
     for (const id of new Set(touched)) flashChanged(document.getElementById(id));
   }
 
+  /** One alarm as one line — a check to answer, the title, the open occurrence's state and how many
+   *  answered — with everything else (schedule, facts, who answered, the note, Skip, tools, history)
+   *  behind a disclosure button whose state survives re-renders (`openCards`). */
   alarmCard(a) {
     const meId = this.me && this.me.id;
     const occ = a.occurrence;
@@ -263,14 +288,15 @@ export class GroupPage {
     const mine = this.me && this.me.timezone ? this.me.timezone : myZone();
     const assignees = (a.assigned_to_uids || []).length ? a.assigned_to_uids.map((u) => this.name(u)).join(', ') : 'Everyone in the group';
     const ruleText = a.completion_rule === 'all' ? 'Everyone required must answer' : 'The first answer closes it';
+    const st = occurrenceState(occ);
+    const answered = occ ? new Map((occ.answered || []).map((x) => [x.user_id, x])) : new Map();
+    const required = occ ? occ.required_uids || [] : [];
 
     let progress = null;
     if (occ) {
-      const answered = new Map((occ.answered || []).map((x) => [x.user_id, x]));
-      const required = occ.required_uids || [];
       const pending = occ.pending_uids || [];
       progress = h('div', { class: 'progress', 'aria-label': 'Progress of the open occurrence' },
-        h('p', {}, h('strong', { class: `state state-${occurrenceState(occ).state}` }, occurrenceState(occ).text),
+        h('p', {}, h('strong', {}, st.text),
           ` — ${answered.size} of ${required.length} answered`,
           occ.status === 'open' && pending.length ? `; waiting for ${pending.map((u) => this.name(u)).join(', ')}` : ''),
         h('ul', { class: 'who' }, required.map((u) => {
@@ -281,22 +307,38 @@ export class GroupPage {
     }
     const previous = this.previousOccurrence(a);
 
-    const actions = [];
     // Answers open at `answerable_from` (the alarm's lead window before its time, or the end of a pause).
     const todo = myAnswer(a, meId);
-    if (todo === 'opens-later') {
-      actions.push(h('p', { class: 'meta opens' }, `Answers open ${relativeTime(a.answerable_from)}.`));
+    const queued = this.ctx.outbox ? this.ctx.outbox.pendingFor(`alarm-${a.id}`) : null;
+    const noteId = `note-${a.id}`;
+    const note = h('input', { type: 'text', id: noteId, maxlength: 500, 'data-key': noteId, class: 'note-input' });
+    let check;
+    let mySay = null;
+    if (queued) {
+      check = h('span', { class: 'check-mark queued', 'aria-hidden': 'true' }, '…');
+      mySay = h('span', { class: 'queued-note' }, ` · ${queued.label}: waiting to be sent`);
     } else if (todo === 'answer') {
-      const noteId = `note-${a.id}`;
-      const note = h('input', { type: 'text', id: noteId, maxlength: 500, 'data-key': noteId, class: 'note-input' });
-      actions.push(h('div', { class: 'answer' },
-        h('div', { class: 'field note-field' }, h('label', { for: noteId }, 'Note (optional)'), note),
+      const early = st && st.state === 'upcoming';
+      check = h('button', { type: 'button', class: 'done check', 'data-key': `done-${a.id}`, 'data-queue': true, 'aria-label': `Mark “${a.title}” done${early ? ' early' : ''}`,
+        title: early ? 'Mark done early' : 'Mark done', onclick: (e) => this.answer(a, 'completed', note, e.currentTarget) }, '✓');
+    } else if (occ && answered.has(meId)) {
+      check = h('span', { class: `check-mark ${answered.get(meId).status}`, 'aria-hidden': 'true' }, answered.get(meId).status === 'completed' ? '✓' : '↷');
+      mySay = ' · you answered';
+    } else {
+      check = h('span', { class: 'check-mark none', 'aria-hidden': 'true' });
+      if (todo === 'opens-later') mySay = ` · answers open ${relativeTime(a.answerable_from)}`;
+    }
+
+    const answerPart = [];
+    if (todo === 'opens-later') {
+      answerPart.push(h('p', { class: 'meta opens' }, `Answers open ${relativeTime(a.answerable_from)}.`));
+    } else if (todo === 'answer' && !queued) {
+      answerPart.push(h('div', { class: 'answer' },
+        h('div', { class: 'field note-field' }, h('label', { for: noteId }, 'Note (optional, sent with ✓ or Skip)'), note),
         h('div', { class: 'actions' },
-          h('button', { type: 'button', 'data-key': `done-${a.id}`, class: 'done', onclick: (e) => this.answer(a, 'completed', note, e.target) },
-            occurrenceState(occ).state === 'upcoming' ? 'Mark done early' : 'Mark done'),
-          h('button', { type: 'button', 'data-key': `skip-${a.id}`, class: 'secondary skip-answer', onclick: (e) => this.answer(a, 'skipped', note, e.target) }, 'Skip this time'))));
-    } else if (occ && (occ.answered || []).some((x) => x.user_id === meId)) {
-      actions.push(h('p', { class: 'meta' }, 'You have answered this occurrence.'));
+          h('button', { type: 'button', 'data-key': `skip-${a.id}`, 'data-queue': true, class: 'secondary skip-answer', onclick: (e) => this.answer(a, 'skipped', note, e.target) }, 'Skip this time'))));
+    } else if (occ && answered.has(meId)) {
+      answerPart.push(h('p', { class: 'meta' }, 'You have answered this occurrence.'));
     }
     const tools = [];
     if (this.canManage) tools.push(h('button', { type: 'button', class: 'secondary small', 'data-key': `edit-${a.id}`, onclick: () => this.edit(a.id) }, 'Edit'));
@@ -312,8 +354,9 @@ export class GroupPage {
       else this.openHistory.delete(a.id);
     });
 
-    return h('li', { class: 'card alarm', id: `alarm-${a.id}`, dataset: { nextFire: a.next_fire_at || '' } },
-      h('h3', {}, a.title),
+    const open = this.openCards.has(a.id);
+    const detailsId = `alarm-details-${a.id}`;
+    const details = h('div', { class: 'alarm-details', id: detailsId, hidden: !open },
       a.note ? h('p', { class: 'note' }, a.note) : null,
       h('p', { class: 'schedule' }, scheduleInWords(a.schedule, a.times_of_day)),
       h('ul', { class: 'facts' },
@@ -327,8 +370,161 @@ export class GroupPage {
         a.last_completed_at ? h('li', {}, h('span', { class: 'fact' }, 'Last done'), ' ', h('span', {}, shortWhen(a.last_completed_at))) : null),
       progress,
       previous,
-      actions,
+      answerPart,
+      this.attachmentsPart ? this.attachmentsPart(a) : null,
       h('div', { class: 'card-foot' }, tools.length ? h('div', { class: 'actions tools' }, tools) : null, history));
+    const toggle = h('button', { type: 'button', class: 'secondary small disclosure', 'data-key': `more-${a.id}`, 'data-local': true,
+      'aria-expanded': String(open), 'aria-controls': detailsId, 'aria-label': `Details of “${a.title}”` }, open ? 'Less' : 'Details');
+    toggle.addEventListener('click', () => this.toggleCard(a.id, !this.openCards.has(a.id)));
+
+    const status = st
+      ? [h('span', { class: `state state-${st.state}` }, st.text), h('span', { class: 'count' }, ` · ${answered.size} of ${required.length} answered`)]
+      : h('span', { class: 'state' }, a.next_fire_at ? `Next ${relativeTime(a.next_fire_at)}` : 'No further dates');
+    return h('li', { class: `card alarm${open ? ' open' : ''}`, id: `alarm-${a.id}`, dataset: { nextFire: a.next_fire_at || '', state: st ? st.state : 'none' } },
+      h('div', { class: 'alarm-row' },
+        check,
+        h('div', { class: 'alarm-summary' }, h('h3', { class: 'alarm-title' }, a.title), h('p', { class: 'alarm-status' }, status, mySay)),
+        toggle),
+      details);
+  }
+
+  /** Opens or closes an alarm card's details in place (no re-render: focus stays on the button). */
+  toggleCard(alarmId, open) {
+    if (open) this.openCards.add(alarmId);
+    else this.openCards.delete(alarmId);
+    if (open) this.loadAttachments(alarmId); // once, when the documents did not carry them; the feed keeps them current
+    const card = document.getElementById(`alarm-${alarmId}`);
+    if (!card) return;
+    card.classList.toggle('open', open);
+    const details = card.querySelector('.alarm-details');
+    if (details) details.hidden = !open;
+    const toggle = card.querySelector('button.disclosure');
+    if (toggle) { toggle.setAttribute('aria-expanded', String(open)); toggle.textContent = open ? 'Less' : 'Details'; }
+  }
+
+  // — attachments (docs/attachments.md): photos and PDFs on a shared alarm, in its details —
+
+  /** The alarm's attachments: thumbnails that open the lightbox, Remove for the uploader, the owner
+   *  and admins, and "Add a photo" (a file input; the server checks tier, type and size). */
+  attachmentsPart(a) {
+    const list = this.attachments.get(a.id);
+    const meId = this.me && this.me.id;
+    const headingId = `att-h-${a.id}`;
+    const inputId = `att-add-${a.id}`;
+    const input = h('input', { type: 'file', id: inputId, class: 'att-input', 'data-key': inputId, accept: 'image/jpeg,image/png,image/heic,image/heif,application/pdf' });
+    input.addEventListener('change', () => { if (input.files && input.files[0]) this.uploadAttachment(a, input.files[0], input); });
+    let items;
+    if (list === undefined) {
+      if (this.openCards.has(a.id)) this.loadAttachments(a.id);
+      items = h('p', { class: 'meta' }, this.offline ? 'Photos and files show when the connection is back.' : 'Loading…');
+    }
+    else if (!list.length) items = h('p', { class: 'meta att-empty' }, 'No photos or files yet.');
+    else {
+      items = h('ul', { class: 'attachments' }, list.map((x, i) => {
+        const what = x.file_type === 'application/pdf' ? 'PDF' : 'Photo';
+        const label = `${what} ${i + 1} of “${a.title}”, added by ${this.name(x.uploaded_by)} ${shortWhen(x.created_at)}`;
+        const thumb = this.pictures.get(`${x.id}:thumb`);
+        const open = h('button', { type: 'button', class: 'att-open', 'data-local': true, 'aria-label': `Open ${label}`, onclick: () => this.openAttachment(a, x, label) },
+          thumb ? h('img', { src: thumb, alt: '', width: thumbSize(x).width, height: thumbSize(x).height }) : h('span', { class: 'att-placeholder' }, what));
+        if (!thumb) this.loadThumbnail(a.id, x);
+        const canRemove = x.uploaded_by === meId || this.canManage;
+        return h('li', { class: 'attachment', id: `attachment-${x.id}` }, open,
+          canRemove ? confirmButton(`Remove ${label}`, 'Remove', `att-remove-${x.id}`, () => this.removeAttachment(a, x)) : null);
+      }));
+    }
+    return h('section', { class: 'att', 'aria-labelledby': headingId },
+      h('h4', { id: headingId }, 'Photos and files'),
+      items,
+      h('div', { class: 'field att-add' }, h('label', { for: inputId }, 'Add a photo or PDF'), input,
+        h('small', { class: 'hint' }, 'JPEG, PNG, HEIC or PDF, up to 10 MB; at most 5 on an alarm.')));
+  }
+
+  /** Fetches the alarm's attachments once (not while offline: a render after the connection is back does). */
+  async loadAttachments(alarmId) {
+    if (this.attachments.has(alarmId) || this.loadingAttachments.has(alarmId) || this.offline) return;
+    this.loadingAttachments.add(alarmId);
+    try {
+      const page = await this.ctx.api('GET', `/v1/groups/${enc(this.groupId)}/alarms/${enc(alarmId)}/attachments`);
+      this.attachments.set(alarmId, page.attachments);
+    } catch (e) {
+      this.attachments.set(alarmId, []);
+      if (e.status !== 0) this.ctx.flash(e.message, 'error');
+    } finally {
+      this.loadingAttachments.delete(alarmId);
+    }
+    this.render();
+  }
+
+  async loadThumbnail(alarmId, x) {
+    const key = `${x.id}:thumb`;
+    if (this.pictures.has(key)) return;
+    this.pictures.set(key, null); // one fetch at a time
+    try {
+      this.pictures.set(key, await dataURL(await apiBlob(`${this.attachmentPath(alarmId, x.id)}/thumbnail`)));
+      this.render();
+    } catch {
+      this.pictures.delete(key);
+    }
+  }
+
+  attachmentPath(alarmId, attachmentId) {
+    return `/v1/groups/${enc(this.groupId)}/alarms/${enc(alarmId)}/attachments/${enc(attachmentId)}`;
+  }
+
+  async uploadAttachment(a, file, input) {
+    input.disabled = true;
+    try {
+      const doc = await apiUpload(`/v1/groups/${enc(this.groupId)}/alarms/${enc(a.id)}/attachments`, file);
+      this.attachments.set(a.id, [...(this.attachments.get(a.id) || []).filter((x) => x.id !== doc.id), doc]);
+      this.ctx.flash(`Added ${file.name} to “${a.title}”.`, 'ok');
+    } catch (e) {
+      this.ctx.flash(e.message, 'error');
+    }
+    this.render([`alarm-${a.id}`]);
+    const again = document.getElementById(`att-add-${a.id}`);
+    if (again) again.focus();
+  }
+
+  async removeAttachment(a, x) {
+    await this.run(async () => {
+      await this.ctx.api('DELETE', this.attachmentPath(a.id, x.id));
+      this.attachments.set(a.id, (this.attachments.get(a.id) || []).filter((y) => y.id !== x.id));
+      this.pictures.delete(`${x.id}:thumb`);
+      this.pictures.delete(`${x.id}:full`);
+      this.render([`alarm-${a.id}`]);
+    });
+  }
+
+  /** The lightbox: a modal dialog with the whole photo (Esc or Close returns focus to the thumbnail);
+   *  a PDF is downloaded instead (the server sends it as an attachment). */
+  async openAttachment(a, x, label) {
+    const opener = document.activeElement;
+    try {
+      const blob = await apiBlob(this.attachmentPath(a.id, x.id));
+      if (x.file_type === 'application/pdf') {
+        const url = URL.createObjectURL(blob);
+        const link = h('a', { href: url, download: `${a.title}.pdf` });
+        document.body.append(link);
+        link.click();
+        link.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 10000);
+        return;
+      }
+      const full = await dataURL(blob);
+      const close = h('button', { type: 'button', class: 'secondary lightbox-close' }, 'Close');
+      const dialog = h('dialog', { class: 'lightbox', id: 'lightbox', 'aria-label': label },
+        h('figure', {}, h('img', { src: full, alt: label, width: x.width, height: x.height }),
+          h('figcaption', {}, label, ` · ${x.width} × ${x.height}`)),
+        close);
+      close.addEventListener('click', () => dialog.close());
+      dialog.addEventListener('close', () => { dialog.remove(); if (opener && opener.isConnected) opener.focus(); });
+      // In the labelled messages region (a landmark re-renders never replace), not loose in <body>.
+      (document.querySelector('.flash-region') || document.body).append(dialog);
+      dialog.showModal();
+      close.focus();
+    } catch (e) {
+      this.ctx.flash(e.message, 'error');
+    }
   }
 
   /** The latest occurrence before the open one that has answers among the recent completions. */
@@ -630,6 +826,7 @@ export class GroupPage {
 
   async answer(alarm, status, noteInput, button) {
     if (button) button.disabled = true;
+    if (this.ctx.isOffline && this.ctx.isOffline()) { this.queueAnswer(alarm, status, noteInput); return; }
     try {
       const r = await postCompletion(this.ctx.api, this.groupId, alarm, status, noteInput.value);
       noteInput.value = '';
@@ -639,10 +836,24 @@ export class GroupPage {
       if (hist && !hist.some((x) => x.id === r.completion.id)) hist.unshift(r.completion);
       this.render([`alarm-${alarm.id}`]);
     } catch (e) {
+      if (e.status === 0 && this.ctx.outbox) { this.queueAnswer(alarm, status, noteInput); return; } // never reached the server
       if (e.code === 'CA033' && e.current) { this.alarms.set(e.current.id, e.current); this.render([`alarm-${alarm.id}`]); }
       this.ctx.flash(answerErrorText(e), 'error');
       if (button) button.disabled = false;
     }
+  }
+
+  /** Keeps an answer that cannot be sent now in the outbox (outbox.js): it names the occurrence, so
+   *  sending it later answers this one or is refused. The card shows it waiting. */
+  queueAnswer(alarm, status, noteInput) {
+    const entry = queuedAnswer(this.groupId, alarm, status, noteInput.value);
+    const label = entry.label;
+    const kept = this.ctx.outbox.add(entry);
+    if (!kept) { this.ctx.flash('Too many actions are waiting to be sent: try again when the connection is back.', 'error'); this.render(); return; }
+    noteInput.value = '';
+    delete noteInput.dataset.touched;
+    this.ctx.flash(`You are offline. ${label} is kept on this device and will be sent when the connection is back.`, 'warn');
+    this.render([`alarm-${alarm.id}`]);
   }
 
   async deleteAlarm(a) {
@@ -689,6 +900,22 @@ export class GroupPage {
   }
 }
 
+/** A Blob as a data: URL (the page's CSP allows images from 'self' and data: only). */
+function dataURL(blob) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(reader.result);
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(blob);
+  });
+}
+
+/** The thumbnail's size: the photo scaled to at most 256 px on its longer side (the server's). */
+function thumbSize(x) {
+  const scale = Math.min(1, 256 / Math.max(x.width || 1, x.height || 1));
+  return { width: Math.round((x.width || 256) * scale), height: Math.round((x.height || 256) * scale) };
+}
+
 /** Group icons: the phone apps' symbol names, shown here as emoji. */
 /** What the viewer `meId` can do with the alarm's open occurrence: 'answer' (pending, answers are open),
  *  'opens-later' (pending, before `answerable_from`: the lead window or a pause), or null. The group
@@ -704,6 +931,15 @@ export function postCompletion(api, groupId, alarm, status, note = '') {
   const body = { status, scheduled_at: alarm.occurrence.scheduled_at };
   if (note && note.trim()) body.note = note.trim();
   return api('POST', `/v1/groups/${enc(groupId)}/alarms/${enc(alarm.id)}/completions`, body);
+}
+
+/** The outbox entry (outbox.js) for an answer sent later: the same request as `postCompletion`, keyed by
+ *  the alarm so its card (group page, My tasks) shows it waiting. */
+export function queuedAnswer(groupId, alarm, status, note = '') {
+  const body = { status, scheduled_at: alarm.occurrence.scheduled_at };
+  if (note && note.trim()) body.note = note.trim();
+  return { key: `alarm-${alarm.id}`, label: `${status === 'completed' ? 'Marked done' : 'Skipped'}: ${alarm.title}`,
+    method: 'POST', path: `/v1/groups/${enc(groupId)}/alarms/${enc(alarm.id)}/completions`, body };
 }
 
 /** A refused answer in words (CA033: the occurrence closed meanwhile). */

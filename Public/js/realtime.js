@@ -1,5 +1,6 @@
-// One WebSocket to /v1/realtime for the whole page. Browsers can't set headers on a WebSocket, so the
-// token goes in the first message ({"op":"auth"}). Each topic remembers its last seq and the log's
+// One WebSocket to /v1/realtime for the whole page, authenticated by the session cookie the browser sends
+// with the upgrade (same origin; the server checks the Origin and the cookie before the 101, and closes
+// 4001 when the session is not valid). Each topic remembers its last seq and the log's
 // epoch; after a drop the client reconnects with exponential backoff (0.5 s doubling to 30 s, with
 // jitter) and resubscribes with `since`, so the server replays only what was missed (or answers with a
 // reset snapshot when it can't).
@@ -13,7 +14,7 @@ const SESSION_OVER = new Set([4001, 4003]);
 
 export class Realtime {
   /**
-   * @param {() => string|null} token  current bearer token
+   * @param {() => boolean} token  whether the page is signed in (the cookie authenticates the socket)
    * @param {{state(s: {state: string, detail?: string}): void, sessionEnded(code: number): void}} hooks
    */
   constructor(token, hooks) {
@@ -77,9 +78,8 @@ export class Realtime {
     this.ws = ws;
     ws.onopen = () => {
       if (this.ws !== ws) return;
-      ws.send(JSON.stringify({ op: 'auth', token: this.token() }));
       for (const topic of this.topics.keys()) this.sendSubscribe(topic);
-      // Messages wait until the token is checked, so the pong proves the socket is authenticated.
+      // The upgrade was authenticated before the 101, so the pong proves a live, authenticated socket.
       this.send({ op: 'ping', id: 'hello' });
       this.startHeartbeat();
     };

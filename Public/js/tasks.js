@@ -7,7 +7,7 @@
 
 import { h, replace, flashChanged } from './dom.js';
 import { enc } from './api.js';
-import { groupBadge, myAnswer, postCompletion, answerErrorText } from './group.js';
+import { groupBadge, myAnswer, postCompletion, answerErrorText, queuedAnswer } from './group.js';
 import { occurrenceState, relativeTime, shortWhen } from './schedule.js';
 
 /** Alarms per page (`limit`); the browser scenario makes it small to page through a few. */
@@ -115,10 +115,13 @@ export function tasksPage(ctx) {
     const st = occ ? occurrenceState(occ) : { state: 'upcoming', text: `Upcoming · ${relativeTime(a.next_fire_at)}` };
     const todo = myAnswer(a, meId);
     let action = null;
-    if (todo === 'opens-later') {
+    const queued = ctx.outbox && ctx.outbox.pendingFor(`alarm-${a.id}`);
+    if (queued) {
+      action = h('p', { class: 'meta queued-note' }, `${queued.label}: waiting to be sent.`);
+    } else if (todo === 'opens-later') {
       action = h('p', { class: 'meta opens' }, `Answers open ${relativeTime(a.answerable_from)}.`);
     } else if (todo === 'answer') {
-      action = h('div', { class: 'actions' }, h('button', { type: 'button', class: 'done', 'aria-describedby': `task-title-${a.id}`,
+      action = h('div', { class: 'actions' }, h('button', { type: 'button', class: 'done', 'data-queue': true, 'aria-describedby': `task-title-${a.id}`,
         onclick: (e) => answer(a, e.currentTarget) }, st.state === 'upcoming' ? 'Mark done early' : 'Mark done'));
     } else if (occ && (occ.answered || []).some((x) => x.user_id === meId)) {
       action = h('p', { class: 'meta' }, 'You have answered this occurrence.');
@@ -133,13 +136,25 @@ export function tasksPage(ctx) {
 
   async function answer(a, button) {
     button.disabled = true;
-    try {
-      await postCompletion(ctx.api, a.group_id, a, 'completed');
-      ctx.flash(`Marked done: ${a.title}.`, 'ok');
-    } catch (e) {
-      ctx.flash(answerErrorText(e), 'error');
+    if (!(ctx.isOffline && ctx.isOffline())) {
+      try {
+        await postCompletion(ctx.api, a.group_id, a, 'completed');
+        ctx.flash(`Marked done: ${a.title}.`, 'ok');
+        if (!closed) load(false, [`task-${a.id}`]);
+        return;
+      } catch (e) {
+        if (e.status !== 0) {
+          ctx.flash(answerErrorText(e), 'error');
+          if (!closed) load(false, [`task-${a.id}`]);
+          return;
+        }
+      }
     }
-    if (!closed) load(false, [`task-${a.id}`]);
+    // Offline, or the request never reached the server: kept and sent when the connection is back.
+    const entry = queuedAnswer(a.group_id, a, 'completed');
+    if (ctx.outbox.add(entry)) ctx.flash(`You are offline. ${entry.label} is kept on this device and will be sent when the connection is back.`, 'warn');
+    else ctx.flash('Too many actions are waiting to be sent: try again when the connection is back.', 'error');
+    draw([`task-${a.id}`]);
   }
 
   function refetchSoon() {
@@ -172,6 +187,8 @@ export function tasksPage(ctx) {
 
   return {
     kind: 'tasks',
+    /** Draws again (an answer in the outbox was sent or queued). */
+    rerender() { if (!closed) draw(); },
     /** My groups changed (the `user` feed): follow the new set, and fetch again (a group gained or lost). */
     groupsChanged() { follow(); refetchSoon(); },
     close() {

@@ -84,9 +84,13 @@ public struct Services: Sendable {
     public func authenticate(_ request: Request, exemptFromWriteBudget: Bool = false, chargeBodyBytes: Bool = true)
         async throws -> AuthenticatedUser
     {
-        guard let token = request.bearerToken, let tokenHash = TokenHashing.hash(token: token) else {
+        // A bearer token first (apps); else the web client's session cookie, whose writes must pass the
+        // CSRF check before anything else is looked at (SessionCookie).
+        let cookie = request.bearerToken == nil ? SessionCookie.token(in: request) : nil
+        guard let token = request.bearerToken ?? cookie, let tokenHash = TokenHashing.hash(token: token) else {
             throw DomainError.authenticationRequired
         }
+        if cookie != nil { try SessionCookie.checkCSRF(request, config: config) }
         let now = clock.nowMilliseconds()
         let lookup = try await database.read { db in try SessionStore.lookup(tokenHash: tokenHash, at: now, on: db) }
         guard var lookup else { throw DomainError.authenticationRequired }

@@ -198,6 +198,8 @@ struct AuthorizationMatrixTests {
             .init("POST /v1/auth/oidc", [404, 404, 404, 404, 404, 404, 404], errors: [404: "OIDC_PROVIDER_DISABLED"]) {
                 await $0.send(.post, "/v1/auth/oidc", json: #"{"provider":"google","id_token":"a.b.c","nonce":"n-1"}"#)
             },
+            // Public: which sign-in buttons a page shows (SignInProviderTests covers configured providers).
+            .init("GET /v1/auth/providers", [200, 200, 200, 200, 200, 200, 200]) { await $0.send(.get, "/v1/auth/providers") },
             .init("GET /v1/me/identities", [200, 200, 200, 200, 200, 200, 401]) { await $0.send(.get, "/v1/me/identities") },
             .init("DELETE /v1/me/identities/{provider}", [204, 404, 404, 404, 404, 404, 401]) { c in
                 // The owner's account has a Google identity (and a password): only the owner unlinks it, from their own account.

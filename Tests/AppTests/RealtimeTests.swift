@@ -40,9 +40,10 @@ struct RealtimeTests {
         private(set) var compressed: [Bool] = []
         /// The raw JSON text of each text message read so far, in order.
         private(set) var texts: [String] = []
-        init(port: Int, token: String?, origin: String? = nil, deflate: Bool = false) throws {
+        init(port: Int, token: String?, origin: String? = nil, deflate: Bool = false, cookie: String? = nil) throws {
             var headers: [(String, String)] = []
             if let token { headers.append(("Authorization", "Bearer \(token)")) }
+            if let cookie { headers.append(("Cookie", cookie)) }
             if let origin { headers.append(("Origin", origin)) }
             ws = try WebSocketTestClient(
                 port: port, path: "/v1/realtime", extensions: deflate ? "permessage-deflate" : nil, extraHeaders: headers,

@@ -15,7 +15,11 @@ Issue 21 (the web client's second version): a step for each of its bugs 1–7 (e
 run with E2E_REPRODUCE=1 and PUBLIC_DIR=<an older Public/> to see them fail one by one without stopping), the
 settings page (profile and zone, sessions signed out one and all, password, synced settings), My alarms
 (create, live change, switch off, edit, delete; a free account told why it cannot write), My tasks
-(/tasks, issue 19: Bea's alarms across groups, filters, live, Mark done seen live on Ana's page), and axe-core on
+(/tasks, issue 19: Bea's alarms across groups, filters, live, Mark done seen live on Ana's page), one line per
+alarm (six folded alarms measured on both sizes), attachments (a real PNG added, its thumbnail and lightbox, seen
+by Bea, removed), the session cookie (HttpOnly, SameSite=Strict, persistent, out of scripts' reach, a new tab
+signed in, a write without the CSRF header refused), no Apple/Google button without a configured provider, an
+answer queued offline and sent when the network returns, and axe-core on
 every page (0 serious or critical violations; the results in SCREENSHOT_DIR/axe-results.json).
 A screenshot of every step goes to SCREENSHOT_DIR (default .build/screenshots/NN-name.png): Ana's at desktop
 size 1280×900, Bea's at phone size 390×844. Any browser console message at level SEVERE fails the test.
@@ -33,7 +37,7 @@ import urllib.error
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -215,8 +219,11 @@ def attr(d, selector, name):
 def fill(d, selector, value):
     def act(drv):
         el = wait_css(drv, selector)
-        el.clear()
-        el.send_keys(value)
+        try:
+            el.clear()
+            el.send_keys(value)
+        except ElementNotInteractableException:  # replaced or moved by a live re-render meanwhile: again
+            return None
         return el.get_attribute("value") == value or None
     wait(d, act, f"type into {selector}")
 
@@ -241,16 +248,31 @@ def click_button(d, label, scope="main"):
     wait(d, act, f"click button {label!r}")
 
 
+def expand(d, card):
+    """Opens an alarm card's details (its disclosure button) unless they are open: the one-line card
+    shows the title, the state and the check; schedule, facts, who answered, the note and history are
+    behind the button."""
+    sel = card if card.startswith("#") else f"#{card}"
+
+    def act(drv):
+        button = wait_css(drv, f"{sel} button.disclosure")
+        if button.get_attribute("aria-expanded") != "true":
+            drv.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+            button.click()
+        return css(drv, f"{sel} button.disclosure").get_attribute("aria-expanded") == "true" or None
+    wait(d, act, f"{sel}'s details open")
+
+
 def connection_live(d):
     el = css(d, "#connection")
     return el is not None and el.get_attribute("data-state") == "live"
 
 
 def page_api(d, method, path, body=None):
-    """Calls the API from the page with its session token: {status, body}."""
+    """Calls the API from the page with its session cookie (and the CSRF header writes need): {status, body}."""
     return d.execute_async_script("""
         const [method, path, body, done] = arguments;
-        const headers = { Authorization: `Bearer ${sessionStorage.getItem('chronir.token')}` };
+        const headers = { 'X-Chronir-CSRF': '1' };
         if (body !== null) headers['Content-Type'] = 'application/json';
         fetch(path, { method, headers, body: body === null ? undefined : JSON.stringify(body) })
           .then(async (r) => done({ status: r.status, body: r.status === 204 ? null : await r.json() }))
@@ -394,6 +416,8 @@ def main():
     shot(a, "ana-alarm-form", "ana", "form.alarm-form")
     click_button(a, "Create alarm")
     alarm_id = wait(a, lambda drv: wait_css(drv, "li.alarm", "Pay the rent").get_attribute("id"), "the alarm's card")
+    wait_css(a, f"#{alarm_id} .alarm-status", "0 of 2 answered")  # the one line: state and count
+    expand(a, alarm_id)
     wait_css(a, f"#{alarm_id} .schedule", "Every day at 09:00")
     wait_css(a, f"#{alarm_id} .progress", "0 of 2 answered")
     # Shown in the alarm's zone and in the viewer's (the browsers run in UTC).
@@ -402,6 +426,7 @@ def main():
     first_fire = attr(a, f"#{alarm_id}", "data-next-fire")
     assert first_fire, "the alarm has a next fire time"
     # Bea sees it appear without a reload, waiting for both of them.
+    expand(b, alarm_id)
     wait_css(b, f"#{alarm_id} .progress", "0 of 2 answered; waiting for")
     wait_css(b, f"#{alarm_id} button.done")
     shot(a, "ana-alarm-created", "ana", "#alarms-h")
@@ -447,7 +472,8 @@ def main():
     shot(b, "bea-sees-edited-schedule-live", "bea", "#alarms-h")
 
     issue21_bugs(a, b, group_id, alarm_id, stamp)
-    my_tasks(a, b, group_id, alarm_id)
+    my_tasks(a, b, group_id, alarm_id, stamp)
+    attachments(a, b, group_id, alarm_id)
     click_button(a, "Create invitation")
     wait(a, lambda drv: "/invite/" in attr(drv, "#share-link", "value"), "a link invitation URL")
     wait_css(a, "ul.invitations li", "Link invitation")
@@ -467,13 +493,39 @@ def main():
     wait(b, lambda drv: "Flat 4B" not in css(drv, "#group-list").text, "Flat 4B gone from Bea's groups")
     shot(b, "bea-access-revoked", "bea")
 
-    # — Bea signs out and back in (the token lives in sessionStorage, never in a URL) —
+    # — Bea signs out and back in (the session is an HttpOnly cookie: never in a script, a URL or storage) —
     click_button(b, "Sign out", scope="header")
     wait_css(b, "#flash", "You are signed out.")
     gone(b, "#offline-note")  # signing out is not being offline
-    assert b.execute_script("return sessionStorage.getItem('chronir.token')") is None
+    assert not any(c["name"] == "chronir_session" and c["value"] for c in b.execute_cdp_cmd("Network.getCookies", {"urls": [BASE]})["cookies"])
+    assert b.execute_script("return localStorage.getItem('chronir.signed-in')") is None
     click(b, "header a[href='/login']")
     wait_css(b, "h1", "Sign in")
+    # Sign in with Apple/Google: this server configures no provider, so no button (GET /v1/auth/providers
+    # answered an empty list); the rendering logic shows one only for a provider with a web client id
+    wait(b, lambda drv: drv.execute_script("const e = document.getElementById('provider-signin'); return e && e.dataset.state") == "none" or None,
+         "the providers asked, none to show")
+    assert not b.find_elements(By.CSS_SELECTOR, "button.provider"), "a provider button without a provider"
+    assert http("GET", "/v1/auth/providers") == (200, {"providers": []})
+    rendered = b.execute_async_script("""
+        const done = arguments[0];
+        import('/js/signin.js').then((m) => done(m.buttonsFor({ providers: [
+          { provider: 'apple', web_client_id: null }, { provider: 'google', web_client_id: 'web.apps.example' },
+          { provider: 'facebook', web_client_id: 'x' }] }).map((b) => [b.textContent, b.dataset.provider])));""")
+    assert rendered == [["Sign in with Google", "google"]], rendered
+    # the return from a provider (/login#id_token=…&state=…): a state this browser did not start is
+    # refused without a request; a started one goes to POST /v1/auth/oidc (here 404: no provider is
+    # configured), and either way the token leaves the address bar and the pending sign-in ends
+    pending = "sessionStorage.setItem('chronir.oidc', JSON.stringify({ provider: 'google', nonce: 'n-1', state: 's-1' }))"
+    for state, says in (("forged", "This sign-in was not started here"), ("s-1", "is not configured on this server")):
+        b.execute_script(pending)
+        b.get("about:blank")
+        if state == "s-1":
+            expect_failed_request("/v1/auth/oidc", 404)
+        b.get(BASE + f"/login#id_token=a.b.c&state={state}")
+        wait_css(b, "main .error", says)
+        assert b.execute_script("return [location.hash, sessionStorage.getItem('chronir.oidc')]") == ["", None]
+    wait_css(b, "form button[type=submit]")
     axe_check(b, "sign in (phone)", "bea")
     fill(b, "input[name=email]", f"bea-{stamp}@example.com")
     fill(b, "input[name=password]", PASSWORD)
@@ -482,6 +534,7 @@ def main():
     wait(b, connection_live, "Bea's realtime connection is live again")
     assert "token" not in b.current_url.lower()
     shot(b, "bea-signed-in-again", "bea")
+    session_cookie(b)
 
     # — a typed invite code opens its join page; this one is older than Bea's removal, so it is refused in words —
     fill(b, "#join-by-code input[name=invite_code]", code.lower())
@@ -507,7 +560,7 @@ def main():
     shot(a, "ana-keyboard-focus-visible", "ana")
 
     appearance(a, group_id)
-    offline(a, group_id)
+    offline(a, group_id, alarm_id, stamp)
     settings(a, stamp)
     my_alarms(a, b, stamp)
     click(a, "#account-nav a[href='/']")
@@ -591,6 +644,7 @@ def issue21_bugs(a, b, group_id, alarm_id, stamp):
     # — bug 2: live updates keep armed confirm buttons, half-typed notes and fields, and focus —
     click(b, "[data-key=leave-group]")
     wait_css(b, "[data-key=leave-group]", "Confirm: leave group")
+    expand(b, alarm_id)
     fill(b, f"#{alarm_id} input.note-input", "Half-typed")
     fill(a, "[data-key=invite-email]", "dee@")
     today = a.execute_script("return new Date().toISOString().slice(0, 10)")
@@ -669,22 +723,115 @@ def issue21_bugs(a, b, group_id, alarm_id, stamp):
     a.execute_script("document.querySelector('form.alarm-form [name=end_date]').value = ''")
     click_button(a, "Create alarm")
     kolkata = wait(a, lambda drv: wait_css(drv, "li.alarm", "Check the smoke alarm").get_attribute("id"), "the Kolkata alarm's card")
-    wait_css(a, f"#{kolkata} .next-fire", "(Asia/Kolkata)")  # the server takes the current name
-    wait_css(a, f"#{kolkata} .progress .state-upcoming", "Upcoming · in ")  # April 2030: not "Open now"
+    wait_css(a, f"#{kolkata} .alarm-status .state-upcoming", "Upcoming · in ")
+    expand(a, kolkata)
+    wait_css(a, f"#{kolkata} .next-fire", "(Asia/Kolkata)")  # the server takes the current name  # April 2030: not "Open now"
     shot(a, "issue21-upcoming-state", "ana", f"#{kolkata}")
+    compact_cards(a, b, group_id, stamp)
+
+
+def create_alarm(token, group_id, body):
+    """Creates a shared alarm over HTTP; shared-alarm creation is limited to 5 a minute per user
+    (docs/design.md), so a 429 waits for the Retry-After the server gives and tries once more."""
+    status, made = http("POST", f"/v1/groups/{group_id}/alarms", body, token=token)
+    if status == 429:
+        time.sleep(made["error"]["retry_after"] + 1)
+        status, made = http("POST", f"/v1/groups/{group_id}/alarms", body, token=token)
+    assert status == 201, (status, made)
+    return made
+
+
+def session_cookie(b):
+    """The web client's session is an HttpOnly, SameSite=Strict cookie that outlives the browser session:
+    no script can read it (nothing in document.cookie or storage), a new tab is signed in, and a write
+    without the CSRF header is refused (403 CA042) even from the page itself."""
+    assert "chronir_session" not in b.execute_script("return document.cookie")
+    assert b.execute_script("return sessionStorage.getItem('chronir.token')") is None
+    stored = b.execute_script("return Object.keys(localStorage).map((k) => localStorage.getItem(k)).join(' ')")
+    cookie = next(c for c in b.execute_cdp_cmd("Network.getCookies", {"urls": [BASE]})["cookies"] if c["name"] == "chronir_session")
+    assert cookie["value"] not in stored, "the token in localStorage"
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/" and not cookie["secure"], cookie
+    assert not cookie["session"] and cookie["expires"] > time.time() + 29 * 86400, f"not a persistent cookie: {cookie}"
+    first = b.current_window_handle
+    b.switch_to.new_window("tab")
+    try:
+        b.get(BASE + "/tasks")
+        wait_css(b, "h1", "My tasks")
+        wait(b, connection_live, "the new tab's realtime connection is live (the socket authenticated by the cookie)")
+        shot(b, "bea-new-tab-signed-in", "bea")
+    finally:
+        b.close()
+        b.switch_to.window(first)
+    expect_failed_request("/v1/me", 403)
+    refused = b.execute_async_script("""
+        const done = arguments[0];
+        fetch('/v1/me', { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: '{"display_name":"Mallory"}' })
+          .then(async (r) => done([r.status, (await r.json()).error.code]));""")
+    assert refused == [403, "CA042"], refused
+    assert page_api(b, "GET", "/v1/me")["body"]["display_name"] == "Bea"
+
+
+def compact_cards(a, b, group_id, stamp):
+    """Six alarms make a short page: one line per alarm (state, count, a check), details on demand.
+    Before, each card showed everything and six made a 4,200 px page."""
+    today = a.execute_script("return new Date().toISOString().slice(0, 10)")
+    extra = []
+    # From another session of Ana's over HTTP; alarm creation is limited to 5 a minute per user, so the
+    # third may have to wait for the Retry-After the server gives.
+    status, login = http("POST", "/v1/auth/login", {"email": f"ana-{stamp}@example.com", "password": PASSWORD})
+    assert status == 200, (status, login)
+    for title in ("Descale the kettle", "Change the HVAC filter", "Check the backup"):
+        body = {"title": title, "schedule": {"type": "custom_days", "interval_days": 7, "start_date": today},
+                "times_of_day": [{"hour": 18, "minute": 0}], "timezone": "UTC"}
+        extra.append(create_alarm(login["token"], group_id, body)["id"])
+    for d in (a, b):
+        wait(d, lambda drv: len(drv.find_elements(By.CSS_SELECTOR, "#alarm-list > li.alarm")) == 6 or None, "six alarm cards")
+        for button in d.find_elements(By.CSS_SELECTOR, "#alarm-list button.disclosure[aria-expanded=true]"):
+            button.click()
+        wait(d, lambda drv: not drv.find_elements(By.CSS_SELECTOR, "#alarm-list button.disclosure[aria-expanded=true]") or None, "every card folded")
+    heights = {}
+    for d, who, limit in ((a, "ana", 80), (b, "bea", 140)):  # a phone wraps a long title or state
+        cards = d.execute_script("return [...document.querySelectorAll('#alarm-list > li.alarm')].map((li) => li.getBoundingClientRect().height)")
+        total = d.execute_script("return document.getElementById('alarm-list').getBoundingClientRect().height")
+        heights[who] = (max(cards), total)
+        assert max(cards) <= limit, f"{who}: a folded card is {max(cards)} px high (limit {limit})"
+        assert total <= 6 * limit + 5 * 16, f"{who}: six alarms take {total} px"
+        # every line says the state and has something to answer with or a mark that says why not
+        for li in d.find_elements(By.CSS_SELECTOR, "#alarm-list > li.alarm"):
+            assert li.find_elements(By.CSS_SELECTOR, ".alarm-status .state"), li.text
+            assert li.find_elements(By.CSS_SELECTOR, "button.check, .check-mark"), li.text
+    print(f"   six folded alarms: desktop {heights['ana'][1]:.0f} px (tallest card {heights['ana'][0]:.0f}), "
+          f"phone {heights['bea'][1]:.0f} px (tallest {heights['bea'][0]:.0f})")
+    axe_check(a, "group with six folded alarms", "ana")
+    axe_check(b, "group with six folded alarms (phone)", "bea")
+    shot(a, "compact-cards-desktop", "ana", "#alarms-h")
+    shot(b, "compact-cards-phone", "bea", "#alarms-h")
+    # details on demand: the button opens them in place and says so
+    first = css(b, "#alarm-list > li.alarm").get_attribute("id")
+    expand(b, first)
+    wait_css(b, f"#{first} .alarm-details .schedule")
+    assert css(b, f"#{first} button.disclosure").text == "Less"
+    click(b, f"#{first} button.disclosure")
+    gone(b, f"#{first} .alarm-details")
+    for x in extra:
+        assert http("DELETE", f"/v1/groups/{group_id}/alarms/{x}", token=login["token"])[0] == 204
+    assert http("POST", "/v1/auth/logout", token=login["token"])[0] == 204
+    for d in (a, b):
+        wait(d, lambda drv: len(drv.find_elements(By.CSS_SELECTOR, "#alarm-list > li.alarm")) == 3 or None, "three alarm cards again")
 
 
 def task_ids(d):
     return [li.get_attribute("id") for li in d.find_elements(By.CSS_SELECTOR, "#task-list li.task")]
 
 
-def my_tasks(a, b, group_id, alarm_id):
+def my_tasks(a, b, group_id, alarm_id, stamp):
     """My tasks (/tasks, issue 19): Bea's shared alarms across her groups (GET /v1/me/shared-alarms) with
     their state and group; a reload stays there (an app-shell route); the filters; an alarm created and
     deleted in the group shows and goes live; Bea marks the rent done from there and Ana's group page
     shows her answer live. Ana is on the group page, Bea on it too (both leave it as they found it)."""
     aid = alarm_id.removeprefix("alarm-")
     card = f"#task-{aid}"
+    expand(a, alarm_id)
     wait_css(a, f"#{alarm_id} .progress", "0 of 2 answered")
     click(b, "#account-nav a[href='/tasks']")
     wait_css(b, "h1", "My tasks")
@@ -727,14 +874,15 @@ def my_tasks(a, b, group_id, alarm_id):
     wait_css(b, f"{card} button.done")
 
     # — live: an alarm created in the group appears without a reload, and goes when it is deleted —
-    created = page_api(a, "POST", f"/v1/groups/{group_id}/alarms", {
+    status, login = http("POST", "/v1/auth/login", {"email": f"ana-{stamp}@example.com", "password": PASSWORD})
+    assert status == 200, (status, login)
+    bins = create_alarm(login["token"], group_id, {
         "title": "Take the bins out",
         "schedule": {"type": "custom_days", "interval_days": 1, "start_date": a.execute_script("return new Date().toISOString().slice(0, 10)")},
-        "times_of_day": [{"hour": 20, "minute": 0}], "timezone": "UTC"})
-    assert created["status"] == 201, created
-    bins = created["body"]["id"]
+        "times_of_day": [{"hour": 20, "minute": 0}], "timezone": "UTC"})["id"]
     wait_css(b, f"#task-{bins}", "Take the bins out")
-    assert page_api(a, "DELETE", f"/v1/groups/{group_id}/alarms/{bins}")["status"] == 204
+    assert http("DELETE", f"/v1/groups/{group_id}/alarms/{bins}", token=login["token"])[0] == 204
+    assert http("POST", "/v1/auth/logout", token=login["token"])[0] == 204
     gone(b, f"#task-{bins}")
 
     # — Bea marks the rent done from My tasks; Ana's group page shows it within 2 s —
@@ -753,6 +901,66 @@ def my_tasks(a, b, group_id, alarm_id):
     wait_css(b, "h1", "My groups")
     click(b, f"#group-{group_id} a")
     wait_css(b, "#group-head h1", "Flat 4B")
+
+
+def small_png(path, width=64, height=48):
+    """Writes a real PNG (an RGB gradient, zlib-compressed) of width × height to `path`."""
+    import struct
+    import zlib
+    rows = b"".join(b"\x00" + bytes(v for x in range(width) for v in (x * 4 % 256, y * 5 % 256, 160)) for y in range(height))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def attachments(a, b, group_id, alarm_id):
+    """Ana adds a real PNG to the rent from the card's details: its thumbnail shows, opens the lightbox
+    (a modal dialog with the whole photo), Bea sees it in her card's details, and Ana removes it."""
+    import tempfile
+    aid = alarm_id.removeprefix("alarm-")
+    png = os.path.join(tempfile.mkdtemp(prefix="chronir-att-"), "new-filter.png")
+    small_png(png)
+    expand(a, alarm_id)
+    expand(b, alarm_id)  # Bea's card is open before the upload: the photo reaches it live
+    wait_css(a, f"#{alarm_id} .att-empty", "No photos or files yet.")
+    wait_css(b, f"#{alarm_id} .att-empty", "No photos or files yet.")
+    wait_css(a, f"#{alarm_id} input[type=file]").send_keys(png)
+    wait_css(a, "#flash", "Added new-filter.png to “Pay the rent”.")
+    thumb = wait(a, lambda drv: (img := css(drv, f"#{alarm_id} .attachments img")) and img.get_attribute("src").startswith("data:image/jpeg") and img or None,
+                 "the thumbnail (a JPEG from the server)")
+    assert a.execute_script("return arguments[0].naturalWidth", thumb) > 0
+    listed = page_api(a, "GET", f"/v1/groups/{group_id}/alarms/{aid}/attachments")["body"]["attachments"]
+    assert len(listed) == 1 and listed[0]["file_type"] == "image/png" and (listed[0]["width"], listed[0]["height"]) == (64, 48), listed
+    axe_check(a, "group with an attachment", "ana")
+    shot(a, "attachment-added", "ana", f"#{alarm_id}")
+
+    # the lightbox: the whole photo in a modal dialog; Escape closes it and focus returns to the thumbnail
+    click(a, f"#{alarm_id} button.att-open")
+    wait_css(a, "dialog.lightbox[open] img")
+    size = a.execute_script("const i = document.querySelector('dialog.lightbox img'); return [i.naturalWidth, i.naturalHeight, i.src.slice(0, 15)]")
+    assert size == [64, 48, "data:image/png;"], size
+    assert "added by Ana" in css(a, "dialog.lightbox figcaption").text
+    axe_check(a, "lightbox", "ana")
+    shot(a, "attachment-lightbox", "ana")
+    ActionChains(a).send_keys(Keys.ESCAPE).perform()
+    gone(a, "dialog.lightbox")
+    wait(a, lambda drv: "att-open" in (drv.switch_to.active_element.get_attribute("class") or "") or None, "focus back on the thumbnail")
+
+    # another member sees it in the card's details, live (an `attachment` change on the group's topic)
+    wait(b, lambda drv: (img := css(drv, f"#{alarm_id} .attachments img")) and img.get_attribute("src").startswith("data:image/jpeg") or None,
+         "Bea's thumbnail")
+    assert css(b, f"#{alarm_id} .attachment [data-key^=att-remove-]") is None  # not hers, and she is a member
+    shot(b, "attachment-seen-by-bea", "bea", f"#{alarm_id}")
+
+    # removed by its uploader (two presses), gone from the page and the server
+    click(a, f"#{alarm_id} [data-key^=att-remove-]")
+    click(a, f"#{alarm_id} [data-key^=att-remove-]", "Confirm")
+    wait_css(a, f"#{alarm_id} .att-empty", "No photos or files yet.")
+    wait_css(b, f"#{alarm_id} .att-empty", "No photos or files yet.")  # gone from Bea's page live too
+    assert page_api(a, "GET", f"/v1/groups/{group_id}/alarms/{aid}/attachments")["body"]["attachments"] == []
 
 
 def appearance(a, group_id):
@@ -796,9 +1004,11 @@ def appearance(a, group_id):
     wait_css(a, "h1", "My groups")
 
 
-def offline(a, group_id):
-    """The network goes away (DevTools' offline emulation): the header says so at once, a note stays in
-    view and the page's actions are paused; back online, the socket proves itself and they return."""
+def offline(a, group_id, alarm_id, stamp):
+    """The network goes away (DevTools' offline emulation: no HTTP, the socket cut): the header says so at
+    once, a note stays in view and the page's actions are paused, but an answer is queued on this device;
+    back online, the socket proves itself, the actions return and the queued answer is sent, with a note
+    that says so."""
     click(a, f"#group-{group_id} a")
     wait_css(a, "#group-head h1", "Flat 4B")
     wait(a, connection_live, "Ana's connection is live")
@@ -808,14 +1018,62 @@ def offline(a, group_id):
         wait_css(a, "#connection[data-state=offline]", "Offline")
         wait_css(a, "#offline-note", "You are offline")
         wait(a, lambda drv: not css(drv, "[data-key=new-alarm]").is_enabled() or None, "New alarm paused while offline")
+        # an answer made offline is kept on this device (outbox.js), not sent and not lost
+        wait_css(a, f"#{alarm_id} .alarm-status", "1 of 2 answered")  # Bea answered from My tasks; Ana has not
+        expand(a, alarm_id)
+        fill(a, f"#{alarm_id} input.note-input", "Paid offline")
+        click(a, f"#{alarm_id} button.done")
+        wait_css(a, f"#{alarm_id} .check-mark.queued")
+        wait_css(a, f"#{alarm_id} .alarm-status", "Marked done: Pay the rent: waiting to be sent")
+        wait_css(a, "#outbox-status", "1 action waiting to be sent")
+        wait_css(a, "#flash", "is kept on this device")
+        assert not css(a, "[data-key=new-alarm]").is_enabled(), "a re-render while offline keeps the other actions paused"
+        stored = a.execute_script("return JSON.parse(localStorage.getItem('chronir.outbox'))")
+        assert len(stored) == 1 and stored[0]["body"]["status"] == "completed" and stored[0]["body"]["note"] == "Paid offline", stored
         axe_check(a, "group (offline)", "ana")
-        shot(a, "offline-actions-paused", "ana")
+        shot(a, "offline-answer-queued", "ana")
     finally:
         a.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
     wait(a, connection_live, "Ana's connection is live again")
     gone(a, "#offline-note")
     wait(a, lambda drv: css(drv, "[data-key=new-alarm]").is_enabled() or None, "New alarm back")
-    wait_css(a, "#flash", "The connection is back")
+    # back online: the queue is sent, the page says so, the server has the answer with its note
+    wait_css(a, "#flash", "Sent now that the connection is back: Marked done: Pay the rent (made offline at")
+    gone(a, "#outbox-status")
+    gone(a, f"#{alarm_id} .check-mark.queued")
+    wait_css(a, f"#{alarm_id} .previous", "Bea done, Ana done")  # Ana's answer closed that occurrence (rule all)
+    assert a.execute_script("return localStorage.getItem('chronir.outbox')") is None
+    history = page_api(a, "GET", f"/v1/groups/{group_id}/alarms/{alarm_id.removeprefix('alarm-')}/completions?limit=5")["body"]["completions"]
+    assert any(c["note"] == "Paid offline" and c["status"] == "completed" for c in history), history
+    shot(a, "offline-queue-sent", "ana", "#alarms-h")
+
+    # My tasks queues its Mark done the same way (an alarm made for it: daily, two hours from now, so
+    # answerable inside the lead window at any time of day)
+    status, login = http("POST", "/v1/auth/login", {"email": f"ana-{stamp}@example.com", "password": PASSWORD})
+    assert status == 200, (status, login)
+    soon = a.execute_script("const d = new Date(Date.now() + 2 * 3600 * 1000); return [d.toISOString().slice(0, 10), d.getUTCHours()]")
+    cat = create_alarm(login["token"], group_id, {
+        "title": "Feed the cat", "schedule": {"type": "custom_days", "interval_days": 1, "start_date": soon[0]},
+        "times_of_day": [{"hour": soon[1], "minute": 0}], "timezone": "UTC"})["id"]
+    click(a, "#account-nav a[href='/tasks']")
+    wait_css(a, "h1", "My tasks")
+    wait_css(a, f"#task-{cat} button.done")
+    wait(a, connection_live, "Ana's connection is live on My tasks")
+    a.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    try:
+        wait_css(a, "#connection[data-state=offline]", "Offline")
+        click(a, f"#task-{cat} button.done")
+        wait_css(a, f"#task-{cat} .queued-note", "Marked done: Feed the cat: waiting to be sent.")
+        wait_css(a, "#outbox-status", "1 action waiting to be sent")
+    finally:
+        a.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    wait_css(a, "#flash", "Sent now that the connection is back: Marked done: Feed the cat")
+    gone(a, "#outbox-status")
+    gone(a, f"#task-{cat} .queued-note")
+    done = page_api(a, "GET", f"/v1/groups/{group_id}/alarms/{cat}/completions?limit=5")["body"]["completions"]
+    assert [c["status"] for c in done] == ["completed"], done
+    assert http("DELETE", f"/v1/groups/{group_id}/alarms/{cat}", token=login["token"])[0] == 204
+    assert http("POST", "/v1/auth/logout", token=login["token"])[0] == 204
     click(a, "#account-nav a[href='/']")
     wait_css(a, "h1", "My groups")
 

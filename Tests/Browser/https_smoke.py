@@ -66,10 +66,13 @@ def main():
              "the realtime connection live over wss://")
         hsts = d.execute_async_script("""
             const done = arguments[0];
-            fetch('/v1/me', { headers: { Authorization: `Bearer ${sessionStorage.getItem('chronir.token')}` } })
+            fetch('/v1/me')  // the HttpOnly session cookie
               .then((r) => done(`${r.status} ${r.headers.get('strict-transport-security')}`))
               .catch((e) => done(String(e)));""")
         assert hsts.startswith("200 max-age="), hsts
+        # over https the session cookie is Secure too (and HttpOnly, SameSite=Strict)
+        cookie = next(c for c in d.execute_cdp_cmd("Network.getCookies", {"urls": [BASE]})["cookies"] if c["name"] == "chronir_session")
+        assert cookie["secure"] and cookie["httpOnly"] and cookie["sameSite"] == "Strict", cookie
         errors = [e["message"] for e in d.get_log("browser") if e["level"] == "SEVERE"]
         assert not errors, errors
         print(f"https: page, API ({hsts}) and wss:// realtime over chronir-server's own TLS: ok")

@@ -41,6 +41,7 @@ public final class Application: HTTPResponder {
         PasswordResetRoutes.register(in: &router, services: services)
         SessionRoutes.register(in: &router, services: services)
         IdentityRoutes.register(in: &router, services: services)
+        SignInProviderRoutes.register(in: &router, services: services)
         GroupRoutes.register(in: &router, services: services)
         InviteCodeRoutes.register(in: &router, services: services)
         GroupInvitationRoutes.register(in: &router, services: services)

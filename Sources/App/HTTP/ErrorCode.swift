@@ -59,6 +59,9 @@ public struct ErrorCode: Hashable, Sendable {
     public static let tokenInvalid = ErrorCode(code: "CA040", name: "TOKEN_INVALID", status: .badRequest)
     /// The action needs a verified email address.
     public static let emailNotVerified = ErrorCode(code: "CA041", name: "EMAIL_NOT_VERIFIED", status: .forbidden)
+    /// A write authenticated by the web client's session cookie without `X-Chronir-CSRF: 1`, or from a
+    /// foreign `Origin` (`SessionCookie`; CA042–CA045 are issue 21's web-session codes).
+    public static let csrfCheckFailed = ErrorCode(code: "CA042", name: "CSRF_CHECK_FAILED", status: .forbidden)
     /// An answer to a shared-alarm occurrence before its `answerable_from` (lead window or pause; CA050–CA054
     /// are issue 19's shared-alarm controls).
     public static let answerTooEarly = ErrorCode(code: "CA050", name: "ANSWER_TOO_EARLY", status: .conflict)
@@ -103,7 +106,7 @@ public struct ErrorCode: Hashable, Sendable {
         .invalidCredentials, .emailTaken, .payloadTooLarge, .accountSuspended, .unsupportedMediaType,
         .internalError, .serviceUnavailable, .uriTooLong, .headersTooLarge, .requestTimeout,
         .inviteCodeInvalid, .ownerMustTransfer, .occurrenceClosed, .groupFrozen,
-        .tokenInvalid, .emailNotVerified, .answerTooEarly, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused,
+        .tokenInvalid, .emailNotVerified, .csrfCheckFailed, .answerTooEarly, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused,
         .lastSignInMethod, .passwordNotSet, .attachmentTypeUnsupported, .attachmentCorrupt, .attachmentPolyglot,
         .imageTooLarge, .attachmentLimitReached, .attachmentQuotaExceeded,
     ]

@@ -50,7 +50,8 @@ enum AccountRoutes {
     /// The body of a successful register/login.
     struct SessionBody: Encodable {
         var user: User
-        var token: String
+        /// Absent when the session went into a cookie (SessionCookie).
+        var token: String?
         var expiresAt: Timestamp
         enum CodingKeys: String, CodingKey {
             case user, token
@@ -114,7 +115,7 @@ enum AccountRoutes {
             return user
         }
         services.logger.info("account registered", metadata: ["user_id": "\(user.id)", "request_id": "\(request.requestID)"])
-        return session.response(user: user, status: .created)
+        return session.response(user: user, status: .created, secureCookie: SessionCookie.secure(services.config))
     }
 
     /// What registration answers when mail is configured, for a new and for a taken address alike.
@@ -175,18 +176,21 @@ enum AccountRoutes {
             try session.store(userID: userID, on: db)
             try attempt.succeeded(on: db)
         }
-        return session.response(user: user)
+        return session.response(user: user, secureCookie: SessionCookie.secure(services.config))
     }
 
     static func logout(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let principal = try await services.authenticate(request, exemptFromWriteBudget: true)
         // Through the change log (`sessions_revoked`), so every instance closes the session's sockets,
         // and the session's devices go with it.
-        return try await services.writeNoContent { now, db in
+        var response = try await services.writeNoContent { now, db in
             try SessionStore.revoke(
                 sessionID: principal.sessionID, userID: principal.user.id, actor: .user(principal.user.id),
                 reason: .loggedOut, at: now, on: db)
         }
+        // The web client's cookie goes with its session (harmless for a bearer client: it has none).
+        response.headers.add(name: "Set-Cookie", value: SessionCookie.clearCookie(secure: SessionCookie.secure(services.config)))
+        return response
     }
 
     static func patchMe(_ request: Request, _ services: Services) async throws -> HTTPResponse {

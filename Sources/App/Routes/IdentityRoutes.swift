@@ -165,7 +165,7 @@ enum IdentityRoutes {
         services.logger.info(
             created ? "account registered" : "signed in",
             metadata: ["user_id": "\(user.id)", "provider": "\(provider.rawValue)", "request_id": "\(request.requestID)"])
-        return session.response(user: user, status: created ? .created : .ok)
+        return session.response(user: user, status: created ? .created : .ok, secureCookie: SessionCookie.secure(services.config))
     }
 
     /// The email and name a new identity's account gets: the token's email (canonical, as

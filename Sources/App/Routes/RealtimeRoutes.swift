@@ -5,7 +5,8 @@ import Wire
 
 /// `GET /v1/realtime`: the WebSocket upgrade into the realtime feed. The `Origin` must be allowed
 /// (`AppConfig.allowedOrigins`, default same-origin; none at all is fine for non-browser clients),
-/// else 403. An `Authorization: Bearer` token is checked before the 101; a bad one closes with 4001
+/// else 403. An `Authorization: Bearer` token (or, with an `Origin`, the web client's session cookie,
+/// `SessionCookie`) is checked before the 101; a bad one closes with 4001
 /// right after it; when the check cannot read the database the upgrade is answered 503 CA027 with
 /// `Retry-After` instead; without one the client has 5 s to send `{"op":"auth","token":…}`. A client
 /// network holding `AppConfig.maxWebSocketsPerAddress` sockets already gets 429 RATE_LIMITED.
@@ -34,7 +35,10 @@ enum RealtimeRoutes {
                     }
                     accepted.response.headers.add(name: "X-Request-Id", value: request.requestID)
                     let handshake = accepted
-                    guard let token = request.bearerToken else {
+                    // The web client's session cookie counts only with an allowed Origin (checked above):
+                    // a browser always sends one, so a cookie without it is not the web client's.
+                    let cookie = accepted.origin == nil ? nil : SessionCookie.token(in: request)
+                    guard let token = request.bearerToken ?? cookie else {
                         sink.upgradeToWebSocket(handshake, configuration: webSocket) {
                             RealtimeConnection(feed: feed, userID: nil, checkedAt: nil, tokenRejected: false, slot: slot)
                         }

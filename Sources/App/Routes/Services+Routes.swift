@@ -48,11 +48,14 @@ struct SessionOpening: Sendable {
     let userAgent: String?
     let clientIP: String
     let now: Int64
+    /// The request asked for the session as a cookie (`X-Chronir-Session: cookie`, SessionCookie).
+    let asCookie: Bool
 
     init(for request: Request, at now: Int64) {
         (token, tokenHash) = TokenHashing.generate()
         userAgent = request.headers[first: "user-agent"]
         clientIP = request.context.remoteAddress
+        asCookie = SessionCookie.requested(by: request)
         self.now = now
     }
 
@@ -61,11 +64,20 @@ struct SessionOpening: Sendable {
         _ = try SessionStore.create(tokenHash: tokenHash, userID: userID, userAgent: userAgent, clientIP: clientIP, at: now, on: db)
     }
 
-    /// The answer that hands the session to the client: `{user, token, expires_at}`.
-    func response(user: User, status: HTTPStatus = .ok) -> HTTPResponse {
-        JSONBody.response(
+    /// The answer that hands the session to the client: `{user, token, expires_at}`; asked for as a
+    /// cookie, `{user, expires_at}` and the token in an `HttpOnly` `Set-Cookie` (`secureCookie`: with
+    /// `Secure`), so no script on the page ever holds it.
+    func response(user: User, status: HTTPStatus = .ok, secureCookie: Bool) -> HTTPResponse {
+        let lifetime = SessionStore.idleLifetimeMilliseconds
+        var response = JSONBody.response(
             AccountRoutes.SessionBody(
-                user: user, token: token, expiresAt: Timestamp(milliseconds: now + SessionStore.idleLifetimeMilliseconds)),
+                user: user, token: asCookie ? nil : token, expiresAt: Timestamp(milliseconds: now + lifetime)),
             status: status)
+        if asCookie {
+            response.headers.add(
+                name: "Set-Cookie", value: SessionCookie.setCookie(token: token, secure: secureCookie))
+            response.headers.add(name: "Cache-Control", value: "no-store")
+        }
+        return response
     }
 }

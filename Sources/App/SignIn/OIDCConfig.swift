@@ -14,11 +14,16 @@ public struct OIDCConfig: Sendable {
         public var jwksURL: String
         /// The `iss` tokens must carry; nil: the provider's own (`IDTokenVerifier.apple`/`.google`).
         public var issuer: String?
+        /// The client id a web page starts the provider's own sign-in flow with (Apple: the Services
+        /// ID; Google: the web OAuth client), one of `clientIDs`; nil: the web client shows no button
+        /// for this provider (`GET /v1/auth/providers`).
+        public var webClientID: String?
 
-        public init(clientIDs: [String], jwksURL: String, issuer: String? = nil) {
+        public init(clientIDs: [String], jwksURL: String, issuer: String? = nil, webClientID: String? = nil) {
             self.clientIDs = clientIDs
             self.jwksURL = jwksURL
             self.issuer = issuer
+            self.webClientID = webClientID
         }
     }
 
