@@ -4,8 +4,8 @@
     notifications_bench.py PORT METRICS_URL RECEIVER_URL CA_FILE ALARMS GROUPS
 
 against a running chronir-server (premium default tier, fast hashing, write budgets off, registrations
-lifted, its operator webhook pointed at Benchmarks/loadgen/webhook_sink.py (or the tests' webhook_receiver.py) at RECEIVER_URL, whose TLS
-certificate CA_FILE signs):
+lifted, its operator webhook pointed at Benchmarks/loadgen/webhook_sink.py — or the tests'
+Tests/Fakes/webhook_receiver.py — at RECEIVER_URL, whose TLS certificate CA_FILE signs):
 
 1. Accounts (set-up, timed): per group an owner, ceil(per-group alarms / 5) - 1 admins (alarm creation
    is limited to 5 per user per minute) and one member; the owner creates the group and an invite
