@@ -4,8 +4,8 @@
     notifications_bench.py PORT METRICS_URL RECEIVER_URL CA_FILE ALARMS GROUPS
 
 against a running chronir-server (premium default tier, fast hashing, write budgets off, registrations
-lifted, its operator webhook pointed at Tests/Fakes/webhook_receiver.py at RECEIVER_URL, whose TLS
-certificate CA_FILE signs):
+lifted, its operator webhook pointed at Benchmarks/loadgen/webhook_sink.py — or the tests'
+Tests/Fakes/webhook_receiver.py — at RECEIVER_URL, whose TLS certificate CA_FILE signs):
 
 1. Accounts (set-up, timed): per group an owner, ceil(per-group alarms / 5) - 1 admins (alarm creation
    is limited to 5 per user per minute) and one member; the owner creates the group and an invite
@@ -113,11 +113,15 @@ class Receiver:
             time.sleep(1)
 
 
-def cpu_seconds(pid):
-    """User + system CPU seconds a process has used (/proc/PID/stat fields 14 and 15)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def cpu_seconds(pids):
+    """User + system CPU seconds the processes `pids` (comma-separated) have used, summed
+    (/proc/PID/stat fields 14 and 15)."""
+    total = 0
+    for pid in pids.split(","):
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def scrape(metrics_url):
@@ -233,7 +237,7 @@ def main():
     # 4. The burst.
     metrics_before = lag_buckets(scrape(metrics_url))
     expected = set(alarm_ids)
-    # CPU of the server and the receiver (BENCH_CPU_PIDS="SERVER RECEIVER") over the burst only: the
+    # CPU of the server and the receiver (BENCH_CPU_PIDS="SERVER RECEIVER[,RECEIVER…]") over the burst only: the
     # fires were staged a minute ahead (NotificationScheduler.lookaheadMilliseconds), not counted here.
     cpu_pids = os.environ.get("BENCH_CPU_PIDS", "").split()
     time.sleep(max(0.0, target - 1 - time.time()))

@@ -48,6 +48,10 @@ public final class OutboundClient: @unchecked Sendable {
     private let timer: any DispatchSourceTimer
     private var watches: [curl_socket_t: SocketWatch] = [:]
     private var running: [UnsafeMutableRawPointer: Transfer] = [:]
+    /// Easy handles finished transfers left for the next ones (at most `maxConcurrentTransfers`):
+    /// `curl_easy_init` and `curl_easy_cleanup` per request were a large share of the client's
+    /// allocations in a notification burst (Benchmarks/README.md, "Notifications: scheduler lag").
+    private var spareHandles: [UnsafeMutableRawPointer] = []
     private var waiting: [Transfer] = []
     private var waitingStart = 0
     private var isClosed = false
@@ -92,6 +96,25 @@ public final class OutboundClient: @unchecked Sendable {
         return MailReceipt(replyCode: response.status, newConnections: response.newConnections)
     }
 
+    /// Sends every request of `requests` — at most `width` of them at once, the next started on the
+    /// client's queue as one finishes — and returns their results in the order of `requests`. One
+    /// hop to the queue for the whole batch and one resumption when its last transfer finishes: a
+    /// dispatcher round's sends cost no task or thread switch each (docs/notifications.md#pipeline).
+    /// Each request is admitted as `send` admits one (the client's own running and queue limits
+    /// apply too). When the calling task is cancelled, every request not yet finished fails with
+    /// `.cancelled`; `.closed` when the client closes first.
+    public func send(_ requests: [OutboundRequest], width: Int) async -> [Result<OutboundResponse, OutboundError>] {
+        guard !requests.isEmpty else { return [] }
+        let batch = Batch(transfers: requests.map { Transfer(.http($0)) }, width: max(1, width))
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<[Result<OutboundResponse, OutboundError>], Never>) in
+                queue.async { self.start(batch) { continuation.resume(returning: $0) } }
+            }
+        } onCancel: {
+            queue.async { self.cancel(batch) }
+        }
+    }
+
     private func run(_ transfer: Transfer) async throws(OutboundError) -> OutboundResponse {
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<OutboundResponse, OutboundError>, Never>) in
@@ -119,6 +142,8 @@ public final class OutboundClient: @unchecked Sendable {
                 transfer.complete(.failure(.closed))
             }
             running = [:]
+            for handle in spareHandles { curl_easy_cleanup(handle) }
+            spareHandles = []
             curl_multi_cleanup(multi)  // may still report sockets removed (watch(_:what:))
             for watch in watches.values { watch.retire() }
             watches = [:]
@@ -153,10 +178,51 @@ public final class OutboundClient: @unchecked Sendable {
         }
     }
 
+    /// Starts `batch`: its first `width` transfers now, each next one as one finishes; `completion`
+    /// gets every result once the last has finished.
+    private func start(_ batch: Batch, completion: @escaping @Sendable ([Result<OutboundResponse, OutboundError>]) -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        batch.completion = completion
+        admit(batch)
+    }
+
+    /// Submits `batch`'s next transfers while fewer than its width run. A transfer that completes
+    /// at once (refused, client closed) frees its slot during the loop; the loop is not re-entered.
+    private func admit(_ batch: Batch) {
+        guard !batch.admitting else { return }
+        batch.admitting = true
+        defer { batch.admitting = false }
+        while batch.inFlight < batch.width, batch.next < batch.transfers.count {
+            let index = batch.next
+            batch.next += 1
+            batch.inFlight += 1
+            submit(batch.transfers[index]) { [self] result in
+                batch.finish(index, result)
+                admit(batch)
+            }
+        }
+    }
+
+    /// Cancels every transfer of `batch` not yet finished: those not submitted complete `.cancelled`
+    /// without being sent, those submitted are stopped as `cancel` stops one.
+    private func cancel(_ batch: Batch) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        while batch.next < batch.transfers.count {
+            let index = batch.next
+            batch.next += 1
+            batch.inFlight += 1
+            batch.finish(index, .failure(.cancelled))
+        }
+        for transfer in batch.transfers where transfer.state != .finished && transfer.state != .created {
+            cancel(transfer)
+        }
+    }
+
     private func start(_ transfer: Transfer) {
         let easy: UnsafeMutableRawPointer
         do {
-            easy = try transfer.makeHandle(limits: configuration.limits, policy: configuration.policy, caFile: configuration.caFile)
+            easy = try transfer.makeHandle(
+                limits: configuration.limits, policy: configuration.policy, caFile: configuration.caFile, spare: spareHandles.popLast())
         } catch {
             return transfer.complete(.failure(error))
         }
@@ -211,7 +277,15 @@ public final class OutboundClient: @unchecked Sendable {
             let code = message.pointee.data.result
             guard let transfer = running.removeValue(forKey: easy) else { continue }
             curl_multi_remove_handle(multi, easy)  // the message is invalid from here on
-            transfer.complete(transfer.result(of: code))
+            let result = transfer.result(of: code)
+            if let handle = transfer.takeHandle() {
+                if spareHandles.count < configuration.limits.maxConcurrentTransfers {
+                    spareHandles.append(handle)
+                } else {
+                    curl_easy_cleanup(handle)
+                }
+            }
+            transfer.complete(result)
         }
         admitWaiting()
     }
@@ -254,4 +328,39 @@ private let socketCallback: curl_socket_callback = { _, socket, what, client, _ 
 private let timerCallback: curl_multi_timer_callback = { _, milliseconds, client in
     Unmanaged<OutboundClient>.fromOpaque(client!).takeUnretainedValue().scheduleTimeout(milliseconds: milliseconds)
     return 0
+}
+
+/// A batch of transfers `OutboundClient.send(_:width:)` runs: confined to the client's queue like
+/// everything else there (`@unchecked Sendable` so completions on that queue may capture it).
+private final class Batch: @unchecked Sendable {
+    let transfers: [Transfer]
+    let width: Int
+    /// The index of the next transfer to submit.
+    var next = 0
+    /// Submitted and not yet finished.
+    var inFlight = 0
+    /// `admit` is running (a completion inside it must not start another loop).
+    var admitting = false
+    var results: [Result<OutboundResponse, OutboundError>?]
+    private var remaining: Int
+    var completion: (@Sendable ([Result<OutboundResponse, OutboundError>]) -> Void)?
+
+    init(transfers: [Transfer], width: Int) {
+        self.transfers = transfers
+        self.width = width
+        results = Array(repeating: nil, count: transfers.count)
+        remaining = transfers.count
+    }
+
+    /// Records transfer `index`'s result (once); calls the completion when it was the last.
+    func finish(_ index: Int, _ result: Result<OutboundResponse, OutboundError>) {
+        guard results[index] == nil else { return }
+        results[index] = result
+        inFlight -= 1
+        remaining -= 1
+        if remaining == 0, let completion {
+            self.completion = nil
+            completion(results.map { $0! })
+        }
+    }
 }

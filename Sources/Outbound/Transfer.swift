@@ -89,11 +89,18 @@ final class Transfer: @unchecked Sendable {
 
     // MARK: Setting up
 
-    /// Creates and configures the easy handle (after `validate` passed); throws when curl refuses.
-    func makeHandle(limits: OutboundLimits, policy: DestinationPolicy, caFile: String?) throws(OutboundError) -> UnsafeMutableRawPointer {
+    /// Configures an easy handle (after `validate` passed): `spare`, a handle an earlier transfer
+    /// finished with (`curl_easy_reset` clears every option it set), or a new one; throws when curl
+    /// refuses (the handle is then freed).
+    func makeHandle(
+        limits: OutboundLimits, policy: DestinationPolicy, caFile: String?, spare: UnsafeMutableRawPointer? = nil
+    ) throws(OutboundError) -> UnsafeMutableRawPointer {
         self.limits = limits
         self.policy = policy
-        guard let easy = curl_easy_init() else { throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_easy_init failed") }
+        if let spare { curl_easy_reset(spare) }
+        guard let easy = spare ?? curl_easy_init() else {
+            throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_easy_init failed")
+        }
         self.easy = easy
         do {
             try configure(easy, caFile: caFile)
@@ -379,6 +386,16 @@ final class Transfer: @unchecked Sendable {
             return .tls(message)
         default: return .other(code: Int(code.rawValue), message: message)
         }
+    }
+
+    /// Takes the easy handle out of the transfer for reuse by the next one (after
+    /// `curl_multi_remove_handle` and after `result(of:)` read it), freeing the lists it pointed to;
+    /// `complete` then has no handle to free.
+    func takeHandle() -> UnsafeMutableRawPointer? {
+        let handle = easy
+        easy = nil
+        releaseHandle()
+        return handle
     }
 
     /// Frees the easy handle and header list (after `curl_multi_remove_handle` if it was added).

@@ -21,7 +21,7 @@ public import Store
 public final class NotificationDispatcher: Sendable {
     /// Named limits of one dispatcher.
     public struct Limits: Sendable, Equatable {
-        /// Sends in flight at once, per round.
+        /// Sends in flight at once, per round and sender.
         public var maxConcurrentSends = 32
         /// Rounds run at once while a backlog lasts (each claims its own leased batch, so they never
         /// share a delivery). With 32 sends each, 4 fill `OutboundLimits`' 64 running transfers and
@@ -186,16 +186,33 @@ public final class NotificationDispatcher: Sendable {
         return round
     }
 
-    /// Sends every delivery, at most `maxConcurrentSends` at once.
+    /// Sends every delivery: each sender gets its share of the round in one call (at most
+    /// `maxConcurrentSends` of them in flight at once), the senders side by side.
     private func send(_ deliveries: [NotificationDeliveries.Delivery], now: Int64) async
         -> [(NotificationDeliveries.Delivery, SendOutcome)]
     {
-        let senders = senders
-        return await RoundLoop.boundedMap(deliveries, width: limits.maxConcurrentSends) { delivery in
-            guard let sender = senders.first(where: { $0.provider == delivery.provider }) else {
-                return (delivery, .rejected(reason: "no sender configured"))
+        var shares: [Int: [NotificationDeliveries.Delivery]] = [:]
+        var unsendable: [(NotificationDeliveries.Delivery, SendOutcome)] = []
+        for delivery in deliveries {
+            if let index = senders.firstIndex(where: { $0.provider == delivery.provider }) {
+                shares[index, default: []].append(delivery)
+            } else {
+                unsendable.append((delivery, .rejected(reason: "no sender configured")))
             }
-            return (delivery, await sender.send(delivery, now: now))
+        }
+        let senders = senders
+        let width = limits.maxConcurrentSends
+        // One sender (the usual round): no child task at all.
+        if shares.count == 1, let (index, share) = shares.first {
+            return unsendable + zip(share, await senders[index].send(share, now: now, width: width))
+        }
+        return await withTaskGroup(of: [(NotificationDeliveries.Delivery, SendOutcome)].self) { group in
+            for (index, share) in shares {
+                group.addTask { Array(zip(share, await senders[index].send(share, now: now, width: width))) }
+            }
+            var results = unsendable
+            for await outcomes in group { results += outcomes }
+            return results
         }
     }
 

@@ -1,4 +1,5 @@
 public import Domain
+public import Outbound
 public import Store
 
 /// One push provider (Web Push, APNs, FCM) or the operator's webhook, as the dispatcher sees it: it
@@ -9,6 +10,22 @@ public protocol NotificationSender: Sendable {
     var provider: Device.Provider? { get }
     /// Sends one delivery, at most once per call; `now` is the dispatcher's clock.
     func send(_ delivery: NotificationDeliveries.Delivery, now: Int64) async -> SendOutcome
+    /// Sends a round's deliveries for this sender, each at most once, at most `width` at once;
+    /// the outcomes in the order of `deliveries`. The default sends each with `send(_:now:)`, a task
+    /// each; a sender whose request needs no awaiting to build overrides it to hand the whole round
+    /// to the outbound client at once (`OutboundClient.send(_:width:)`: no task or thread hop per send).
+    func send(_ deliveries: [NotificationDeliveries.Delivery], now: Int64, width: Int) async -> [SendOutcome]
+}
+
+extension NotificationSender {
+    public func send(_ deliveries: [NotificationDeliveries.Delivery], now: Int64, width: Int) async -> [SendOutcome] {
+        let indexed = await RoundLoop.boundedMap(Array(deliveries.enumerated()), width: width) { index, delivery in
+            (index, await send(delivery, now: now))
+        }
+        var outcomes = [SendOutcome](repeating: .rejected(reason: "not sent"), count: deliveries.count)
+        for (index, outcome) in indexed { outcomes[index] = outcome }
+        return outcomes
+    }
 }
 
 /// What became of one send.
@@ -41,5 +58,55 @@ public struct RetryPolicy: Sendable, Equatable {
         if let retryAfterMilliseconds { return min(max(retryAfterMilliseconds, 0), maxRetryAfterMilliseconds) }
         let step = min(capMilliseconds, baseMilliseconds << Int64(min(attempts, 20)))
         return step / 2 + Int64(Double(step / 2) * min(max(unit, 0), 1))
+    }
+}
+
+/// A sender whose request for a delivery is built without awaiting anything (the webhook, Web Push):
+/// it says what to send and what the answer means, and a round's requests go to the outbound client
+/// in one batch (`OutboundClient.send(_:width:)`, docs/notifications.md#pipeline).
+public protocol RequestSender: NotificationSender {
+    /// The client its requests go through (the caller owns and closes it).
+    var client: OutboundClient { get }
+    /// The request for `delivery` at `now`, or the outcome when it cannot be sent (wrong target, an
+    /// unusable address or payload).
+    func prepare(_ delivery: NotificationDeliveries.Delivery, now: Int64) -> PreparedSend
+    /// What the exchange's response or failure means for the delivery (`Retry-After` read at `now`).
+    func outcome(of result: Result<OutboundResponse, OutboundError>, now: Int64) -> SendOutcome
+}
+
+/// What `RequestSender.prepare` made of a delivery.
+public enum PreparedSend: Sendable {
+    /// Send this.
+    case request(OutboundRequest)
+    /// Nothing to send: the delivery's outcome is already known.
+    case settled(SendOutcome)
+}
+
+extension RequestSender {
+    public func send(_ delivery: NotificationDeliveries.Delivery, now: Int64) async -> SendOutcome {
+        await send([delivery], now: now, width: 1)[0]
+    }
+
+    public func send(_ deliveries: [NotificationDeliveries.Delivery], now: Int64, width: Int) async -> [SendOutcome] {
+        var outcomes: [SendOutcome?] = []
+        outcomes.reserveCapacity(deliveries.count)
+        var requests: [OutboundRequest] = []
+        requests.reserveCapacity(deliveries.count)
+        for delivery in deliveries {
+            switch prepare(delivery, now: now) {
+            case .request(let request):
+                outcomes.append(nil)
+                requests.append(request)
+            case .settled(let outcome):
+                outcomes.append(outcome)
+            }
+        }
+        var results = await client.send(requests, width: width).makeIterator()
+        return outcomes.map { prepared in
+            if let prepared { return prepared }
+            // One result per request, in order: the nth unsettled delivery's is the nth result.
+            guard let result = results.next() else { return .retry(reason: "no result", retryAfterMilliseconds: nil) }
+            return outcome(of: result, now: now)
+        }
     }
 }

@@ -20,7 +20,7 @@ import Synchronization
 /// TLS and transport failures retry; a refused destination (SSRF policy) or an unusable request is
 /// rejected; a payload over the RFC 8291 limit is rejected; a stored subscription that does not
 /// validate (a key off the curve) can never be reached, so its device is dropped as gone.
-public final class WebPushSender: NotificationSender {
+public final class WebPushSender: RequestSender {
     /// Lifetime of a VAPID JWT: `VAPID.defaultValiditySeconds` (12 h), so a push service whose
     /// clock is hours off still accepts it.
     public static let validitySeconds = VAPID.defaultValiditySeconds
@@ -38,7 +38,7 @@ public final class WebPushSender: NotificationSender {
 
     private let vapidKey: P256.PrivateKey
     private let subject: String
-    private let client: OutboundClient
+    public let client: OutboundClient
     private let timeout: Duration
     private let cache = Mutex<[String: CachedAuthorization]>([:])
 
@@ -65,44 +65,47 @@ public final class WebPushSender: NotificationSender {
     /// the 65-byte uncompressed point.
     public var publicKeyText: String { VAPIDKey.publicKeyText(vapidKey) }
 
-    public func send(_ delivery: NotificationDeliveries.Delivery, now: Int64) async -> SendOutcome {
+    /// The encrypted, VAPID-signed POST of `delivery` to its subscription's endpoint.
+    public func prepare(_ delivery: NotificationDeliveries.Delivery, now: Int64) -> PreparedSend {
         guard case .device(_, let device) = delivery.target, case .webPush(let stored) = device.address else {
-            return .rejected(reason: "not a web push device")
+            return .settled(.rejected(reason: "not a web push device"))
         }
         let subscription: PushSubscription
         do {
             subscription = try PushSubscription(endpoint: stored.endpoint, p256dh: stored.p256dh, auth: stored.auth)
         } catch {
-            return .deviceGone(reason: "invalid subscription: \(error.rawValue)")
+            return .settled(.deviceGone(reason: "invalid subscription: \(error.rawValue)"))
         }
         let body: [UInt8]
         let authorization: String
         do {
             body = try WebPushEncryption.encrypt(Self.payload(delivery.content), for: subscription)
         } catch {
-            return .rejected(reason: "payload: \(error)")
+            return .settled(.rejected(reason: "payload: \(error)"))
         }
         do {
             authorization = try self.authorization(for: subscription.endpoint, now: now)
         } catch {
-            return .rejected(reason: "VAPID: \(error)")
+            return .settled(.rejected(reason: "VAPID: \(error)"))
         }
-        let request = OutboundRequest(
-            method: .post, url: subscription.endpoint.url,
-            headers: [
-                HTTPField(name: "TTL", value: String(max(0, (delivery.expiresAt - now) / 1_000))),
-                HTTPField(name: "Urgency", value: Self.urgency(delivery.type.policy.priority)),
-                HTTPField(name: "Topic", value: Self.topic(forKey: delivery.key)),
-                HTTPField(name: "Content-Type", value: "application/octet-stream"),
-                HTTPField(name: "Content-Encoding", value: "aes128gcm"),
-                HTTPField(name: "Authorization", value: authorization),
-            ],
-            body: body, timeout: timeout)
-        do {
-            let response = try await client.send(request)
-            return Self.outcome(status: response.status, retryAfter: response.headers.value(of: "Retry-After"), now: now)
-        } catch {
-            return Self.outcome(of: error)
+        return .request(
+            OutboundRequest(
+                method: .post, url: subscription.endpoint.url,
+                headers: [
+                    HTTPField(name: "TTL", value: String(max(0, (delivery.expiresAt - now) / 1_000))),
+                    HTTPField(name: "Urgency", value: Self.urgency(delivery.type.policy.priority)),
+                    HTTPField(name: "Topic", value: Self.topic(forKey: delivery.key)),
+                    HTTPField(name: "Content-Type", value: "application/octet-stream"),
+                    HTTPField(name: "Content-Encoding", value: "aes128gcm"),
+                    HTTPField(name: "Authorization", value: authorization),
+                ],
+                body: body, timeout: timeout))
+    }
+
+    public func outcome(of result: Result<OutboundResponse, OutboundError>, now: Int64) -> SendOutcome {
+        switch result {
+        case .success(let response): Self.outcome(status: response.status, retryAfter: response.headers.value(of: "Retry-After"), now: now)
+        case .failure(let error): Self.outcome(of: error)
         }
     }
 

@@ -10,12 +10,12 @@ public import Store
 /// HMAC-SHA-256 under the shared secret of `<timestamp>.<body>` — a receiver recomputes it, compares
 /// in constant time, and refuses old timestamps (replay). `X-Chronir-Key` is the notification's
 /// outbox key: delivery is at-least-once, the key lets a receiver drop repeats.
-public struct WebhookSender: NotificationSender {
+public struct WebhookSender: RequestSender {
     public var provider: Device.Provider? { nil }
 
     private let url: String
     private let secret: [UInt8]
-    private let client: OutboundClient
+    public let client: OutboundClient
     private let timeout: Duration
 
     /// Secrets shorter than this are refused at start-up (`init` returns nil).
@@ -49,9 +49,10 @@ public struct WebhookSender: NotificationSender {
         "v1=" + Hex.encode(HMACSHA256.authenticationCode(key: secret, message: Array("\(timestamp).".utf8) + body))
     }
 
-    public func send(_ delivery: NotificationDeliveries.Delivery, now: Int64) async -> SendOutcome {
+    /// The signed POST of `delivery`'s JSON (`Body`), timestamped `now`.
+    public func prepare(_ delivery: NotificationDeliveries.Delivery, now: Int64) -> PreparedSend {
         guard case .webhook(let recipients) = delivery.target else {
-            return .rejected(reason: "not a webhook delivery")
+            return .settled(.rejected(reason: "not a webhook delivery"))
         }
         let body = DocumentCoding.encode(
             Body(
@@ -59,21 +60,23 @@ public struct WebhookSender: NotificationSender {
                 body: delivery.content.body, data: delivery.content.data, recipients: recipients,
                 expiresAt: Timestamp(milliseconds: delivery.expiresAt)))
         let timestamp = now / 1000
-        let request = OutboundRequest(
-            method: .post, url: url,
-            headers: [
-                HTTPField(name: "Content-Type", value: "application/json"),
-                HTTPField(name: "User-Agent", value: "chronir-server"),
-                HTTPField(name: "X-Chronir-Key", value: delivery.key),
-                HTTPField(name: "X-Chronir-Timestamp", value: "\(timestamp)"),
-                HTTPField(name: "X-Chronir-Signature", value: Self.signature(secret: secret, timestamp: timestamp, body: body)),
-            ],
-            body: body, timeout: timeout)
-        do {
-            let response = try await client.send(request)
-            return Self.outcome(status: response.status, retryAfter: response.headers.value(of: "retry-after"), now: now)
-        } catch {
-            return ProviderExchange.outcome(of: error, provider: "webhook")
+        return .request(
+            OutboundRequest(
+                method: .post, url: url,
+                headers: [
+                    HTTPField(name: "Content-Type", value: "application/json"),
+                    HTTPField(name: "User-Agent", value: "chronir-server"),
+                    HTTPField(name: "X-Chronir-Key", value: delivery.key),
+                    HTTPField(name: "X-Chronir-Timestamp", value: "\(timestamp)"),
+                    HTTPField(name: "X-Chronir-Signature", value: Self.signature(secret: secret, timestamp: timestamp, body: body)),
+                ],
+                body: body, timeout: timeout))
+    }
+
+    public func outcome(of result: Result<OutboundResponse, OutboundError>, now: Int64) -> SendOutcome {
+        switch result {
+        case .success(let response): Self.outcome(status: response.status, retryAfter: response.headers.value(of: "retry-after"), now: now)
+        case .failure(let error): ProviderExchange.outcome(of: error, provider: "webhook")
         }
     }
 
