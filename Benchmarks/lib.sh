@@ -107,3 +107,22 @@ profile_stop() {
         >"$PROFILE_DIR/$PERF_NAME.perf.txt" || true
     PERF_PID=
 }
+
+# wrk script: request N carries token N mod WRITERS; every non-200 answer is reported on stderr.
+write_lua() {  # write_lua TOKENS_FILE > script
+    printf 'local tokens = {'
+    sed 's/.*/"&",/' "$1" | tr -d '\n'
+    printf '}\n'
+    cat <<'LUA'
+local counter = 0
+request = function()
+    counter = counter + 1
+    local token = tokens[(counter % #tokens) + 1]
+    return wrk.format("PATCH", "/v1/me", {["Authorization"] = "Bearer " .. token,
+        ["Content-Type"] = "application/json"}, '{"display_name":"writer ' .. counter .. '"}')
+end
+response = function(status, headers, body)
+    if status ~= 200 then io.stderr:write("status " .. status .. ": " .. body .. "\n") end
+end
+LUA
+}

@@ -21,24 +21,6 @@ if [ -z "${CHRONIR_SERVER:-}" ]; then
     CHRONIR_SERVER=$PWD/.build/release/chronir-server
 fi
 
-# wrk script: request N carries token N mod WRITERS; every non-200 answer is reported on stderr.
-write_lua() {  # write_lua TOKENS_FILE > script
-    printf 'local tokens = {'
-    sed 's/.*/"&",/' "$1" | tr -d '\n'
-    printf '}\n'
-    cat <<'LUA'
-local counter = 0
-request = function()
-    counter = counter + 1
-    local token = tokens[(counter % #tokens) + 1]
-    return wrk.format("PATCH", "/v1/me", {["Authorization"] = "Bearer " .. token,
-        ["Content-Type"] = "application/json"}, '{"display_name":"writer ' .. counter .. '"}')
-end
-response = function(status, headers, body)
-    if status ~= 200 then io.stderr:write("status " .. status .. ": " .. body .. "\n") end
-end
-LUA
-}
 wrk_ms() {  # wrk_ms FILE PERCENT: wrk's latency percentile in milliseconds (wrk prints us, ms or s)
     awk -v p="$2%" '$1 == p { v = $2; if (v ~ /us$/) printf "%.2f", v / 1000; else if (v ~ /ms$/) printf "%.2f", v + 0; else printf "%.2f", v * 1000; print "" }' "$1"
 }

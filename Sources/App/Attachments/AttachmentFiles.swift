@@ -56,27 +56,12 @@ public struct AttachmentFiles: Sendable {
             return name
         }
         let temporary = "\(directory)/.tmp-\(Hex.encode(SecureRandom.bytes(8)))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure(call: "open \(temporary)", errno: errno) }
-        var failure: Failure?
-        var offset = 0
-        bytes.withUnsafeBytes { raw in
-            while offset < raw.count {
-                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = Failure(call: "write \(temporary)", errno: errno)
-                    return
-                }
-                offset += n
-            }
-        }
-        if failure == nil, fsync(fd) != 0 { failure = Failure(call: "fsync \(temporary)", errno: errno) }
-        close(fd)
-        if failure == nil, rename(temporary, final) != 0 { failure = Failure(call: "rename \(temporary)", errno: errno) }
-        if let failure {
+        do throws(Failure) {
+            try Self.writeNew(temporary, bytes, sync: true)
+            guard rename(temporary, final) == 0 else { throw Failure(call: "rename \(temporary)", errno: errno) }
+        } catch {
             unlink(temporary)
-            throw failure
+            throw error
         }
         try syncDirectory(directory)
         try touch(final, now: now)
@@ -162,8 +147,20 @@ public struct AttachmentFiles: Sendable {
     public func stage(_ bytes: [UInt8]) throws(Failure) -> HTTPBodyFile {
         try makeDirectories(root)
         let temporary = "\(root)/.tmp-\(Hex.encode(SecureRandom.bytes(8)))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure(call: "open \(temporary)", errno: errno) }
+        do throws(Failure) {
+            try Self.writeNew(temporary, bytes, sync: false)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        return HTTPBodyFile(path: temporary, count: bytes.count) { unlink(temporary) }
+    }
+
+    /// Creates `path` (0600; it must not exist) holding `bytes`, fsynced when `sync`. On a failure the
+    /// half-written file is left for the caller to unlink.
+    private static func writeNew(_ path: String, _ bytes: [UInt8], sync: Bool) throws(Failure) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure(call: "open \(path)", errno: errno) }
         defer { close(fd) }
         var failure: Failure?
         bytes.withUnsafeBytes { raw in
@@ -172,17 +169,14 @@ public struct AttachmentFiles: Sendable {
                 let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
                 if n < 0 {
                     if errno == EINTR { continue }
-                    failure = Failure(call: "write \(temporary)", errno: errno)
+                    failure = Failure(call: "write \(path)", errno: errno)
                     return
                 }
                 offset += n
             }
         }
-        if let failure {
-            unlink(temporary)
-            throw failure
-        }
-        return HTTPBodyFile(path: temporary, count: bytes.count) { unlink(temporary) }
+        if let failure { throw failure }
+        if sync, fsync(fd) != 0 { throw Failure(call: "fsync \(path)", errno: errno) }
     }
 
     /// The file named `name`, opened for reading, and its length; nil when it is missing. The
