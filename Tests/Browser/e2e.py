@@ -456,6 +456,7 @@ def main():
     print(f"   next fire: {first_fire} -> {attr(a, '#' + alarm_id, 'data-next-fire')}")
     shot(a, "ana-completed-occurrence-closed", "ana", "#alarms-h")
     shot(b, "bea-sees-occurrence-closed", "bea", "#alarms-h")
+    answer_photo(a, b, group_id)
 
     # — history, editing (Bea sees the new schedule live), a link invitation created and revoked —
     click(a, f"#{alarm_id} details.history summary")
@@ -961,6 +962,37 @@ def attachments(a, b, group_id, alarm_id):
     wait_css(a, f"#{alarm_id} .att-empty", "No photos or files yet.")
     wait_css(b, f"#{alarm_id} .att-empty", "No photos or files yet.")  # gone from Bea's page live too
     assert page_api(a, "GET", f"/v1/groups/{group_id}/alarms/{aid}/attachments")["body"]["attachments"] == []
+
+
+def answer_photo(a, b, group_id):
+    """Ana adds a photo to the answer she just gave ("the new filter"), from the activity list: only she
+    may (her answer alone has the file input), and Bea sees the thumbnail live and opens it in the lightbox."""
+    import tempfile
+    png = os.path.join(tempfile.mkdtemp(prefix="chronir-att-"), "new-filter.png")
+    small_png(png)
+    mine = wait(a, lambda drv: next((li for li in drv.find_elements(By.CSS_SELECTOR, "#activity li[id^=completion-]")
+                                     if li.text.startswith("Ana") and li.find_elements(By.CSS_SELECTOR, "input[type=file]")), None),
+                "Ana's answer with its file input")
+    cid = mine.get_attribute("id")
+    mine.find_element(By.CSS_SELECTOR, "input[type=file]").send_keys(png)
+    wait_css(a, "#flash", "Added new-filter.png to your answer to “Pay the rent”.")
+    wait(a, lambda drv: (img := css(drv, f"#{cid} .attachments img")) and img.get_attribute("src").startswith("data:image/jpeg") or None,
+         "the thumbnail on Ana's answer")
+    listed = page_api(a, "GET", f"/v1/groups/{group_id}/completions/{cid.removeprefix('completion-')}/attachments")["body"]["attachments"]
+    assert len(listed) == 1 and listed[0]["owner_kind"] == "shared_completion", listed
+    # Bea: the thumbnail arrives live (an `attachment` change), no file input or Remove on Ana's answer
+    wait(b, lambda drv: (img := css(drv, f"#{cid} .attachments img")) and img.get_attribute("src").startswith("data:image/jpeg") or None,
+         "Bea sees the thumbnail on Ana's answer")
+    assert css(b, f"#{cid} input[type=file]") is None and css(b, f"#{cid} [data-key^=att-remove-]") is None
+    click(b, f"#{cid} button.att-open")
+    wait_css(b, "dialog.lightbox[open] img")
+    assert "Ana’s answer to “Pay the rent”, added by Ana" in css(b, "dialog.lightbox figcaption").text
+    axe_check(b, "answer with a photo, lightbox", "bea")
+    shot(b, "answer-photo-seen-by-bea", "bea")
+    ActionChains(b).send_keys(Keys.ESCAPE).perform()
+    gone(b, "dialog.lightbox")
+    axe_check(a, "answer with a photo", "ana")
+    shot(a, "answer-photo-added", "ana", f"#{cid}")
 
 
 def appearance(a, group_id):
