@@ -45,8 +45,9 @@ export class Attachments {
 
   /** The owner's section: a heading, its thumbnails (or a word while they load), and the file input
    *  when the viewer may add. `compact`: no heading or empty text when there is nothing to show and
-   *  nothing to add (an answer in the activity list). */
-  part(owner, { compact = false } = {}) {
+   *  nothing to add (an answer in the activity list); `heading`: the heading's element, one level
+   *  below the owner's title. */
+  part(owner, { compact = false, heading = 'h4' } = {}) {
     const key = ownerKey(owner.kind, owner.id);
     const list = this.lists.get(key);
     if (compact && (!list || !list.length) && !owner.canUpload) return null;
@@ -79,7 +80,7 @@ export class Attachments {
       }));
     }
     if (compact) return h('section', { class: 'att att-compact', 'aria-label': `Photos and files of ${owner.title}` }, items, add);
-    return h('section', { class: 'att', 'aria-labelledby': headingId }, h('h4', { id: headingId }, 'Photos and files'), items, add);
+    return h('section', { class: 'att', 'aria-labelledby': headingId }, h(heading, { id: headingId }, 'Photos and files'), items, add);
   }
 
   /** Fetches the owner's list once (not while offline: a render after the connection is back does). */

@@ -1212,6 +1212,23 @@ def my_alarms(a, b, stamp):
     wait_css(a, f"#{card} .next-fire", "7:30 am (Europe/Berlin)")
     shot(a, "my-alarms-12-hour-clock", "ana")
 
+    # a photo on the personal alarm: added here, its thumbnail shows; removed on another device, it goes live
+    import tempfile
+    png = os.path.join(tempfile.mkdtemp(prefix="chronir-att-"), "vitamins.png")
+    small_png(png)
+    wait_css(a, f"#{card} .att-empty", "No photos or files yet.")
+    wait_css(a, f"#{card} input[type=file]").send_keys(png)
+    wait_css(a, "#flash", "Added vitamins.png to “Take vitamin D”.")
+    wait(a, lambda drv: (img := css(drv, f"#{card} .attachments img")) and img.get_attribute("src").startswith("data:image/jpeg") or None,
+         "the personal alarm's thumbnail")
+    listed = page_api(a, "GET", f"/v1/me/alarms/{alarm_id}/attachments")["body"]["attachments"]
+    assert len(listed) == 1 and listed[0]["owner_kind"] == "personal_alarm", listed
+    axe_check(a, "my alarms with a photo", "ana")
+    shot(a, "my-alarms-photo", "ana", f"#{card}")
+    status, _ = http("DELETE", f"/v1/me/alarms/{alarm_id}/attachments/{listed[0]['id']}", token=token)
+    assert status == 204, status
+    wait_css(a, f"#{card} .att-empty", "No photos or files yet.")  # the user feed's `attachment` change
+
     # off, edit, delete
     click(a, f"#{card} label[for='on-{alarm_id}']")
     wait_css(a, f"#{card} .next-fire", "Off: it will not ring.")
