@@ -17,7 +17,7 @@ const PER_ALARM = new Set(['pre_alarm', 'alarm_fired', 'missed_alarm_followup'])
 const SHELL_CACHE = 'chronir-shell-v1';
 const SHELL = ['/index.html', '/app.css', '/manifest.webmanifest', '/icon.svg', '/js/app.js', '/js/api.js', '/js/errors.js',
   '/js/dom.js', '/js/realtime.js', '/js/group.js', '/js/alarmform.js', '/js/schedule.js', '/js/push.js', '/js/settings.js',
-  '/js/myalarms.js', '/js/tasks.js', '/js/outbox.js', '/js/signin.js'];
+  '/js/myalarms.js', '/js/tasks.js', '/js/outbox.js', '/js/signin.js', '/js/attachments.js'];
 
 self.addEventListener('install', (event) => {
   // Each file on its own: one that fails to load must not keep the worker (and with it Web Push) from installing.

@@ -220,6 +220,8 @@ function subscribeUser() {
           if (state.page && state.page.kind === 'settings') state.page.settingsChanged(c.doc);
         } else if (c.kind === 'personal_alarm') {
           if (state.page && state.page.kind === 'alarms') state.page.alarmChanged(c);
+        } else if (c.kind === 'attachment') {
+          if (state.page && state.page.kind === 'alarms') state.page.attachmentChanged(c);
         } else if (c.kind === 'member' && c.doc) {
           const g = state.groups.get(c.doc.group_id);
           if (g) touched.push(`group-${g.id}`);

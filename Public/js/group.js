@@ -1,7 +1,8 @@
 // The group page: shared alarms with their open occurrence, members and roles, invite code and
 // invitations, recent activity. Kept current by the `group:<id>` topic; what changed is highlighted.
 
-import { enc, apiUpload, apiBlob } from './api.js';
+import { enc } from './api.js';
+import { Attachments } from './attachments.js';
 import { h, replace, field, flashChanged, pauseForOffline } from './dom.js';
 import { alarmForm } from './alarmform.js';
 import { scheduleInWords, whenIn, myZone, shortWhen, sameWallTime, relativeTime, occurrenceState } from './schedule.js';
@@ -33,9 +34,14 @@ export class GroupPage {
     this.history = new Map(); // alarm id → completions (newest first) once its history is opened
     this.openHistory = new Set();
     this.openCards = new Set(); // alarm ids whose card shows its details
-    this.attachments = new Map(); // alarm id → its attachment documents, once its details were opened
-    this.loadingAttachments = new Set();
-    this.pictures = new Map(); // `${attachment id}:thumb|full` → a data: URL (the CSP allows img-src data:)
+    // Photos and files of the alarms (in their details) and of the answers (in the activity list).
+    this.attachments = new Attachments({
+      api: (method, path) => this.ctx.api(method, path),
+      flash: (text, kind) => this.ctx.flash(text, kind),
+      name: (userId) => this.name(userId),
+      offline: () => this.offline,
+      render: (touched) => this.render(touched),
+    });
     this.editing = null; // alarm id being edited, 'new', or null
     this.presence = new Set();
     this.invitations = null;
@@ -93,8 +99,9 @@ export class GroupPage {
     this.group = d.group;
     this.members = new Map(d.members.map((m) => [m.user_id, m]));
     this.alarms = new Map(d.alarms.map((a) => [a.id, a]));
-    for (const a of d.alarms) if (a.attachments) this.attachments.set(a.id, a.attachments);
+    for (const a of d.alarms) this.attachments.fromDocument('shared_alarm', a);
     this.completions = d.recent_completions || [];
+    for (const c of this.completions) this.attachments.fromDocument('shared_completion', { ...c, attachments: c.attachments || [] });
     if (msg.presence) this.presence = new Set(msg.presence);
     this.render();
     if (first) {
@@ -134,22 +141,20 @@ export class GroupPage {
           else if (c.op === 'removed' || !c.doc || c.doc.deleted_at) this.alarms.delete(c.id);
           else {
             this.alarms.set(c.id, c.doc);
-            if (c.doc.attachments) this.attachments.set(c.id, c.doc.attachments);
+            this.attachments.fromDocument('shared_alarm', c.doc);
             touched.push(`alarm-${c.id}`);
           }
           break;
         case 'attachment': {
-          // An upload or a removal between writes of its alarm (docs/attachments.md#in-the-documents).
-          const owner = c.doc ? c.doc.owner_id : [...this.attachments.entries()].find(([, list]) => list.some((x) => x.id === c.id))?.[0];
-          if (!owner || (c.doc && c.doc.owner_kind !== 'shared_alarm')) break;
-          const list = (this.attachments.get(owner) || []).filter((x) => x.id !== c.id);
-          this.attachments.set(owner, c.op === 'removed' || !c.doc || c.doc.deleted_at ? list : [...list, c.doc]);
-          touched.push(`alarm-${owner}`);
+          // An upload or a removal between writes of its alarm or answer (docs/attachments.md#in-the-documents).
+          const key = this.attachments.applyChange(c);
+          if (key) touched.push(key.startsWith('shared_completion:') ? `completion-${key.split(':')[1]}` : `alarm-${key.split(':')[1]}`);
           break;
         }
         case 'shared_completion':
           if (c.doc && !this.completions.some((x) => x.id === c.doc.id)) {
             this.completions.unshift(c.doc);
+            this.attachments.fromDocument('shared_completion', { ...c.doc, attachments: c.doc.attachments || [] });
             this.completions.length = Math.min(this.completions.length, RECENT_LIMIT);
             const hist = this.history.get(c.doc.shared_alarm_id);
             if (hist && !hist.some((x) => x.id === c.doc.id)) hist.unshift(c.doc);
@@ -371,7 +376,7 @@ export class GroupPage {
       progress,
       previous,
       answerPart,
-      this.attachmentsPart ? this.attachmentsPart(a) : null,
+      this.attachments.part(this.alarmOwner(a)),
       h('div', { class: 'card-foot' }, tools.length ? h('div', { class: 'actions tools' }, tools) : null, history));
     const toggle = h('button', { type: 'button', class: 'secondary small disclosure', 'data-key': `more-${a.id}`, 'data-local': true,
       'aria-expanded': String(open), 'aria-controls': detailsId, 'aria-label': `Details of “${a.title}”` }, open ? 'Less' : 'Details');
@@ -392,7 +397,8 @@ export class GroupPage {
   toggleCard(alarmId, open) {
     if (open) this.openCards.add(alarmId);
     else this.openCards.delete(alarmId);
-    if (open) this.loadAttachments(alarmId); // once, when the documents did not carry them; the feed keeps them current
+    const alarm = this.alarms.get(alarmId);
+    if (open && alarm) this.attachments.load(this.alarmOwner(alarm)); // once, when the documents did not carry them; the feed keeps them current
     const card = document.getElementById(`alarm-${alarmId}`);
     if (!card) return;
     card.classList.toggle('open', open);
@@ -402,129 +408,26 @@ export class GroupPage {
     if (toggle) { toggle.setAttribute('aria-expanded', String(open)); toggle.textContent = open ? 'Less' : 'Details'; }
   }
 
-  // — attachments (docs/attachments.md): photos and PDFs on a shared alarm, in its details —
+  // — attachments (docs/attachments.md, attachments.js): on a shared alarm in its details, on an answer in the activity list —
 
-  /** The alarm's attachments: thumbnails that open the lightbox, Remove for the uploader, the owner
-   *  and admins, and "Add a photo" (a file input; the server checks tier, type and size). */
-  attachmentsPart(a) {
-    const list = this.attachments.get(a.id);
+  /** A shared alarm as an attachments owner: every member may add; the uploader, the owner and admins remove. */
+  alarmOwner(a) {
     const meId = this.me && this.me.id;
-    const headingId = `att-h-${a.id}`;
-    const inputId = `att-add-${a.id}`;
-    const input = h('input', { type: 'file', id: inputId, class: 'att-input', 'data-key': inputId, accept: 'image/jpeg,image/png,image/heic,image/heif,application/pdf' });
-    input.addEventListener('change', () => { if (input.files && input.files[0]) this.uploadAttachment(a, input.files[0], input); });
-    let items;
-    if (list === undefined) {
-      if (this.openCards.has(a.id)) this.loadAttachments(a.id);
-      items = h('p', { class: 'meta' }, this.offline ? 'Photos and files show when the connection is back.' : 'Loading…');
-    }
-    else if (!list.length) items = h('p', { class: 'meta att-empty' }, 'No photos or files yet.');
-    else {
-      items = h('ul', { class: 'attachments' }, list.map((x, i) => {
-        const what = x.file_type === 'application/pdf' ? 'PDF' : 'Photo';
-        const label = `${what} ${i + 1} of “${a.title}”, added by ${this.name(x.uploaded_by)} ${shortWhen(x.created_at)}`;
-        const thumb = this.pictures.get(`${x.id}:thumb`);
-        const open = h('button', { type: 'button', class: 'att-open', 'data-local': true, 'aria-label': `Open ${label}`, onclick: () => this.openAttachment(a, x, label) },
-          thumb ? h('img', { src: thumb, alt: '', width: thumbSize(x).width, height: thumbSize(x).height }) : h('span', { class: 'att-placeholder' }, what));
-        if (!thumb) this.loadThumbnail(a.id, x);
-        const canRemove = x.uploaded_by === meId || this.canManage;
-        return h('li', { class: 'attachment', id: `attachment-${x.id}` }, open,
-          canRemove ? confirmButton(`Remove ${label}`, 'Remove', `att-remove-${x.id}`, () => this.removeAttachment(a, x)) : null);
-      }));
-    }
-    return h('section', { class: 'att', 'aria-labelledby': headingId },
-      h('h4', { id: headingId }, 'Photos and files'),
-      items,
-      h('div', { class: 'field att-add' }, h('label', { for: inputId }, 'Add a photo or PDF'), input,
-        h('small', { class: 'hint' }, 'JPEG, PNG, HEIC or PDF, up to 10 MB; at most 5 on an alarm.')));
+    return { kind: 'shared_alarm', id: a.id, title: `“${a.title}”`, noun: 'an alarm', fileName: a.title, touch: `alarm-${a.id}`,
+      path: `/v1/groups/${enc(this.groupId)}/alarms/${enc(a.id)}/attachments`,
+      canUpload: true, canRemove: (x) => x.uploaded_by === meId || this.canManage,
+      loadNow: this.openCards.has(a.id) }; // a list is fetched only for open details
   }
 
-  /** Fetches the alarm's attachments once (not while offline: a render after the connection is back does). */
-  async loadAttachments(alarmId) {
-    if (this.attachments.has(alarmId) || this.loadingAttachments.has(alarmId) || this.offline) return;
-    this.loadingAttachments.add(alarmId);
-    try {
-      const page = await this.ctx.api('GET', `/v1/groups/${enc(this.groupId)}/alarms/${enc(alarmId)}/attachments`);
-      this.attachments.set(alarmId, page.attachments);
-    } catch (e) {
-      this.attachments.set(alarmId, []);
-      if (e.status !== 0) this.ctx.flash(e.message, 'error');
-    } finally {
-      this.loadingAttachments.delete(alarmId);
-    }
-    this.render();
-  }
-
-  async loadThumbnail(alarmId, x) {
-    const key = `${x.id}:thumb`;
-    if (this.pictures.has(key)) return;
-    this.pictures.set(key, null); // one fetch at a time
-    try {
-      this.pictures.set(key, await dataURL(await apiBlob(`${this.attachmentPath(alarmId, x.id)}/thumbnail`)));
-      this.render();
-    } catch {
-      this.pictures.delete(key);
-    }
-  }
-
-  attachmentPath(alarmId, attachmentId) {
-    return `/v1/groups/${enc(this.groupId)}/alarms/${enc(alarmId)}/attachments/${enc(attachmentId)}`;
-  }
-
-  async uploadAttachment(a, file, input) {
-    input.disabled = true;
-    try {
-      const doc = await apiUpload(`/v1/groups/${enc(this.groupId)}/alarms/${enc(a.id)}/attachments`, file);
-      this.attachments.set(a.id, [...(this.attachments.get(a.id) || []).filter((x) => x.id !== doc.id), doc]);
-      this.ctx.flash(`Added ${file.name} to “${a.title}”.`, 'ok');
-    } catch (e) {
-      this.ctx.flash(e.message, 'error');
-    }
-    this.render([`alarm-${a.id}`]);
-    const again = document.getElementById(`att-add-${a.id}`);
-    if (again) again.focus();
-  }
-
-  async removeAttachment(a, x) {
-    await this.run(async () => {
-      await this.ctx.api('DELETE', this.attachmentPath(a.id, x.id));
-      this.attachments.set(a.id, (this.attachments.get(a.id) || []).filter((y) => y.id !== x.id));
-      this.pictures.delete(`${x.id}:thumb`);
-      this.pictures.delete(`${x.id}:full`);
-      this.render([`alarm-${a.id}`]);
-    });
-  }
-
-  /** The lightbox: a modal dialog with the whole photo (Esc or Close returns focus to the thumbnail);
-   *  a PDF is downloaded instead (the server sends it as an attachment). */
-  async openAttachment(a, x, label) {
-    const opener = document.activeElement;
-    try {
-      const blob = await apiBlob(this.attachmentPath(a.id, x.id));
-      if (x.file_type === 'application/pdf') {
-        const url = URL.createObjectURL(blob);
-        const link = h('a', { href: url, download: `${a.title}.pdf` });
-        document.body.append(link);
-        link.click();
-        link.remove();
-        setTimeout(() => URL.revokeObjectURL(url), 10000);
-        return;
-      }
-      const full = await dataURL(blob);
-      const close = h('button', { type: 'button', class: 'secondary lightbox-close' }, 'Close');
-      const dialog = h('dialog', { class: 'lightbox', id: 'lightbox', 'aria-label': label },
-        h('figure', {}, h('img', { src: full, alt: label, width: x.width, height: x.height }),
-          h('figcaption', {}, label, ` · ${x.width} × ${x.height}`)),
-        close);
-      close.addEventListener('click', () => dialog.close());
-      dialog.addEventListener('close', () => { dialog.remove(); if (opener && opener.isConnected) opener.focus(); });
-      // In the labelled messages region (a landmark re-renders never replace), not loose in <body>.
-      (document.querySelector('.flash-region') || document.body).append(dialog);
-      dialog.showModal();
-      close.focus();
-    } catch (e) {
-      this.ctx.flash(e.message, 'error');
-    }
+  /** An answer as an attachments owner: only the member who answered adds ("a photo of the new filter"). */
+  completionOwner(c, alarmTitle) {
+    const meId = this.me && this.me.id;
+    const who = c.completed_by_uid === meId ? 'your' : `${c.completed_by_name || this.name(c.completed_by_uid)}’s`;
+    const title = alarmTitle ? `${who} answer to “${alarmTitle}”` : `${who} answer`;
+    return { kind: 'shared_completion', id: c.id, title, noun: 'an answer', fileName: alarmTitle || 'answer', touch: `completion-${c.id}`,
+      path: `/v1/groups/${enc(this.groupId)}/completions/${enc(c.id)}/attachments`,
+      canUpload: Boolean(meId) && c.completed_by_uid === meId && !this.offline,
+      canRemove: (x) => x.uploaded_by === meId || this.canManage };
   }
 
   /** The latest occurrence before the open one that has answers among the recent completions. */
@@ -616,7 +519,7 @@ export class GroupPage {
     const items = [
       ...this.completions.map((c) => ({ at: c.completed_at, line: () => {
         const alarm = this.alarms.get(c.shared_alarm_id);
-        return completionLine(c, alarm ? alarm.title : null);
+        return completionLine(c, alarm ? alarm.title : null, this.attachments.part(this.completionOwner(c, alarm ? alarm.title : null), { compact: true }));
       } })),
       ...this.events.map((e) => ({ at: e.at, line: () => h('li', { class: 'event' }, e.text, ' ',
         h('span', { class: 'meta' }, '· ', h('time', { datetime: e.at, title: shortWhen(e.at) }, relativeTime(e.at) === 'now' ? 'just now' : relativeTime(e.at)))) })),
@@ -832,6 +735,7 @@ export class GroupPage {
       noteInput.value = '';
       this.alarms.set(r.alarm.id, r.alarm);
       if (!this.completions.some((x) => x.id === r.completion.id)) this.completions.unshift(r.completion);
+      this.attachments.fromDocument('shared_completion', { ...r.completion, attachments: r.completion.attachments || [] });
       const hist = this.history.get(alarm.id);
       if (hist && !hist.some((x) => x.id === r.completion.id)) hist.unshift(r.completion);
       this.render([`alarm-${alarm.id}`]);
@@ -901,21 +805,6 @@ export class GroupPage {
 }
 
 /** A Blob as a data: URL (the page's CSP allows images from 'self' and data: only). */
-function dataURL(blob) {
-  return new Promise((resolve, reject) => {
-    const reader = new FileReader();
-    reader.onload = () => resolve(reader.result);
-    reader.onerror = () => reject(reader.error);
-    reader.readAsDataURL(blob);
-  });
-}
-
-/** The thumbnail's size: the photo scaled to at most 256 px on its longer side (the server's). */
-function thumbSize(x) {
-  const scale = Math.min(1, 256 / Math.max(x.width || 1, x.height || 1));
-  return { width: Math.round((x.width || 256) * scale), height: Math.round((x.height || 256) * scale) };
-}
-
 /** Group icons: the phone apps' symbol names, shown here as emoji. */
 /** What the viewer `meId` can do with the alarm's open occurrence: 'answer' (pending, answers are open),
  *  'opens-later' (pending, before `answerable_from`: the lead window or a pause), or null. The group
@@ -1007,14 +896,16 @@ export function confirmButton(label, text, key, action) {
   return button;
 }
 
-function completionLine(c, alarmTitle) {
+/** One answer as a list item; `extra` (its photos, in the activity list) after the words. */
+function completionLine(c, alarmTitle, extra = null) {
   return h('li', { id: alarmTitle === undefined ? null : `completion-${c.id}`, class: `status-${c.status}` },
     h('strong', {}, c.completed_by_name || 'Someone'), ' ',
     c.status === 'completed' ? 'did' : 'skipped', ' ',
     alarmTitle ? `“${alarmTitle}” ` : '',
     h('span', { class: 'meta' }, `· due ${shortWhen(c.scheduled_at)} · answered `,
       h('time', { datetime: c.completed_at, title: shortWhen(c.completed_at) }, relativeTime(c.completed_at) === 'now' ? 'just now' : relativeTime(c.completed_at))),
-    c.note ? h('span', { class: 'note' }, ` — “${c.note}”`) : null);
+    c.note ? h('span', { class: 'note' }, ` — “${c.note}”`) : null,
+    extra);
 }
 
 async function copyText(text, button) {

@@ -2,9 +2,11 @@
 // PUT /v1/me/alarms/{uuid} (the client names the id), edited with PATCH (with `version`), deleted with
 // DELETE. The shared alarm form (alarmform.js) in its personal variant. Writing needs Plus or Premium
 // (403 CA002 for free accounts, which still read). Other devices' writes arrive on the `user` feed as
-// `personal_alarm` changes (app.js hands them to alarmChanged).
+// `personal_alarm` changes (app.js hands them to alarmChanged). Photos and files on each alarm
+// (attachments.js; its owner alone sees them), kept live by the feed's `attachment` changes.
 
 import { enc } from './api.js';
+import { Attachments } from './attachments.js';
 import { h, replace, flashChanged, syncSwitch } from './dom.js';
 import { alarmForm } from './alarmform.js';
 import { confirmButton } from './group.js';
@@ -22,6 +24,16 @@ export function myAlarmsPage(ctx) {
   const page = { kind: 'alarms', editing: null };
 
   const base = '/v1/me/alarms';
+  const attachments = new Attachments({
+    api: (method, path) => ctx.api(method, path),
+    flash: (text, kind) => ctx.flash(text, kind),
+    name: () => 'you', // a personal alarm's attachments are its account's alone
+    offline: () => Boolean(ctx.isOffline && ctx.isOffline()),
+    render: (touched) => { draw(); for (const id of touched) flashChanged(document.getElementById(id)); },
+  });
+  /** A personal alarm as an attachments owner: its account adds and removes (the server checks the tier). */
+  const owner = (a) => ({ kind: 'personal_alarm', id: a.id, title: `“${a.title}”`, noun: 'an alarm', fileName: a.title,
+    touch: `personal-${a.id}`, path: `${base}/${enc(a.id)}/attachments`, canUpload: true, canRemove: () => true });
   const failed = (e) => {
     if (e.code === 'CA002') { notice.textContent = TIER_TEXT; return new Error(TIER_TEXT); }
     if (e.code === 'CA010') return new Error('This alarm was changed on another device meanwhile. Cancel and edit again to see that version.');
@@ -46,6 +58,7 @@ export function myAlarmsPage(ctx) {
             : await ctx.api('PUT', `${base}/${enc(crypto.randomUUID())}`, body);
         } catch (e) { throw failed(e); }
         alarms.set(saved.id, saved);
+        attachments.fromDocument('personal_alarm', saved.attachments ? saved : { ...saved, attachments: [] });
         edit(null);
         draw([saved.id]);
       },
@@ -93,6 +106,7 @@ export function myAlarmsPage(ctx) {
         : a.next_fire_at ? ['Next: ', h('time', { datetime: a.next_fire_at }, `${whenIn(a.next_fire_at, a.timezone)} (${a.timezone})`), ` · ${relativeTime(a.next_fire_at)}`]
           : 'No further dates (the schedule has ended).'),
       a.note ? h('p', { class: 'note' }, a.note) : null,
+      attachments.part(owner(a), { heading: 'h3' }),
       h('div', { class: 'actions tools' },
         h('button', { type: 'button', class: 'secondary small', 'data-key': `edit-${a.id}`, 'aria-label': `Edit “${a.title}”`, onclick: () => edit(a.id) }, 'Edit'),
         confirmButton(`Delete “${a.title}”`, 'Delete', `pdelete-${a.id}`, () => remove(a))));
@@ -113,8 +127,15 @@ export function myAlarmsPage(ctx) {
       const known = alarms.get(c.id);
       if (known && known.version >= c.doc.version) return;
       alarms.set(c.id, c.doc);
+      attachments.fromDocument('personal_alarm', c.doc);
     }
     draw(c.doc ? [c.id] : []);
+  };
+
+  /** An `attachment` change from the `user` feed (an upload or removal, here or on another device). */
+  page.attachmentChanged = (c) => {
+    const key = attachments.applyChange(c);
+    if (key) draw(key.startsWith('personal_alarm:') ? [key.split(':')[1]] : []);
   };
 
   page.rerender = () => draw();
@@ -126,7 +147,7 @@ export function myAlarmsPage(ctx) {
     formSlot, list);
   ctx.focusHeading();
   ctx.api('GET', base).then((r) => {
-    for (const a of r.alarms) alarms.set(a.id, a);
+    for (const a of r.alarms) { alarms.set(a.id, a); attachments.fromDocument('personal_alarm', a); }
     draw();
   }, (e) => replace(list, h('li', { class: 'error' }, e.message)));
   return page;

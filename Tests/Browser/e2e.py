@@ -456,6 +456,7 @@ def main():
     print(f"   next fire: {first_fire} -> {attr(a, '#' + alarm_id, 'data-next-fire')}")
     shot(a, "ana-completed-occurrence-closed", "ana", "#alarms-h")
     shot(b, "bea-sees-occurrence-closed", "bea", "#alarms-h")
+    answer_photo(a, b, group_id)
 
     # — history, editing (Bea sees the new schedule live), a link invitation created and revoked —
     click(a, f"#{alarm_id} details.history summary")
@@ -963,6 +964,37 @@ def attachments(a, b, group_id, alarm_id):
     assert page_api(a, "GET", f"/v1/groups/{group_id}/alarms/{aid}/attachments")["body"]["attachments"] == []
 
 
+def answer_photo(a, b, group_id):
+    """Ana adds a photo to the answer she just gave ("the new filter"), from the activity list: only she
+    may (her answer alone has the file input), and Bea sees the thumbnail live and opens it in the lightbox."""
+    import tempfile
+    png = os.path.join(tempfile.mkdtemp(prefix="chronir-att-"), "new-filter.png")
+    small_png(png)
+    mine = wait(a, lambda drv: next((li for li in drv.find_elements(By.CSS_SELECTOR, "#activity li[id^=completion-]")
+                                     if li.text.startswith("Ana") and li.find_elements(By.CSS_SELECTOR, "input[type=file]")), None),
+                "Ana's answer with its file input")
+    cid = mine.get_attribute("id")
+    mine.find_element(By.CSS_SELECTOR, "input[type=file]").send_keys(png)
+    wait_css(a, "#flash", "Added new-filter.png to your answer to “Pay the rent”.")
+    wait(a, lambda drv: (img := css(drv, f"#{cid} .attachments img")) and img.get_attribute("src").startswith("data:image/jpeg") or None,
+         "the thumbnail on Ana's answer")
+    listed = page_api(a, "GET", f"/v1/groups/{group_id}/completions/{cid.removeprefix('completion-')}/attachments")["body"]["attachments"]
+    assert len(listed) == 1 and listed[0]["owner_kind"] == "shared_completion", listed
+    # Bea: the thumbnail arrives live (an `attachment` change), no file input or Remove on Ana's answer
+    wait(b, lambda drv: (img := css(drv, f"#{cid} .attachments img")) and img.get_attribute("src").startswith("data:image/jpeg") or None,
+         "Bea sees the thumbnail on Ana's answer")
+    assert css(b, f"#{cid} input[type=file]") is None and css(b, f"#{cid} [data-key^=att-remove-]") is None
+    click(b, f"#{cid} button.att-open")
+    wait_css(b, "dialog.lightbox[open] img")
+    assert "Ana’s answer to “Pay the rent”, added by Ana" in css(b, "dialog.lightbox figcaption").text
+    axe_check(b, "answer with a photo, lightbox", "bea")
+    shot(b, "answer-photo-seen-by-bea", "bea")
+    ActionChains(b).send_keys(Keys.ESCAPE).perform()
+    gone(b, "dialog.lightbox")
+    axe_check(a, "answer with a photo", "ana")
+    shot(a, "answer-photo-added", "ana", f"#{cid}")
+
+
 def appearance(a, group_id):
     """Installable (the manifest and its icons) and dark mode (prefers-color-scheme), checked by axe there too."""
     href = a.execute_script("const l = document.querySelector('link[rel=manifest]'); return l && l.getAttribute('href')")
@@ -979,7 +1011,7 @@ def appearance(a, group_id):
         kept = drv.execute_async_script("""
             const done = arguments[0];
             caches.open('chronir-shell-v1').then((c) => c.keys()).then((ks) => done(ks.map((k) => new URL(k.url).pathname)), (e) => done([String(e)]));""")
-        return (all(p in kept for p in ("/index.html", "/app.css", "/js/app.js", "/js/group.js")) and kept) or None
+        return (all(p in kept for p in ("/index.html", "/app.css", "/js/app.js", "/js/group.js", "/js/attachments.js")) and kept) or None
     kept = wait(a, shell_cached, "the app shell in the service worker's cache")
     assert not any(p.startswith("/v1/") for p in kept), kept
 
@@ -1179,6 +1211,23 @@ def my_alarms(a, b, stamp):
     wait_css(a, f"#{card} .schedule", "Every week on Monday at 7:30 am")
     wait_css(a, f"#{card} .next-fire", "7:30 am (Europe/Berlin)")
     shot(a, "my-alarms-12-hour-clock", "ana")
+
+    # a photo on the personal alarm: added here, its thumbnail shows; removed on another device, it goes live
+    import tempfile
+    png = os.path.join(tempfile.mkdtemp(prefix="chronir-att-"), "vitamins.png")
+    small_png(png)
+    wait_css(a, f"#{card} .att-empty", "No photos or files yet.")
+    wait_css(a, f"#{card} input[type=file]").send_keys(png)
+    wait_css(a, "#flash", "Added vitamins.png to “Take vitamin D”.")
+    wait(a, lambda drv: (img := css(drv, f"#{card} .attachments img")) and img.get_attribute("src").startswith("data:image/jpeg") or None,
+         "the personal alarm's thumbnail")
+    listed = page_api(a, "GET", f"/v1/me/alarms/{alarm_id}/attachments")["body"]["attachments"]
+    assert len(listed) == 1 and listed[0]["owner_kind"] == "personal_alarm", listed
+    axe_check(a, "my alarms with a photo", "ana")
+    shot(a, "my-alarms-photo", "ana", f"#{card}")
+    status, _ = http("DELETE", f"/v1/me/alarms/{alarm_id}/attachments/{listed[0]['id']}", token=token)
+    assert status == 204, status
+    wait_css(a, f"#{card} .att-empty", "No photos or files yet.")  # the user feed's `attachment` change
 
     # off, edit, delete
     click(a, f"#{card} label[for='on-{alarm_id}']")
