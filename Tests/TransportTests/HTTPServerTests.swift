@@ -256,7 +256,7 @@ struct HTTPDeadlineTests {
                 clock.advance(by: 1_000)
             }
             clock.advance(by: 1_000)  // t0 + 10 s: the deadline, counted from the head's first byte
-            let rest = try client.readUntilClose(timeout: .seconds(10))
+            let rest = try client.readUntilClose(timeout: LoopbackClient.hangBound)
             #expect(text(rest).hasPrefix("HTTP/1.1 408 "))
             #expect(responder.calls.value == 1)
             #expect(events.count { if case .timedOut(_, .header) = $0 { true } else { false } } == 1)
@@ -266,7 +266,7 @@ struct HTTPDeadlineTests {
     @Test func silentNewConnectionIsClosedWithoutAResponse() throws {
         try withHTTPServer({ $0.requestHeaderTimeout = .milliseconds(200) }) { _, port, _ in
             let client = try LoopbackClient(port: port)
-            #expect(try client.readUntilClose(timeout: .seconds(5)).isEmpty)
+            #expect(try client.readUntilClose(timeout: LoopbackClient.hangBound).isEmpty)
         }
     }
 
@@ -306,7 +306,7 @@ struct HTTPDeadlineTests {
             let client = try LoopbackClient(port: port)
             #expect(try client.request("GET", "/").status == 200)  // the idle deadline runs from here
             clock.advance(by: 60_000)
-            #expect(try client.readUntilClose(timeout: .seconds(10)).isEmpty)
+            #expect(try client.readUntilClose(timeout: LoopbackClient.hangBound).isEmpty)
             #expect(eventually { server.openConnectionCount == 0 })
             #expect(events.count { if case .timedOut(_, .idle) = $0 { true } else { false } } == 1)
         }
@@ -351,7 +351,7 @@ struct HTTPLifecycleTests {
             completions.add()
             done.signal()
         }
-        #expect(idle.waitForClose(timeout: .seconds(2)))
+        #expect(idle.waitForClose(timeout: LoopbackClient.hangBound))
         let response = try busy.readResponse()
         #expect(response.status == 200)
         #expect(header("connection", response) == "close")

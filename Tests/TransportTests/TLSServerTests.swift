@@ -148,7 +148,7 @@ struct TLSServerTests {
             let hello = TLSEngine(context: fixture.client, serverName: "localhost").receive([]).records
             let client = try LoopbackClient(port: port)
             try client.send(Array(hello.prefix(hello.count / 2)))
-            #expect(client.waitForClose(timeout: .seconds(10)))
+            #expect(client.waitForClose(timeout: LoopbackClient.hangBound))
             #expect(eventually { server.openConnectionCount == 0 })
         }
     }

@@ -256,7 +256,7 @@ struct WebSocketConnectionTests {
             // The Close frame leaves after the server read the clock for its deadline (t0).
             #expect(try ws.readFrame().opcode == .close)
             clock.advance(by: 5_000)  // t0 + closeTimeout, no Close back from us
-            #expect(try ws.readUntilClose(timeout: .seconds(10)).isEmpty)
+            #expect(try ws.readUntilClose(timeout: LoopbackClient.hangBound).isEmpty)
             #expect(eventually { recorder.closedEvent == .closed(.abnormalClosure, "") })
         }
     }
@@ -324,7 +324,7 @@ struct WebSocketConnectionBehaviourTests {
             #expect(frame.opcode == .close)
             #expect(frame.closeCode == 1001)
             clock.advance(by: 5_000)
-            #expect(try ws.readUntilClose(timeout: .seconds(10)).isEmpty)
+            #expect(try ws.readUntilClose(timeout: LoopbackClient.hangBound).isEmpty)
             #expect(eventually { recorder.closedEvent == .closed(.abnormalClosure, "") })
         }
     }
