@@ -122,7 +122,7 @@ let package = Package(
         // Test helpers shared by the test targets: chunk feeder, temp databases, loopback client, clock,
         // the Python venv for fake services (Tests/Fakes), a throwaway TLS certificate authority.
         .target(
-            name: "TestSupport", dependencies: ["Wire", "Storage", "SQLite", "Postgres", "Transport", "Domain", "CVips"],
+            name: "TestSupport", dependencies: ["Wire", "Storage", "SQLite", "Postgres", "Transport", "Domain", "CVips", "Media"],
             swiftSettings: strict),
 
         // Build-time tool + plugin that turn Migrations/<dialect>/*.sql into Swift source inside Store, so the

@@ -17,7 +17,9 @@ public struct MediaProcessor: Sendable {
     }
 
     /// libvips started once per process (`VIPS_INIT`, operation cache off, one worker thread per call).
-    private static let libraryReady: Bool = chronir_vips_init() == 0
+    /// The one place that starts it: `vips_init` is not safe to run twice at once, so everything else
+    /// in the process that uses libvips (TestSupport's `SampleMedia`) waits on this too.
+    public static let libraryReady: Bool = chronir_vips_init() == 0
 
     /// Whether this libvips decodes HEIC (its `heif` module, libheif with an HEVC decoder). Debian 12's
     /// libvips 8.14 does; a build without it refuses HEIC uploads as an unsupported type.

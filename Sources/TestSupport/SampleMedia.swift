@@ -1,10 +1,14 @@
 import CVips
+import Media
 
 /// Real files for the attachment tests, built with the same libvips the server decodes with (no
 /// checked-in binaries), and hand-assembled bytes for what no encoder writes: decompression bombs,
 /// truncations, polyglots and a minimal PDF.
 public enum SampleMedia {
-    private static let ready: Bool = chronir_vips_init() == 0
+    /// libvips started through `MediaProcessor`, never a second `chronir_vips_init`: two lazy starts in
+    /// two modules raced once (a parallel test's first `jpegsave` failed while the other thread was
+    /// still inside `vips_init`).
+    private static var ready: Bool { MediaProcessor.libraryReady }
 
     /// A JPEG of `width` × `height` with an EXIF block (camera make, and GPS latitude 52° 31' 12" N
     /// when `gps`), and `orientation` (1 upright, 6 rotate 90° clockwise) when given.
