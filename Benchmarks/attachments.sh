@@ -32,8 +32,9 @@ PID=$!
 trap 'kill $PID 2>/dev/null; [ -n "${KEEP_LOG:-}" ] && cat "$DATA/server.log" >&2; rm -rf "$DATA"' EXIT
 for _ in $(seq 600); do curl -kfs "$SCHEME://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
 echo "binary $BIN, $SCHEME, $N clients × $SIZE bytes, load $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$PORT" "$PID" "$N" "$SIZE" "$SCHEME" <<'PY'
+PYTHONPATH="$(dirname "$0")/../Reliability" python3 - "$PORT" "$PID" "$N" "$SIZE" "$SCHEME" <<'PY'
 import http.client, json, ssl, sys, threading, time
+from sample_pdf import pdf  # the one PDF builder (Reliability/sample_pdf.py)
 port, pid, n, size, scheme = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 
 def call(method, path, body=None, token=None, content_type="application/json"):
@@ -51,22 +52,6 @@ def call(method, path, body=None, token=None, content_type="application/json"):
 def rss_kib():
     for line in open(f"/proc/{pid}/status"):
         if line.startswith("VmRSS:"): return int(line.split()[1])
-
-def pdf(size, salt):
-    objects = ["<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-               "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 72 72] >>"]
-    out = b"%PDF-1.4\n"; offsets = []
-    for i, body in enumerate(objects):
-        offsets.append(len(out)); out += f"{i+1} 0 obj\n{body}\nendobj\n".encode()
-    pad = max(0, size - len(out) - 400)
-    offsets.append(len(out))
-    filler = (salt.encode() * (pad // len(salt) + 1))[:pad]
-    out += f"4 0 obj\n<< /Length {pad} >>\nstream\n".encode() + filler + b"\nendstream\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(offsets)+1}\n0000000000 65535 f \n".encode()
-    for o in offsets: out += f"{o:010d} 00000 n \n".encode()
-    out += f"trailer\n<< /Size {len(offsets)+1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return out
 
 def register(i):
     s, d = call("POST", "/v1/auth/register", json.dumps({"email": f"u{i}@bench.test", "password": "correct horse", "display_name": f"U{i}"}))

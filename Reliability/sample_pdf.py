@@ -1,4 +1,4 @@
-"""A valid one-page PDF of a chosen size, for the attachment scripts (attachment_crash.py, two_instances.py)."""
+"""A valid one-page PDF of a chosen size, for the attachment scripts (attachment_crash.py, two_instances.py, Benchmarks/attachments.sh)."""
 
 
 def pdf(size, salt):
