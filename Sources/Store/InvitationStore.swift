@@ -134,6 +134,23 @@ public enum InvitationStore {
         return invitation
     }
 
+    /// The `/invite/<token>` landing page's preview of the link invitation whose token hashes to
+    /// `tokenHash` (docs/security.md#invitation-previews). The token is a 256-bit link secret, so no
+    /// attempt limit applies and no sign-in is needed: whoever holds the link may read what accepting
+    /// it would show. It answers as an accept by a stranger would: pending → the preview; expired →
+    /// `invitationExpired`; accepted or declined → `invitationAlreadyAccepted`; revoked, unknown, or
+    /// the group deleted → `notFound`. Reads only.
+    public static func preview(tokenHash: [UInt8], at now: Int64, on db: any SQLConnection) throws -> InvitePreview {
+        guard let invitation = try invitation(tokenHash: tokenHash, at: now, on: db), invitation.status != .revoked,
+            let group = try GroupStore.group(id: invitation.groupID, on: db)
+        else { throw DomainError.notFound("invitation") }
+        switch invitation.status {
+        case .pending: return InvitePreview(group, invitedByName: invitation.invitedByName)
+        case .expired: throw DomainError.invitationExpired
+        case .accepted, .declined, .revoked: throw DomainError.invitationAlreadyAccepted
+        }
+    }
+
     /// Accepts: the user becomes a member with the invitation's role (member limit enforced). An email
     /// invitation needs the addressee's account to have verified that address (`emailNotVerified`):
     /// otherwise whoever registers an invited address first could take the invitation — its role

@@ -111,16 +111,94 @@ public enum InviteCodeStore {
     }
 
     /// Joins `user` to the group whose live code hashes to `codeHash` (nil: input that cannot be a
-    /// code). Order: user and IP budgets (429), lookup, lock, expiry/disabled, rejoin rule, then the
-    /// member limit (throws `groupMemberLimit`). Every failure counts against the user and the IP;
-    /// a disabled or expired code's failures also against that code, and its fifth within an hour
-    /// locks it for an hour. A wrong code names no code (only keyed hashes are stored), and a
-    /// rejoin-rule refusal comes from the caller's own past, so neither counts against a code: no
-    /// caller can lock a live code for others (issue 15 #7). Event `member_joined`.
+    /// code). Order: user and IP budgets (429), lookup, lock, expiry/disabled (`usableCode`), rejoin
+    /// rule, then the member limit (throws `groupMemberLimit`). A rejoin-rule refusal comes from the
+    /// caller's own past, so it counts against the caller and the IP only: no caller can lock a live
+    /// code for others (issue 15 #7). Event `member_joined`.
     public static func join(
         codeHash: [UInt8]?, user: User, clientIP: String, at now: Int64, on db: any SQLConnection
     ) throws -> JoinOutcome {
-        let budgets = [(userSubject(user.id), InviteCode.userWindow), (ipSubject(clientIP), InviteCode.ipWindow)]
+        let code: UsableCode
+        switch try usableCode(codeHash: codeHash, userID: user.id, clientIP: clientIP, at: now, on: db) {
+        case .usable(let found): code = found
+        case .invalid(let lockedCode): return .invalid(lockedCode: lockedCode)
+        case .rateLimited(let seconds): return .rateLimited(retryAfterSeconds: seconds)
+        }
+        var group = code.group
+        let previous = try GroupStore.member(groupID: group.id, userID: user.id, on: db)
+        guard
+            previous?.status == .active
+                || GroupRules.mayRejoin(endedMs: previous?.removedAt?.milliseconds, inviteCreatedMs: code.createdMs)
+        else {
+            try record(subjects: budgetSubjects(userID: user.id, clientIP: clientIP), at: now, on: db)
+            return .invalid(lockedCode: false)
+        }
+        if previous?.status == .active { return .alreadyMember(try GroupStore.detail(group, on: db)) }
+        let (_, changes) = try GroupStore.admit(user, to: &group, role: .member, previous: previous, at: now, on: db)
+        try ChangeLog.append(changes, event: .memberJoined, actor: .user(user.id), at: now, on: db)
+        return .joined(try GroupStore.detail(group, on: db))
+    }
+
+    /// What `GET /v1/join/{code}` comes to: the landing page's preview, or the join's own refusals.
+    public enum PreviewOutcome: Sendable, Equatable {
+        /// The code is live: its group's preview.
+        case preview(InvitePreview)
+        /// The same generic answer as a join's; `lockedCode` as in `JoinOutcome.invalid`.
+        case invalid(lockedCode: Bool)
+        /// The caller's (when signed in) or the client IP's failure budget is spent.
+        case rateLimited(retryAfterSeconds: Int)
+    }
+
+    /// The preview of the group whose live code hashes to `codeHash`, for the `/join/<CODE>` landing
+    /// page. It is a join attempt to the attempt limiter (docs/security.md#invite-code-previews): the
+    /// same budgets checked first (the caller's when `userID` is given, the IP's always), the same
+    /// failures recorded against the same subjects (and a disabled or expired code's against that
+    /// code, locking it at the fifth), and one answer for every unusable code — so a preview guesses
+    /// no faster than a join and spends the same budget. A usable code records nothing (a reload of
+    /// the landing page costs nothing) and the rejoin rule is not applied: it is the caller's past,
+    /// which the join itself answers. Writes only attempt records; no change-log event.
+    public static func preview(
+        codeHash: [UInt8]?, userID: String?, clientIP: String, at now: Int64, on db: any SQLConnection
+    ) throws -> PreviewOutcome {
+        switch try usableCode(codeHash: codeHash, userID: userID, clientIP: clientIP, at: now, on: db) {
+        case .usable(let code):
+            return .preview(InvitePreview(code.group, invitedByName: code.creatorName))
+        case .invalid(let lockedCode): return .invalid(lockedCode: lockedCode)
+        case .rateLimited(let seconds): return .rateLimited(retryAfterSeconds: seconds)
+        }
+    }
+
+    /// A live code's group, when it was made, and its maker's display name.
+    struct UsableCode {
+        var group: Group
+        var createdMs: Int64
+        var creatorName: String
+    }
+
+    /// `usableCode`'s answer.
+    enum Lookup {
+        case usable(UsableCode)
+        case invalid(lockedCode: Bool)
+        case rateLimited(Int)
+    }
+
+    /// The per-user (when signed in) and per-IP budget subjects with their windows.
+    static func budgets(userID: String?, clientIP: String) -> [(String, AttemptWindow)] {
+        (userID.map { [(userSubject($0), InviteCode.userWindow)] } ?? []) + [(ipSubject(clientIP), InviteCode.ipWindow)]
+    }
+
+    static func budgetSubjects(userID: String?, clientIP: String) -> [String] {
+        budgets(userID: userID, clientIP: clientIP).map(\.0)
+    }
+
+    /// The shared first half of a join and a preview. Order: user and IP budgets (429), lookup, lock,
+    /// group deleted, expiry/disabled. Every failure counts against the user and the IP; a disabled
+    /// or expired code's failures also against that code, and its fifth within an hour locks it for
+    /// an hour. A wrong code names no code (only keyed hashes are stored), so it counts against no code.
+    static func usableCode(
+        codeHash: [UInt8]?, userID: String?, clientIP: String, at now: Int64, on db: any SQLConnection
+    ) throws -> Lookup {
+        let budgets = budgets(userID: userID, clientIP: clientIP)
         var worst = 0
         for (subject, window) in budgets {
             if case .refused(let seconds) = window.evaluate(
@@ -129,14 +207,16 @@ public enum InviteCodeStore {
                 worst = max(worst, seconds)
             }
         }
-        if worst > 0 { return .rateLimited(retryAfterSeconds: worst) }
+        if worst > 0 { return .rateLimited(worst) }
         let budgetSubjects = budgets.map(\.0)
 
         guard let codeHash,
             let row = try db.queryOne(
                 """
-                SELECT group_id, created_ms, expires_ms, disabled_ms, locked_until_ms FROM invite_codes
-                WHERE code_hash = ?1
+                SELECT c.group_id AS group_id, c.created_ms AS created_ms, c.expires_ms AS expires_ms,
+                       c.disabled_ms AS disabled_ms, c.locked_until_ms AS locked_until_ms, u.display_name AS creator_name
+                FROM invite_codes c LEFT JOIN users u ON u.id = c.created_by
+                WHERE c.code_hash = ?1
                 """, [.blob(codeHash)]),
             let groupID = row.string("group_id"), let created = row.int("created_ms"),
             let expires = row.int("expires_ms")
@@ -148,8 +228,9 @@ public enum InviteCodeStore {
             try record(subjects: budgetSubjects, at: now, on: db)
             return .invalid(lockedCode: false)
         }
-        let previous = try GroupStore.member(groupID: groupID, userID: user.id, on: db)
-        guard var group = try GroupStore.group(id: groupID, on: db), row.int("disabled_ms") == nil, expires > now
+        // A code whose maker is gone is disabled with the account (`revokeGrants`); no name, no code.
+        guard let group = try GroupStore.group(id: groupID, on: db), row.int("disabled_ms") == nil, expires > now,
+            let creatorName = row.string("creator_name")
         else {
             try record(subjects: budgetSubjects + [codeSubject(groupID)], at: now, on: db)
             let codeFailures = try failureTimes(subject: codeSubject(groupID), window: InviteCode.codeWindow, at: now, on: db)
@@ -161,19 +242,7 @@ public enum InviteCodeStore {
                 [.text(groupID), .integer(now + InviteCode.lockMilliseconds)])
             return .invalid(lockedCode: true)
         }
-        // The rejoin rule is about the caller, not the code: it spends the caller's budgets only, so a
-        // removed member holding the live code cannot lock it for newcomers (issue 15 #7).
-        guard
-            previous?.status == .active
-                || GroupRules.mayRejoin(endedMs: previous?.removedAt?.milliseconds, inviteCreatedMs: created)
-        else {
-            try record(subjects: budgetSubjects, at: now, on: db)
-            return .invalid(lockedCode: false)
-        }
-        if previous?.status == .active { return .alreadyMember(try GroupStore.detail(group, on: db)) }
-        let (_, changes) = try GroupStore.admit(user, to: &group, role: .member, previous: previous, at: now, on: db)
-        try ChangeLog.append(changes, event: .memberJoined, actor: .user(user.id), at: now, on: db)
-        return .joined(try GroupStore.detail(group, on: db))
+        return .usable(UsableCode(group: group, createdMs: created, creatorName: creatorName))
     }
 
     // MARK: - Attempt records

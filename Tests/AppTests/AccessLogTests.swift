@@ -69,7 +69,7 @@ struct AccessLogTests {
         #expect(log.contains("/v1/invitations/{ref}/accept"))
     }
 
-    @Test("secrets in paths are masked whatever the status: 405 on an invitation token, 404 on a code")
+    @Test("secrets in paths are masked whatever the status: 405 on an invitation token, 404 and 405 on a code")
     func secretsMaskedOnErrors() async throws {
         let token = "U2VjcmV0TGlua1Rva2VuT25BNDA1UGF0aDQzY2hhcnM"
         let log = try await captureLog { logger, accessLog in
@@ -78,12 +78,15 @@ struct AccessLogTests {
             #expect(await h.send(.get, "/v1/invitations/\(token)/accept", token: t).status == 405)
             #expect(await h.send(.put, "/v1/invitations/\(token)", token: t).status == 405)
             #expect(await h.send(.post, "/join/QWERTY23").status == 404)
-            #expect(await h.send(.post, "/v1/join/ZXCVBN45").status == 404)
+            #expect(await h.send(.post, "/v1/join/ZXCVBN45").status == 405)  // the preview's path: GET only
+            #expect(await h.send(.get, "/v1/join/ASDFGH67").status == 404)  // the preview of an unknown code
             #expect(await h.send(.get, "/v1/invitations/\(token)/accept/extra").status == 404)
         }
         #expect(!log.contains(token))
         #expect(!log.contains("QWERTY23"))
         #expect(!log.contains("ZXCVBN45"))
+        #expect(!log.contains("ASDFGH67"))
+        #expect(log.contains("/v1/join/{code}"))
         #expect(log.contains("/v1/invitations/{ref}/accept"))
         #expect(log.contains("/join/{code}"))
     }

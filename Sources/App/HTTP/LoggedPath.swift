@@ -6,8 +6,8 @@
 /// - `/join/<code>…` → `/join/{code}` (an invite code's landing page, or a mistyped POST)
 /// - `/invite/<token>…` → `/invite/{token}` (a link invitation's landing page)
 /// - `/v1/invitations/<ref>[/rest]` → `/v1/invitations/{ref}[/rest]` (`ref` may be a link token)
-/// - `/v1/join/<anything>` → `/v1/join/{code}` (the API takes the code in the body; a client that
-///   puts it in the path still never has it logged)
+/// - `/v1/join/<anything>` → `/v1/join/{code}` (the landing page's preview, `GET /v1/join/{code}`,
+///   carries the code in the path; a join takes it in the body)
 /// Everything after a masked segment is dropped except the invitation's action (`accept`, `decline`).
 enum LoggedPath {
     static func masked(_ path: Substring) -> Substring {
