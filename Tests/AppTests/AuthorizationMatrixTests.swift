@@ -38,6 +38,7 @@ struct AuthorizationMatrixTests {
             .init("DELETE /v1/groups/{id}/members/{self}", [409, 204, 204, 404, 404, 404, 401]) {
                 await $0.send(.delete, "\($0.group)/members/\($0.actor?.id ?? $0.fixture.member.id)")
             },
+            .init("GET /v1/groups/{id}/activity", [200, 200, 200, 404, 404, 404, 401]) { await $0.send(.get, "\($0.group)/activity") },
             .init("POST /v1/groups/{id}/invite-code", [201, 201, 403, 404, 404, 404, 401]) {
                 await $0.send(.post, "\($0.group)/invite-code")
             },
@@ -46,6 +47,15 @@ struct AuthorizationMatrixTests {
             },
             .init("POST /v1/join", [200, 200, 200, 404, 404, 200, 401], errors: [404: "INVITE_CODE_INVALID"]) {
                 await $0.send(.post, "/v1/join", json: #"{"code":"\#($0.fixture.code)"}"#)
+            },
+            // The landing page's preview: anyone holding the live code, signed in or not (the rejoin rule
+            // is the join's to answer); a rotated-away code is the join's 404 for everyone.
+            .init("GET /v1/join/{code}", [200, 200, 200, 200, 200, 200, 200]) {
+                await $0.send(.get, "/v1/join/\($0.fixture.code)")
+            },
+            .init("GET /v1/join/{old code}", [404, 404, 404, 404, 404, 404, 404], errors: [404: "INVITE_CODE_INVALID"]) { c in
+                _ = try await c.h.inviteCode(c.fixture.groupID, token: c.fixture.owner.token)
+                return await c.send(.get, "/v1/join/\(c.fixture.code)")
             },
             .init("POST /v1/groups/{id}/invitations", [201, 201, 403, 404, 404, 404, 401]) {
                 await $0.send(.post, "\($0.group)/invitations", json: #"{"role":"member"}"#)
@@ -59,6 +69,19 @@ struct AuthorizationMatrixTests {
                     201, .post, "\(c.group)/invitations", json: #"{"role":"member"}"#, token: c.fixture.owner.token)
                 let link = try #require(created.json["token"] as? String)
                 return await c.send(.post, "/v1/invitations/\(link)/accept")
+            },
+            // A link invitation's preview: whoever holds the token; by id it is nobody's.
+            .init("GET /v1/invitations/{token}", [200, 200, 200, 200, 200, 200, 200]) { c in
+                let created = try await c.h.expect(
+                    201, .post, "\(c.group)/invitations", json: #"{"role":"member"}"#, token: c.fixture.owner.token)
+                let link = try #require(created.json["token"] as? String)
+                return await c.send(.get, "/v1/invitations/\(link)")
+            },
+            .init("GET /v1/invitations/{id}", [404, 404, 404, 404, 404, 404, 404]) { c in
+                let created = try await c.h.expect(
+                    201, .post, "\(c.group)/invitations", json: #"{"role":"member"}"#, token: c.fixture.owner.token)
+                let id = try #require(created.object("invitation")?["id"] as? String)
+                return await c.send(.get, "/v1/invitations/\(id)")
             },
             .init("POST /v1/invitations/{id}/decline", [404, 404, 404, 404, 404, 200, 401]) { c in
                 let created = try await c.h.expect(

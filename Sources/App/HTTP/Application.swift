@@ -44,6 +44,8 @@ public final class Application: HTTPResponder {
         SignInProviderRoutes.register(in: &router, services: services)
         GroupRoutes.register(in: &router, services: services)
         InviteCodeRoutes.register(in: &router, services: services)
+        LandingPreviewRoutes.register(in: &router, services: services)
+        GroupActivityRoutes.register(in: &router, services: services)
         GroupInvitationRoutes.register(in: &router, services: services)
         SharedAlarmRoutes.register(in: &router, services: services)
         AttachmentRoutes.register(in: &router, services: services)

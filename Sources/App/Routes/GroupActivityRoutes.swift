@@ -1,0 +1,99 @@
+import Domain
+import Realtime
+import SQLite
+import Storage
+import Store
+import Wire
+
+/// `GET /v1/groups/{id}/activity`: a group's history for its members, from the change log
+/// (docs/api.md#group-activity). Each event is shaped like the realtime `change` message of its batch
+/// (`event`, `changes` with `kind`, `op`, `id`, `doc`, `reason`) plus `seq`, `at` and `actor`, so a
+/// client tells both in the same words.
+enum GroupActivityRoutes {
+    /// Largest page.
+    static let maxLimit = 100
+    /// Page size when `limit` is absent.
+    static let defaultLimit = 50
+
+    static func register(in router: inout Router<Handler>, services: Services) {
+        router.add(.get, "/v1/groups/{id}/activity", .async { request in try await activity(request, services) })
+    }
+
+    /// `?before=<seq>` (a page's `next_before`; absent: the newest) and `?limit=1…100` (default 50).
+    struct Query {
+        var before: Int64?
+        var limit = GroupActivityRoutes.defaultLimit
+
+        init(_ request: Request) throws(DomainError) {
+            guard let query = request.http.head.query else { return }
+            for pair in query.split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let value = parts.count == 2 ? String(parts[1]) : ""
+                switch parts.first {
+                case "limit":
+                    guard let n = Int(value), (1...GroupActivityRoutes.maxLimit).contains(n) else {
+                        throw .invalidField(field: "limit", message: "limit must be an integer from 1 to \(GroupActivityRoutes.maxLimit)")
+                    }
+                    limit = n
+                case "before":
+                    guard !value.isEmpty else { continue }  // `before=` is the first page
+                    guard let n = Int64(value), n > 0 else {
+                        throw .invalidField(field: "before", message: "before must be a positive integer (a page's next_before)")
+                    }
+                    before = n
+                default:
+                    continue
+                }
+            }
+        }
+    }
+
+    static func activity(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let (userID, groupID) = try await services.groupCaller(request)
+        let query = try Query(request)
+        let page = try await services.database.read { db in
+            try GroupActivity.page(groupID: groupID, userID: userID, before: query.before, limit: query.limit, on: db)
+        }
+        return HTTPResponse(status: .ok, headers: ["Content-Type": JSONText.contentType], body: encode(page))
+    }
+
+    /// `{"events":[{"seq":S,"at":T,"actor":A,"event":E,"changes":[{"kind":K,"op":O,"id":I[,"doc":D][,"reason":R]},…]},…],
+    /// "next_before":N|null}` — documents embedded verbatim, as the realtime feed sends them.
+    static func encode(_ page: GroupActivity.Page) -> [UInt8] {
+        var out = Array(#"{"events":["#.utf8)
+        for (index, batch) in page.batches.enumerated() {
+            if index > 0 { out.append(0x2C) }
+            out += Array(#"{"seq":\#(batch.batch),"at":"#.utf8)
+            JSONString.append(Timestamp.format(batch.atMilliseconds).utf8, to: &out)
+            out += Array(#","actor":"#.utf8)
+            JSONString.append(batch.actor.utf8, to: &out)
+            out += Array(#","event":"#.utf8)
+            JSONString.append(batch.event.rawValue.utf8, to: &out)
+            out += Array(#","changes":["#.utf8)
+            for (rowIndex, row) in batch.rows.enumerated() {
+                let change = row.change
+                if rowIndex > 0 { out.append(0x2C) }
+                out += Array(#"{"kind":"#.utf8)
+                JSONString.append(change.kind.rawValue.utf8, to: &out)
+                out += Array(#","op":"#.utf8)
+                JSONString.append(change.op.rawValue.utf8, to: &out)
+                out += Array(#","id":"#.utf8)
+                JSONString.append(change.entityID.utf8, to: &out)
+                if let document = change.document {
+                    out += Array(#","doc":"#.utf8)
+                    out += document
+                }
+                if let reason = RemovalReason.forChange(event: batch.event, kind: change.kind, op: change.op) {
+                    out += Array(#","reason":"#.utf8)
+                    JSONString.append(reason.rawValue.utf8, to: &out)
+                }
+                out.append(0x7D)
+            }
+            out += Array("]}".utf8)
+        }
+        out += Array(#"],"next_before":"#.utf8)
+        out += Array((page.nextBefore.map { String($0) } ?? "null").utf8)
+        out.append(0x7D)
+        return out
+    }
+}
