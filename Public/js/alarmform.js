@@ -3,7 +3,7 @@
 // without the group's parts. Builds the API body; the caller sends it. Also the time-zone picker that
 // the settings page shares.
 
-import { h, field, uid } from './dom.js';
+import { h, field, uid, GROUP_ICONS } from './dom.js';
 import { SCHEDULE_KINDS, WEEKDAYS, MONTHS, WEEK_OF_MONTH, allZones, canonicalZone, myZone, pad2, timeText } from './schedule.js';
 
 const MAX_TIMES = 6;
@@ -137,6 +137,18 @@ export function alarmForm({ alarm, members = [], personal = false, zone: default
       return h('span', { class: 'check' }, h('input', { type: 'radio', id, name: ruleName, value: v, checked: rule === v }), h('label', { for: id }, label));
     }));
   const grace = numberInput('grace_minutes', a.grace_minutes || 1440, 1, 10080);
+  // The lead window: how long before its time an occurrence may be answered (docs/api.md#shared-alarm-controls).
+  const lead = numberInput('answer_lead_minutes', a.answer_lead_minutes ?? 1440, 0, 10080);
+  // The alarm's own colour and icon (shown on its card, on My tasks and My alarms).
+  const color = h('input', { type: 'color', name: 'color_tag', id: uid('col'), value: (a.color_tag || '#0B57D0').toLowerCase() });
+  const noColor = h('input', { type: 'checkbox', id: uid('nocol'), checked: !a.color_tag });
+  const icon = h('select', { name: 'icon_name' }, h('option', { value: '' }, 'None'),
+    Object.entries(GROUP_ICONS).map(([v, [emoji, label]]) => h('option', { value: v, selected: a.icon_name === v }, `${emoji} ${label}`)),
+    a.icon_name && !GROUP_ICONS[a.icon_name] ? h('option', { value: a.icon_name, selected: true }, a.icon_name) : null);
+  const looks = h('fieldset', { class: 'looks' }, h('legend', {}, 'Colour and icon'),
+    h('div', { class: 'field' }, h('label', { for: color.id }, 'Colour'), color,
+      h('span', { class: 'check' }, noColor, h('label', { for: noColor.id }, 'No colour'))),
+    field('Icon', icon));
 
   const error = h('p', { class: 'error', role: 'alert' });
   const submit = h('button', { type: 'submit' }, alarm ? 'Save changes' : 'Create alarm');
@@ -149,7 +161,9 @@ export function alarmForm({ alarm, members = [], personal = false, zone: default
     h('div', { class: 'field' }, h('span', { class: 'label' }, 'At'), timesList, addTimeButton),
     zonePick.element,
     personal ? h('span', { class: 'check' }, enabled, h('label', { for: enabled.id }, 'On (rings at its times)')) : [assignees, rules,
+      field('Answers open (minutes before its time)', lead, 'Mark done is possible this long before; 1440 = one day, 0 = only from its time.'),
       field('Counts as missed after (minutes)', grace, 'An answer is still possible until then; 1440 = one day.')],
+    looks,
     error, h('div', { class: 'actions' }, submit, h('button', { type: 'button', class: 'secondary', onclick: onCancel }, 'Cancel')));
   showKind();
 
@@ -221,6 +235,7 @@ export function alarmForm({ alarm, members = [], personal = false, zone: default
         times_of_day: times.map((t) => ({ hour: Number(t.slice(0, 2)), minute: Number(t.slice(3, 5)) })),
         timezone: zone.value,
         is_enabled: enabled.checked,
+        ...looksBody(),
       };
     }
     return {
@@ -232,7 +247,13 @@ export function alarmForm({ alarm, members = [], personal = false, zone: default
       assigned_to_uids: [...assignees.querySelectorAll('input:checked')].map((c) => c.value),
       completion_rule: rules.querySelector('input:checked').value,
       grace_minutes: Number.parseInt(grace.value, 10),
+      answer_lead_minutes: Number.parseInt(lead.value, 10),
+      ...looksBody(),
     };
+  }
+
+  function looksBody() {
+    return { color_tag: noColor.checked ? null : color.value.toUpperCase(), icon_name: icon.value || null };
   }
 
   return form;

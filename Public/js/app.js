@@ -528,14 +528,48 @@ async function answerInvitation(inv, action) {
   }
 }
 
-/** /join/<CODE> and /invite/<token>: what this link does, then sign in or register, then join. */
-function landing({ kind, value }) {
+/** Words for a landing page's refusal: the join's own, or the preview's (the same codes). */
+function landingRefusal(e) {
+  return e.code === 'CA031' ? 'This invite code does not work: it may have expired, been replaced or disabled. Ask for a new link.'
+    : e.code === 'CA004' ? 'This invitation has expired. Ask for a new one.'
+      : e.code === 'CA005' ? 'This invitation has already been used.'
+        : e.code === 'CA003' ? 'This group is full.'
+          : e.status === 404 ? 'This invitation link does not work: it may have been revoked. Ask for a new one.' : e.message;
+}
+
+/** "3 members" / "1 member". */
+function memberCount(n) { return `${n} member${n === 1 ? '' : 's'}`; }
+
+/** /join/<CODE> and /invite/<token>: who invited you to which group (the server's preview: name, colour,
+ *  icon, member count, inviter — `GET /v1/join/{code}` is a join attempt to the server's limiter, so the
+ *  page asks once), then sign in or register, then join. A code or link that does not work says so and
+ *  offers no form. */
+async function landing({ kind, value }) {
   const code = kind === 'join' ? value.toUpperCase() : null;
-  const heading = h('h1', {}, kind === 'join' ? 'Join a group on Chronir' : 'You have been invited to a group');
-  const explain = h('p', { class: 'lead' }, kind === 'join'
-    ? ['Someone shared an invite code with you: ', h('strong', { class: 'code' }, code),
-      '. Joining makes you a member of their group: you will see its shared alarms (rent, chores, checks…), who is assigned to each, and who has done what — and others will see your answers.']
-    : 'Someone invited you with a personal link. Accepting makes you a member of their group: you will see its shared alarms, who is assigned to each, and who has done what — and others will see your answers. The link works once.');
+  const pagePath = location.pathname;
+  let preview = null;
+  let refusal = null;
+  try {
+    preview = await api('GET', kind === 'join' ? `/v1/join/${enc(code)}` : `/v1/invitations/${enc(value)}`);
+  } catch (e) {
+    // A network failure or a stale session keeps the generic words; a refusal is the answer.
+    if (e.status !== 0 && e.status !== 401) refusal = landingRefusal(e);
+  }
+  if (location.pathname !== pagePath) return; // the user moved on while the preview was on its way
+  const heading = h('h1', {}, preview
+    ? [groupBadge({ color_tag: preview.color_tag, icon_name: preview.icon_name }), `${preview.invited_by_name} invited you to join ${preview.group_name}`]
+    : kind === 'join' ? 'Join a group on Chronir' : 'You have been invited to a group');
+  const facts = preview ? h('p', { class: 'lead', id: 'landing-facts' }, `${preview.group_name} has ${memberCount(preview.member_count)} on Chronir.`) : null;
+  if (refusal) {
+    replace(main, heading, h('p', { class: 'error', role: 'alert', id: 'landing-refused' }, refusal),
+      h('p', {}, h('a', { href: '/' }, session.active ? 'Back to my groups' : 'Go to Chronir')));
+    focusHeading();
+    return;
+  }
+  const explain = h('p', {}, kind === 'join'
+    ? ['The invite code is ', h('strong', { class: 'code' }, code),
+      '. Joining makes you a member of the group: you will see its shared alarms (rent, chores, checks…), who is assigned to each, and who has done what — and others will see your answers.']
+    : 'This is a personal link. Accepting makes you a member of the group: you will see its shared alarms, who is assigned to each, and who has done what — and others will see your answers. The link works once.');
   const status = h('p', { class: 'error', role: 'alert' });
   const doJoin = async () => {
     status.textContent = '';
@@ -546,14 +580,11 @@ function landing({ kind, value }) {
       flash(`You joined ${result.group.name}.`, 'ok');
       navigate(`/groups/${enc(result.group.id)}`, { replaceState: true });
     } catch (e) {
-      status.textContent = e.code === 'CA031' ? 'This invite code does not work: it may have expired, been replaced or disabled. Ask for a new link.'
-        : e.code === 'CA004' ? 'This invitation has expired. Ask for a new one.'
-          : e.code === 'CA005' ? 'This invitation has already been used.'
-            : e.code === 'CA003' ? 'This group is full.' : e.message;
+      status.textContent = landingRefusal(e);
     }
   };
   const showJoin = () => {
-    replace(main, heading, explain,
+    replace(main, heading, facts, explain,
       h('p', {}, `You are signed in as ${state.me ? `${state.me.display_name} (${state.me.email})` : 'yourself'}.`),
       status,
       h('p', { class: 'actions' }, h('button', { type: 'button', id: 'join-button', onclick: doJoin }, kind === 'join' ? 'Join the group' : 'Accept the invitation'),
@@ -570,7 +601,7 @@ function landing({ kind, value }) {
         : ['New here? ', h('button', { type: 'button', class: 'link', onclick: () => { mode = 'register'; draw(); } }, 'Create an account instead')]));
   };
   draw();
-  replace(main, heading, explain, h('h2', {}, 'First, sign in or create an account'), box);
+  replace(main, heading, facts, explain, h('h2', {}, 'First, sign in or create an account'), box);
   focusHeading();
 }
 

@@ -74,3 +74,28 @@ export function flashChanged(el) {
   el.classList.add('changed');
   setTimeout(() => el.classList.remove('changed'), 2500);
 }
+
+/** The icons a group or an alarm may carry (`icon_name`, a symbol name the apps share) and how the web
+ *  client shows them. */
+export const GROUP_ICONS = {
+  house: ['🏠', 'Home'], briefcase: ['💼', 'Work'], 'person.3': ['👥', 'People'], cart: ['🛒', 'Shopping'],
+  car: ['🚗', 'Car'], leaf: ['🌿', 'Garden'], pawprint: ['🐾', 'Pets'], wrench: ['🔧', 'Repairs'],
+  heart: ['❤️', 'Health'], book: ['📚', 'School'],
+};
+
+/** A colour-and-icon badge (`color_tag`, `icon_name` of a group or an alarm) before a name; decoration
+ *  (the name says it all), null when there is neither. An icon name the web client does not know shows
+ *  the colour alone. */
+function badge(doc, cls) {
+  if (!doc.color_tag && !doc.icon_name) return null;
+  const el = h('span', { class: cls, 'aria-hidden': 'true' }, GROUP_ICONS[doc.icon_name] ? GROUP_ICONS[doc.icon_name][0] : '');
+  if (doc.color_tag) el.style.setProperty('--group-color', doc.color_tag);
+  else el.classList.add('no-color');
+  return el;
+}
+
+/** A group's colour and icon before its name. */
+export function groupBadge(g) { return badge(g, 'group-badge'); }
+
+/** An alarm's own colour and icon before its title (the same look, a little smaller). */
+export function alarmBadge(a) { return badge(a, 'group-badge alarm-badge'); }

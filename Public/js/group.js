@@ -3,12 +3,18 @@
 
 import { enc } from './api.js';
 import { Attachments } from './attachments.js';
-import { h, replace, field, flashChanged, pauseForOffline } from './dom.js';
+import { h, replace, field, flashChanged, pauseForOffline, GROUP_ICONS, groupBadge, alarmBadge } from './dom.js';
+
+export { GROUP_ICONS, groupBadge };
 import { alarmForm } from './alarmform.js';
-import { scheduleInWords, whenIn, myZone, shortWhen, sameWallTime, relativeTime, occurrenceState } from './schedule.js';
+import { scheduleInWords, whenIn, myZone, shortWhen, sameWallTime, relativeTime, occurrenceState, isPaused, leadWords, startOfDayIn, pad2 } from './schedule.js';
 
 const RECENT_LIMIT = 50;
 const HISTORY_PAGE = 20;
+/** Activity lines shown at first, and added by each "Show earlier activity". */
+const ACTIVITY_SHOWN = 15;
+/** Events asked for per page of GET …/activity. */
+const ACTIVITY_PAGE = 50;
 const ROLE_RANK = { owner: 3, admin: 2, member: 1 };
 
 const REVOKED_TEXT = {
@@ -31,9 +37,15 @@ export class GroupPage {
     this.alarms = new Map();
     this.completions = [];
     this.events = []; // what happened while the page was open, in words: {at, text}
+    // What happened before, from GET …/activity (since I joined): raw events newest first, up to the
+    // snapshot's seq (later ones arrive live), the next page's cursor, and how many activity lines show.
+    this.past = { raw: [], lines: [], next: null, bound: 0, loading: false, shown: ACTIVITY_SHOWN };
     this.history = new Map(); // alarm id → completions (newest first) once its history is opened
     this.openHistory = new Set();
     this.openCards = new Set(); // alarm ids whose card shows its details
+    // Alarm id → the alarm before my own control change, until that change arrives live: my page has the
+    // new alarm from the answer first, and the activity line needs the old one (paused, resumed…).
+    this.editedBefore = new Map();
     // Photos and files of the alarms (in their details) and of the answers (in the activity list).
     this.attachments = new Attachments({
       api: (method, path) => this.ctx.api(method, path),
@@ -103,6 +115,11 @@ export class GroupPage {
     this.completions = d.recent_completions || [];
     for (const c of this.completions) this.attachments.fromDocument('shared_completion', { ...c, attachments: c.attachments || [] });
     if (msg.presence) this.presence = new Set(msg.presence);
+    // The history up to this snapshot comes from the server; what follows arrives live (a reset
+    // snapshot starts both again: what was missed meanwhile is in the history).
+    this.events = [];
+    this.past = { raw: [], lines: [], next: null, bound: msg.seq || 0, loading: false, shown: first ? ACTIVITY_SHOWN : this.past.shown };
+    this.loadActivity();
     this.render();
     if (first) {
       const heading = this.ctx.main.querySelector('h1');
@@ -118,6 +135,7 @@ export class GroupPage {
 
   change(msg) {
     const said = this.describe(msg);
+    for (const c of msg.changes) if (c.kind === 'shared_alarm') this.editedBefore.delete(c.id);
     if (said) {
       this.events.unshift({ at: new Date().toISOString(), text: said });
       this.events.length = Math.min(this.events.length, RECENT_LIMIT);
@@ -172,13 +190,18 @@ export class GroupPage {
     this.render(touched);
   }
 
-  /** A change batch in plain words for the activity feed (before it is applied: the names are still known), or null. */
-  describe(msg) {
+  /** A change batch in plain words for the activity feed (before it is applied: the names are still
+   *  known), or null. `past` tells a batch from the history: the group's name before it (null: not
+   *  known) and each alarm as the older batches left it. */
+  describe(msg, past = null) {
     const of = (kind) => msg.changes.find((c) => c.kind === kind);
     const member = of('member');
     const who = member ? (member.doc && member.doc.display_name) || this.name(member.doc ? member.doc.user_id : String(member.id).split(':').pop()) : 'Someone';
     const alarm = of('shared_alarm');
-    const title = alarm ? `“${(alarm.doc && alarm.doc.title) || (this.alarms.get(alarm.id) || {}).title || 'an alarm'}”` : 'an alarm';
+    // The alarm as it was before this batch: the page's own copy (live), or the history's (past).
+    const before = alarm ? (past ? past.alarms.get(alarm.id) : this.editedBefore.get(alarm.id) || this.alarms.get(alarm.id)) : null;
+    const title = alarm ? `“${(alarm.doc && alarm.doc.title) || (before && before.title) || 'an alarm'}”` : 'an alarm';
+    const nameBefore = past ? past.name : this.group && this.group.name;
     switch (msg.event) {
       case 'member_joined': case 'invitation_accepted': return `${who} joined the group`;
       case 'member_left': return `${who} left the group`;
@@ -190,14 +213,66 @@ export class GroupPage {
       }
       case 'group_updated': {
         const g = of('group');
-        return g && g.doc && this.group && g.doc.name !== this.group.name ? `The group was renamed “${g.doc.name}”` : 'The group’s details were changed';
+        return g && g.doc && nameBefore && g.doc.name !== nameBefore ? `The group was renamed “${g.doc.name}”` : 'The group’s details were changed';
       }
       case 'shared_alarm_created': return `${title} was created`;
-      case 'shared_alarm_updated': return `${title} was edited`;
+      case 'shared_alarm_updated': return `${title} ${this.alarmEdit(alarm && alarm.doc, before)}`;
       case 'shared_alarm_deleted': return `${title} was deleted`;
       case 'missed_alarm_followup': return `${title} was missed`;
       default: return null;
     }
+  }
+
+  /** What an edit of a shared alarm did, in words: switched off or on, paused or resumed (the controls),
+   *  else edited. `before` is the alarm before it, when known. */
+  alarmEdit(doc, before) {
+    if (!doc) return 'was edited';
+    const wasOff = before ? before.is_enabled === false : null;
+    if (doc.is_enabled === false && wasOff === false) return 'was switched off';
+    if (doc.is_enabled !== false && wasOff === true) return 'was switched on';
+    const pauseBefore = before ? before.paused_until || null : undefined;
+    if (doc.paused_until && pauseBefore !== undefined && doc.paused_until !== pauseBefore) return `was paused until ${shortWhen(doc.paused_until)}`;
+    if (!doc.paused_until && pauseBefore) return 'was resumed';
+    return 'was edited';
+  }
+
+  /** Fetches the next page of the group's history (GET …/activity: since I joined, newest first) and
+   *  tells it in words, oldest first so each rename knows the name before it. */
+  async loadActivity() {
+    const past = this.past;
+    if (past.loading || this.offline) return;
+    past.loading = true;
+    try {
+      const q = new URLSearchParams({ limit: String(ACTIVITY_PAGE) });
+      if (past.next) q.set('before', String(past.next));
+      const page = await this.ctx.api('GET', `/v1/groups/${enc(this.groupId)}/activity?${q}`);
+      if (this.closed || past !== this.past) return;
+      past.raw.push(...page.events.filter((e) => !past.bound || e.seq <= past.bound));
+      past.next = page.next_before;
+      const known = { name: null, alarms: new Map() };
+      const lines = [];
+      for (const e of [...past.raw].reverse()) {
+        const text = this.describe(e, known);
+        if (text) lines.push({ at: e.at, text, past: true });
+        for (const c of e.changes) {
+          if (c.kind === 'group' && c.doc) known.name = c.doc.name;
+          if (c.kind === 'shared_alarm' && c.doc) known.alarms.set(c.id, c.doc);
+        }
+      }
+      past.lines = lines.reverse();
+    } catch (e) {
+      if (!this.closed && past === this.past) this.ctx.flash(`The group's earlier activity could not be loaded: ${e.message}`, 'error');
+    } finally {
+      past.loading = false;
+    }
+    if (!this.closed && past === this.past) this.render(['activity']);
+  }
+
+  /** "Show earlier activity": more lines; when the loaded ones run out, the next page first. */
+  async showEarlierActivity() {
+    this.past.shown += ACTIVITY_SHOWN;
+    if (this.activityItems().length < this.past.shown && this.past.next) await this.loadActivity();
+    else this.render(['activity']);
   }
 
   revoked(msg) {
@@ -345,6 +420,9 @@ export class GroupPage {
     } else if (occ && answered.has(meId)) {
       answerPart.push(h('p', { class: 'meta' }, 'You have answered this occurrence.'));
     }
+    const off = a.is_enabled === false;
+    const paused = !off && isPaused(a);
+    const lead = leadWords(a.answer_lead_minutes);
     const tools = [];
     if (this.canManage) tools.push(h('button', { type: 'button', class: 'secondary small', 'data-key': `edit-${a.id}`, onclick: () => this.edit(a.id) }, 'Edit'));
     if (this.myRole === 'owner' || a.created_by_uid === meId) {
@@ -372,25 +450,64 @@ export class GroupPage {
             : 'No further dates (the schedule has ended)')),
         h('li', {}, h('span', { class: 'fact' }, 'Assigned'), ' ', h('span', {}, assignees)),
         h('li', {}, h('span', { class: 'fact' }, 'Rule'), ' ', h('span', {}, ruleText)),
+        h('li', { class: 'fact-lead' }, h('span', { class: 'fact' }, 'Answers open'), ' ', h('span', {}, lead ? `${lead} before its time` : 'at its time')),
+        paused ? h('li', { class: 'fact-paused' }, h('span', { class: 'fact' }, 'Paused'), ' ', h('span', {}, `until ${whenIn(a.paused_until, mine)}: nothing rings or is due before then`)) : null,
         a.last_completed_at ? h('li', {}, h('span', { class: 'fact' }, 'Last done'), ' ', h('span', {}, shortWhen(a.last_completed_at))) : null),
       progress,
       previous,
       answerPart,
+      this.canManage ? this.controlsPart(a, off, paused) : null,
       this.attachments.part(this.alarmOwner(a)),
       h('div', { class: 'card-foot' }, tools.length ? h('div', { class: 'actions tools' }, tools) : null, history));
     const toggle = h('button', { type: 'button', class: 'secondary small disclosure', 'data-key': `more-${a.id}`, 'data-local': true,
       'aria-expanded': String(open), 'aria-controls': detailsId, 'aria-label': `Details of “${a.title}”` }, open ? 'Less' : 'Details');
     toggle.addEventListener('click', () => this.toggleCard(a.id, !this.openCards.has(a.id)));
 
-    const status = st
-      ? [h('span', { class: `state state-${st.state}` }, st.text), h('span', { class: 'count' }, ` · ${answered.size} of ${required.length} answered`)]
-      : h('span', { class: 'state' }, a.next_fire_at ? `Next ${relativeTime(a.next_fire_at)}` : 'No further dates');
+    let status;
+    if (off) status = h('span', { class: 'state state-off' }, 'Switched off');
+    else if (st) {
+      status = [h('span', { class: `state state-${st.state}` }, st.text), h('span', { class: 'count' }, ` · ${answered.size} of ${required.length} answered`),
+        paused ? h('span', { class: 'paused' }, ` · paused until ${shortWhen(a.paused_until)}`) : null];
+    } else status = h('span', { class: 'state' }, a.next_fire_at ? `Next ${relativeTime(a.next_fire_at)}` : 'No further dates');
     return h('li', { class: `card alarm${open ? ' open' : ''}`, id: `alarm-${a.id}`, dataset: { nextFire: a.next_fire_at || '', state: st ? st.state : 'none' } },
       h('div', { class: 'alarm-row' },
         check,
-        h('div', { class: 'alarm-summary' }, h('h3', { class: 'alarm-title' }, a.title), h('p', { class: 'alarm-status' }, status, mySay)),
+        h('div', { class: 'alarm-summary' }, h('h3', { class: 'alarm-title' }, alarmBadge(a), a.title), h('p', { class: 'alarm-status' }, status, off ? null : mySay)),
         toggle),
       details);
+  }
+
+  /** The owner's and admins' switches on a card (docs/api.md#shared-alarm-controls): pause until the
+   *  start of a chosen day in the alarm's zone, or resume now; switch off (two presses) or on again. */
+  controlsPart(a, off, paused) {
+    const set = (body, what) => this.run(async () => {
+      const saved = await this.ctx.api('PATCH', `/v1/groups/${enc(this.groupId)}/alarms/${enc(a.id)}`, body);
+      const prev = this.alarms.get(saved.id);
+      if (prev && prev.version < saved.version) this.editedBefore.set(saved.id, prev); // the change is still on its way
+      this.alarms.set(saved.id, saved);
+      this.render([`alarm-${saved.id}`]);
+      this.ctx.flash(`${what}: ${saved.title}.`, 'ok');
+    });
+    if (off) {
+      return h('div', { class: 'controls' }, h('p', { class: 'meta' }, 'Switched off: it does not ring, and nothing is due or missed.'),
+        h('button', { type: 'button', class: 'secondary small', 'data-key': `enable-${a.id}`, onclick: () => set({ is_enabled: true }, 'Switched on') }, 'Switch on'));
+    }
+    const off2 = confirmButton(`Switch off “${a.title}”`, 'Switch off', `disable-${a.id}`, () => set({ is_enabled: false }, 'Switched off'));
+    if (paused) {
+      return h('div', { class: 'controls actions' },
+        h('button', { type: 'button', class: 'secondary small', 'data-key': `resume-${a.id}`, onclick: () => set({ paused_until: null }, 'Resumed') }, 'Resume now'), off2);
+    }
+    const tomorrow = new Date(Date.now() + 86_400_000);
+    const min = `${tomorrow.getFullYear()}-${pad2(tomorrow.getMonth() + 1)}-${pad2(tomorrow.getDate())}`;
+    const dateId = `pause-date-${a.id}`;
+    const date = h('input', { type: 'date', id: dateId, 'data-key': dateId, min, required: true });
+    const pause = () => {
+      if (!date.value) { this.ctx.flash('Pick the day the alarm starts again.', 'error'); date.focus(); return; }
+      set({ paused_until: startOfDayIn(date.value, a.timezone) }, 'Paused');
+    };
+    return h('div', { class: 'controls' },
+      h('div', { class: 'field pause-field' }, h('label', { for: dateId }, `Pause until (the start of that day, ${a.timezone})`), date),
+      h('div', { class: 'actions' }, h('button', { type: 'button', class: 'secondary small', 'data-key': `pause-${a.id}`, onclick: pause }, 'Pause'), off2));
   }
 
   /** Opens or closes an alarm card's details in place (no re-render: focus stays on the button). */
@@ -515,18 +632,29 @@ export class GroupPage {
   }
 
   /** Answers (from the snapshot and live) and, since the page opened, every other event in words; newest first. */
-  activitySection() {
-    const items = [
+  /** The activity lines, newest first: recent answers (the snapshot's and live), and events — live,
+   *  and from the history. */
+  activityItems() {
+    return [
       ...this.completions.map((c) => ({ at: c.completed_at, line: () => {
         const alarm = this.alarms.get(c.shared_alarm_id);
         return completionLine(c, alarm ? alarm.title : null, this.attachments.part(this.completionOwner(c, alarm ? alarm.title : null), { compact: true }));
       } })),
-      ...this.events.map((e) => ({ at: e.at, line: () => h('li', { class: 'event' }, e.text, ' ',
+      ...[...this.events, ...this.past.lines].map((e) => ({ at: e.at, line: () => h('li', { class: e.past ? 'event past' : 'event' }, e.text, ' ',
         h('span', { class: 'meta' }, '· ', h('time', { datetime: e.at, title: shortWhen(e.at) }, relativeTime(e.at) === 'now' ? 'just now' : relativeTime(e.at)))) })),
-    ].sort((x, y) => y.at.localeCompare(x.at)).slice(0, 15);
+    ].sort((x, y) => y.at.localeCompare(x.at));
+  }
+
+  activitySection() {
+    const all = this.activityItems();
+    const items = all.slice(0, this.past.shown);
+    const more = all.length > items.length || Boolean(this.past.next);
     return h('section', { 'aria-labelledby': 'activity-h' },
       h('h2', { id: 'activity-h' }, 'Recent activity'),
-      items.length ? h('ol', { class: 'log', id: 'activity' }, items.map((x) => x.line())) : h('p', { class: 'empty' }, 'Nothing yet.'));
+      items.length ? h('ol', { class: 'log', id: 'activity' }, items.map((x) => x.line()))
+        : h('p', { class: 'empty' }, this.past.loading ? 'Loading…' : 'Nothing yet.'),
+      more ? h('p', {}, h('button', { type: 'button', class: 'secondary small', id: 'activity-more', 'data-key': 'activity-more',
+        disabled: this.past.loading, onclick: () => this.showEarlierActivity() }, 'Show earlier activity')) : null);
   }
 
   leaveSection() {
@@ -834,21 +962,6 @@ export function queuedAnswer(groupId, alarm, status, note = '') {
 /** A refused answer in words (CA033: the occurrence closed meanwhile). */
 export function answerErrorText(e) {
   return e.code === 'CA033' ? 'That occurrence has already closed; the alarm shows the current one.' : e.message;
-}
-
-export const GROUP_ICONS = {
-  house: ['🏠', 'Home'], briefcase: ['💼', 'Work'], 'person.3': ['👥', 'People'], cart: ['🛒', 'Shopping'],
-  car: ['🚗', 'Car'], leaf: ['🌿', 'Garden'], pawprint: ['🐾', 'Pets'], wrench: ['🔧', 'Repairs'],
-  heart: ['❤️', 'Health'], book: ['📚', 'School'],
-};
-
-/** A group's colour and icon before its name (decoration: the name says it all). */
-export function groupBadge(g) {
-  if (!g.color_tag && !g.icon_name) return null;
-  const badge = h('span', { class: 'group-badge', 'aria-hidden': 'true' }, GROUP_ICONS[g.icon_name] ? GROUP_ICONS[g.icon_name][0] : '');
-  if (g.color_tag) badge.style.setProperty('--group-color', g.color_tag);
-  else badge.classList.add('no-color');
-  return badge;
 }
 
 /** A member's initials in a coloured circle (decoration beside the name; the colour follows the id). */

@@ -7,7 +7,7 @@
 
 import { enc } from './api.js';
 import { Attachments } from './attachments.js';
-import { h, replace, flashChanged, syncSwitch } from './dom.js';
+import { h, replace, flashChanged, syncSwitch, alarmBadge } from './dom.js';
 import { alarmForm } from './alarmform.js';
 import { confirmButton } from './group.js';
 import { scheduleInWords, whenIn, relativeTime } from './schedule.js';
@@ -99,7 +99,7 @@ export function myAlarmsPage(ctx) {
     toggle.setAttribute('aria-label', `“${a.title}” rings (on or off)`);
     return h('li', { class: `card alarm personal${a.is_enabled === false ? ' off' : ''}`, id: `personal-${a.id}` },
       h('div', { class: 'alarm-line' },
-        h('h2', { class: 'alarm-title' }, a.title),
+        h('h2', { class: 'alarm-title' }, alarmBadge(a), a.title),
         h('div', { class: 'check switch' }, toggle, h('label', { for: toggle.id }, a.is_enabled === false ? 'Off' : 'On'))),
       h('p', { class: 'schedule' }, scheduleInWords(a.schedule, a.times_of_day)),
       h('p', { class: 'next-fire meta' }, a.is_enabled === false ? 'Off: it will not ring.'

@@ -207,3 +207,33 @@ export function shortWhen(iso) { return whenIn(iso, viewerZone || myZone()); }
 
 /** Whether two zones show `iso` at the same wall time. */
 export function sameWallTime(iso, a, b) { return whenIn(iso, a) === whenIn(iso, b); }
+
+/** The instant a wall-clock date starts (00:00) in `zone`, as ISO 8601 UTC: the pause picker's "until
+ *  the start of that day" in the alarm's zone. Two corrections settle any offset change. */
+export function startOfDayIn(date, zone) {
+  const [y, m, d] = date.split('-').map(Number);
+  const wanted = Date.UTC(y, m - 1, d);
+  let guess = wanted;
+  for (let i = 0; i < 2; i += 1) {
+    const parts = Object.fromEntries(new Intl.DateTimeFormat('en-GB', {
+      timeZone: zone, year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', hourCycle: 'h23',
+    }).formatToParts(new Date(guess)).map((p) => [p.type, p.value]));
+    const wall = Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day), Number(parts.hour), Number(parts.minute));
+    guess += wanted - wall;
+  }
+  return new Date(guess).toISOString();
+}
+
+/** Whether a shared alarm is paused now (`paused_until` ahead). */
+export function isPaused(alarm, now = Date.now()) {
+  return Boolean(alarm.paused_until) && new Date(alarm.paused_until).getTime() > now;
+}
+
+/** The lead window in words: "1 day", "3 h", "30 min", or null for none (answers open at its time). */
+export function leadWords(minutes) {
+  if (minutes === undefined || minutes === null) return null;
+  if (minutes === 0) return null;
+  if (minutes % 1440 === 0) return `${minutes / 1440} day${minutes === 1440 ? '' : 's'}`;
+  if (minutes % 60 === 0) return `${minutes / 60} h`;
+  return `${minutes} min`;
+}

@@ -2,13 +2,16 @@
 // groups from GET /v1/me/shared-alarms, by next fire, each with its occurrence's state, its group, and
 // Mark done when its answers are open and it waits for me (the group page's own postCompletion).
 // Filters: state (all, due, overdue, upcoming) and "Assigned to me" (assigned=me); "Load more" follows
-// next_cursor. Live: the page follows the `group:<id>` topic of each of my groups (as My groups does)
-// and fetches the list again when a shared alarm or a completion changes there.
+// next_cursor; the filters live in the address (`?state=due&assigned=all`), so a reload or a shared link
+// keeps them. Live: the page follows the `group:<id>` topic of each of my groups (as My groups does)
+// and fetches the list again when a shared alarm or a completion changes there; relative times ("in
+// 3 days", "Overdue 2 h") are drawn again every minute.
 
 import { h, replace, flashChanged } from './dom.js';
 import { enc } from './api.js';
 import { groupBadge, myAnswer, postCompletion, answerErrorText, queuedAnswer } from './group.js';
-import { occurrenceState, relativeTime, shortWhen } from './schedule.js';
+import { alarmBadge } from './dom.js';
+import { occurrenceState, relativeTime, shortWhen, isPaused } from './schedule.js';
 
 /** Alarms per page (`limit`); the browser scenario makes it small to page through a few. */
 export const paging = { size: 20 };
@@ -18,15 +21,26 @@ const MAX_GROUPS = 45;
 const REFETCH_DELAY_MS = 150;
 
 const FILTERS = [['', 'All'], ['due', 'Due'], ['overdue', 'Overdue'], ['upcoming', 'Upcoming']];
+/** Relative times are drawn again every `ms` (read when the page opens; the browser scenario makes it short). */
+export const ticking = { ms: 60_000 };
+
+/** The filters the address names: `state` one of FILTERS' (else all), `assigned=all` turns off
+ *  "Assigned to me" (on when absent). */
+function viewFromAddress() {
+  const q = new URLSearchParams(location.search);
+  const state = q.get('state') || '';
+  return { state: FILTERS.some(([v]) => v === state) ? state : '', assignedToMe: q.get('assigned') !== 'all' };
+}
 
 /** Builds the page in ctx.main; returns the page object app.js keeps as state.page. */
 export function tasksPage(ctx) {
-  const view = { state: '', assignedToMe: true };
+  const view = viewFromAddress();
   let alarms = [];
   let cursor = null;
   let generation = 0; // answers of superseded fetches are dropped
   let closed = false;
   let timer = null;
+  const ticker = setInterval(() => { if (!closed && alarms.length) tick(); }, ticking.ms);
   const watched = new Map(); // group id → whether its first snapshot arrived
 
   const list = h('ul', { class: 'cards', id: 'task-list', 'aria-live': 'polite', 'aria-busy': 'true' },
@@ -54,8 +68,13 @@ export function tasksPage(ctx) {
     more);
   ctx.focusHeading();
 
-  /** A filter changed: the first page of the new list. */
+  /** A filter changed: the address says so (replaced, not pushed: Back leaves the page), then the
+   *  first page of the new list. */
   function restart() {
+    const q = new URLSearchParams();
+    if (view.state) q.set('state', view.state);
+    if (!view.assignedToMe) q.set('assigned', 'all');
+    history.replaceState(history.state, '', `${location.pathname}${q.toString() ? `?${q}` : ''}`);
     alarms = [];
     cursor = null;
     load(false);
@@ -104,6 +123,19 @@ export function tasksPage(ctx) {
     for (const id of touched) flashChanged(document.getElementById(id));
   }
 
+  /** The minute tick: the same list drawn again (its relative times move on); focus on a card's button
+   *  stays on that card's button. */
+  function tick() {
+    const active = document.activeElement;
+    const card = active && active.closest ? active.closest('li.task') : null;
+    const cls = card && active.classList.length ? `.${[...active.classList].map((c) => CSS.escape(c)).join('.')}` : null;
+    draw();
+    if (card && cls) {
+      const again = document.querySelector(`#${CSS.escape(card.id)} ${active.tagName.toLowerCase()}${cls}`);
+      if (again) again.focus({ preventScroll: true });
+    }
+  }
+
   function emptyText() {
     const which = { '': '', due: 'due ', overdue: 'overdue ', upcoming: 'upcoming ' }[view.state];
     return view.assignedToMe ? `Nothing ${which}waits for your answer.` : `No ${which}shared alarms in your groups.`;
@@ -127,10 +159,12 @@ export function tasksPage(ctx) {
       action = h('p', { class: 'meta' }, 'You have answered this occurrence.');
     }
     const when = occ && occ.status === 'open' ? occ.scheduled_at : a.next_fire_at;
-    return h('li', { class: 'card task', id: `task-${a.id}`, dataset: { state: st.state, group: a.group_id } },
-      h('h2', { class: 'card-title', id: `task-title-${a.id}` }, h('a', { href: `/groups/${enc(a.group_id)}` }, a.title)),
+    const paused = isPaused(a);
+    return h('li', { class: 'card task', id: `task-${a.id}`, dataset: { state: st.state, group: a.group_id, paused: paused ? '1' : '' } },
+      h('h2', { class: 'card-title', id: `task-title-${a.id}` }, alarmBadge(a), h('a', { href: `/groups/${enc(a.group_id)}` }, a.title)),
       h('p', { class: 'task-group' }, g ? groupBadge(g) : null, g ? g.name : 'A group of yours'),
       h('p', {}, h('strong', { class: `state state-${st.state}` }, st.text), ' · ', h('span', { class: 'meta' }, shortWhen(when))),
+      paused ? h('p', { class: 'meta paused' }, `Paused until ${shortWhen(a.paused_until)}: nothing is due before then.`) : null,
       action);
   }
 
@@ -194,6 +228,7 @@ export function tasksPage(ctx) {
     close() {
       closed = true;
       clearTimeout(timer);
+      clearInterval(ticker);
       for (const id of watched.keys()) ctx.realtime.unsubscribe(`group:${id}`);
       watched.clear();
     },

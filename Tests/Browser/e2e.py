@@ -381,8 +381,11 @@ def main():
     shot(a, "ana-invite-code-rotated", "ana", "#invite-slot")
 
     # — Bea opens the join link logged out, registers there, joins —
+    # The landing page names the group and who invited (GET /v1/join/{code}, a join attempt to the
+    # server's limiter; docs/security.md#invite-code-previews).
     b.get(link)
-    wait_css(b, "h1", "Join a group")
+    wait_css(b, "h1", "Ana invited you to join Flat 4B")
+    wait_css(b, "#landing-facts", "Flat 4B has 1 member")
     wait_css(b, "main .code", code)
     axe_check(b, "join landing (signed out)", "bea")
     shot(b, "bea-join-landing-logged-out", "bea")
@@ -475,12 +478,30 @@ def main():
     issue21_bugs(a, b, group_id, alarm_id, stamp)
     my_tasks(a, b, group_id, alarm_id, stamp)
     attachments(a, b, group_id, alarm_id)
+    issue21_left(a, b, group_id, stamp)
     click_button(a, "Create invitation")
-    wait(a, lambda drv: "/invite/" in attr(drv, "#share-link", "value"), "a link invitation URL")
+    invite_link = wait(a, lambda drv: (v := attr(drv, "#share-link", "value")) and "/invite/" in v and v, "a link invitation URL")
     wait_css(a, "ul.invitations li", "Link invitation")
     shot(a, "ana-link-invitation-created", "ana", "#invite-slot")
+    # The link's landing page names the group and the inviter (GET /v1/invitations/{token}: the token is
+    # the secret, no limit); Bea, signed in, looks without accepting.
+    b.get(invite_link)
+    wait_css(b, "h1", "Ana invited you to join Flat 4B")
+    wait_css(b, "#landing-facts", "Flat 4B has 2 members")
+    wait_css(b, "#join-button", "Accept the invitation")
+    axe_check(b, "invite landing (signed in, phone)", "bea")
+    shot(b, "bea-invite-landing", "bea")
     click(a, "ul.invitations li button", "Revoke")
     wait_css(a, "#no-invitations", "None.")
+    # Revoked: the landing page says so and offers nothing to press.
+    expect_failed_request("/v1/invitations/", 404)
+    b.get(invite_link)
+    wait_css(b, "#landing-refused", "This invitation link does not work")
+    gone(b, "#join-button")
+    axe_check(b, "invite landing (revoked)", "bea")
+    b.get(f"{BASE}/groups/{group_id}")
+    wait_css(b, "#group-head h1", "Flat 4B")
+    wait(b, connection_live, "Bea's realtime connection is live")
 
     # — Ana removes Bea; Bea's page says her access ended —
     bea_id = attr(a, "ul.members li:nth-child(2)", "id").removeprefix("member-")
@@ -540,12 +561,17 @@ def main():
     # — a typed invite code opens its join page; this one is older than Bea's removal, so it is refused in words —
     fill(b, "#join-by-code input[name=invite_code]", code.lower())
     click_button(b, "Continue")
-    wait_css(b, "h1", "Join a group")
+    wait_css(b, "h1", "Ana invited you to join Flat 4B")  # the code is live: the preview shows
     assert b.current_url == f"{BASE}/join/{code}", b.current_url
     expect_failed_request("/v1/join", 404)
     click(b, "#join-button")
     wait_css(b, "main .error", "This invite code does not work")
     shot(b, "bea-typed-code-refused", "bea")
+    # A code that is no code: the landing page refuses at once, in the join's words, with no form.
+    b.get(f"{BASE}/join/ZZZZZZ")
+    wait_css(b, "#landing-refused", "This invite code does not work")
+    gone(b, "#join-button")
+    axe_check(b, "join landing (unknown code)", "bea")
     click(b, "#account-nav a[href='/']")
     wait_css(b, "h1", "My groups")
 
@@ -902,6 +928,120 @@ def my_tasks(a, b, group_id, alarm_id, stamp):
     wait_css(b, "h1", "My groups")
     click(b, f"#group-{group_id} a")
     wait_css(b, "#group-head h1", "Flat 4B")
+
+
+def issue21_left(a, b, group_id, stamp):
+    """Issue 21's last items, each a step: an alarm's own colour and icon on its cards (3); the lead
+    window set in the alarm form, pause until a day, resume, switch off and on — live on Bea's group
+    page and My tasks (2); My tasks' filters in the address and its relative times drawn again on the
+    minute tick (5); the group's activity history from the server after a reload (4). Ana is on the
+    group page, Bea too; both end there."""
+    status, login = http("POST", "/v1/auth/login", {"email": f"ana-{stamp}@example.com", "password": PASSWORD})
+    assert status == 200, (status, login)
+    today = a.execute_script("return new Date().toISOString().slice(0, 10)")
+    hour = (a.execute_script("return new Date().getUTCHours()") + 6) % 24  # its next fire some 5–6 h ahead
+    boiler = create_alarm(login["token"], group_id, {
+        "title": "Check the boiler", "schedule": {"type": "custom_days", "interval_days": 1, "start_date": today},
+        "times_of_day": [{"hour": hour, "minute": 0}], "timezone": "UTC", "color_tag": "#B00020", "icon_name": "wrench"})["id"]
+    card = f"#alarm-{boiler}"
+
+    # — 3: the alarm's own colour and icon on its card, on both pages —
+    wait_css(a, f"{card} .alarm-title .alarm-badge", "🔧")
+    wait_css(b, f"{card} .alarm-title .alarm-badge", "🔧")
+    assert "176, 0, 32" in a.execute_script(
+        f"return getComputedStyle(document.querySelector('{card} .alarm-badge')).borderTopColor"), "the alarm's colour"
+
+    # — 2: the lead window and the icon from the alarm form —
+    expand(a, f"alarm-{boiler}")
+    click(a, f"[data-key=edit-{boiler}]")
+    fill(a, "form.alarm-form input[name=answer_lead_minutes]", "60")
+    Select(css(a, "form.alarm-form select[name=icon_name]")).select_by_value("leaf")
+    axe_check(a, "alarm form with lead window, colour and icon", "ana")
+    shot(a, "ana-alarm-form-lead-and-looks", "ana", "form.alarm-form")
+    click_button(a, "Save changes")
+    wait_css(a, f"{card} .fact-lead", "1 h before its time")
+    wait_css(a, f"{card} .alarm-badge", "🌿")
+    wait_css(b, f"{card} .alarm-badge", "🌿")
+    wait_css(b, f"{card} .alarm-status", "answers open in")  # some 5 h ahead, answers open 1 h before
+
+    # — 2: pause until a day three days on (the start of that day in the alarm's zone), live for Bea —
+    day = a.execute_script("return new Date(Date.now() + 3 * 86400000).toISOString().slice(0, 10)")
+    a.execute_script("const i = document.getElementById(arguments[0]); i.value = arguments[1];"
+                     "i.dispatchEvent(new Event('input', { bubbles: true }));", f"pause-date-{boiler}", day)
+    click(a, f"[data-key=pause-{boiler}]", "Pause")
+    wait_css(a, "#flash", "Paused: Check the boiler.")
+    wait_css(a, f"{card} .alarm-status .paused", "paused until")
+    wait_css(a, f"{card} .fact-paused", "nothing rings or is due before then")
+    status, doc = http("GET", f"/v1/groups/{group_id}/alarms/{boiler}", token=login["token"])
+    assert status == 200 and doc["paused_until"].startswith(day), (status, doc.get("paused_until"))
+    wait_css(b, f"{card} .alarm-status .paused", "paused until", timeout=LIVE_DEADLINE_S)
+    wait_css(a, "#activity", "“Check the boiler” was paused until")  # live, on the page that paused it too
+    wait_css(b, "#activity", "“Check the boiler” was paused until")
+    axe_check(a, "group with a paused alarm and its controls", "ana")
+    shot(a, "ana-alarm-paused", "ana", card)
+
+    # Bea's My tasks says so too, with the alarm's icon
+    click(b, "#account-nav a[href='/tasks']")
+    wait_css(b, "h1", "My tasks")
+    wait_css(b, f"#task-{boiler} .paused", "Paused until")
+    wait_css(b, f"#task-{boiler} .alarm-badge", "🌿")
+    axe_check(b, "my tasks with a paused alarm (phone)", "bea")
+    shot(b, "bea-my-tasks-paused", "bea")
+    click(a, f"[data-key=resume-{boiler}]", "Resume now")
+    wait_css(a, "#flash", "Resumed: Check the boiler.")
+    gone(a, f"{card} .alarm-status .paused")
+    gone(b, f"#task-{boiler} .paused")  # live: My tasks fetched the list again
+    click(a, f"[data-key=disable-{boiler}]", "Switch off")
+    click(a, f"[data-key=disable-{boiler}]", "Confirm")
+    wait_css(a, f"{card} .state-off", "Switched off")
+    gone(b, f"#task-{boiler}")  # no next fire: not a task
+    click(a, f"[data-key=enable-{boiler}]", "Switch on")
+    wait_css(b, f"#task-{boiler}", "Check the boiler")
+
+    # — 5: the filters live in the address; a reload keeps them —
+    click(b, "label[for=tasks-state-upcoming]")
+    wait(b, lambda drv: drv.current_url == f"{BASE}/tasks?state=upcoming" or None, "the state filter in the address")
+    click(b, "label[for=tasks-assigned]")
+    wait(b, lambda drv: drv.current_url == f"{BASE}/tasks?state=upcoming&assigned=all" or None, "both filters in the address")
+    b.refresh()
+    wait_css(b, "h1", "My tasks")
+    wait_css(b, f"#task-{boiler}", "Check the boiler")
+    assert css(b, "#tasks-state-upcoming").is_selected() and not css(b, "#tasks-assigned").is_selected()
+    click(b, "label[for=tasks-state-all]")
+    click(b, "label[for=tasks-assigned]")
+    wait(b, lambda drv: drv.current_url == f"{BASE}/tasks" or None, "no filter in the address")
+    # — 5: relative times move on with the clock (the tick made short; the page's clock moved 2 h on) —
+    b.execute_async_script("const done = arguments[0]; import('/js/tasks.js').then((m) => { m.ticking.ms = 500; done(); });")
+    click(b, "#account-nav a[href='/']")
+    wait_css(b, "h1", "My groups")
+    click(b, "#account-nav a[href='/tasks']")
+    before = wait_css(b, f"#task-{boiler} .state", "Upcoming · in ").text
+    b.execute_script("window.realNow = window.realNow || Date.now; Date.now = () => window.realNow() + 2 * 3600 * 1000;")
+    after = wait(b, lambda drv: (t := css(drv, f"#task-{boiler} .state").text) != before and t, "the relative time drawn again")
+    print(f"   My tasks' tick: {before!r} → {after!r}")
+    b.execute_script("Date.now = window.realNow;")
+    b.execute_async_script("const done = arguments[0]; import('/js/tasks.js').then((m) => { m.ticking.ms = 60000; done(); });")
+
+    # — 4: the activity history: after a reload Bea's group page still tells what happened before —
+    b.get(f"{BASE}/groups/{group_id}")
+    wait_css(b, "#group-head h1", "Flat 4B")
+    wait(b, connection_live, "Bea's realtime connection is live")
+    wait_css(b, "#activity li.event.past", "“Check the boiler” was created")
+    for words in ("was paused until", "was resumed", "was switched off", "was switched on"):  # the controls, in words
+        wait_css(b, "#activity li.event.past", f"“Check the boiler” {words}")
+    for _ in range(6):  # Cy came and went earlier: further back, behind "Show earlier activity"
+        if "Cy joined the group" in css(b, "#activity").text:
+            break
+        click(b, "#activity-more", "Show earlier activity")
+        time.sleep(0.3)
+    wait_css(b, "#activity li.event.past", "Cy joined the group")
+    wait_css(b, "#activity li.event.past", "Cy left the group")
+    axe_check(b, "group with its activity history (phone)", "bea")
+    shot(b, "bea-activity-history", "bea", "#activity-h")
+    assert http("DELETE", f"/v1/groups/{group_id}/alarms/{boiler}", token=login["token"])[0] == 204
+    assert http("POST", "/v1/auth/logout", token=login["token"])[0] == 204
+    gone(a, card)
+    gone(b, card)
 
 
 def small_png(path, width=64, height=48):
