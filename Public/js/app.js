@@ -557,7 +557,8 @@ async function landing({ kind, value }) {
   }
   if (location.pathname !== pagePath) return; // the user moved on while the preview was on its way
   const heading = h('h1', {}, preview
-    ? [groupBadge({ color_tag: preview.color_tag, icon_name: preview.icon_name }), `${preview.invited_by_name} invited you to join ${preview.group_name}`]
+    ? [groupBadge({ color_tag: preview.color_tag, icon_name: preview.icon_name }),
+      preview.invited_by_name ? `${preview.invited_by_name} invited you to join ${preview.group_name}` : `You are invited to join ${preview.group_name}`]
     : kind === 'join' ? 'Join a group on Chronir' : 'You have been invited to a group');
   const facts = preview ? h('p', { class: 'lead', id: 'landing-facts' }, `${preview.group_name} has ${memberCount(preview.member_count)} on Chronir.`) : null;
   if (refusal) {

@@ -9,10 +9,11 @@ public struct InvitePreview: Sendable, Codable, Equatable {
     @ExplicitNull public var iconName: String?
     /// Active members, owner included.
     public var memberCount: Int64
-    /// Display name of whoever made the code (its last rotation) or the invitation.
-    public var invitedByName: String
+    /// Display name of whoever made the code (its last rotation) or the invitation; nil for a code an
+    /// operator made (`chronir-admin invites rotate`): no person invited.
+    @ExplicitNull public var invitedByName: String?
 
-    public init(groupName: String, colorTag: String?, iconName: String?, memberCount: Int64, invitedByName: String) {
+    public init(groupName: String, colorTag: String?, iconName: String?, memberCount: Int64, invitedByName: String?) {
         self.groupName = groupName
         self.colorTag = colorTag
         self.iconName = iconName
@@ -21,7 +22,7 @@ public struct InvitePreview: Sendable, Codable, Equatable {
     }
 
     /// The preview of `group`, invited by `invitedByName`.
-    public init(_ group: Group, invitedByName: String) {
+    public init(_ group: Group, invitedByName: String?) {
         self.init(
             groupName: group.name, colorTag: group.colorTag, iconName: group.iconName, memberCount: group.memberCount,
             invitedByName: invitedByName)

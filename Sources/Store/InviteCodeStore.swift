@@ -168,11 +168,11 @@ public enum InviteCodeStore {
         }
     }
 
-    /// A live code's group, when it was made, and its maker's display name.
+    /// A live code's group, when it was made, and its maker's display name (nil: an operator's code).
     struct UsableCode {
         var group: Group
         var createdMs: Int64
-        var creatorName: String
+        var creatorName: String?
     }
 
     /// `usableCode`'s answer.
@@ -228,9 +228,7 @@ public enum InviteCodeStore {
             try record(subjects: budgetSubjects, at: now, on: db)
             return .invalid(lockedCode: false)
         }
-        // A code whose maker is gone is disabled with the account (`revokeGrants`); no name, no code.
-        guard let group = try GroupStore.group(id: groupID, on: db), row.int("disabled_ms") == nil, expires > now,
-            let creatorName = row.string("creator_name")
+        guard let group = try GroupStore.group(id: groupID, on: db), row.int("disabled_ms") == nil, expires > now
         else {
             try record(subjects: budgetSubjects + [codeSubject(groupID)], at: now, on: db)
             let codeFailures = try failureTimes(subject: codeSubject(groupID), window: InviteCode.codeWindow, at: now, on: db)
@@ -242,7 +240,9 @@ public enum InviteCodeStore {
                 [.text(groupID), .integer(now + InviteCode.lockMilliseconds)])
             return .invalid(lockedCode: true)
         }
-        return .usable(UsableCode(group: group, createdMs: created, creatorName: creatorName))
+        // An operator's code (`created_by` "admin") has no user behind it: no name. A user's code is
+        // disabled with their account (`revokeGrants`), so a usable one has its maker's name.
+        return .usable(UsableCode(group: group, createdMs: created, creatorName: row.string("creator_name")))
     }
 
     // MARK: - Attempt records

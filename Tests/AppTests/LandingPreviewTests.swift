@@ -57,6 +57,15 @@ struct LandingPreviewTests {
         #expect(plainReply.json["icon_name"] is NSNull)
         #expect(plainReply.json["member_count"] as? Int == 1)
         #expect(plainReply.json["invited_by_name"] as? String == "Owner")
+        // An operator's code (`chronir-admin invites rotate`: made by "admin") works and names no one.
+        let operatorCode = try await h.inviteCode(plain, token: f.owner.token)
+        try h.database.writeSync { db in
+            try db.run("UPDATE invite_codes SET created_by = 'admin' WHERE group_id = ?1", [.text(plain)])
+        }
+        let byOperator = await Self.preview(h, operatorCode)
+        #expect(byOperator.status == 200)
+        #expect(byOperator.json["invited_by_name"] is NSNull)
+        #expect(await h.join(operatorCode, token: f.outsider.token).status == 200)
     }
 
     @Test("every unusable code answers the join's own 404 INVITE_CODE_INVALID, byte for byte but the request id")
