@@ -12,7 +12,7 @@ bin=$(realpath "${1:-.build/debug/chronir-server}")
 export SCREENSHOT_DIR=${SCREENSHOT_DIR:-$PWD/.build/screenshots}
 
 need=()
-for pkg in chromium chromium-driver python3-venv; do
+for pkg in chromium chromium-driver fonts-noto-color-emoji python3-venv; do  # the emoji font: alarm and group icons, as a household's browser shows them
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -15,6 +15,8 @@ const HISTORY_PAGE = 20;
 const ACTIVITY_SHOWN = 15;
 /** Events asked for per page of GET …/activity. */
 const ACTIVITY_PAGE = 50;
+/** History events told with who did them (`byWhom`). */
+const BY_WHOM_EVENTS = new Set(['group_updated', 'shared_alarm_created', 'shared_alarm_updated', 'shared_alarm_deleted', 'member_removed', 'role_changed']);
 const ROLE_RANK = { owner: 3, admin: 2, member: 1 };
 
 const REVOKED_TEXT = {
@@ -253,7 +255,7 @@ export class GroupPage {
       const lines = [];
       for (const e of [...past.raw].reverse()) {
         const text = this.describe(e, known);
-        if (text) lines.push({ at: e.at, text, past: true });
+        if (text) lines.push({ at: e.at, text: text + this.byWhom(e), past: true });
         for (const c of e.changes) {
           if (c.kind === 'group' && c.doc) known.name = c.doc.name;
           if (c.kind === 'shared_alarm' && c.doc) known.alarms.set(c.id, c.doc);
@@ -266,6 +268,18 @@ export class GroupPage {
       past.loading = false;
     }
     if (!this.closed && past === this.past) this.render(['activity']);
+  }
+
+  /** Who did a past event, as " by Ana" — for the events whose words name what changed, not who did
+   *  it (an alarm or the group edited, a member removed or given a role); "" when the actor is not a
+   *  current member (an operator, the server, someone who has left). `actor` is the change log's
+   *  (`user:<id>`, `admin`, …); live changes carry none. */
+  byWhom(e) {
+    if (!BY_WHOM_EVENTS.has(e.event) || !e.actor || !e.actor.startsWith('user:')) return '';
+    const userId = e.actor.slice('user:'.length);
+    if (this.me && userId === this.me.id) return ' by you';
+    const m = this.members.get(userId);
+    return m ? ` by ${m.display_name}` : '';
   }
 
   /** "Show earlier activity": more lines; when the loaded ones run out, the next page first. */

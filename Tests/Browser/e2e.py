@@ -848,7 +848,9 @@ def compact_cards(a, b, group_id, stamp):
 
 
 def task_ids(d):
-    return [li.get_attribute("id") for li in d.find_elements(By.CSS_SELECTOR, "#task-list li.task")]
+    # One script call, so a re-render between finding the cards and reading their ids (the page's
+    # minute tick, a live change) cannot leave a stale element behind.
+    return d.execute_script("return Array.from(document.querySelectorAll('#task-list li.task'), (li) => li.id);")
 
 
 def my_tasks(a, b, group_id, alarm_id, stamp):
@@ -1026,7 +1028,7 @@ def issue21_left(a, b, group_id, stamp):
     b.get(f"{BASE}/groups/{group_id}")
     wait_css(b, "#group-head h1", "Flat 4B")
     wait(b, connection_live, "Bea's realtime connection is live")
-    wait_css(b, "#activity li.event.past", "“Check the boiler” was created")
+    wait_css(b, "#activity li.event.past", "“Check the boiler” was created by Ana")  # who did it, from the history's actor
     for words in ("was paused until", "was resumed", "was switched off", "was switched on"):  # the controls, in words
         wait_css(b, "#activity li.event.past", f"“Check the boiler” {words}")
     for _ in range(6):  # Cy came and went earlier: further back, behind "Show earlier activity"
