@@ -25,25 +25,13 @@ enum GroupActivityRoutes {
         var limit = GroupActivityRoutes.defaultLimit
 
         init(_ request: Request) throws(DomainError) {
-            guard let query = request.http.head.query else { return }
-            for pair in query.split(separator: "&") {
-                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                let value = parts.count == 2 ? String(parts[1]) : ""
-                switch parts.first {
-                case "limit":
-                    guard let n = Int(value), (1...GroupActivityRoutes.maxLimit).contains(n) else {
-                        throw .invalidField(field: "limit", message: "limit must be an integer from 1 to \(GroupActivityRoutes.maxLimit)")
-                    }
-                    limit = n
-                case "before":
-                    guard !value.isEmpty else { continue }  // `before=` is the first page
-                    guard let n = Int64(value), n > 0 else {
-                        throw .invalidField(field: "before", message: "before must be a positive integer (a page's next_before)")
-                    }
-                    before = n
-                default:
-                    continue
+            let params = QueryParameters(request)
+            limit = try params.limit(default: GroupActivityRoutes.defaultLimit, max: GroupActivityRoutes.maxLimit)
+            if let value = params["before"], !value.isEmpty {  // `before=` is the first page
+                guard let n = Int64(value), n > 0 else {
+                    throw .invalidField(field: "before", message: "before must be a positive integer (a page's next_before)")
                 }
+                before = n
             }
         }
     }

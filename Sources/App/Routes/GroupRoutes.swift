@@ -240,23 +240,11 @@ struct ListQuery {
     var after: GroupStore.PageKey?
 
     init(_ request: Request) throws(DomainError) {
-        guard let query = request.http.head.query else { return }
-        for pair in query.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let value = parts.count == 2 ? String(parts[1]) : ""
-            switch parts.first {
-            case "limit":
-                guard let n = Int(value), (1...Self.maxLimit).contains(n) else {
-                    throw .invalidField(field: "limit", message: "limit must be an integer from 1 to \(Self.maxLimit)")
-                }
-                limit = n
-            case "cursor":
-                guard !value.isEmpty else { continue }  // `cursor=` (no page yet) is the first page
-                guard let key = Self.key(value) else { throw .invalidField(field: "cursor", message: "cursor is invalid") }
-                after = key
-            default:
-                continue
-            }
+        let params = QueryParameters(request)
+        limit = try params.limit(default: Self.defaultLimit, max: Self.maxLimit)
+        if let value = params["cursor"], !value.isEmpty {  // `cursor=` (no page yet) is the first page
+            guard let key = Self.key(value) else { throw .invalidField(field: "cursor", message: "cursor is invalid") }
+            after = key
         }
     }
 

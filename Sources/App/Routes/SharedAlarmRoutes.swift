@@ -169,20 +169,3 @@ struct SharedAlarmView: Encodable, Sendable {
         try c.encode(attachments, forKey: StrictKeys.AnyKey(stringValue: "attachments"))
     }
 }
-
-/// The query string's `name=value` pairs, percent-decoded (`+` is a space only in forms, so it stays).
-struct QueryParameters {
-    private var values: [String: String] = [:]
-
-    init(_ request: Request) {
-        guard let query = request.http.head.query else { return }
-        for pair in query.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
-            let value = parts.count == 2 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
-            if values[name] == nil { values[name] = value }
-        }
-    }
-
-    subscript(_ name: String) -> String? { values[name] }
-}
