@@ -3,6 +3,7 @@ import Foundation
 import SQLite
 import Storage
 import TestSupport
+import Testing
 import Wire
 
 @testable import App
@@ -112,4 +113,14 @@ extension AppHarness {
 extension Reply {
     /// `json[key]` as an object.
     func object(_ key: String) -> [String: Any]? { json[key] as? [String: Any] }
+    /// The one answer every unusable invite code gets, from a join or a preview alike: 404 CA031 and
+    /// nothing that tells why (docs/security.md#invite-codes).
+    func expectInvalidInviteCode(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let error = try #require(object("error"), sourceLocation: sourceLocation)
+        #expect(status == 404, sourceLocation: sourceLocation)
+        #expect(error["code"] as? String == "CA031", sourceLocation: sourceLocation)
+        #expect(error["name"] as? String == "INVITE_CODE_INVALID", sourceLocation: sourceLocation)
+        #expect(error["message"] as? String == "this invite code is not valid", sourceLocation: sourceLocation)
+        #expect(Set(error.keys) == ["code", "name", "message", "request_id"], sourceLocation: sourceLocation)
+    }
 }

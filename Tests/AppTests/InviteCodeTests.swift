@@ -119,12 +119,7 @@ struct InviteCodeTests {
 
         #expect(answers.count == 8)
         for reply in answers {
-            let error = try #require(reply.object("error"))
-            #expect(reply.status == 404)
-            #expect(error["code"] as? String == "CA031")
-            #expect(error["name"] as? String == "INVITE_CODE_INVALID")
-            #expect(error["message"] as? String == "this invite code is not valid")
-            #expect(Set(error.keys) == ["code", "name", "message", "request_id"])
+            try reply.expectInvalidInviteCode()
             #expect(reply.response.headers[first: "retry-after"] == nil)
         }
     }

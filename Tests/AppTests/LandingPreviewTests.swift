@@ -89,12 +89,7 @@ struct LandingPreviewTests {
         answers.append(await Self.preview(h, expired, ip: "10.0.0.6"))
         answers.append(await h.join("ZZZZZZ", token: f.outsider.token, ip: "10.0.0.7"))
         for reply in answers {
-            let error = try #require(reply.object("error"))
-            #expect(reply.status == 404)
-            #expect(error["code"] as? String == "CA031")
-            #expect(error["name"] as? String == "INVITE_CODE_INVALID")
-            #expect(error["message"] as? String == "this invite code is not valid")
-            #expect(Set(error.keys) == ["code", "name", "message", "request_id"])
+            try reply.expectInvalidInviteCode()
         }
     }
 
