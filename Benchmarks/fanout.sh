@@ -148,6 +148,8 @@ done
 if [ -x "$work/sendfloor" ]; then
     echo "send floor ($subs sends of one frame, no server; medians of $RUNS runs): one thread p50 $(med send-floor one_thread_p50_ms) ms p99 $(med send-floor one_thread_p99_ms) ms; two threads p50 $(med send-floor two_threads_p50_ms) ms p99 $(med send-floor two_threads_p99_ms) ms"
 fi
-if [ "$HUMMINGBIRD_WS" != none ]; then
+if [ "$HUMMINGBIRD_WS" != none ] && [ "$seconds" = 0 ]; then
+    echo "one-at-a-time p99: chronir $(med chronir-server latency_p99_ms) ms, hummingbird $(med hummingbird-ws latency_p99_ms) ms (ratio $(ratio "$(med chronir-server latency_p99_ms)" "$(med hummingbird-ws latency_p99_ms)"))"
+elif [ "$HUMMINGBIRD_WS" != none ]; then
     echo "deliveries/s ratio chronir/hummingbird: $(ratio "$(med chronir-server deliveries_per_s)" "$(med hummingbird-ws deliveries_per_s)") (goal ≥ 2); chronir p99 $(med chronir-server latency_p99_ms) ms (goal ≤ 5)"
 fi
