@@ -56,8 +56,10 @@ struct LogSinkTests {
         }
         #expect(
             lines == [
-                #"2026-11-26T06:41:22.924Z INFO chronir.test: request method=GET path=/v1/me route="" status=200 delta=-42 note="two words""#,
-                #"{"ts":"2026-11-26T06:41:22.924Z","level":"warning","logger":"chronir.test","msg":"say \"hi\"","path":"/a b","n":3,"list":[1,2]}"#,
+                #"2026-11-26T06:41:22.924Z INFO chronir.test: request method=GET path=/v1/me route="" status=200"#
+                    + #" delta=-42 note="two words""#,
+                #"{"ts":"2026-11-26T06:41:22.924Z","level":"warning","logger":"chronir.test","msg":"say \"hi\"","#
+                    + #""path":"/a b","n":3,"list":[1,2]}"#,
             ])
     }
 
