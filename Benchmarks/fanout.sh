@@ -7,6 +7,10 @@
 #   RATE=20 BASELINE_SERVER=… HUMMINGBIRD_WS=none Benchmarks/fanout.sh 1000 0 200   (the tail at 20 mutations/s)
 #
 # RATE=R sends the one-at-a-time mutations 1/R s apart (else 5–205 ms after each was delivered);
+# with RATE, the rotation also runs the physical floor, loadgen/sendfloor.c (one ~100-byte frame
+# `send` to each of SUBS loopback sockets drained by another process, LATENCY_RUNS rounds at RATE/s,
+# one thread, then two threads each sending to half; p50/p99 of a round), printed beside chronir's
+# server-side histogram, which cannot be below it; SENDFLOOR=0 leaves it out.
 # BASELINE_SERVER adds a second chronir-server binary ("chronir-before", seeded on its own) to the
 # rotation; HUMMINGBIRD_WS=none leaves the reference out. Each chronir run also prints the
 # server-side fan-out histogram's p50/p99 over the run (commit → the last subscriber's frame handed
@@ -32,6 +36,9 @@ seconds=${2:-10}
 latency_runs=${3:-100}
 inflight=${4:-4}
 build_binaries
+if [ -n "${RATE:-}" ] && [ "${SENDFLOOR:-1}" = 1 ]; then
+    gcc -O2 -pthread -o "$work/sendfloor" Benchmarks/loadgen/sendfloor.c
+fi
 # One chronir-server per binary, each seeded on its own: NAME BINARY (sets CH_PORT_<i> etc. by index).
 ch_names=(chronir-server)
 ch_binaries=("$CHRONIR_SERVER")
@@ -85,7 +92,8 @@ measure() {  # measure NAME PID RUN ARGS...
     profile_stop
     if [ -n "${ch_metrics[$name]:-}" ]; then
         fanout_histogram "${ch_metrics[$name]}" >"$out.hist-after"
-        echo "    $name server-side fan-out (commit → last frame to the kernel): $(histogram_quantiles "$out.hist-before" "$out.hist-after")"
+        histogram_quantiles "$out.hist-before" "$out.hist-after" >"$out.hist"
+        echo "    $name server-side fan-out (commit → last frame to the kernel): $(cat "$out.hist")"
     fi
     echo $(((after - before) * 100 / $(getconf CLK_TCK))) >"$out.cpu"
     printf '%-16s run %s  %9s deliveries/s (%s mutations/s)  latency p50 %s ms p99 %s ms  loaded p50 %s p99 %s  conflations %s  load %s\n' \
@@ -99,6 +107,13 @@ chronir() {  # chronir NAME RUN
         --subscribe "{\"op\":\"subscribe\",\"topic\":\"group:${ch_group[$1]}\"}" \
         --method PATCH --target "/v1/groups/${ch_group[$1]}" --auth "${ch_owner[$1]}"
 }
+send_floor() {  # send_floor RUN: the bare sends, no server (loadgen/sendfloor.c)
+    local out=$work/send-floor.$1
+    "$work/sendfloor" --subs "$subs" --rounds "$latency_runs" --rate "$RATE" >"$out"
+    printf '%-16s run %s  %s sends per round: one thread p50 %s ms p99 %s ms; two threads p50 %s ms p99 %s ms  (would block %s)  load %s\n' \
+        send-floor "$1" "$subs" "$(field one_thread_p50_ms "$out")" "$(field one_thread_p99_ms "$out")" \
+        "$(field two_threads_p50_ms "$out")" "$(field two_threads_p99_ms "$out")" "$(field would_block "$out")" "$(load)"
+}
 hummingbird() {
     measure hummingbird-ws "$HB_PID" "$1" --port "$HB_PORT" --path /subscribe --method POST --target /broadcast
 }
@@ -106,7 +121,14 @@ hummingbird() {
 echo "fanout: $subs subscribers, $latency_runs one-at-a-time mutations${RATE:+ at $RATE/s}, then ${seconds}s with $inflight in flight; $(nproc) cores, $RUNS runs, alternating"
 contenders=("${ch_names[@]}")
 [ "$HUMMINGBIRD_WS" != none ] && contenders+=(hummingbird-ws)
-run_one() { if [ "$1" = hummingbird-ws ]; then hummingbird "$2"; else chronir "$1" "$2"; fi; }
+[ -x "$work/sendfloor" ] && contenders+=(send-floor)
+run_one() {
+    case $1 in
+        hummingbird-ws) hummingbird "$2" ;;
+        send-floor) [ "$2" = profile ] || send_floor "$2" ;;
+        *) chronir "$1" "$2" ;;
+    esac
+}
 if [ -n "${PROFILE_DIR:-}" ]; then for c in "${contenders[@]}"; do run_one "$c" profile; done; fi  # extra, uncounted runs under perf
 for run in $(seq 1 "$RUNS"); do
     for i in "${!contenders[@]}"; do run_one "${contenders[$(((i + run - 1) % ${#contenders[@]}))]}" "$run"; done
@@ -116,9 +138,18 @@ echo
 echo "| server | deliveries/s | mutations/s | latency p50 / p99 (one at a time) | p50 / p99 under load |"
 echo "|---|---|---|---|---|"
 for s in "${contenders[@]}"; do
+    [ "$s" = send-floor ] && continue
     echo "| $s | $(med $s deliveries_per_s) | $(med $s mutations_per_s) | $(med $s latency_p50_ms) / $(med $s latency_p99_ms) ms | $(med $s loaded_latency_p50_ms) / $(med $s loaded_latency_p99_ms) ms |"
 done
 echo "(medians of $RUNS runs, $subs subscribers)"
-if [ "$HUMMINGBIRD_WS" != none ]; then
+for s in "${ch_names[@]}"; do
+    echo "$s server-side fan-out per run: $(for f in "$work/$s".[0-9].hist; do printf '[%s] ' "$(cat "$f")"; done)"
+done
+if [ -x "$work/sendfloor" ]; then
+    echo "send floor ($subs sends of one frame, no server; medians of $RUNS runs): one thread p50 $(med send-floor one_thread_p50_ms) ms p99 $(med send-floor one_thread_p99_ms) ms; two threads p50 $(med send-floor two_threads_p50_ms) ms p99 $(med send-floor two_threads_p99_ms) ms"
+fi
+if [ "$HUMMINGBIRD_WS" != none ] && [ "$seconds" = 0 ]; then
+    echo "one-at-a-time p99: chronir $(med chronir-server latency_p99_ms) ms, hummingbird $(med hummingbird-ws latency_p99_ms) ms (ratio $(ratio "$(med chronir-server latency_p99_ms)" "$(med hummingbird-ws latency_p99_ms)"))"
+elif [ "$HUMMINGBIRD_WS" != none ]; then
     echo "deliveries/s ratio chronir/hummingbird: $(ratio "$(med chronir-server deliveries_per_s)" "$(med hummingbird-ws deliveries_per_s)") (goal ≥ 2); chronir p99 $(med chronir-server latency_p99_ms) ms (goal ≤ 5)"
 fi

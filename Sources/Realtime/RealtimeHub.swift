@@ -783,15 +783,17 @@ public struct RealtimeHub: Sendable {
     }
 
     /// `accept` for a live subscription, plus the buffered count `fanOut` keeps, on the state in place.
+    /// The topic is looked up once (its key hashed once per recipient), and the phase updated at
+    /// that index.
     static func acceptLive(_ change: EncodedChange, _ state: inout ConnectionState, softOutboundBytes: Int) -> LiveAcceptance {
-        guard !state.closed, let phase = state.subscriptions[change.topic] else { return .skip }
-        guard case .live(let seq) = phase else { return .notLive }
+        guard !state.closed, let index = state.subscriptions.index(forKey: change.topic) else { return .skip }
+        guard case .live(let seq) = state.subscriptions.values[index] else { return .notLive }
         guard change.seq > seq else { return .skip }
         guard state.buffered <= softOutboundBytes else {
-            state.subscriptions[change.topic] = .stale(reset: true)
+            state.subscriptions.values[index] = .stale(reset: true)
             return .conflated
         }
-        state.subscriptions[change.topic] = .live(seq: change.seq)
+        state.subscriptions.values[index] = .live(seq: change.seq)
         state.buffered += change.bytes.count
         return .send(buffered: state.buffered)
     }

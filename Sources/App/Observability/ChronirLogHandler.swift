@@ -32,20 +32,35 @@ public struct ChronirLogHandler: LogHandler {
         var all = metadata
         if let provided = metadataProvider?.get() { all.merge(provided) { _, new in new } }
         if let extra = event.metadata { all.merge(extra) { _, new in new } }
-        var line = LogLine(
-            format: format, timeMilliseconds: logTimeMilliseconds(), level: event.level, logger: label,
-            message: event.message.description)
-        for key in all.keys.sorted() {
+        // Values are rendered before the sink's lock is taken: a `description` runs no code under it.
+        enum Value {
+            case text(String), signed(Int64), unsigned(UInt64), json(String)
+        }
+        let fields = all.keys.sorted().map { key -> (String, Value) in
             switch all[key]! {
-            case .string(let s): line.field(key, s)
-            case .stringConvertible(let c as Int): line.field(key, c)
-            case .stringConvertible(let c as Int64): line.field(key, c)
-            case .stringConvertible(let c as UInt64): line.field(key, c)
-            case .stringConvertible(let c): line.field(key, c.description)
-            case let value: line.field(key, json: Self.json(value))
+            case .string(let s): (key, .text(s))
+            case .stringConvertible(let c as Int): (key, .signed(Int64(c)))
+            case .stringConvertible(let c as Int64): (key, .signed(c))
+            case .stringConvertible(let c as UInt64): (key, .unsigned(c))
+            case .stringConvertible(let c): (key, .text(c.description))
+            case let value: (key, .json(Self.json(value)))
             }
         }
-        sink.append(line: line.finish(), urgent: event.level >= .warning)
+        let time = logTimeMilliseconds()
+        let message = event.message.description
+        sink.append(urgent: event.level >= .warning) { buffer in
+            var line = LogLine(
+                format: format, timeMilliseconds: time, level: event.level, logger: label, message: message, in: &buffer)
+            for (key, value) in fields {
+                switch value {
+                case .text(let s): line.field(key, s)
+                case .signed(let n): line.field(key, n)
+                case .unsigned(let n): line.field(key, n)
+                case .json(let s): line.field(key, json: s)
+                }
+            }
+            line.finish(into: &buffer)
+        }
     }
 
     /// Nested metadata (arrays, dictionaries) as JSON text.

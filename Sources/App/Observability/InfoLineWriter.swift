@@ -20,9 +20,11 @@ struct InfoLineWriter: Sendable {
     /// Writes the line `message` with what `fields` adds to it; nothing when not enabled.
     func write(_ message: String, _ fields: (inout LogLine) -> Void) {
         guard isEnabled else { return }
-        var line = LogLine(
-            format: format, timeMilliseconds: logTimeMilliseconds(), level: .info, logger: label, message: message)
-        fields(&line)
-        sink.append(line: line.finish())
+        let time = logTimeMilliseconds()
+        sink.append { buffer in
+            var line = LogLine(format: format, timeMilliseconds: time, level: .info, logger: label, message: message, in: &buffer)
+            fields(&line)
+            line.finish(into: &buffer)
+        }
     }
 }

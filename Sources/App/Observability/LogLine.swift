@@ -8,37 +8,42 @@ import Transport
 /// Builds one log line as bytes, the same layout for every logger:
 /// text `2026-02-06T09:00:00.000Z INFO chronir.access: request key=value key="two words"`;
 /// json `{"ts":"…","level":"info","logger":"…","msg":"…","key":"value","n":3}`.
+///
+/// Written under the sink's lock (`LogSink.append`) into the sink's one line scratch — plain stores
+/// into memory allocated once, no array per line and no uniqueness check per byte — then copied to
+/// the end of the sink's buffer with its newline by `finish(into:)`. A line longer than
+/// `LogSink.maxLineBytes` keeps its first `maxLineBytes` bytes and ends in `…[truncated]`.
 struct LogLine {
-    private(set) var bytes: [UInt8] = []
     let format: LogFormat
+    private let scratch: LineScratch
+    private var count = 0
+    private var overflowed = false
 
-    init(format: LogFormat, timeMilliseconds: Int64, level: Logger.Level, logger: String, message: String) {
+    init(format: LogFormat, timeMilliseconds: Int64, level: Logger.Level, logger: String, message: String, in buffer: inout LogBuffer) {
         self.format = format
-        bytes.reserveCapacity(256)
+        scratch = buffer.scratch
+        let time = buffer.timestamps.text(timeMilliseconds)  // RFC 3339, no intermediate strings
+        var logger = logger
+        var message = message
         switch format {
         case .text:
-            Timestamp.append(timeMilliseconds, to: &bytes)  // RFC 3339, no intermediate strings
-            bytes.append(32)
-            let name = Self.upperCaseName(level)
-            bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-            bytes.append(32)
-            var logger = logger
-            logger.withUTF8 { bytes.append(contentsOf: $0) }
-            bytes.append(58)
-            bytes.append(32)
-            var message = message
-            message.withUTF8 { bytes.append(contentsOf: $0) }
+            put(time)
+            put(32)
+            put(Self.upperCaseName(level))
+            put(32)
+            logger.withUTF8 { put($0) }
+            put(58)
+            put(32)
+            message.withUTF8 { put($0) }
         case .json:
-            bytes.append(contentsOf: #"{"ts":""#.utf8)
-            Timestamp.append(timeMilliseconds, to: &bytes)  // RFC 3339, no intermediate strings
-            bytes.append(contentsOf: #"","level":""#.utf8)
-            bytes.append(contentsOf: level.rawValue.utf8)
-            bytes.append(contentsOf: #"","logger":"#.utf8)
-            var logger = logger
-            logger.withUTF8 { appendQuoted($0) }
-            bytes.append(contentsOf: #","msg":"#.utf8)
-            var message = message
-            message.withUTF8 { appendQuoted($0) }
+            put(#"{"ts":""#)
+            put(time)
+            put(#"","level":""#)
+            put(Self.lowerCaseName(level))
+            put(#"","logger":"#)
+            logger.withUTF8 { putQuoted($0) }
+            put(#","msg":"#)
+            message.withUTF8 { putQuoted($0) }
         }
     }
 
@@ -51,6 +56,19 @@ struct LogLine {
         case .warning: "WARNING"
         case .error: "ERROR"
         case .critical: "CRITICAL"
+        }
+    }
+
+    /// `Logger.Level.rawValue` without a `String`.
+    static func lowerCaseName(_ level: Logger.Level) -> StaticString {
+        switch level {
+        case .trace: "trace"
+        case .debug: "debug"
+        case .info: "info"
+        case .notice: "notice"
+        case .warning: "warning"
+        case .error: "error"
+        case .critical: "critical"
         }
     }
 
@@ -69,28 +87,32 @@ struct LogLine {
     private mutating func field(_ key: String, utf8 value: UnsafeBufferPointer<UInt8>) {
         beginField(key)
         if format == .text, !value.isEmpty, !value.contains(where: { $0 <= 32 || $0 == 34 || $0 == 61 || $0 == 127 }) {
-            bytes.append(contentsOf: value)
+            put(value)
         } else {
-            appendQuoted(value)
+            putQuoted(value)
         }
     }
 
     /// Adds a numeric field (a JSON number).
     mutating func field(_ key: String, _ value: some BinaryInteger) {
         beginField(key)
-        appendDecimal(UInt64(clamping: value), negative: value < 0)
+        putDecimal(UInt64(clamping: value.magnitude), negative: value < 0)
     }
 
     /// Adds a field whose value is already JSON (arrays, objects); in text it is written as is.
     mutating func field(_ key: String, json: String) {
         beginField(key)
-        bytes.append(contentsOf: json.utf8)
+        var json = json
+        json.withUTF8 { put($0) }
     }
 
-    /// The finished line.
-    mutating func finish() -> [UInt8] {
-        if format == .json { bytes.append(125) }
-        return bytes
+    /// Ends the line and appends it, cut if it overflowed, and its newline to `buffer.bytes`.
+    mutating func finish(into buffer: inout LogBuffer) {
+        if format == .json { put(125) }
+        buffer.bytes.append(contentsOf: UnsafeBufferPointer(start: scratch.base, count: count))
+        if overflowed { buffer.bytes.append(contentsOf: "…[truncated]".utf8) }
+        buffer.bytes.append(10)
+        count = 0
     }
 
     private mutating func beginField(_ key: String) {
@@ -98,29 +120,74 @@ struct LogLine {
         key.withUTF8 { key in
             switch format {
             case .text:
-                bytes.append(32)
-                bytes.append(contentsOf: key)
-                bytes.append(61)
+                put(32)
+                put(key)
+                put(61)
             case .json:
-                bytes.append(44)
-                appendQuoted(key)
-                bytes.append(58)
+                put(44)
+                putQuoted(key)
+                put(58)
             }
         }
     }
 
-    /// JSON string literal (`JSONString`).
-    private mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) { JSONString.append(utf8, to: &bytes) }
+    private mutating func put(_ byte: UInt8) {
+        guard count < scratch.capacity else {
+            overflowed = true
+            return
+        }
+        scratch.base[count] = byte
+        count += 1
+    }
 
-    private mutating func appendDecimal(_ value: UInt64, negative: Bool) {
-        if negative { bytes.append(45) }
+    private mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress else { return }
+        let fitting = min(bytes.count, scratch.capacity - count)
+        (scratch.base + count).update(from: source, count: fitting)
+        count += fitting
+        if fitting < bytes.count { overflowed = true }
+    }
+
+    private mutating func put(_ text: StaticString) {
+        put(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    private mutating func put(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { put($0) }
+    }
+
+    /// JSON string literal (`JSONString`), escaped into the scratch's reused array first.
+    private mutating func putQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
+        scratch.quoted.removeAll(keepingCapacity: true)
+        JSONString.append(utf8, to: &scratch.quoted)
+        put(scratch.quoted)
+    }
+
+    private mutating func putDecimal(_ value: UInt64, negative: Bool) {
+        if negative { put(45) }
         var divisor: UInt64 = 1
         while value / divisor >= 10 { divisor *= 10 }
         while divisor > 0 {
-            bytes.append(48 + UInt8(value / divisor % 10))
+            put(48 + UInt8(value / divisor % 10))
             divisor /= 10
         }
     }
+}
+
+/// The memory one line is formatted in (`LogLine`), allocated once per sink and used under its lock.
+final class LineScratch {
+    /// Longest line kept (`LogSink.maxLineBytes`).
+    let capacity: Int
+    let base: UnsafeMutablePointer<UInt8>
+    /// Where `LogLine` escapes a JSON string before copying it in.
+    var quoted: [UInt8] = []
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit { base.deallocate() }
 }
 
 /// Wall-clock milliseconds for log lines.

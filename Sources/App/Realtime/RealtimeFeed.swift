@@ -308,30 +308,35 @@ public final class RealtimeFeed: @unchecked Sendable {
 
     /// One message for many sockets (queue only): framed — and compressed, when any recipient agreed
     /// permessage-deflate — ONCE, with the feed's own no-context-takeover compressor; then one task
-    /// per event loop writes it to that loop's sockets and reports their queues back in one hop
-    /// (only the sockets with bytes still queued, and those the hub counts as buffered: a socket that
-    /// took the frame at once is reported as drained by the hub's own accounting, see below).
+    /// per event loop writes it to that loop's sockets. The loop that finishes last reports every
+    /// loop's sockets back in one hop (only the sockets with bytes still queued, and those the hub
+    /// counts as buffered: a socket that took the frame at once is reported as drained by the hub's
+    /// own accounting, see below) — so the hub's bookkeeping never competes for a core with a loop
+    /// still sending the same broadcast.
     /// Order per socket is kept: every send to a socket goes through its loop's serial queue in the
     /// order the feed issued it.
     private func broadcast(_ bytes: [UInt8], to ids: [ConnectionID]) {
         dispatchPrecondition(condition: .onQueue(queue))
         var byLoop: [(loop: EventLoop, targets: [(ConnectionID, WebSocket)])] = []
         var deflate = false
+        var sent: [ConnectionID] = []
+        sent.reserveCapacity(ids.count)
         for id in ids {
             guard let socket = sockets[id] else { continue }
             let index = socket.loop.index
             while byLoop.count <= index { byLoop.append((socket.loop, [])) }
             if byLoop[index].targets.isEmpty { byLoop[index].loop = socket.loop }
             byLoop[index].targets.append((id, socket))
+            sent.append(id)
             deflate = deflate || socket.deflate != nil
         }
         byLoop.removeAll { $0.targets.isEmpty }
         guard !byLoop.isEmpty else { return }
         let message = WebSocketEncodedMessage(
             text: String(decoding: bytes, as: UTF8.self), compressor: deflate ? broadcastCompressor : nil)
-        let completion = broadcastCommittedAt.map {
-            FanOutCompletion(loops: byLoop.count, committedAt: $0, metrics: services.metrics.realtime)
-        }
+        let recipients = sent
+        let completion = FanOutCompletion(
+            loops: byLoop.count, committedAt: broadcastCommittedAt, metrics: services.metrics.realtime)
         for (loop, targets) in byLoop {
             loop.execute { [weak self] in
                 var reports: [(ConnectionID, Int)] = []
@@ -339,23 +344,23 @@ public final class RealtimeFeed: @unchecked Sendable {
                     let pending = socket.sendAndReport(message)
                     if pending != 0 { reports.append((id, pending)) }
                 }
-                completion?.loopFinished()
-                // The hub added the frame to each recipient's count: one hop back settles them all
-                // (those not reported took their frame at once: drained).
-                self?.queue.async { [weak self, reports] in self?.broadcastWritten(to: targets, pending: reports) }
+                // The hub added the frame to each recipient's count: one hop back, after the last
+                // loop, settles them all (those not reported took their frame at once: drained).
+                guard let pending = completion.loopFinished(pending: reports) else { return }
+                self?.queue.async { [weak self] in self?.broadcastWritten(to: recipients, pending: pending) }
             }
         }
     }
 
     /// A broadcast's frames are handed to its recipients' sockets (queue only): each recipient's
     /// queued bytes go to the hub — 0 for every socket not in `pending`.
-    private func broadcastWritten(to targets: [(ConnectionID, WebSocket)], pending: [(ConnectionID, Int)]) {
+    private func broadcastWritten(to ids: [ConnectionID], pending: [(ConnectionID, Int)]) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let running else { return }
         var queued: [ConnectionID: Int] = [:]
         for (id, bytes) in pending { queued[id] = bytes }
         var actions: [HubAction] = []
-        for (id, _) in targets where sockets[id] != nil {
+        for id in ids where sockets[id] != nil {
             actions += running.hub.outboundBuffered(id, bytes: queued[id] ?? 0)
         }
         if !actions.isEmpty { perform(actions) }
@@ -480,25 +485,35 @@ public final class RealtimeFeed: @unchecked Sendable {
     }
 }
 
-/// Times one broadcast for `chronir_realtime_fanout_latency_seconds`: from its COMMIT to the last
-/// recipient's frame handed to the kernel (or queued behind a slow peer), over every event loop it
-/// went to. Each loop's task calls `loopFinished()` after its last send; the last one records.
+/// Joins the event loops of one broadcast: each loop's task calls `loopFinished(pending:)` after its
+/// last send; the last one gets every loop's queued-bytes reports (to settle with the hub in one hop)
+/// and, when the broadcast's commit instant is known, records `chronir_realtime_fanout_latency_seconds`:
+/// from its COMMIT to the last recipient's frame handed to the kernel (or queued behind a slow peer).
 final class FanOutCompletion: Sendable {
-    private let remaining: Atomic<Int>
-    private let committedAt: UInt64
+    private let state: Mutex<(remaining: Int, pending: [(ConnectionID, Int)])>
+    private let committedAt: UInt64?
     private let metrics: RealtimeMetrics
 
-    /// A broadcast to `loops` event loops whose change committed at `committedAt` (monotonic ns).
-    init(loops: Int, committedAt: UInt64, metrics: RealtimeMetrics) {
-        remaining = Atomic(loops)
+    /// A broadcast to `loops` event loops whose change committed at `committedAt` (monotonic ns), if known.
+    init(loops: Int, committedAt: UInt64?, metrics: RealtimeMetrics) {
+        state = Mutex((loops, []))
         self.committedAt = committedAt
         self.metrics = metrics
     }
 
-    /// One loop wrote its last frame of the broadcast (any thread; once per loop).
-    func loopFinished() {
-        guard remaining.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
-        let now = DispatchTime.now().uptimeNanoseconds
-        metrics.fannedOut(nanoseconds: now &- min(now, committedAt))
+    /// One loop wrote its last frame of the broadcast (any thread; once per loop), with the sockets
+    /// it left bytes queued on. Returns every loop's such sockets to the last loop, nil to the others.
+    func loopFinished(pending: [(ConnectionID, Int)]) -> [(ConnectionID, Int)]? {
+        let all = state.withLock { state -> [(ConnectionID, Int)]? in
+            state.pending += pending
+            state.remaining -= 1
+            return state.remaining == 0 ? state.pending : nil
+        }
+        guard let all else { return nil }
+        if let committedAt {
+            let now = DispatchTime.now().uptimeNanoseconds
+            metrics.fannedOut(nanoseconds: now &- min(now, committedAt))
+        }
+        return all
     }
 }
