@@ -29,6 +29,11 @@ static inline CURLcode chronir_curl_easy_setopt_opensocket_callback(
     return curl_easy_setopt(easy, option, value);
 }
 
+static inline CURLcode chronir_curl_easy_setopt_closesocket_callback(
+    CURL *easy, CURLoption option, curl_closesocket_callback value) {
+    return curl_easy_setopt(easy, option, value);
+}
+
 static inline CURLcode chronir_curl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
     return curl_easy_getinfo(easy, info, value);
 }

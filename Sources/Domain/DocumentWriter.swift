@@ -55,6 +55,30 @@ public struct DocumentWriter {
         member(key, value)
     }
 
+    /// An array-of-strings member.
+    public mutating func member(_ key: StaticString, _ value: [String]) {
+        begin(key)
+        bytes.append(0x5B)  // [
+        for (index, element) in value.enumerated() {
+            if index > 0 { bytes.append(0x2C) }
+            JSONString.append(element.utf8, to: &bytes, escapingDelete: false)
+        }
+        bytes.append(0x5D)  // ]
+    }
+
+    /// A string-to-string object member, its keys in sorted order as `.sortedKeys` writes them.
+    public mutating func member(_ key: StaticString, _ value: [String: String]) {
+        begin(key)
+        bytes.append(0x7B)  // {
+        for (index, entry) in value.sorted(by: { $0.key < $1.key }).enumerated() {
+            if index > 0 { bytes.append(0x2C) }
+            JSONString.append(entry.key.utf8, to: &bytes, escapingDelete: false)
+            bytes.append(0x3A)
+            JSONString.append(entry.value.utf8, to: &bytes, escapingDelete: false)
+        }
+        bytes.append(0x7D)  // }
+    }
+
     /// A `null` member.
     public mutating func nullMember(_ key: StaticString) {
         begin(key)

@@ -47,6 +47,9 @@ public final class OutboundClient: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let timer: any DispatchSourceTimer
     private var watches: [curl_socket_t: SocketWatch] = [:]
+    /// Its connections' sockets, whose closing curl reports (their watches are parked, not retired,
+    /// between requests: `SocketWatch`).
+    private let sockets = SocketLedger()
     private var running: [UnsafeMutableRawPointer: Transfer] = [:]
     /// Easy handles finished transfers left for the next ones (at most `maxConcurrentTransfers`):
     /// `curl_easy_init` and `curl_easy_cleanup` per request were a large share of the client's
@@ -63,6 +66,7 @@ public final class OutboundClient: @unchecked Sendable {
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed (out of memory)") }
         self.multi = multi
         timer = DispatchSource.makeTimerSource(queue: queue)
+        sockets.willClose = { [weak self] socket in self?.closing(socket) }
         let me = Unmanaged.passUnretained(self).toOpaque()
         let limits = configuration.limits
         let codes = [
@@ -104,15 +108,13 @@ public final class OutboundClient: @unchecked Sendable {
     /// apply too). When the calling task is cancelled, every request not yet finished fails with
     /// `.cancelled`; `.closed` when the client closes first.
     public func send(_ requests: [OutboundRequest], width: Int) async -> [Result<OutboundResponse, OutboundError>] {
-        guard !requests.isEmpty else { return [] }
-        let batch = Batch(transfers: requests.map { Transfer(.http($0)) }, width: max(1, width))
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<[Result<OutboundResponse, OutboundError>], Never>) in
-                queue.async { self.start(batch) { continuation.resume(returning: $0) } }
-            }
-        } onCancel: {
-            queue.async { self.cancel(batch) }
-        }
+        await batch(width: width).results(adding: requests)
+    }
+
+    /// A batch `send(_:width:)` runs, whose requests are handed over while the caller still builds
+    /// the rest (`OutboundBatch.add`): its first transfers start as soon as the first slice is added.
+    public func batch(width: Int) -> OutboundBatch {
+        OutboundBatch(client: self, batch: Batch(width: max(1, width)))
     }
 
     private func run(_ transfer: Transfer) async throws(OutboundError) -> OutboundResponse {
@@ -178,12 +180,16 @@ public final class OutboundClient: @unchecked Sendable {
         }
     }
 
-    /// Starts `batch`: its first `width` transfers now, each next one as one finishes; `completion`
-    /// gets every result once the last has finished.
-    private func start(_ batch: Batch, completion: @escaping @Sendable ([Result<OutboundResponse, OutboundError>]) -> Void) {
+    /// Adds `transfers` to `batch` and submits those its width lets start; `completion` (once the
+    /// caller added the last) gets every result once the last has finished.
+    fileprivate func append(
+        _ transfers: [Transfer], to batch: Batch,
+        completion: (@Sendable ([Result<OutboundResponse, OutboundError>]) -> Void)? = nil
+    ) {
         dispatchPrecondition(condition: .onQueue(queue))
-        batch.completion = completion
-        admit(batch)
+        batch.append(transfers)
+        if let completion { batch.seal(completion) }
+        if batch.cancelled { cancel(batch) } else { admit(batch) }
     }
 
     /// Submits `batch`'s next transfers while fewer than its width run. A transfer that completes
@@ -205,8 +211,9 @@ public final class OutboundClient: @unchecked Sendable {
 
     /// Cancels every transfer of `batch` not yet finished: those not submitted complete `.cancelled`
     /// without being sent, those submitted are stopped as `cancel` stops one.
-    private func cancel(_ batch: Batch) {
+    fileprivate func cancel(_ batch: Batch) {
         dispatchPrecondition(condition: .onQueue(queue))
+        batch.cancelled = true
         while batch.next < batch.transfers.count {
             let index = batch.next
             batch.next += 1
@@ -222,7 +229,8 @@ public final class OutboundClient: @unchecked Sendable {
         let easy: UnsafeMutableRawPointer
         do {
             easy = try transfer.makeHandle(
-                limits: configuration.limits, policy: configuration.policy, caFile: configuration.caFile, spare: spareHandles.popLast())
+                limits: configuration.limits, policy: configuration.policy, caFile: configuration.caFile, sockets: sockets,
+                spare: spareHandles.popLast())
         } catch {
             return transfer.complete(.failure(error))
         }
@@ -290,12 +298,20 @@ public final class OutboundClient: @unchecked Sendable {
         admitWaiting()
     }
 
-    /// CURLMOPT_SOCKETFUNCTION: watch `socket` for `what` (`CURL_POLL_*`).
+    /// CURLMOPT_SOCKETFUNCTION: watch `socket` for `what` (`CURL_POLL_*`). `CURL_POLL_REMOVE` parks
+    /// the watch of one of the client's connections (curl reports its close: `closing`) and retires
+    /// any other.
     fileprivate func watch(_ socket: curl_socket_t, what: Int32) {
         dispatchPrecondition(condition: .onQueue(queue))
-        if let existing = watches[socket], what == CURL_POLL_REMOVE || !existing.isCurrent {
-            existing.retire()
-            watches[socket] = nil
+        if let existing = watches[socket] {
+            if what == CURL_POLL_REMOVE && sockets.open.contains(socket) {
+                return existing.update(read: false, write: false)
+            }
+            // A socket of the ledger cannot have been closed and its number reused unseen.
+            if what == CURL_POLL_REMOVE || (!sockets.open.contains(socket) && !existing.isCurrent) {
+                existing.retire()
+                watches[socket] = nil
+            }
         }
         guard what != CURL_POLL_REMOVE else { return }
         let watch: SocketWatch
@@ -309,6 +325,13 @@ public final class OutboundClient: @unchecked Sendable {
             watches[socket] = made
         }
         watch.update(read: what & CURL_POLL_IN != 0, write: what & CURL_POLL_OUT != 0)
+    }
+
+    /// CURLOPT_CLOSESOCKETFUNCTION, through `sockets`: curl is about to close one of the client's
+    /// connections; its watch goes with it.
+    private func closing(_ socket: curl_socket_t) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        watches.removeValue(forKey: socket)?.retire()
     }
 
     /// CURLMOPT_TIMERFUNCTION: call `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)` in
@@ -330,10 +353,51 @@ private let timerCallback: curl_multi_timer_callback = { _, milliseconds, client
     return 0
 }
 
-/// A batch of transfers `OutboundClient.send(_:width:)` runs: confined to the client's queue like
-/// everything else there (`@unchecked Sendable` so completions on that queue may capture it).
+/// A batch of requests handed to the client in slices (`OutboundClient.batch(width:)`): `add` each
+/// slice as it is built — its transfers start at once while the batch's width allows — then
+/// `results(adding:)` with the last, once, for every result in the order added. One hop to the
+/// client's queue per call. When the task awaiting `results` is cancelled, every request not yet
+/// finished fails with `.cancelled`; `.closed` when the client closes first.
+public final class OutboundBatch: Sendable {
+    private let client: OutboundClient
+    private let batch: Batch
+
+    fileprivate init(client: OutboundClient, batch: Batch) {
+        self.client = client
+        self.batch = batch
+    }
+
+    /// Hands `requests` over (nothing for an empty slice).
+    public func add(_ requests: [OutboundRequest]) {
+        guard !requests.isEmpty else { return }
+        let transfers = requests.map { Transfer(.http($0)) }
+        client.onQueue { [client, batch] in client.append(transfers, to: batch) }
+    }
+
+    /// Hands `requests` over as the last slice and returns the results of every request added.
+    public func results(adding requests: [OutboundRequest] = []) async -> [Result<OutboundResponse, OutboundError>] {
+        let transfers = requests.map { Transfer(.http($0)) }
+        let client = client
+        let batch = batch
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<[Result<OutboundResponse, OutboundError>], Never>) in
+                client.onQueue { client.append(transfers, to: batch) { continuation.resume(returning: $0) } }
+            }
+        } onCancel: {
+            client.onQueue { client.cancel(batch) }
+        }
+    }
+}
+
+extension OutboundClient {
+    /// Runs `work` on the client's queue (`OutboundBatch`'s hop).
+    fileprivate func onQueue(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
+}
+
+/// The transfers of one `OutboundBatch`: confined to the client's queue like everything else there
+/// (`@unchecked Sendable` so completions on that queue may capture it).
 private final class Batch: @unchecked Sendable {
-    let transfers: [Transfer]
+    private(set) var transfers: [Transfer] = []
     let width: Int
     /// The index of the next transfer to submit.
     var next = 0
@@ -341,15 +405,28 @@ private final class Batch: @unchecked Sendable {
     var inFlight = 0
     /// `admit` is running (a completion inside it must not start another loop).
     var admitting = false
-    var results: [Result<OutboundResponse, OutboundError>?]
-    private var remaining: Int
-    var completion: (@Sendable ([Result<OutboundResponse, OutboundError>]) -> Void)?
+    /// The awaiting task was cancelled: transfers added later fail `.cancelled` unsent.
+    var cancelled = false
+    private var results: [Result<OutboundResponse, OutboundError>?] = []
+    private var remaining = 0
+    private var completion: (@Sendable ([Result<OutboundResponse, OutboundError>]) -> Void)?
 
-    init(transfers: [Transfer], width: Int) {
-        self.transfers = transfers
+    init(width: Int) {
         self.width = width
-        results = Array(repeating: nil, count: transfers.count)
-        remaining = transfers.count
+    }
+
+    /// Adds transfers after those already added.
+    func append(_ more: [Transfer]) {
+        transfers += more
+        results += repeatElement(nil, count: more.count)
+        remaining += more.count
+    }
+
+    /// Nothing more will be added: `completion` gets every result once all have finished (now, if
+    /// they have).
+    func seal(_ completion: @escaping @Sendable ([Result<OutboundResponse, OutboundError>]) -> Void) {
+        self.completion = completion
+        completeIfDone()
     }
 
     /// Records transfer `index`'s result (once); calls the completion when it was the last.
@@ -358,6 +435,10 @@ private final class Batch: @unchecked Sendable {
         results[index] = result
         inFlight -= 1
         remaining -= 1
+        completeIfDone()
+    }
+
+    private func completeIfDone() {
         if remaining == 0, let completion {
             self.completion = nil
             completion(results.map { $0! })

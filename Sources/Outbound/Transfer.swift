@@ -54,6 +54,8 @@ final class Transfer: @unchecked Sendable {
 
     private var limits = OutboundLimits()
     private var policy = DestinationPolicy()
+    /// The client's record of its connections' sockets (set with the handle).
+    private var sockets: SocketLedger?
     private var headers: [HTTPField] = []
     private var headerBytes = 0
     private var body: [UInt8] = []
@@ -93,10 +95,11 @@ final class Transfer: @unchecked Sendable {
     /// finished with (`curl_easy_reset` clears every option it set), or a new one; throws when curl
     /// refuses (the handle is then freed).
     func makeHandle(
-        limits: OutboundLimits, policy: DestinationPolicy, caFile: String?, spare: UnsafeMutableRawPointer? = nil
+        limits: OutboundLimits, policy: DestinationPolicy, caFile: String?, sockets: SocketLedger, spare: UnsafeMutableRawPointer? = nil
     ) throws(OutboundError) -> UnsafeMutableRawPointer {
         self.limits = limits
         self.policy = policy
+        self.sockets = sockets
         if let spare { curl_easy_reset(spare) }
         guard let easy = spare ?? curl_easy_init() else {
             throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_easy_init failed")
@@ -166,6 +169,12 @@ final class Transfer: @unchecked Sendable {
         try set(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(payload.timeout ?? limits.totalTimeout))
         try check(chronir_curl_easy_setopt_opensocket_callback(easy, CURLOPT_OPENSOCKETFUNCTION, openSocketCallback), "OPENSOCKETFUNCTION")
         try set(easy, CURLOPT_OPENSOCKETDATA, pointer: me)
+        if let sockets {
+            try check(
+                chronir_curl_easy_setopt_closesocket_callback(easy, CURLOPT_CLOSESOCKETFUNCTION, closeSocketCallback), "CLOSESOCKETFUNCTION"
+            )
+            try set(easy, CURLOPT_CLOSESOCKETDATA, pointer: UnsafeRawPointer(Unmanaged.passUnretained(sockets).toOpaque()))
+        }
         switch payload {
         case .http(let request): try configureHTTP(easy, request)
         case .mail(let mail): try configureMail(easy, mail)
@@ -338,7 +347,9 @@ final class Transfer: @unchecked Sendable {
             refusal = .address(ip, AddressClass.of(ip))
             return CURL_SOCKET_BAD
         }
-        return socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.protocol)
+        let made = socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.protocol)
+        sockets?.opened(made)
+        return made
     }
 
     // MARK: Finishing

@@ -145,6 +145,15 @@ struct WebhookDeliveryTests {
         #expect(try await receiver.received().count == 4)
     }
 
+    @Test("the body is JSONEncoder's, byte for byte, written without it")
+    func bodyBytes() {
+        let body = WebhookSender.Body(
+            key: "alarm_fired:a_1:1764140400000", type: "alarm_fired", title: "Pills \"am\" / 😀", body: "Time\n\u{7f}",
+            data: ["alarm_id": "a_1", "group_id": "g_1", "occurrence": "2026-11-26T07:00:00.000Z"], recipients: ["u_1", "u_2"],
+            expiresAt: Timestamp(milliseconds: 1_764_226_800_000))
+        #expect(WebhookSender.body(body) == DocumentCoding.encode(body))
+    }
+
     @Test("Retry-After: delta-seconds and HTTP-date; the signature is v1= + hex HMAC of timestamp.body")
     func units() {
         #expect(RetryAfter.milliseconds("7", now: 0) == 7_000)

@@ -46,4 +46,30 @@ struct DocumentWriterTests {
             #expect(user.documentBytes == DocumentCoding.encode(user), "\(version) \(ms)")
         }
     }
+
+    /// A document with the writer's array and object members (the webhook's body shape).
+    struct Listed: Encodable {
+        var data: [String: String]
+        var names: [String]
+        var title: String
+    }
+
+    @Test("arrays of strings and string objects, keys sorted, escapes and empties")
+    func arraysAndObjects() {
+        let texts = ["", "a\u{0}b\u{7f}c/d\\e\"f", "😀 👨‍👩‍👧", "tab\tnl\n"]
+        let dictionaries: [[String: String]] = [
+            [:], ["alarm_id": "a_1", "group_id": "g_2", "occurrence": "2026-11-26T07:00:00.000Z", "type": "alarm_fired"],
+            ["b": texts[1], "a_1": texts[2], "a": "", "a1": "x", "Z": "y", "_": "z", "é": "w"],
+        ]
+        for data in dictionaries {
+            for names in [[], texts, ["u_1"]] {
+                let listed = Listed(data: data, names: names, title: texts[1])
+                var writer = DocumentWriter()
+                writer.member("data", listed.data)
+                writer.member("names", listed.names)
+                writer.member("title", listed.title)
+                #expect(writer.finish() == DocumentCoding.encode(listed), "\(data) \(names)")
+            }
+        }
+    }
 }

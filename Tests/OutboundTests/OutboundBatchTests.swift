@@ -5,7 +5,7 @@ import Testing
 
 /// `OutboundClient.send(_:width:)`, the batch a notification round hands over at once: results in
 /// the requests' order, at most `width` running, a refused request failing alone, cancellation and
-/// close reaching every request of the batch.
+/// close reaching every request of the batch; `OutboundBatch`, the same handed over in slices.
 @Suite("OutboundClient batches")
 struct OutboundBatchTests {
     @Test func resultsComeInTheRequestsOrderAndARefusedOneFailsAlone() async throws {
@@ -65,5 +65,42 @@ struct OutboundBatchTests {
                 continue
             }
         }
+    }
+
+    /// A slice starts before the next is added, and the results cover every slice in order.
+    @Test func slicesStartAsTheyAreAddedAndResultsCoverEverySliceInOrder() async throws {
+        let server = try await EchoServer.start()
+        let client = server.client()
+        defer { client.close() }
+        let batch = client.batch(width: 4)
+        batch.add([OutboundRequest(url: server.https("/slow?seconds=2"))])
+        #expect(await eventually { client.load.running == 1 })
+        batch.add([])
+        batch.add((1..<3).map { OutboundRequest(method: .post, url: server.https("/echo"), body: Array("\($0)".utf8)) })
+        let results = await batch.results(adding: [OutboundRequest(method: .post, url: server.https("/echo"), body: Array("3".utf8))])
+        #expect(results.count == 4)
+        #expect(try results[0].get().status == 200)
+        for index in 1..<4 { #expect(try Echo(results[index].get()).body == "\(index)") }
+        #expect(await client.batch(width: 4).results().isEmpty)
+    }
+
+    @Test func cancellingTheResultsFailsEverySliceNotFinished() async throws {
+        let server = try await EchoServer.start()
+        let client = server.client()
+        defer { client.close() }
+        let batch = client.batch(width: 2)
+        batch.add((0..<3).map { _ in OutboundRequest(url: server.https("/slow?seconds=60")) })
+        #expect(await eventually { client.load.running == 2 })
+        let waiting = Task { await batch.results(adding: [OutboundRequest(url: server.https("/slow?seconds=60"))]) }
+        waiting.cancel()
+        let results = await waiting.value
+        #expect(results.count == 4)
+        for result in results {
+            guard case .failure(.cancelled) = result else {
+                Issue.record("expected cancelled, got \(result)")
+                continue
+            }
+        }
+        #expect(client.load.running == 0)
     }
 }

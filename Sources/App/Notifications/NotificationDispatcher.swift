@@ -99,7 +99,7 @@ public final class NotificationDispatcher: Sendable {
     private func pass() async -> Int64? {
         var total = Round()
         do {
-            let first = try await runOnce(at: clock.nowMilliseconds())
+            let first = try await round(at: clock.nowMilliseconds(), measuringDepth: false)
             total.add(first)
             if first.backlog(limits) {
                 let lanes = max(1, limits.concurrentRounds)
@@ -109,7 +109,7 @@ public final class NotificationDispatcher: Sendable {
                             var lane = Round()
                             while !loop.isStopped {
                                 do {
-                                    let round = try await runOnce(at: clock.nowMilliseconds())
+                                    let round = try await round(at: clock.nowMilliseconds(), measuringDepth: false)
                                     lane.add(round)
                                     if !round.backlog(limits) { break }
                                 } catch {
@@ -136,7 +136,11 @@ public final class NotificationDispatcher: Sendable {
                 ])
         }
         let now = clock.nowMilliseconds()
-        return try? await database.read { db in try NotificationDeliveries.nextDue(after: now, on: db) }
+        let metrics = metrics
+        return try? await database.read { db in
+            if let metrics { metrics.pending(try NotificationDeliveries.depth(on: db)) }
+            return try NotificationDeliveries.nextDue(after: now, on: db)
+        }
     }
 
     /// Stops future rounds (one in progress finishes: `waitUntilIdle`).
@@ -148,9 +152,16 @@ public final class NotificationDispatcher: Sendable {
     @discardableResult
     public func waitUntilIdle(timeout: Duration = .seconds(20)) -> Bool { loop.waitUntilIdle(timeout: timeout) }
 
-    /// One round at `now`: expand, claim, send, settle.
+    /// One round at `now`: expand, claim, send, settle; then the pending gauge is set.
     @discardableResult
     public func runOnce(at now: Int64) async throws -> Round {
+        try await round(at: now, measuringDepth: true)
+    }
+
+    /// One round; the pending gauge is set after it when `measuringDepth` (a pass sets it once at its
+    /// end instead: counting the deliveries reads the whole table from a reader whose page cache every
+    /// round's writes invalidated — 40 counts of 10,000 rows in the 10,000-alarm burst).
+    private func round(at now: Int64, measuringDepth: Bool) async throws -> Round {
         var round = Round()
         let providers = Set(senders.compactMap(\.provider))
         let webhook = senders.contains { $0.provider == nil }
@@ -180,7 +191,7 @@ public final class NotificationDispatcher: Sendable {
         for ((delivery, outcome, _), kept) in zip(outcomes, kept) {
             record(delivery, outcome, kept: kept, round: &round)
         }
-        if let metrics {
+        if measuringDepth, let metrics {
             metrics.pending(try await database.read { db in try NotificationDeliveries.depth(on: db) })
         }
         return round

@@ -63,7 +63,7 @@ public struct RetryPolicy: Sendable, Equatable {
 
 /// A sender whose request for a delivery is built without awaiting anything (the webhook, Web Push):
 /// it says what to send and what the answer means, and a round's requests go to the outbound client
-/// in one batch (`OutboundClient.send(_:width:)`, docs/notifications.md#pipeline).
+/// as one batch, handed over in slices as they are built (`OutboundBatch`, docs/notifications.md#pipeline).
 public protocol RequestSender: NotificationSender {
     /// The client its requests go through (the caller owns and closes it).
     var client: OutboundClient { get }
@@ -87,21 +87,30 @@ extension RequestSender {
         await send([delivery], now: now, width: 1)[0]
     }
 
+    /// Builds the round's requests in slices of `width` and hands each to the outbound client as
+    /// soon as it is built (`OutboundBatch`), so the first sends start after `width` requests are
+    /// built, not all of them, and the rest are built while those are on the wire.
     public func send(_ deliveries: [NotificationDeliveries.Delivery], now: Int64, width: Int) async -> [SendOutcome] {
         var outcomes: [SendOutcome?] = []
         outcomes.reserveCapacity(deliveries.count)
+        let slice = max(1, width)
+        let batch = client.batch(width: width)
         var requests: [OutboundRequest] = []
-        requests.reserveCapacity(deliveries.count)
+        requests.reserveCapacity(slice)
         for delivery in deliveries {
             switch prepare(delivery, now: now) {
             case .request(let request):
                 outcomes.append(nil)
                 requests.append(request)
+                if requests.count == slice {
+                    batch.add(requests)
+                    requests.removeAll(keepingCapacity: true)
+                }
             case .settled(let outcome):
                 outcomes.append(outcome)
             }
         }
-        var results = await client.send(requests, width: width).makeIterator()
+        var results = await batch.results(adding: requests).makeIterator()
         return outcomes.map { prepared in
             if let prepared { return prepared }
             // One result per request, in order: the nth unsettled delivery's is the nth result.

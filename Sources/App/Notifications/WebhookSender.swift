@@ -44,6 +44,21 @@ public struct WebhookSender: RequestSender {
         }
     }
 
+    /// `DocumentCoding.encode(body)`, byte for byte, written by `DocumentWriter` (one per
+    /// notification: `JSONEncoder` was ≈ 5 % of the server's CPU in the 10,000-alarm burst).
+    static func body(_ body: Body) -> [UInt8] {
+        // Members in sorted key order (the `CodingKeys` raw values).
+        var writer = DocumentWriter(capacity: 512)
+        writer.member("body", body.body)
+        writer.member("data", body.data)
+        writer.member("expires_at", body.expiresAt)
+        writer.member("key", body.key)
+        writer.member("recipients", body.recipients)
+        writer.member("title", body.title)
+        writer.member("type", body.type)
+        return writer.finish()
+    }
+
     /// `v1=` + hex HMAC-SHA-256(secret, "<timestamp>.<body>").
     public static func signature(secret: [UInt8], timestamp: Int64, body: [UInt8]) -> String {
         "v1=" + Hex.encode(HMACSHA256.authenticationCode(key: secret, message: Array("\(timestamp).".utf8) + body))
@@ -54,7 +69,7 @@ public struct WebhookSender: RequestSender {
         guard case .webhook(let recipients) = delivery.target else {
             return .settled(.rejected(reason: "not a webhook delivery"))
         }
-        let body = DocumentCoding.encode(
+        let body = Self.body(
             Body(
                 key: delivery.key, type: delivery.type.rawValue, title: delivery.content.title,
                 body: delivery.content.body, data: delivery.content.data, recipients: recipients,
