@@ -204,12 +204,18 @@ public enum NotificationDeliveries {
                 target = .device(userID: userID, try DeviceStore.deviceFromRow(row))
             } else {
                 guard let recipients = row.string("recipients") else { throw StoreError.corruptRow(table: "notification_deliveries") }
-                target = .webhook(recipients: try DocumentCoding.decode([String].self, from: Array(recipients.utf8)))
+                let bytes = Array(recipients.utf8)
+                target = .webhook(recipients: try FlatJSONReader.stringArray(bytes) ?? DocumentCoding.decode([String].self, from: bytes))
             }
+            // Read once per delivery claimed: the flat reader, Foundation's decoder for anything else.
+            let contentBytes = Array(content.utf8)
+            let decoded =
+                try FlatJSONReader.notificationContent(contentBytes)
+                ?? DocumentCoding.decode(NotificationContent.self, from: contentBytes)
             claimed.append(
                 Delivery(
                     id: id, outboxID: outboxID, key: key, type: NotificationType(rawValue: type),
-                    content: try DocumentCoding.decode(NotificationContent.self, from: Array(content.utf8)), target: target,
+                    content: decoded, target: target,
                     attempts: Int(attempts), notBefore: notBefore, expiresAt: expires))
         }
         result.deliveries = claimed
