@@ -16,35 +16,11 @@
 // finishes — chronir's two event loops split a group's subscribers the same way). A send that would
 // block is counted (`would_block`), not retried: at RATE rounds per second the receiver keeps up.
 // Prints `key value` lines: p50/p99/max in ms per mode.
-#define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
+#define LOADGEN_NAME "sendfloor"
+#include "loadgen.h"
 #include <pthread.h>
 #include <signal.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/epoll.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void die(const char *message) {
-    fprintf(stderr, "sendfloor: %s (%s)\n", message, strerror(errno));
-    exit(2);
-}
 
 static int subs = 1000, rounds = 200, size = 100;
 static double rate = 20;

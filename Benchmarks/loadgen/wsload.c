@@ -23,33 +23,9 @@
 //       Opens CONNS sockets (≤ 200 handshakes at a time), waits until each is ready (the 101, or with
 //       --subscribe a "snapshot" message), prints `ready N`, writes F, then holds them (answering
 //       pings) until killed.
-#define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
+#define LOADGEN_NAME "wsload"
+#include "loadgen.h"
 #include <poll.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/epoll.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void die(const char *message) {
-    fprintf(stderr, "wsload: %s (%s)\n", message, strerror(errno));
-    exit(2);
-}
 
 // ---------------------------------------------------------------- growable byte buffer
 typedef struct { char *data; size_t len, cap, off; } Buf;
