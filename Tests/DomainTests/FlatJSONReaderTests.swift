@@ -44,7 +44,8 @@ struct FlatJSONReaderTests {
     @Test("hand-written inputs: whitespace, every escape, surrogate pairs, key order — Foundation's value")
     func handWritten() {
         let texts = [
-            #" { "data" : { "type" : "alarm_fired" , "k\u00e9" : "\/\b\f\n\r\t\"\\" } , "body":"x\u0000y", "title" : "\ud83d\ude00 \u6C34" } "#,
+            #" { "data" : { "type" : "alarm_fired" , "k\u00e9" : "\/\b\f\n\r\t\"\\" } , "#
+                + #""body":"x\u0000y", "title" : "\ud83d\ude00 \u6C34" } "#,
             #"{"title":"","body":"","data":{}}"#,
             "{\n\t\"body\":\"é\",\r\n\"title\":\"t\",\"data\":{\"a\":\"b\"}}",
         ]
