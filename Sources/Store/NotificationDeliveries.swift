@@ -194,6 +194,7 @@ public enum NotificationDeliveries {
             "UPDATE notification_deliveries SET lease_owner = ?1, lease_until_ms = ?2 WHERE id IN (\(placeholders))",
             [.text(owner), .integer(leaseUntil)] + ids.map { SQLValue.integer($0) })
         var claimed: [Delivery] = []
+        var contents: [Int64: NotificationContent] = [:]
         for row in owed {
             guard let id = row.int("id"), let outboxID = row.int("outbox_id"), let key = row.string("key"),
                 let type = row.string("type"), let content = row.string("content"), let attempts = row.int("attempts"),
@@ -207,11 +208,18 @@ public enum NotificationDeliveries {
                 let bytes = Array(recipients.utf8)
                 target = .webhook(recipients: try FlatJSONReader.stringArray(bytes) ?? DocumentCoding.decode([String].self, from: bytes))
             }
-            // Read once per delivery claimed: the flat reader, Foundation's decoder for anything else.
-            let contentBytes = Array(content.utf8)
-            let decoded =
-                try FlatJSONReader.notificationContent(contentBytes)
-                ?? DocumentCoding.decode(NotificationContent.self, from: contentBytes)
+            // Read once per outbox row (its devices' deliveries share it): the flat reader, Foundation's
+            // decoder for anything else.
+            let decoded: NotificationContent
+            if let known = contents[outboxID] {
+                decoded = known
+            } else {
+                let contentBytes = Array(content.utf8)
+                decoded =
+                    try FlatJSONReader.notificationContent(contentBytes)
+                    ?? DocumentCoding.decode(NotificationContent.self, from: contentBytes)
+                contents[outboxID] = decoded
+            }
             claimed.append(
                 Delivery(
                     id: id, outboxID: outboxID, key: key, type: NotificationType(rawValue: type),
