@@ -285,6 +285,38 @@ struct MetricsTests {
         #expect(withToken == 200)
     }
 
+    @Test("HTTP series are written as swift-prometheus wrote them: bounds, sums, cumulative buckets, one TYPE line each")
+    func httpSeriesText() {
+        #expect(HTTPMetrics.secondsText(0) == "0.0")
+        #expect(HTTPMetrics.secondsText(250_000) == "0.00025")
+        #expect(HTTPMetrics.secondsText(49_904) == "0.000049904")
+        #expect(HTTPMetrics.secondsText(1_000_000_000) == "1.0")
+        #expect(HTTPMetrics.secondsText(5_000_000_001) == "5.000000001")
+        let metrics = HTTPMetrics()
+        var empty: [UInt8] = []
+        metrics.emit(into: &empty)
+        #expect(empty.isEmpty)  // no TYPE line before the first request
+        metrics.record(routeIndex: 3, route: "/v1/me", method: .get, status: 200, nanoseconds: 250_000)  // on the bound
+        metrics.record(routeIndex: 3, route: "/v1/me", method: .get, status: 200, nanoseconds: 250_001)
+        metrics.record(routeIndex: 3, route: "/v1/me", method: .get, status: 401, nanoseconds: 6_000_000_000)
+        metrics.record(routeIndex: nil, route: "", method: HTTPMethod(rawValue: "BREW"), status: 404, nanoseconds: 1)
+        var bytes: [UInt8] = []
+        metrics.emit(into: &bytes)
+        let text = String(decoding: bytes, as: UTF8.self)
+        let duration = "chronir_http_request_duration_seconds"
+        #expect(text.contains(#"\#(duration)_bucket{method="GET",route="/v1/me",le="0.00025"} 1"# + "\n"))
+        #expect(text.contains(#"\#(duration)_bucket{method="GET",route="/v1/me",le="0.0005"} 2"# + "\n"))
+        #expect(text.contains(#"\#(duration)_bucket{method="GET",route="/v1/me",le="5.0"} 2"# + "\n"))
+        #expect(text.contains(#"\#(duration)_bucket{method="GET",route="/v1/me",le="+Inf"} 3"# + "\n"))
+        #expect(text.contains(#"\#(duration)_sum{method="GET",route="/v1/me"} 6.000500001"# + "\n"))
+        #expect(text.contains(#"\#(duration)_count{method="GET",route="/v1/me"} 3"# + "\n"))
+        #expect(text.contains(#"chronir_http_requests_total{method="GET",route="/v1/me",status="200"} 2"# + "\n"))
+        #expect(text.contains(#"chronir_http_requests_total{method="GET",route="/v1/me",status="401"} 1"# + "\n"))
+        #expect(text.contains(#"chronir_http_requests_total{method="other",route="unmatched",status="404"} 1"# + "\n"))
+        #expect(text.components(separatedBy: "# TYPE").count == 3)
+        #expect(Exposition(bytes).series("\(duration)_bucket").count == 30)  // 15 per (method, route)
+    }
+
     @Test("label sets stay bounded: unknown paths are one route, unknown methods one method")
     func boundedLabels() async throws {
         let h = try AppHarness()

@@ -18,7 +18,8 @@ public final class Application: HTTPResponder {
     let accessLog: AccessLog?
     /// The realtime feed behind `GET /v1/realtime`.
     public let realtime: RealtimeFeed
-    private let requestIDPrefix: String
+    /// `<8 hex digits>-`: this process's request ids, `<prefix><counter>`.
+    private let requestIDPrefix: [UInt8]
     /// `AppConfig.trustedProxies`, read once.
     private let trustedProxies: Set<String>
     private let requestCounter = AtomicCounter()
@@ -31,7 +32,7 @@ public final class Application: HTTPResponder {
         self.services = services
         self.accessLog = accessLog
         staticFiles = services.config.publicDirectory.flatMap(StaticFiles.init(directory:))
-        requestIDPrefix = Hex.encode(SecureRandom.bytes(4))
+        requestIDPrefix = Array((Hex.encode(SecureRandom.bytes(4)) + "-").utf8)
         trustedProxies = services.config.trustedProxies
         realtime = RealtimeFeed(services: services)
         var router = Router<Handler>()
@@ -66,9 +67,7 @@ public final class Application: HTTPResponder {
 
     public func respond(to http: HTTPRequest, context: RequestContext, sink: ResponseSink) {
         let started = DispatchTime.now().uptimeNanoseconds
-        let requestID =
-            Self.acceptableRequestID(http.head.headers[first: "x-request-id"])
-            ?? "\(requestIDPrefix)-\(requestCounter.next())"
+        let requestID = Self.acceptableRequestID(http.head.headers[first: "x-request-id"]) ?? nextRequestID()
         let path = http.head.path
         var context = context
         context.remoteAddress = ClientAddress.resolve(
@@ -79,6 +78,7 @@ public final class Application: HTTPResponder {
         case .matched(let match):
             request.parameters = match.parameters
             request.route = match.template
+            request.routeIndex = match.routeIndex
             switch match.handler {
             case .sync(let handler):
                 let response: HTTPResponse
@@ -149,7 +149,28 @@ public final class Application: HTTPResponder {
 
     /// Transport-level refusals get the same envelope as every other error.
     public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
-        ErrorMapping.response(for: ErrorMapping.apiError(for: error), requestID: "\(requestIDPrefix)-\(requestCounter.next())")
+        ErrorMapping.response(for: ErrorMapping.apiError(for: error), requestID: nextRequestID())
+    }
+
+    /// The next server-made request id: the process's prefix and a counter, written without
+    /// string interpolation (every request without its own `X-Request-Id` gets one).
+    private func nextRequestID() -> String {
+        var number = requestCounter.next()
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: a UInt64 has at most 20 digits
+        return withUnsafeMutableBytes(of: &digits) { scratch in
+            var start = scratch.count
+            repeat {
+                start -= 1
+                scratch[start] = UInt8(ascii: "0") + UInt8(number % 10)
+                number /= 10
+            } while number > 0
+            let digitCount = scratch.count - start
+            return String(unsafeUninitializedCapacity: requestIDPrefix.count + digitCount) { out in
+                let prefixEnd = out.initialize(fromContentsOf: requestIDPrefix)
+                _ = out[prefixEnd...].initialize(fromContentsOf: scratch[start...])
+                return prefixEnd + digitCount
+            }
+        }
     }
 
     private func failure(_ error: any Error, _ request: Request) -> HTTPResponse {
@@ -176,7 +197,9 @@ public final class Application: HTTPResponder {
     /// Records a handled request: its metrics, and its access-log line.
     private func completed(status: Int, bytes: Int, _ request: Request, _ started: UInt64) {
         let nanoseconds = DispatchTime.now().uptimeNanoseconds &- started
-        services.metrics.http.record(method: request.method, route: request.route, status: status, nanoseconds: nanoseconds)
+        services.metrics.http.record(
+            routeIndex: request.routeIndex, route: request.route, method: request.method, status: status,
+            nanoseconds: nanoseconds)
         guard let accessLog, accessLog.isEnabled else { return }
         accessLog.record(
             method: request.method.rawValue, path: LoggedPath.masked(request.http.head.path), route: request.route,

@@ -11,7 +11,9 @@
 /// Everything after a masked segment is dropped except the invitation's action (`accept`, `decline`).
 enum LoggedPath {
     static func masked(_ path: Substring) -> Substring {
-        guard mayBeMasked(path.utf8) else { return path }  // every request is logged: no split for most
+        // Every request is logged: most paths are looked at once, in place, and returned as they are.
+        let mayBe = path.utf8.withContiguousStorageIfAvailable(mayBeMasked) ?? Array(path.utf8).withUnsafeBufferPointer(mayBeMasked)
+        guard mayBe else { return path }
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
         guard segments.count >= 2 else { return path }
         switch segments[0].lowercased() {
@@ -32,25 +34,26 @@ enum LoggedPath {
 
     /// Whether `masked` can change `path`: its first segment is `join`, `invite` or `v1` followed by
     /// `invitations` or `join` (ASCII case-insensitive), looked at without allocating.
-    static func mayBeMasked(_ path: Substring.UTF8View) -> Bool {
-        var rest = path[...]
-        let first = nextSegment(&rest)
-        if equalsLowercased(first, "join") || equalsLowercased(first, "invite") { return true }
-        guard equalsLowercased(first, "v1") else { return false }
-        let second = nextSegment(&rest)
-        return equalsLowercased(second, "invitations") || equalsLowercased(second, "join")
+    static func mayBeMasked(_ path: UnsafeBufferPointer<UInt8>) -> Bool {
+        var position = 0
+        let first = nextSegment(path, &position)
+        if equalsLowercased(path[first], "join") || equalsLowercased(path[first], "invite") { return true }
+        guard equalsLowercased(path[first], "v1") else { return false }
+        let second = nextSegment(path, &position)
+        return equalsLowercased(path[second], "invitations") || equalsLowercased(path[second], "join")
     }
 
-    /// The next non-empty `/`-separated segment of `rest` (empty at the end); `rest` moves past it.
-    private static func nextSegment(_ rest: inout Substring.UTF8View.SubSequence) -> Substring.UTF8View.SubSequence {
-        while rest.first == UInt8(ascii: "/") { rest = rest.dropFirst() }
-        let end = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
-        defer { rest = rest[end...] }
-        return rest[..<end]
+    /// The range of the next non-empty `/`-separated segment from `position` (empty at the end);
+    /// `position` moves past it.
+    private static func nextSegment(_ path: UnsafeBufferPointer<UInt8>, _ position: inout Int) -> Range<Int> {
+        while position < path.count && path[position] == UInt8(ascii: "/") { position += 1 }
+        let start = position
+        while position < path.count && path[position] != UInt8(ascii: "/") { position += 1 }
+        return start..<position
     }
 
     /// ASCII case-insensitive equality with a lower-case literal.
-    private static func equalsLowercased(_ bytes: Substring.UTF8View.SubSequence, _ lower: StaticString) -> Bool {
+    private static func equalsLowercased(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ lower: StaticString) -> Bool {
         guard bytes.count == lower.utf8CodeUnitCount else { return false }
         var i = 0
         for byte in bytes {

@@ -10,6 +10,8 @@ public struct Request: Sendable {
     public var requestID: String
     /// The route template that matched (bounded cardinality, for logs and metrics).
     public var route: String
+    /// The router's number for `route` (`Router.Match.routeIndex`); nil when no route matched.
+    var routeIndex: Int? = nil
 
     public var method: HTTPMethod { http.head.method }
     public var headers: HTTPHeaders { http.head.headers }

@@ -9,6 +9,9 @@ public struct Router<Handler: Sendable>: Sendable {
         public var handler: Handler
         /// The template that matched (for logs and metrics: bounded cardinality).
         public var template: String
+        /// The template's number, 0 ..< the number of templates, in registration order (metrics
+        /// find a route's series by it without hashing the template).
+        public var routeIndex: Int
         /// Percent-decoded path parameters.
         public var parameters: [String: String]
     }
@@ -25,6 +28,7 @@ public struct Router<Handler: Sendable>: Sendable {
 
     private struct Entry: Sendable {
         var template: String
+        var index: Int
         var segments: [Segment]
         var handlers: [HTTPMethod: Handler]
     }
@@ -36,6 +40,7 @@ public struct Router<Handler: Sendable>: Sendable {
 
     private var staticRoutes: [String: Entry] = [:]
     private var parameterRoutes: [Entry] = []
+    private var templateCount = 0
 
     public init() {}
 
@@ -47,7 +52,7 @@ public struct Router<Handler: Sendable>: Sendable {
         }
         let isStatic = !segments.contains { if case .parameter = $0 { true } else { false } }
         if isStatic {
-            var entry = staticRoutes[template] ?? Entry(template: template, segments: segments, handlers: [:])
+            var entry = staticRoutes[template] ?? newEntry(template, segments)
             precondition(entry.handlers[method] == nil, "duplicate route \(method) \(template)")
             entry.handlers[method] = handler
             staticRoutes[template] = entry
@@ -55,8 +60,15 @@ public struct Router<Handler: Sendable>: Sendable {
             precondition(parameterRoutes[i].handlers[method] == nil, "duplicate route \(method) \(template)")
             parameterRoutes[i].handlers[method] = handler
         } else {
-            parameterRoutes.append(Entry(template: template, segments: segments, handlers: [method: handler]))
+            var entry = newEntry(template, segments)
+            entry.handlers[method] = handler
+            parameterRoutes.append(entry)
         }
+    }
+
+    private mutating func newEntry(_ template: String, _ segments: [Segment]) -> Entry {
+        defer { templateCount += 1 }
+        return Entry(template: template, index: templateCount, segments: segments, handlers: [:])
     }
 
     /// Every registered (method, template) pair, sorted (for the API description check).
@@ -92,7 +104,7 @@ public struct Router<Handler: Sendable>: Sendable {
 
     private func select(_ entry: Entry, method: HTTPMethod, parameters: [String: String]) -> Outcome {
         if let handler = entry.handlers[method] ?? (method == .head ? entry.handlers[.get] : nil) {
-            return .matched(Match(handler: handler, template: entry.template, parameters: parameters))
+            return .matched(Match(handler: handler, template: entry.template, routeIndex: entry.index, parameters: parameters))
         }
         var allowed = Array(entry.handlers.keys)
         if entry.handlers[.get] != nil, entry.handlers[.head] == nil { allowed.append(.head) }

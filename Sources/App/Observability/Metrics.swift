@@ -45,8 +45,7 @@ public final class ChronirMetrics: Sendable {
 
     /// Histogram buckets per series, chosen around what each one measures.
     enum Buckets {
-        /// HTTP handling: a cached `/healthz` takes microseconds, a login's scrypt ~100 ms.
-        static let request: [Duration] = milliseconds([0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000])
+        // HTTP handling: `HTTPMetrics.boundsNanoseconds` (its series are rendered by `HTTPMetrics`).
         /// SQLite: most transactions take tens of microseconds; a busy writer queue, milliseconds.
         static let database: [Duration] = milliseconds([0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 1000])
         /// Commit → the last subscriber's frame handed to the kernel: the goal is p99 ≤ 2 ms at 1,000
@@ -67,7 +66,6 @@ public final class ChronirMetrics: Sendable {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets = [
-            HTTPMetrics.durationName: Buckets.request,
             DatabaseMetrics.transactionName: Buckets.database,
             DatabaseMetrics.waitName: Buckets.database,
             RealtimeMetrics.fanOutName: Buckets.fanOut,
@@ -76,7 +74,7 @@ public final class ChronirMetrics: Sendable {
         ]
         self.registry = registry
         self.factory = factory
-        http = HTTPMetrics(factory: factory)
+        http = HTTPMetrics()
         transport = TransportMetrics(factory: factory)
         database = DatabaseMetrics(factory: factory)
         inviteCodes = InviteCodeMetrics(factory: factory)
@@ -88,7 +86,9 @@ public final class ChronirMetrics: Sendable {
     /// The Prometheus text exposition (format 0.0.4) of every series, after the samplers ran.
     public func exposition() -> [UInt8] {
         for sampler in samplers.withLock({ $0 }) { sampler.sample() }
-        return registry.emitToBuffer()
+        var text = registry.emitToBuffer()
+        http.emit(into: &text)
+        return text
     }
 
     /// Adds a value read at every scrape (e.g. a count another component owns).

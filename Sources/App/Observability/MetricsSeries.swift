@@ -5,62 +5,6 @@ import Synchronization
 import Transport
 import Wire
 
-/// `chronir_http_requests_total{method,route,status}` and
-/// `chronir_http_request_duration_seconds{method,route}`. Handles are cached per label set, so a
-/// request costs one uncontended lock, one dictionary lookup, one atomic add and one histogram add.
-final class HTTPMetrics: Sendable {
-    static let requestsName = "chronir_http_requests_total"
-    static let durationName = "chronir_http_request_duration_seconds"
-    /// `route` of requests no route matched (unknown paths, wrong methods, bad percent-encoding):
-    /// one label value however many distinct paths clients invent.
-    static let unmatchedRoute = "unmatched"
-
-    private struct Key: Hashable {
-        var method: String
-        var route: String
-        var status: Int
-    }
-
-    private struct Series {
-        let requests: Counter
-        let duration: Timer
-    }
-
-    private let factory: any MetricsFactory
-    private let series = Mutex<[Key: Series]>([:])
-
-    init(factory: any MetricsFactory) { self.factory = factory }
-
-    /// Counts one answered request. `route` is the matched template, `static`, or empty (unmatched).
-    func record(method: HTTPMethod, route: String, status: Int, nanoseconds: UInt64) {
-        let key = Key(method: Self.methodLabel(method), route: route.isEmpty ? Self.unmatchedRoute : route, status: status)
-        let series = self.series.withLock { table in
-            if let existing = table[key] { return existing }
-            let made = Series(
-                requests: Counter(
-                    label: Self.requestsName,
-                    dimensions: [("method", key.method), ("route", key.route), ("status", String(key.status))],
-                    factory: factory),
-                duration: Timer(
-                    label: Self.durationName, dimensions: [("method", key.method), ("route", key.route)],
-                    factory: factory))
-            table[key] = made
-            return made
-        }
-        series.requests.increment()
-        series.duration.recordNanoseconds(Int64(clamping: nanoseconds))
-    }
-
-    /// The method as a label value: the standard ones by name, anything else `other` (a client may
-    /// send any token as a method; it must not mint label values).
-    static func methodLabel(_ method: HTTPMethod) -> String {
-        switch method {
-        case .get, .head, .post, .put, .patch, .delete, .options: method.rawValue
-        default: "other"
-        }
-    }
-}
-
 /// Connection gauges (sampled from the `HTTPServer` at scrape time) and counters fed by
 /// `TransportEvent`s.
 final class TransportMetrics: Sendable {
