@@ -27,20 +27,50 @@ public enum HTTPResponseWriter {
     ) {
         let code = response.status.code
         let bodiless = code < 200 || code == 204 || code == 304
-        appendStatusLine(response.status, into: &buffer)
+        // Measured first, then written with plain stores into the grown buffer (issue 23: per-byte
+        // appends, each with its capacity and uniqueness checks, were most of the writer's time).
         var present = PresentFields()
-        for field in response.headers {
+        var length = statusLineLength(response.status)
+        var dropped: UInt64 = 0  // fields 0..<64 whose name is not a token; later ones are checked again
+        for (i, field) in response.headers.enumerated() {
             present.note(field.name)
-            appendField(name: field.name, value: field.value, into: &buffer)
+            if isToken(field.name) {
+                length += field.name.utf8.count + field.value.utf8.count + 4
+            } else if i < 64 {
+                dropped |= 1 << UInt64(i)
+            }
         }
-        if !present.date { appendField(name: "Date", value: date, into: &buffer) }
-        if !bodiless, !present.contentLength, !present.transferEncoding {
-            buffer.append(contentsOf: "Content-Length: ".utf8)
-            appendInteger(response.bodyCount, radix: 10, into: &buffer)
-            appendCRLF(into: &buffer)
+        if !present.date { length += 8 + date.utf8.count }
+        let contentLength = !bodiless && !present.contentLength && !present.transferEncoding
+        if contentLength { length += 18 + decimalDigits(response.bodyCount) }
+        var connection: StaticString?
+        if !present.connection {
+            if !keepAlive {
+                connection = "Connection: close\r\n"
+            } else if requestVersion == .http1_0 {
+                connection = "Connection: keep-alive\r\n"
+            }
         }
-        if !present.connection { appendConnection(keepAlive: keepAlive, requestVersion: requestVersion, into: &buffer) }
-        appendCRLF(into: &buffer)
+        length += connection?.utf8CodeUnitCount ?? 0
+        length += 2
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { head in
+            var out = HeadCursor(head.baseAddress!)
+            out.putStatusLine(response.status)
+            for (i, field) in response.headers.enumerated() {
+                if i < 64 ? dropped & (1 << UInt64(i)) != 0 : !isToken(field.name) { continue }
+                out.putField(name: field.name, value: field.value)
+            }
+            if !present.date { out.putField(name: "Date", value: date) }
+            if contentLength {
+                out.put("Content-Length: ")
+                out.putDecimal(response.bodyCount)
+                out.putCRLF()
+            }
+            if let connection { out.put(connection) }
+            out.putCRLF()
+            precondition(out.position == head.baseAddress! + length, "response head measured wrong")
+            buffer.append(contentsOf: UnsafeBufferPointer(head))
+        }
         if !isHeadRequest, !bodiless { buffer.append(contentsOf: response.body) }
     }
 
@@ -125,12 +155,97 @@ public enum HTTPResponseWriter {
         }
     }
 
+    private static func statusLineLength(_ status: HTTPStatus) -> Int {
+        9 + decimalDigits(status.code) + 1 + status.reasonPhrase.utf8.count + 2
+    }
+
+    /// Digits of `max(value, 0)` in decimal.
+    static func decimalDigits(_ value: Int) -> Int {
+        var rest = max(value, 0)
+        var digits = 1
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        return digits
+    }
+
+    private static func isToken(_ name: String) -> Bool {
+        name.utf8.withContiguousStorageIfAvailable { utf8 in !utf8.isEmpty && utf8.allSatisfy(ASCII.isTchar) }
+            ?? (!name.isEmpty && name.utf8.allSatisfy(ASCII.isTchar))
+    }
+
+    /// Writes a measured response head with plain stores: the caller counted every byte first.
+    private struct HeadCursor {
+        var position: UnsafeMutablePointer<UInt8>
+
+        init(_ start: UnsafeMutablePointer<UInt8>) { position = start }
+
+        mutating func put(_ byte: UInt8) {
+            position.initialize(to: byte)
+            position += 1
+        }
+
+        mutating func put(_ text: StaticString) {
+            position.update(from: text.utf8Start, count: text.utf8CodeUnitCount)
+            position += text.utf8CodeUnitCount
+        }
+
+        mutating func putCRLF() {
+            put(ASCII.cr)
+            put(ASCII.lf)
+        }
+
+        /// The text's bytes as they are.
+        mutating func put(_ text: String) {
+            let copied: Void? = text.utf8.withContiguousStorageIfAvailable { utf8 in
+                guard let base = utf8.baseAddress else { return }
+                position.update(from: base, count: utf8.count)
+                position += utf8.count
+            }
+            if copied == nil { for b in text.utf8 { put(b) } }
+        }
+
+        /// The text's bytes, every CTL other than HTAB (and DEL) turned into SP.
+        mutating func putSanitized(_ text: String) {
+            let start = position
+            put(text)
+            let written = UnsafeMutableBufferPointer(start: start, count: position - start)
+            if !ASCII.allFieldValueBytes(UnsafeBufferPointer(written)) {
+                for i in written.indices where !ASCII.isFieldValueByte(written[i]) { written[i] = ASCII.sp }
+            }
+        }
+
+        mutating func putField(name: String, value: String) {
+            put(name)  // a token (`isToken`): nothing to replace
+            put(ASCII.colon)
+            put(ASCII.sp)
+            putSanitized(value)
+            putCRLF()
+        }
+
+        mutating func putStatusLine(_ status: HTTPStatus) {
+            put("HTTP/1.1 ")
+            putDecimal(status.code)
+            put(ASCII.sp)
+            putSanitized(status.reasonPhrase)
+            putCRLF()
+        }
+
+        mutating func putDecimal(_ value: Int) {
+            let digits = HTTPResponseWriter.decimalDigits(value)
+            var rest = max(value, 0)
+            for i in stride(from: digits - 1, through: 0, by: -1) {
+                position[i] = UInt8(truncatingIfNeeded: 0x30 + rest % 10)
+                rest /= 10
+            }
+            position += digits
+        }
+    }
+
     /// `name: value\r\n`; dropped when `name` is not a token.
     private static func appendField(name: String, value: String, into buffer: inout [UInt8]) {
-        let isToken =
-            name.utf8.withContiguousStorageIfAvailable { utf8 in !utf8.isEmpty && utf8.allSatisfy(ASCII.isTchar) }
-            ?? (!name.isEmpty && name.utf8.allSatisfy(ASCII.isTchar))
-        guard isToken else { return }
+        guard isToken(name) else { return }
         buffer.append(contentsOf: name.utf8)
         buffer.append(ASCII.colon)
         buffer.append(ASCII.sp)

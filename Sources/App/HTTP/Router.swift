@@ -30,7 +30,13 @@ public struct Router<Handler: Sendable>: Sendable {
         var template: String
         var index: Int
         var segments: [Segment]
-        var handlers: [HTTPMethod: Handler]
+        /// A handful per template: searched in order, cheaper than hashing the method.
+        var handlers: [(method: HTTPMethod, handler: Handler)]
+
+        func handler(for method: HTTPMethod) -> Handler? {
+            for entry in handlers where entry.method == method { return entry.handler }
+            return nil
+        }
     }
 
     private enum Segment: Sendable, Equatable {
@@ -53,28 +59,28 @@ public struct Router<Handler: Sendable>: Sendable {
         let isStatic = !segments.contains { if case .parameter = $0 { true } else { false } }
         if isStatic {
             var entry = staticRoutes[template] ?? newEntry(template, segments)
-            precondition(entry.handlers[method] == nil, "duplicate route \(method) \(template)")
-            entry.handlers[method] = handler
+            precondition(entry.handler(for: method) == nil, "duplicate route \(method) \(template)")
+            entry.handlers.append((method, handler))
             staticRoutes[template] = entry
         } else if let i = parameterRoutes.firstIndex(where: { $0.segments == segments }) {
-            precondition(parameterRoutes[i].handlers[method] == nil, "duplicate route \(method) \(template)")
-            parameterRoutes[i].handlers[method] = handler
+            precondition(parameterRoutes[i].handler(for: method) == nil, "duplicate route \(method) \(template)")
+            parameterRoutes[i].handlers.append((method, handler))
         } else {
             var entry = newEntry(template, segments)
-            entry.handlers[method] = handler
+            entry.handlers.append((method, handler))
             parameterRoutes.append(entry)
         }
     }
 
     private mutating func newEntry(_ template: String, _ segments: [Segment]) -> Entry {
         defer { templateCount += 1 }
-        return Entry(template: template, index: templateCount, segments: segments, handlers: [:])
+        return Entry(template: template, index: templateCount, segments: segments, handlers: [])
     }
 
     /// Every registered (method, template) pair, sorted (for the API description check).
     public var routes: [(method: HTTPMethod, template: String)] {
         (Array(staticRoutes.values) + parameterRoutes)
-            .flatMap { entry in entry.handlers.keys.map { (method: $0, template: entry.template) } }
+            .flatMap { entry in entry.handlers.map { (method: $0.method, template: entry.template) } }
             .sorted { ($0.template, $0.method.rawValue) < ($1.template, $1.method.rawValue) }
     }
 
@@ -103,11 +109,11 @@ public struct Router<Handler: Sendable>: Sendable {
     }
 
     private func select(_ entry: Entry, method: HTTPMethod, parameters: [String: String]) -> Outcome {
-        if let handler = entry.handlers[method] ?? (method == .head ? entry.handlers[.get] : nil) {
+        if let handler = entry.handler(for: method) ?? (method == .head ? entry.handler(for: .get) : nil) {
             return .matched(Match(handler: handler, template: entry.template, routeIndex: entry.index, parameters: parameters))
         }
-        var allowed = Array(entry.handlers.keys)
-        if entry.handlers[.get] != nil, entry.handlers[.head] == nil { allowed.append(.head) }
+        var allowed = entry.handlers.map(\.method)
+        if entry.handler(for: .get) != nil, entry.handler(for: .head) == nil { allowed.append(.head) }
         return .methodNotAllowed(allowed: allowed.sorted { $0.rawValue < $1.rawValue })
     }
 }
