@@ -12,6 +12,9 @@ final class ConnectionEnvironment: Sendable {
     let sweepTick: Duration
     /// The clock the connection's deadlines are measured on (`ServerConfiguration.clock`).
     let clock: any MonotonicClock
+    /// Whether `clock` is `SystemMonotonicClock`: its readings are then `CLOCK_MONOTONIC` and can
+    /// stand in for another read of that clock in the same turn (the `Date` cache, request timing).
+    let clockIsSystem: Bool
     let onEvent: @Sendable (TransportEvent) -> Void
     /// Called on the loop after the fd is closed.
     let onClosed: @Sendable (Connection) -> Void
@@ -30,6 +33,7 @@ final class ConnectionEnvironment: Sendable {
         self.lingerTimeout = UInt64(lingerTimeout.clampedNanoseconds)
         self.sweepTick = sweepTick
         self.clock = clock
+        clockIsSystem = clock is SystemMonotonicClock
         self.onEvent = onEvent
         self.onClosed = onClosed
         self.onUpgraded = onUpgraded

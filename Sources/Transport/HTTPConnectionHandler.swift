@@ -322,6 +322,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         currentVersion = request.head.version
         currentIsHead = request.head.method == .head
         let sink = ResponseSink(handler: self, request: servedRequests, loop: connection.loop)
+        context.arrivalNanoseconds = connection.environment.clockIsSystem ? now : nil
         responder.respond(to: request, context: context, sink: sink)
     }
 
@@ -330,10 +331,12 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     func deliver(_ response: HTTPResponse, request: UInt64, upgrade: (@Sendable () -> any ConnectionHandler)?) {
         guard let connection, phase == .responding, request == servedRequests else { return }
         if !isProcessing { now = connection.now }
+        // `now` was read this turn; on the system clock it is the reading the `Date` cache wants.
+        let stamp = connection.environment.clockIsSystem ? now : monotonicNanoseconds()
         let keepAlive =
             upgrade != nil
             || (currentKeepAlive && !shuttingDown && !Self.asksToClose(response.headers))
-        let date = connection.loop.state.httpDate(now: monotonicNanoseconds(), format: HTTPDate.format(epochSeconds:))
+        let date = connection.loop.state.httpDate(now: stamp, format: HTTPDate.format(epochSeconds:))
         let version = currentVersion
         let isHead = currentIsHead
         var response = response

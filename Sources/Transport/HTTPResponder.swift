@@ -28,9 +28,14 @@ public struct RequestContext: Sendable {
     public var remoteAddress: String
     /// A process-unique connection number, for logs.
     public var connectionID: UInt64
-    public init(remoteAddress: String, connectionID: UInt64) {
+    /// `CLOCK_MONOTONIC` (`SystemMonotonicClock`) in nanoseconds at the start of the loop turn that
+    /// read the request's last bytes, when the server runs on that clock; nil otherwise (a test
+    /// clock). A responder timing the request starts here instead of reading the clock again.
+    public var arrivalNanoseconds: UInt64?
+    public init(remoteAddress: String, connectionID: UInt64, arrivalNanoseconds: UInt64? = nil) {
         self.remoteAddress = remoteAddress
         self.connectionID = connectionID
+        self.arrivalNanoseconds = arrivalNanoseconds
     }
 }
 

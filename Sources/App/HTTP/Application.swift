@@ -1,4 +1,3 @@
-import Dispatch
 import Domain
 import Hashing
 import Logging
@@ -23,6 +22,9 @@ public final class Application: HTTPResponder {
     /// `AppConfig.trustedProxies`, read once.
     private let trustedProxies: Set<String>
     private let requestCounter = AtomicCounter()
+
+    /// What request durations are measured on: `RequestContext.arrivalNanoseconds`'s clock.
+    private static let clock = SystemMonotonicClock()
 
     /// Longest `X-Request-Id` accepted from a client; longer or odd ones are replaced.
     public static let maxRequestIDLength = 128
@@ -66,7 +68,7 @@ public final class Application: HTTPResponder {
     public var routes: [(method: HTTPMethod, template: String)] { router.routes }
 
     public func respond(to http: HTTPRequest, context: RequestContext, sink: ResponseSink) {
-        let started = DispatchTime.now().uptimeNanoseconds
+        let started = context.arrivalNanoseconds ?? Self.clock.nowNanoseconds()
         let requestID = Self.acceptableRequestID(http.head.headers[first: "x-request-id"]) ?? nextRequestID()
         let path = http.head.path
         var context = context
@@ -196,7 +198,7 @@ public final class Application: HTTPResponder {
 
     /// Records a handled request: its metrics, and its access-log line.
     private func completed(status: Int, bytes: Int, _ request: Request, _ started: UInt64) {
-        let nanoseconds = DispatchTime.now().uptimeNanoseconds &- started
+        let nanoseconds = Self.clock.nowNanoseconds() &- started
         services.metrics.http.record(
             routeIndex: request.routeIndex, route: request.route, method: request.method, status: status,
             nanoseconds: nanoseconds)
