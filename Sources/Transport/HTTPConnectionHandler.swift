@@ -203,7 +203,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
                 awaitInput(connection)
                 break
             }
-            switch event {
+            switch consume event {  // a request's payload moves on to the responder
             case .head(let head):
                 continuePending = head.expectsContinue
                 phase = .body
@@ -314,7 +314,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
             : HTTPParseError(status: .internalServerError, reason: "the upload could not be stored")
     }
 
-    private func dispatch(_ request: HTTPRequest, on connection: Connection) {
+    private func dispatch(_ request: consuming HTTPRequest, on connection: Connection) {
         phase = .responding
         connection.setDeadline(monotonicNanoseconds: .max)
         servedRequests &+= 1
@@ -323,7 +323,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         currentIsHead = request.head.method == .head
         let sink = ResponseSink(handler: self, request: servedRequests, loop: connection.loop)
         context.arrivalNanoseconds = connection.environment.clockIsSystem ? now : nil
-        responder.respond(to: request, context: context, sink: sink)
+        responder.respond(to: consume request, context: context, sink: sink)
     }
 
     /// Writes the response to request number `request` (on the loop). Ignores a second response
@@ -339,14 +339,13 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         let date = connection.loop.state.httpDate(now: stamp, format: HTTPDate.format(epochSeconds:))
         let version = currentVersion
         let isHead = currentIsHead
-        var response = response
+        // Copied only when a field must be added (TLS): a copy retains every field of the response.
         if let hsts = settings.strictTransportSecurity, !response.headers.contains(name: "Strict-Transport-Security") {
-            response.headers.add(name: "Strict-Transport-Security", value: hsts)
-        }
-        connection.withOutbound { buffer in
-            HTTPResponseWriter.write(
-                response, into: &buffer, date: date, keepAlive: keepAlive, requestVersion: version,
-                isHeadRequest: isHead)
+            var stamped = response
+            stamped.headers.add(name: "Strict-Transport-Security", value: hsts)
+            Self.write(stamped, on: connection, date: date, keepAlive: keepAlive, version: version, isHead: isHead)
+        } else {
+            Self.write(response, on: connection, date: date, keepAlive: keepAlive, version: version, isHead: isHead)
         }
         let code = response.status.code
         if let file = response.bodyFile, !isHead, code >= 200, code != 204, code != 304, upgrade == nil {
@@ -375,6 +374,16 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         phase = .waiting
         connection.setDeadline(monotonicNanoseconds: now &+ settings.idleTimeout)
         if !isProcessing { process(connection) }  // inline answers: the running loop continues
+    }
+
+    private static func write(
+        _ response: HTTPResponse, on connection: Connection, date: String, keepAlive: Bool, version: HTTPVersion,
+        isHead: Bool
+    ) {
+        connection.withOutbound { buffer in
+            HTTPResponseWriter.write(
+                response, into: &buffer, date: date, keepAlive: keepAlive, requestVersion: version, isHeadRequest: isHead)
+        }
     }
 
     /// Answers a request that cannot be served (parse error, timeout) and closes.

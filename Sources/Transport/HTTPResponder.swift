@@ -6,7 +6,8 @@ public protocol HTTPResponder: Sendable {
     /// Handles one complete request. Called on the connection's event loop; must not block.
     /// Must eventually call `sink.send(_:)` exactly once, from any thread (blocking work goes
     /// elsewhere and the sink hops back to the loop).
-    func respond(to request: HTTPRequest, context: RequestContext, sink: ResponseSink)
+    /// The request is the responder's (`consuming`): it may move it into its own values.
+    func respond(to request: consuming HTTPRequest, context: RequestContext, sink: ResponseSink)
 
     /// The response for a request the transport refuses before it reaches `respond` (malformed or
     /// oversized input, a missed deadline). The connection closes after it. Called on the loop.

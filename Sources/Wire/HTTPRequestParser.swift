@@ -591,10 +591,12 @@ public struct HTTPRequestParser: Sendable {
     }
 
     private mutating func completeRequest() -> HTTPParserEvent {
-        let event: HTTPParserEvent = pending.head.streamsBody ? .bodyEnd : .request(HTTPRequest(head: pending.head, body: pending.body))
-        pending = Pending()
+        // Swapped out, so the head and body move into the request instead of being copied from
+        // `pending` and then released with it (issue 23: a retain and a release per field).
+        var finished = Pending()
+        swap(&finished, &pending)
         phase = .requestLine
-        return event
+        return finished.head.streamsBody ? .bodyEnd : .request(HTTPRequest(head: finished.head, body: finished.body))
     }
 
     // MARK: Errors

@@ -32,10 +32,11 @@ public enum HTTPResponseWriter {
         var present = PresentFields()
         var length = statusLineLength(response.status)
         var dropped: UInt64 = 0  // fields 0..<64 whose name is not a token; later ones are checked again
-        for (i, field) in response.headers.enumerated() {
-            present.note(field.name)
-            if isToken(field.name) {
-                length += field.name.utf8.count + field.value.utf8.count + 4
+        let fields = response.headers.fields  // indexed, not iterated: no iterator or tuple copies
+        for i in fields.indices {
+            present.note(fields[i].name)
+            if isToken(fields[i].name) {
+                length += fields[i].name.utf8.count + fields[i].value.utf8.count + 4
             } else if i < 64 {
                 dropped |= 1 << UInt64(i)
             }
@@ -56,9 +57,9 @@ public enum HTTPResponseWriter {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { head in
             var out = HeadCursor(head.baseAddress!)
             out.putStatusLine(response.status)
-            for (i, field) in response.headers.enumerated() {
-                if i < 64 ? dropped & (1 << UInt64(i)) != 0 : !isToken(field.name) { continue }
-                out.putField(name: field.name, value: field.value)
+            for i in fields.indices {
+                if i < 64 ? dropped & (1 << UInt64(i)) != 0 : !isToken(fields[i].name) { continue }
+                out.putField(name: fields[i].name, value: fields[i].value)
             }
             if !present.date { out.putField(name: "Date", value: date) }
             if contentLength {

@@ -50,8 +50,8 @@ struct LogSinkTests {
             }
             line(sink, format: .json, at: at, level: .warning, message: "say \"hi\"") { line in
                 line.field("path", "/a b")
-                line.field("n", 3)
-                line.field("list", json: "[1,2]")
+                line.field(named: "n", 3)
+                line.field(named: "list", json: "[1,2]")
             }
         }
         #expect(

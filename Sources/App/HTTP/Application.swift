@@ -67,16 +67,19 @@ public final class Application: HTTPResponder {
     /// Every (method, template) the API serves.
     public var routes: [(method: HTTPMethod, template: String)] { router.routes }
 
-    public func respond(to http: HTTPRequest, context: RequestContext, sink: ResponseSink) {
+    /// Takes the request over (`consuming`): it moves into the handler's `Request` instead of being
+    /// copied field by field and released twice (issue 23).
+    public func respond(to http: consuming HTTPRequest, context: RequestContext, sink: ResponseSink) {
         let started = context.arrivalNanoseconds ?? Self.clock.nowNanoseconds()
         let requestID = Self.acceptableRequestID(http.head.headers[first: "x-request-id"]) ?? nextRequestID()
+        let method = http.head.method
         let path = http.head.path
         var context = context
         context.remoteAddress = ClientAddress.resolve(
             peer: context.remoteAddress, headers: http.head.headers, trustedProxies: trustedProxies)
-        var request = Request(http: http, parameters: [:], context: context, requestID: requestID, route: "")
+        var request = Request(http: consume http, parameters: [:], context: context, requestID: requestID, route: "")
 
-        switch router.match(http.head.method, path: path) {
+        switch router.match(method, path: path) {
         case .matched(let match):
             request.parameters = match.parameters
             request.route = match.template
@@ -115,20 +118,20 @@ public final class Application: HTTPResponder {
         case .methodNotAllowed(let allowed):
             let allow = allowed.map(\.rawValue).joined(separator: ", ")
             let error = APIError(
-                .methodNotAllowed, "\(http.head.method) is not allowed here", headers: ["Allow": allow])
+                .methodNotAllowed, "\(method) is not allowed here", headers: ["Allow": allow])
             finish(ErrorMapping.response(for: error, requestID: requestID), request, started, sink)
         case .badPath:
             let error = APIError(.invalidRequest, "the path has an invalid percent-encoding")
             finish(ErrorMapping.response(for: error, requestID: requestID), request, started, sink)
         case .notFound:
-            guard let staticFiles, http.head.method == .get || http.head.method == .head, !path.hasPrefix("/v1/")
+            guard let staticFiles, method == .get || method == .head, !path.hasPrefix("/v1/")
             else {
                 let error = APIError(.notFound, "no such resource")
                 finish(ErrorMapping.response(for: error, requestID: requestID), request, started, sink)
                 return
             }
             request.route = "static"
-            let headers = http.head.headers
+            let headers = request.headers
             Task {
                 let response =
                     (try? await self.services.workers.run { staticFiles.response(path: path, headers: headers) })
@@ -188,8 +191,8 @@ public final class Application: HTTPResponder {
         return ErrorMapping.response(for: apiError, requestID: request.requestID)
     }
 
-    private func finish(_ response: HTTPResponse, _ request: Request, _ started: UInt64, _ sink: ResponseSink) {
-        var response = response
+    private func finish(_ response: consuming HTTPResponse, _ request: Request, _ started: UInt64, _ sink: ResponseSink) {
+        // A consuming parameter: the handler's response is ours to change, moved here rather than copied.
         response.headers.add(name: "X-Request-Id", value: request.requestID)
         // Counted before it is sent: a client that has the response finds it in the metrics.
         completed(status: response.status.code, bytes: response.bodyCount, request, started)

@@ -53,10 +53,10 @@ public struct ChronirLogHandler: LogHandler {
                 format: format, timeMilliseconds: time, level: event.level, logger: label, message: message, in: &buffer)
             for (key, value) in fields {
                 switch value {
-                case .text(let s): line.field(key, s)
-                case .signed(let n): line.field(key, n)
-                case .unsigned(let n): line.field(key, n)
-                case .json(let s): line.field(key, json: s)
+                case .text(let s): line.field(named: key, s)
+                case .signed(let n): line.field(named: key, n)
+                case .unsigned(let n): line.field(named: key, n)
+                case .json(let s): line.field(named: key, json: s)
                 }
             }
             line.finish(into: &buffer)

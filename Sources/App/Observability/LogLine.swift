@@ -16,12 +16,18 @@ import Transport
 struct LogLine {
     let format: LogFormat
     private let scratch: LineScratch
+    /// `scratch.base` and `.capacity`, read once: every byte stored goes through them, and a read
+    /// through the class reference costs a retain and a release (issue 23).
+    private let base: UnsafeMutablePointer<UInt8>
+    private let capacity: Int
     private var count = 0
     private var overflowed = false
 
     init(format: LogFormat, timeMilliseconds: Int64, level: Logger.Level, logger: String, message: String, in buffer: inout LogBuffer) {
         self.format = format
         scratch = buffer.scratch
+        base = scratch.base
+        capacity = scratch.capacity
         let time = buffer.timestamps.text(timeMilliseconds)  // RFC 3339, no intermediate strings
         var logger = logger
         var message = message
@@ -73,19 +79,47 @@ struct LogLine {
     }
 
     /// Adds a string field (quoted in text only when it holds spaces, quotes, `=` or controls).
-    mutating func field(_ key: String, _ value: String) {
+    /// Keys are `StaticString`s (no retain, no copy per field); `field(named:…)` takes a key made at run time.
+    mutating func field(_ key: StaticString, _ value: String) {
+        beginField(key)
         var value = value
-        value.withUTF8 { field(key, utf8: $0) }
+        value.withUTF8 { putValue($0) }
     }
 
     /// Adds a string field from a substring (e.g. the request path).
-    mutating func field(_ key: String, _ value: Substring) {
+    mutating func field(_ key: StaticString, _ value: Substring) {
+        beginField(key)
         var value = value
-        value.withUTF8 { field(key, utf8: $0) }
+        value.withUTF8 { putValue($0) }
     }
 
-    private mutating func field(_ key: String, utf8 value: UnsafeBufferPointer<UInt8>) {
+    /// Adds a numeric field (a JSON number).
+    mutating func field(_ key: StaticString, _ value: some BinaryInteger) {
         beginField(key)
+        putDecimal(UInt64(clamping: value.magnitude), negative: value < 0)
+    }
+
+    /// `field(_:_:)` with a key made at run time (metadata keys).
+    mutating func field(named key: String, _ value: String) {
+        beginField(named: key)
+        var value = value
+        value.withUTF8 { putValue($0) }
+    }
+
+    /// `field(_:_:)` with a key made at run time (metadata keys).
+    mutating func field(named key: String, _ value: some BinaryInteger) {
+        beginField(named: key)
+        putDecimal(UInt64(clamping: value.magnitude), negative: value < 0)
+    }
+
+    /// Adds a field whose value is already JSON (arrays, objects); in text it is written as is.
+    mutating func field(named key: String, json: String) {
+        beginField(named: key)
+        var json = json
+        json.withUTF8 { put($0) }
+    }
+
+    private mutating func putValue(_ value: UnsafeBufferPointer<UInt8>) {
         if format == .text, !value.isEmpty, !value.contains(where: { $0 <= 32 || $0 == 34 || $0 == 61 || $0 == 127 }) {
             put(value)
         } else {
@@ -93,57 +127,50 @@ struct LogLine {
         }
     }
 
-    /// Adds a numeric field (a JSON number).
-    mutating func field(_ key: String, _ value: some BinaryInteger) {
-        beginField(key)
-        putDecimal(UInt64(clamping: value.magnitude), negative: value < 0)
-    }
-
-    /// Adds a field whose value is already JSON (arrays, objects); in text it is written as is.
-    mutating func field(_ key: String, json: String) {
-        beginField(key)
-        var json = json
-        json.withUTF8 { put($0) }
-    }
-
     /// Ends the line and appends it, cut if it overflowed, and its newline to `buffer.bytes`.
     mutating func finish(into buffer: inout LogBuffer) {
         if format == .json { put(125) }
-        buffer.bytes.append(contentsOf: UnsafeBufferPointer(start: scratch.base, count: count))
+        buffer.bytes.append(contentsOf: UnsafeBufferPointer(start: base, count: count))
         if overflowed { buffer.bytes.append(contentsOf: "…[truncated]".utf8) }
         buffer.bytes.append(10)
         count = 0
     }
 
-    private mutating func beginField(_ key: String) {
+    private mutating func beginField(_ key: StaticString) {
+        beginField(utf8: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+    }
+
+    private mutating func beginField(named key: String) {
         var key = key
-        key.withUTF8 { key in
-            switch format {
-            case .text:
-                put(32)
-                put(key)
-                put(61)
-            case .json:
-                put(44)
-                putQuoted(key)
-                put(58)
-            }
+        key.withUTF8 { beginField(utf8: $0) }
+    }
+
+    private mutating func beginField(utf8 key: UnsafeBufferPointer<UInt8>) {
+        switch format {
+        case .text:
+            put(32)
+            put(key)
+            put(61)
+        case .json:
+            put(44)
+            putQuoted(key)
+            put(58)
         }
     }
 
     private mutating func put(_ byte: UInt8) {
-        guard count < scratch.capacity else {
+        guard count < capacity else {
             overflowed = true
             return
         }
-        scratch.base[count] = byte
+        base[count] = byte
         count += 1
     }
 
     private mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress else { return }
-        let fitting = min(bytes.count, scratch.capacity - count)
-        (scratch.base + count).update(from: source, count: fitting)
+        let fitting = min(bytes.count, capacity - count)
+        (base + count).update(from: source, count: fitting)
         count += fitting
         if fitting < bytes.count { overflowed = true }
     }
