@@ -328,7 +328,11 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
 
     /// Writes the response to request number `request` (on the loop). Ignores a second response
     /// to the same request and responses for a connection that has closed meanwhile.
-    func deliver(_ response: HTTPResponse, request: UInt64, upgrade: (@Sendable () -> any ConnectionHandler)?) {
+    /// `field`, when given, is written after the response's own fields (`ResponseSink.send(_:adding:)`).
+    func deliver(
+        _ response: HTTPResponse, adding field: HTTPHeaders.Element?, request: UInt64,
+        upgrade: (@Sendable () -> any ConnectionHandler)?
+    ) {
         guard let connection, phase == .responding, request == servedRequests else { return }
         if !isProcessing { now = connection.now }
         // `now` was read this turn; on the system clock it is the reading the `Date` cache wants.
@@ -343,9 +347,9 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         if let hsts = settings.strictTransportSecurity, !response.headers.contains(name: "Strict-Transport-Security") {
             var stamped = response
             stamped.headers.add(name: "Strict-Transport-Security", value: hsts)
-            Self.write(stamped, on: connection, date: date, keepAlive: keepAlive, version: version, isHead: isHead)
+            Self.write(stamped, field, on: connection, date: date, keepAlive: keepAlive, version: version, isHead: isHead)
         } else {
-            Self.write(response, on: connection, date: date, keepAlive: keepAlive, version: version, isHead: isHead)
+            Self.write(response, field, on: connection, date: date, keepAlive: keepAlive, version: version, isHead: isHead)
         }
         let code = response.status.code
         if let file = response.bodyFile, !isHead, code >= 200, code != 204, code != 304, upgrade == nil {
@@ -377,12 +381,13 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     }
 
     private static func write(
-        _ response: HTTPResponse, on connection: Connection, date: String, keepAlive: Bool, version: HTTPVersion,
-        isHead: Bool
+        _ response: HTTPResponse, _ field: HTTPHeaders.Element?, on connection: Connection, date: String, keepAlive: Bool,
+        version: HTTPVersion, isHead: Bool
     ) {
         connection.withOutbound { buffer in
             HTTPResponseWriter.write(
-                response, into: &buffer, date: date, keepAlive: keepAlive, requestVersion: version, isHeadRequest: isHead)
+                response, into: &buffer, date: date, keepAlive: keepAlive, requestVersion: version, isHeadRequest: isHead,
+                extraField: field)
         }
     }
 

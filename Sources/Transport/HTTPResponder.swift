@@ -63,7 +63,14 @@ public struct ResponseSink: Sendable {
     }
 
     /// Sends `response` on the request's connection, in request order.
-    public func send(_ response: HTTPResponse) { deliver(response, upgrade: nil) }
+    public func send(_ response: HTTPResponse) { deliver(response, field: nil, upgrade: nil) }
+
+    /// Sends `response` with `field` after its own fields, written by the connection straight into the
+    /// response head: the response's field array is not copied to append it (a closure-backed sink
+    /// gets a response with the field added).
+    public func send(_ response: HTTPResponse, adding field: HTTPHeaders.Element) {
+        deliver(response, field: field, upgrade: nil)
+    }
 
     /// Sends `response` (normally `101 Switching Protocols`) and then hands the connection to the
     /// handler `makeHandler` creates on the connection's loop. Bytes the client sent after the
@@ -71,18 +78,23 @@ public struct ResponseSink: Sendable {
     /// `keepAlive`, whatever the request said; the HTTP exchange on this connection is over.
     /// On a closure-backed sink only the response is delivered.
     public func upgrade(_ response: HTTPResponse, to makeHandler: @escaping @Sendable () -> any ConnectionHandler) {
-        deliver(response, upgrade: makeHandler)
+        deliver(response, field: nil, upgrade: makeHandler)
     }
 
-    private func deliver(_ response: HTTPResponse, upgrade: (@Sendable () -> any ConnectionHandler)?) {
+    private func deliver(
+        _ response: HTTPResponse, field: HTTPHeaders.Element?, upgrade: (@Sendable () -> any ConnectionHandler)?
+    ) {
         switch target {
         case .closure(let deliver):
+            guard let field else { return deliver(response) }
+            var response = response
+            response.headers.add(name: field.name, value: field.value)
             deliver(response)
         case .connection(let handler, let request, let loop):
             if loop.inEventLoop {
-                handler.deliver(response, request: request, upgrade: upgrade)
+                handler.deliver(response, adding: field, request: request, upgrade: upgrade)
             } else {
-                loop.execute { handler.deliver(response, request: request, upgrade: upgrade) }
+                loop.execute { handler.deliver(response, adding: field, request: request, upgrade: upgrade) }
             }
         }
     }

@@ -21,9 +21,11 @@ public enum HTTPResponseWriter {
     /// default). For a HEAD request the body is left out while `Content-Length` still gives its
     /// length (RFC 9110 §9.3.2). 1xx, 204 and 304 responses never carry a body (RFC 9110 §6.4.1).
     /// A `bodyFile` is counted in `Content-Length` but not appended: the caller sends it after the head.
+    /// `extraField`, when given, is written after the response's own fields as if it were the last of
+    /// them (the server's `X-Request-Id`, without copying the response's field array to append it).
     public static func write(
         _ response: HTTPResponse, into buffer: inout [UInt8], date: String, keepAlive: Bool,
-        requestVersion: HTTPVersion, isHeadRequest: Bool
+        requestVersion: HTTPVersion, isHeadRequest: Bool, extraField: HTTPHeaders.Element? = nil
     ) {
         let code = response.status.code
         let bodiless = code < 200 || code == 204 || code == 304
@@ -40,6 +42,11 @@ public enum HTTPResponseWriter {
             } else if i < 64 {
                 dropped |= 1 << UInt64(i)
             }
+        }
+        let extraIsToken = extraField.map { isToken($0.name) } ?? false
+        if let extraField {
+            present.note(extraField.name)
+            if extraIsToken { length += extraField.name.utf8.count + extraField.value.utf8.count + 4 }
         }
         if !present.date { length += 8 + date.utf8.count }
         let contentLength = !bodiless && !present.contentLength && !present.transferEncoding
@@ -61,6 +68,7 @@ public enum HTTPResponseWriter {
                 if i < 64 ? dropped & (1 << UInt64(i)) != 0 : !isToken(fields[i].name) { continue }
                 out.putField(name: fields[i].name, value: fields[i].value)
             }
+            if let extraField, extraIsToken { out.putField(name: extraField.name, value: extraField.value) }
             if !present.date { out.putField(name: "Date", value: date) }
             if contentLength {
                 out.put("Content-Length: ")

@@ -112,6 +112,24 @@ struct ResponseWriterTests {
         #expect(Self.written(HTTPResponse(status: HTTPStatus(code: -5, reasonPhrase: "Neg"))).hasPrefix("HTTP/1.1 0 Neg\r\n"))
     }
 
+    @Test("an extra field is written after the response's own, checked and cleaned like them")
+    func extraField() {
+        func written(_ response: HTTPResponse, _ field: HTTPHeaders.Element) -> String {
+            var buffer: [UInt8] = []
+            HTTPResponseWriter.write(
+                response, into: &buffer, date: Self.date, keepAlive: true, requestVersion: .http1_1, isHeadRequest: false,
+                extraField: field)
+            return String(decoding: buffer, as: UTF8.self)
+        }
+        #expect(
+            written(Self.hello, ("X-Request-Id", "abc-1"))
+                == "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Request-Id: abc-1\r\nDate: \(Self.date)\r\n"
+                + "Content-Length: 5\r\n\r\nhello")
+        #expect(written(Self.hello, ("Bad Name", "x")) == Self.written(Self.hello))
+        #expect(written(Self.hello, ("X-Id", "a\r\nb")).contains("\r\nX-Id: a  b\r\n"))
+        #expect(written(HTTPResponse(status: .ok), ("Date", "mine")) == "HTTP/1.1 200 OK\r\nDate: mine\r\nContent-Length: 0\r\n\r\n")
+    }
+
     @Test func appendsToWhatIsAlreadyBuffered() {
         var buffer = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
         HTTPResponseWriter.write(

@@ -191,12 +191,11 @@ public final class Application: HTTPResponder {
         return ErrorMapping.response(for: apiError, requestID: request.requestID)
     }
 
-    private func finish(_ response: consuming HTTPResponse, _ request: Request, _ started: UInt64, _ sink: ResponseSink) {
-        // A consuming parameter: the handler's response is ours to change, moved here rather than copied.
-        response.headers.add(name: "X-Request-Id", value: request.requestID)
+    private func finish(_ response: HTTPResponse, _ request: Request, _ started: UInt64, _ sink: ResponseSink) {
         // Counted before it is sent: a client that has the response finds it in the metrics.
         completed(status: response.status.code, bytes: response.bodyCount, request, started)
-        sink.send(response)
+        // Written by the connection after the handler's fields, not appended to a copy of them.
+        sink.send(response, adding: (name: "X-Request-Id", value: request.requestID))
     }
 
     /// Records a handled request: its metrics, and its access-log line.
