@@ -29,27 +29,25 @@ struct LogLine {
         base = scratch.base
         capacity = scratch.capacity
         let time = buffer.timestamps.text(timeMilliseconds)  // RFC 3339, no intermediate strings
-        var logger = logger
-        var message = message
         switch format {
         case .text:
             put(time)
             put(32)
             put(Self.upperCaseName(level))
             put(32)
-            logger.withUTF8 { put($0) }
+            Self.withBytes(logger) { put($0) }
             put(58)
             put(32)
-            message.withUTF8 { put($0) }
+            Self.withBytes(message) { put($0) }
         case .json:
             put(#"{"ts":""#)
             put(time)
             put(#"","level":""#)
             put(Self.lowerCaseName(level))
             put(#"","logger":"#)
-            logger.withUTF8 { putQuoted($0) }
+            Self.withBytes(logger) { putQuoted($0) }
             put(#","msg":"#)
-            message.withUTF8 { putQuoted($0) }
+            Self.withBytes(message) { putQuoted($0) }
         }
     }
 
@@ -82,15 +80,13 @@ struct LogLine {
     /// Keys are `StaticString`s (no retain, no copy per field); `field(named:…)` takes a key made at run time.
     mutating func field(_ key: StaticString, _ value: String) {
         beginField(key)
-        var value = value
-        value.withUTF8 { putValue($0) }
+        Self.withBytes(value) { putValue($0) }
     }
 
     /// Adds a string field from a substring (e.g. the request path).
     mutating func field(_ key: StaticString, _ value: Substring) {
         beginField(key)
-        var value = value
-        value.withUTF8 { putValue($0) }
+        Self.withBytes(value) { putValue($0) }
     }
 
     /// Adds a numeric field (a JSON number).
@@ -102,8 +98,7 @@ struct LogLine {
     /// `field(_:_:)` with a key made at run time (metadata keys).
     mutating func field(named key: String, _ value: String) {
         beginField(named: key)
-        var value = value
-        value.withUTF8 { putValue($0) }
+        Self.withBytes(value) { putValue($0) }
     }
 
     /// `field(_:_:)` with a key made at run time (metadata keys).
@@ -115,8 +110,15 @@ struct LogLine {
     /// Adds a field whose value is already JSON (arrays, objects); in text it is written as is.
     mutating func field(named key: String, json: String) {
         beginField(named: key)
-        var json = json
-        json.withUTF8 { put($0) }
+        Self.withBytes(json) { put($0) }
+    }
+
+    /// Calls `body` with the text's UTF-8 bytes, in place when the text has them contiguously (a
+    /// native or small string: no copy, no retain), else through a copy.
+    private static func withBytes<R>(_ text: some StringProtocol, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = String(text)
+        return copy.withUTF8(body)
     }
 
     private mutating func putValue(_ value: UnsafeBufferPointer<UInt8>) {
@@ -141,8 +143,7 @@ struct LogLine {
     }
 
     private mutating func beginField(named key: String) {
-        var key = key
-        key.withUTF8 { beginField(utf8: $0) }
+        Self.withBytes(key) { beginField(utf8: $0) }
     }
 
     private mutating func beginField(utf8 key: UnsafeBufferPointer<UInt8>) {
