@@ -401,11 +401,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         }
         let response = responder.errorResponse(for: error)
         let date = connection.loop.state.httpDate(now: monotonicNanoseconds(), format: HTTPDate.format(epochSeconds:))
-        connection.withOutbound { buffer in
-            HTTPResponseWriter.write(
-                response, into: &buffer, date: date, keepAlive: false, requestVersion: .http1_1,
-                isHeadRequest: false)
-        }
+        Self.write(response, nil, on: connection, date: date, keepAlive: false, version: .http1_1, isHead: false)
         connection.close()
     }
 

@@ -207,12 +207,11 @@ public enum HTTPResponseWriter {
 
         /// The text's bytes as they are.
         mutating func put(_ text: String) {
-            let copied: Void? = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            text.utf8.withContiguousBytes { utf8 in
                 guard let base = utf8.baseAddress else { return }
                 position.update(from: base, count: utf8.count)
                 position += utf8.count
             }
-            if copied == nil { for b in text.utf8 { put(b) } }
         }
 
         /// The text's bytes, every CTL other than HTAB (and DEL) turned into SP.

@@ -17,8 +17,8 @@ public final class Application: HTTPResponder {
     let accessLog: AccessLog?
     /// The realtime feed behind `GET /v1/realtime`.
     public let realtime: RealtimeFeed
-    /// `<8 hex digits>-`: this process's request ids, `<prefix><counter>`.
-    private let requestIDPrefix: [UInt8]
+    /// `<8 hex digits>-`: this process's request ids are `<prefix><counter>`.
+    private let requestIDPrefix: String
     /// `AppConfig.trustedProxies`, read once.
     private let trustedProxies: Set<String>
     private let requestCounter = AtomicCounter()
@@ -34,7 +34,7 @@ public final class Application: HTTPResponder {
         self.services = services
         self.accessLog = accessLog
         staticFiles = services.config.publicDirectory.flatMap(StaticFiles.init(directory:))
-        requestIDPrefix = Array((Hex.encode(SecureRandom.bytes(4)) + "-").utf8)
+        requestIDPrefix = Hex.encode(SecureRandom.bytes(4)) + "-"
         trustedProxies = services.config.trustedProxies
         realtime = RealtimeFeed(services: services)
         var router = Router<Handler>()
@@ -157,26 +157,8 @@ public final class Application: HTTPResponder {
         ErrorMapping.response(for: ErrorMapping.apiError(for: error), requestID: nextRequestID())
     }
 
-    /// The next server-made request id: the process's prefix and a counter, written without
-    /// string interpolation (every request without its own `X-Request-Id` gets one).
-    private func nextRequestID() -> String {
-        var number = requestCounter.next()
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: a UInt64 has at most 20 digits
-        return withUnsafeMutableBytes(of: &digits) { scratch in
-            var start = scratch.count
-            repeat {
-                start -= 1
-                scratch[start] = UInt8(ascii: "0") + UInt8(number % 10)
-                number /= 10
-            } while number > 0
-            let digitCount = scratch.count - start
-            return String(unsafeUninitializedCapacity: requestIDPrefix.count + digitCount) { out in
-                let prefixEnd = out.initialize(fromContentsOf: requestIDPrefix)
-                _ = out[prefixEnd...].initialize(fromContentsOf: scratch[start...])
-                return prefixEnd + digitCount
-            }
-        }
-    }
+    /// The next server-made request id: the process's prefix and a counter.
+    private func nextRequestID() -> String { requestIDPrefix + String(requestCounter.next()) }
 
     private func failure(_ error: any Error, _ request: Request) -> HTTPResponse {
         let apiError = ErrorMapping.apiError(for: error)

@@ -1,3 +1,5 @@
+import Wire
+
 /// The form of a request path the access log shows: no secret that a path can carry ever reaches
 /// the log, whatever route matched and whatever the status (a 404 or 405 has no route, so masking
 /// goes by pattern, never by the matched template).
@@ -12,8 +14,7 @@
 enum LoggedPath {
     static func masked(_ path: Substring) -> Substring {
         // Every request is logged: most paths are looked at once, in place, and returned as they are.
-        let mayBe = path.utf8.withContiguousStorageIfAvailable(mayBeMasked) ?? Array(path.utf8).withUnsafeBufferPointer(mayBeMasked)
-        guard mayBe else { return path }
+        guard path.utf8.withContiguousBytes(mayBeMasked) else { return path }
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
         guard segments.count >= 2 else { return path }
         switch segments[0].lowercased() {

@@ -1,3 +1,4 @@
+import Prometheus
 import Synchronization
 import Wire
 
@@ -108,12 +109,9 @@ final class HTTPMetrics: Sendable {
         buffer.append(contentsOf: text.utf8)
     }
 
-    /// Seconds in decimal with the fraction's trailing zeros cut and at least one fraction digit
-    /// (`0.00025`, `1.0`, `0.000049904`): how swift-prometheus writes a `Duration`.
+    /// Seconds as swift-prometheus writes a `Duration` (`0.00025`, `1.0`, `0.000049904`): its own
+    /// `bucketRepresentation`, so these series read like every other histogram.
     static func secondsText(_ nanoseconds: UInt64) -> String {
-        var fraction = String(nanoseconds % 1_000_000_000)
-        fraction = String(repeating: "0", count: 9 - fraction.count) + fraction
-        while fraction.count > 1 && fraction.hasSuffix("0") { fraction.removeLast() }
-        return "\(nanoseconds / 1_000_000_000).\(fraction)"
+        Duration.nanoseconds(Int64(clamping: nanoseconds)).bucketRepresentation
     }
 }

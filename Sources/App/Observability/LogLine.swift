@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import Synchronization
 import Transport
+import Wire
 
 /// Builds one log line as bytes, the same layout for every logger:
 /// text `2026-02-06T09:00:00.000Z INFO chronir.access: request key=value key="two words"`;
@@ -35,19 +36,19 @@ struct LogLine {
             put(32)
             put(Self.upperCaseName(level))
             put(32)
-            Self.withBytes(logger) { put($0) }
+            logger.utf8.withContiguousBytes { put($0) }
             put(58)
             put(32)
-            Self.withBytes(message) { put($0) }
+            message.utf8.withContiguousBytes { put($0) }
         case .json:
             put(#"{"ts":""#)
             put(time)
             put(#"","level":""#)
             put(Self.lowerCaseName(level))
             put(#"","logger":"#)
-            Self.withBytes(logger) { putQuoted($0) }
+            logger.utf8.withContiguousBytes { putQuoted($0) }
             put(#","msg":"#)
-            Self.withBytes(message) { putQuoted($0) }
+            message.utf8.withContiguousBytes { putQuoted($0) }
         }
     }
 
@@ -80,13 +81,13 @@ struct LogLine {
     /// Keys are `StaticString`s (no retain, no copy per field); `field(named:…)` takes a key made at run time.
     mutating func field(_ key: StaticString, _ value: String) {
         beginField(key)
-        Self.withBytes(value) { putValue($0) }
+        value.utf8.withContiguousBytes { putValue($0) }
     }
 
     /// Adds a string field from a substring (e.g. the request path).
     mutating func field(_ key: StaticString, _ value: Substring) {
         beginField(key)
-        Self.withBytes(value) { putValue($0) }
+        value.utf8.withContiguousBytes { putValue($0) }
     }
 
     /// Adds a numeric field (a JSON number).
@@ -98,7 +99,7 @@ struct LogLine {
     /// `field(_:_:)` with a key made at run time (metadata keys).
     mutating func field(named key: String, _ value: String) {
         beginField(named: key)
-        Self.withBytes(value) { putValue($0) }
+        value.utf8.withContiguousBytes { putValue($0) }
     }
 
     /// `field(_:_:)` with a key made at run time (metadata keys).
@@ -110,15 +111,7 @@ struct LogLine {
     /// Adds a field whose value is already JSON (arrays, objects); in text it is written as is.
     mutating func field(named key: String, json: String) {
         beginField(named: key)
-        Self.withBytes(json) { put($0) }
-    }
-
-    /// Calls `body` with the text's UTF-8 bytes, in place when the text has them contiguously (a
-    /// native or small string: no copy, no retain), else through a copy.
-    private static func withBytes<R>(_ text: some StringProtocol, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
-        var copy = String(text)
-        return copy.withUTF8(body)
+        json.utf8.withContiguousBytes { put($0) }
     }
 
     private mutating func putValue(_ value: UnsafeBufferPointer<UInt8>) {
@@ -143,7 +136,7 @@ struct LogLine {
     }
 
     private mutating func beginField(named key: String) {
-        Self.withBytes(key) { beginField(utf8: $0) }
+        key.utf8.withContiguousBytes { beginField(utf8: $0) }
     }
 
     private mutating func beginField(utf8 key: UnsafeBufferPointer<UInt8>) {
