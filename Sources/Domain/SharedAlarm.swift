@@ -3,9 +3,10 @@
 /// completion and miss, `version`, timestamps. One flat JSON object; see `CodingKeys`.
 ///
 /// Occurrence life cycle (issue 4; rules decided here are marked *decision*):
-/// - The open occurrence is `next_fire_at`. Its required set is fixed when it opens: the assignees, or
-///   every active member when `assigned_to_uids` is empty (`requiredSet`). Later joiners and members
-///   assigned later count from the next occurrence (*decision* for the latter: the set only shrinks).
+/// - The open occurrence is `next_fire_at`. Its required set follows the assignment: the assignees, or
+///   every active member when `assigned_to_uids` is empty (`requiredSet`), plus whoever already
+///   answered it — reassigning, joining and leaving reshape it, and only an answer closes it
+///   (`SharedAlarm+Assignment.swift`, docs/design.md#who-answers-the-open-occurrence).
 /// - It closes when the completion rule is met; closing sets `last_completed_at` when any answer was
 ///   `completed` (*decision* for rule `all`) and opens the next occurrence at
 ///   `NextFire.after(scheduled_at)` — never from "now", so late answers do not drift the schedule.
@@ -185,27 +186,6 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         lastMissedAt = open.scheduledAt
         openNextOccurrence(after: open.scheduledAt.milliseconds, activeMembers: activeMembers)
         return open
-    }
-
-    /// Removes `userID` from the assignees and from the open occurrence (unassigned, left, removed). If
-    /// that closes the occurrence, advances it. Returns whether the document changed. An assignee list
-    /// emptied this way means "all active members" from the next occurrence (*decision*: the alarm keeps
-    /// ringing for someone rather than silently going dead).
-    public mutating func dropMember(_ userID: String, at now: Int64, activeMembers: [String]) -> Bool {
-        var changed = false
-        if settings.assignedTo.contains(userID) {
-            settings.assignedTo.removeAll { $0 == userID }
-            changed = true
-        }
-        if var open = openOccurrence, open.requiredUIDs.contains(userID),
-            !open.answered.contains(where: { $0.userID == userID })
-        {
-            let closed = open.drop(userID, rule: settings.completionRule)
-            occurrence = open
-            changed = true
-            if closed { advanceAfterClose(at: now, activeMembers: activeMembers.filter { $0 != userID }) }
-        }
-        return changed
     }
 
     /// The shared alarm's own keys; the alarm fields are `AlarmSettings.FieldKeys` (same flat object).

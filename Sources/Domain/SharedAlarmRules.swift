@@ -45,6 +45,15 @@ public enum SharedAlarmRules {
     /// `answer_lead_minutes`: 0 (only once due) to a week — the longest grace, so the window around an
     /// occurrence is at most a week on either side.
     public static let answerLeadRange = 0...10_080
+    /// An answer that names no occurrence (`scheduled_at` absent), from a member whose last answer to
+    /// the same alarm is younger than this, is that answer's retry — a double tap or a resend after a
+    /// lost reply — and never an answer to the next occurrence: 2 minutes, longer than any client's
+    /// retry loop, far shorter than any schedule's period (docs/design.md#answers-retries-and-undo).
+    public static let unnamedAnswerRetryWindowMilliseconds: Int64 = 2 * 60_000
+    /// How long after answering its author may withdraw the answer ("Undo"): 10 minutes — long enough
+    /// to notice a wrong tap, short enough that the household can rely on what it sees
+    /// (docs/design.md#answers-retries-and-undo).
+    public static let answerWithdrawalWindowMilliseconds: Int64 = 10 * 60_000
     /// `paused_until` at most a year and a day ahead: one skipped annual occurrence; longer is
     /// `is_enabled: false`.
     public static let maxPauseMilliseconds: Int64 = 366 * 86_400_000

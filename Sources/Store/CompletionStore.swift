@@ -40,7 +40,9 @@ public enum CompletionStore {
 
     /// Records `userID`'s answer to the alarm's occurrence. In order:
     /// 1. the member already answered that occurrence (`scheduled_at`, or the open one) → that record,
-    ///    `created: false` (a retry — even after the occurrence closed);
+    ///    `created: false` (a retry — even after the occurrence closed); an answer naming no occurrence
+    ///    within `SharedAlarmRules.unnamedAnswerRetryWindowMilliseconds` of the member's last answer to
+    ///    this alarm is that answer's retry too (a double tap never answers the next occurrence);
     /// 2. no open occurrence, or `scheduled_at` names another one → `occurrenceClosed` with the alarm;
     /// 3. the member is not in the occurrence's required set → `permissionDenied`;
     ///    before the occurrence's `answerable_from` (lead window, pause) → `answerTooEarly`;
@@ -56,6 +58,13 @@ public enum CompletionStore {
         let target = answer.scheduledAt ?? alarm.openOccurrence?.scheduledAt.milliseconds
         if let target, let existing = try completion(alarmID: alarmID, userID: userID, scheduledAt: target, on: db) {
             return Recorded(completion: existing, alarm: alarm, created: false)
+        }
+        if answer.scheduledAt == nil,
+            let recent = try latestCompletion(
+                alarmID: alarmID, userID: userID,
+                since: now - SharedAlarmRules.unnamedAnswerRetryWindowMilliseconds, on: db)
+        {
+            return Recorded(completion: recent, alarm: alarm, created: false)
         }
         guard var open = alarm.openOccurrence, target == open.scheduledAt.milliseconds else {
             throw DomainError.occurrenceClosed(current: DocumentCoding.encode(alarm))
@@ -102,6 +111,19 @@ public enum CompletionStore {
         try db.queryOne(
             "SELECT \(columns) FROM shared_completions WHERE alarm_id = ?1 AND user_id = ?2 AND scheduled_ms = ?3",
             [.text(alarmID), .text(userID), .integer(scheduledAt)]
+        ).map(completionFromRow)
+    }
+
+    /// The member's latest answer to the alarm recorded after `since`, if any.
+    static func latestCompletion(
+        alarmID: String, userID: String, since: Int64, on db: any SQLConnection
+    ) throws -> SharedCompletion? {
+        try db.queryOne(
+            """
+            SELECT \(columns) FROM shared_completions WHERE alarm_id = ?1 AND user_id = ?2 AND completed_ms > ?3
+            ORDER BY completed_ms DESC, id DESC LIMIT 1
+            """,
+            [.text(alarmID), .text(userID), .integer(since)]
         ).map(completionFromRow)
     }
 

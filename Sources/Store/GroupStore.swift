@@ -282,7 +282,8 @@ public enum GroupStore {
 
     /// Admits `user` to `group` with `role` — a new member, or a former one rejoining — enforcing
     /// `max_members` inside the caller's write transaction (the single writer serialises joins, so
-    /// the last free seat goes to exactly one). Returns the changes to log and queues
+    /// the last free seat goes to exactly one). Returns the changes to log — with the "everyone"
+    /// alarms whose open occurrence now waits for them too (`SharedAlarmStore.memberJoined`) — and queues
     /// `group_member_joined` (`NotificationOutbox`). Throws `groupMemberLimit`.
     static func admit(
         _ user: User, to group: inout Group, role: GroupRole, previous: GroupMember?, at now: Int64, on db: any SQLConnection
@@ -300,7 +301,7 @@ public enum GroupStore {
             [
                 memberChange(member, previous == nil ? .added : .modified), groupChange(group, .modified),
                 accessChange(user.id, group, gained: true),
-            ]
+            ] + (try SharedAlarmStore.memberJoined(groupID: group.id, at: now, on: db))
         )
     }
 

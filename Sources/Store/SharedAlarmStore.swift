@@ -167,7 +167,7 @@ public enum SharedAlarmStore {
             throw DomainError.alarmLimitReached
         }
         let members = try activeMemberIDs(groupID: groupID, on: db)
-        try checkAssignees(settings.assignedTo, members: members)
+        try SharedAlarmRules.checkAssignees(settings.assignedTo, activeMembers: members)
         var alarm = SharedAlarm(
             id: UUID().uuidString.lowercased(), groupID: groupID, createdBy: actorID, settings: settings,
             createdAt: Timestamp(milliseconds: now), updatedAt: Timestamp(milliseconds: now))
@@ -188,12 +188,9 @@ public enum SharedAlarmStore {
     }
 
     /// Edits an alarm (owner/admin). `edit` changes a copy of the settings; the result is validated as
-    /// a whole. A stale `expectedVersion` → `versionConflict` with the current alarm. A timing change
-    /// re-opens the occurrence at the new next fire (kept when that instant is unchanged); unassigned
-    /// members leave the open occurrence; a rule change that the open occurrence already satisfies
-    /// closes and advances it. `controls` that change what fires (`SharedAlarm.setControls`) re-open the
-    /// occurrence like a timing change: disabling ends it unanswered, pausing moves it to the first fire
-    /// at or after the pause, resuming to the first fire after now. Nothing changed → nothing written.
+    /// a whole. A stale `expectedVersion` → `versionConflict` with the current alarm. What the edit
+    /// does to the open occurrence is the domain's rule (`SharedAlarm.edit`,
+    /// docs/design.md#who-answers-the-open-occurrence). Nothing changed → nothing written.
     /// Event `shared_alarm_updated`.
     public static func update(
         groupID: String, alarmID: String, actorID: String, expectedVersion: Int64?, controls: ControlsEdit = ControlsEdit(),
@@ -216,27 +213,10 @@ public enum SharedAlarmStore {
         else { return alarm }
         let members = try activeMemberIDs(groupID: groupID, on: db)
         let added = settings.assignedTo.filter { !alarm.settings.assignedTo.contains($0) }
-        try checkAssignees(added, members: members)
-        let before = alarm.settings
-        alarm.settings = settings
-        let held = alarm.setControls(isEnabled: switches.isEnabled, pausedUntil: switches.pausedUntil, at: now)
-        if settings.timing != before.timing || held {
-            alarm.reopen(at: now, activeMembers: members)
-        }
-        if !settings.assignedTo.isEmpty, var open = alarm.openOccurrence {
-            let assigned = Set(settings.assignedTo)
-            for uid in open.requiredUIDs where !assigned.contains(uid) {
-                _ = open.drop(uid, rule: settings.completionRule)
-            }
-            alarm.occurrence = open
-        }
-        if var open = alarm.openOccurrence, open.isSatisfied(by: settings.completionRule) {
-            open.status = .closed
-            alarm.occurrence = open
-        }
-        if alarm.occurrence?.status == .closed, alarm.nextFireAt == alarm.occurrence?.scheduledAt {
-            alarm.advanceAfterClose(at: now, activeMembers: members)
-        }
+        try SharedAlarmRules.checkAssignees(added, activeMembers: members)
+        alarm.edit(
+            settings: settings, isEnabled: switches.isEnabled, pausedUntil: switches.pausedUntil, activeMembers: members,
+            at: now)
         try save(&alarm, at: now, on: db)
         try ChangeLog.append(
             [try alarmChange(alarm, .modified, on: db)], event: .sharedAlarmUpdated, actor: .user(actorID), at: now, on: db)
@@ -266,17 +246,38 @@ public enum SharedAlarmStore {
     }
 
     /// Membership hook: `userID` stopped being an active member of `groupID` (removed, left, account
-    /// deleted). Unassigns them from every live alarm and drops them from open occurrences — which may
-    /// close and advance them. Call after the membership row is updated, in the same transaction; the
+    /// deleted). Unassigns them from every live alarm and hands their pending place in open occurrences
+    /// to whoever the assignment names now (`SharedAlarm.dropMember`). Call after the membership row is updated, in the same transaction; the
     /// returned changes join the membership batch.
     static func memberEnded(groupID: String, userID: String, at now: Int64, on db: any SQLConnection) throws -> [Change] {
         let members = try activeMemberIDs(groupID: groupID, on: db).filter { $0 != userID }
+        return try conformLiveAlarms(groupID: groupID, at: now, on: db) {
+            $0.dropMember(userID, activeMembers: members, at: now)
+        }
+    }
+
+    /// Membership hook: `userID` became an active member of `groupID` (joined, accepted, re-admitted).
+    /// "Everyone" alarms' open occurrences now wait for them too (`SharedAlarm.memberJoined`). Call
+    /// after the membership row is written, in the same transaction; the returned changes join the
+    /// membership batch.
+    static func memberJoined(groupID: String, at now: Int64, on db: any SQLConnection) throws -> [Change] {
+        let members = try activeMemberIDs(groupID: groupID, on: db)
+        return try conformLiveAlarms(groupID: groupID, at: now, on: db) {
+            $0.memberJoined(activeMembers: members, at: now)
+        }
+    }
+
+    /// Runs `change` on every live alarm of the group, saving those it reports changed; returns their
+    /// change-log entries.
+    static func conformLiveAlarms(
+        groupID: String, at now: Int64, on db: any SQLConnection, _ change: (inout SharedAlarm) -> Bool
+    ) throws -> [Change] {
         let alarms = try db.query(
             "SELECT document FROM shared_alarms WHERE group_id = ?1 AND deleted_ms IS NULL ORDER BY created_ms, id",
             [.text(groupID)]
         ).map(alarmFromRow)
         var changes: [Change] = []
-        for var alarm in alarms where alarm.dropMember(userID, at: now, activeMembers: members) {
+        for var alarm in alarms where change(&alarm) {
             try save(&alarm, at: now, on: db)
             changes.append(try alarmChange(alarm, .modified, on: db))
         }
@@ -343,15 +344,6 @@ public enum SharedAlarmStore {
     }
 
     // MARK: - Rows and changes
-
-    /// Every assignee must be an active member (`invalidField("assigned_to_uids")` otherwise).
-    static func checkAssignees(_ assignees: [String], members: [String]) throws {
-        let active = Set(members)
-        if let stranger = assignees.first(where: { !active.contains($0) }) {
-            throw DomainError.invalidField(
-                field: "assigned_to_uids", message: "assigned_to_uids: \(stranger) is not an active member")
-        }
-    }
 
     /// Bumps `version` and `updated_at`, then writes the row.
     static func save(_ alarm: inout SharedAlarm, at now: Int64, on db: any SQLConnection) throws {

@@ -236,20 +236,22 @@ struct SharedAlarmTests {
         #expect(gone.status == 404)
     }
 
-    @Test("rule any: the only assignee leaving closes the occurrence unanswered; the list empties to everyone")
+    @Test("rule any: the only assignee leaving hands the open occurrence to everyone; nothing closes unanswered")
     func lastAssigneeLeaves() async throws {
         let f = try await F.make(members: 2)
         let alarm = try await f.createAlarm(rule: "any", assignees: [f.members[0]])
         let id = try #require(alarm["id"] as? String)
         try await f.h.expect(204, .delete, "\(f.g)/members/\(f.members[0].id)", token: f.members[0].token)
         let now = try await f.alarm(id)
-        #expect(now["next_fire_at"] as? String == F.secondFire)
+        #expect(now["next_fire_at"] as? String == F.firstFire)
         #expect(now["assigned_to_uids"] as? [String] == [])
         #expect(now["last_completed_at"] is NSNull)
+        #expect(now.occurrence["status"] as? String == "open")
         #expect(Set(now.occurrence["required_uids"] as? [String] ?? []) == [f.owner.id, f.members[1].id])
+        #expect(await f.answer(id, by: f.members[1]).status == 201)
     }
 
-    @Test("members who join later count from the next occurrence")
+    @Test("a member who joins an everyone alarm can answer its open occurrence; rule all waits for them too")
     func laterJoiner() async throws {
         let f = try await F.make(members: 1)
         let alarm = try await f.createAlarm(rule: "all")
@@ -257,13 +259,111 @@ struct SharedAlarmTests {
         let code = try await f.h.inviteCode(f.groupID, token: f.owner.token)
         let (token, newID) = try await f.h.register("late@example.com", name: "Late")
         #expect(await f.h.join(code, token: token).status == 200)
+        #expect(try f.h.lastBatch().contains { $0.string("kind") == "shared_alarm" && $0.string("entity_id") == id })
         let late = GroupFixture.Account(token: token, id: newID, email: "late@example.com")
-        #expect(await f.answer(id, by: late).status == 403)
+        #expect(Set(try await f.alarm(id).occurrence["pending_uids"] as? [String] ?? []) == [f.owner.id, f.members[0].id, newID])
         #expect(await f.answer(id, by: f.owner).status == 201)
-        let closing = await f.answer(id, by: f.members[0])
+        #expect(await f.answer(id, by: f.members[0]).object("alarm")?.occurrence["pending_uids"] as? [String] == [newID])
+        let closing = await f.answer(id, by: late)
         #expect(closing.status == 201)
-        let required = (closing.object("alarm")?["occurrence"] as? [String: Any])?["required_uids"] as? [String]
-        #expect(Set(required ?? []) == [f.owner.id, f.members[0].id, newID])
+        #expect(closing.object("alarm")?["next_fire_at"] as? String == F.secondFire)
+    }
+
+    @Test("reassigning to a disjoint set hands the open occurrence over: it never closes unanswered")
+    func reassignDisjoint() async throws {
+        let f = try await F.make(members: 2)
+        let (cy, dee) = (f.members[0], f.members[1])
+        let alarm = try await f.createAlarm(assignees: [cy])
+        let id = try #require(alarm["id"] as? String)
+        let patched = try await f.h.expect(
+            200, .patch, "\(f.g)/alarms/\(id)", json: #"{"assigned_to_uids":["\#(dee.id)"]}"#, token: f.owner.token
+        ).json
+        #expect(patched["next_fire_at"] as? String == F.firstFire, "this week's occurrence does not vanish")
+        #expect(patched["is_active"] as? Bool == true)
+        #expect(patched.occurrence["status"] as? String == "open")
+        #expect(patched.occurrence["required_uids"] as? [String] == [dee.id])
+        #expect(patched["last_completed_at"] is NSNull)
+        #expect(await f.answer(id, by: cy).status == 403)
+        #expect(await f.answer(id, by: dee).object("alarm")?["next_fire_at"] as? String == F.secondFire)
+    }
+
+    @Test("a one-time alarm reassigned stays to do; adding an assignee lets them answer the open occurrence")
+    func reassignOneTimeAndAdd() async throws {
+        let f = try await F.make(members: 2)
+        let (ana, bea) = (f.members[0], f.members[1])
+        let once = try await f.h.expect(
+            201, .post, "\(f.g)/alarms",
+            json: #"""
+                {"title":"Clean the bathroom","schedule":{"type":"one_time","date":"2026-02-06"},\#
+                "times_of_day":[{"hour":10,"minute":0}],"timezone":"UTC","completion_rule":"all","assigned_to_uids":["\#(ana.id)"]}
+                """#, token: f.owner.token
+        ).json
+        let id = try #require(once["id"] as? String)
+        let moved = try await f.h.expect(
+            200, .patch, "\(f.g)/alarms/\(id)", json: #"{"assigned_to_uids":["\#(bea.id)"]}"#, token: f.owner.token
+        ).json
+        #expect(moved["is_active"] as? Bool == true)
+        #expect(moved["next_fire_at"] as? String == F.firstFire)
+        #expect(moved.occurrence["required_uids"] as? [String] == [bea.id])
+        let both = try await f.h.expect(
+            200, .patch, "\(f.g)/alarms/\(id)", json: #"{"assigned_to_uids":["\#(bea.id)","\#(ana.id)"]}"#,
+            token: f.owner.token
+        ).json
+        #expect(both.occurrence["required_uids"] as? [String] == [bea.id, ana.id], "what the card says is what is enforced")
+        #expect(await f.answer(id, by: ana).object("alarm")?.occurrence["pending_uids"] as? [String] == [bea.id])
+        let done = await f.answer(id, by: bea)
+        #expect(done.object("alarm")?["is_active"] as? Bool == false)
+        #expect(done.object("alarm")?.occurrence["status"] as? String == "closed")
+    }
+
+    @Test("reassigning keeps the answers given: they stay counted beside the new assignees")
+    func reassignKeepsAnswers() async throws {
+        let f = try await F.make(members: 3)
+        let (m0, m1, m2) = (f.members[0], f.members[1], f.members[2])
+        let id = try #require(try await f.createAlarm(rule: "all", assignees: [m0, m1])["id"] as? String)
+        #expect(await f.answer(id, by: m0).status == 201)
+        let patched = try await f.h.expect(
+            200, .patch, "\(f.g)/alarms/\(id)", json: #"{"assigned_to_uids":["\#(m1.id)","\#(m2.id)"]}"#,
+            token: f.owner.token
+        ).json
+        #expect(patched.occurrence["required_uids"] as? [String] == [m1.id, m2.id, m0.id])
+        #expect(patched.occurrence["pending_uids"] as? [String] == [m1.id, m2.id])
+        #expect((patched.occurrence["answered"] as? [[String: Any]])?.count == 1)
+        #expect(patched["next_fire_at"] as? String == F.firstFire)
+    }
+
+    @Test("a removed member who rejoins is asked again at once by everyone alarms (My tasks lists it)")
+    func rejoinEveryone() async throws {
+        let f = try await F.make(members: 1)
+        let bea = f.members[0]
+        let id = try #require(try await f.createAlarm(rule: "all")["id"] as? String)
+        try await f.h.expect(204, .delete, "\(f.g)/members/\(bea.id)", token: f.owner.token)
+        #expect(try await f.alarm(id).occurrence["required_uids"] as? [String] == [f.owner.id])
+        f.h.clock.advance(by: 1)
+        let code = try await f.h.inviteCode(f.groupID, token: f.owner.token)
+        #expect(await f.h.join(code, token: bea.token).status == 200)
+        #expect(try await f.alarm(id).occurrence["pending_uids"] as? [String] == [f.owner.id, bea.id])
+        let mine = try await f.h.expect(200, .get, "/v1/me/shared-alarms?assigned=me", token: bea.token).json
+        #expect((mine["alarms"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [id])
+    }
+
+    @Test("a double tap answers once: an unnamed answer within two minutes is the first one's retry")
+    func doubleTap() async throws {
+        let f = try await F.make(members: 1)
+        let m = f.members[0]
+        let id = try #require(try await f.createAlarm(assignees: [m])["id"] as? String)
+        f.h.clock.advance(by: 20 * 3_600_000)  // 2026-02-06T16:00Z: today's is due, tomorrow's answerable
+        let first = await f.answer(id, by: m)
+        #expect(first.status == 201)
+        let second = await f.answer(id, by: m)
+        #expect(second.status == 200)
+        #expect(second.object("completion")?["id"] as? String == first.object("completion")?["id"] as? String)
+        let now = try await f.alarm(id)
+        #expect(now["next_fire_at"] as? String == F.secondFire)
+        #expect((now.occurrence["answered"] as? [[String: Any]])?.isEmpty == true, "tomorrow's is not answered")
+        // Past the window an unnamed answer is a new answer to the open occurrence, as before.
+        f.h.clock.advance(by: SharedAlarmRules.unnamedAnswerRetryWindowMilliseconds + 1)
+        #expect(await f.answer(id, by: m).status == 201)
     }
 
     @Test("PATCH: versions, schedule change recomputes next_fire_at and re-opens the occurrence")
