@@ -247,8 +247,8 @@ public enum SharedAlarmStore {
 
     /// Membership hook: `userID` stopped being an active member of `groupID` (removed, left, account
     /// deleted). Unassigns them from every live alarm and hands their pending place in open occurrences
-    /// to whoever the assignment names now (`SharedAlarm.dropMember`). Call after the membership row is updated, in the same transaction; the
-    /// returned changes join the membership batch.
+    /// to whoever the assignment names now (`SharedAlarm.dropMember`). Call after the membership row is
+    /// updated, in the same transaction; the returned changes join the membership batch.
     static func memberEnded(groupID: String, userID: String, at now: Int64, on db: any SQLConnection) throws -> [Change] {
         let members = try activeMemberIDs(groupID: groupID, on: db).filter { $0 != userID }
         return try conformLiveAlarms(groupID: groupID, at: now, on: db) {
