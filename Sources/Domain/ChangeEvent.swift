@@ -79,6 +79,9 @@ public struct ChangeEvent: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let sharedAlarmDeleted = ChangeEvent(rawValue: "shared_alarm_deleted")
     /// A member answered a shared alarm's occurrence.
     public static let sharedCompletion = ChangeEvent(rawValue: "shared_completion")
+    /// A member took their answer back within the withdrawal window (the completion is `modified`
+    /// with `withdrawn_at`; the alarm's occurrence may be open again).
+    public static let sharedCompletionWithdrawn = ChangeEvent(rawValue: "shared_completion_withdrawn")
     /// The sweeper recorded a missed occurrence and advanced the alarm.
     public static let missedAlarmFollowup = ChangeEvent(rawValue: "missed_alarm_followup")
 

@@ -33,11 +33,14 @@ public struct SharedCompletion: Sendable, Codable, Equatable {
     public var snoozeCount: Int64
     @ExplicitNull public var note: String?
     public var completedAt: Timestamp
+    /// When its author took the answer back (docs/design.md#answers-retries-and-undo); null while it
+    /// counts. A withdrawn answer stays in the history: the log is an audit trail, not an edit.
+    @ExplicitNull public var withdrawnAt: Timestamp?
 
     public init(
         id: String, groupID: String, alarmID: String, userID: String?, userName: String, scheduledAt: Timestamp,
         status: CompletionStatus, completionMethod: CompletionMethod, snoozeCount: Int64, note: String?,
-        completedAt: Timestamp
+        completedAt: Timestamp, withdrawnAt: Timestamp? = nil
     ) {
         self.id = id
         self.groupID = groupID
@@ -50,10 +53,12 @@ public struct SharedCompletion: Sendable, Codable, Equatable {
         self.snoozeCount = snoozeCount
         self.note = note
         self.completedAt = completedAt
+        self.withdrawnAt = withdrawnAt
     }
 
     enum CodingKeys: String, CodingKey {
         case id, status, note
+        case withdrawnAt = "withdrawn_at"
         case groupID = "group_id"
         case alarmID = "shared_alarm_id"
         case userID = "completed_by_uid"

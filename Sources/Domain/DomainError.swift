@@ -51,6 +51,9 @@ public enum DomainError: Error, Equatable, Sendable {
     /// An answer before the occurrence's `answerable_from` (its lead window, or a pause, has not begun);
     /// `current` is the alarm (docs/design.md#occurrence-states).
     case answerTooEarly(answerableFrom: Timestamp, current: [UInt8])
+    /// An answer that can no longer be taken back: its withdrawal window has passed, or its occurrence
+    /// has moved on (docs/design.md#answers-retries-and-undo); `reason` says which.
+    case answerWithdrawalClosed(reason: String)
     /// A new Sign in with Apple/Google identity names the email of an existing account, and the
     /// two may not be linked (docs/sign-in.md#linking): `reason` says which side is not verified,
     /// or that the account already has an identity of that provider.

@@ -3,7 +3,8 @@ import Foundation
 public import Storage
 
 /// SQL for shared completions (issue 4; docs/design.md#occurrences-and-completions). Completions are
-/// immutable: they are inserted, listed, and — only on account deletion — anonymised.
+/// immutable: they are inserted, listed, marked withdrawn by their author (issue 33), and — only on
+/// account deletion — anonymised.
 public enum CompletionStore {
     /// What `record` did.
     public struct Recorded: Sendable {
@@ -36,7 +37,8 @@ public enum CompletionStore {
     }
 
     static let columns =
-        "id, group_id, alarm_id, user_id, user_name, scheduled_ms, status, completion_method, snooze_count, note, completed_ms"
+        "id, group_id, alarm_id, user_id, user_name, scheduled_ms, status, completion_method, snooze_count, note, completed_ms, "
+        + "withdrawn_ms"
 
     /// Records `userID`'s answer to the alarm's occurrence. In order:
     /// 1. the member already answered that occurrence (`scheduled_at`, or the open one) → that record,
@@ -82,7 +84,7 @@ public enum CompletionStore {
             completionMethod: answer.method, snoozeCount: answer.snoozeCount, note: answer.note,
             completedAt: Timestamp(milliseconds: now))
         try db.run(
-            "INSERT INTO shared_completions (\(columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            "INSERT INTO shared_completions (\(columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, NULL)",
             [
                 .text(completion.id), .text(groupID), .text(alarmID), .text(userID), .text(completion.userName),
                 .integer(open.scheduledAt.milliseconds), .text(answer.status.rawValue), .text(answer.method.rawValue),
@@ -104,23 +106,90 @@ public enum CompletionStore {
         return Recorded(completion: completion, alarm: alarm, created: true)
     }
 
-    /// The member's answer to one occurrence, if any.
+    /// What `withdraw` did.
+    public struct Withdrawn: Sendable {
+        /// The completion, now carrying `withdrawn_at`.
+        public var completion: SharedCompletion
+        /// The alarm after it (its occurrence open again when the answer had closed it).
+        public var alarm: SharedAlarm
+        /// false: it was already withdrawn; nothing was written.
+        public var changed: Bool
+    }
+
+    /// Takes back `completionID`, an answer of `userID`'s to the alarm (docs/design.md#answers-retries-and-undo).
+    /// In order: an unknown completion, or another alarm's → `notFound("completion")`; someone else's →
+    /// `permissionDenied`; already withdrawn → it, `changed: false`; older than
+    /// `SharedAlarmRules.answerWithdrawalWindowMilliseconds` → `answerWithdrawalClosed`; then the domain
+    /// rule (`SharedAlarm.withdraw`) reopens or keeps the occurrence, or refuses. Event
+    /// `shared_completion_withdrawn`: the completion and the alarm (`modified`). A frozen group refuses
+    /// at the alarm's write (its trigger). No notification: nobody is told twice about a tap.
+    public static func withdraw(
+        groupID: String, alarmID: String, completionID: String, userID: String, at now: Int64, on db: any SQLConnection
+    ) throws -> Withdrawn {
+        let (_, accessed) = try SharedAlarmStore.access(groupID: groupID, alarmID: alarmID, userID: userID, on: db)
+        var alarm = accessed
+        guard var completion = try completion(id: completionID, groupID: groupID, on: db), completion.alarmID == alarmID
+        else { throw DomainError.notFound("completion") }
+        guard completion.userID == userID else {
+            throw DomainError.permissionDenied("only its author can take an answer back")
+        }
+        if completion.withdrawnAt != nil { return Withdrawn(completion: completion, alarm: alarm, changed: false) }
+        guard now - completion.completedAt.milliseconds <= SharedAlarmRules.answerWithdrawalWindowMilliseconds else {
+            throw DomainError.answerWithdrawalClosed(
+                reason: "answers can be taken back for \(SharedAlarmRules.answerWithdrawalWindowMilliseconds / 60_000) minutes")
+        }
+        let scheduled = completion.scheduledAt.milliseconds
+        let others = try db.query(
+            """
+            SELECT \(columns) FROM shared_completions
+            WHERE alarm_id = ?1 AND scheduled_ms = ?2 AND withdrawn_ms IS NULL AND id <> ?3
+            ORDER BY completed_ms, id
+            """, [.text(alarmID), .integer(scheduled), .text(completionID)]
+        ).map(completionFromRow).compactMap { other in
+            other.userID.map { Occurrence.Answer(userID: $0, status: other.status, at: other.completedAt) }
+        }
+        let previous = try db.scalar(
+            """
+            SELECT MAX(completed_ms) FROM shared_completions
+            WHERE alarm_id = ?1 AND withdrawn_ms IS NULL AND status = 'completed' AND scheduled_ms = (
+                SELECT MAX(scheduled_ms) FROM shared_completions
+                WHERE alarm_id = ?1 AND withdrawn_ms IS NULL AND status = 'completed' AND scheduled_ms < ?2)
+            """, [.text(alarmID), .integer(scheduled)])
+        var previousCompletedAt: Timestamp?
+        if case .integer(let ms) = previous { previousCompletedAt = Timestamp(milliseconds: ms) }
+        try alarm.withdraw(
+            completion, otherAnswers: others, previousCompletedAt: previousCompletedAt,
+            activeMembers: try SharedAlarmStore.activeMemberIDs(groupID: groupID, on: db), at: now)
+        try db.run(
+            "UPDATE shared_completions SET withdrawn_ms = ?2 WHERE id = ?1", [.text(completionID), .integer(now)])
+        completion.withdrawnAt = Timestamp(milliseconds: now)
+        try SharedAlarmStore.save(&alarm, at: now, on: db)
+        try ChangeLog.append(
+            [try completionChange(completion, .modified, on: db), try SharedAlarmStore.alarmChange(alarm, .modified, on: db)],
+            event: .sharedCompletionWithdrawn, actor: .user(userID), at: now, on: db)
+        return Withdrawn(completion: completion, alarm: alarm, changed: true)
+    }
+
+    /// The member's standing (not withdrawn) answer to one occurrence, if any.
     public static func completion(
         alarmID: String, userID: String, scheduledAt: Int64, on db: any SQLConnection
     ) throws -> SharedCompletion? {
         try db.queryOne(
-            "SELECT \(columns) FROM shared_completions WHERE alarm_id = ?1 AND user_id = ?2 AND scheduled_ms = ?3",
+            """
+            SELECT \(columns) FROM shared_completions
+            WHERE alarm_id = ?1 AND user_id = ?2 AND scheduled_ms = ?3 AND withdrawn_ms IS NULL
+            """,
             [.text(alarmID), .text(userID), .integer(scheduledAt)]
         ).map(completionFromRow)
     }
 
-    /// The member's latest answer to the alarm recorded after `since`, if any.
+    /// The member's latest standing answer to the alarm recorded after `since`, if any.
     static func latestCompletion(
         alarmID: String, userID: String, since: Int64, on db: any SQLConnection
     ) throws -> SharedCompletion? {
         try db.queryOne(
             """
-            SELECT \(columns) FROM shared_completions WHERE alarm_id = ?1 AND user_id = ?2 AND completed_ms > ?3
+            SELECT \(columns) FROM shared_completions WHERE alarm_id = ?1 AND user_id = ?2 AND completed_ms > ?3 AND withdrawn_ms IS NULL
             ORDER BY completed_ms DESC, id DESC LIMIT 1
             """,
             [.text(alarmID), .text(userID), .integer(since)]
@@ -227,6 +296,7 @@ public enum CompletionStore {
         return SharedCompletion(
             id: id, groupID: groupID, alarmID: alarmID, userID: row.string("user_id"), userName: name,
             scheduledAt: Timestamp(milliseconds: scheduled), status: status, completionMethod: method,
-            snoozeCount: snoozes, note: row.string("note"), completedAt: Timestamp(milliseconds: completed))
+            snoozeCount: snoozes, note: row.string("note"), completedAt: Timestamp(milliseconds: completed),
+            withdrawnAt: row.int("withdrawn_ms").map(Timestamp.init(milliseconds:)))
     }
 }

@@ -164,7 +164,8 @@ public enum NotificationDeliveries {
                         AND (o.group_id IS NULL OR (m.status = 'active' AND m.notification_enabled = 1))
                         AND (o.alarm_id IS NULL OR NOT EXISTS (
                             SELECT 1 FROM shared_completions c
-                            WHERE c.alarm_id = o.alarm_id AND c.scheduled_ms = a.open_ms AND c.user_id = d.user_id))))
+                            WHERE c.alarm_id = o.alarm_id AND c.scheduled_ms = a.open_ms AND c.user_id = d.user_id
+                                AND c.withdrawn_ms IS NULL))))
                 THEN 1 ELSE 0 END AS owed,
                 \(DeviceStore.columns("v"))
             FROM notification_deliveries d

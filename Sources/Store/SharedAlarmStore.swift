@@ -89,7 +89,8 @@ public enum SharedAlarmStore {
         case .overdue:
             stateClause = """
                 AND a.next_fire_ms <= ?3 AND (?2 = 1 OR NOT EXISTS (
-                    SELECT 1 FROM shared_completions c WHERE c.alarm_id = a.id AND c.scheduled_ms = a.next_fire_ms))
+                    SELECT 1 FROM shared_completions c WHERE c.alarm_id = a.id AND c.scheduled_ms = a.next_fire_ms
+                      AND c.withdrawn_ms IS NULL))
                 """
         }
         let rows = try db.query(

@@ -30,6 +30,15 @@ struct SharedAlarmAuthorizationTests {
             .init("POST /v1/groups/{id}/alarms/{aid}/completions", [403, 403, 201, 403, 404, 404, 404, 401]) {
                 await $0.send(.post, "\($0.prepared)/completions", json: #"{"status":"completed"}"#)
             },
+            // Undo (docs/design.md#answers-retries-and-undo): only the answer's author (`member`).
+            .init(
+                "DELETE /v1/groups/{id}/alarms/{aid}/completions/{cid}", [403, 403, 200, 403, 404, 404, 404, 401],
+                errors: [403: "PERMISSION_DENIED"]
+            ) { c in
+                let completion = try await c.membersCompletion()
+                let id = completion.split(separator: "/").last.map(String.init) ?? ""
+                return await c.send(.delete, "\(c.prepared)/completions/\(id)")
+            },
             .init("GET /v1/groups/{id}/alarms/{aid}/completions", [200, 200, 200, 200, 404, 404, 404, 401]) {
                 await $0.send(.get, "\($0.prepared)/completions")
             },

@@ -366,6 +366,54 @@ struct SharedAlarmTests {
         #expect(await f.answer(id, by: m).status == 201)
     }
 
+    @Test("undo: the author takes an answer back; the occurrence it closed opens again; the log keeps both")
+    func withdraw() async throws {
+        let f = try await F.make(members: 2)
+        let (m0, m1) = (f.members[0], f.members[1])
+        let id = try #require(try await f.createAlarm(assignees: [m0, m1])["id"] as? String)
+        let answered = await f.answer(id, by: m0, scheduledAt: F.firstFire)
+        let cid = try #require(answered.object("completion")?["id"] as? String)
+        #expect(answered.object("alarm")?["next_fire_at"] as? String == F.secondFire)
+        let path = "\(f.g)/alarms/\(id)/completions/\(cid)"
+        #expect(await f.h.send(.delete, path, token: m1.token).status == 403, "only its author")
+        f.h.clock.advance(by: 60_000)
+        let undone = try await f.h.expect(200, .delete, path, token: m0.token)
+        #expect(undone.object("completion")?["withdrawn_at"] is String)
+        let alarm = try #require(undone.object("alarm"))
+        #expect(alarm["next_fire_at"] as? String == F.firstFire)
+        #expect(alarm.occurrence["status"] as? String == "open")
+        #expect(alarm.occurrence["pending_uids"] as? [String] == [m0.id, m1.id])
+        #expect(alarm["last_completed_at"] is NSNull)
+        let batch = try f.h.lastBatch()
+        #expect(batch.first?.string("event") == "shared_completion_withdrawn")
+        #expect(batch.count == 2)
+        // Idempotent; the history keeps the withdrawn answer; the member can answer again.
+        #expect(try await f.h.expect(200, .delete, path, token: m0.token).object("completion")?["id"] as? String == cid)
+        let history = try await f.h.expect(200, .get, "\(f.g)/alarms/\(id)/completions", token: m1.token).json
+        #expect((history["completions"] as? [[String: Any]])?.first?["withdrawn_at"] is String)
+        let again = await f.answer(id, by: m1, scheduledAt: F.firstFire)
+        #expect(again.status == 201)
+        #expect(again.object("alarm")?["next_fire_at"] as? String == F.secondFire)
+    }
+
+    @Test("undo is refused after 10 minutes and once the occurrence has moved on (answered since)")
+    func withdrawRefused() async throws {
+        let f = try await F.make(members: 1)
+        let m = f.members[0]
+        let id = try #require(try await f.createAlarm()["id"] as? String)
+        f.h.clock.advance(by: 20 * 3_600_000)  // today's due, tomorrow's answerable
+        let first = try #require(await f.answer(id, by: m, scheduledAt: F.firstFire).object("completion")?["id"] as? String)
+        #expect(await f.answer(id, by: f.owner, scheduledAt: F.secondFire).status == 201)
+        let movedOn = await f.h.send(.delete, "\(f.g)/alarms/\(id)/completions/\(first)", token: m.token)
+        #expect(movedOn.status == 409 && movedOn.errorName == "ANSWER_WITHDRAWAL_CLOSED")
+        f.h.clock.advance(by: 20 * 3_600_000)  // 2026-02-07T12:00Z: the third fire is answerable
+        let late = try #require(await f.answer(id, by: m, scheduledAt: F.thirdFire).object("completion")?["id"] as? String)
+        f.h.clock.advance(by: SharedAlarmRules.answerWithdrawalWindowMilliseconds + 1)
+        let expired = await f.h.send(.delete, "\(f.g)/alarms/\(id)/completions/\(late)", token: m.token)
+        #expect(expired.status == 409 && expired.errorName == "ANSWER_WITHDRAWAL_CLOSED")
+        #expect(await f.h.send(.delete, "\(f.g)/alarms/\(id)/completions/\(UUID().uuidString.lowercased())", token: m.token).status == 404)
+    }
+
     @Test("PATCH: versions, schedule change recomputes next_fire_at and re-opens the occurrence")
     func patchVersions() async throws {
         let f = try await F.make(members: 2)

@@ -109,4 +109,50 @@ struct SharedAlarmAssignmentTests {
         try SharedAlarmRules.checkAssignees(["a"], activeMembers: ["o", "a"])
         #expect(throws: DomainError.self) { try SharedAlarmRules.checkAssignees(["x"], activeMembers: ["o", "a"]) }
     }
+
+    static func completion(by user: String, at scheduled: Int64) -> SharedCompletion {
+        SharedCompletion(
+            id: "c", groupID: "g", alarmID: "a", userID: user, userName: user, scheduledAt: Timestamp(milliseconds: scheduled),
+            status: .completed, completionMethod: .onTime, snoozeCount: 0, note: nil, completedAt: Timestamp(milliseconds: nine))
+    }
+
+    @Test("undo: an answer leaves an open occurrence; one that closed it reopens it when nothing happened since")
+    func withdraw() throws {
+        var open = try Self.alarm(["a", "b"], rule: .all, members: ["o", "a", "b"])
+        var occ = try #require(open.openOccurrence)
+        _ = occ.answer(userID: "a", status: .completed, at: Timestamp(milliseconds: Self.nine), rule: .all)
+        open.occurrence = occ
+        try open.withdraw(
+            Self.completion(by: "a", at: Self.ten), otherAnswers: [], previousCompletedAt: nil, activeMembers: ["o", "a", "b"],
+            at: Self.nine)
+        #expect(open.openOccurrence?.pendingUIDs == ["a", "b"])
+
+        var closed = try Self.alarm(["a"], members: ["o", "a"])
+        occ = try #require(closed.openOccurrence)
+        _ = occ.answer(userID: "a", status: .completed, at: Timestamp(milliseconds: Self.nine), rule: .any)
+        closed.occurrence = occ
+        closed.advanceAfterClose(at: Self.nine, activeMembers: ["o", "a"])
+        #expect(closed.nextFireAt?.milliseconds == Self.tomorrow)
+        let earlier = Timestamp(milliseconds: Self.nine - 86_400_000)
+        var undone = closed
+        try undone.withdraw(
+            Self.completion(by: "a", at: Self.ten), otherAnswers: [], previousCompletedAt: earlier, activeMembers: ["o", "a"],
+            at: Self.nine)
+        #expect(undone.nextFireAt?.milliseconds == Self.ten)
+        #expect(undone.openOccurrence?.pendingUIDs == ["a"])
+        #expect(undone.lastCompletedAt == earlier)
+
+        // Answered since: the next occurrence has an answer → refused, nothing changed.
+        var moved = closed
+        occ = try #require(moved.openOccurrence)
+        _ = occ.answer(userID: "o", status: .skipped, at: Timestamp(milliseconds: Self.nine), rule: .all)
+        moved.occurrence = occ
+        let before = moved
+        #expect(throws: DomainError.self) {
+            try moved.withdraw(
+                Self.completion(by: "a", at: Self.ten), otherAnswers: [], previousCompletedAt: nil, activeMembers: ["o", "a"],
+                at: Self.nine)
+        }
+        #expect(moved == before)
+    }
 }

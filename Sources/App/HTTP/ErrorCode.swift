@@ -65,6 +65,10 @@ public struct ErrorCode: Hashable, Sendable {
     /// An answer to a shared-alarm occurrence before its `answerable_from` (lead window or pause; CA050–CA054
     /// are issue 19's shared-alarm controls).
     public static let answerTooEarly = ErrorCode(code: "CA050", name: "ANSWER_TOO_EARLY", status: .conflict)
+    /// Taking an answer back after its withdrawal window, or once its occurrence has moved on
+    /// (docs/design.md#answers-retries-and-undo).
+    public static let answerWithdrawalClosed = ErrorCode(
+        code: "CA051", name: "ANSWER_WITHDRAWAL_CLOSED", status: .conflict)
 
     /// `POST /v1/auth/oidc` for a provider this server has no client ids for (docs/sign-in.md).
     public static let oidcProviderDisabled = ErrorCode(code: "CA055", name: "OIDC_PROVIDER_DISABLED", status: .notFound)
@@ -106,7 +110,8 @@ public struct ErrorCode: Hashable, Sendable {
         .invalidCredentials, .emailTaken, .payloadTooLarge, .accountSuspended, .unsupportedMediaType,
         .internalError, .serviceUnavailable, .uriTooLong, .headersTooLarge, .requestTimeout,
         .inviteCodeInvalid, .ownerMustTransfer, .occurrenceClosed, .groupFrozen,
-        .tokenInvalid, .emailNotVerified, .csrfCheckFailed, .answerTooEarly, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused,
+        .tokenInvalid, .emailNotVerified, .csrfCheckFailed, .answerTooEarly,
+        .answerWithdrawalClosed, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused,
         .lastSignInMethod, .passwordNotSet, .attachmentTypeUnsupported, .attachmentCorrupt, .attachmentPolyglot,
         .imageTooLarge, .attachmentLimitReached, .attachmentQuotaExceeded,
     ]

@@ -138,6 +138,8 @@ public enum ErrorMapping {
             return APIError(
                 .answerTooEarly, "this occurrence can be answered from \(from.description); current alarm attached",
                 current: current)
+        case .answerWithdrawalClosed(let reason):
+            return APIError(.answerWithdrawalClosed, "this answer can no longer be taken back: \(reason)")
         case .identityLinkRefused(let reason):
             return APIError(.identityLinkRefused, reason)
         case .lastSignInMethod:

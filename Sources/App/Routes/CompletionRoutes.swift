@@ -7,7 +7,9 @@ import Wire
 /// Shared completions (issue 4; docs/design.md#occurrences-and-completions): `POST …/alarms/{aid}/completions`
 /// by a member of the open occurrence's required set (201 new, 200 a retry's existing record, 409
 /// OCCURRENCE_CLOSED with the alarm), and the newest-first lists of one alarm or the whole group.
-/// Completions are immutable: there is no update or delete.
+/// Completions are immutable: there is no update; `DELETE …/completions/{cid}` takes an answer back
+/// (its author, within the withdrawal window; docs/design.md#answers-retries-and-undo) and leaves it in
+/// the history marked `withdrawn_at`.
 enum CompletionRoutes {
     struct Recorded: Encodable {
         var completion: WithAttachments<SharedCompletion>
@@ -21,6 +23,26 @@ enum CompletionRoutes {
         router.add(
             .get, "/v1/groups/{id}/alarms/{aid}/completions", .async { request in try await list(request, services) })
         router.add(.get, "/v1/groups/{id}/completions", .async { request in try await list(request, services) })
+        router.add(
+            .delete, "/v1/groups/{id}/alarms/{aid}/completions/{cid}",
+            .async { request in try await withdraw(request, services) })
+    }
+
+    /// `DELETE …/completions/{cid}`: 200 `{completion, alarm}` (also when it was already withdrawn);
+    /// someone else's 403 CA007, unknown 404, too late or moved on 409 CA051.
+    static func withdraw(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let (userID, groupID) = try await services.groupCaller(request)
+        let alarmID = try request.parameter("aid")
+        let completionID = try request.parameter("cid")
+        let now = services.clock.nowMilliseconds()
+        let withdrawn = try await services.database.write { db in
+            let done = try CompletionStore.withdraw(
+                groupID: groupID, alarmID: alarmID, completionID: completionID, userID: userID, at: now, on: db)
+            let completion = try AttachmentStore.attaching(
+                done.completion, to: .sharedCompletion(groupID: groupID, completionID: completionID), on: db)
+            return Recorded(completion: completion, alarm: try SharedAlarmView.reading(done.alarm, at: now, on: db))
+        }
+        return JSONBody.response(withdrawn, status: .ok)
     }
 
     static func record(_ request: Request, _ services: Services) async throws -> HTTPResponse {
