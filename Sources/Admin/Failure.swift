@@ -49,7 +49,8 @@ struct AdminError: Error, CustomStringConvertible {
         case .lastSignInMethod: "that is the account's last way to sign in"
         case .passwordNotSet: "the account has no password"
         case .rateLimited(let seconds): "rate limited; retry in \(seconds) s"
-        case .authenticationRequired, .invalidCredentials, .occurrenceClosed, .answerTooEarly, .answerWithdrawalClosed:
+        case .authenticationRequired, .invalidCredentials, .occurrenceClosed, .answerTooEarly, .answerWithdrawalClosed,
+            .rejoinNeedsNewInvite:
             "\(error)"
         }
     }

@@ -54,6 +54,9 @@ public enum DomainError: Error, Equatable, Sendable {
     /// An answer that can no longer be taken back: its withdrawal window has passed, or its occurrence
     /// has moved on (docs/design.md#answers-retries-and-undo); `reason` says which.
     case answerWithdrawalClosed(reason: String)
+    /// A live invite code, but the caller's own membership ended (removed, or `left`) after it was
+    /// made: only a newer code or invitation admits them again (docs/design.md#roles-and-membership).
+    case rejoinNeedsNewInvite(left: Bool)
     /// A new Sign in with Apple/Google identity names the email of an existing account, and the
     /// two may not be linked (docs/sign-in.md#linking): `reason` says which side is not verified,
     /// or that the account already has an identity of that provider.

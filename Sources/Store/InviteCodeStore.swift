@@ -103,6 +103,9 @@ public enum InviteCodeStore {
         case joined(GroupStore.Detail)
         /// Already an active member (idempotent retry).
         case alreadyMember(GroupStore.Detail)
+        /// The code is live, but the caller was removed (or `left`) after it was made: they need a newer
+        /// code or an invitation. Counts against the caller and the IP like an invalid code.
+        case needsNewInvite(left: Bool)
         /// One generic answer for every unusable code; `lockedCode` when this failure was the one
         /// that locked the code (for the lockout metric; the caller's answer stays the same).
         case invalid(lockedCode: Bool)
@@ -131,7 +134,7 @@ public enum InviteCodeStore {
                 || GroupRules.mayRejoin(endedMs: previous?.removedAt?.milliseconds, inviteCreatedMs: code.createdMs)
         else {
             try record(subjects: budgetSubjects(userID: user.id, clientIP: clientIP), at: now, on: db)
-            return .invalid(lockedCode: false)
+            return .needsNewInvite(left: previous?.status == .left)
         }
         if previous?.status == .active { return .alreadyMember(try GroupStore.detail(group, on: db)) }
         let (_, changes) = try GroupStore.admit(user, to: &group, role: .member, previous: previous, at: now, on: db)
@@ -162,7 +165,15 @@ public enum InviteCodeStore {
     ) throws -> PreviewOutcome {
         switch try usableCode(codeHash: codeHash, userID: userID, clientIP: clientIP, at: now, on: db) {
         case .usable(let code):
-            return .preview(InvitePreview(code.group, invitedByName: code.creatorName))
+            var preview = InvitePreview(code.group, invitedByName: code.creatorName)
+            if let userID, let member = try GroupStore.member(groupID: code.group.id, userID: userID, on: db) {
+                preview.yourMembership =
+                    member.status == .active
+                    ? .active
+                    : GroupRules.mayRejoin(endedMs: member.removedAt?.milliseconds, inviteCreatedMs: code.createdMs)
+                        ? .mayRejoin : .needsNewInvite
+            }
+            return .preview(preview)
         case .invalid(let lockedCode): return .invalid(lockedCode: lockedCode)
         case .rateLimited(let seconds): return .rateLimited(retryAfterSeconds: seconds)
         }

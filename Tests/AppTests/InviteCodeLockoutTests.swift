@@ -16,8 +16,8 @@ struct RejoinLockoutTests {
         let f = try await GroupFixture.make()
         for i in 0..<10 {
             let reply = await f.h.join(f.code, token: f.removed.token, ip: "10.9.0.\(i)")
-            #expect(reply.status == 404)
-            #expect(reply.errorName == "INVITE_CODE_INVALID")
+            #expect(reply.status == 403)
+            #expect(reply.errorName == "REJOIN_NEEDS_NEW_INVITE")
         }
         // Their own budget is spent: the 11th is 429 for them…
         #expect(await f.h.join(f.code, token: f.removed.token, ip: "10.9.1.1").status == 429)

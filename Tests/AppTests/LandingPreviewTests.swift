@@ -36,7 +36,8 @@ struct LandingPreviewTests {
         for token in [nil, f.outsider.token, f.member.token] {
             let reply = await Self.preview(h, code, token: token)
             #expect(reply.status == 200)
-            #expect(Set(reply.json.keys) == ["group_name", "color_tag", "icon_name", "member_count", "invited_by_name"])
+            #expect(
+                Set(reply.json.keys) == ["group_name", "color_tag", "icon_name", "member_count", "invited_by_name", "your_membership"])
             #expect(reply.json["group_name"] as? String == "Household")
             #expect(reply.json["color_tag"] as? String == "#2A9D8F")
             #expect(reply.json["icon_name"] as? String == "house")
@@ -156,7 +157,8 @@ struct LandingPreviewTests {
         for token in [nil, f.outsider.token] {
             let reply = await h.send(.get, "/v1/invitations/\(pending.token)", token: token)
             #expect(reply.status == 200)
-            #expect(Set(reply.json.keys) == ["group_name", "color_tag", "icon_name", "member_count", "invited_by_name"])
+            #expect(
+                Set(reply.json.keys) == ["group_name", "color_tag", "icon_name", "member_count", "invited_by_name", "your_membership"])
             #expect(reply.json["group_name"] as? String == "Household")
             #expect(reply.json["invited_by_name"] as? String == "Admin")
             #expect(reply.json["member_count"] as? Int == 4)

@@ -69,6 +69,10 @@ public struct ErrorCode: Hashable, Sendable {
     /// (docs/design.md#answers-retries-and-undo).
     public static let answerWithdrawalClosed = ErrorCode(
         code: "CA051", name: "ANSWER_WITHDRAWAL_CLOSED", status: .conflict)
+    /// A former member joining with a live code made before they were removed or left: they need a new
+    /// code or invitation (issue 33; the code itself is fine, so not INVITE_CODE_INVALID).
+    public static let rejoinNeedsNewInvite = ErrorCode(
+        code: "CA052", name: "REJOIN_NEEDS_NEW_INVITE", status: .forbidden)
 
     /// `POST /v1/auth/oidc` for a provider this server has no client ids for (docs/sign-in.md).
     public static let oidcProviderDisabled = ErrorCode(code: "CA055", name: "OIDC_PROVIDER_DISABLED", status: .notFound)
@@ -111,7 +115,7 @@ public struct ErrorCode: Hashable, Sendable {
         .internalError, .serviceUnavailable, .uriTooLong, .headersTooLarge, .requestTimeout,
         .inviteCodeInvalid, .ownerMustTransfer, .occurrenceClosed, .groupFrozen,
         .tokenInvalid, .emailNotVerified, .csrfCheckFailed, .answerTooEarly,
-        .answerWithdrawalClosed, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused,
+        .answerWithdrawalClosed, .rejoinNeedsNewInvite, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused,
         .lastSignInMethod, .passwordNotSet, .attachmentTypeUnsupported, .attachmentCorrupt, .attachmentPolyglot,
         .imageTooLarge, .attachmentLimitReached, .attachmentQuotaExceeded,
     ]

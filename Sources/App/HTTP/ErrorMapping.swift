@@ -138,6 +138,13 @@ public enum ErrorMapping {
             return APIError(
                 .answerTooEarly, "this occurrence can be answered from \(from.description); current alarm attached",
                 current: current)
+        case .rejoinNeedsNewInvite(let left):
+            return APIError(
+                .rejoinNeedsNewInvite,
+                left
+                    ? "you left this group after this code was made: ask an owner or admin for a new code or an invitation"
+                    : "you were removed from this group after this code was made: only an owner or admin can let you "
+                        + "back in, with a new code or an invitation")
         case .answerWithdrawalClosed(let reason):
             return APIError(.answerWithdrawalClosed, "this answer can no longer be taken back: \(reason)")
         case .identityLinkRefused(let reason):

@@ -71,6 +71,9 @@ enum InviteCodeRoutes {
         switch outcome {
         case .joined(let detail), .alreadyMember(let detail):
             return JSONBody.response(detail)
+        case .needsNewInvite(let left):
+            services.metrics.inviteCodes.refused(lockedCode: false)
+            throw DomainError.rejoinNeedsNewInvite(left: left)
         case .invalid(let lockedCode):
             services.metrics.inviteCodes.refused(lockedCode: lockedCode)
             services.logger.notice(
