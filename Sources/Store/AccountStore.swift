@@ -99,8 +99,9 @@ public enum AccountStore {
         }
     }
 
-    /// Applies a profile change, bumping `version` and appending a change-log row (the user's own
-    /// topic only). `expectedVersion`, when given, must match the stored version, else
+    /// Applies a profile change, bumping `version` and appending a change-log row on the user's own
+    /// topic — and, when the display name changes, their member documents in every live group
+    /// (`GroupStore.renamed`), in the same batch. `expectedVersion`, when given, must match the stored version, else
     /// `DomainError.versionConflict` carries the current document. Returns the user and its document
     /// as stored in the change log (`User.documentBytes`: the answer's body as is).
     public static func updateProfile(
@@ -110,6 +111,7 @@ public enum AccountStore {
         if let expectedVersion, expectedVersion != user.version {
             throw DomainError.versionConflict(current: user.documentBytes)
         }
+        let renamed = change.displayName.map { $0 != user.displayName } ?? false
         if let displayName = change.displayName { user.displayName = displayName }
         if let timezone = change.timezone { user.timezone = timezone }
         if let locale = change.locale { user.locale = locale }
@@ -126,12 +128,13 @@ public enum AccountStore {
                 SQLValue(user.locale), SQLValue(user.avatarURL),
             ])
         let document = user.documentBytes
+        let memberships = renamed ? try GroupStore.renamed(userID: userID, to: user.displayName, on: db) : []
         try ChangeLog.append(
             [
                 Change(
                     topic: ChangeLog.userTopic(userID), kind: .user, op: .modified, entityID: userID,
                     document: document)
-            ], event: .userUpdated, actor: actor, at: now, on: db)
+            ] + memberships, event: .userUpdated, actor: actor, at: now, on: db)
         return (user, document)
     }
 

@@ -354,6 +354,30 @@ public enum GroupStore {
             document: DocumentCoding.encode(group))
     }
 
+    /// Profile hook (issue 33; docs/design.md#accounts): the user's display name is now `name`, and every
+    /// membership in a live, unfrozen group shows it from this transaction on — one member document per
+    /// group, on the group's topic and the user's own. Ended memberships keep the name they had; a
+    /// frozen group is read-only and keeps it until it is unfrozen and the name changes again. Answers
+    /// and activity keep the name given when they were recorded (history).
+    static func renamed(userID: String, to name: String, on db: any SQLConnection) throws -> [Change] {
+        let memberships = try db.query(
+            """
+            SELECT \(memberColumns.split(separator: ", ").map { "m.\($0) AS \($0)" }.joined(separator: ", "))
+            FROM group_members m JOIN groups g ON g.id = m.group_id
+            WHERE m.user_id = ?1 AND m.status = 'active' AND m.display_name <> ?2
+              AND g.deleted_ms IS NULL AND g.frozen_ms IS NULL
+            ORDER BY m.joined_ms, m.group_id
+            """, [.text(userID), .text(name)]
+        ).map(memberFromRow)
+        var changes: [Change] = []
+        for var member in memberships {
+            member.displayName = name
+            try saveMember(member, insert: false, on: db)
+            changes += [memberChange(member, .modified), memberFeedChange(member)]
+        }
+        return changes
+    }
+
     /// A member document on the group's topic (entity id `<group_id>:<user_id>`).
     static func memberChange(_ member: GroupMember, _ op: Change.Op) -> Change {
         Change(

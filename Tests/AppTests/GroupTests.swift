@@ -52,6 +52,27 @@ struct GroupTests {
         #expect((list.json["groups"] as? [[String: Any]])?.map { $0["id"] as? String } == [groupID])
     }
 
+    @Test("a new display name reaches every group the member is in, live, in the profile's batch (issue 33)")
+    func renamePropagates() async throws {
+        let f = try await GroupFixture.make()
+        let h = f.h
+        let second = try await h.createGroup(token: f.owner.token, name: "Second")
+        #expect(await h.join(try await h.inviteCode(second, token: f.owner.token), token: f.member.token).status == 200)
+        try await h.expect(200, .patch, "/v1/me", json: #"{"display_name":"Bea B."}"#, token: f.member.token)
+        let batch = try h.lastBatch()
+        #expect(batch.first?.string("event") == "user_updated")
+        let memberRows = batch.filter { $0.string("kind") == "member" }
+        #expect(Set(memberRows.compactMap { $0.string("topic") }) == ["group:\(f.groupID)", "group:\(second)", "user:\(f.member.id)"])
+        for group in [f.groupID, second] {
+            let detail = try await h.expect(200, .get, "/v1/groups/\(group)", token: f.owner.token).json
+            let me = (detail["members"] as? [[String: Any]])?.first { $0["user_id"] as? String == f.member.id }
+            #expect(me?["display_name"] as? String == "Bea B.")
+        }
+        // Unchanged name: no member rows; a removed member's old record keeps its name.
+        try await h.expect(200, .patch, "/v1/me", json: #"{"display_name":"Bea B."}"#, token: f.member.token)
+        #expect(try h.lastBatch().allSatisfy { $0.string("kind") == "user" })
+    }
+
     @Test("create needs premium: 403 TIER_REQUIRED, nothing written")
     func tierRequired() async throws {
         let h = try AppHarness()
