@@ -56,5 +56,37 @@ public struct InviteCode: Sendable, Equatable, CustomStringConvertible {
         HMACSHA256.authenticationCode(key: secret, message: Array(text.utf8))
     }
 
+    /// A copy only the server can read back (issue 33: owners and admins see the current code again
+    /// without rotating it, which would kill the one already shared): AES-128-GCM under a key derived
+    /// from the server secret (HKDF-SHA-256, info `chronir invite-code seal v1`), a fresh random nonce,
+    /// the group id as authenticated data so a copy cannot be moved to another group. Layout:
+    /// nonce (12) ‖ ciphertext (6) ‖ tag (16). Lookups still go by `hash(secret:)` only.
+    public func sealed(groupID: String, secret: [UInt8]) -> [UInt8] {
+        let nonce = SecureRandom.bytes(AES128GCM.nonceByteCount)
+        do {
+            let key = try Self.sealingKey(secret: secret)
+            return nonce + (try AES128GCM.seal(Array(text.utf8), key: key, nonce: nonce, authenticatedData: Array(groupID.utf8)))
+        } catch {
+            preconditionFailure("AES-128-GCM and HKDF lengths are constants: \(error)")
+        }
+    }
+
+    /// Reads back a `sealed(groupID:secret:)` copy; nil if it does not authenticate (another secret,
+    /// another group, damaged) or is not a code.
+    public init?(unsealing sealed: [UInt8], groupID: String, secret: [UInt8]) {
+        guard sealed.count > AES128GCM.nonceByteCount, let key = try? Self.sealingKey(secret: secret),
+            let plain = try? AES128GCM.open(
+                sealed.dropFirst(AES128GCM.nonceByteCount), key: key, nonce: Array(sealed.prefix(AES128GCM.nonceByteCount)),
+                authenticatedData: Array(groupID.utf8))
+        else { return nil }
+        self.init(normalizing: String(decoding: plain, as: UTF8.self))
+    }
+
+    private static func sealingKey(secret: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try HKDF.deriveKey(
+            inputKeyMaterial: secret, salt: [UInt8](), info: Array("chronir invite-code seal v1".utf8),
+            outputByteCount: AES128GCM.keyByteCount)
+    }
+
     public var description: String { text }
 }

@@ -38,7 +38,8 @@ public enum InviteCodeStore {
                 // unless rolled back to a savepoint (SQLite would carry on either way).
                 try db.transaction(.immediate) { db in
                     try upsert(
-                        groupID: groupID, codeHash: code.hash(secret: secret), actorID: createdBy, at: now,
+                        groupID: groupID, codeHash: code.hash(secret: secret),
+                        sealed: code.sealed(groupID: groupID, secret: secret), actorID: createdBy, at: now,
                         expires: expires, on: db)
                 }
                 break
@@ -58,17 +59,34 @@ public enum InviteCodeStore {
     }
 
     static func upsert(
-        groupID: String, codeHash: [UInt8], actorID: String, at now: Int64, expires: Int64, on db: any SQLConnection
+        groupID: String, codeHash: [UInt8], sealed: [UInt8], actorID: String, at now: Int64, expires: Int64,
+        on db: any SQLConnection
     ) throws {
         try db.run(
             """
-            INSERT INTO invite_codes (group_id, code_hash, created_by, created_ms, expires_ms)
-            VALUES (?1, ?2, ?3, ?4, ?5)
+            INSERT INTO invite_codes (group_id, code_hash, created_by, created_ms, expires_ms, code_sealed)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
             ON CONFLICT (group_id) DO UPDATE SET code_hash = excluded.code_hash, created_by = excluded.created_by,
                 created_ms = excluded.created_ms, expires_ms = excluded.expires_ms, disabled_ms = NULL,
-                locked_until_ms = NULL
+                locked_until_ms = NULL, code_sealed = excluded.code_sealed
             """,
-            [.text(groupID), .blob(codeHash), .text(actorID), .integer(now), .integer(expires)])
+            [.text(groupID), .blob(codeHash), .text(actorID), .integer(now), .integer(expires), .blob(sealed)])
+    }
+
+    /// The group's current code for an owner or admin (issue 33), read back from its sealed copy: the
+    /// code while it is live (not disabled, not expired at `now`), nil otherwise or for a code made
+    /// before migration 0025 (no copy: rotate once). `notFound("invite code")` when the group never had
+    /// one. Writes nothing: showing a code changes nothing.
+    public static func current(
+        groupID: String, actorID: String, secret: [UInt8], at now: Int64, on db: any SQLConnection
+    ) throws -> (code: InviteCode?, record: InviteCodeRecord) {
+        _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
+        guard let record = try record(groupID: groupID, on: db) else { throw DomainError.notFound("invite code") }
+        guard record.disabledAt == nil, record.expiresAt.milliseconds > now,
+            let row = try db.queryOne("SELECT code_sealed FROM invite_codes WHERE group_id = ?1", [.text(groupID)]),
+            let sealed = row.blob("code_sealed")
+        else { return (nil, record) }
+        return (InviteCode(unsealing: sealed, groupID: groupID, secret: secret), record)
     }
 
     /// Disables the group's code (owner/admin). Idempotent: no code, or one already disabled, is a

@@ -39,6 +39,9 @@ struct AuthorizationMatrixTests {
                 await $0.send(.delete, "\($0.group)/members/\($0.actor?.id ?? $0.fixture.member.id)")
             },
             .init("GET /v1/groups/{id}/activity", [200, 200, 200, 404, 404, 404, 401]) { await $0.send(.get, "\($0.group)/activity") },
+            .init("GET /v1/groups/{id}/invite-code", [200, 200, 403, 404, 404, 404, 401]) {
+                await $0.send(.get, "\($0.group)/invite-code")
+            },
             .init("POST /v1/groups/{id}/invite-code", [201, 201, 403, 404, 404, 404, 401]) {
                 await $0.send(.post, "\($0.group)/invite-code")
             },

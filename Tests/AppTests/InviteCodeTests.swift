@@ -206,6 +206,35 @@ struct InviteCodeTests {
         #expect(await h.join(f.code, token: f.outsider.token, ip: "192.0.2.10").status == 200)
     }
 
+    @Test("owners and admins see the current code again; rotating and disabling change what they see (issue 33)")
+    func currentCode() async throws {
+        let f = try await GroupFixture.make()
+        let h = f.h
+        let path = "/v1/groups/\(f.groupID)/invite-code"
+        let seen = try await h.expect(200, .get, path, token: f.admin.token).json
+        #expect(seen["code"] as? String == f.code)
+        #expect((seen["join_url"] as? String)?.hasSuffix("/join/\(f.code)") == true)
+        #expect(seen["disabled_at"] is NSNull)
+        #expect(await h.send(.get, path, token: f.member.token).status == 403)
+        // Stored sealed, never as text; looking it up still goes by the keyed hash.
+        let stored = try h.database.readSync { db in
+            try db.queryOne("SELECT code_sealed FROM invite_codes WHERE group_id = ?1", [.text(f.groupID)])?.blob("code_sealed")
+        }
+        let sealed = try #require(stored)
+        #expect(!String(decoding: sealed, as: UTF8.self).contains(f.code))
+        let fresh = try await h.inviteCode(f.groupID, token: f.owner.token)
+        #expect(try await h.expect(200, .get, path, token: f.owner.token).json["code"] as? String == fresh)
+        try await h.expect(204, .delete, path, token: f.owner.token)
+        let disabled = try await h.expect(200, .get, path, token: f.owner.token).json
+        #expect(disabled["code"] is NSNull && disabled["disabled_at"] is String)
+        let second = try await h.createGroup(token: f.owner.token, name: "Second")
+        #expect(await h.send(.get, "/v1/groups/\(second)/invite-code", token: f.owner.token).status == 404)
+        // Expired: the facts, no code.
+        _ = try await h.inviteCode(second, token: f.owner.token)
+        h.clock.advance(by: InviteCode.lifetimeMilliseconds + 1)
+        #expect(try await h.expect(200, .get, "/v1/groups/\(second)/invite-code", token: f.owner.token).json["code"] is NSNull)
+    }
+
     @Test("removed and left members rejoin only with a code created after they went")
     func rejoin() async throws {
         let f = try await GroupFixture.make()

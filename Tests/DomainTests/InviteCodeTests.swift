@@ -10,6 +10,22 @@ struct InviteCodeDomainTests {
         for excluded in "01ILO".utf8 { #expect(!InviteCode.alphabet.contains(excluded)) }
     }
 
+    @Test("a sealed copy reads back only with the same secret and group; two seals of one code differ")
+    func sealed() throws {
+        let code = InviteCode.generate()
+        let secret = [UInt8](repeating: 7, count: 32)
+        let sealed = code.sealed(groupID: "g1", secret: secret)
+        #expect(sealed.count == 12 + 6 + 16)
+        #expect(InviteCode(unsealing: sealed, groupID: "g1", secret: secret) == code)
+        #expect(InviteCode(unsealing: sealed, groupID: "g2", secret: secret) == nil)
+        #expect(InviteCode(unsealing: sealed, groupID: "g1", secret: [UInt8](repeating: 8, count: 32)) == nil)
+        var damaged = sealed
+        damaged[14] ^= 1
+        #expect(InviteCode(unsealing: damaged, groupID: "g1", secret: secret) == nil)
+        #expect(InviteCode(unsealing: [], groupID: "g1", secret: secret) == nil)
+        #expect(code.sealed(groupID: "g1", secret: secret) != sealed, "a fresh nonce each time")
+    }
+
     @Test("generated codes are 6 alphabet symbols, and every symbol turns up")
     func generation() {
         var seen = Set<UInt8>()

@@ -27,10 +27,42 @@ enum InviteCodeRoutes {
         }
     }
 
+    /// `GET …/invite-code`: the code's facts, and the code itself while it is live (null when disabled,
+    /// expired, or made before codes were kept sealed).
+    struct CurrentBody: Encodable {
+        @ExplicitNull var code: String?
+        @ExplicitNull var joinURL: String?
+        var createdAt: Timestamp
+        var expiresAt: Timestamp
+        @ExplicitNull var disabledAt: Timestamp?
+        enum CodingKeys: String, CodingKey {
+            case code
+            case joinURL = "join_url"
+            case createdAt = "created_at"
+            case expiresAt = "expires_at"
+            case disabledAt = "disabled_at"
+        }
+    }
+
     static func register(in router: inout Router<Handler>, services: Services) {
+        router.add(.get, "/v1/groups/{id}/invite-code", .async { request in try await current(request, services) })
         router.add(.post, "/v1/groups/{id}/invite-code", .async { request in try await rotate(request, services) })
         router.add(.delete, "/v1/groups/{id}/invite-code", .async { request in try await disable(request, services) })
         router.add(.post, "/v1/join", .async { request in try await join(request, services) })
+    }
+
+    /// Owner or admin (any tier: it shows what exists); a group that never had a code → 404.
+    static func current(_ request: Request, _ services: Services) async throws -> HTTPResponse {
+        let (userID, groupID) = try await services.groupCaller(request)
+        let now = services.clock.nowMilliseconds()
+        let secret = services.secret
+        let (code, record) = try await services.database.read { db in
+            try InviteCodeStore.current(groupID: groupID, actorID: userID, secret: secret, at: now, on: db)
+        }
+        return JSONBody.response(
+            CurrentBody(
+                code: code?.text, joinURL: code.map { Links.url(services, "join", $0.text) }, createdAt: record.createdAt,
+                expiresAt: record.expiresAt, disabledAt: record.disabledAt))
     }
 
     static func rotate(_ request: Request, _ services: Services) async throws -> HTTPResponse {
