@@ -20,6 +20,9 @@ public enum GroupActivity {
     public struct Page: Sendable, Equatable {
         public var batches: [ChangeFeed.Batch]
         public var nextBefore: Int64?
+        /// The titles of the shared alarms the page's rows removed, by alarm id (issue 33: a deleted
+        /// alarm's line still names it). Read from the soft-deleted row, kept until the alarm is purged.
+        public var removedAlarmTitles: [String: String] = [:]
     }
 
     /// The `limit` newest batches of `events` on the group's topic whose batch is below `before` (nil:
@@ -50,7 +53,14 @@ public enum GroupActivity {
             ORDER BY seq
             """,
             [.text(topic), .integer(oldest), .integer(newest), .integer(member.joinedAt.milliseconds)] + eventValues)
-        let batches = ChangeFeed.group(rows).reversed()
-        return Page(batches: Array(batches), nextBefore: batchIDs.count > limit ? oldest : nil)
+        let batches = Array(ChangeFeed.group(rows).reversed())
+        let removed = batches.flatMap(\.rows).map(\.change).filter { $0.kind == .sharedAlarm && $0.op == .removed }
+        var titles: [String: String] = [:]
+        for change in removed where titles[change.entityID] == nil {
+            if let alarm = try SharedAlarmStore.alarm(id: change.entityID, groupID: groupID, includeDeleted: true, on: db) {
+                titles[change.entityID] = alarm.settings.title
+            }
+        }
+        return Page(batches: batches, nextBefore: batchIDs.count > limit ? oldest : nil, removedAlarmTitles: titles)
     }
 }

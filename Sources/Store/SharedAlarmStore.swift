@@ -213,14 +213,17 @@ public enum SharedAlarmStore {
                     isEnabled: switches.isEnabled, pausedUntil: switches.pausedUntil, at: now)
         else { return alarm }
         let members = try activeMemberIDs(groupID: groupID, on: db)
+        let before = alarm
         let added = settings.assignedTo.filter { !alarm.settings.assignedTo.contains($0) }
         try SharedAlarmRules.checkAssignees(added, activeMembers: members)
         alarm.edit(
             settings: settings, isEnabled: switches.isEnabled, pausedUntil: switches.pausedUntil, activeMembers: members,
             at: now)
         try save(&alarm, at: now, on: db)
-        try ChangeLog.append(
-            [try alarmChange(alarm, .modified, on: db)], event: .sharedAlarmUpdated, actor: .user(actorID), at: now, on: db)
+        // The row's reason names what the person changed (`editedKeys`), for the activity history only.
+        var change = try alarmChange(alarm, .modified, on: db)
+        change.reason = alarm.editedKeys(from: before).joined(separator: ",")
+        try ChangeLog.append([change], event: .sharedAlarmUpdated, actor: .user(actorID), at: now, on: db)
         try NotificationOutbox.alarmChanged(alarm, created: false, actorID: actorID, at: now, on: db)
         return alarm
     }

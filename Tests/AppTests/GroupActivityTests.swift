@@ -56,6 +56,24 @@ struct GroupActivityTests {
         #expect(Self.names(memberEvents) == Self.names(events))
     }
 
+    @Test("an edit says what changed; a deleted alarm's line keeps its title (issue 33)")
+    func whatChanged() async throws {
+        let f = try await SharedAlarmFixture.make(members: 1)
+        let id = try #require(try await f.createAlarm()["id"] as? String)
+        try await f.h.expect(
+            200, .patch, "\(f.g)/alarms/\(id)",
+            json: #"{"assigned_to_uids":["\#(f.members[0].id)"],"times_of_day":[{"hour":18,"minute":30}]}"#,
+            token: f.owner.token)
+        try await f.h.expect(200, .patch, "\(f.g)/alarms/\(id)", json: #"{"paused_until":null,"is_enabled":false}"#, token: f.owner.token)
+        try await f.h.expect(204, .delete, "\(f.g)/alarms/\(id)", token: f.owner.token)
+        let (events, _) = try await Self.page(f, f.members[0].token)
+        let changes = events.map { (($0["changes"] as? [[String: Any]]) ?? []).first { $0["kind"] as? String == "shared_alarm" } }
+        #expect(Self.names(events).prefix(3) == ["shared_alarm_deleted", "shared_alarm_updated", "shared_alarm_updated"])
+        #expect(changes[0]?["title"] as? String == "Feed the cat")
+        #expect(changes[1]?["changed"] as? [String] == ["is_enabled"])
+        #expect(changes[2]?["changed"] as? [String] == ["assigned_to_uids", "times_of_day"])
+    }
+
     @Test("a member reads only from their own (last) join; non-members get 404")
     func sinceJoining() async throws {
         let f = try await SharedAlarmFixture.make(members: 1)

@@ -45,8 +45,9 @@ enum GroupActivityRoutes {
         return HTTPResponse(status: .ok, headers: ["Content-Type": JSONText.contentType], body: encode(page))
     }
 
-    /// `{"events":[{"seq":S,"at":T,"actor":A,"event":E,"changes":[{"kind":K,"op":O,"id":I[,"doc":D][,"reason":R]},…]},…],
-    /// "next_before":N|null}` — documents embedded verbatim, as the realtime feed sends them.
+    /// `{"events":[{"seq":S,"at":T,"actor":A,"event":E,"changes":[{"kind":K,"op":O,"id":I[,"doc":D][,"reason":R]
+    /// [,"title":…][,"changed":[…]]},…]},…],"next_before":N|null}` — documents embedded verbatim, as the realtime
+    /// feed sends them; a removed shared alarm carries its `title`, an edit the keys it `changed`.
     static func encode(_ page: GroupActivity.Page) -> [UInt8] {
         var out = Array(#"{"events":["#.utf8)
         for (index, batch) in page.batches.enumerated() {
@@ -59,6 +60,7 @@ enum GroupActivityRoutes {
             JSONString.append(batch.event.rawValue.utf8, to: &out)
             out += Array(#","changes":["#.utf8)
             for (rowIndex, row) in batch.rows.enumerated() {
+                defer { appendAlarmSummary(row.change, event: batch.event, titles: page.removedAlarmTitles, to: &out) }
                 let change = row.change
                 if rowIndex > 0 { out.append(0x2C) }
                 out += Array(#"{"kind":"#.utf8)
@@ -75,7 +77,6 @@ enum GroupActivityRoutes {
                     out += Array(#","reason":"#.utf8)
                     JSONString.append(reason.rawValue.utf8, to: &out)
                 }
-                out.append(0x7D)
             }
             out += Array("]}".utf8)
         }
@@ -83,5 +84,25 @@ enum GroupActivityRoutes {
         out += Array((page.nextBefore.map { String($0) } ?? "null").utf8)
         out.append(0x7D)
         return out
+    }
+
+    /// Closes a change object, first adding what the history needs beyond the realtime shape (issue 33):
+    /// a removed shared alarm's `title`; an edit's `changed` keys (the row's stored reason,
+    /// `SharedAlarm.editedKeys`).
+    static func appendAlarmSummary(_ change: Change, event: ChangeEvent, titles: [String: String], to out: inout [UInt8]) {
+        if change.kind == .sharedAlarm {
+            if change.op == .removed, let title = titles[change.entityID] {
+                out += Array(#","title":"#.utf8)
+                JSONString.append(title.utf8, to: &out)
+            } else if event == .sharedAlarmUpdated, let reason = change.reason {
+                out += Array(#","changed":["#.utf8)
+                for (index, key) in reason.split(separator: ",").enumerated() {
+                    if index > 0 { out.append(0x2C) }
+                    JSONString.append(key.utf8, to: &out)
+                }
+                out.append(0x5D)
+            }
+        }
+        out.append(0x7D)
     }
 }
