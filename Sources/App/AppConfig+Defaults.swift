@@ -28,8 +28,10 @@ extension AppConfig {
         public static let logFormat = LogFormat.text
         /// `--durability`: WAL, fsync at checkpoints.
         public static let durability = Durability.normal
-        /// `--default-tier`: the tier of new accounts.
-        public static let defaultTier = Tier.free
+        /// `--default-tier`: the tier of new accounts — `premium`: on a self-hosted server with no store
+        /// configured, every account gets every feature, so the first household works with no admin
+        /// command (issue 36; docs/design.md#tiers). Operators who sell or ration tiers pass `free`.
+        public static let defaultTier = Tier.premium
         /// `--max-members`: the member limit of a new group (docs/design.md#groups).
         public static let maxMembersPerGroup = 10
         /// `--max-connections` (`ServerConfiguration.maxConnections`).

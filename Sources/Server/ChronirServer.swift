@@ -453,6 +453,9 @@ struct ChronirServer: ParsableCommand {
         if mail == nil {
             logger.notice("mail: off (no --smtp-url): verification and reset links are recorded unsendable; see docs/mail.md#without-mail")
         }
+        logger.notice(
+            "tiers: new accounts get \(config.defaultTier.rawValue) (--default-tier); chronir-admin users set-tier changes one",
+            metadata: ["docs": "docs/operations.md#tiers"])
 
         // Key sets are fetched from the providers' public https endpoints; private addresses only
         // with --push-allow-private-endpoints (the one switch for outbound destinations).
