@@ -18,11 +18,7 @@ import Wire
 /// clock's; the stalled sends get deadlines far beyond the test, so nothing depends on how fast it runs.
 @Suite("Push isolation — a stalled endpoint costs its own account and origin only")
 struct PushIsolationTests {
-    static let quiet: Logger = {
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        return logger
-    }()
+    static let quiet = WebPushDeliveryTests.quiet
 
     /// A loopback port whose kernel completes TCP handshakes into the accept queue while nobody ever
     /// accepts, reads or writes: a TLS client's hello is never answered.
