@@ -23,24 +23,6 @@ find_binaries
 
 fail() { echo "NOTIFICATIONS FAIL: $*" >&2; exit 1; }
 
-# python_venv — the interpreter of .build/python-venv, created (python3 -m venv + pip install -r)
-# unless its stamp, requirements.installed, equals Tests/Fakes/requirements.txt.
-python_venv() {
-    local dir=.build/python-venv requirements=Tests/Fakes/requirements.txt
-    mkdir -p .build
-    (
-        flock 9
-        if [ ! -x "$dir/bin/python" ] || ! cmp -s "$requirements" "$dir/requirements.installed"; then
-            echo "creating $dir from $requirements" >&2
-            rm -rf "$dir"
-            python3 -m venv "$dir"
-            "$dir/bin/python" -m pip install --disable-pip-version-check --no-input -q -r "$requirements"
-            cp "$requirements" "$dir/requirements.installed"
-        fi
-    ) 9>.build/python-venv.lock >&2
-    echo "$PWD/$dir/bin/python"
-}
-
 # kill_started — SIGKILL every process notifications.py recorded in $work/pids (by pid; normally it
 # killed them itself already).
 kill_started() {
@@ -54,17 +36,7 @@ work=$(mktemp -d)
 # CHRONIR_KEEP_WORK=1 keeps the directory (the server's and the fakes' logs) for a look afterwards.
 trap 'kill_started; if [ -n "${CHRONIR_KEEP_WORK:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi' EXIT
 
-# The CA and the server certificate (P-256, two days), as TestCertificateAuthority.swift does.
-key=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
-{
-    openssl req -x509 "${key[@]}" -keyout "$work/ca.key" -out "$work/ca.pem" -days 2 -subj "/CN=Chronir Reliability CA" \
-        -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign"
-    openssl req "${key[@]}" -keyout "$work/server.key" -out "$work/server.csr" -subj /CN=localhost
-    printf '%s\n' "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1" "basicConstraints=critical,CA:FALSE" \
-        "keyUsage=critical,digitalSignature" "extendedKeyUsage=serverAuth" >"$work/server.ext"
-    openssl x509 -req -in "$work/server.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -set_serial 1 -days 2 \
-        -extfile "$work/server.ext" -out "$work/server.pem"
-} >"$work/openssl.log" 2>&1 || fail "openssl: $(cat "$work/openssl.log")"
+make_test_ca "$work" || fail "openssl: $(cat "$work/openssl.log")"
 
 started=$SECONDS
 if ! "$python" Reliability/notifications.py --server "$SERVER" --work "$work" \

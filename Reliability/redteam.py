@@ -12,10 +12,15 @@ Exit status 1 when any finding fails.
 import http.client
 import json
 import os
+import re
+import socket
 import sqlite3
+import ssl
 import subprocess
 import sys
+import time
 import urllib.parse
+import urllib.request
 
 BASE, DATA_DIR, SERVER_LOG, ADMIN = sys.argv[1:5]
 URL = urllib.parse.urlsplit(BASE)
@@ -201,6 +206,84 @@ def finding_14_dotfiles():
     print(f"  {answers} (was 200 for /.hidden)")
     check(answers["/.hidden"] == 404 and answers["/.git/config"] == 404, "a dotfile is served")
     check(answers["/.well-known/security.txt"] == 200, "/.well-known/ is not served")
+
+ALARM = {"title": "Feed the cat", "completion_rule": "any", "assigned_to_uids": [], "timezone": "UTC",
+         "schedule": {"type": "custom_days", "interval_days": 1, "start_date": "2026-02-01"},
+         "times_of_day": [{"hour": 10, "minute": 0}]}
+
+
+def household(name):
+    """An owner's group with one member joined by code: (owner token, group id, member token, member id)."""
+    _, owner, _ = register(name + "-owner")
+    _, member, member_id = register(name + "-member")
+    status, g = call("POST", "/v1/groups", {"name": name}, owner)
+    check(status == 201, f"create group: {status}")
+    gid = g["group"]["id"]
+    _, code = call("POST", f"/v1/groups/{gid}/invite-code", token=owner)
+    check(call("POST", "/v1/join", {"code": code["code"]}, member)[0] == 200, "join")
+    return owner, gid, member, member_id
+
+
+def finding_37_1_stalled_push():
+    """issue 37 #1: 20 devices on an endpoint that accepts TCP and never speaks, 10 edits; another household's push <= 5 s"""
+    venv, ca, cert, key = (os.environ.get(name) for name in
+                           ("REDTEAM_VENV_PYTHON", "REDTEAM_CA", "REDTEAM_CERT", "REDTEAM_KEY"))
+    check(venv and ca, "redteam.sh sets REDTEAM_VENV_PYTHON and the CA for this check")
+    fakes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "Fakes")
+    fake = subprocess.Popen([venv, "-u", os.path.join(fakes, "webpush_service.py"), cert, key],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    stall = socket.socket()  # the kernel completes handshakes into the backlog; nobody ever accepts or answers
+    try:
+        match = re.fullmatch(r"READY (\d+)", fake.stdout.readline().decode().strip())
+        check(match, "the Web Push fake did not start")
+        origin = f"https://127.0.0.1:{match.group(1)}"
+        context = ssl.create_default_context(cafile=ca)
+
+        def fake_call(method, path):
+            request = urllib.request.Request(origin + path, method=method, data=b"" if method == "POST" else None)
+            with urllib.request.urlopen(request, context=context, timeout=10) as response:
+                return json.loads(response.read() or b"null")
+
+        stall.bind(("127.0.0.1", 0))
+        stall.listen(1024)
+        stall_port = stall.getsockname()[1]
+
+        def device(token, device_id, endpoint=None):
+            sub = fake_call("POST", f"/subscriptions/{device_id}")
+            subscription = {"endpoint": endpoint or sub["endpoint"], "keys": {"p256dh": sub["p256dh"], "auth": sub["auth"]}}
+            status, doc = call("PUT", f"/v1/me/devices/{device_id}",
+                               {"platform": "web", "provider": "webpush", "subscription": subscription}, token)
+            check(status == 201, f"device {device_id}: {status} {doc}")
+
+        attacker_owner, attacker_group, attacker, _ = household("attack")
+        for index in range(20):
+            device(attacker, f"stall-{index}", f"https://127.0.0.1:{stall_port}/push/stall-{index}")
+        victim_owner, victim_group, victim, _ = household("victim")
+        device(victim, "victim-web")
+        status, alarm = call("POST", f"/v1/groups/{attacker_group}/alarms", ALARM, attacker_owner)
+        check(status == 201, f"attacker's alarm: {status}")
+        for edit in range(10):
+            status, _ = call("PATCH", f"/v1/groups/{attacker_group}/alarms/{alarm['id']}", {"title": f"edit {edit}"},
+                             attacker_owner)
+            check(status == 200, f"edit: {status}")
+        time.sleep(0.5)  # the attacker's sends are on the wire (stalled)
+        started = time.monotonic()
+        status, _ = call("POST", f"/v1/groups/{victim_group}/alarms", ALARM, victim_owner)
+        check(status == 201, f"victim's alarm: {status}")
+        latency = None
+        while time.monotonic() - started < 300:  # long enough to measure a server without the fix
+            if any(entry["id"] == "victim-web" for entry in fake_call("GET", "/received")):
+                latency = time.monotonic() - started
+                break
+            time.sleep(0.05)
+        print(f"  another household's push during the stall: "
+              + (f"{latency:.2f} s" if latency is not None else "not within 300 s") + " (was 111-191 s)")
+        check(latency is not None and latency <= 5, "the victim's push took over 5 s")
+    finally:
+        stall.close()
+        fake.kill()
+        fake.wait()
+
 
 
 FINDINGS = dict(sorted(((name[len("finding_"):], f) for name, f in globals().items() if name.startswith("finding_")),

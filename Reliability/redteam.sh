@@ -2,7 +2,8 @@
 # The red team's findings (issue 15; docs/security.md) replayed against the built server: starts
 # chronir-server on a temporary data directory with a public directory holding dotfiles and access
 # logging at info, then runs Reliability/redteam.py (one check per finding; FINDING… selects some,
-# e.g. `6_login_lockout`). Fails when any attack still works.
+# e.g. `6_login_lockout`, `37_1_stalled_push`). Fails when any attack still works. Issue 37's push
+# check needs .build/python-venv (made from Tests/Fakes/requirements.txt when missing) and openssl.
 #
 #   Reliability/redteam.sh [FINDING…]        (CHRONIR_BIN_DIR=DIR picks the binaries)
 set -euo pipefail
@@ -20,7 +21,11 @@ echo '<h1>home</h1>' >"$work/public/index.html"
 echo 'secret' >"$work/public/.hidden"
 echo '[core]' >"$work/public/.git/config"
 echo 'Contact: mailto:security@example.com' >"$work/public/.well-known/security.txt"
+# Issue 37 finding 1: a Web Push fake (the tests' venv) and a throwaway CA; Web Push may reach loopback.
+make_test_ca "$work" || { echo "openssl: $(cat "$work/openssl.log")" >&2; exit 1; }
+REDTEAM_VENV_PYTHON=$(python_venv) REDTEAM_CA=$work/ca.pem REDTEAM_CERT=$work/server.pem REDTEAM_KEY=$work/server.key
+export REDTEAM_VENV_PYTHON REDTEAM_CA REDTEAM_CERT REDTEAM_KEY
 start_server "$work/server.log" --data-dir "$work/data" --password-hashing fast --log-level info --default-tier premium \
-    --public-dir "$work/public"
+    --public-dir "$work/public" --push-allow-private-endpoints --outbound-ca-file "$work/ca.pem"
 echo "server pid $server_pid on $base ($SERVER)"
 python3 Reliability/redteam.py "$base" "$work/data" "$work/server.log" "$ADMIN" "$@"

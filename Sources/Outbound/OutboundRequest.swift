@@ -40,11 +40,14 @@ public struct OutboundRequest: Sendable {
     public var timeout: Duration?
     /// The HTTP version preference.
     public var httpVersion: HTTPVersion
+    /// How long DNS plus the TCP and TLS handshakes may take (curl's connect phase, which a peer that
+    /// accepts and never finishes TLS holds); nil takes `OutboundLimits.connectTimeout`.
+    public var connectTimeout: Duration?
 
     /// A request; see the properties for each argument.
     public init(
         method: Method = .get, url: String, headers: [HTTPField] = [], body: [UInt8] = [], timeout: Duration? = nil,
-        httpVersion: HTTPVersion = .http2WhereNegotiated
+        httpVersion: HTTPVersion = .http2WhereNegotiated, connectTimeout: Duration? = nil
     ) {
         self.method = method
         self.url = url
@@ -52,5 +55,6 @@ public struct OutboundRequest: Sendable {
         self.body = body
         self.timeout = timeout
         self.httpVersion = httpVersion
+        self.connectTimeout = connectTimeout
     }
 }

@@ -37,6 +37,14 @@ final class Transfer: @unchecked Sendable {
             case .mail(let mail): mail.timeout
             }
         }
+
+        /// The request's own connect timeout (mail has none).
+        var connectTimeout: Duration? {
+            switch self {
+            case .http(let request): request.connectTimeout
+            case .mail: nil
+            }
+        }
     }
 
     let payload: Payload
@@ -165,7 +173,7 @@ final class Transfer: @unchecked Sendable {
         if let caFile { try set(easy, CURLOPT_CAINFO, string: caFile) }
         try set(easy, CURLOPT_TCP_KEEPALIVE, 1)
         try set(easy, CURLOPT_MAXAGE_CONN, Int(limits.maxIdleConnectionAge.components.seconds))
-        try set(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(limits.connectTimeout))
+        try set(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(payload.connectTimeout ?? limits.connectTimeout))
         try set(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(payload.timeout ?? limits.totalTimeout))
         try check(chronir_curl_easy_setopt_opensocket_callback(easy, CURLOPT_OPENSOCKETFUNCTION, openSocketCallback), "OPENSOCKETFUNCTION")
         try set(easy, CURLOPT_OPENSOCKETDATA, pointer: me)

@@ -457,11 +457,12 @@ struct ChronirServer: ParsableCommand {
             "tiers: new accounts get \(config.defaultTier.rawValue) (--default-tier); chronir-admin users set-tier changes one",
             metadata: ["docs": "docs/operations.md#tiers"])
 
-        // Key sets are fetched from the providers' public https endpoints; private addresses only
-        // with --push-allow-private-endpoints (the one switch for outbound destinations).
+        // Key sets are fetched from the URLs the operator configured (the providers' by default): an
+        // operator's destination, on any address without --push-allow-private-endpoints, which only
+        // concerns the push endpoints users choose (docs/security.md, "Outbound destinations").
         let oidc = OIDCService(
             config: config.oidc,
-            allowPrivateDestinations: config.notifications.allowPrivateEndpoints,
+            allowPrivateDestinations: true,
             caFile: config.notifications.caFile, clock: SystemClock(), logger: logger)
         logger.notice(
             "sign in with apple/google",

@@ -4,7 +4,11 @@ import ArgumentParser
 /// `chronir-server`'s notification flags (docs/configuration.md#notifications), resolved with their
 /// `CHRONIR_*` environment variables into `NotificationsConfig`.
 struct NotificationOptions: ParsableArguments {
-    @Option(help: "Operator webhook: every notification as signed JSON (https). [env: CHRONIR_NOTIFY_WEBHOOK_URL] (default: off)")
+    @Option(
+        help: """
+            Operator webhook: every notification as signed JSON (https, or http; any address). \
+            [env: CHRONIR_NOTIFY_WEBHOOK_URL] (default: off)
+            """)
     var notifyWebhookUrl: String?
 
     @Option(help: "File with the webhook's HMAC secret (≥ 16 bytes). [env: CHRONIR_NOTIFY_WEBHOOK_SECRET_FILE]")
@@ -43,8 +47,8 @@ struct NotificationOptions: ParsableArguments {
 
     @Flag(
         help: """
-            Allow push endpoints and webhooks on private, loopback and link-local addresses (tests, LAN installs). \
-            [env: CHRONIR_PUSH_ALLOW_PRIVATE_ENDPOINTS=1]
+            Allow users' Web Push endpoints on private, loopback and link-local addresses (tests, a LAN push \
+            service); the operator's webhook, key sets and SMTP server never need it. [env: CHRONIR_PUSH_ALLOW_PRIVATE_ENDPOINTS=1]
             """)
     var pushAllowPrivateEndpoints = false
 

@@ -266,6 +266,18 @@ public enum NotificationDeliveries {
         return true
     }
 
+    /// Not sent this time, through no fault of its own (its destination's or account's send budget was
+    /// full, issue 37 finding 1): due again at `until`, its lease freed, no attempt counted.
+    public static func postpone(_ ids: [Int64], until: Int64, on db: any SQLConnection) throws {
+        guard !ids.isEmpty else { return }
+        let placeholders = ids.indices.map { "?\($0 + 2)" }.joined(separator: ", ")
+        try db.run(
+            """
+            UPDATE notification_deliveries SET next_attempt_ms = ?1, lease_owner = NULL, lease_until_ms = NULL
+            WHERE id IN (\(placeholders))
+            """, [.integer(until)] + ids.map { SQLValue.integer($0) })
+    }
+
     /// The provider says the address is gone for good (APNs 410, FCM UNREGISTERED, Web Push 404/410):
     /// the device is deleted, and with it every delivery to it.
     public static func deviceGone(userID: String, deviceID: String, on db: any SQLConnection) throws {

@@ -107,6 +107,35 @@ struct WebhookDeliveryTests {
         #expect(try await receiver.received().count == 4)
     }
 
+    @Test(
+        "issue 37 finding 10: the operator's webhook on loopback needs no --push-allow-private-endpoints; users' endpoints stay refused"
+    )
+    func operatorWebhookNeedsNoPrivateFlag() async throws {
+        let receiver = try await Receiver.start()
+        let f = try await SharedAlarmFixture.make(members: 1)
+        let h = f.h
+        let directory = TemporaryDirectory()
+        let secretFile = directory.file(named: "webhook.secret")
+        try Data(receiver.secret).write(to: URL(fileURLWithPath: secretFile))
+        // The production configuration: no private flag; the operator's webhook on 127.0.0.1.
+        var config = NotificationsConfig()
+        config.webPushEnabled = false
+        config.webhookURL = receiver.url + "/hook"
+        config.webhookSecretFile = secretFile
+        config.caFile = receiver.fake.authority.certificatePath
+        let service = try NotificationService(
+            config: config, dataDirectory: directory.path, publicBaseURL: "https://example.com", database: h.database,
+            clock: h.clock, logger: Self.quiet)
+        defer { service.stop() }
+        let round = try await service.dispatcher.runOnce(at: h.clock.nowMilliseconds())
+        #expect(round.delivered == 1 && round.dropped == 0, "the fixture's join reaches 127.0.0.1")
+        #expect(try await receiver.received().count == 1)
+        // The client users' push endpoints go through still refuses the same address.
+        await #expect(throws: OutboundError.destinationRefused(.address(.v4(127, 0, 0, 1), .loopback))) {
+            try await service.client.send(OutboundRequest(method: .post, url: receiver.url + "/hook"))
+        }
+    }
+
     @Test("503 with Retry-After: 7 is retried 7 s later, not before; a 400 drops the delivery; past its TTL it expires")
     func retries() async throws {
         let receiver = try await Receiver.start()

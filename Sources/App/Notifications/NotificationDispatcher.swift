@@ -4,20 +4,28 @@ import Foundation
 public import Logging
 public import Storage
 public import Store
+import Synchronization
 
 /// Hands queued notifications to their senders (docs/notifications.md#pipeline). Each round: expand
 /// outbox rows due within `NotificationScheduler.lookaheadMilliseconds` into deliveries (recipients
 /// checked again; a staged alarm fire's deliveries wait for its instant), claim due deliveries with a
-/// lease (checked again, cancelled when no longer owed), send them with bounded concurrency, settle
-/// every outcome in one write — delivered → done; retry → back-off (`RetryPolicy`, `Retry-After`
+/// lease (checked again, cancelled when no longer owed), charge each to its send budget (`SendBudget`:
+/// per user-chosen origin, per account, in all — one over a budget is postponed, not sent), start the
+/// sends, one group per sender and origin, and settle each group's outcomes in one write when the
+/// group is done — delivered → done; retry → back-off (`RetryPolicy`, `Retry-After`
 /// wins) until its time to live; device gone → the device is deleted; rejected → dropped. Every
 /// instance may run one: claims are leased, so a dead instance's deliveries are sent by another once
 /// its lease lapses. Delivery is at-least-once.
 ///
+/// A round never waits for its sends (issue 37 finding 1: one stalled origin held every round for its
+/// 15-s deadline, so everyone's notifications waited): a group that does not finish keeps its slots and
+/// its lease while later rounds send everyone else's; `runOnce` (tests, one explicit round) does await
+/// them.
+///
 /// When it runs (`start`): a pass of rounds at most every `tick`, and earlier at the instant the next
-/// delivery falls due (a staged fire's minute, a retry) or when `wake` is called (the fire scheduler
-/// queued something). While a round fills its batch, `Limits.concurrentRounds` rounds run at once
-/// until the backlog is gone, so one round's claim and settle overlap another's sends.
+/// delivery falls due (a staged fire's minute, a retry, a postponed delivery) or when `wake` is called
+/// (the fire scheduler queued something; a group settled while the in-flight budget was full). While a
+/// round fills its batch, `Limits.concurrentRounds` rounds run at once until the backlog is gone.
 public final class NotificationDispatcher: Sendable {
     /// Named limits of one dispatcher.
     public struct Limits: Sendable, Equatable {
@@ -33,6 +41,26 @@ public final class NotificationDispatcher: Sendable {
         public var expandBatch = 256
         /// How long a claim holds: longer than any send (outbound total timeout 30 s).
         public var leaseMilliseconds: Int64 = 60_000
+        /// Sends in flight at once, every origin and round together: rounds do not wait for their sends,
+        /// so this is what bounds them. 128 = the 4 rounds × 32 sends that could run at once before.
+        public var maxInFlight = 128
+        /// Sends in flight at once to one user-chosen origin (a Web Push endpoint's `https://host:port`):
+        /// a stalled origin holds at most this many of `maxInFlight`. 32, what one round sent to one
+        /// provider before, so a big push service (FCM's, Mozilla's, Apple's) keeps its pace.
+        public var maxInFlightPerOrigin = 32
+        /// Sends in flight at once to one account's devices: a household has a few; an account with 20
+        /// stalling devices holds 8 slots, the rest of its deliveries wait their turn.
+        public var maxInFlightPerAccount = 8
+        /// How long a delivery over a budget waits before it is claimed again (no attempt counted).
+        public var overBudgetDeferMilliseconds: Int64 = 1_000
+        /// A device whose user-chosen endpoint timed out this many times in a row is dropped, like one its
+        /// push service called gone …
+        public var timeoutsBeforeDrop = 5
+        /// … when the first and the last of those timeouts are at least this far apart: a push service's
+        /// outage shorter than 10 minutes drops nobody's device.
+        public var timeoutStreakMilliseconds: Int64 = 600_000
+        /// Devices whose timeout streak is remembered (memory bound; per process, a restart forgets).
+        public var maxTrackedStreaks = 10_000
         public init() {}
     }
 
@@ -47,6 +75,8 @@ public final class NotificationDispatcher: Sendable {
         public var claimed = 0
         /// Deliveries found due but no longer owed at the claim (`NotificationDeliveries.claim`).
         public var cancelled = 0
+        /// Deliveries claimed but over a send budget: postponed by `overBudgetDeferMilliseconds`.
+        public var postponed = 0
         public var sent: Int { delivered + retried + devicesGone + dropped }
         public init() {}
     }
@@ -64,6 +94,10 @@ public final class NotificationDispatcher: Sendable {
     private let metrics: NotificationMetrics?
     private let owner = "dispatcher:" + UUID().uuidString.lowercased()
     private let loop = RoundLoop(label: "chronir.notification-dispatcher")
+    private let budget: Mutex<SendBudget>
+    /// Set when a round claimed fewer than its batch because `maxInFlight` was reached: the next group
+    /// to settle asks for a pass.
+    private let starved = Mutex(false)
 
     /// A dispatcher over `senders` (one per configured provider, plus the webhook's). Call `start`
     /// for the timer; tests call `runOnce`.
@@ -80,6 +114,7 @@ public final class NotificationDispatcher: Sendable {
         self.limits = limits
         self.retry = retry
         self.unitRandom = unitRandom
+        budget = Mutex(SendBudget(limits: limits))
     }
 
     /// Starts the timer: the first pass after one `tick`, then as described on the type.
@@ -95,11 +130,13 @@ public final class NotificationDispatcher: Sendable {
     public func wake() { loop.wake() }
 
     /// Rounds until nothing due is left: one, and while it filled its batch, `concurrentRounds` at
-    /// once. Returns when the next delivery falls due (nil: none waiting).
+    /// once. The rounds start their sends and return; the sends settle on their own. Returns when the
+    /// next delivery falls due (nil: none waiting, or the in-flight budget is full — a settling group
+    /// wakes the loop).
     private func pass() async -> Int64? {
         var total = Round()
         do {
-            let first = try await round(at: clock.nowMilliseconds(), measuringDepth: false)
+            let first = try await round(at: clock.nowMilliseconds()).round
             total.add(first)
             if first.backlog(limits) {
                 let lanes = max(1, limits.concurrentRounds)
@@ -109,7 +146,7 @@ public final class NotificationDispatcher: Sendable {
                             var lane = Round()
                             while !loop.isStopped {
                                 do {
-                                    let round = try await round(at: clock.nowMilliseconds(), measuringDepth: false)
+                                    let round = try await round(at: clock.nowMilliseconds()).round
                                     lane.add(round)
                                     if !round.backlog(limits) { break }
                                 } catch {
@@ -126,42 +163,50 @@ public final class NotificationDispatcher: Sendable {
         } catch {
             logger.error("notification dispatcher failed", metadata: ["error": "\(error)"])
         }
-        if total.sent > 0 || total.expansion.expired > 0 || total.cancelled > 0 {
-            logger.info(
-                "notifications sent",
-                metadata: [
-                    "delivered": "\(total.delivered)", "retried": "\(total.retried)",
-                    "devices_gone": "\(total.devicesGone)", "dropped": "\(total.dropped)",
-                    "expired": "\(total.expansion.expired)", "cancelled": "\(total.cancelled)",
-                ])
-        }
+        log(total)
         let now = clock.nowMilliseconds()
         let metrics = metrics
-        return try? await database.read { db in
+        let due = try? await database.read { db in
             if let metrics { metrics.pending(try NotificationDeliveries.depth(on: db)) }
             return try NotificationDeliveries.nextDue(after: now, on: db)
         }
+        return starved.withLock { $0 } ? nil : due
     }
 
-    /// Stops future rounds (one in progress finishes: `waitUntilIdle`).
+    /// Stops future rounds (one in progress finishes, and the sends it started: `waitUntilIdle`).
     public func stop() { loop.stop() }
 
-    /// Waits (blocking) until no round is running, at most `timeout`; returns whether it is idle. The
-    /// shutdown calls it after `stop` and after closing the outbound client (which fails sends in
-    /// flight at once), so the database is not closed under a round that is still settling.
+    /// Waits (blocking) until no round is running and every send it started has settled, at most
+    /// `timeout`; returns whether it is idle. The shutdown calls it after `stop` and after closing the
+    /// outbound client (which fails sends in flight at once), so the database is not closed under a
+    /// group that is still settling.
     @discardableResult
-    public func waitUntilIdle(timeout: Duration = .seconds(20)) -> Bool { loop.waitUntilIdle(timeout: timeout) }
-
-    /// One round at `now`: expand, claim, send, settle; then the pending gauge is set.
-    @discardableResult
-    public func runOnce(at now: Int64) async throws -> Round {
-        try await round(at: now, measuringDepth: true)
+    public func waitUntilIdle(timeout: Duration = .seconds(20)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        guard loop.waitUntilIdle(timeout: timeout) else { return false }
+        while budget.withLock({ $0.inFlight }) > 0 {
+            guard ContinuousClock.now < deadline else { return false }
+            usleep(10_000)
+        }
+        return true
     }
 
-    /// One round; the pending gauge is set after it when `measuringDepth` (a pass sets it once at its
-    /// end instead: counting the deliveries reads the whole table from a reader whose page cache every
-    /// round's writes invalidated — 40 counts of 10,000 rows in the 10,000-alarm burst).
-    private func round(at now: Int64, measuringDepth: Bool) async throws -> Round {
+    /// One round at `now`: expand, claim, charge, send, and — unlike the timer's rounds — wait for every
+    /// send it started to settle; then the pending gauge is set.
+    @discardableResult
+    public func runOnce(at now: Int64) async throws -> Round {
+        var (round, groups) = try await self.round(at: now)
+        for group in groups { round.add(await group.value) }
+        if let metrics {
+            metrics.pending(try await database.read { db in try NotificationDeliveries.depth(on: db) })
+        }
+        return round
+    }
+
+    /// One round: expand, claim as many as `maxInFlight` leaves room for, charge each delivery to its
+    /// budget (postponing those over it and settling those no sender takes, in one write), and start one
+    /// task per sender and origin. Returns what it did and those tasks (each yields its settled counts).
+    private func round(at now: Int64) async throws -> (round: Round, groups: [Task<Round, Never>]) {
         var round = Round()
         let providers = Set(senders.compactMap(\.provider))
         let webhook = senders.contains { $0.provider == nil }
@@ -172,59 +217,118 @@ public final class NotificationDispatcher: Sendable {
                 at: now, lookahead: NotificationScheduler.lookaheadMilliseconds, providers: providers, webhook: webhook,
                 limit: limits.expandBatch, on: db)
         }
+        let room = min(limits.claimBatch, budget.withLock { $0.free })
+        guard room > 0 else {
+            starved.withLock { $0 = true }
+            return (round, [])
+        }
         let claim = try await database.write { db in
-            try NotificationDeliveries.claim(
-                owner: owner, at: now, leaseUntil: now + limits.leaseMilliseconds, limit: limits.claimBatch, on: db)
+            try NotificationDeliveries.claim(owner: owner, at: now, leaseUntil: now + limits.leaseMilliseconds, limit: room, on: db)
         }
         round.claimed = claim.deliveries.count
         round.cancelled = claim.cancelled
-        let outcomes = await send(claim.deliveries, now: now).map { delivery, outcome in
-            (delivery, outcome, nextAttempt(after: outcome, of: delivery, now: now))
-        }
-        // Every outcome of the round in one write transaction, not one each.
-        let kept =
-            outcomes.isEmpty
-            ? []
-            : try await database.write { db in
-                try outcomes.map { delivery, outcome, next in try Self.apply(outcome, to: delivery, nextAttempt: next, on: db) }
+        if room < limits.claimBatch && claim.deliveries.count + claim.cancelled >= room { starved.withLock { $0 = true } }
+
+        var shares: [GroupKey: [NotificationDeliveries.Delivery]] = [:]
+        var postponed: [Int64] = []
+        var unsendable: [(NotificationDeliveries.Delivery, SendOutcome)] = []
+        budget.withLock { budget in
+            for delivery in claim.deliveries {
+                guard let index = senders.firstIndex(where: { $0.provider == delivery.provider }) else {
+                    unsendable.append((delivery, .rejected(reason: "no sender configured")))
+                    continue
+                }
+                let charge = charge(of: delivery, sender: senders[index])
+                switch budget.admit(charge) {
+                case .admitted: shares[GroupKey(sender: index, origin: charge.origin), default: []].append(delivery)
+                case .overBudget: postponed.append(delivery.id)
+                }
             }
-        for ((delivery, outcome, _), kept) in zip(outcomes, kept) {
-            record(delivery, outcome, kept: kept, round: &round)
         }
-        if measuringDepth, let metrics {
-            metrics.pending(try await database.read { db in try NotificationDeliveries.depth(on: db) })
+        round.postponed = postponed.count
+        if !postponed.isEmpty || !unsendable.isEmpty {
+            let (ids, until) = (postponed, now + limits.overBudgetDeferMilliseconds)
+            try await database.write { db in try NotificationDeliveries.postpone(ids, until: until, on: db) }
+            round.add(try await settle(unsendable, now: now))
+        }
+        let groups = shares.map { key, share in
+            Task { [self] in await send(share, sender: key.sender, now: now) }
+        }
+        return (round, groups)
+    }
+
+    /// Which sends settle together: one sender's deliveries to one user-chosen origin (nil: the sender's
+    /// own destination).
+    private struct GroupKey: Hashable {
+        var sender: Int
+        var origin: String?
+    }
+
+    /// What a delivery's send is charged to.
+    private func charge(of delivery: NotificationDeliveries.Delivery, sender: any NotificationSender) -> SendBudget.Charge {
+        let account: String? =
+            switch delivery.target {
+            case .device(let userID, _): userID
+            case .webhook: nil
+            }
+        return SendBudget.Charge(origin: sender.userChosenOrigin(of: delivery), account: account)
+    }
+
+    /// Sends one group (at most `maxConcurrentSends` at once), turns a device's timeout streak past its
+    /// limit into device gone, settles the outcomes in one write, and gives the slots back.
+    private func send(_ share: [NotificationDeliveries.Delivery], sender index: Int, now: Int64) async -> Round {
+        let sender = senders[index]
+        var outcomes = await sender.send(share, now: now, width: limits.maxConcurrentSends)
+        let charges = share.map { charge(of: $0, sender: sender) }
+        budget.withLock { budget in
+            for (position, delivery) in share.enumerated() where charges[position].origin != nil {
+                guard case .device(let userID, let device) = delivery.target else { continue }
+                let key = userID + "/" + device.deviceID
+                if budget.recordTimeout(device: key, timedOut: outcomes[position].isTimeout, now: now) {
+                    outcomes[position] = .deviceGone(reason: "timed out \(limits.timeoutsBeforeDrop) times in a row")
+                }
+            }
+        }
+        var round = Round()
+        do {
+            round = try await settle(Array(zip(share, outcomes)), now: now)
+        } catch {
+            logger.error("notification dispatcher failed", metadata: ["error": "\(error)"])
+        }
+        budget.withLock { budget in for charge in charges { budget.release(charge) } }
+        let wasStarved = starved.withLock { flag in
+            defer { flag = false }
+            return flag
+        }
+        if wasStarved { loop.wake() }
+        log(round)
+        return round
+    }
+
+    /// Settles `outcomes` in one write transaction, then counts, measures and logs each.
+    private func settle(_ outcomes: [(NotificationDeliveries.Delivery, SendOutcome)], now: Int64) async throws -> Round {
+        var round = Round()
+        guard !outcomes.isEmpty else { return round }
+        let planned = outcomes.map { delivery, outcome in (delivery, outcome, nextAttempt(after: outcome, of: delivery, now: now)) }
+        let kept = try await database.write { db in
+            try planned.map { delivery, outcome, next in try Self.apply(outcome, to: delivery, nextAttempt: next, on: db) }
+        }
+        for ((delivery, outcome, _), kept) in zip(planned, kept) {
+            record(delivery, outcome, kept: kept, round: &round)
         }
         return round
     }
 
-    /// Sends every delivery: each sender gets its share of the round in one call (at most
-    /// `maxConcurrentSends` of them in flight at once), the senders side by side.
-    private func send(_ deliveries: [NotificationDeliveries.Delivery], now: Int64) async
-        -> [(NotificationDeliveries.Delivery, SendOutcome)]
-    {
-        var shares: [Int: [NotificationDeliveries.Delivery]] = [:]
-        var unsendable: [(NotificationDeliveries.Delivery, SendOutcome)] = []
-        for delivery in deliveries {
-            if let index = senders.firstIndex(where: { $0.provider == delivery.provider }) {
-                shares[index, default: []].append(delivery)
-            } else {
-                unsendable.append((delivery, .rejected(reason: "no sender configured")))
-            }
-        }
-        let senders = senders
-        let width = limits.maxConcurrentSends
-        // One sender (the usual round): no child task at all.
-        if shares.count == 1, let (index, share) = shares.first {
-            return unsendable + zip(share, await senders[index].send(share, now: now, width: width))
-        }
-        return await withTaskGroup(of: [(NotificationDeliveries.Delivery, SendOutcome)].self) { group in
-            for (index, share) in shares {
-                group.addTask { Array(zip(share, await senders[index].send(share, now: now, width: width))) }
-            }
-            var results = unsendable
-            for await outcomes in group { results += outcomes }
-            return results
-        }
+    /// The summary line of what settled (nothing when nothing did).
+    private func log(_ total: Round) {
+        guard total.sent > 0 || total.expansion.expired > 0 || total.cancelled > 0 || total.postponed > 0 else { return }
+        logger.info(
+            "notifications sent",
+            metadata: [
+                "delivered": "\(total.delivered)", "retried": "\(total.retried)",
+                "devices_gone": "\(total.devicesGone)", "dropped": "\(total.dropped)",
+                "expired": "\(total.expansion.expired)", "cancelled": "\(total.cancelled)", "postponed": "\(total.postponed)",
+            ])
     }
 
     /// When a retried delivery is tried again (`RetryPolicy`, `Retry-After` wins); nil for the other outcomes.
@@ -295,6 +399,7 @@ extension NotificationDispatcher.Round {
         dropped += other.dropped
         claimed += other.claimed
         cancelled += other.cancelled
+        postponed += other.postponed
     }
 
     /// Whether this round filled its claim or expand batch (more may be waiting).

@@ -15,9 +15,15 @@ public protocol NotificationSender: Sendable {
     /// each; a sender whose request needs no awaiting to build overrides it to hand the whole round
     /// to the outbound client at once (`OutboundClient.send(_:width:)`: no task or thread hop per send).
     func send(_ deliveries: [NotificationDeliveries.Delivery], now: Int64, width: Int) async -> [SendOutcome]
+    /// The origin (`https://host:port`) of the endpoint the user chose for `delivery` — a Web Push
+    /// subscription's — or nil when the sender's destination is the operator's (APNs, FCM, the
+    /// webhook; the default). The dispatcher's per-origin budget and timeout streaks key on it.
+    func userChosenOrigin(of delivery: NotificationDeliveries.Delivery) -> String?
 }
 
 extension NotificationSender {
+    public func userChosenOrigin(of delivery: NotificationDeliveries.Delivery) -> String? { nil }
+
     public func send(_ deliveries: [NotificationDeliveries.Delivery], now: Int64, width: Int) async -> [SendOutcome] {
         let indexed = await RoundLoop.boundedMap(Array(deliveries.enumerated()), width: width) { index, delivery in
             (index, await send(delivery, now: now))
@@ -40,6 +46,15 @@ public enum SendOutcome: Sendable, Equatable {
     case deviceGone(reason: String)
     /// This message can never be sent (400 payload too large, a refused destination): dropped.
     case rejected(reason: String)
+}
+
+extension SendOutcome {
+    /// Whether the exchange passed its connect or total deadline (`ProviderExchange.timeoutReason`
+    /// words those reasons, and only those): the dispatcher's timeout streaks count these.
+    var isTimeout: Bool {
+        guard case .retry(let reason, _) = self else { return false }
+        return reason.hasSuffix(ProviderExchange.timeoutSuffix)
+    }
 }
 
 /// When to try a failed delivery again: exponential back-off from `base`, doubling per attempt up

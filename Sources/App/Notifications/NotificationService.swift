@@ -8,7 +8,8 @@ import Store
 import Synchronization
 
 /// The notification pipeline of one server process (docs/notifications.md): the fire scheduler,
-/// the dispatcher and the senders the configuration turns on, over one outbound HTTP client. Built
+/// the dispatcher and the senders the configuration turns on, over two outbound HTTP clients (users' push
+/// endpoints and the providers; the operator's webhook). Built
 /// at start-up (a bad provider setting stops start-up with a clear error), started once the server
 /// listens, stopped on shutdown.
 public final class NotificationService: Sendable {
@@ -17,7 +18,11 @@ public final class NotificationService: Sendable {
         public var description: String
     }
 
+    /// Reaches the push providers and users' Web Push endpoints (`--push-allow-private-endpoints`).
     public let client: OutboundClient
+    /// Reaches the operator's webhook: any address (`DestinationPolicy.operatorConfigured`), a pool
+    /// of its own so no connection opened for it ever carries a user's push (issue 37 finding 10).
+    private let operatorClient: OutboundClient
     public let dispatcher: NotificationDispatcher
     private let scheduler = Mutex<FireScheduler?>(nil)
     private let database: any SQLDatabase
@@ -37,6 +42,7 @@ public final class NotificationService: Sendable {
         let client = OutboundClient(
             configuration: .init(
                 policy: DestinationPolicy(allowPrivateDestinations: config.allowPrivateEndpoints), caFile: config.caFile))
+        let operatorClient = OutboundClient(configuration: .init(policy: .operatorConfigured, caFile: config.caFile))
         var senders: [any NotificationSender] = []
         var enabled: [String] = []
         var vapidPublicKey: String? = nil
@@ -86,11 +92,13 @@ public final class NotificationService: Sendable {
                 guard let path = config.webhookSecretFile else {
                     throw ConfigurationError(description: "--notify-webhook-url needs --notify-webhook-secret-file")
                 }
-                guard url.hasPrefix("https://") || (config.allowPrivateEndpoints && url.hasPrefix("http://")) else {
-                    throw ConfigurationError(description: "--notify-webhook-url must be an https URL")
+                // The operator's own destination: any address, and plain http for a LAN bridge
+                // (`DestinationPolicy.operatorConfigured`), without --push-allow-private-endpoints.
+                guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
+                    throw ConfigurationError(description: "--notify-webhook-url must be an https (or http) URL")
                 }
                 let secret = try Self.secret(fromFile: path)
-                guard let sender = WebhookSender(url: url, secret: secret, client: client) else {
+                guard let sender = WebhookSender(url: url, secret: secret, client: operatorClient) else {
                     throw ConfigurationError(
                         description: "the webhook secret in \(path) is shorter than \(WebhookSender.minSecretBytes) bytes")
                 }
@@ -101,9 +109,11 @@ public final class NotificationService: Sendable {
             }
         } catch {
             client.close()
+            operatorClient.close()
             throw error
         }
         self.client = client
+        self.operatorClient = operatorClient
         self.enabled = enabled
         self.vapidPublicKey = vapidPublicKey
         self.database = database
@@ -132,6 +142,7 @@ public final class NotificationService: Sendable {
         scheduler?.stop()
         dispatcher.stop()
         client.close()
+        operatorClient.close()
         if !dispatcher.waitUntilIdle() {
             logger.warning("notification dispatcher still busy at shutdown; its deliveries are retried after the restart")
         }

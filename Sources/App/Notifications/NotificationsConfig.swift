@@ -3,7 +3,7 @@
 /// outbox run regardless, so nothing is lost while a provider is off — notifications past their
 /// time to live expire.
 public struct NotificationsConfig: Sendable {
-    /// The operator's webhook (`--notify-webhook-url`), https; nil: off.
+    /// The operator's webhook (`--notify-webhook-url`), https (http for a LAN bridge), any address; nil: off.
     public var webhookURL: String? = nil
     /// File holding the webhook's HMAC secret (`--notify-webhook-secret-file`; ≥ 16 bytes, trailing
     /// newline ignored). Required with `webhookURL`.
@@ -19,8 +19,9 @@ public struct NotificationsConfig: Sendable {
     public var apns: APNs? = nil
     /// FCM HTTP v1 service-account JSON (`--fcm-service-account-file`); nil: off.
     public var fcmServiceAccountFile: String? = nil
-    /// Allow push endpoints and webhooks on private, loopback and link-local addresses
-    /// (`--push-allow-private-endpoints`: tests, LAN installs). Off: refused after DNS.
+    /// Allow users' Web Push endpoints on private, loopback and link-local addresses
+    /// (`--push-allow-private-endpoints`: tests, a LAN push service). Off: refused after DNS. The
+    /// operator's own destinations (webhook, key sets, SMTP) never need it.
     public var allowPrivateEndpoints = false
     /// An extra CA bundle outbound TLS trusts instead of the system's (`--outbound-ca-file`: tests,
     /// private CAs); nil: the system bundle.

@@ -21,11 +21,14 @@ enum ProviderExchange {
         key.utf8.count <= maxCollapseKeyBytes ? key : Hex.encode(SHA256.hash(Array(key.utf8)))
     }
 
+    /// How a timeout's retry reason ends (`SendOutcome.isTimeout` reads it).
+    static let timeoutSuffix = ": timeout"
+
     /// A failed exchange as an outcome: the network or the peer may recover (retry); a refused
     /// destination or an invalid request never will (rejected).
     static func outcome(of error: OutboundError, provider: String) -> SendOutcome {
         switch error {
-        case .timeout: .retry(reason: "\(provider): timeout", retryAfterMilliseconds: nil)
+        case .timeout: .retry(reason: provider + timeoutSuffix, retryAfterMilliseconds: nil)
         case .connectFailed(let message): .retry(reason: "\(provider): connect failed: \(message)", retryAfterMilliseconds: nil)
         case .tls(let message): .retry(reason: "\(provider): TLS: \(message)", retryAfterMilliseconds: nil)
         case .tooManyQueued: .retry(reason: "\(provider): outbound queue full", retryAfterMilliseconds: nil)

@@ -33,6 +33,10 @@ public final class WebPushSender: RequestSender {
     /// Default per-request deadline: a push service answers in well under a second; a hung one must
     /// not hold the dispatcher's lease (60 s).
     public static let defaultTimeout: Duration = .seconds(15)
+    /// How long DNS plus the TCP and TLS handshakes to a push service may take (issue 37 finding 1):
+    /// a push service connects in well under a second; an endpoint that accepts and never finishes
+    /// TLS (or an unroutable address) is given up on after 3 s instead of the client's 10.
+    public static let connectTimeout: Duration = .seconds(3)
 
     public var provider: Device.Provider? { .webpush }
 
@@ -40,6 +44,7 @@ public final class WebPushSender: RequestSender {
     private let subject: String
     public let client: OutboundClient
     private let timeout: Duration
+    private let connectTimeout: Duration
     private let cache = Mutex<[String: CachedAuthorization]>([:])
 
     private struct CachedAuthorization {
@@ -50,15 +55,17 @@ public final class WebPushSender: RequestSender {
 
     /// A sender signing with `vapidKey` (`VAPIDKey.loadOrCreate`) and the operator contact `subject`
     /// (`mailto:` address or `https:` URL; `.invalidSubject` otherwise), sending through `client`
-    /// (the caller owns and closes it) with `timeout` per request.
+    /// (the caller owns and closes it) with `timeout` per request and `connectTimeout` for its connect phase.
     public init(
-        vapidKey: P256.PrivateKey, subject: String, client: OutboundClient, timeout: Duration = WebPushSender.defaultTimeout
+        vapidKey: P256.PrivateKey, subject: String, client: OutboundClient, timeout: Duration = WebPushSender.defaultTimeout,
+        connectTimeout: Duration = WebPushSender.connectTimeout
     ) throws(VAPIDError) {
         guard VAPID.isValidSubject(subject) else { throw .invalidSubject }
         self.vapidKey = vapidKey
         self.subject = subject
         self.client = client
         self.timeout = timeout
+        self.connectTimeout = connectTimeout
     }
 
     /// The server's VAPID public key as browsers take it (`applicationServerKey`): base64url of
@@ -99,7 +106,13 @@ public final class WebPushSender: RequestSender {
                     HTTPField(name: "Content-Encoding", value: "aes128gcm"),
                     HTTPField(name: "Authorization", value: authorization),
                 ],
-                body: body, timeout: timeout))
+                body: body, timeout: timeout, connectTimeout: connectTimeout))
+    }
+
+    /// The subscription endpoint's origin: the user chose it.
+    public func userChosenOrigin(of delivery: NotificationDeliveries.Delivery) -> String? {
+        guard case .device(_, let device) = delivery.target, case .webPush(let stored) = device.address else { return nil }
+        return (try? PushEndpoint(stored.endpoint))?.origin ?? stored.endpoint
     }
 
     public func outcome(of result: Result<OutboundResponse, OutboundError>, now: Int64) -> SendOutcome {

@@ -28,8 +28,9 @@ public final class OIDCService: Sendable {
     }
 
     /// Nil when `config` enables no provider. `allowPrivateDestinations`: key sets may be fetched
-    /// from private and loopback addresses (tests, `--push-allow-private-endpoints`; off: public
-    /// https only); `caFile`: `--outbound-ca-file`.
+    /// from private and loopback addresses (the server passes true: key set URLs are the operator's
+    /// configuration, docs/security.md "Outbound destinations"; https only either way); `caFile`:
+    /// `--outbound-ca-file`.
     public init?(config: OIDCConfig, allowPrivateDestinations: Bool, caFile: String?, clock: any Clock, logger: Logger) {
         guard config.isEnabled else { return nil }
         let client = OutboundClient(
