@@ -425,6 +425,8 @@ struct ChronirServer: ParsableCommand {
         let database: any SQLDatabase
         let secret: [UInt8]
         let startedAt = SystemClock().nowMilliseconds()
+        // A first start is one that creates server.secret (issue 36: say where the data is and how to back it up).
+        let firstStart = !FileManager.default.fileExists(atPath: config.secretPath)
         do {
             database = try Bootstrap.openDatabase(
                 config: config, logger: logger, nowMilliseconds: startedAt, observer: metrics.database)
@@ -514,6 +516,14 @@ struct ChronirServer: ParsableCommand {
                 "durability": "\(durability.rawValue)",
                 "write_budget": "\(writesPerMinute)/min burst \(writeBurst), \(writeBytes) B/h",
             ])
+        if firstStart {
+            logger.notice(
+                "first start: the data directory holds the database and server.secret; back up both",
+                metadata: ["data_dir": "\(config.dataDirectory)"])
+            logger.notice(
+                "first start: a backup while the server runs: chronir-admin --data-dir \(config.dataDirectory) db backup BACKUP.sqlite",
+                metadata: ["docs": "docs/operations.md#backup-and-restore"])
+        }
 
         tlsReloader?.start()
         // The plain-HTTP listener that only redirects to https: one loop, its own small limits.
