@@ -4,12 +4,12 @@
 // (settings.js), /alarms (my personal alarms, myalarms.js) and /tasks (my shared alarms across groups, tasks.js).
 
 import { api, session, enc } from './api.js';
-import { h, replace, field, flashChanged, pauseForOffline } from './dom.js';
+import { h, replace, field, flashChanged, pauseForOffline, groupBadge } from './dom.js';
 import { Realtime } from './realtime.js';
 import { Outbox } from './outbox.js';
 import { providerSignIn, isProviderReturn, returnedSignIn } from './signin.js';
 import { shortWhen } from './schedule.js';
-import { GroupPage, groupBadge } from './group.js';
+import { GroupPage } from './group.js';
 import { pushSettings, registerWorker } from './push.js';
 import { settingsPage } from './settings.js';
 import { myAlarmsPage } from './myalarms.js';

@@ -3,9 +3,8 @@
 // describes each owner with `AttachmentOwner` and keeps one `Attachments` for its lists and pictures.
 
 import { apiUpload, apiBlob } from './api.js';
-import { h } from './dom.js';
 import { shortWhen } from './schedule.js';
-import { confirmButton } from './group.js'; // used at run time only, so the import cycle is harmless
+import { h, confirmButton } from './dom.js';
 
 /** An owner as the component needs it:
  *  - `kind`: the server's `owner_kind` (`shared_alarm`, `shared_completion`, `personal_alarm`);

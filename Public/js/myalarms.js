@@ -7,9 +7,8 @@
 
 import { enc } from './api.js';
 import { Attachments } from './attachments.js';
-import { h, replace, flashChanged, syncSwitch, alarmBadge } from './dom.js';
+import { h, replace, flashChanged, syncSwitch, alarmBadge, confirmButton } from './dom.js';
 import { alarmForm } from './alarmform.js';
-import { confirmButton } from './group.js';
 import { scheduleInWords, whenIn, relativeTime } from './schedule.js';
 
 const TIER_TEXT = 'Personal alarms kept in your account need a Plus or Premium account. Your groups’ shared alarms work on every account.';

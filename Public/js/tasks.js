@@ -7,10 +7,9 @@
 // and fetches the list again when a shared alarm or a completion changes there; relative times ("in
 // 3 days", "Overdue 2 h") are drawn again every minute.
 
-import { h, replace, flashChanged } from './dom.js';
+import { h, replace, flashChanged, groupBadge, alarmBadge } from './dom.js';
 import { enc } from './api.js';
-import { groupBadge, myAnswer, postCompletion, answerErrorText, queuedAnswer } from './group.js';
-import { alarmBadge } from './dom.js';
+import { myAnswer, postCompletion, answerErrorText, queuedAnswer } from './answers.js';
 import { occurrenceState, relativeTime, shortWhen, isPaused } from './schedule.js';
 
 /** Alarms per page (`limit`); the browser scenario makes it small to page through a few. */

@@ -1152,8 +1152,8 @@ def appearance(a, group_id):
     def shell_cached(drv):
         kept = drv.execute_async_script("""
             const done = arguments[0];
-            caches.open('chronir-shell-v1').then((c) => c.keys()).then((ks) => done(ks.map((k) => new URL(k.url).pathname)), (e) => done([String(e)]));""")
-        return (all(p in kept for p in ("/index.html", "/app.css", "/js/app.js", "/js/group.js", "/js/attachments.js")) and kept) or None
+            caches.open('chronir-shell-v2').then((c) => c.keys()).then((ks) => done(ks.map((k) => new URL(k.url).pathname)), (e) => done([String(e)]));""")
+        return (all(p in kept for p in ("/index.html", "/app.css", "/js/app.js", "/js/group.js", "/js/group-alarms.js", "/js/attachments.js")) and kept) or None
     kept = wait(a, shell_cached, "the app shell in the service worker's cache")
     assert not any(p.startswith("/v1/") for p in kept), kept
 
