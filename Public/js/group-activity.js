@@ -5,6 +5,7 @@
 import { enc } from './api.js';
 import { h } from './dom.js';
 import { completionLine } from './answers.js';
+import { isFree } from './errors.js';
 import { shortWhen, relativeTime } from './schedule.js';
 
 /** Live event lines kept (the oldest go). */
@@ -178,7 +179,7 @@ export class ActivityView {
     const title = alarmTitle ? `${who} answer to “${alarmTitle}”` : `${who} answer`;
     return { kind: 'shared_completion', id: c.id, title, noun: 'an answer', fileName: alarmTitle || 'answer', touch: `completion-${c.id}`,
       path: `/v1/groups/${enc(p.groupId)}/completions/${enc(c.id)}/attachments`,
-      canUpload: Boolean(meId) && c.completed_by_uid === meId && !p.offline,
+      canUpload: Boolean(meId) && c.completed_by_uid === meId && !p.offline && !isFree(p.me),
       canRemove: (x) => x.uploaded_by === meId || p.canManage };
   }
 }

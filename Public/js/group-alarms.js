@@ -5,6 +5,7 @@
 import { enc } from './api.js';
 import { h, replace, flashChanged, confirmButton, alarmBadge } from './dom.js';
 import { alarmForm } from './alarmform.js';
+import { isFree } from './errors.js';
 import { myAnswer, postCompletion, queuedAnswer, answerErrorText, completionLine } from './answers.js';
 import { scheduleInWords, whenIn, myZone, shortWhen, sameWallTime, relativeTime, occurrenceState, isPaused, leadWords, startOfDayIn, pad2 } from './schedule.js';
 
@@ -20,6 +21,9 @@ export class AlarmsView {
     this.openHistory = new Set();
     this.openCards = new Set(); // alarm ids whose card shows its details
     this.editing = null; // alarm id being edited, 'new', or null
+    // Alarm ids whose answer is on its way: their ✓ and Skip stay disabled through any re-render until
+    // the server has answered, so a double tap sends one answer (issue 33 item 13/3).
+    this.sending = new Set();
     // The alarm form's slot: re-renders move it but never rebuild it (what is typed stays).
     this.formSlot = h('div', { id: 'alarm-form-slot' });
   }
@@ -34,6 +38,12 @@ export class AlarmsView {
       this.formSlot,
       alarms.length ? h('ul', { class: 'cards', id: 'alarm-list' }, alarms.map((a) => this.card(a)))
         : h('p', { class: 'empty' }, p.canManage ? 'No shared alarms yet. Create the first one.' : 'No shared alarms yet.'));
+  }
+
+  /** Focuses the control `selector` names, found afresh (a re-render may have replaced it). */
+  focus(selector) {
+    const el = this.page.ctx.main.querySelector(selector);
+    if (el) el.focus();
   }
 
   /** A new answer (live, or my own): into the alarm's history when it is open. */
@@ -57,13 +67,19 @@ export class AlarmsView {
     const answered = occ ? new Map((occ.answered || []).map((x) => [x.user_id, x])) : new Map();
     const required = occ ? occ.required_uids || [] : [];
 
+    // "0 of 2 answered" is true only of a rule where everyone answers; with `any` one answer closes it
+    // (issue 33 item 12), so the card says that instead.
+    const anyRule = a.completion_rule !== 'all';
+    const countText = anyRule
+      ? (answered.size ? 'answered' : required.length > 1 ? `one answer of ${required.length} closes it` : 'one answer closes it')
+      : `${answered.size} of ${required.length} answered`;
     let progress = null;
     if (occ) {
       const pending = occ.pending_uids || [];
       progress = h('div', { class: 'progress', 'aria-label': 'Progress of the open occurrence' },
         h('p', {}, h('strong', {}, st.text),
-          ` — ${answered.size} of ${required.length} answered`,
-          occ.status === 'open' && pending.length ? `; waiting for ${pending.map((u) => p.name(u)).join(', ')}` : ''),
+          ` — ${countText}`,
+          occ.status === 'open' && pending.length ? `; ${anyRule ? 'any of' : 'waiting for'} ${pending.map((u) => p.name(u)).join(', ')}` : ''),
         h('ul', { class: 'who' }, required.map((u) => {
           const ans = answered.get(u);
           return h('li', { class: ans ? `answered ${ans.status}` : 'pending', dataset: { user: u } },
@@ -76,7 +92,12 @@ export class AlarmsView {
     const todo = myAnswer(a, meId);
     const queued = p.ctx.outbox ? p.ctx.outbox.pendingFor(`alarm-${a.id}`) : null;
     const noteId = `note-${a.id}`;
-    const note = h('input', { type: 'text', id: noteId, maxlength: 500, 'data-key': noteId, class: 'note-input' });
+    const sending = this.sending.has(a.id);
+    const note = h('input', { type: 'text', id: noteId, maxlength: 500, 'data-key': noteId, class: 'note-input', enterkeyhint: 'done' });
+    // Enter in the note marks the alarm done (with the note), as ✓ does.
+    note.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.isComposing && todo === 'answer' && !queued) { e.preventDefault(); this.answer(a, 'completed', note, null); }
+    });
     let check;
     let mySay = null;
     if (queued) {
@@ -84,7 +105,7 @@ export class AlarmsView {
       mySay = h('span', { class: 'queued-note' }, ` · ${queued.label}: waiting to be sent`);
     } else if (todo === 'answer') {
       const early = st && st.state === 'upcoming';
-      check = h('button', { type: 'button', class: 'done check', 'data-key': `done-${a.id}`, 'data-queue': true, 'aria-label': `Mark “${a.title}” done${early ? ' early' : ''}`,
+      check = h('button', { type: 'button', class: 'done check', 'data-key': `done-${a.id}`, 'data-queue': true, disabled: sending, 'aria-busy': sending ? 'true' : null, 'aria-label': `Mark “${a.title}” done${early ? ' early' : ''}`,
         title: early ? 'Mark done early' : 'Mark done', onclick: (e) => this.answer(a, 'completed', note, e.currentTarget) }, '✓');
     } else if (occ && answered.has(meId)) {
       check = h('span', { class: `check-mark ${answered.get(meId).status}`, 'aria-hidden': 'true' }, answered.get(meId).status === 'completed' ? '✓' : '↷');
@@ -101,7 +122,10 @@ export class AlarmsView {
       answerPart.push(h('div', { class: 'answer' },
         h('div', { class: 'field note-field' }, h('label', { for: noteId }, 'Note (optional, sent with ✓ or Skip)'), note),
         h('div', { class: 'actions' },
-          h('button', { type: 'button', 'data-key': `skip-${a.id}`, 'data-queue': true, class: 'secondary skip-answer', onclick: (e) => this.answer(a, 'skipped', note, e.target) }, 'Skip this time'))));
+          // ✓ again beside the note: on a phone the keyboard hides the card's own ✓ while one types.
+          h('button', { type: 'button', 'data-key': `done-note-${a.id}`, 'data-queue': true, class: 'done-answer', disabled: sending,
+            onclick: (e) => this.answer(a, 'completed', note, e.target) }, 'Mark done ✓'),
+          h('button', { type: 'button', 'data-key': `skip-${a.id}`, 'data-queue': true, class: 'secondary skip-answer', disabled: sending, onclick: (e) => this.answer(a, 'skipped', note, e.target) }, 'Skip this time'))));
     } else if (occ && answered.has(meId)) {
       answerPart.push(h('p', { class: 'meta' }, 'You have answered this occurrence.'));
     }
@@ -151,7 +175,7 @@ export class AlarmsView {
     let status;
     if (off) status = h('span', { class: 'state state-off' }, 'Switched off');
     else if (st) {
-      status = [h('span', { class: `state state-${st.state}` }, st.text), h('span', { class: 'count' }, ` · ${answered.size} of ${required.length} answered`),
+      status = [h('span', { class: `state state-${st.state}` }, st.text), h('span', { class: 'count' }, ` · ${countText}`),
         paused ? h('span', { class: 'paused' }, ` · paused until ${shortWhen(a.paused_until)}`) : null];
     } else status = h('span', { class: 'state' }, a.next_fire_at ? `Next ${relativeTime(a.next_fire_at)}` : 'No further dates');
     return h('li', { class: `card alarm${open ? ' open' : ''}`, id: `alarm-${a.id}`, dataset: { nextFire: a.next_fire_at || '', state: st ? st.state : 'none' } },
@@ -219,7 +243,7 @@ export class AlarmsView {
     const meId = p.me && p.me.id;
     return { kind: 'shared_alarm', id: a.id, title: `“${a.title}”`, noun: 'an alarm', fileName: a.title, touch: `alarm-${a.id}`,
       path: `/v1/groups/${enc(p.groupId)}/alarms/${enc(a.id)}/attachments`,
-      canUpload: true, canRemove: (x) => x.uploaded_by === meId || p.canManage,
+      canUpload: !isFree(p.me), needsTier: isFree(p.me), canRemove: (x) => x.uploaded_by === meId || p.canManage,
       loadNow: this.openCards.has(a.id) }; // a list is fetched only for open details
   }
 
@@ -261,12 +285,14 @@ export class AlarmsView {
     const p = this.page;
     this.editing = which;
     if (which === null) { replace(this.formSlot); p.render(); return; }
+    const opener = which === 'new' ? '[data-key="new-alarm"]' : `[data-key="more-${which}"]`;
     const alarm = which === 'new' ? null : p.alarms.get(which);
     const form = alarmForm({
       alarm,
       members: [...p.members.values()],
       zone: p.me && p.me.timezone,
-      onCancel: () => this.edit(null),
+      // Focus goes back to what opened the form (New alarm, or the alarm's card), never to <body>.
+      onCancel: () => { this.edit(null); this.focus(opener); },
       onSave: async (body) => {
         const base = `/v1/groups/${enc(p.groupId)}/alarms`;
         let saved;
@@ -283,6 +309,7 @@ export class AlarmsView {
         p.alarms.set(saved.id, saved);
         this.edit(null);
         flashChanged(document.getElementById(`alarm-${saved.id}`));
+        this.focus(`[data-key="more-${saved.id}"]`); // the card just created or saved
       },
     });
     replace(this.formSlot, form);
@@ -292,8 +319,10 @@ export class AlarmsView {
 
   async answer(alarm, status, noteInput, button) {
     const p = this.page;
+    if (this.sending.has(alarm.id)) return; // a second tap while the first is on its way
     if (button) button.disabled = true;
     if (p.ctx.isOffline && p.ctx.isOffline()) { this.queueAnswer(alarm, status, noteInput); return; }
+    this.sending.add(alarm.id);
     try {
       const r = await postCompletion(p.ctx.api, p.groupId, alarm, status, noteInput.value);
       noteInput.value = '';
@@ -306,7 +335,8 @@ export class AlarmsView {
       if (e.status === 0 && p.ctx.outbox) { this.queueAnswer(alarm, status, noteInput); return; } // never reached the server
       if (e.code === 'CA033' && e.current) { p.alarms.set(e.current.id, e.current); p.render([`alarm-${alarm.id}`]); }
       p.ctx.flash(answerErrorText(e), 'error');
-      if (button) button.disabled = false;
+    } finally {
+      if (this.sending.delete(alarm.id)) p.render([]);
     }
   }
 

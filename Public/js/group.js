@@ -62,6 +62,8 @@ export class GroupPage {
 
   /** Draws again with the same data (the viewer's clock or zone changed). */
   rerender() { this.render(); }
+  /** The signed-in user changed (the `user` feed): a new tier changes what is offered (uploads). */
+  userChanged() { this.render(); }
   get myRole() { const m = this.me && this.members.get(this.me.id); return m ? m.role : null; }
   get canManage() { return ['owner', 'admin'].includes(this.myRole); }
 
@@ -111,7 +113,7 @@ export class GroupPage {
     if (first) {
       const heading = this.ctx.main.querySelector('h1');
       heading.tabIndex = -1;
-      heading.focus();
+      heading.focus({ preventScroll: true }); // Back restores the scroll position (app.js)
       // Opened from a notification about one alarm (/groups/<id>#alarm-<id>): show that alarm.
       const target = location.hash.startsWith('#alarm-') && document.getElementById(decodeURIComponent(location.hash.slice(1)));
       if (target) this.alarmsView.toggleCard(target.id.slice('alarm-'.length), true);
