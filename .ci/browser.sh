@@ -5,6 +5,7 @@
 # Chromium sessions, desktop 1280×900 and phone 390×844), with axe-core on every page. Screenshots and
 # axe-results.json go to $SCREENSHOT_DIR (default .build/screenshots), the CI artefacts. Then the same
 # binary with --tls-cert/--tls-key and Tests/Browser/https_smoke.py: the web client over https and wss.
+# Tests/Browser/imports.py checks the web client's module rules (docs/web-client.md#modules) first.
 # Usage: .ci/browser.sh [PATH/TO/chronir-server]   (default .build/debug/chronir-server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +28,9 @@ if ! "$venv/bin/python" -c 'import selenium, websocket, axe_selenium_python' 2>/
     # axe-selenium-python: ships axe-core, run on every page (0 serious or critical violations)
     "$venv/bin/pip" install -q 'selenium>=4.10,<5' 'websocket-client>=1.5,<2' 'axe-selenium-python>=2.1,<4'
 fi
+
+# The module rules first (no browser needed): imports resolve, no cycle, the shell lists every module.
+python3 Tests/Browser/imports.py "${PUBLIC_DIR:-$PWD/Public}"
 
 work=$(mktemp -d)
 pid=""

@@ -14,10 +14,11 @@ const DEMANDS_ACTION = new Set(['alarm_fired', 'missed_alarm_followup']);
 const PER_ALARM = new Set(['pre_alarm', 'alarm_fired', 'missed_alarm_followup']);
 
 /** The cache of the app shell; a new name (and the old one's deletion at activation) when its layout changes. */
-const SHELL_CACHE = 'chronir-shell-v1';
+const SHELL_CACHE = 'chronir-shell-v2';
 const SHELL = ['/index.html', '/app.css', '/manifest.webmanifest', '/icon.svg', '/js/app.js', '/js/api.js', '/js/errors.js',
   '/js/dom.js', '/js/realtime.js', '/js/group.js', '/js/alarmform.js', '/js/schedule.js', '/js/push.js', '/js/settings.js',
-  '/js/myalarms.js', '/js/tasks.js', '/js/outbox.js', '/js/signin.js', '/js/attachments.js'];
+  '/js/myalarms.js', '/js/tasks.js', '/js/outbox.js', '/js/signin.js', '/js/attachments.js',
+  '/js/answers.js', '/js/group-alarms.js', '/js/group-members.js', '/js/group-invites.js', '/js/group-activity.js'];
 
 self.addEventListener('install', (event) => {
   // Each file on its own: one that fails to load must not keep the worker (and with it Web Push) from installing.

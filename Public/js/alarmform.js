@@ -7,6 +7,51 @@ import { h, field, uid, GROUP_ICONS } from './dom.js';
 import { SCHEDULE_KINDS, WEEKDAYS, MONTHS, WEEK_OF_MONTH, allZones, canonicalZone, myZone, pad2, timeText } from './schedule.js';
 
 const MAX_TIMES = 6;
+/** The longest answer window and grace the server takes (minutes: 7 days; docs/api.md). */
+const MAX_WINDOW_MINUTES = 10080;
+/** Units a window is typed in (issue 33 item 12: hours and days, not minutes): [value, label, minutes]. */
+const WINDOW_UNITS = [['days', 'days', 1440], ['hours', 'hours', 60], ['minutes', 'minutes', 1]];
+/** The form's repeat choices: the API's kinds, with "Daily" first (sent as every 1 day). */
+const FORM_KINDS = [['daily', 'Daily'], ...SCHEDULE_KINDS];
+
+/** A window in minutes as the form shows it: in the largest unit that holds it whole (1440 → 1 day). */
+function windowParts(minutes) {
+  const [unit, , size] = WINDOW_UNITS.find(([, , m]) => minutes % m === 0 && (minutes > 0 || m === 1440));
+  return { amount: minutes / size, unit };
+}
+
+/** A duration field: an amount and its unit (days, hours, minutes), read back as minutes by `minutes()`;
+ *  `name` names the amount (`answer_lead`), `${name}_unit` the unit. */
+function windowInput(name, minutes, label, hint) {
+  const { amount, unit } = windowParts(minutes);
+  const number = h('input', { type: 'number', name, value: String(amount), min: 0, max: MAX_WINDOW_MINUTES, step: 1, required: true, inputmode: 'numeric', id: uid('w') });
+  const units = select(`${name}_unit`, WINDOW_UNITS.map(([v, l]) => [v, l]), unit);
+  units.setAttribute('aria-label', `${label}: unit`);
+  const hintEl = h('small', { class: 'hint', id: `${number.id}-hint` }, hint);
+  number.setAttribute('aria-describedby', hintEl.id);
+  return {
+    element: h('div', { class: 'field' }, h('label', { for: number.id }, label), h('span', { class: 'window' }, number, units), hintEl),
+    minutes() {
+      const [, , size] = WINDOW_UNITS.find(([v]) => v === units.value);
+      const total = Number.parseInt(number.value, 10) * size;
+      if (!Number.isFinite(total) || total < 0) throw new Error(`${label}: give a number.`);
+      if (total > MAX_WINDOW_MINUTES) throw new Error(`${label}: at most 7 days.`);
+      return total;
+    },
+  };
+}
+
+/** A time for "Add a time": the next whole hour after the latest time already given that is not given
+ *  yet (09:00 → 10:00), so a second time is a proposal rather than a copy; 09:00 when there is none. */
+export function freeTime(given) {
+  const taken = new Set(given);
+  const latest = given.length ? Math.max(...given.map((t) => Number(t.slice(0, 2)))) : 8;
+  for (let step = 1; step <= 24; step += 1) {
+    const candidate = `${pad2((latest + step) % 24)}:00`;
+    if (!taken.has(candidate)) return candidate;
+  }
+  return '12:00';
+}
 
 function today() {
   const d = new Date();
@@ -56,10 +101,13 @@ export function zonePicker(value, { label = 'Time zone', hint, name = 'timezone'
  */
 export function alarmForm({ alarm, members = [], personal = false, zone: defaultZone, onSave, onCancel }) {
   const a = alarm || {};
-  const s = a.schedule || { type: 'monthly_date', days_of_month: [1], interval: 1, start_date: today() };
+  // A new alarm starts Daily at 09:00 from today: the commonest household chore, and the kind whose
+  // answers are open at once (the default one-day lead window covers its next time).
+  const s = a.schedule || { type: 'daily', start_date: today() };
+  const shownKind = s.type === 'custom_days' && s.interval_days === 1 ? 'daily' : s.type;
   const title = h('input', { type: 'text', name: 'title', required: true, maxlength: 200, value: a.title || '' });
   const note = h('textarea', { name: 'note', maxlength: 2000, rows: 2 }, a.note || '');
-  const kind = select('schedule_type', SCHEDULE_KINDS, s.type);
+  const kind = select('schedule_type', FORM_KINDS, shownKind);
 
   // One fieldset per schedule kind; only the chosen one is shown (and submitted).
   const interval = (unit) => field(`Repeat every … ${unit}`, numberInput('interval', s.interval || 1, 1, 1000));
@@ -70,6 +118,7 @@ export function alarmForm({ alarm, members = [], personal = false, zone: default
       h('label', { for: id }, name));
   });
   const parts = {
+    daily: h('fieldset', {}, h('legend', {}, 'Daily'), h('p', { class: 'hint' }, 'Every day at the times below.')),
     weekly: h('fieldset', {}, h('legend', {}, 'Weekly'),
       h('fieldset', { class: 'checks plain' }, h('legend', { class: 'label' }, 'On these weekdays'), weekdayBoxes), interval('weeks')),
     monthly_date: h('fieldset', {}, h('legend', {}, 'Monthly on dates'),
@@ -115,7 +164,8 @@ export function alarmForm({ alarm, members = [], personal = false, zone: default
     return input;
   };
   for (const t of (a.times_of_day && a.times_of_day.length ? a.times_of_day : [{ hour: 9, minute: 0 }])) addTime(timeText(t));
-  const addTimeButton = h('button', { type: 'button', class: 'secondary small', onclick: () => { const i = addTime('12:00'); if (i) i.focus(); } }, 'Add a time');
+  const givenTimes = () => [...timesList.querySelectorAll('input[type="time"]')].map((i) => i.value).filter(Boolean);
+  const addTimeButton = h('button', { type: 'button', class: 'secondary small', id: uid('addtime'), onclick: () => { const i = addTime(freeTime(givenTimes())); if (i) i.focus(); } }, 'Add a time');
 
   const zonePick = zonePicker(a.timezone || defaultZone || myZone(), { hint: 'The times above are wall-clock times in this zone.' });
   const zone = zonePick.select;
@@ -136,9 +186,9 @@ export function alarmForm({ alarm, members = [], personal = false, zone: default
       const id = uid('r');
       return h('span', { class: 'check' }, h('input', { type: 'radio', id, name: ruleName, value: v, checked: rule === v }), h('label', { for: id }, label));
     }));
-  const grace = numberInput('grace_minutes', a.grace_minutes || 1440, 1, 10080);
+  const grace = windowInput('grace', a.grace_minutes || 1440, 'Counts as missed after', 'An answer is still possible this long after its time.');
   // The lead window: how long before its time an occurrence may be answered (docs/api.md#shared-alarm-controls).
-  const lead = numberInput('answer_lead_minutes', a.answer_lead_minutes ?? 1440, 0, 10080);
+  const lead = windowInput('answer_lead', a.answer_lead_minutes ?? 1440, 'Answers open before its time', 'Mark done is possible this long before; 0 = only from its time.');
   // The alarm's own colour and icon (shown on its card, on My tasks and My alarms).
   const color = h('input', { type: 'color', name: 'color_tag', id: uid('col'), value: (a.color_tag || '#0B57D0').toLowerCase() });
   const noColor = h('input', { type: 'checkbox', id: uid('nocol'), checked: !a.color_tag });
@@ -161,8 +211,7 @@ export function alarmForm({ alarm, members = [], personal = false, zone: default
     h('div', { class: 'field' }, h('span', { class: 'label' }, 'At'), timesList, addTimeButton),
     zonePick.element,
     personal ? h('span', { class: 'check' }, enabled, h('label', { for: enabled.id }, 'On (rings at its times)')) : [assignees, rules,
-      field('Answers open (minutes before its time)', lead, 'Mark done is possible this long before; 1440 = one day, 0 = only from its time.'),
-      field('Counts as missed after (minutes)', grace, 'An answer is still possible until then; 1440 = one day.')],
+      lead.element, grace.element],
     looks,
     error, h('div', { class: 'actions' }, submit, h('button', { type: 'button', class: 'secondary', onclick: onCancel }, 'Cancel')));
   showKind();
@@ -213,6 +262,10 @@ export function alarmForm({ alarm, members = [], personal = false, zone: default
       case 'custom_days':
         schedule.interval_days = int('interval_days');
         break;
+      case 'daily':
+        schedule.type = 'custom_days';
+        schedule.interval_days = 1;
+        break;
       case 'one_time':
         schedule.date = value('date');
         break;
@@ -222,7 +275,7 @@ export function alarmForm({ alarm, members = [], personal = false, zone: default
     if (kind.value === 'one_time') schedule.start_date = schedule.date;
     else schedule.start_date = startDate.value;
     schedule.end_date = kind.value === 'one_time' || !endDate.value ? null : endDate.value;
-    const times = [...timesList.querySelectorAll('input[type="time"]')].map((i) => i.value).filter(Boolean);
+    const times = givenTimes();
     if (!times.length) throw new Error('Give at least one time of day.');
     if (schedule.end_date && schedule.start_date && schedule.end_date < schedule.start_date) {
       throw new Error('The end date is before the start date. Pick an end date on or after the start.');
@@ -246,8 +299,8 @@ export function alarmForm({ alarm, members = [], personal = false, zone: default
       timezone: zone.value,
       assigned_to_uids: [...assignees.querySelectorAll('input:checked')].map((c) => c.value),
       completion_rule: rules.querySelector('input:checked').value,
-      grace_minutes: Number.parseInt(grace.value, 10),
-      answer_lead_minutes: Number.parseInt(lead.value, 10),
+      grace_minutes: grace.minutes(),
+      answer_lead_minutes: lead.minutes(),
       ...looksBody(),
     };
   }

@@ -4,12 +4,13 @@
 // (settings.js), /alarms (my personal alarms, myalarms.js) and /tasks (my shared alarms across groups, tasks.js).
 
 import { api, session, enc } from './api.js';
-import { h, replace, field, flashChanged, pauseForOffline } from './dom.js';
+import { tierText } from './errors.js';
+import { h, replace, field, flashChanged, pauseForOffline, groupBadge } from './dom.js';
 import { Realtime } from './realtime.js';
 import { Outbox } from './outbox.js';
 import { providerSignIn, isProviderReturn, returnedSignIn } from './signin.js';
 import { shortWhen } from './schedule.js';
-import { GroupPage, groupBadge } from './group.js';
+import { GroupPage } from './group.js';
 import { pushSettings, registerWorker } from './push.js';
 import { settingsPage } from './settings.js';
 import { myAlarmsPage } from './myalarms.js';
@@ -63,6 +64,53 @@ export function flash(message, kind = 'info') {
     h('button', { type: 'button', class: 'link', 'aria-label': 'Dismiss message', onclick: () => flash(null) }, '×')) : null);
 }
 
+// A message belongs to the action that caused it: the next action on the page clears it (issue 33
+// item 10: "The group is saved." stayed after saving an alarm), before that action's own message, if
+// any, arrives. An action is a press of a button or a link in the page, a submitted form, or a changed
+// choice (a switch, a select, a chosen file); buttons that only change the page (`data-local`: Details,
+// Less) and typing are not. Navigation clears it too (render), except the one message a page change
+// carries over (`keepFlash`: "You were removed from …").
+main.addEventListener('click', (event) => {
+  if (event.target.closest('button:not([data-local]), a[href], input[type="submit"]')) flash(null);
+}, true);
+main.addEventListener('change', (event) => {
+  if (event.target.matches('select, input[type="checkbox"], input[type="radio"], input[type="file"]')) flash(null);
+}, true);
+
+// Keyboard focus is never lost to <body> (issue 33 item 14). Pages put focus where an action leads
+// (the new card after Create, the button that opened a form after Cancel); when a re-render removes the
+// focused element anyway (✓ becomes a mark, a card leaves My tasks), focus goes to the same control
+// drawn again (its data-key or id), else into the nearest part of the page that is still there (the
+// card, then the list, then the section: its first control), else to the page's heading. Only a
+// removal moves focus: a click on the page's background leaves it on <body> as the browser does.
+let lastFocus = null; // {el, key, id, ancestors}
+document.addEventListener('focusin', (event) => {
+  const el = event.target;
+  if (!main.contains(el)) { lastFocus = null; return; }
+  const ancestors = [];
+  for (let p = el.parentElement; p && p !== main; p = p.parentElement) ancestors.push(p);
+  lastFocus = { el, key: el.dataset ? el.dataset.key : null, id: el.id || null, ancestors };
+});
+const FOCUSABLE = 'button:not(:disabled), a[href], input:not(:disabled):not([type="hidden"]), select:not(:disabled), textarea:not(:disabled), summary';
+
+function keepFocus() {
+  if (!lastFocus || lastFocus.el.isConnected) return;
+  if (document.activeElement && document.activeElement !== document.body) return;
+  if (lastFocus.el.tagName === 'H1') { focusMainHeading(); return; } // the heading drawn again keeps it
+  const visible = (el) => el && el.getClientRects().length > 0;
+  const same = (lastFocus.key && main.querySelector(`[data-key="${CSS.escape(lastFocus.key)}"]`))
+    || (lastFocus.id && document.getElementById(lastFocus.id));
+  let target = visible(same) && same.matches(FOCUSABLE) ? same : null;
+  for (const old of lastFocus.ancestors) {
+    if (target) break;
+    const place = old.isConnected ? old : (old.id && document.getElementById(old.id));
+    if (place && main.contains(place)) target = [...place.querySelectorAll(FOCUSABLE)].find(visible) || null;
+  }
+  if (!target) { focusMainHeading(); return; }
+  target.focus({ preventScroll: true });
+}
+new MutationObserver(keepFocus).observe(main, { childList: true, subtree: true });
+
 function showConnection({ state: s, detail }) {
   connection.hidden = !session.active;
   connection.dataset.state = s;
@@ -96,9 +144,31 @@ function setOffline(on, quiet = false) {
 
 // — routing —
 
+// Back and Forward return to where the page was scrolled (issue 33 item 14): each history entry keeps
+// its scroll position in its state, written as the page is left; a page drawn again after Back scrolls
+// there once it is tall enough (a group page draws after its snapshot arrives), or gives up after
+// SCROLL_RESTORE_MS. The browser's own restoration cannot know when a page drawn by script is ready.
+history.scrollRestoration = 'manual';
+const SCROLL_RESTORE_MS = 3000;
+
+function rememberScroll() {
+  history.replaceState({ ...(history.state || {}), scrollY: window.scrollY }, '', location.href);
+}
+
+function restoreScroll(y) {
+  if (!y) return;
+  const until = Date.now() + SCROLL_RESTORE_MS;
+  const attempt = () => {
+    if (document.documentElement.scrollHeight - window.innerHeight >= y) { window.scrollTo(0, y); return; }
+    if (Date.now() < until) requestAnimationFrame(attempt);
+    else window.scrollTo(0, y);
+  };
+  requestAnimationFrame(attempt);
+}
+
 export function navigate(path, { replaceState = false } = {}) {
   if (replaceState) history.replaceState(null, '', path);
-  else history.pushState(null, '', path);
+  else { rememberScroll(); history.pushState(null, '', path); window.scrollTo(0, 0); }
   render();
 }
 
@@ -111,7 +181,16 @@ document.addEventListener('click', (event) => {
   event.preventDefault();
   navigate(url.pathname);
 });
-window.addEventListener('popstate', () => render());
+window.addEventListener('popstate', (event) => {
+  render();
+  restoreScroll(event.state && event.state.scrollY);
+});
+// The position of the entry being left by Back (popstate comes after the change): kept as it scrolls.
+let scrollSaver = null;
+window.addEventListener('scroll', () => {
+  clearTimeout(scrollSaver);
+  scrollSaver = setTimeout(rememberScroll, 150);
+}, { passive: true });
 
 function render() {
   if (!keepFlash) flash(null);
@@ -141,9 +220,15 @@ function render() {
   return groupsPage();
 }
 
-function focusHeading() {
+/** Focuses the page's heading (never scrolling: navigation scrolled to the top, Back to where it was). */
+function focusMainHeading() {
   const heading = main.querySelector('h1');
-  if (heading) { heading.tabIndex = -1; heading.focus({ preventScroll: false }); }
+  if (heading) { heading.tabIndex = -1; heading.focus({ preventScroll: true }); }
+  return heading;
+}
+
+function focusHeading() {
+  const heading = focusMainHeading();
   const text = heading ? heading.textContent.trim() : '';
   document.title = text && text !== 'Chronir' ? `${text} · Chronir` : 'Chronir';
 }
@@ -158,7 +243,9 @@ function renderAccountNav() {
   setViewerZone(state.me && state.me.timezone);
   if (session.active && state.me) {
     const here = location.pathname;
-    const link = (href, text) => h('a', { href, 'aria-current': here === href ? 'page' : null }, text);
+    // "My " is a part of its own: a phone's one-line header shows "Groups", "Tasks", "Alarms" (app.css).
+    const link = (href, text) => h('a', { href, 'aria-current': here === href ? 'page' : null },
+      text.startsWith('My ') ? [h('span', { class: 'nav-my' }, 'My '), text.slice(3)] : text);
     replace(accountNav, link('/', 'My groups'), link('/tasks', 'My tasks'), link('/alarms', 'My alarms'), link('/settings', 'Settings'),
       h('span', { class: 'who' }, state.me.display_name),
       h('button', { type: 'button', class: 'link', onclick: logout }, 'Sign out'));
@@ -198,7 +285,7 @@ function subscribeUser() {
       renderAccountNav();
       showOutbox();
       outbox.flush(); // answers queued in an earlier visit, now that the user is known and the socket is up
-      if (state.page && state.page.kind === 'settings') state.page.userChanged();
+      if (state.page && state.page.userChanged) state.page.userChanged();
       if (state.page && state.page.kind === 'groups') state.page.refresh();
       if (state.page && state.page.kind === 'tasks') state.page.groupsChanged();
     },
@@ -214,7 +301,7 @@ function subscribeUser() {
         } else if (c.kind === 'user' && c.doc) {
           state.me = c.doc;
           renderAccountNav();
-          if (state.page && state.page.kind === 'settings') state.page.userChanged();
+          if (state.page && state.page.userChanged) state.page.userChanged();
         } else if (c.kind === 'settings' && c.doc) {
           applySettings(c.doc);
           if (state.page && state.page.kind === 'settings') state.page.settingsChanged(c.doc);
@@ -473,15 +560,22 @@ function groupsPage() {
             h('button', { type: 'button', onclick: () => answerInvitation(inv, 'accept') }, 'Accept'),
             h('button', { type: 'button', class: 'secondary', onclick: () => answerInvitation(inv, 'decline') }, 'Decline')))))] : null);
       for (const id of touched) flashChanged(document.getElementById(id));
+      const premium = !state.me || state.me.tier === 'premium';
+      create.hidden = !premium;
+      createRefused.hidden = premium;
     },
   };
   const name = h('input', { type: 'text', required: true, maxlength: 100 });
   const description = h('input', { type: 'text', maxlength: 500 });
   const error = h('p', { class: 'error', role: 'alert' });
-  const create = h('form', { class: 'card stack', 'aria-labelledby': 'new-group-h' },
+  const create = h('form', { class: 'card stack', 'aria-labelledby': 'new-group-h', id: 'create-group' },
     h('h2', { id: 'new-group-h' }, 'Create a group'),
     field('Name', name), field('Description (optional)', description), error,
     h('button', { type: 'submit' }, 'Create group'));
+  // Creating groups needs premium: another tier is told so instead of being offered a form it would be refused.
+  const createRefused = h('section', { class: 'card', id: 'create-group-tier', 'aria-labelledby': 'new-group-tier-h', hidden: true },
+    h('h2', { id: 'new-group-tier-h' }, 'Create a group'),
+    h('p', { class: 'notice' }, tierText('Creating a group needs', 'a Premium account'), ' You can still join groups others invite you to.'));
   create.addEventListener('submit', async (event) => {
     event.preventDefault();
     error.textContent = '';
@@ -492,27 +586,39 @@ function groupsPage() {
       state.groups.set(result.group.id, result.group);
       navigate(`/groups/${enc(result.group.id)}`);
     } catch (e) {
-      error.textContent = e.code === 'CA002' ? 'Creating groups needs a premium account. You can still join groups others invite you to.' : e.message;
+      error.textContent = e.code === 'CA002' ? `${tierText('Creating a group needs', 'a Premium account')} You can still join groups others invite you to.` : e.message;
     }
   });
-  replace(main, h('h1', {}, 'My groups'), list, invites, joinByCode(), create, pushSettings());
+  replace(main, h('h1', {}, 'My groups'), list, invites, joinByCode(), create, createRefused, pushSettings());
   state.page = page;
   watcher = watchGroups(page);
   page.refresh();
   focusHeading();
 }
 
+/** An invite code as typed (" k7p-2qx ") in the server's form ("K7P2QX"), or null when it is not 6
+ *  letters and digits once spaces, dashes and dots are gone. */
+export function inviteCodeFrom(typed) {
+  const code = String(typed).replace(/[\s\-‐-―.]/g, '').toUpperCase();
+  return /^[A-Z0-9]{6}$/.test(code) ? code : null;
+}
+
 /** A field to type an invite code someone read out or sent: it opens the join page for that code. */
 function joinByCode() {
-  const code = h('input', { type: 'text', name: 'invite_code', required: true, minlength: 6, maxlength: 6, autocomplete: 'off',
-    autocapitalize: 'characters', spellcheck: 'false', pattern: '[A-Za-z0-9]{6}', class: 'code' });
+  // Forgiving (issue 33 item 13): spaces, dashes and dots someone typed or pasted go, lower case is
+  // upper case; what is left must be the code's 6 letters and digits.
+  const code = h('input', { type: 'text', name: 'invite_code', required: true, maxlength: 20, autocomplete: 'off',
+    autocapitalize: 'characters', spellcheck: 'false', class: 'code', 'aria-describedby': 'join-code-error' });
+  const error = h('p', { class: 'error', role: 'alert', id: 'join-code-error' });
   const form = h('form', { class: 'card stack', 'aria-labelledby': 'join-code-h', id: 'join-by-code' },
     h('h2', { id: 'join-code-h' }, 'Join with a code'),
-    field('Invite code', code, 'The 6 characters someone gave you, e.g. K7P2QX.'),
+    field('Invite code', code, 'The 6 characters someone gave you, e.g. K7P2QX.'), error,
     h('button', { type: 'submit' }, 'Continue'));
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    navigate(`/join/${enc(code.value.trim().toUpperCase())}`);
+    const typed = inviteCodeFrom(code.value);
+    if (!typed) { error.textContent = 'An invite code is 6 letters and digits, e.g. K7P2QX.'; code.focus(); return; }
+    navigate(`/join/${enc(typed)}`);
   });
   return form;
 }

@@ -3,15 +3,16 @@
 // describes each owner with `AttachmentOwner` and keeps one `Attachments` for its lists and pictures.
 
 import { apiUpload, apiBlob } from './api.js';
-import { h } from './dom.js';
 import { shortWhen } from './schedule.js';
-import { confirmButton } from './group.js'; // used at run time only, so the import cycle is harmless
+import { h, confirmButton } from './dom.js';
+import { tierText } from './errors.js';
 
 /** An owner as the component needs it:
  *  - `kind`: the server's `owner_kind` (`shared_alarm`, `shared_completion`, `personal_alarm`);
  *  - `id`: the owner's id; `path`: its attachments collection (`…/attachments`);
  *  - `title`: what the labels name ("“Rent”", "Ana’s answer to “Rent”"); `noun`: "an alarm", "an answer";
  *  - `canUpload`: whether the viewer may add (the server checks again: tier, type, size, who);
+ *  - `needsTier`: the viewer may not add only for their tier: the place of the file field says so and how to get it;
  *  - `canRemove(x)`: whether the viewer may remove attachment `x`;
  *  - `touch`: the element id the page highlights when the owner's list changes;
  *  - `fileName`: a downloaded PDF's name, without `.pdf`; `loadNow`: false to draw "Loading…" without fetching.
@@ -59,6 +60,8 @@ export class Attachments {
       input.addEventListener('change', () => { if (input.files && input.files[0]) this.upload(owner, input.files[0], input); });
       add = h('div', { class: 'field att-add' }, h('label', { for: inputId }, compact ? `Add a photo or PDF to ${owner.title}` : 'Add a photo or PDF'), input,
         h('small', { class: 'hint' }, `JPEG, PNG, HEIC or PDF, up to 10 MB; at most 5 on ${owner.noun}.`));
+    } else if (owner.needsTier && !compact) {
+      add = h('p', { class: 'hint att-tier' }, tierText('Adding photos and files needs'));
     }
     let items;
     if (list === undefined) {

@@ -99,3 +99,39 @@ export function groupBadge(g) { return badge(g, 'group-badge'); }
 
 /** An alarm's own colour and icon before its title (the same look, a little smaller). */
 export function alarmBadge(a) { return badge(a, 'group-badge alarm-badge'); }
+
+/** How long an armed confirm button waits for its second press. */
+const ARMED_MS = 10000;
+/** Armed confirm buttons by data-key → disarm timer: a live re-render draws them armed again. */
+const armed = new Map();
+
+/** A button that asks once more before acting: first press arms it, the second acts. Its armed state
+ *  lives outside the element, so a re-render in between keeps it. */
+export function confirmButton(label, text, key, action) {
+  const button = h('button', { type: 'button', class: 'secondary small danger-button', 'data-key': key, 'aria-label': label }, text);
+  const show = (on) => {
+    button.textContent = on ? `Confirm: ${text.toLowerCase()}` : text;
+    button.setAttribute('aria-label', on ? `Confirm: ${label}` : label);
+    button.classList.toggle('armed', on);
+  };
+  show(armed.has(key));
+  button.addEventListener('click', () => {
+    if (!armed.has(key)) {
+      armed.set(key, setTimeout(() => {
+        armed.delete(key);
+        for (const el of document.querySelectorAll(`[data-key="${CSS.escape(key)}"].armed`)) {
+          el.classList.remove('armed');
+          el.textContent = text;
+          el.setAttribute('aria-label', label);
+        }
+      }, ARMED_MS));
+      show(true);
+      return;
+    }
+    clearTimeout(armed.get(key));
+    armed.delete(key);
+    button.disabled = true;
+    action();
+  });
+  return button;
+}

@@ -44,9 +44,21 @@ const VALIDATION = [
   [/that is already the account's address/, () => 'That is already your address.'],
 ];
 
+/** How an account gets a higher tier on a self-hosted server: said with every refusal for the tier
+ *  (issue 33 item 10), so a household knows whom to ask and what to run. */
+export const TIER_HOW = 'On a self-hosted server the operator sets it: chronir-admin users set-tier <email> plus (or premium).';
+
+/** What `what` needs ("Photos and files need", `tier` "Plus or Premium"), and how to get it. */
+export function tierText(what, tier = 'a Plus or Premium account') {
+  return `${what} ${tier}. ${TIER_HOW}`;
+}
+
+/** Whether the signed-in user `me` is on the free tier (what it would be refused is not offered). */
+export function isFree(me) { return Boolean(me && me.tier === 'free'); }
+
 const BY_CODE = {
   CA001: 'The limit of alarms is reached: delete one first.',
-  CA002: 'This needs a Plus or Premium account.',
+  CA002: tierText('This needs'),
   CA003: 'This group is full.',
   CA004: 'This invitation has expired. Ask for a new one.',
   CA005: 'This invitation has already been used.',

@@ -7,12 +7,12 @@
 
 import { enc } from './api.js';
 import { Attachments } from './attachments.js';
-import { h, replace, flashChanged, syncSwitch, alarmBadge } from './dom.js';
+import { h, replace, flashChanged, syncSwitch, alarmBadge, confirmButton } from './dom.js';
 import { alarmForm } from './alarmform.js';
-import { confirmButton } from './group.js';
+import { tierText, isFree } from './errors.js';
 import { scheduleInWords, whenIn, relativeTime } from './schedule.js';
 
-const TIER_TEXT = 'Personal alarms kept in your account need a Plus or Premium account. Your groups’ shared alarms work on every account.';
+const TIER_TEXT = `${tierText('Personal alarms kept in your account need')} Your groups’ shared alarms work on every account.`;
 
 /** Builds the page in ctx.main; returns the page object app.js keeps as state.page. */
 export function myAlarmsPage(ctx) {
@@ -33,7 +33,7 @@ export function myAlarmsPage(ctx) {
   });
   /** A personal alarm as an attachments owner: its account adds and removes (the server checks the tier). */
   const owner = (a) => ({ kind: 'personal_alarm', id: a.id, title: `“${a.title}”`, noun: 'an alarm', fileName: a.title,
-    touch: `personal-${a.id}`, path: `${base}/${enc(a.id)}/attachments`, canUpload: true, canRemove: () => true });
+    touch: `personal-${a.id}`, path: `${base}/${enc(a.id)}/attachments`, canUpload: !isFree(ctx.me()), needsTier: isFree(ctx.me()), canRemove: () => true });
   const failed = (e) => {
     if (e.code === 'CA002') { notice.textContent = TIER_TEXT; return new Error(TIER_TEXT); }
     if (e.code === 'CA010') return new Error('This alarm was changed on another device meanwhile. Cancel and edit again to see that version.');
@@ -139,12 +139,22 @@ export function myAlarmsPage(ctx) {
   };
 
   page.rerender = () => draw();
+  /** The signed-in user changed (the `user` feed: a new tier among others). A free account is not
+   *  offered New alarm and is told why at once; after an upgrade the notice goes and the button comes
+   *  back without a reload (issue 33 items 10, 11). */
+  page.userChanged = () => {
+    const free = isFree(ctx.me());
+    notice.textContent = free ? TIER_TEXT : '';
+    newButton.hidden = free || page.editing !== null;
+    draw();
+  };
   newButton.addEventListener('click', () => edit('new'));
   replace(ctx.main, h('h1', {}, 'My alarms'),
     h('p', { class: 'lead' }, 'Alarms for you alone, kept in your account and synced to your phones.'),
     notice,
     h('div', { class: 'section-head' }, h('span'), newButton),
     formSlot, list);
+  page.userChanged();
   ctx.focusHeading();
   ctx.api('GET', base).then((r) => {
     for (const a of r.alarms) { alarms.set(a.id, a); attachments.fromDocument('personal_alarm', a); }

@@ -158,12 +158,43 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-/** How far `iso` is from `now` in words: "in 3 days", "in 2 h", "5 min ago", "now". */
+/** From how far ahead a time is said by its day and clock ("tomorrow, 18:30") rather than by a distance. */
+const CALENDAR_FROM = 12 * HOUR;
+/** Up to how many days ahead the day is named ("Friday, 18:30"); later ones say "in 9 days". */
+const CALENDAR_DAYS = 6;
+
+/** The wall-clock date of `ms` in the viewer's zone as a day count, to tell today from tomorrow. */
+function dayIndex(ms) {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: viewerZone || myZone(), year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(ms));
+  return Math.round(Date.parse(`${parts}T00:00:00Z`) / DAY);
+}
+
+/** A future time 12 h or more ahead by its day and clock in the viewer's zone: "today, 21:00",
+ *  "tomorrow, 18:30", "Friday, 18:30" (issue 33 item 13: "in 2 days" for tomorrow evening was
+ *  wrong-footing), or null beyond CALENDAR_DAYS. */
+function calendarWords(ms, now) {
+  const days = dayIndex(ms) - dayIndex(now);
+  if (days > CALENDAR_DAYS) return null;
+  const zone = viewerZone || myZone();
+  const clock = new Intl.DateTimeFormat(locale(), { timeZone: zone, ...hourOptions() }).format(new Date(ms));
+  if (days <= 0) return `today, ${clock}`;
+  if (days === 1) return `tomorrow, ${clock}`;
+  return `${new Intl.DateTimeFormat(locale(), { timeZone: zone, weekday: 'long' }).format(new Date(ms))}, ${clock}`;
+}
+
+/** How far `iso` is from `now` in words: "in 2 h", "5 min ago", "now"; a future time 12 h or more
+ *  ahead by its day: "tomorrow, 18:30", "Friday, 18:30"; further on "in 9 days", "in 3 years". */
 export function relativeTime(iso, now = Date.now()) {
   if (!iso) return '';
   const diff = new Date(iso).getTime() - now;
   const abs = Math.abs(diff);
   if (abs < MINUTE) return 'now';
+  if (diff >= CALENDAR_FROM) {
+    try {
+      const words = calendarWords(now + diff, now);
+      if (words) return words;
+    } catch { /* an unknown zone: the distance below */ }
+  }
   let amount;
   if (abs < HOUR) amount = `${Math.round(abs / MINUTE)} min`;
   else if (abs < DAY) amount = `${Math.round(abs / HOUR)} h`;

@@ -5,10 +5,9 @@
 // profile and settings current when another device changes them.
 
 import { enc } from './api.js';
-import { h, replace, field, flashChanged } from './dom.js';
+import { h, replace, field, flashChanged, confirmButton } from './dom.js';
 import { zonePicker } from './alarmform.js';
 import { pushSettings } from './push.js';
-import { confirmButton } from './group.js';
 import { relativeTime, shortWhen } from './schedule.js';
 
 /** The synced settings this page edits (the rest stay as they are: phone apps use them). */

@@ -7,10 +7,9 @@
 // and fetches the list again when a shared alarm or a completion changes there; relative times ("in
 // 3 days", "Overdue 2 h") are drawn again every minute.
 
-import { h, replace, flashChanged } from './dom.js';
+import { h, replace, flashChanged, groupBadge, alarmBadge } from './dom.js';
 import { enc } from './api.js';
-import { groupBadge, myAnswer, postCompletion, answerErrorText, queuedAnswer } from './group.js';
-import { alarmBadge } from './dom.js';
+import { myAnswer, postCompletion, answerErrorText, queuedAnswer } from './answers.js';
 import { occurrenceState, relativeTime, shortWhen, isPaused } from './schedule.js';
 
 /** Alarms per page (`limit`); the browser scenario makes it small to page through a few. */
@@ -42,6 +41,9 @@ export function tasksPage(ctx) {
   let timer = null;
   const ticker = setInterval(() => { if (!closed && alarms.length) tick(); }, ticking.ms);
   const watched = new Map(); // group id → whether its first snapshot arrived
+  // Alarm ids whose Mark done is on its way: the button stays disabled through redraws (a double tap
+  // sends one answer).
+  const sending = new Set();
 
   const list = h('ul', { class: 'cards', id: 'task-list', 'aria-live': 'polite', 'aria-busy': 'true' },
     h('li', { class: 'meta' }, 'Loading…'));
@@ -153,7 +155,9 @@ export function tasksPage(ctx) {
     } else if (todo === 'opens-later') {
       action = h('p', { class: 'meta opens' }, `Answers open ${relativeTime(a.answerable_from)}.`);
     } else if (todo === 'answer') {
+      const busy = sending.has(a.id);
       action = h('div', { class: 'actions' }, h('button', { type: 'button', class: 'done', 'data-queue': true, 'aria-describedby': `task-title-${a.id}`,
+        disabled: busy, 'aria-busy': busy ? 'true' : null,
         onclick: (e) => answer(a, e.currentTarget) }, st.state === 'upcoming' ? 'Mark done early' : 'Mark done'));
     } else if (occ && (occ.answered || []).some((x) => x.user_id === meId)) {
       action = h('p', { class: 'meta' }, 'You have answered this occurrence.');
@@ -169,8 +173,10 @@ export function tasksPage(ctx) {
   }
 
   async function answer(a, button) {
+    if (sending.has(a.id)) return; // a second tap while the first is on its way
     button.disabled = true;
     if (!(ctx.isOffline && ctx.isOffline())) {
+      sending.add(a.id);
       try {
         await postCompletion(ctx.api, a.group_id, a, 'completed');
         ctx.flash(`Marked done: ${a.title}.`, 'ok');
@@ -182,6 +188,8 @@ export function tasksPage(ctx) {
           if (!closed) load(false, [`task-${a.id}`]);
           return;
         }
+      } finally {
+        sending.delete(a.id);
       }
     }
     // Offline, or the request never reached the server: kept and sent when the connection is back.
@@ -208,6 +216,14 @@ export function tasksPage(ctx) {
         // The first snapshot is the state the list was fetched at; a later one (a reset after a drop) is news.
         snapshot() { if (watched.get(id)) refetchSoon(); watched.set(id, true); },
         change(msg) {
+          // A renamed (or recoloured) group: its cards say the new name at once (issue 33 item 11: the
+          // old one stayed until a reload). The list of my groups (app.js, the `user` feed's) is the
+          // one every page reads, so it is brought up to date here, where the change arrives.
+          for (const c of msg.changes) {
+            const known = c.kind === 'group' && c.doc && ctx.groups().get(c.doc.id || id);
+            if (known) ctx.groups().set(id, { ...known, ...c.doc });
+          }
+          if (alarms.length && msg.changes.some((c) => c.kind === 'group')) tick();
           if (msg.changes.some((c) => c.kind === 'shared_alarm' || c.kind === 'shared_completion' || c.kind === 'group')) refetchSoon();
         },
         revoked() { refetchSoon(); },
