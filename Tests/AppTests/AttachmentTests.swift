@@ -258,7 +258,7 @@ struct AttachmentTests {
         let grace = AttachmentConfig().orphanGraceMilliseconds
         let outcome = try AttachmentSweep.run(
             files: files, graceMilliseconds: grace, at: s.h.clock.nowMilliseconds() + grace + 1, on: s.h.database)
-        #expect(outcome == AttachmentSweep.Outcome(rowsRetired: 1, filesRemoved: 2))
+        #expect(outcome == AttachmentSweep.Outcome(rowsRetired: 1, filesRemoved: 2, tombstonesDropped: 1))
         #expect(s.storedFiles().isEmpty)
     }
 
