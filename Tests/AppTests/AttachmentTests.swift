@@ -249,6 +249,30 @@ struct AttachmentTests {
         #expect(await s.h.send(.get, "\(s.path)/\(keptID)", token: s.f.owner.token).status == 200)
     }
 
+    @Test("issue 37 #2: decodes have a bounded pool of their own; with it full, an upload is 503 and a static file is served")
+    func decodePool() async throws {
+        let root = TemporaryDirectory(prefix: "public")
+        try Data("<h1>ok</h1>".utf8).write(to: URL(fileURLWithPath: root.path + "/index.html"))
+        let s = try await Setup.make(members: 1) { $0.publicDirectory = root.path }
+        let services = s.h.app.services
+        // Structure: not the pool static files and health checks use, nor the hashing one; bounded.
+        #expect(services.decoding !== services.workers && services.decoding !== services.hashing)
+        let config = AttachmentConfig()
+        #expect(services.decoding.width == config.decodeThreads && config.decodeThreads == 1)
+        #expect(services.decoding.acceptedJobs == config.decodeThreads + config.maxQueuedDecodes)
+        // Fill it with decodes that do not finish until released.
+        let release = DispatchSemaphore(value: 0)
+        let capacity = try #require(services.decoding.acceptedJobs)
+        let jobs = (0..<capacity).map { _ in Task { try await services.decoding.run { release.wait() } } }
+        #expect(await eventuallyAsync { services.decoding.pendingJobs == capacity })
+        let refused = await s.upload(SampleMedia.png())
+        #expect(refused.status == 503 && refused.header("Retry-After") == "1", "\(refused.text)")
+        #expect(await s.h.send(.get, "/index.html").status == 200)
+        for _ in 0..<capacity { release.signal() }
+        for job in jobs { try await job.value }
+        #expect(await s.upload(SampleMedia.png()).status == 201)
+    }
+
     @Test("the alarm's deletion retires its attachments, and the sweep then removes their files")
     func alarmDeletion() async throws {
         let s = try await Setup.make(members: 1)

@@ -82,7 +82,7 @@ enum AttachmentRoutes {
                 owner, userID: user.id, incomingBytes: Int64(body.count), limits: limits, at: now, on: db)
         }
         let declared = request.headers[first: "content-type"]
-        let media = try await services.workers.run { try processor.process(file: body.path, declaredType: declared) }
+        let media = try await services.decoding.run { try processor.process(file: body.path, declaredType: declared) }
         // A PDF is stored as uploaded: the upload's file itself (hard-linked), else the re-encoded bytes.
         let storeFile: @Sendable () throws -> String = {
             media.type == .pdf ? try files.store(file: body.path, now: now) : try files.store(media.bytes, now: now)
