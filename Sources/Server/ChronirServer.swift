@@ -229,7 +229,8 @@ struct ChronirServer: ParsableCommand {
         help:
             """
             Largest attachment upload in bytes, checked from Content-Length before the body is read (413 PHOTO_TOO_LARGE); JSON bodies \
-            keep 1 MiB. The body is held in memory while it is checked. [env: CHRONIR_MAX_ATTACHMENT_BYTES] \
+            keep 1 MiB. The request is authenticated and authorised from its head first; only then is the body \
+            streamed to a temporary file under the data directory (never held in memory). [env: CHRONIR_MAX_ATTACHMENT_BYTES] \
             (default: \(Default.attachments.maxFileBytes), \(Default.attachments.maxFileBytes >> 20) MiB)
             """
     )
