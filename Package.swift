@@ -72,7 +72,7 @@ let package = Package(
         // the header, full decode, metadata-free re-encode and thumbnails through libvips. Bytes in,
         // bytes out: no files, sockets or clocks. The only module of the server that links CVips (TestSupport
         // builds test inputs with it).
-        .target(name: "Media", dependencies: ["CVips"], swiftSettings: strict),
+        .target(name: "Media", dependencies: ["CVips", "CZlib"], swiftSettings: strict),
         // Pure domain rules: accounts, emails, passwords policy, rate limits; the change-log values
         // (Change, ChangeKind, ChangeEvent, ChangeFeed.Row/Batch/Replay) Store writes and Realtime reads. No I/O.
         .target(name: "Domain", dependencies: ["Hashing", "Push"], swiftSettings: strict),
@@ -122,7 +122,8 @@ let package = Package(
         // Test helpers shared by the test targets: chunk feeder, temp databases, loopback client, clock,
         // the Python venv for fake services (Tests/Fakes), a throwaway TLS certificate authority.
         .target(
-            name: "TestSupport", dependencies: ["Wire", "Storage", "SQLite", "Postgres", "Transport", "Domain", "CVips", "Media"],
+            name: "TestSupport",
+            dependencies: ["Wire", "Storage", "SQLite", "Postgres", "Transport", "Domain", "CVips", "CZlib", "Media"],
             swiftSettings: strict),
 
         // Build-time tool + plugin that turn Migrations/<dialect>/*.sql into Swift source inside Store, so the

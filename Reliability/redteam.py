@@ -18,6 +18,7 @@ import sqlite3
 import ssl
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -284,6 +285,114 @@ def finding_37_1_stalled_push():
         fake.kill()
         fake.wait()
 
+
+
+def upload(path, body, token, content_type="application/pdf"):
+    """One raw-body upload on a fresh connection; returns (status, parsed JSON or text, seconds)."""
+    c = http.client.HTTPConnection(URL.hostname, URL.port, timeout=120)
+    started = time.monotonic()
+    c.request("POST", path, body=body, headers={"Authorization": "Bearer " + token, "Content-Type": content_type})
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    try:
+        return r.status, json.loads(data) if data else None, time.monotonic() - started
+    except ValueError:
+        return r.status, data.decode(errors="replace"), time.monotonic() - started
+
+
+def alarm_upload_path():
+    """A fresh premium account's group and alarm; returns (owner token, its upload path)."""
+    _, owner, _ = register("uploader")
+    status, g = call("POST", "/v1/groups", {"name": "Uploads"}, owner)
+    check(status == 201, f"create group: {status}")
+    gid = g["group"]["id"]
+    status, alarm = call("POST", f"/v1/groups/{gid}/alarms", {
+        "title": "Filter", "schedule": {"type": "custom_days", "interval_days": 1, "start_date": "2026-02-01"},
+        "times_of_day": [{"hour": 10, "minute": 0}], "timezone": "UTC", "completion_rule": "any",
+        "assigned_to_uids": []}, owner)
+    check(status == 201, f"create alarm: {status} {alarm}")
+    return owner, f"/v1/groups/{gid}/alarms/{alarm['id']}/attachments"
+
+
+def finding_37_2_render_bombs():
+    """Issue 37 #2: two PDF render bombs at once (one 7,990² pt page, a Flate stream of N full-page
+    fills: the attack's N = 1,000, and N = 200,000 just under the content bound); GET /index.html meanwhile."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from sample_pdf import render_bomb
+    results = {}
+
+    def bomb(name, fills):
+        token, path = alarm_upload_path()
+        body = render_bomb(fills)
+        results[name] = (len(body),) + upload(path, body, token)
+
+    # REDTEAM_BOMBS=1000,1000 replays the issue's exact scenario (two of the attack's PDF), also against a
+    # server from before the fix; the content-bound check below then is skipped (it would render for hours).
+    fills = [int(n) for n in os.environ.get("REDTEAM_BOMBS", "1000,200000").split(",")]
+    threads = [threading.Thread(target=bomb, args=(f"{i}: N={n}", n)) for i, n in enumerate(fills)]
+    for t in threads:
+        t.start()
+    pages = []
+    while any(t.is_alive() for t in threads):
+        started = time.monotonic()
+        status, _ = call("GET", "/index.html")
+        pages.append((status, time.monotonic() - started))
+        time.sleep(0.05)
+    for t in threads:
+        t.join()
+    for name, (size, status, doc, seconds) in sorted(results.items()):
+        print(f"  bomb {name}: {size} bytes → {status} in {seconds:.2f} s")
+        check(status in (201, 422), f"bomb {name}: {status} {doc}")
+    slowest = max((s for _, s in pages), default=0)
+    print(f"  GET /index.html during the bombs: {len(pages)} requests, slowest {slowest:.3f} s")
+    check(all(status == 200 for status, _ in pages), f"index.html: {pages}")
+    check(slowest < 1, f"GET /index.html took {slowest:.2f} s during two render bombs")
+    if "REDTEAM_BOMBS" in os.environ:
+        return
+    # Past the content bound: refused before rendering.
+    token, path = alarm_upload_path()
+    status, doc, seconds = upload(path, render_bomb(250_000), token)
+    print(f"  bomb N=250,000 (past the 4 MiB content bound): {status} in {seconds:.2f} s")
+    check(status == 422 and doc["error"]["code"] == "CA063", f"past the bound: {status} {doc}")
+
+
+def finding_37_5_quota_delete_reupload():
+    """Issue 37 #5: upload 600 KB against a 1 MiB quota (redteam.sh's --attachment-quota-user), delete it,
+    upload it again: the deleted file is on disk for 7 more days, so its bytes must still count."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from sample_pdf import pdf
+    token, path = alarm_upload_path()
+    body = pdf(600_000, "quota")
+    status, doc, _ = upload(path, body, token)
+    check(status == 201, f"upload: {status} {doc}")
+    check(call("DELETE", f"{path}/{doc['id']}", token=token)[0] == 204, "delete")
+    status, again, _ = upload(path, body, token)
+    print(f"  upload, delete, upload again: {status} {again['error']['code'] if status != 201 else ''}")
+    check(status == 409 and again["error"]["code"] == "CA065", f"re-upload after delete: {status} (the quota was bypassed)")
+
+
+def finding_37_6_upload_before_auth():
+    """Issue 37 #6: 20 connections send an upload head with no Authorization and 64 KiB of a 10 MiB body."""
+    token, path = alarm_upload_path()
+    socks, answers = [], []
+    for _ in range(20):
+        sock = socket.create_connection((URL.hostname, URL.port), timeout=10)
+        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\n"
+                     f"Content-Length: {10 * 1024 * 1024}\r\n\r\n".encode() + b"%PDF-" + b"A" * (64 * 1024 - 5))
+        socks.append(sock)
+    time.sleep(1)  # what the server stored meanwhile (before the fix: one .tmp file per connection)
+    temporary = [n for _, _, names in os.walk(os.path.join(DATA_DIR, "attachments")) for n in names if n.startswith(".tmp-")]
+    for sock in socks:
+        try:
+            answers.append(sock.recv(200).split(b"\r\n")[0].decode(errors="replace"))
+        except OSError as error:
+            answers.append(str(error))
+    for sock in socks:
+        sock.close()
+    print(f"  answers: {sorted(set(answers))}; .tmp files meanwhile: {len(temporary)}")
+    check(all(a.startswith("HTTP/1.1 401") for a in answers), f"answers: {answers}")
+    check(not temporary, f"{len(temporary)} temporary files from unauthenticated uploads")
 
 
 FINDINGS = dict(sorted(((name[len("finding_"):], f) for name, f in globals().items() if name.startswith("finding_")),

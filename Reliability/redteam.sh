@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The red team's findings (issue 15; docs/security.md) replayed against the built server: starts
+# The red team's findings (issue 15, and issue 37's 37_*; docs/security.md) replayed against the built server: starts
 # chronir-server on a temporary data directory with a public directory holding dotfiles and access
 # logging at info, then runs Reliability/redteam.py (one check per finding; FINDING… selects some,
 # e.g. `6_login_lockout`, `37_1_stalled_push`). Fails when any attack still works. Issue 37's push
@@ -25,7 +25,8 @@ echo 'Contact: mailto:security@example.com' >"$work/public/.well-known/security.
 make_test_ca "$work" || { echo "openssl: $(cat "$work/openssl.log")" >&2; exit 1; }
 REDTEAM_VENV_PYTHON=$(python_venv) REDTEAM_CA=$work/ca.pem REDTEAM_CERT=$work/server.pem REDTEAM_KEY=$work/server.key
 export REDTEAM_VENV_PYTHON REDTEAM_CA REDTEAM_CERT REDTEAM_KEY
+# A 1 MiB attachment quota: issue 37 #5's check uploads 600 KB, deletes it and uploads it again.
 start_server "$work/server.log" --data-dir "$work/data" --password-hashing fast --log-level info --default-tier premium \
-    --public-dir "$work/public" --push-allow-private-endpoints --outbound-ca-file "$work/ca.pem"
+    --public-dir "$work/public" --push-allow-private-endpoints --outbound-ca-file "$work/ca.pem" --attachment-quota-user 1048576
 echo "server pid $server_pid on $base ($SERVER)"
 python3 Reliability/redteam.py "$base" "$work/data" "$work/server.log" "$ADMIN" "$@"

@@ -14,6 +14,10 @@ public struct Services: Sendable {
     public var workers: WorkerPool
     /// Password hashing (scrypt) only: bounded (`AppConfig.maxQueuedHashes`); full → `Saturated` → 503.
     public var hashing: WorkerPool
+    /// Attachment decodes (`MediaProcessor`) only: `AttachmentConfig.decodeThreads` wide, bounded by
+    /// `maxQueuedDecodes`; full → `Saturated` → 503. Never `workers`, so a costly decode cannot hold a
+    /// static file or a health check.
+    public var decoding: WorkerPool
     /// Registrations per hour per client network and in total (`AppConfig.registrationLimits`).
     public var registrations: RegistrationLimiter
     public var logger: Logger
@@ -49,6 +53,8 @@ public struct Services: Sendable {
         self.workers = workers
         self.hashing =
             hashing ?? WorkerPool(width: config.hashingThreads, maxQueued: config.maxQueuedHashes, label: "chronir.hashing")
+        decoding = WorkerPool(
+            width: config.attachments.decodeThreads, maxQueued: config.attachments.maxQueuedDecodes, label: "chronir.decoding")
         self.registrations = RegistrationLimiter(limits: config.registrationLimits, clock: clock, database: database)
         self.logger = logger
         writeBudgets = WriteBudgets(budget: config.writeBudget)

@@ -51,6 +51,48 @@ static inline int chronir_vips_pdfload(const void *bytes, size_t length, VipsIma
 }
 
 /*
+ * A PDF's first page rendered at `scale` × 72 dpi (a thumbnail-sized render: each drawing operator
+ * then fills at most a thumbnail's pixels, not the page's 64 Mpixels at 72 dpi; issue 37).
+ */
+static inline int chronir_vips_pdfload_scaled(const void *bytes, size_t length, VipsImage **out, double scale) {
+    return vips_pdfload_buffer((void *)bytes, length, out, "access", VIPS_ACCESS_SEQUENTIAL, "fail_on", VIPS_FAIL_ON_ERROR,
+        "scale", scale, NULL);
+}
+
+static inline int chronir_vips_pdfload_file_scaled(const char *path, VipsImage **out, double scale) {
+    return vips_pdfload(path, out, "access", VIPS_ACCESS_SEQUENTIAL, "fail_on", VIPS_FAIL_ON_ERROR, "scale", scale, NULL);
+}
+
+/*
+ * A render deadline (issue 37): once `deadline` (g_get_monotonic_time, µs) has passed, the next
+ * progress report of an evaluation of the image — or of any image computed from it — kills it
+ * (vips_image_set_kill); the evaluation then fails and `fired` says why. libvips reports progress
+ * between the tiles it computes, so a single call into a loader (one poppler render) is not cut
+ * short: the deadline bounds how many such calls run, the content bound how long one takes.
+ */
+typedef struct {
+    gint64 deadline;
+    int fired;
+} chronir_deadline;
+
+static void chronir_deadline_eval(VipsImage *image, VipsProgress *progress, gpointer data) {
+    (void)progress;
+    chronir_deadline *deadline = (chronir_deadline *)data;
+    if (g_get_monotonic_time() >= deadline->deadline) {
+        deadline->fired = 1;
+        vips_image_set_kill(image, TRUE);
+    }
+}
+
+/* Arms `deadline` (which must outlive every evaluation of `image`) to pass `milliseconds` from now. */
+static inline void chronir_vips_set_deadline(VipsImage *image, chronir_deadline *deadline, long milliseconds) {
+    deadline->deadline = g_get_monotonic_time() + (gint64)milliseconds * 1000;
+    deadline->fired = 0;
+    vips_image_set_progress(image, TRUE);
+    g_signal_connect(image, "eval", G_CALLBACK(chronir_deadline_eval), deadline);
+}
+
+/*
  * The same four loaders reading a file (an upload the transport streamed to disk): libvips reads it
  * as it decodes instead of the upload being held in memory. Same options as the buffer loaders.
  */

@@ -11,4 +11,8 @@ public enum MediaError: Error, Equatable, Sendable {
     case corrupt(String)
     /// The header claims more pixels than `MediaLimits.maxPixels`. → 422.
     case tooManyPixels(width: Int, height: Int, limit: Int)
+    /// Rendering would cost more than the limits allow: a PDF whose content inflates past
+    /// `MediaLimits.maxPDFContentBytes`, or a decode stopped at `renderDeadlineMilliseconds`. → 422
+    /// (the same code as `tooManyPixels`: both say the content is too large to render).
+    case tooCostly(String)
 }

@@ -7,8 +7,11 @@ import Glibc
 /// metadata block stripped (EXIF GPS positions never reach other members), PDFs parsed by poppler
 /// for their first page — and a JPEG thumbnail. Input is bytes in memory, or the one file an upload
 /// was streamed to (`process(file:declaredType:)`: only its head and tail are read into memory, libvips
-/// decodes from the file); output is bytes. No sockets or clocks. CPU-heavy and blocking: callers run
-/// it off the event loops (App's worker pool).
+/// decodes from the file; a PDF is read whole for `PDFContentBound`); output is bytes. No sockets; the
+/// one clock is libvips' own, for the render deadline (`MediaLimits.renderDeadlineMilliseconds`).
+/// A PDF's cost is bounded before it is rendered (`MediaLimits.maxPDFContentBytes`) and its first page
+/// is rendered at thumbnail size only. CPU-heavy and blocking: callers run it off the event loops, on
+/// a pool of its own (App's `Services.decoding`).
 public struct MediaProcessor: Sendable {
     public let limits: MediaLimits
 
@@ -75,27 +78,41 @@ public struct MediaProcessor: Sendable {
 
     /// The first `headWindow` and last `zipTailWindow` bytes of the file at `path`; nil when it cannot be read.
     static func headAndTail(of path: String) -> (head: [UInt8], tail: [UInt8])? {
+        withFile(path) { fd, size in
+            let headCount = min(size, ContentSniffer.headWindow)
+            let tailCount = min(size, ContentSniffer.zipTailWindow)
+            guard let head = read(fd, headCount, at: 0), let tail = read(fd, tailCount, at: size - tailCount) else { return nil }
+            return (head, tail)
+        }
+    }
+
+    /// Every byte of the file at `path` (a PDF, for `PDFContentBound`: at most the upload limit); nil when
+    /// it cannot be read.
+    static func contents(of path: String) -> [UInt8]? {
+        withFile(path) { fd, size in read(fd, size, at: 0) }
+    }
+
+    /// `body` with the open file at `path` and its size; nil when it cannot be opened.
+    private static func withFile<T>(_ path: String, _ body: (Int32, Int) -> T?) -> T? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { return nil }
-        let size = Int(info.st_size)
-        func read(_ count: Int, at offset: Int) -> [UInt8]? {
-            var bytes = [UInt8](repeating: 0, count: count)
-            var done = 0
-            while done < count {
-                let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
-                if n < 0, errno == EINTR { continue }
-                guard n > 0 else { return nil }
-                done += n
-            }
-            return bytes
+        return body(fd, Int(info.st_size))
+    }
+
+    /// `count` bytes of `fd` from `offset`; nil on an error or a short file.
+    private static func read(_ fd: Int32, _ count: Int, at offset: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            done += n
         }
-        let headCount = min(size, ContentSniffer.headWindow)
-        let tailCount = min(size, ContentSniffer.zipTailWindow)
-        guard let head = read(headCount, at: 0), let tail = read(tailCount, at: size - tailCount) else { return nil }
-        return (head, tail)
+        return bytes
     }
 
     /// Where a decode reads from.
@@ -113,26 +130,76 @@ public struct MediaProcessor: Sendable {
     }
 
     private func process(_ source: Source, type: MediaType) throws(MediaError) -> ProcessedMedia {
+        // The render deadline, armed on every image this decode evaluates; freed after them (defers run in reverse).
+        let deadline = UnsafeMutablePointer<chronir_deadline>.allocate(capacity: 1)
+        deadline.initialize(to: chronir_deadline())
+        defer { deadline.deallocate() }
+        let milliseconds = limits.renderDeadlineMilliseconds
         var image = try load(source, type: type, sequential: true)
         defer { chronir_vips_unref(image) }
+        chronir_vips_set_deadline(image, deadline, milliseconds)
         let width = Int(vips_image_get_width(image))
         let height = Int(vips_image_get_height(image))
         guard width > 0, height > 0, width.multipliedReportingOverflow(by: height).partialValue <= limits.maxPixels,
             width <= limits.maxPixels, height <= limits.maxPixels
         else { throw .tooManyPixels(width: width, height: height, limit: limits.maxPixels) }
-
-        if type == .pdf {
-            // Stored as uploaded; the first page, rendered, is the thumbnail.
-            let thumbnail = try encodeThumbnail(of: image)
-            return ProcessedMedia(
-                type: .pdf, uploadedType: .pdf, bytes: [], width: width, height: height,
-                thumbnail: thumbnail.bytes, thumbnailWidth: thumbnail.width, thumbnailHeight: thumbnail.height)
+        do {
+            if type == .pdf {
+                // Stored as uploaded; the first page, rendered at thumbnail size, is the thumbnail.
+                let page = try renderPDFPage(source, width: width, height: height)
+                defer { chronir_vips_unref(page) }
+                chronir_vips_set_deadline(page, deadline, milliseconds)
+                let thumbnail = try encodeThumbnail(of: page)
+                return ProcessedMedia(
+                    type: .pdf, uploadedType: .pdf, bytes: [], width: width, height: height,
+                    thumbnail: thumbnail.bytes, thumbnailWidth: thumbnail.width, thumbnailHeight: thumbnail.height)
+            }
+            return try reencode(source, type: type, image: &image) { chronir_vips_set_deadline($0, deadline, milliseconds) }
+        } catch  where deadline.pointee.fired != 0 {
+            throw .tooCostly("the file took longer than \(milliseconds) ms to render")
         }
+    }
+
+    /// A PDF's first page rendered at thumbnail size (`width` × `height` is the page at 72 dpi), after
+    /// `PDFContentBound` found its content within `limits.maxPDFContentBytes`. Only the first page is
+    /// ever rendered (pdfload's default `n = 1`), and at `thumbnailSide / max(width, height)` × 72 dpi:
+    /// a fill then costs a thumbnail's pixels, not up to 64 Mpixels.
+    private func renderPDFPage(_ source: Source, width: Int, height: Int) throws(MediaError) -> UnsafeMutablePointer<VipsImage> {
+        let limit = limits.maxPDFContentBytes
+        let content: Int
+        switch source {
+        case .buffer(let raw):
+            content = PDFContentBound.inflatedContentBytes(raw, limit: limit)
+        case .file(let path):
+            guard let bytes = Self.contents(of: path) else { throw .corrupt("the upload could not be read") }
+            content = bytes.withUnsafeBytes { PDFContentBound.inflatedContentBytes($0, limit: limit) }
+        }
+        guard content <= limit else {
+            throw .tooCostly("the PDF's drawing content inflates to more than \(limit) bytes")
+        }
+        let scale = min(1, Double(limits.thumbnailSide) / Double(max(width, height)))
+        var page: UnsafeMutablePointer<VipsImage>?
+        let result =
+            switch source {
+            case .buffer(let raw): chronir_vips_pdfload_scaled(raw.baseAddress, raw.count, &page, scale)
+            case .file(let path): chronir_vips_pdfload_file_scaled(path, &page, scale)
+            }
+        guard result == 0, let page else { throw Self.decodeFailure() }
+        return page
+    }
+
+    /// An image re-encoded without metadata (upright), and its thumbnail. `image` is the sequential
+    /// load; `arm` sets the render deadline on any other image this decodes.
+    private func reencode(
+        _ source: Source, type: MediaType, image: inout UnsafeMutablePointer<VipsImage>,
+        arm: (UnsafeMutablePointer<VipsImage>) -> Void
+    ) throws(MediaError) -> ProcessedMedia {
         // EXIF orientation is applied before the EXIF block goes; a rotation needs random access.
         let orientation = vips_image_get_orientation(image)
         if orientation > 1 && orientation <= 8 {
             let random = try load(source, type: type, sequential: false)
             defer { chronir_vips_unref(random) }
+            arm(random)
             var upright: UnsafeMutablePointer<VipsImage>?
             guard chronir_vips_autorot(random, &upright) == 0, let upright else { throw Self.decodeFailure() }
             chronir_vips_unref(image)
@@ -156,6 +223,7 @@ public struct MediaProcessor: Sendable {
                     throw Self.decodeFailure()
                 }
                 defer { chronir_vips_unref(small) }
+                arm(small)
                 return try encodeJPEG(small, quality: limits.thumbnailQuality)
             }
         }.get()

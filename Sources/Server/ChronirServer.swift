@@ -229,7 +229,8 @@ struct ChronirServer: ParsableCommand {
         help:
             """
             Largest attachment upload in bytes, checked from Content-Length before the body is read (413 PHOTO_TOO_LARGE); JSON bodies \
-            keep 1 MiB. The body is held in memory while it is checked. [env: CHRONIR_MAX_ATTACHMENT_BYTES] \
+            keep 1 MiB. The request is authenticated and authorised from its head first; only then is the body \
+            streamed to a temporary file under the data directory (never held in memory). [env: CHRONIR_MAX_ATTACHMENT_BYTES] \
             (default: \(Default.attachments.maxFileBytes), \(Default.attachments.maxFileBytes >> 20) MiB)
             """
     )
@@ -238,8 +239,9 @@ struct ChronirServer: ParsableCommand {
     @Option(
         help:
             """
-            Bytes of live attachments one user may have uploaded, all groups and personal alarms together (409 \
-            ATTACHMENT_QUOTA_EXCEEDED past it); 0 refuses every upload. [env: CHRONIR_ATTACHMENT_QUOTA_USER] \
+            Bytes of attachments one user may have uploaded, all groups and personal alarms together, a deleted one \
+            counted until the sweep removes its file (409 ATTACHMENT_QUOTA_EXCEEDED past it); 0 refuses every upload. \
+            [env: CHRONIR_ATTACHMENT_QUOTA_USER] \
             (default: \(Default.attachments.userQuotaBytes), \(Default.attachments.userQuotaBytes >> 20) MiB)
             """
     )
@@ -248,7 +250,8 @@ struct ChronirServer: ParsableCommand {
     @Option(
         help:
             """
-            Bytes of live attachments in one group, whoever uploaded them (409 ATTACHMENT_QUOTA_EXCEEDED past it). \
+            Bytes of attachments in one group, whoever uploaded them, deleted ones counted until their file is gone \
+            (409 ATTACHMENT_QUOTA_EXCEEDED past it). \
             [env: CHRONIR_ATTACHMENT_QUOTA_GROUP] \
             (default: \(Default.attachments.groupQuotaBytes), \(Default.attachments.groupQuotaBytes >> 20) MiB)
             """

@@ -20,7 +20,7 @@ public enum AttachmentStoreError: Error, Equatable, Sendable {
     }
 }
 
-/// SQL for `attachments` (migrations 0022, 0023; docs/attachments.md). One set of functions for the
+/// SQL for `attachments` (migrations 0022, 0023, 0026; docs/attachments.md). One set of functions for the
 /// three owners (`Owner`): only the access check differs. An upload and a deletion each append one
 /// change (`attachment`, `added` with the document / `removed`) in the same transaction, to the group's
 /// topic for a shared owner and to the user's for a personal alarm, so subscribers see them like every
@@ -131,8 +131,9 @@ public enum AttachmentStore {
 
     /// The caller may upload `incomingBytes` to `owner` now: it may upload there (`access`), the owner
     /// has fewer than `maxPerOwner` live attachments, the caller made fewer than `uploadsPerMinute`
-    /// uploads in the last minute, and neither the caller's nor the group's live bytes would pass their
-    /// quota. Read before the expensive decode (with the body's size: a re-encode is rarely larger), and
+    /// uploads in the last minute, and neither the caller's nor the group's bytes (`quotaBytes`: live
+    /// ones and deleted ones whose file is still on disk) would pass their quota. Read before the
+    /// expensive decode (with the body's size: a re-encode is rarely larger), and
     /// again inside `insert`'s transaction with the stored size. All counted from the table, so every
     /// instance on one database shares them.
     public static func checkUpload(
@@ -157,13 +158,13 @@ public enum AttachmentStore {
                 limit: limits.uploadsPerMinute, retryAfterSeconds: Int(max(1, (wait + 999) / 1000)))
         }
         let incoming = max(1, incomingBytes)
-        let userBytes = try liveBytes(uploadedBy: userID, on: db)
+        let userBytes = try quotaBytes(uploadedBy: userID, on: db)
         if userBytes + incoming > limits.userQuotaBytes {
             throw AttachmentStoreError.quotaExceeded(
                 scope: .user, limitBytes: limits.userQuotaBytes, usedBytes: userBytes, incomingBytes: incoming)
         }
         if let groupID = owner.groupID {
-            let groupBytes = try liveBytes(groupID: groupID, on: db)
+            let groupBytes = try quotaBytes(groupID: groupID, on: db)
             if groupBytes + incoming > limits.groupQuotaBytes {
                 throw AttachmentStoreError.quotaExceeded(
                     scope: .group, limitBytes: limits.groupQuotaBytes, usedBytes: groupBytes, incomingBytes: incoming)
@@ -171,18 +172,18 @@ public enum AttachmentStore {
         }
     }
 
-    /// Bytes of the live attachments `userID` uploaded (the user quota; the thumbnail is not counted).
-    public static func liveBytes(uploadedBy userID: String, on db: any SQLConnection) throws -> Int64 {
+    /// Bytes `userID`'s quota counts (the thumbnail is not counted): every row they uploaded, live or
+    /// deleted. A deleted row stays until the orphan sweep has removed its file (`dropTombstones`), so
+    /// bytes count until their file is gone and delete-then-upload cannot pass the quota (issue 37).
+    public static func quotaBytes(uploadedBy userID: String, on db: any SQLConnection) throws -> Int64 {
         try db.queryOne(
-            "SELECT COALESCE(SUM(size_bytes), 0) AS n FROM attachments WHERE uploaded_by = ?1 AND deleted_ms IS NULL",
-            [.text(userID)])?.int("n") ?? 0
+            "SELECT COALESCE(SUM(size_bytes), 0) AS n FROM attachments WHERE uploaded_by = ?1", [.text(userID)])?.int("n") ?? 0
     }
 
-    /// Bytes of the live attachments in `groupID` (the group quota).
-    public static func liveBytes(groupID: String, on db: any SQLConnection) throws -> Int64 {
+    /// Bytes `groupID`'s quota counts: every row in the group, live or deleted with its file still there.
+    public static func quotaBytes(groupID: String, on db: any SQLConnection) throws -> Int64 {
         try db.queryOne(
-            "SELECT COALESCE(SUM(size_bytes), 0) AS n FROM attachments WHERE group_id = ?1 AND deleted_ms IS NULL",
-            [.text(groupID)])?.int("n") ?? 0
+            "SELECT COALESCE(SUM(size_bytes), 0) AS n FROM attachments WHERE group_id = ?1", [.text(groupID)])?.int("n") ?? 0
     }
 
     /// Inserts `attachment` (a new id, hanging on `owner`) after re-running `checkUpload` with its stored
@@ -350,6 +351,20 @@ public enum AttachmentStore {
                     SELECT 1 FROM personal_alarms p
                     WHERE p.user_id = attachments.uploaded_by AND p.id = attachments.owner_id AND p.deleted_ms IS NULL)))
             """, [.integer(now)])
+    }
+
+    /// Deletes the deleted rows (tombstones) whose file is gone — `fileExists(sha256)` false — so their
+    /// bytes stop counting against the quotas; returns how many. The orphan sweep calls it after it
+    /// removed files, in a write transaction, which also retires tombstones whose file went earlier.
+    public static func dropTombstones(fileExists: (String) -> Bool, on db: any SQLConnection) throws -> Int {
+        let names = try db.query("SELECT DISTINCT sha256 FROM attachments WHERE deleted_ms IS NOT NULL", []).compactMap {
+            $0.string("sha256")
+        }
+        var dropped = 0
+        for name in names where !fileExists(name) {
+            dropped += try db.run("DELETE FROM attachments WHERE deleted_ms IS NOT NULL AND sha256 = ?1", [.text(name)])
+        }
+        return dropped
     }
 
     /// Whether a live row names `sha256` as its file or its thumbnail: such a file must stay.

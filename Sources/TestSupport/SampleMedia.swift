@@ -1,4 +1,5 @@
 import CVips
+import CZlib
 import Media
 
 /// Real files for the attachment tests, built with the same libvips the server decodes with (no
@@ -74,26 +75,50 @@ public enum SampleMedia {
 
     /// A one-page PDF (72 × 72 pt) with a correct cross-reference table.
     public static func pdf() -> [UInt8] {
-        let objects = [
-            "<< /Type /Catalog /Pages 2 0 R >>",
-            "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 72 72] /Contents 4 0 R /Resources << >> >>",
-            "<< /Length 30 >>\nstream\n0 0 1 rg 10 10 52 52 re f\nq Q\n\nendstream",
-        ]
-        var text = "%PDF-1.4\n%\u{E2}\u{E3}\u{CF}\u{D3}\n"
+        pdf(objects: [
+            Array("<< /Type /Catalog /Pages 2 0 R >>".utf8),
+            Array("<< /Type /Pages /Kids [3 0 R] /Count 1 >>".utf8),
+            Array("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 72 72] /Contents 4 0 R /Resources << >> >>".utf8),
+            Array("<< /Length 30 >>\nstream\n0 0 1 rg 10 10 52 52 re f\nq Q\n\nendstream".utf8),
+        ])
+    }
+
+    /// The render bomb of issue 37: one page of `side` × `side` pt (7,990² is under the 64-Mpixel cap at
+    /// 72 dpi) whose Flate content stream fills the whole page `fills` times. 1,000 fills make a PDF of
+    /// ≈ 550 bytes that rendered 12 s at 72 dpi.
+    public static func pdfRenderBomb(fills: Int, side: Int = 7_990) -> [UInt8] {
+        let content = Array(("0 0 1 rg\n" + String(repeating: "0 0 \(side) \(side) re f\n", count: fills)).utf8)
+        var length = compressBound(uLong(content.count))
+        var compressed = [UInt8](repeating: 0, count: Int(length))
+        let status = compress2(&compressed, &length, content, uLong(content.count), 9)
+        precondition(status == Z_OK, "compress2 failed: \(status)")
+        let stream =
+            Array("<< /Length \(length) /Filter /FlateDecode >>\nstream\n".utf8) + compressed.prefix(Int(length))
+            + Array("\nendstream".utf8)
+        return pdf(objects: [
+            Array("<< /Type /Catalog /Pages 2 0 R >>".utf8),
+            Array("<< /Type /Pages /Kids [3 0 R] /Count 1 >>".utf8),
+            Array("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 \(side) \(side)] /Contents 4 0 R /Resources << >> >>".utf8),
+            stream,
+        ])
+    }
+
+    /// A PDF of `objects` (numbered from 1; the first is the catalog) with a correct cross-reference table.
+    static func pdf(objects: [[UInt8]]) -> [UInt8] {
+        var out = Array("%PDF-1.4\n%\u{E2}\u{E3}\u{CF}\u{D3}\n".utf8)
         var offsets: [Int] = []
         for (index, body) in objects.enumerated() {
-            offsets.append(text.utf8.count)
-            text += "\(index + 1) 0 obj\n\(body)\nendobj\n"
+            offsets.append(out.count)
+            out += Array("\(index + 1) 0 obj\n".utf8) + body + Array("\nendobj\n".utf8)
         }
-        let xref = text.utf8.count
-        text += "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n"
+        let xref = out.count
+        var text = "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n"
         for offset in offsets {
             let digits = String(offset)
             text += String(repeating: "0", count: 10 - digits.count) + digits + " 00000 n \n"
         }
         text += "trailer\n<< /Size \(objects.count + 1) /Root 1 0 R >>\nstartxref\n\(xref)\n%%EOF\n"
-        return Array(text.utf8)
+        return out + Array(text.utf8)
     }
 
     /// The first bytes of an ELF executable (what `file` calls "ELF 64-bit LSB executable").

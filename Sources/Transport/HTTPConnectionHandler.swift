@@ -38,7 +38,8 @@ struct HTTPSettings: Sendable {
 /// late or from whichever thread the responder answers. A responder that answers inline has all
 /// the answers to one read's worth of pipelined requests leave in one `send`.
 ///
-/// A streamed body (an upload, `HTTPRequestHead.streamsBody`) goes chunk by chunk to a
+/// A streamed body (an upload, `HTTPRequestHead.streamsBody`) is first admitted or refused from its
+/// head by the responder (`admitBody`: reading pauses meanwhile), then goes chunk by chunk to a
 /// `BodyFileWriter` (or, without `uploadDirectory`, into memory) and reaches the responder as
 /// `HTTPRequest.bodyFile` at `.bodyEnd`; a refusal or a close before then removes the file. A
 /// response with a `bodyFile` is sent from the file by the connection (`Connection.write(file:)`);
@@ -59,6 +60,8 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         case waiting
         /// Some of a request head has arrived.
         case head
+        /// A streamed body's head is with the responder's `admitBody`; none of the body is read.
+        case admitting
         /// The head is parsed; the body is arriving.
         case body
         /// The request is with the responder.
@@ -91,6 +94,8 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     private var bodyFile: BodyFileWriter?
     private var streamedBody: [UInt8]?
     private var streamedHead: HTTPRequestHead?
+    /// Numbers `admitBody` calls, so an answer to an earlier one is ignored.
+    private var admissions: UInt64 = 0
     /// The connection's clock (`Connection.now`) read at the start of the current turn, for deadlines.
     private var now: UInt64 = 0
 
@@ -112,7 +117,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
 
     func received(_ bytes: UnsafeRawBufferPointer, on connection: Connection) {
         parser.append(bytes)
-        if phase == .responding || phase == .sendingFile {
+        if phase == .responding || phase == .sendingFile || phase == .admitting {
             if !readingPausedForReadAhead && parser.bufferedByteCount > settings.readAheadLimit {
                 readingPausedForReadAhead = true
                 connection.pauseReading()
@@ -127,7 +132,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         inputEnded = true
         // A request in flight is still answered (the peer may have half-closed after sending),
         // and so are complete requests behind it; `process` closes when nothing is left.
-        if phase != .responding && phase != .sendingFile { process(connection) }
+        if phase != .responding && phase != .sendingFile && phase != .admitting { process(connection) }
     }
 
     func writabilityChanged(on connection: Connection) {
@@ -154,7 +159,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         case .head:
             connection.reportTimeout(.header)
             fail(HTTPParseError(status: .requestTimeout, reason: "request head not received in time"), on: connection)
-        case .body:
+        case .admitting, .body:
             connection.reportTimeout(.body)
             fail(HTTPParseError(status: .requestTimeout, reason: "request body not received in time"), on: connection)
         case .responding, .sendingFile, .upgraded, .finished:
@@ -188,7 +193,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         while connection.isWritable {
             switch phase {
             case .waiting, .head, .body: break
-            case .responding, .sendingFile, .upgraded, .finished:
+            case .admitting, .responding, .sendingFile, .upgraded, .finished:
                 connection.flush()
                 return
             }
@@ -209,10 +214,13 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
                 phase = .body
                 connection.setDeadline(monotonicNanoseconds: now &+ settings.bodyTimeout)
                 if head.streamsBody {
-                    do throws(HTTPParseError) { try startStreamedBody(head) } catch {
-                        fail(error, on: connection)
-                        return
-                    }
+                    // Nothing of the body is read until the responder admits it (`admitted`).
+                    phase = .admitting
+                    streamedHead = head
+                    admissions &+= 1
+                    let admission = BodyAdmission(handler: self, admission: admissions, loop: connection.loop)
+                    responder.admitBody(of: head, context: context, admission: admission)
+                    continue
                 }
             case .request(let request):
                 continuePending = false
@@ -262,6 +270,31 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     }
 
     // MARK: Streamed bodies
+
+    /// `admitBody`'s `admit()` (on the loop): the body may now be read into its file.
+    func admitted(_ admission: UInt64) {
+        guard let connection, phase == .admitting, admission == admissions, let head = streamedHead else { return }
+        now = connection.now
+        phase = .body
+        do throws(HTTPParseError) { try startStreamedBody(head) } catch {
+            fail(error, on: connection)
+            return
+        }
+        if !isProcessing { process(connection) }
+    }
+
+    /// `admitBody`'s `refuse(_:)` (on the loop): `response` answers the request; the body is never read.
+    func refused(_ admission: UInt64, with response: HTTPResponse) {
+        guard let connection, phase == .admitting, admission == admissions, let head = streamedHead else { return }
+        streamedHead = nil
+        phase = .responding
+        servedRequests &+= 1
+        currentKeepAlive = false  // the unread body stands between this request and the next
+        currentVersion = head.version
+        currentIsHead = false
+        if !isProcessing { now = connection.now }
+        deliver(response, adding: nil, request: servedRequests, upgrade: nil)
+    }
 
     private func startStreamedBody(_ head: HTTPRequestHead) throws(HTTPParseError) {
         streamedHead = head

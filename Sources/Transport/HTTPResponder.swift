@@ -12,9 +12,22 @@ public protocol HTTPResponder: Sendable {
     /// The response for a request the transport refuses before it reaches `respond` (malformed or
     /// oversized input, a missed deadline). The connection closes after it. Called on the loop.
     func errorResponse(for error: HTTPParseError) -> HTTPResponse
+
+    /// Decides from its head alone whether a streamed body (an upload, `HTTPRequestHead.streamsBody`)
+    /// may be received. Called on the loop once the head is parsed, before a byte of the body is read
+    /// from the socket into a file (issue 37: unauthenticated uploads reached the disk). Must call
+    /// `admission.admit()` or `admission.refuse(_:)` exactly once, from any thread; meanwhile the body
+    /// waits in the kernel (reading pauses) and the body deadline runs. A refusal is the request's
+    /// response and the connection closes after it, the body unread. Default: admits at once.
+    func admitBody(of head: HTTPRequestHead, context: RequestContext, admission: BodyAdmission)
 }
 
 extension HTTPResponder {
+    /// Default: every streamed body is received.
+    public func admitBody(of head: HTTPRequestHead, context: RequestContext, admission: BodyAdmission) {
+        admission.admit()
+    }
+
     /// Default: a short plain-text body naming the status and reason.
     public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
         HTTPResponse(
@@ -97,5 +110,25 @@ public struct ResponseSink: Sendable {
                 loop.execute { handler.deliver(response, adding: field, request: request, upgrade: upgrade) }
             }
         }
+    }
+}
+
+/// The answer to `HTTPResponder.admitBody`: receive the body, or refuse the request from its head.
+/// Like `ResponseSink`, it hops to the connection's loop; a second answer, or one for a connection that
+/// has moved on or closed, is ignored.
+public struct BodyAdmission: Sendable {
+    let handler: HTTPConnectionHandler
+    let admission: UInt64
+    let loop: EventLoop
+
+    /// Receive the body (into its file) and hand the request to `respond` at its end.
+    public func admit() { hop { $0.admitted(admission) } }
+
+    /// Answer `response` without reading the body; the connection closes after it.
+    public func refuse(_ response: HTTPResponse) { hop { $0.refused(admission, with: response) } }
+
+    private func hop(_ body: @escaping @Sendable (HTTPConnectionHandler) -> Void) {
+        let handler = handler
+        if loop.inEventLoop { body(handler) } else { loop.execute { body(handler) } }
     }
 }

@@ -200,7 +200,7 @@ struct AttachmentOwnersTests {
         #expect(Self.listed(document) == [alarmAttachment])
     }
 
-    @Test("the user quota: an upload past it is 409 ATTACHMENT_QUOTA_EXCEEDED and stores nothing; a deletion frees it")
+    @Test("the user quota: an upload past it is 409 ATTACHMENT_QUOTA_EXCEEDED and stores nothing")
     func userQuota() async throws {
         let pdf = SampleMedia.pdf()
         let s = try await AttachmentTests.Setup.make(members: 1) { $0.attachments.userQuotaBytes = Int64(2 * pdf.count) }
@@ -216,8 +216,28 @@ struct AttachmentOwnersTests {
         #expect(try await s.rowCount() == 2 && s.storedFiles().count == files)
         // Another member has a quota of their own.
         #expect(await s.upload(pdf, token: s.f.members[0].token).status == 201)
-        let id = try #require(second.json["id"] as? String)
+    }
+
+    @Test("issue 37 #5: a deleted attachment's bytes count against the quota until the sweep has removed its file")
+    func quotaUntilFileGone() async throws {
+        let pdf = SampleMedia.pdf()
+        let s = try await AttachmentTests.Setup.make(members: 1) { $0.attachments.userQuotaBytes = Int64(pdf.count * 3 / 2) }
+        let first = await s.upload(pdf)
+        #expect(first.status == 201)
+        let id = try #require(first.json["id"] as? String)
         #expect(await s.h.send(.delete, "\(s.path)/\(id)", token: s.f.owner.token).status == 204)
+        s.h.clock.advance(by: 1)
+        // Delete and upload again: the deleted file is still on disk for 7 days, so its bytes still count.
+        let again = await s.upload(pdf)
+        #expect(again.status == 409 && again.errorCode == "CA065", "\(again.text)")
+        #expect(try await s.h.database.read { try AttachmentStore.quotaBytes(uploadedBy: s.f.owner.id, on: $0) } == Int64(pdf.count))
+        // The sweep removes the file (and its thumbnail) after the grace, and with it the row's bytes.
+        let grace = AttachmentConfig().orphanGraceMilliseconds
+        let outcome = try AttachmentSweep.run(
+            files: AttachmentFiles(dataDirectory: s.h.directory.path), graceMilliseconds: grace,
+            at: s.h.clock.nowMilliseconds() + grace + 1_000, on: s.h.database)
+        #expect(outcome == AttachmentSweep.Outcome(rowsRetired: 0, filesRemoved: 2, tombstonesDropped: 1))
+        #expect(try await s.rowCount() == 0)
         #expect(await s.upload(pdf).status == 201)
     }
 
@@ -237,7 +257,7 @@ struct AttachmentOwnersTests {
         let personal = await s.h.sendBytes(.post, "\(Self.personal)/attachments", body: pdf, contentType: nil, token: member.token)
         #expect(personal.status == 201, "\(personal.text)")
         let groupID = s.f.groupID
-        #expect(try await s.h.database.read { try AttachmentStore.liveBytes(groupID: groupID, on: $0) } == Int64(2 * pdf.count))
+        #expect(try await s.h.database.read { try AttachmentStore.quotaBytes(groupID: groupID, on: $0) } == Int64(2 * pdf.count))
     }
 
     @Test("account deletion marks the user's uploads deleted everywhere; the sweep then removes their files only")

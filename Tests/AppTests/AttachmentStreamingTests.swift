@@ -106,4 +106,42 @@ struct AttachmentStreamingTests {
         #expect(status == 200)
         #expect(try await s.rowCount() == 0)
     }
+
+    @Test("issue 37 #6: an upload is authenticated and authorised from its head, before a byte of its body is stored")
+    func authorisedFromTheHead() async throws {
+        let s = try await AttachmentTests.Setup.make(members: 1) { $0.attachments.userQuotaBytes = 512 * 1024 }
+        let (server, port) = try Self.serve(s)
+        defer { server.shutdown() }
+        let (stranger, _) = try await s.h.register("stranger@example.com", name: "Stranger")
+        let free = s.f.members[0]
+        try await s.h.database.write { db in
+            _ = try db.run("UPDATE users SET tier = 'free' WHERE id = ?1", [.text(free.id)])
+        }
+        let path = s.path
+        // (token, what the head alone must be answered with): none, a non-member, the free tier, past the quota.
+        let cases: [(String?, Int, String)] = [
+            (nil, 401, "\"error\""), (stranger, 404, "\"error\""), (free.token, 403, "CA002"), (s.f.owner.token, 409, "CA065"),
+        ]
+        let root = AttachmentFiles(dataDirectory: s.h.directory.path).root
+        for (token, status, code) in cases {
+            let reply = try await blocking {
+                let client = try LoopbackClient(port: port)
+                defer { client.close() }
+                let auth = token.map { "Authorization: Bearer \($0)\r\n" } ?? ""
+                // The head and the first 16 KiB of a 1 MiB body; the rest is never sent: the answer must
+                // come from the head alone.
+                try client.send(
+                    "POST \(path) HTTP/1.1\r\nHost: x\r\n\(auth)Content-Type: image/png\r\nContent-Length: \(1 << 20)\r\n\r\n")
+                try client.send([UInt8](repeating: 0x41, count: 16 * 1024))
+                return try client.readResponse()
+            }
+            #expect(reply.status == status, "\(String(decoding: reply.body, as: UTF8.self))")
+            #expect(String(decoding: reply.body, as: UTF8.self).contains(code))
+            #expect(LoopbackClient.value(of: "Connection", in: reply.headers) == "close")
+            // Nothing reached the disk: no temporary file was made for the body.
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+            #expect(entries.isEmpty, "\(entries)")
+        }
+        #expect(try await s.rowCount() == 0)
+    }
 }

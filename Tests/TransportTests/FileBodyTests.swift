@@ -15,6 +15,12 @@ final class FileResponder: HTTPResponder {
 
     init(directory: String) { self.directory = directory }
 
+    /// `X-Refuse: yes` heads are refused (403); the others are admitted from another thread.
+    func admitBody(of head: HTTPRequestHead, context: RequestContext, admission: BodyAdmission) {
+        if head.headers[first: "x-refuse"] == "yes" { return admission.refuse(HTTPResponse(status: .forbidden)) }
+        DispatchQueue.global().async { admission.admit() }
+    }
+
     func respond(to request: HTTPRequest, context: RequestContext, sink: ResponseSink) {
         let path = String(request.head.path)
         if path.hasPrefix("/up/") {
@@ -97,6 +103,26 @@ struct FileBodyTests {
             let paths = responder.uploads.withLock { $0 }
             #expect(paths.count == 1 && access(paths[0], F_OK) != 0)
             #expect(try client.request("POST", "/other", headers: [("Host", "x")], body: "json").status == 404)
+        }
+    }
+
+    @Test("admitBody: a refused head is answered before its body, Connection: close, no file; an admitted one gets 100 then")
+    func admission() throws {
+        try Self.withServer { port, _, directory in
+            let refused = try LoopbackClient(port: port, timeout: .seconds(60))
+            defer { refused.close() }
+            try refused.send("POST /up/1 HTTP/1.1\r\nHost: x\r\nX-Refuse: yes\r\nContent-Length: 1000000\r\n\r\n")
+            try refused.send(Self.pattern(4_096))
+            let answer = try refused.readResponse()
+            #expect(answer.status == 403 && LoopbackClient.value(of: "Connection", in: answer.headers) == "close")
+            #expect(Self.temporaryFiles(in: directory).isEmpty)
+            // Admitted from another thread: `Expect: 100-continue` is answered only then, and the body goes to its file.
+            let admitted = try LoopbackClient(port: port, timeout: .seconds(60))
+            defer { admitted.close() }
+            try admitted.send("POST /up/2 HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+            #expect(try admitted.readResponse().status == 100)
+            try admitted.send("hello")
+            #expect(try admitted.readResponse().body == Array("file|hello|true".utf8))
         }
     }
 

@@ -27,8 +27,17 @@ public struct AttachmentConfig: Sendable {
     /// It covers an upload whose row is still being written, and leaves an operator a window to undo a
     /// mistaken deletion from a backup of the database alone.
     public var orphanGraceMilliseconds: Int64 = 7 * 24 * 3_600_000
-    /// Decoder limits (pixels, thumbnail size, JPEG quality).
+    /// Decoder limits (pixels, thumbnail size, JPEG quality, the PDF content bound, the render deadline).
     public var media = MediaLimits()
+    /// Threads that decode uploads (`Services.decoding`), a pool of their own: a decode never runs on
+    /// the pool that serves static files and answers health checks (issue 37: two PDF render bombs on
+    /// that pool held `GET /index.html` 31–66 s). 1: one core of a small server stays with everything
+    /// else, however many uploads arrive.
+    public var decodeThreads = 1
+    /// Uploads that may wait for a decode thread; past it an upload is refused at once with 503 and
+    /// `Retry-After: 1` (`WorkerPool.Saturated`) instead of queueing for minutes. 4: with the 3 uploads
+    /// a minute per user and decodes of ≈ 0.1–1 s, a few users uploading at once still queue.
+    public var maxQueuedDecodes = 4
 
     public init() {}
 }

@@ -5,9 +5,10 @@ extension Sweeper.Job {
     /// The attachment orphan sweep (docs/attachments.md#storage), every 10 minutes: marks deleted the
     /// attachments of deleted or purged alarms, then removes every file under `files` that no live row
     /// names and that is older than `graceMilliseconds` (leftover `.tmp-*` files of failed or crashed
-    /// writes too). Each batch checks and unlinks inside one write transaction, so an upload — whose
-    /// row insert is a write transaction that first makes sure its files exist — never loses its file
-    /// to a concurrent sweep.
+    /// writes too), then deletes the deleted rows whose file is gone, so their bytes stop counting
+    /// against the quotas (bytes count until their file is gone, issue 37). Each batch checks and
+    /// unlinks inside one write transaction, so an upload — whose row insert is a write transaction
+    /// that first makes sure its files exist — never loses its file to a concurrent sweep.
     public static func attachmentOrphans(files: AttachmentFiles, graceMilliseconds: Int64) -> Sweeper.Job {
         Sweeper.Job(name: "attachment_orphans", everyMilliseconds: 600_000) { db, now in
             try AttachmentSweep.run(files: files, graceMilliseconds: graceMilliseconds, at: now, on: db).total
@@ -26,7 +27,9 @@ public enum AttachmentSweep {
         public var rowsRetired = 0
         /// Files (and leftover temporary files) removed.
         public var filesRemoved = 0
-        public var total: Int { rowsRetired + filesRemoved }
+        /// Deleted rows dropped because their file is gone (their bytes no longer count).
+        public var tombstonesDropped = 0
+        public var total: Int { rowsRetired + filesRemoved + tombstonesDropped }
     }
 
     /// Runs one pass at `now` (epoch ms).
@@ -56,6 +59,7 @@ public enum AttachmentSweep {
                 return removed
             }
         }
+        outcome.tombstonesDropped = try db.writeSync { try AttachmentStore.dropTombstones(fileExists: files.exists, on: $0) }
         return outcome
     }
 }

@@ -21,6 +21,8 @@ public final class Application: HTTPResponder {
     private let requestIDPrefix: String
     /// `AppConfig.trustedProxies`, read once.
     private let trustedProxies: Set<String>
+    /// Streamed-body routes' admissions by route template (`AttachmentRoutes.admissions`).
+    private let bodyAdmissions: [String: @Sendable (Request) async throws -> Void]
     private let requestCounter = AtomicCounter()
 
     /// What request durations are measured on: `RequestContext.arrivalNanoseconds`'s clock.
@@ -37,6 +39,7 @@ public final class Application: HTTPResponder {
         requestIDPrefix = Hex.encode(SecureRandom.bytes(4)) + "-"
         trustedProxies = services.config.trustedProxies
         realtime = RealtimeFeed(services: services)
+        bodyAdmissions = AttachmentRoutes.admissions(services: services)
         var router = Router<Handler>()
         HealthRoutes.register(in: &router, services: services)
         AccountRoutes.register(in: &router, services: services)
@@ -139,6 +142,34 @@ public final class Application: HTTPResponder {
                 self.finish(
                     response ?? ErrorMapping.response(for: APIError(.notFound, "no such resource"), requestID: requestID),
                     request, started, sink)
+            }
+        }
+    }
+
+    /// A streamed body (an upload) is received only when its route's admission passes from the head
+    /// alone (issue 37: bodies reached the disk before authentication). A refusal is the request's error
+    /// envelope, counted and logged like any response; the transport then closes without reading the body.
+    public func admitBody(of head: HTTPRequestHead, context: RequestContext, admission: BodyAdmission) {
+        guard case .matched(let match) = router.match(head.method, path: head.path), let check = bodyAdmissions[match.template]
+        else { return admission.admit() }
+        let started = context.arrivalNanoseconds ?? Self.clock.nowNanoseconds()
+        var context = context
+        context.remoteAddress = ClientAddress.resolve(
+            peer: context.remoteAddress, headers: head.headers, trustedProxies: trustedProxies)
+        let requestID = Self.acceptableRequestID(head.headers[first: "x-request-id"]) ?? nextRequestID()
+        var request = Request(
+            http: HTTPRequest(head: head), parameters: match.parameters, context: context, requestID: requestID,
+            route: match.template)
+        request.routeIndex = match.routeIndex
+        Task {
+            do {
+                try await check(request)
+                admission.admit()
+            } catch {
+                var response = self.failure(error, request)
+                response.headers.add(name: "X-Request-Id", value: request.requestID)
+                self.completed(status: response.status.code, bytes: response.bodyCount, request, started)
+                admission.refuse(response)
             }
         }
     }

@@ -35,7 +35,8 @@ public enum ErrorMapping {
             // Raised by the freeze triggers (migration 0005) on any write to a frozen group's rows.
             return APIError(.groupFrozen, "this group is frozen by an operator and is read-only")
         case is WorkerPool.Saturated:
-            // The password-hashing queue is full (`--hashing-queue`): refuse now, never wait longer.
+            // A bounded pool is full (hashing, `--hashing-queue`; decodes, `AttachmentConfig.maxQueuedDecodes`):
+            // refuse now, never wait longer.
             return APIError(
                 .serviceUnavailable, "the server is busy; try again shortly",
                 retryAfterSeconds: WorkerPool.Saturated.retryAfterSeconds)
@@ -87,6 +88,8 @@ public enum ErrorMapping {
             return APIError(.attachmentPolyglot, "the file is refused: \(why)")
         case .tooManyPixels(let width, let height, let limit):
             return APIError(.imageTooLarge, "the image claims \(width) × \(height) pixels; at most \(limit) pixels are accepted")
+        case .tooCostly(let why):
+            return APIError(.imageTooLarge, why)
         }
     }
 

@@ -2,9 +2,10 @@ import Dispatch
 import Synchronization
 
 /// A fixed set of serial queues for blocking work, so it never runs on an event loop and never
-/// grows past `width` threads however many requests wait. The server runs two: one for blocking
+/// grows past `width` threads however many requests wait. The server runs three: one for blocking
 /// I/O that must stay quick (static files, migration checks), one for password hashing (scrypt),
-/// so hashing can never queue in front of a static file.
+/// one for attachment decodes (`Services.decoding`), so neither hashing nor a decode can ever queue
+/// in front of a static file.
 ///
 /// A pool made with `maxQueued` is bounded: at most `width + maxQueued` jobs are accepted at once
 /// (running or waiting), and `run` throws `Saturated` at once past that instead of queueing — the
@@ -33,6 +34,9 @@ public final class WorkerPool: Sendable {
 
     /// Threads of the pool.
     public var width: Int { queues.count }
+
+    /// Jobs the pool accepts at once (`width + maxQueued`), or nil when it is unbounded.
+    public var acceptedJobs: Int? { capacity }
 
     /// Jobs accepted and not finished yet (running or queued).
     public var pendingJobs: Int { pending.load(ordering: .relaxed) }

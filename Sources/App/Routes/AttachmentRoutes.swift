@@ -63,26 +63,53 @@ enum AttachmentRoutes {
         }
     }
 
+    /// Each upload route's admission (`Application.admitBody`), keyed by its template: `authorise` from
+    /// the request head, with `Content-Length` as the incoming size, before the transport stores a byte
+    /// of the body. Not charged against the write budget: the upload itself is, once its body is in.
+    static func admissions(services: Services) -> [String: @Sendable (Request) async throws -> Void] {
+        var admissions: [String: @Sendable (Request) async throws -> Void] = [:]
+        for owner in owners {
+            admissions[owner.collection] = { request in
+                let declared = request.headers[first: "content-length"].flatMap { Int($0) } ?? 0
+                _ = try await authorise(request, owner, services, incomingBytes: declared, chargeWrite: false)
+            }
+        }
+        return admissions
+    }
+
+    /// Whether the caller may upload `incomingBytes` here, and who and where: authenticated (one write
+    /// charged against the budget when `chargeWrite`, not the body's bytes: uploads have their own
+    /// limits), the owner the path names and the caller's access to it, a paying tier, and the per-owner,
+    /// per-minute and quota limits (`AttachmentStore.checkUpload`). Run twice: from the head before the
+    /// body is read (`admissions`), and with the body's real size before the expensive decode.
+    static func authorise(
+        _ request: Request, _ route: Owner, _ services: Services, incomingBytes: Int, chargeWrite: Bool
+    ) async throws -> (user: User, owner: AttachmentStore.Owner) {
+        let user = try await services.authenticate(request, exemptFromWriteBudget: !chargeWrite, chargeBodyBytes: false).user
+        let owner = try route.named(request, user.id)
+        guard user.tier != .free else { throw DomainError.tierRequired("attachments need the plus or premium tier") }
+        let limits = services.config.attachments.storeLimits
+        let now = services.clock.nowMilliseconds()
+        try await services.database.read { db in
+            try AttachmentStore.checkUpload(
+                owner, userID: user.id, incomingBytes: Int64(incomingBytes), limits: limits, at: now, on: db)
+        }
+        return (user, owner)
+    }
+
     static func upload(
         _ request: Request, _ route: Owner, _ services: Services, _ files: AttachmentFiles, _ processor: MediaProcessor
     ) async throws -> HTTPResponse {
-        // The body is the file: it counts one write against the budget, not its bytes (uploads have their own limits).
-        let user = try await services.authenticate(request, chargeBodyBytes: false).user
-        let owner = try route.named(request, user.id)
         let config = services.config.attachments
         let limits = config.storeLimits
-        guard user.tier != .free else { throw DomainError.tierRequired("attachments need the plus or premium tier") }
-        // The body as a file (the transport streamed it there): never held whole.
+        // The body as a file (the transport streamed it there once the head was admitted): never held whole.
         let body = try await uploadedFile(request, services, files)
         guard body.count <= config.maxFileBytes else { throw tooLarge(config.maxFileBytes) }
+        // Again with the real size, before the expensive decode (the state may have changed meanwhile).
+        let (user, owner) = try await authorise(request, route, services, incomingBytes: body.count, chargeWrite: true)
         let now = services.clock.nowMilliseconds()
-        // Access, the owner, the per-owner, per-minute and quota limits: before the expensive decode.
-        try await services.database.read { db in
-            try AttachmentStore.checkUpload(
-                owner, userID: user.id, incomingBytes: Int64(body.count), limits: limits, at: now, on: db)
-        }
         let declared = request.headers[first: "content-type"]
-        let media = try await services.workers.run { try processor.process(file: body.path, declaredType: declared) }
+        let media = try await services.decoding.run { try processor.process(file: body.path, declaredType: declared) }
         // A PDF is stored as uploaded: the upload's file itself (hard-linked), else the re-encoded bytes.
         let storeFile: @Sendable () throws -> String = {
             media.type == .pdf ? try files.store(file: body.path, now: now) : try files.store(media.bytes, now: now)
