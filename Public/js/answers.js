@@ -36,8 +36,17 @@ export function queuedAnswer(groupId, alarm, status, note = '') {
     ...answerRequest(groupId, alarm, status, note) };
 }
 
-/** A refused answer in words (CA033: the occurrence closed meanwhile). */
+/** Takes one of the viewer's own answers back ("Undo": its author, within 10 minutes of answering;
+ *  docs/design.md#answers-retries-and-undo): `{completion, alarm}`, the occurrence open again when the
+ *  answer had closed it. */
+export function withdrawCompletion(api, groupId, completion) {
+  return api('DELETE',
+    `/v1/groups/${enc(groupId)}/alarms/${enc(completion.shared_alarm_id)}/completions/${enc(completion.id)}`);
+}
+
+/** A refused answer in words (CA033: the occurrence closed meanwhile; CA051: too late to take back). */
 export function answerErrorText(e) {
+  if (e.code === 'CA051') return `That answer can no longer be taken back: ${e.message.replace(/^.*?: /, '')}.`;
   return e.code === 'CA033' ? 'That occurrence has already closed; the alarm shows the current one.' : e.message;
 }
 
@@ -46,6 +55,7 @@ export function completionLine(c, alarmTitle, extra = null) {
   return h('li', { id: alarmTitle === undefined ? null : `completion-${c.id}`, class: `status-${c.status}` },
     h('strong', {}, c.completed_by_name || 'Someone'), ' ',
     c.status === 'completed' ? 'did' : 'skipped', ' ',
+    c.withdrawn_at ? h('span', { class: 'meta' }, '(taken back) ') : null,
     alarmTitle ? `“${alarmTitle}” ` : '',
     h('span', { class: 'meta' }, `· due ${shortWhen(c.scheduled_at)} · answered `,
       h('time', { datetime: c.completed_at, title: shortWhen(c.completed_at) }, relativeTime(c.completed_at) === 'now' ? 'just now' : relativeTime(c.completed_at))),

@@ -6,7 +6,7 @@ import { enc } from './api.js';
 import { h, replace, flashChanged, confirmButton, alarmBadge } from './dom.js';
 import { alarmForm } from './alarmform.js';
 import { isFree } from './errors.js';
-import { myAnswer, postCompletion, queuedAnswer, answerErrorText, completionLine } from './answers.js';
+import { myAnswer, postCompletion, queuedAnswer, answerErrorText, completionLine, withdrawCompletion } from './answers.js';
 import { scheduleInWords, whenIn, myZone, shortWhen, sameWallTime, relativeTime, occurrenceState, isPaused, leadWords, startOfDayIn, pad2 } from './schedule.js';
 
 /** Answers asked for when an alarm's history opens. */
@@ -331,12 +331,29 @@ export class AlarmsView {
       p.attachments.fromDocument('shared_completion', { ...r.completion, attachments: r.completion.attachments || [] });
       this.addAnswer(r.completion);
       p.render([`alarm-${alarm.id}`]);
+      p.ctx.flash(h('span', {}, `${status === 'completed' ? 'Marked done' : 'Skipped'}: ${alarm.title}. `,
+        h('button', { type: 'button', class: 'link', 'data-key': 'undo-answer', onclick: () => this.undo(r.completion) }, 'Undo')), 'ok');
     } catch (e) {
       if (e.status === 0 && p.ctx.outbox) { this.queueAnswer(alarm, status, noteInput); return; } // never reached the server
       if (e.code === 'CA033' && e.current) { p.alarms.set(e.current.id, e.current); p.render([`alarm-${alarm.id}`]); }
       p.ctx.flash(answerErrorText(e), 'error');
     } finally {
       if (this.sending.delete(alarm.id)) p.render([]);
+    }
+  }
+
+  /** Takes the viewer's answer back (the Undo beside "Marked done"): the card shows the occurrence as the
+   *  server has it again, the answer stays in the history marked as taken back. */
+  async undo(completion) {
+    const p = this.page;
+    try {
+      const r = await withdrawCompletion(p.ctx.api, p.groupId, completion);
+      p.alarms.set(r.alarm.id, r.alarm);
+      p.completions = p.completions.map((c) => (c.id === r.completion.id ? { ...c, ...r.completion } : c));
+      p.render([`alarm-${r.alarm.id}`]);
+      p.ctx.flash('Answer taken back.', 'ok');
+    } catch (e) {
+      p.ctx.flash(answerErrorText(e), 'error');
     }
   }
 

@@ -161,6 +161,9 @@ export class GroupPage {
             this.completions.length = Math.min(this.completions.length, RECENT_LIMIT);
             this.alarmsView.addAnswer(c.doc);
             touched.push(`completion-${c.doc.id}`, `alarm-${c.doc.shared_alarm_id}`);
+          } else if (c.doc) { // taken back (withdrawn_at) or anonymised: the same answer, as it stands now
+            this.completions = this.completions.map((x) => (x.id === c.doc.id ? { ...x, ...c.doc } : x));
+            touched.push(`completion-${c.doc.id}`, `alarm-${c.doc.shared_alarm_id}`);
           }
           break;
         case 'invite_code':

@@ -214,7 +214,10 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
                 phase = .body
                 connection.setDeadline(monotonicNanoseconds: now &+ settings.bodyTimeout)
                 if head.streamsBody {
-                    // Nothing of the body is read until the responder admits it (`admitted`).
+                    // Nothing of the body is read until the responder admits it (`admitted`). The
+                    // admission is the server's own work, like a handler's: no deadline runs meanwhile
+                    // (a busy server must not answer 408 for its own delay); the body's starts at `admitted`.
+                    connection.setDeadline(monotonicNanoseconds: .max)
                     phase = .admitting
                     streamedHead = head
                     admissions &+= 1
@@ -276,6 +279,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         guard let connection, phase == .admitting, admission == admissions, let head = streamedHead else { return }
         now = connection.now
         phase = .body
+        connection.setDeadline(monotonicNanoseconds: now &+ settings.bodyTimeout)
         do throws(HTTPParseError) { try startStreamedBody(head) } catch {
             fail(error, on: connection)
             return

@@ -1191,6 +1191,18 @@ def issue33_web(a, b, group_id, stamp):
     # disabled ✓ put it on <main>, the nearest focusable ancestor, as a browser does)
     bug("33.14", "focus is not lost to <body> after the answer", lambda: focus_is(a, "not on <body>", lambda f: True, timeout=3))
 
+    # — 3: Undo beside "Marked done" takes Ana's answer back: the occurrence it closed opens again —
+    def undo():
+        click(a, "#flash button[data-key=undo-answer]")
+        wait_css(a, "#flash", "taken back", timeout=5)
+        alarm = page_api(a, "GET", f"{g}/alarms/{bins.removeprefix('alarm-')}")["body"]
+        assert alarm["occurrence"]["status"] == "open" and len(alarm["occurrence"]["answered"]) == 1, alarm["occurrence"]
+        mine = [c for c in page_api(a, "GET", f"{g}/alarms/{bins.removeprefix('alarm-')}/completions")["body"]["completions"]
+                if c["completed_by_name"] == "Ana"]
+        assert len(mine) == 1 and mine[0]["withdrawn_at"], mine
+        wait_css(a, f"#{bins} .alarm-status", "1 of 2 answered")
+    bug("33.3", "Undo takes the answer back and the occurrence opens again", undo)
+
     # — 10: a message appears where the person is (phone, far down the page) and goes with the next action —
     import tempfile
     fake = os.path.join(tempfile.mkdtemp(prefix="chronir-att-"), "shopping-list.png")
