@@ -637,6 +637,7 @@ async function answerInvitation(inv, action) {
 /** Words for a landing page's refusal: the join's own, or the preview's (the same codes). */
 function landingRefusal(e) {
   return e.code === 'CA031' ? 'This invite code does not work: it may have expired, been replaced or disabled. Ask for a new link.'
+    : e.code === 'CA052' ? 'You are no longer in this group, and this code was made before you left. Ask an owner or admin for a new code or an invitation.'
     : e.code === 'CA004' ? 'This invitation has expired. Ask for a new one.'
       : e.code === 'CA005' ? 'This invitation has already been used.'
         : e.code === 'CA003' ? 'This group is full.'
@@ -667,6 +668,15 @@ async function landing({ kind, value }) {
       preview.invited_by_name ? `${preview.invited_by_name} invited you to join ${preview.group_name}` : `You are invited to join ${preview.group_name}`]
     : kind === 'join' ? 'Join a group on Chronir' : 'You have been invited to a group');
   const facts = preview ? h('p', { class: 'lead', id: 'landing-facts' }, `${preview.group_name} has ${memberCount(preview.member_count)} on Chronir.`) : null;
+  // The signed-in caller's own standing (issue 33): already in says so; a former member this code does
+  // not admit is told what will (the join would answer 403 CA052).
+  if (preview && preview.your_membership === 'active') {
+    replace(main, heading, facts, h('p', { id: 'landing-member' }, `You are already in ${preview.group_name}.`),
+      h('p', {}, h('a', { href: '/' }, 'Go to my groups')));
+    focusHeading();
+    return;
+  }
+  if (preview && preview.your_membership === 'needs_new_invite') refusal = landingRefusal({ code: 'CA052' });
   if (refusal) {
     replace(main, heading, h('p', { class: 'error', role: 'alert', id: 'landing-refused' }, refusal),
       h('p', {}, h('a', { href: '/' }, session.active ? 'Back to my groups' : 'Go to Chronir')));

@@ -73,6 +73,8 @@ const BY_CODE = {
   CA031: 'This invite code does not work: it may have expired, been replaced or disabled. Ask for a new one.',
   CA032: 'Make someone else the owner before you leave.',
   CA033: 'That occurrence has already closed.',
+  CA051: 'That answer can no longer be taken back.',
+  CA052: 'You are no longer in this group, and this code was made before you left. Ask an owner or admin for a new code or an invitation.',
   CA034: 'This group is frozen by the server’s operator: nothing can be changed for now.',
   CA040: 'This link does not work any more. Ask for a new one.',
   CA041: 'Confirm your email address first: use the link we mailed you.',

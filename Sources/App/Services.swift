@@ -20,6 +20,9 @@ public struct Services: Sendable {
     public var decoding: WorkerPool
     /// Registrations per hour per client network and in total (`AppConfig.registrationLimits`).
     public var registrations: RegistrationLimiter
+    /// Password-reset confirms hashing at once per client network
+    /// (`PasswordResetRoutes.confirmsInFlightPerNetwork`; issue 37 finding 3).
+    public let resetConfirms = AddressQuota(limit: PasswordResetRoutes.confirmsInFlightPerNetwork)
     public var logger: Logger
     /// The server's keyed-hash secret (`ServerSecret`): invite codes are stored as HMAC-SHA-256 under it.
     public var secret: [UInt8]

@@ -179,6 +179,22 @@ struct SessionTests {
         #expect(await h.login("ana@example.com").status == 200)
     }
 
+    @Test("a reset confirm whose token cannot succeed spends no hashing: 400 even with the pool full (issue 37 #3)")
+    func resetConfirmLooksUpFirst() async throws {
+        let hashing = WorkerPool(width: 1, maxQueued: 1)
+        let h = try AppHarness(hashing: hashing)
+        let gate = DispatchSemaphore(value: 0)
+        let blockers = (0..<2).map { _ in Task { try await hashing.run { gate.wait() } } }
+        #expect(await eventually(timeout: LoopbackClient.hangBound) { hashing.pendingJobs == 2 })
+        let token = String(repeating: "A", count: 43)
+        let refused = await h.send(
+            .post, "/v1/auth/password-reset/confirm", json: #"{"token":"\#(token)","password":"a new password"}"#)
+        #expect(refused.status == 400 && refused.errorName == "TOKEN_INVALID", "\(refused.text)")
+        #expect(hashing.pendingJobs == 2, "nothing more was queued")
+        for _ in blockers { gate.signal() }
+        for blocker in blockers { _ = try await blocker.value }
+    }
+
     @Test("a revoked session's devices are dropped, as at logout")
     func revokedSessionDevices() async throws {
         let h = try AppHarness()

@@ -193,7 +193,13 @@ public final class Application: HTTPResponder {
 
     private func failure(_ error: any Error, _ request: Request) -> HTTPResponse {
         let apiError = ErrorMapping.apiError(for: error)
-        if apiError.code.status.code >= 500 {
+        if error is WorkerPool.Saturated {
+            // A bounded pool refusing more work is load shedding, not a fault (issue 37 finding 3: a
+            // flood wrote ~15,000 ERROR lines in 12 s): one notice, like a rate limit's.
+            services.logger.notice(
+                "request shed: a worker pool is full",
+                metadata: ["request_id": "\(request.requestID)", "route": "\(request.route)"])
+        } else if apiError.code.status.code >= 500 {
             services.logger.error(
                 "request failed",
                 metadata: [

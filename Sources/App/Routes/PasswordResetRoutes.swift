@@ -77,12 +77,27 @@ enum PasswordResetRoutes {
         return JSONBody.response(Accepted(), status: .accepted)
     }
 
+    /// Confirms one client network may have hashing at once: 2 — a person resets one password; a
+    /// network cannot hold more than this share of the hashing pool (docs/security.md).
+    static let confirmsInFlightPerNetwork = 2
+
     /// `POST /v1/auth/password-reset/confirm {token, password}` → 204: the password is set, every
     /// session is revoked (open sockets close 4003, as on logout). Bad token → 400 CA040; bad password → 422.
+    /// Order (issue 37 finding 3: scrypt ran before the token was looked up, so 40 anonymous
+    /// connections starved every login): the body, the token looked up (a read; unknown, used or
+    /// expired → 400 CA040 with no hashing), the network's share of the hashing pool
+    /// (`confirmsInFlightPerNetwork`, else 429), then scrypt, then the token consumed in the write.
     static func confirm(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let body = try JSONBody.decode(ConfirmBody.self, from: request)
         guard let tokenHash = TokenHashing.hash(token: body.token) else { throw DomainError.tokenInvalid }
         try AccountRules.validatePassword(body.password)
+        let looked = services.clock.nowMilliseconds()
+        guard try await services.database.read({ try EmailTokens.isUsable(.passwordReset, tokenHash: tokenHash, at: looked, on: $0) })
+        else { throw DomainError.tokenInvalid }
+        guard let slot = services.resetConfirms.acquire(clientAddress: request.context.remoteAddress) else {
+            throw DomainError.rateLimited(retryAfterSeconds: 1)
+        }
+        defer { slot.release() }
         let (password, scrypt) = (body.password, services.scrypt)
         let hash = try await services.hashing.run { PasswordHash.make(password: password, parameters: scrypt) }
         let now = services.clock.nowMilliseconds()
