@@ -579,6 +579,7 @@ def main():
         wait_css(b, "#landing-refused", "You are no longer in this group"), gone(b, "#join-button")))
     shot(b, "bea-typed-code-refused", "bea")
     # A code that is no code: the landing page refuses at once, in the join's words, with no form.
+    expect_failed_request("/v1/join", 404)
     b.get(f"{BASE}/join/ZZZZZZ")
     wait_css(b, "#landing-refused", "This invite code does not work")
     gone(b, "#join-button")
