@@ -464,7 +464,12 @@ function authForm(mode, after) {
     submit.disabled = true;
     try {
       const body = { email: email.value, password: password.value };
-      if (mode === 'register') body.display_name = name.value;
+      if (mode === 'register') {
+        body.display_name = name.value;
+        // The browser's zone, saved with the account (issue 33 item 7: /v1/me.timezone was null).
+        const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+        if (zone) body.timezone = zone;
+      }
       let result = await api('POST', mode === 'login' ? '/v1/auth/login' : '/v1/auth/register', body);
       // With mail configured, registration answers 202 without a session (the same for a taken
       // address, docs/mail.md#registration): sign in with the password just chosen.

@@ -33,20 +33,20 @@ public enum AccountStore {
     /// `passwordHash` empty: an account without a password (Sign in with Apple/Google only;
     /// docs/sign-in.md). `emailVerifiedAt`: the address is verified from the start (a provider vouched for it).
     public static func register(
-        email: String, displayName: String, passwordHash: String, tier: Tier, at now: Int64, on db: any SQLConnection,
-        actor: Actor? = nil, emailVerifiedAt: Int64? = nil
+        email: String, displayName: String, passwordHash: String, tier: Tier, timezone: String? = nil, at now: Int64,
+        on db: any SQLConnection, actor: Actor? = nil, emailVerifiedAt: Int64? = nil
     ) throws -> User {
         let id = UUID().uuidString.lowercased()
         do {
             try db.run(
                 """
                 INSERT INTO users (id, email, display_name, password_hash, tier, status, version, created_ms, updated_ms,
-                    email_verified_ms)
-                VALUES (?1, ?2, ?3, ?4, ?5, 'active', 1, ?6, ?6, ?7)
+                    email_verified_ms, timezone)
+                VALUES (?1, ?2, ?3, ?4, ?5, 'active', 1, ?6, ?6, ?7, ?8)
                 """,
                 [
                     .text(id), .text(email), .text(displayName), .text(passwordHash), .text(tier.rawValue), .integer(now),
-                    emailVerifiedAt.map { .integer($0) } ?? .null,
+                    emailVerifiedAt.map { .integer($0) } ?? .null, SQLValue(timezone),
                 ])
         } catch {
             // A separate `if` rather than `catch where`: the latter crashes the 6.3 compiler here.
@@ -54,7 +54,7 @@ public enum AccountStore {
             throw error
         }
         let user = User(
-            id: id, email: email, displayName: displayName, timezone: nil, tier: tier, status: .active, version: 1,
+            id: id, email: email, displayName: displayName, timezone: timezone, tier: tier, status: .active, version: 1,
             createdAt: Timestamp(milliseconds: now), updatedAt: Timestamp(milliseconds: now), emailVerified: emailVerifiedAt != nil)
         try ChangeLog.append(
             [

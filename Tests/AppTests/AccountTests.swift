@@ -11,6 +11,22 @@ import Wire
 
 @Suite("Accounts — register, login, logout, me")
 struct AccountTests {
+
+    @Test("registration saves the client's time zone; an unknown zone is 422 naming the field (issue 33 item 7)")
+    func registrationTimezone() async throws {
+        let h = try AppHarness()
+        let reply = try await h.expect(
+            201, .post, "/v1/auth/register",
+            json: #"{"email":"ana@example.com","password":"correct horse","display_name":"Ana","timezone":"Europe/Madrid"}"#)
+        #expect(reply.object("user")?["timezone"] as? String == "Europe/Madrid")
+        let token = try #require(reply.json["token"] as? String)
+        #expect(try await h.expect(200, .get, "/v1/me", token: token).json["timezone"] as? String == "Europe/Madrid")
+        let bad = await h.send(
+            .post, "/v1/auth/register",
+            json: #"{"email":"bea@example.com","password":"correct horse","display_name":"Bea","timezone":"Mars/Olympus"}"#)
+        #expect(bad.status == 422 && bad.text.contains("timezone"), "\(bad.text)")
+    }
+
     @Test("register normalises the email, returns a token that authenticates, and writes the change log")
     func registerAndMe() async throws {
         let h = try AppHarness()

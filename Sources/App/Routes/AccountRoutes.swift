@@ -13,8 +13,10 @@ enum AccountRoutes {
         var email: String
         var password: String
         var displayName: String
+        /// The client's IANA zone (the web client sends the browser's; issue 33 item 7), optional.
+        var timezone: String?
         enum CodingKeys: String, CodingKey {
-            case email, password
+            case email, password, timezone
             case displayName = "display_name"
         }
     }
@@ -78,6 +80,7 @@ enum AccountRoutes {
         let email = try AccountRules.normalizeEmail(body.email)
         try AccountRules.validatePassword(body.password)
         let displayName = try AccountRules.normalizeDisplayName(body.displayName)
+        let timezone = try body.timezone.map { zone throws(DomainError) in try AccountRules.validateTimezone(zone) }
         // Counted before the hash is made (parallel registrations all count); a refusal spends no scrypt.
         let admission: Int64
         switch try await services.registrations.admit(clientAddress: request.context.remoteAddress) {
@@ -102,12 +105,13 @@ enum AccountRoutes {
         let tier = services.config.defaultTier
         if services.config.mail.isConfigured {
             return try await registerWithoutEnumeration(
-                email: email, displayName: displayName, passwordHash: hash, tier: tier, now: now, request: request, services)
+                email: email, displayName: displayName, passwordHash: hash, tier: tier, timezone: timezone, now: now,
+                request: request, services)
         }
         let session = SessionOpening(for: request, at: now)
         let user = try await services.database.write { db in
             var user = try AccountStore.register(
-                email: email, displayName: displayName, passwordHash: hash, tier: tier, at: now, on: db)
+                email: email, displayName: displayName, passwordHash: hash, tier: tier, timezone: timezone, at: now, on: db)
             try session.store(userID: user.id, on: db)
             user.lastSeenAt = Timestamp(milliseconds: now)  // what the session's creation stored
             // The verification link, queued in the registration's transaction (docs/mail.md).
@@ -130,8 +134,8 @@ enum AccountRoutes {
     /// session: the client signs in with the password it chose); a taken one gets a mail telling its
     /// owner (at most one an hour per address), and nothing else changes.
     static func registerWithoutEnumeration(
-        email: String, displayName: String, passwordHash: String, tier: Tier, now: Int64, request: Request,
-        _ services: Services
+        email: String, displayName: String, passwordHash: String, tier: Tier, timezone: String?, now: Int64,
+        request: Request, _ services: Services
     ) async throws -> HTTPResponse {
         let base = services.config.publicBaseURL
         let created: String? = try await services.database.write { db in
@@ -141,7 +145,8 @@ enum AccountRoutes {
                 return nil
             }
             let user = try AccountStore.register(
-                email: email, displayName: displayName, passwordHash: passwordHash, tier: tier, at: now, on: db)
+                email: email, displayName: displayName, passwordHash: passwordHash, tier: tier, timezone: timezone, at: now,
+                on: db)
             _ = try services.queueVerification(userID: user.id, email: email, change: false, at: now, on: db)
             return user.id
         }
