@@ -32,7 +32,7 @@ struct SharedAlarmAuthorizationTests {
             },
             // Undo (docs/design.md#answers-retries-and-undo): only the answer's author (`member`).
             .init(
-                "DELETE /v1/groups/{id}/alarms/{aid}/completions/{cid}", [403, 403, 200, 403, 404, 404, 404, 401],
+                "DELETE /v1/groups/{id}/alarms/{aid}/completions/{completion_id}", [403, 403, 200, 403, 404, 404, 404, 401],
                 errors: [403: "PERMISSION_DENIED"]
             ) { c in
                 let completion = try await c.membersCompletion()

@@ -7,7 +7,7 @@ import Wire
 /// Shared completions (issue 4; docs/design.md#occurrences-and-completions): `POST …/alarms/{aid}/completions`
 /// by a member of the open occurrence's required set (201 new, 200 a retry's existing record, 409
 /// OCCURRENCE_CLOSED with the alarm), and the newest-first lists of one alarm or the whole group.
-/// Completions are immutable: there is no update; `DELETE …/completions/{cid}` takes an answer back
+/// Completions are immutable: there is no update; `DELETE …/completions/{completion_id}` takes an answer back
 /// (its author, within the withdrawal window; docs/design.md#answers-retries-and-undo) and leaves it in
 /// the history marked `withdrawn_at`.
 enum CompletionRoutes {
@@ -24,16 +24,16 @@ enum CompletionRoutes {
             .get, "/v1/groups/{id}/alarms/{aid}/completions", .async { request in try await list(request, services) })
         router.add(.get, "/v1/groups/{id}/completions", .async { request in try await list(request, services) })
         router.add(
-            .delete, "/v1/groups/{id}/alarms/{aid}/completions/{cid}",
+            .delete, "/v1/groups/{id}/alarms/{aid}/completions/{completion_id}",
             .async { request in try await withdraw(request, services) })
     }
 
-    /// `DELETE …/completions/{cid}`: 200 `{completion, alarm}` (also when it was already withdrawn);
+    /// `DELETE …/completions/{completion_id}`: 200 `{completion, alarm}` (also when it was already withdrawn);
     /// someone else's 403 CA007, unknown 404, too late or moved on 409 CA051.
     static func withdraw(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let (userID, groupID) = try await services.groupCaller(request)
         let alarmID = try request.parameter("aid")
-        let completionID = try request.parameter("cid")
+        let completionID = try request.parameter("completion_id")
         let now = services.clock.nowMilliseconds()
         let withdrawn = try await services.database.write { db in
             let done = try CompletionStore.withdraw(
