@@ -1,0 +1,27 @@
+import Foundation
+
+/// What an edit changed, in document keys, for the activity history (issue 33 item 6).
+extension SharedAlarm {
+    /// Document keys the server keeps rather than a person edits: an edit is never told as "changed
+    /// these" (the history says what a person did, docs/api.md#group-activity).
+    static let serverKeptKeys: Set<String> = [
+        "id", "group_id", "created_by_uid", "version", "created_at", "updated_at", "deleted_at", "next_fire_at",
+        "occurrence", "answerable_from", "is_active", "last_completed_at", "last_missed_at", "require_any_completion",
+        "require_all_completion",
+    ]
+
+    /// The document keys an edit from `before` to this alarm changed, sorted — `title`, `times_of_day`,
+    /// `assigned_to_uids`, `paused_until`… — for the activity history (issue 33: "assigned to Bea, time
+    /// moved", not "was edited"). Server-kept fields (`serverKeptKeys`) are left out.
+    public func editedKeys(from before: SharedAlarm) -> [String] {
+        guard
+            let old = try? JSONSerialization.jsonObject(with: Data(DocumentCoding.encode(before))) as? [String: Any],
+            let new = try? JSONSerialization.jsonObject(with: Data(DocumentCoding.encode(self))) as? [String: Any]
+        else { return [] }
+        func canonical(_ value: Any?) -> Data? {
+            value.flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys, .fragmentsAllowed]) }
+        }
+        return Set(old.keys).union(new.keys).subtracting(Self.serverKeptKeys)
+            .filter { canonical(old[$0]) != canonical(new[$0]) }.sorted()
+    }
+}
