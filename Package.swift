@@ -26,6 +26,8 @@ let package = Package(
         // and its Prometheus backend; App and Server only — Transport and SQLite expose hooks.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Ordered graceful shutdown of the server's parts (ServiceGroup); App and Server only.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // System C libraries (module.modulemap + shim.h only).
@@ -89,19 +91,20 @@ let package = Package(
         .target(
             name: "App",
             dependencies: [
-                "Hashing", "Push", "Identity", "Wire", "Transport", "Storage", "SQLite", "Postgres", "Outbound", "Media",
+                "Hashing", "Push", "Identity", "Wire", "TLS", "Transport", "Storage", "SQLite", "Postgres", "Outbound", "Media",
                 "Domain",
                 "Store", "Realtime",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
         // chronir-server entry point.
         .executableTarget(
             name: "Server",
             dependencies: [
-                "App", "Domain", "Storage", "SQLite", "Postgres", "Store", "Transport", "Wire", "TLS",
+                "App", "Transport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -85,7 +85,7 @@ public struct AppConfig: Sendable {
 }
 
 /// scrypt cost presets. `interactive` for production; `fast` only for tests (it is weak).
-public enum PasswordHashingCost: String, Sendable {
+public enum PasswordHashingCost: String, Sendable, CaseIterable {
     case interactive, fast
 }
 
