@@ -97,7 +97,7 @@ struct ServerOptionsTests {
         let help = ServerOptions.helpText()
         for option in ServerOptions.all {
             #expect(help.contains("  \(option.flag)"), "\(option.flag)")
-            #expect(help.contains(option.environmentVariable), "\(option.environmentVariable)")
+            #expect(help.contains("[env: \(option.environmentVariable)]"), "\(option.environmentVariable)")
         }
         #expect(!help.contains("`") && !help.contains("]("))
         #expect(help.split(separator: "\n").allSatisfy { $0.count <= 78 })

@@ -14,9 +14,10 @@ extension ServerOptions {
                 case .literal(let value): defaultText = value
                 case .words(let words): defaultText = plain(words)
                 }
-                let body = "\(plain(option.help)) (default: \(defaultText)) [env: \(option.environmentVariable)]"
+                // "[env: NAME]" stays on one line (a no-break space while wrapping), so it can be grepped.
+                let body = "\(plain(option.help)) (default: \(defaultText)) [env:\u{A0}\(option.environmentVariable)]"
                 lines.append(head)
-                lines.append(contentsOf: wrap(body, indent: 8, width: width))
+                lines.append(contentsOf: wrap(body, indent: 8, width: width).map { $0.replacing("\u{A0}", with: " ") })
             }
         }
         return lines.joined(separator: "\n")
