@@ -62,7 +62,7 @@ let package = Package(
         // Knows no engine and no domain.
         .target(name: "Storage", dependencies: ["Hashing"], swiftSettings: strict),
         // Thin safe Swift over sqlite3, writer queue + reader pool, migration runner. Knows no domain.
-        .target(name: "SQLite", dependencies: ["CSQLite", "Hashing", "Storage"], swiftSettings: strict),
+        .target(name: "SQLite", dependencies: ["CSQLite", "Storage"], swiftSettings: strict),
         // Thin safe Swift over libpq: blocking connection, parameterised statements, SQLSTATE errors,
         // LISTEN through a DispatchSource on PQsocket. Knows no domain (issue 16's PostgreSQL backend).
         .target(name: "Postgres", dependencies: ["CLibPQ", "Hashing", "Storage"], swiftSettings: strict),
@@ -80,7 +80,7 @@ let package = Package(
         .target(name: "Domain", dependencies: ["Hashing", "Push"], swiftSettings: strict),
         // SQL for the Domain, row mapping, change_log writes; embeds Migrations/{sqlite,postgres}/*.sql at build time.
         .target(
-            name: "Store", dependencies: ["Domain", "Storage", "SQLite", "Hashing", "Wire"], swiftSettings: strict,
+            name: "Store", dependencies: ["Domain", "Storage", "Hashing", "Wire"], swiftSettings: strict,
             plugins: ["EmbedMigrations"]),
         // The realtime feed's core: topics, subscriptions, change-log fan-out, resume, revocation,
         // per-subscriber budgets and conflation — sans-I/O (bytes out, no sockets, no clocks, no database:
