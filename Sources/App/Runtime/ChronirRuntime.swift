@@ -177,7 +177,7 @@ public final class ChronirRuntime: Sendable {
         if let requested = configuration.tls?.redirectPort {
             let listener = HTTPServer(
                 configuration: Self.sideListener(host: configuration.host, port: requested, maxConnections: 1024),
-                responder: HTTPSRedirectResponder(httpsPort: port))
+                responder: HTTPSRedirectResponder(publicBaseURL: config.publicBaseURL, httpsPort: port))
             do {
                 let bound = try listener.start()
                 parts.servers.append(listener)
