@@ -95,7 +95,7 @@ public struct Services: Sendable {
     {
         // A bearer token first (apps); else the web client's session cookie, whose writes must pass the
         // CSRF check before anything else is looked at (SessionCookie).
-        let cookie = request.bearerToken == nil ? SessionCookie.token(in: request) : nil
+        let cookie = request.bearerToken == nil ? try SessionCookie.token(in: request, secure: SessionCookie.secure(config)) : nil
         guard let token = request.bearerToken ?? cookie, let tokenHash = TokenHashing.hash(token: token) else {
             throw DomainError.authenticationRequired
         }

@@ -62,6 +62,10 @@ public struct ErrorCode: Hashable, Sendable {
     /// A write authenticated by the web client's session cookie without `X-Chronir-CSRF: 1`, or from a
     /// foreign `Origin` (`SessionCookie`; CA042–CA045 are issue 21's web-session codes).
     public static let csrfCheckFailed = ErrorCode(code: "CA042", name: "CSRF_CHECK_FAILED", status: .forbidden)
+    /// A request carrying the session cookie more than once (one may be planted by a sibling subdomain:
+    /// `SessionCookie.token(in:secure:)`), refused rather than guessing which one the browser meant.
+    public static let sessionCookieAmbiguous = ErrorCode(
+        code: "CA043", name: "SESSION_COOKIE_AMBIGUOUS", status: .badRequest)
     /// An answer to a shared-alarm occurrence before its `answerable_from` (lead window or pause; CA050–CA054
     /// are issue 19's shared-alarm controls).
     public static let answerTooEarly = ErrorCode(code: "CA050", name: "ANSWER_TOO_EARLY", status: .conflict)
@@ -114,7 +118,7 @@ public struct ErrorCode: Hashable, Sendable {
         .invalidCredentials, .emailTaken, .payloadTooLarge, .accountSuspended, .unsupportedMediaType,
         .internalError, .serviceUnavailable, .uriTooLong, .headersTooLarge, .requestTimeout,
         .inviteCodeInvalid, .ownerMustTransfer, .occurrenceClosed, .groupFrozen,
-        .tokenInvalid, .emailNotVerified, .csrfCheckFailed, .answerTooEarly,
+        .tokenInvalid, .emailNotVerified, .csrfCheckFailed, .sessionCookieAmbiguous, .answerTooEarly,
         .answerWithdrawalClosed, .rejoinNeedsNewInvite, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused,
         .lastSignInMethod, .passwordNotSet, .attachmentTypeUnsupported, .attachmentCorrupt, .attachmentPolyglot,
         .imageTooLarge, .attachmentLimitReached, .attachmentQuotaExceeded,

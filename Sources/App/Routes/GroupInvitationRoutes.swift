@@ -59,14 +59,22 @@ enum GroupInvitationRoutes {
         let invitation = try await services.database.write { db in
             _ = try GroupStore.managerAccess(groupID: groupID, userID: user.id, on: db)
             guard user.tier == .premium else { throw DomainError.tierRequired("invitations need the premium tier") }
+            if let inviteeEmail {
+                // A per-recipient cap over every inviter, from the outbox itself (docs/mail.md#limits).
+                let window = MailLimits.invitationsPerRecipient
+                let times = try MailOutbox.createdTimes(
+                    kind: .groupInvitation, recipient: inviteeEmail, since: window.windowStart(now: now), on: db)
+                if case .refused(let seconds) = window.evaluate(failureTimes: times, now: now) {
+                    throw DomainError.rateLimited(retryAfterSeconds: seconds)
+                }
+            }
             let invitation = try InvitationStore.create(
                 groupID: groupID, actor: user, inviteeEmail: inviteeEmail, role: role, tokenHash: tokenHash, at: now,
                 on: db)
             if let inviteeEmail {
                 // The invitation mail, in the invitation's transaction (docs/mail.md#what-is-mailed).
                 let mail = MailTemplates.groupInvitation(
-                    to: inviteeEmail, groupName: invitation.groupName, base: services.config.publicBaseURL,
-                    expiresAt: invitation.expiresAt.milliseconds)
+                    to: inviteeEmail, base: services.config.publicBaseURL, expiresAt: invitation.expiresAt.milliseconds)
                 try MailOutbox.enqueue(mail, sendable: services.config.mail.isConfigured, at: now, on: db)
             }
             return invitation

@@ -27,6 +27,11 @@ enum RealtimeRoutes {
                     guard originAllowed(accepted.origin, config: feed.services.config) else {
                         throw APIError(.permissionDenied, "origin not allowed")
                     }
+                    // The web client's session cookie counts only with an allowed Origin (checked above):
+                    // a browser always sends one, so a cookie without it is not the web client's.
+                    let cookie =
+                        accepted.origin == nil
+                        ? nil : try SessionCookie.token(in: request, secure: SessionCookie.secure(feed.services.config))
                     // Per client (behind a trusted proxy: the forwarded one), before anything is spent.
                     guard let slot = feed.webSockets.acquire(clientAddress: request.context.remoteAddress) else {
                         throw APIError(
@@ -35,9 +40,6 @@ enum RealtimeRoutes {
                     }
                     accepted.response.headers.add(name: "X-Request-Id", value: request.requestID)
                     let handshake = accepted
-                    // The web client's session cookie counts only with an allowed Origin (checked above):
-                    // a browser always sends one, so a cookie without it is not the web client's.
-                    let cookie = accepted.origin == nil ? nil : SessionCookie.token(in: request)
                     guard let token = request.bearerToken ?? cookie else {
                         sink.upgradeToWebSocket(handshake, configuration: webSocket) {
                             RealtimeConnection(feed: feed, userID: nil, checkedAt: nil, tokenRejected: false, slot: slot)

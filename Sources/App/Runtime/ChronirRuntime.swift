@@ -108,8 +108,8 @@ public final class ChronirRuntime: Sendable {
             throw StartupFailure(what: "start-up failed", metadata: ["error": "\(error)"])
         }
         let mail = MailService(
-            config: config.mail, caFile: config.notifications.caFile, database: database, clock: clock, logger: logger,
-            metrics: metrics.mail)
+            config: config.mail, caFile: config.notifications.caFile, publicBaseURL: config.publicBaseURL, database: database,
+            clock: clock, logger: logger, metrics: metrics.mail)
         if mail == nil {
             logger.notice("mail: off (no --smtp-url): verification and reset links are recorded unsendable; see docs/mail.md#without-mail")
         }
@@ -177,7 +177,7 @@ public final class ChronirRuntime: Sendable {
         if let requested = configuration.tls?.redirectPort {
             let listener = HTTPServer(
                 configuration: Self.sideListener(host: configuration.host, port: requested, maxConnections: 1024),
-                responder: HTTPSRedirectResponder(httpsPort: port))
+                responder: HTTPSRedirectResponder(publicBaseURL: config.publicBaseURL, httpsPort: port))
             do {
                 let bound = try listener.start()
                 parts.servers.append(listener)

@@ -316,7 +316,8 @@ public enum ServerOptions {
                 "http-redirect-port", .tls, "port", .words("none"),
                 help: """
                     with TLS, also listen for plain HTTP on this port (same `--host`) and answer every request `308` to \
-                    `https://<Host><target>` on the TLS port (`400` without a usable `Host`); nothing else is served there
+                    `https://<host of --public-base-url><target>` (its port if an https URL names one, else the TLS port), \
+                    never to the request's `Host`; nothing else is served there
                     """),
         ]
     }
