@@ -39,6 +39,10 @@ public final class Application: HTTPResponder {
         requestIDPrefix = Hex.encode(SecureRandom.bytes(4)) + "-"
         trustedProxies = services.config.trustedProxies
         realtime = RealtimeFeed(services: services)
+        // Route handlers write through `ClaimingDatabase`: a request's Idempotency-Key is claimed in its
+        // first write transaction. The feed and the background loops keep the engine's database.
+        var services = services
+        services.database = ClaimingDatabase(base: services.database)
         bodyAdmissions = AttachmentRoutes.admissions(services: services)
         var router = Router<Handler>()
         HealthRoutes.register(in: &router, services: services)
@@ -93,9 +97,14 @@ public final class Application: HTTPResponder {
                 do { response = try handler(request) } catch { response = failure(error, request) }
                 finish(response, request, started, sink)
             case .async(let handler):
+                let keyed = method == .post && request.headers[first: "idempotency-key"] != nil
                 Task {
                     let response: HTTPResponse
-                    do { response = try await handler(request) } catch { response = self.failure(error, request) }
+                    if keyed {
+                        response = await self.respondOnce(request, handler)
+                    } else {
+                        do { response = try await handler(request) } catch { response = self.failure(error, request) }
+                    }
                     self.finish(response, request, started, sink)
                 }
             case .upgrade(let handler):
@@ -191,7 +200,7 @@ public final class Application: HTTPResponder {
     /// The next server-made request id: the process's prefix and a counter.
     private func nextRequestID() -> String { requestIDPrefix + String(requestCounter.next()) }
 
-    private func failure(_ error: any Error, _ request: Request) -> HTTPResponse {
+    func failure(_ error: any Error, _ request: Request) -> HTTPResponse {
         let apiError = ErrorMapping.apiError(for: error)
         if error is WorkerPool.Saturated {
             // A bounded pool refusing more work is load shedding, not a fault (issue 37 finding 3: a
