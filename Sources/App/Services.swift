@@ -34,6 +34,9 @@ public struct Services: Sendable {
     /// Sign in with Apple/Google (`POST /v1/auth/oidc`): the token verifier with its key-set cache;
     /// nil when no provider is configured (the route answers 404 OIDC_PROVIDER_DISABLED).
     public var oidc: OIDCService?
+    /// The apps' configuration (`--app-config-file`, reloaded on SIGHUP): minimum versions, feature flags,
+    /// deep-link app identities (docs/apps.md).
+    public var apps: AppsConfigurationSource
     /// Every signed-in user's write budget (`config.writeBudget`), charged by `authenticate`.
     public let writeBudgets: WriteBudgets
     /// A hash of a random password with the configured cost, verified when a login names an unknown
@@ -44,9 +47,10 @@ public struct Services: Sendable {
     public init(
         config: AppConfig, database: any SQLDatabase, clock: any Clock, workers: WorkerPool, hashing: WorkerPool? = nil,
         logger: Logger, secret: [UInt8], metrics: ChronirMetrics = ChronirMetrics(), vapidPublicKey: String? = nil,
-        oidc: OIDCService? = nil
+        oidc: OIDCService? = nil, apps: AppsConfigurationSource = AppsConfigurationSource()
     ) {
         self.config = config
+        self.apps = apps
         self.oidc = oidc
         self.vapidPublicKey = vapidPublicKey
         self.metrics = metrics

@@ -278,6 +278,15 @@ struct ChronirServer: ParsableCommand {
     )
     var sweepPeriod: Int?
 
+    @Option(
+        help:
+            """
+            JSON file of the apps' configuration: min_app_version per platform, feature flags, ios_app_ids and android_app for the \
+            deep-link association files (docs/apps.md); read again on SIGHUP. [env: CHRONIR_APP_CONFIG_FILE] (default: none)
+            """
+    )
+    var appConfigFile: String?
+
     @OptionGroup(title: "Notifications")
     var notificationOptions: NotificationOptions
 
@@ -472,10 +481,11 @@ struct ChronirServer: ParsableCommand {
         logger.notice(
             "sign in with apple/google",
             metadata: SignInProvider.allCases.reduce(into: [:]) { $0[$1.rawValue] = "\(config.oidc.provider($1) == nil ? "off" : "on")" })
+        let apps = try AppsConfigurationSource(file: value(appConfigFile, "APP_CONFIG_FILE"))
         let services = Services(
             config: config, database: database, clock: SystemClock(),
             workers: WorkerPool(width: config.workerThreads), logger: logger, secret: secret, metrics: metrics,
-            vapidPublicKey: notifications.vapidPublicKey, oidc: oidc)
+            vapidPublicKey: notifications.vapidPublicKey, oidc: oidc, apps: apps)
         let application = Application(services: services, accessLog: AccessLog(sink: sink, format: format, level: level))
         if config.publicDirectory != nil, application.staticFiles == nil {
             logger.warning("public directory not found; no static files served", metadata: ["path": "\(publicDirText)"])
@@ -600,7 +610,7 @@ struct ChronirServer: ParsableCommand {
             Shutdown.Target(
                 server: server, metricsServer: metricsServer, redirectServer: redirectServer, tls: tlsReloader,
                 sweeper: sweeper, notifications: notifications, mail: mail, oidc: oidc,
-                realtime: application.realtime,
+                realtime: application.realtime, apps: apps,
                 database: database, logger: logger, sink: sink))
         withExtendedLifetime(watcher) { dispatchMain() }
     }
@@ -619,6 +629,7 @@ final class Shutdown: Sendable {
         let mail: MailService?
         let oidc: OIDCService?
         let realtime: RealtimeFeed
+        let apps: AppsConfigurationSource
         let database: any SQLDatabase
         let logger: Logger
         let sink: LogSink
@@ -640,9 +651,10 @@ final class Shutdown: Sendable {
         if signal == SIGHUP {
             if let tls = target.tls {
                 tls.reload()
-            } else {
-                logger.notice("SIGHUP: nothing to reload (logs go to stderr, no TLS certificate)")
+            } else if target.apps.file == nil {
+                logger.notice("SIGHUP: nothing to reload (logs go to stderr, no TLS certificate, no app configuration file)")
             }
+            target.apps.reload(logger: logger)
             target.sink.flush()
             return
         }

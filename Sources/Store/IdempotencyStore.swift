@@ -6,7 +6,9 @@ public import Storage
 public enum IdempotencyStore {
     /// How long a key holds its answer: the 24 hours a phone's offline queue may replay within. After it
     /// the key is free again (a claim overwrites an expired row) and the retention sweep deletes the row.
-    public static let lifetimeMilliseconds: Int64 = 24 * 3600 * 1000
+    public static let lifetimeMilliseconds: Int64 = lifetimeHours * 3600 * 1000
+    /// `lifetimeMilliseconds` in hours, as `GET /v1/config` tells clients.
+    public static let lifetimeHours: Int64 = 24
 
     /// A stored key: the request it was first used for, and its answer once stored.
     public struct Record: Sendable, Equatable {

@@ -46,6 +46,7 @@ public final class Application: HTTPResponder {
         bodyAdmissions = AttachmentRoutes.admissions(services: services)
         var router = Router<Handler>()
         HealthRoutes.register(in: &router, services: services)
+        ConfigRoutes.register(in: &router, services: services)
         AccountRoutes.register(in: &router, services: services)
         EmailRoutes.register(in: &router, services: services)
         PasswordResetRoutes.register(in: &router, services: services)
@@ -91,6 +92,10 @@ public final class Application: HTTPResponder {
             request.parameters = match.parameters
             request.route = match.template
             request.routeIndex = match.routeIndex
+            if let refusal = updateRequired(request, match.handler) {
+                finish(ErrorMapping.response(for: refusal, requestID: requestID), request, started, sink)
+                return
+            }
             switch match.handler {
             case .sync(let handler):
                 let response: HTTPResponse
@@ -195,6 +200,23 @@ public final class Application: HTTPResponder {
     /// Transport-level refusals get the same envelope as every other error.
     public func errorResponse(for error: HTTPParseError) -> HTTPResponse {
         ErrorMapping.response(for: ErrorMapping.apiError(for: error), requestID: nextRequestID())
+    }
+
+    /// Routes an outdated app may still call: the configuration that tells it to update, and sign-out.
+    static let updateExemptRoutes: Set<String> = [ConfigRoutes.path, "/v1/auth/logout"]
+
+    /// 426 APP_UPDATE_REQUIRED when `X-Chronir-Client` names a version below its platform's minimum
+    /// (`AppsConfiguration.minAppVersion`), except on `updateExemptRoutes`; nil otherwise. The realtime
+    /// upgrade is not refused here: its socket opens and closes 4026 (`RealtimeRoutes`).
+    private func updateRequired(_ request: Request, _ handler: Handler) -> APIError? {
+        guard let header = request.headers[first: "x-chronir-client"], let client = ClientIdentity(header: header),
+            !Self.updateExemptRoutes.contains(request.route)
+        else { return nil }
+        if case .upgrade = handler { return nil }
+        guard let minimum = services.apps.current.updateRequired(client) else { return nil }
+        return APIError(
+            .appUpdateRequired,
+            "this app version (\(client.platform.rawValue) \(client.version)) is no longer supported: update to \(minimum) or newer")
     }
 
     /// The next server-made request id: the process's prefix and a counter.

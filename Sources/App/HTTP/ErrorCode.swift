@@ -113,6 +113,9 @@ public struct ErrorCode: Hashable, Sendable {
     /// The first request with this `Idempotency-Key` is still running (`Retry-After: 1`), or was applied
     /// and its answer lost (no `Retry-After`: read the resource again).
     public static let idempotencyKeyInUse = ErrorCode(code: "CA067", name: "IDEMPOTENCY_KEY_IN_USE", status: .conflict)
+    /// `X-Chronir-Client` names an app version below its platform's `min_app_version` (`GET /v1/config`):
+    /// every route but `GET /v1/config` and sign-out answers 426 until the app is updated (docs/apps.md#minimum-versions).
+    public static let appUpdateRequired = ErrorCode(code: "CA068", name: "APP_UPDATE_REQUIRED", status: .upgradeRequired)
 
     /// Every code the server can send, in number order (the docs/api.md#errors table, tests).
     public static let all: [ErrorCode] = [
@@ -126,5 +129,6 @@ public struct ErrorCode: Hashable, Sendable {
         .answerWithdrawalClosed, .rejoinNeedsNewInvite, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused,
         .lastSignInMethod, .passwordNotSet, .attachmentTypeUnsupported, .attachmentCorrupt, .attachmentPolyglot,
         .imageTooLarge, .attachmentLimitReached, .attachmentQuotaExceeded, .idempotencyKeyReused, .idempotencyKeyInUse,
+        .appUpdateRequired,
     ]
 }
