@@ -113,16 +113,18 @@ public enum MailTemplates {
                 """, userID: userID, expiresAt: now + noticeLifetimeMilliseconds)
     }
 
-    /// An invitation to `groupName` for `recipient`; accepted after signing in (or registering and
-    /// verifying this address) on the home page.
-    public static func groupInvitation(to recipient: String, groupName: String, base: String, expiresAt: Int64) -> MailContent {
+    /// An invitation to `groupName` for `recipient`, linking to `/invite/{token}` (the app opens it, or
+    /// the web client's landing page); accepted after signing in (or registering and verifying this address).
+    public static func groupInvitation(
+        to recipient: String, groupName: String, base: String, token: String, expiresAt: Int64
+    ) -> MailContent {
         MailContent(
             kind: .groupInvitation, recipient: recipient, subject: "You are invited to a group on Chronir",
             body: """
                 You are invited to join the group "\(groupName)" on Chronir.
-                Sign in (or create an account with this address and confirm it) to accept or decline:
+                Open this link, then sign in (or create an account with this address and confirm it) to accept or decline:
 
-                \(trimmed(base))/
+                \(trimmed(base))/invite/\(token)
 
                 Only an account whose address is confirmed can accept this invitation.
                 """, userID: nil, expiresAt: expiresAt)

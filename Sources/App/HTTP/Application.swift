@@ -47,6 +47,7 @@ public final class Application: HTTPResponder {
         var router = Router<Handler>()
         HealthRoutes.register(in: &router, services: services)
         ConfigRoutes.register(in: &router, services: services)
+        DeepLinkRoutes.register(in: &router, services: services)
         AccountRoutes.register(in: &router, services: services)
         EmailRoutes.register(in: &router, services: services)
         PasswordResetRoutes.register(in: &router, services: services)
@@ -202,8 +203,11 @@ public final class Application: HTTPResponder {
         ErrorMapping.response(for: ErrorMapping.apiError(for: error), requestID: nextRequestID())
     }
 
-    /// Routes an outdated app may still call: the configuration that tells it to update, and sign-out.
-    static let updateExemptRoutes: Set<String> = [ConfigRoutes.path, "/v1/auth/logout"]
+    /// Routes an outdated app may still call: the configuration that tells it to update, sign-out, and
+    /// the association files (fetched by the OS, not the app).
+    static let updateExemptRoutes: Set<String> = [
+        ConfigRoutes.path, "/v1/auth/logout", DeepLinkRoutes.appleAssociationPath, DeepLinkRoutes.androidAssetLinksPath,
+    ]
 
     /// 426 APP_UPDATE_REQUIRED when `X-Chronir-Client` names a version below its platform's minimum
     /// (`AppsConfiguration.minAppVersion`), except on `updateExemptRoutes`; nil otherwise. The realtime
