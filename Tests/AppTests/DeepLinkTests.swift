@@ -89,3 +89,19 @@ struct DeepLinkTests {
         #expect(members.status == 200)
     }
 }
+
+/// Every notification's `data` names the app path it opens (docs/apps.md#deep-links).
+@Suite("Deep links — the deep_link of every notification")
+struct NotificationDeepLinkTests {
+    @Test("an alarm's notification opens the alarm, a group's the group, an invitation or a test the home screen")
+    func deepLinks() {
+        func link(_ type: NotificationType, group: String?, _ extra: [String: String] = [:]) -> String? {
+            NotificationContent.make(type, groupID: group, title: "t", body: "b", extra: extra).data["deep_link"]
+        }
+        #expect(link(.sharedCompletion, group: "g1", ["alarm_id": "a1", "completion_id": "c1"]) == "/alarm/a1")
+        #expect(link(.alarmFired, group: nil, ["alarm_id": "p1"]) == "/alarm/p1")
+        #expect(link(.groupMemberJoined, group: "g1", ["user_id": "u1"]) == "/group/g1")
+        #expect(link(.groupInvitation, group: "g1", ["invitation_id": "i1"]) == "/")
+        #expect(link(.test, group: nil) == "/")
+    }
+}
