@@ -1,6 +1,5 @@
 import ArgumentParser
 import Domain
-import SQLite
 import Storage
 import Store
 

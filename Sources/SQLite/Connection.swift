@@ -2,7 +2,7 @@ import CSQLite
 public import Storage
 
 /// How `COMMIT` waits for the disk (`PRAGMA synchronous`, https://sqlite.org/pragma.html#pragma_synchronous).
-public enum Durability: String, Sendable {
+public enum Durability: String, Sendable, CaseIterable {
     /// `synchronous=NORMAL`: in WAL mode a power loss may drop the last commits but never corrupts.
     case normal
     /// `synchronous=FULL`: every commit is on disk before COMMIT returns.

@@ -2,7 +2,6 @@ import Domain
 import Foundation
 import Glibc
 import Logging
-import Postgres
 import SQLite
 import Storage
 import Synchronization

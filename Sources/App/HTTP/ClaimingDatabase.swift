@@ -41,6 +41,12 @@ struct ClaimingDatabase: SQLDatabase {
 
     func onCommit(_ observer: @escaping @Sendable () -> Void) { base.onCommit(observer) }
 
+    func watchCommits(
+        channels: CommitChannels, events: @escaping @Sendable (CommitWatcherEvent) -> Void
+    ) throws -> any CommitWatcher {
+        try base.watchCommits(channels: channels, events: events)
+    }
+
     var queuedWrites: Int { base.queuedWrites }
 
     func close() { base.close() }

@@ -1,7 +1,6 @@
 import Domain
 import Foundation
 import Media
-import SQLite
 import Storage
 import Store
 public import Wire
