@@ -120,18 +120,19 @@ public enum MailTemplates {
                 """, userID: userID, expiresAt: now + noticeLifetimeMilliseconds)
     }
 
-    /// An invitation for `recipient`; accepted after signing in (or registering and verifying this
-    /// address) on the home page, where the group and the inviter are named. Nothing in it comes from
-    /// the inviter (issue 37 #9): the server's own words and its own link only.
-    public static func groupInvitation(to recipient: String, base: String, expiresAt: Int64) -> MailContent {
+    /// An invitation for `recipient`, linking to `/invite/{token}` (the app opens it, or the web
+    /// client's landing page); accepted after signing in (or registering and verifying this address),
+    /// where the group and the inviter are named. Nothing in it comes from the inviter: the server's
+    /// own words and its own link only.
+    public static func groupInvitation(to recipient: String, base: String, token: String, expiresAt: Int64) -> MailContent {
         MailContent(
             kind: .groupInvitation, recipient: recipient, subject: "You are invited to a group on Chronir",
             body: """
                 Someone invited this address to a group on Chronir, the shared-reminders server at the
-                address below. Sign in (or create an account with this address and confirm it) to see
-                the group and who invited you, and to accept or decline:
+                address below. Open this link, then sign in (or create an account with this address and
+                confirm it) to see the group and who invited you, and to accept or decline:
 
-                \(trimmed(base))/
+                \(trimmed(base))/invite/\(token)
 
                 Only an account whose address is confirmed can accept this invitation. If you do not
                 know this server, ignore this mail: nothing happens unless you accept.

@@ -110,6 +110,17 @@ public struct ErrorCode: Hashable, Sendable {
     public static let attachmentQuotaExceeded = ErrorCode(
         code: "CA065", name: "ATTACHMENT_QUOTA_EXCEEDED", status: .conflict)
 
+    /// An `Idempotency-Key` the account used in the last 24 hours for a different request (method, path or
+    /// body differ): 422, as draft-ietf-httpapi-idempotency-key-header says (docs/apps.md#retries-idempotency-key).
+    public static let idempotencyKeyReused = ErrorCode(
+        code: "CA066", name: "IDEMPOTENCY_KEY_REUSED", status: .unprocessableContent)
+    /// The first request with this `Idempotency-Key` is still running (`Retry-After: 1`), or was applied
+    /// and its answer lost (no `Retry-After`: read the resource again).
+    public static let idempotencyKeyInUse = ErrorCode(code: "CA067", name: "IDEMPOTENCY_KEY_IN_USE", status: .conflict)
+    /// `X-Chronir-Client` names an app version below its platform's `min_app_version` (`GET /v1/config`):
+    /// every route but `GET /v1/config` and sign-out answers 426 until the app is updated (docs/apps.md#minimum-versions).
+    public static let appUpdateRequired = ErrorCode(code: "CA068", name: "APP_UPDATE_REQUIRED", status: .upgradeRequired)
+
     /// Every code the server can send, in number order (the docs/api.md#errors table, tests).
     public static let all: [ErrorCode] = [
         .alarmLimitReached, .tierRequired, .groupMemberLimit, .invitationExpired, .invitationAlreadyAccepted,
@@ -121,6 +132,7 @@ public struct ErrorCode: Hashable, Sendable {
         .tokenInvalid, .emailNotVerified, .csrfCheckFailed, .sessionCookieAmbiguous, .answerTooEarly,
         .answerWithdrawalClosed, .rejoinNeedsNewInvite, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused,
         .lastSignInMethod, .passwordNotSet, .attachmentTypeUnsupported, .attachmentCorrupt, .attachmentPolyglot,
-        .imageTooLarge, .attachmentLimitReached, .attachmentQuotaExceeded,
+        .imageTooLarge, .attachmentLimitReached, .attachmentQuotaExceeded, .idempotencyKeyReused, .idempotencyKeyInUse,
+        .appUpdateRequired,
     ]
 }

@@ -54,6 +54,8 @@ enum GroupInvitationRoutes {
             throw DomainError.invalidField(field: "role", message: "role must be member or admin")
         }
         let link = email == nil ? TokenHashing.generate() : nil
+        // An email invitation's mail links to /invite/{token}: its own token, never shown to the inviter.
+        let mailLink = email == nil ? nil : TokenHashing.generate()
         let now = services.clock.nowMilliseconds()
         let (inviteeEmail, role, tokenHash) = (email, body.role, link?.hash)
         let invitation = try await services.database.write { db in
@@ -69,12 +71,13 @@ enum GroupInvitationRoutes {
                 }
             }
             let invitation = try InvitationStore.create(
-                groupID: groupID, actor: user, inviteeEmail: inviteeEmail, role: role, tokenHash: tokenHash, at: now,
-                on: db)
-            if let inviteeEmail {
+                groupID: groupID, actor: user, inviteeEmail: inviteeEmail, role: role, tokenHash: tokenHash,
+                mailTokenHash: mailLink?.hash, at: now, on: db)
+            if let inviteeEmail, let mailLink {
                 // The invitation mail, in the invitation's transaction (docs/mail.md#what-is-mailed).
                 let mail = MailTemplates.groupInvitation(
-                    to: inviteeEmail, base: services.config.publicBaseURL, expiresAt: invitation.expiresAt.milliseconds)
+                    to: inviteeEmail, base: services.config.publicBaseURL, token: mailLink.token,
+                    expiresAt: invitation.expiresAt.milliseconds)
                 try MailOutbox.enqueue(mail, sendable: services.config.mail.isConfigured, at: now, on: db)
             }
             return invitation

@@ -29,6 +29,8 @@ public final class ChronirRuntime: Sendable {
     private let sink: LogSink
     private let group: ServiceGroup
     private let tls: TLSReloader?
+    /// The apps' configuration (`--app-config-file`), read again on SIGHUP.
+    private let apps: AppsConfigurationSource
 
     /// Why the server cannot start: what failed and the reason.
     public struct StartupFailure: Error, CustomStringConvertible {
@@ -125,9 +127,14 @@ public final class ChronirRuntime: Sendable {
             "sign in with apple/google",
             metadata: SignInProvider.allCases.reduce(into: [:]) { $0[$1.rawValue] = "\(config.oidc.provider($1) == nil ? "off" : "on")" })
 
+        let apps: AppsConfigurationSource
+        do { apps = try AppsConfigurationSource(file: config.appConfigFile) } catch {
+            throw StartupFailure(what: "start-up failed: app configuration", metadata: ["error": "\(error)"])
+        }
+        self.apps = apps
         let services = Services(
             config: config, database: database, clock: clock, workers: WorkerPool(width: config.workerThreads), logger: logger,
-            secret: secret, metrics: metrics, vapidPublicKey: notifications.vapidPublicKey, oidc: oidc)
+            secret: secret, metrics: metrics, vapidPublicKey: notifications.vapidPublicKey, oidc: oidc, apps: apps)
         let format = configuration.logFormat
         let level = configuration.logLevel
         application = Application(services: services, accessLog: AccessLog(sink: sink, format: format, level: level))
@@ -264,13 +271,15 @@ public final class ChronirRuntime: Sendable {
         await group.triggerGracefulShutdown()
     }
 
-    /// `SIGHUP`: reloads the TLS certificate and key (a file that does not load keeps the one in use).
+    /// `SIGHUP`: reloads the TLS certificate and key, and the app configuration file (a file that does
+    /// not load keeps the one in use).
     public func reload() {
         if let tls {
             tls.reload()
-        } else {
-            logger.notice("SIGHUP: nothing to reload (logs go to stderr, no TLS certificate)")
+        } else if apps.file == nil {
+            logger.notice("SIGHUP: nothing to reload (logs go to stderr, no TLS certificate, no app configuration file)")
         }
+        apps.reload(logger: logger)
         sink.flush()
     }
 

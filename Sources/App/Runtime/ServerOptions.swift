@@ -149,6 +149,14 @@ public enum ServerOptions {
                     bytes of attachments in one group, whoever uploaded them, deleted ones counted until their file is gone \
                     (2 GiB) → `409` CA065 past it; 0…2^50
                     """),
+            .text(
+                "app-config-file", .server, "file", .words("none"), \.app.appConfigFile,
+                help: """
+                    JSON file of the apps' configuration — `min_app_version` per platform (older apps get `426` CA068), \
+                    `features`, `ios_app_ids` and `android_app` (the deep-link association files); read at start-up (a bad \
+                    file stops it) and again on SIGHUP (a bad file is logged and the previous one stays). Format: \
+                    [apps](apps.md#the-app-configuration-file)
+                    """),
             .integer(
                 "sweep-period", .server, "seconds", .words("each job's own"), 1...86_400, \.sweepPeriodSeconds,
                 help: """
