@@ -52,6 +52,19 @@ public protocol SQLConnection: AnyObject, SendableMetatype {
     /// Runs one or more `;`-separated statements without parameters (migrations, scripts).
     func execute(_ script: String) throws
 
+    /// Runs one statement whose outcome the caller does not read. Inside a transaction an engine may
+    /// hold it back and send it with the next statement whose result is needed, the release of the
+    /// enclosing savepoint, or COMMIT (PostgreSQL pipelines them: one round trip for several; SQLite
+    /// runs it at once). Its error, if any, is thrown by that later call at the latest, and fails the
+    /// savepoint or transaction the statement belongs to, never an outer one — so a caller that must
+    /// react to a particular error (a unique violation) uses `run` instead.
+    func send(_ sql: String, _ bindings: [SQLValue]) throws
+
+    /// Values that live for the current top-level transaction only: emptied when it begins and ends
+    /// and whenever a savepoint inside it rolls back, so they never describe undone writes. A Store
+    /// keeps here what it wrote last and would otherwise read back (the change log's head).
+    var transactionMemo: [String: [SQLValue]] { get set }
+
     /// Runs `body` in one transaction of `kind`: COMMIT when it returns, ROLLBACK and rethrow when it
     /// (or COMMIT) throws. Called inside an open transaction, it uses a SAVEPOINT instead: an error
     /// undoes the savepoint only and the outer transaction goes on.

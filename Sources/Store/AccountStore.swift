@@ -118,7 +118,9 @@ public enum AccountStore {
         if let avatarURL = change.avatarURL { user.avatarURL = avatarURL }
         user.version += 1
         user.updatedAt = Timestamp(milliseconds: now)
-        try db.run(
+        // The row was just read in this transaction and no column written has a constraint to
+        // catch: the UPDATE may travel with the next statement.
+        try db.send(
             """
             UPDATE users SET display_name = ?2, timezone = ?3, version = ?4, updated_ms = ?5, locale = ?6, avatar_url = ?7
             WHERE id = ?1
