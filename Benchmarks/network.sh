@@ -104,6 +104,7 @@ for pair in $SERVERS; do
     labels+=("$label")
     binary=${pair#*=}
     eval "binary_$label=\$binary"
+    CHRONIR_SERVER=$binary
     psql_do "$(url_for "$pg_port" postgres)" -c "CREATE DATABASE bench_$label"
     CH_DATA_DIR=$work/$label.a CH_LOG=$work/$label.a.log start_chronir --database-url "$(url_for "$pg_port" "bench_$label")"
     CH_SEED_DIR=$work/$label.writers seed_chronir "$writers" --no-group --prefix writer

@@ -207,7 +207,8 @@ public final class PostgresConnection: SQLConnection {
         // fresh connection if the server closed this idle one since its last transaction.
         queued = [QueuedStatement(control: kind == .immediate ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")]
         if kind == .immediate {
-            queued.append(QueuedStatement(sql: "SELECT pg_advisory_xact_lock($1)", bindings: [.integer(Self.writerLockKey)], control: false))
+            queued.append(
+                QueuedStatement(sql: "SELECT pg_advisory_xact_lock($1)", bindings: [.integer(Self.writerLockKey)], control: false))
         }
         let preamble = queued.count
         beginQueued = true
