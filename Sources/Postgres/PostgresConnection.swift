@@ -31,16 +31,18 @@ public struct PostgresNotification: Sendable, Equatable {
 ///
 /// Round trips (docs/scaling.md): a database across a network costs a round trip per message
 /// exchange, so inside a transaction this connection holds back every statement whose result nobody
-/// waits for — BEGIN and the writer lock, SAVEPOINT, `send`'s statements, a failed savepoint's
-/// ROLLBACK TO — and sends them, in order, in one libpq pipeline (`PQenterPipelineMode`, one
-/// `PQpipelineSync`) with the next statement whose result is needed: a savepoint's RELEASE, COMMIT,
-/// or any `run`/`query`. So a lone write is three round trips (BEGIN + lock + its first read; its
-/// next read with the writes before it; the appends + COMMIT) instead of one per statement, and one
-/// write of a group commit is two (its first read; RELEASE with its writes). A statement never sent
-/// has no effect, so a savepoint whose SAVEPOINT had not left yet rolls back by dropping what it
-/// queued. Held back are at most `pipelineLimits` statements or bytes; past them they are sent.
-/// Savepoints are this connection's own (SAVEPOINT held back, RELEASE sent with the body's
-/// statements), with `Savepoint`'s names and contract.
+/// waits for — BEGIN and the writer lock, SAVEPOINT and RELEASE, `send`'s statements, a failed
+/// savepoint's ROLLBACK TO — and sends them, in order, in one libpq pipeline (`PQenterPipelineMode`,
+/// one `PQpipelineSync`) with the next statement whose result is needed: any `run`/`query`, or
+/// COMMIT. So a lone `PATCH /v1/me` is three round trips (BEGIN + lock + its first read; its second
+/// read with the UPDATE; the change-log appends + COMMIT) instead of one per statement, and one write
+/// of a group commit is one round trip per read it makes: its SAVEPOINT and the previous write's
+/// sends and RELEASE travel with its first read. A statement never sent has no effect, so a
+/// savepoint whose SAVEPOINT had not left yet rolls back by dropping what it queued. A held-back
+/// statement that fails fails the whole transaction (`poisoned`: every write of a group commit),
+/// since it may belong to a savepoint that already returned; `send` documents that. Held back are
+/// at most `pipelineLimits` statements or bytes; past them they are sent. Savepoints are this
+/// connection's own, with `Savepoint`'s names and contract.
 ///
 /// Outages (docs/operations.md, PostgreSQL outages): a connection the server closed (a restart, an
 /// administrator, a network failure) is re-established at the start of the next top-level
@@ -77,7 +79,13 @@ public final class PostgresConnection: SQLConnection {
     private var queued: [QueuedStatement] = []
     /// Whether `queued` begins with this transaction's BEGIN (nothing of it reached the server yet).
     private var beginQueued = false
+    /// Round trips to the server so far: each `PQexec`, `PQprepare`, `PQexecPrepared` and pipeline
+    /// is one (what a write costs across a network; tests hold the pipelining to it).
+    public private(set) var roundTrips = 0
     /// Pipelines sent so far: a savepoint compares it to learn whether its SAVEPOINT left.
+    /// The failure of a held-back statement in this transaction: it cannot be pinned on the savepoint
+    /// that is running now, so the whole transaction fails with it (no savepoint rolls back).
+    private var poisoned: PostgresError?
     private var pipelinesSent = 0
     /// Most statements and bytes of parameters held back before they are sent anyway: bounds the
     /// memory and keeps a pipeline well inside the socket buffers (libpq writes it blocking while the
@@ -164,7 +172,8 @@ public final class PostgresConnection: SQLConnection {
     /// Runs one or more statements with no parameters (the simple query protocol); results discarded.
     public func execute(_ script: String) throws(PostgresError) {
         let connection = try open()
-        if !queued.isEmpty { _ = try flush(then: nil) { _ in () } }
+        if !queued.isEmpty { try flush(own: []) { _, _ in } }
+        roundTrips += 1
         let result = PQexec(connection, script)
         defer { PQclear(result) }
         try check(result, connection, sql: script)
@@ -181,6 +190,16 @@ public final class PostgresConnection: SQLConnection {
 
     public func queryOne(_ sql: String, _ bindings: [SQLValue]) throws(PostgresError) -> Row? {
         try perform(sql, bindings) { Self.rows(of: $0, limit: 1).first }
+    }
+
+    /// All of them in one pipeline, with whatever is held back: one round trip.
+    public func queryEach(_ statements: [(sql: String, bindings: [SQLValue])]) throws(PostgresError) -> [[Row]] {
+        guard !statements.isEmpty else { return [] }
+        var rows = [[Row]](repeating: [], count: statements.count)
+        try flush(own: statements.map { QueuedStatement(sql: $0.sql, bindings: $0.bindings, control: false) }) { index, result in
+            rows[index] = Self.rows(of: result)
+        }
+        return rows
     }
 
     /// Held back inside a transaction until the next statement whose result is needed (the type's
@@ -214,14 +233,17 @@ public final class PostgresConnection: SQLConnection {
         beginQueued = true
         transactionDepth = 1
         transactionMemo = [:]
+        poisoned = nil
         defer {
             transactionDepth = 0
             transactionMemo = [:]
             queued = []
             beginQueued = false
+            poisoned = nil
         }
         do {
             let result = try body(self)
+            if let poisoned { throw poisoned }
             // Nothing reached the server and nothing is queued: there is nothing to commit.
             if beginQueued, queued.count == preamble { return result }
             // COMMIT of a transaction an earlier error aborted answers "ROLLBACK" without an error:
@@ -229,7 +251,8 @@ public final class PostgresConnection: SQLConnection {
             if queued.isEmpty, let handle, PQtransactionStatus(handle) == PQTRANS_INERROR {
                 throw PostgresError(.misuse, message: "transaction aborted by an earlier failed statement; rolled back")
             }
-            let tag = try flush(then: QueuedStatement(control: "COMMIT")) { String(cString: PQcmdStatus($0)) }
+            var tag = ""
+            try flush(own: [QueuedStatement(control: "COMMIT")]) { _, result in tag = String(cString: PQcmdStatus(result)) }
             guard tag == "COMMIT" else {
                 throw PostgresError(.misuse, message: "transaction aborted by an earlier failed statement; rolled back")
             }
@@ -238,13 +261,14 @@ public final class PostgresConnection: SQLConnection {
             let sent = !beginQueued
             queued = []
             if sent, isInTransaction { _ = try? execute("ROLLBACK") }
-            throw error
+            throw poisoned ?? error
         }
     }
 
-    /// A transaction inside the open one: `Savepoint`'s contract, with its SAVEPOINT held back and its
-    /// RELEASE sent with everything the body held back, so the body's errors surface here, before
-    /// the savepoint counts as released.
+    /// A transaction inside the open one: `Savepoint`'s contract, with its SAVEPOINT and RELEASE held
+    /// back like any statement whose result nobody reads. A body that throws rolls back to the
+    /// savepoint (by dropping what never left, else with ROLLBACK TO) — unless the transaction is
+    /// `poisoned`, which no savepoint undoes.
     private func savepoint<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
         transactionDepth += 1
         defer { transactionDepth -= 1 }
@@ -254,14 +278,18 @@ public final class PostgresConnection: SQLConnection {
         queued.append(QueuedStatement(control: "SAVEPOINT \(name)"))
         do {
             let result = try body(self)
-            _ = try flush(then: QueuedStatement(control: "RELEASE SAVEPOINT \(name)")) { _ in () }
+            if let poisoned { throw poisoned }
+            try hold(QueuedStatement(control: "RELEASE SAVEPOINT \(name)"))
             return result
         } catch {
             transactionMemo = [:]
+            if let poisoned { throw poisoned }
             if pipelinesSent == pipelinesBefore {
                 // The SAVEPOINT never left, nor anything after it: dropping them undoes the body.
                 queued.removeSubrange(mark...)
             } else {
+                // The SAVEPOINT left with the last pipeline, sent inside the body: what is queued
+                // now is the body's too.
                 queued = [QueuedStatement(control: "ROLLBACK TO SAVEPOINT \(name)"), QueuedStatement(control: "RELEASE SAVEPOINT \(name)")]
             }
             throw error
@@ -334,8 +362,10 @@ public final class PostgresConnection: SQLConnection {
     ) throws(PostgresError) -> R {
         let connection = try open()
         if !queued.isEmpty {
-            // `flush` returns `read`'s value whenever the final statement succeeded.
-            return try flush(then: QueuedStatement(sql: sql, bindings: bindings, control: false), read)!
+            var value: R?
+            try flush(own: [QueuedStatement(sql: sql, bindings: bindings, control: false)]) { _, result in value = read(result) }
+            // `flush` read the statement's result unless it threw.
+            return value!
         }
         let name = try prepared(sql, types: bindings.map(Self.typeOID), connection)
         var encoded: [[UInt8]?] = []
@@ -346,6 +376,7 @@ public final class PostgresConnection: SQLConnection {
             encoded.append(bytes)
             formats.append(format)
         }
+        roundTrips += 1
         let result = Self.withParameterPointers(encoded) { values, lengths in
             PQexecPrepared(connection, name, Int32(bindings.count), values, lengths, formats, 0)
         }
@@ -387,44 +418,47 @@ public final class PostgresConnection: SQLConnection {
         if queued.count >= Self.pipelineLimits.statements
             || queued.reduce(0, { $0 + $1.bytes }) >= Self.pipelineLimits.bytes
         {
-            _ = try flush(then: nil) { _ in () }
+            try flush(own: []) { _, _ in }
         }
     }
 
-    /// Sends the queued statements and then `final` (if any) as one pipeline with one sync, reads
-    /// every result and returns `read` of `final`'s (nil without `final`). The first failure is
-    /// thrown; the server skipped what came after it. When the pipeline starts with the
-    /// transaction's BEGIN and the connection turns out closed (the server restarted since the last
-    /// transaction), nothing of the transaction ran: it reconnects and sends the pipeline once more.
-    private func flush<R>(then final: QueuedStatement?, _ read: (OpaquePointer) -> R) throws(PostgresError) -> R? {
-        let statements = queued + (final.map { [$0] } ?? [])
+    /// Sends the queued statements and then `own` — the caller's statements, whose results it reads
+    /// (`read` gets each one's index in `own` and its result) — as one pipeline with one sync, and
+    /// reads every result. The first failure is thrown; the server skipped what came after it; a
+    /// queued statement's failure also poisons the transaction (`poisoned`). When the pipeline starts
+    /// with the transaction's BEGIN and the connection turns out closed (the server restarted since
+    /// the last transaction), nothing of the transaction ran: it reconnects and sends the pipeline once more.
+    private func flush(own: [QueuedStatement], _ read: (Int, OpaquePointer) -> Void) throws(PostgresError) {
+        let statements = queued + own
+        let ownFrom = queued.count
         let startsTransaction = beginQueued
         queued = []
         beginQueued = false
         do {
-            return try sendPipeline(statements, hasFinal: final != nil, read)
+            try sendPipeline(statements, ownFrom: ownFrom, read)
         } catch {
             // The server may answer a closed session's first statement with a FATAL error (57P01)
             // before libpq notices the closed socket: whatever the error, a connection that is gone
             // now lost nothing of a transaction whose BEGIN was in the pipeline.
             guard startsTransaction, !isHealthy else { throw error }
+            poisoned = nil
             try reconnectIfBroken()
-            return try sendPipeline(statements, hasFinal: final != nil, read)
+            try sendPipeline(statements, ownFrom: ownFrom, read)
         }
     }
 
     /// What one result of a pipeline answers.
     private enum PipelineStep {
         /// `PQsendPrepare` of a statement not prepared yet: cached once it succeeded.
-        case prepare(StatementKey, name: String)
+        case prepare(StatementKey, name: String, index: Int)
         /// The statement at this index of the pipeline.
         case statement(Int)
     }
 
     /// One pipeline: every statement (prepared on first use, like `perform`), one sync, every result.
-    private func sendPipeline<R>(
-        _ items: [QueuedStatement], hasFinal: Bool, _ read: (OpaquePointer) -> R
-    ) throws(PostgresError) -> R? {
+    private func sendPipeline(
+        _ items: [QueuedStatement], ownFrom: Int, _ read: (Int, OpaquePointer) -> Void
+    ) throws(PostgresError) {
         let connection = try open()
         // Everything that can fail before a byte is sent: encoding, and room in the statement cache
         // (DEALLOCATE cannot run inside the pipeline).
@@ -447,6 +481,7 @@ public final class PostgresConnection: SQLConnection {
             throw PostgresError(.misuse, message: "cannot enter pipeline mode: \(Self.message(connection))")
         }
         pipelinesSent += 1
+        roundTrips += 1
         var steps: [PipelineStep] = []
         var preparing: [StatementKey: String] = [:]
         var sent = true
@@ -463,7 +498,7 @@ public final class PostgresConnection: SQLConnection {
                         PQsendPrepare(connection, fresh, ParameterStyle.postgres(item.sql), Int32(types.count), types.baseAddress) == 1
                     }
                     guard sent else { break }
-                    steps.append(.prepare(key, name: fresh))
+                    steps.append(.prepare(key, name: fresh, index: index))
                     preparing[key] = fresh
                     name = fresh
                 }
@@ -476,7 +511,6 @@ public final class PostgresConnection: SQLConnection {
         }
         if sent { sent = PQpipelineSync(connection) == 1 }
         var failure: PostgresError? = sent ? nil : PostgresError(.connection, message: Self.message(connection))
-        var value: R?
         for step in steps {
             guard let result = PQgetResult(connection) else {
                 failure = failure ?? PostgresError(.connection, message: Self.message(connection))
@@ -484,18 +518,24 @@ public final class PostgresConnection: SQLConnection {
             }
             let status = PQresultStatus(result)
             switch step {
-            case .prepare(let key, let name):
+            case .prepare(let key, let name, let index):
                 if status == PGRES_COMMAND_OK { statements[key] = name }
                 if failure == nil, status != PGRES_PIPELINE_ABORTED {
-                    do { try check(result, connection, sql: key.sql) } catch { failure = error }
+                    do { try check(result, connection, sql: key.sql) } catch {
+                        failure = error
+                        if index < ownFrom, transactionDepth > 0 { poisoned = poisoned ?? error }
+                    }
                 }
             case .statement(let index):
                 // PGRES_PIPELINE_ABORTED: skipped after the failure already recorded.
                 if failure == nil, status != PGRES_PIPELINE_ABORTED {
                     do {
                         try check(result, connection, sql: items[index].sql)
-                        if hasFinal, index == items.count - 1 { value = read(result) }
-                    } catch { failure = error }
+                        if index >= ownFrom { read(index - ownFrom, result) }
+                    } catch {
+                        failure = error
+                        if index < ownFrom, transactionDepth > 0 { poisoned = poisoned ?? error }
+                    }
                 }
             }
             PQclear(result)
@@ -516,7 +556,6 @@ public final class PostgresConnection: SQLConnection {
             guard failure.kind == .statement, PQstatus(connection) != CONNECTION_OK else { throw failure }
             throw PostgresError(.connection, sqlState: failure.sqlState, message: failure.message, sql: failure.sql)
         }
-        return value
     }
 
     /// The server-side statement name for `sql` with parameters of `types`, preparing it on first use.
@@ -529,6 +568,7 @@ public final class PostgresConnection: SQLConnection {
         }
         statementCounter += 1
         let name = "chronir_\(statementCounter)"
+        roundTrips += 1
         let result = types.withUnsafeBufferPointer { types in
             PQprepare(connection, name, ParameterStyle.postgres(sql), Int32(types.count), types.baseAddress)
         }

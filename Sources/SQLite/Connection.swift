@@ -125,6 +125,13 @@ public final class Connection: SQLConnection {
         try run(sql, bindings)
     }
 
+    /// One `query` after the other: one process has no round trip to save (`SQLConnection.queryEach`).
+    public func queryEach(_ statements: [(sql: String, bindings: [SQLValue])]) throws(SQLiteError) -> [[Row]] {
+        var rows: [[Row]] = []
+        for statement in statements { rows.append(try query(statement.sql, statement.bindings)) }
+        return rows
+    }
+
     /// Runs one statement and returns all its rows.
     public func query(_ sql: String, _ bindings: [SQLValue] = []) throws(SQLiteError) -> [Row] {
         try withStatement(sql, bindings) { statement throws(SQLiteError) in

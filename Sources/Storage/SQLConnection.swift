@@ -53,12 +53,18 @@ public protocol SQLConnection: AnyObject, SendableMetatype {
     func execute(_ script: String) throws
 
     /// Runs one statement whose outcome the caller does not read. Inside a transaction an engine may
-    /// hold it back and send it with the next statement whose result is needed, the release of the
-    /// enclosing savepoint, or COMMIT (PostgreSQL pipelines them: one round trip for several; SQLite
-    /// runs it at once). Its error, if any, is thrown by that later call at the latest, and fails the
-    /// savepoint or transaction the statement belongs to, never an outer one — so a caller that must
-    /// react to a particular error (a unique violation) uses `run` instead.
+    /// hold it back and send it with the next statement whose result is needed or with COMMIT
+    /// (PostgreSQL pipelines them: one round trip for several; SQLite runs it at once). Its error, if
+    /// any, is thrown by that later call at the latest — perhaps in a later savepoint — and fails the
+    /// whole top-level transaction (every write of a group commit), as a failed COMMIT does. So it is
+    /// for statements that succeed unless an invariant is broken; a caller that must react to a
+    /// particular error (a unique violation) uses `run`.
     func send(_ sql: String, _ bindings: [SQLValue]) throws
+
+    /// Runs independent statements (none needs another's result) and returns each one's rows, in
+    /// order. An engine may send them together (PostgreSQL: one pipeline, one round trip); the first
+    /// failure is thrown.
+    func queryEach(_ statements: [(sql: String, bindings: [SQLValue])]) throws -> [[Row]]
 
     /// Values that live for the current top-level transaction only: emptied when it begins and ends
     /// and whenever a savepoint inside it rolls back, so they never describe undone writes. A Store
