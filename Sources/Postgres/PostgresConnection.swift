@@ -34,8 +34,8 @@ public struct PostgresNotification: Sendable, Equatable {
 /// waits for — BEGIN and the writer lock, SAVEPOINT and RELEASE, `send`'s statements, a failed
 /// savepoint's ROLLBACK TO — and sends them, in order, in one libpq pipeline (`PQenterPipelineMode`,
 /// one `PQpipelineSync`) with the next statement whose result is needed: any `run`/`query`, or
-/// COMMIT. So a lone `PATCH /v1/me` is three round trips (BEGIN + lock + its first read; its second
-/// read with the UPDATE; the change-log appends + COMMIT) instead of one per statement, and one write
+/// COMMIT. So a lone `PATCH /v1/me` is three round trips (BEGIN + lock + its reads; the change-log
+/// head read with the UPDATE; the appends + COMMIT) instead of one per statement, and one write
 /// of a group commit is one round trip per read it makes: its SAVEPOINT and the previous write's
 /// sends and RELEASE travel with its first read. A statement never sent has no effect, so a
 /// savepoint whose SAVEPOINT had not left yet rolls back by dropping what it queued. A held-back
@@ -83,10 +83,10 @@ public final class PostgresConnection: SQLConnection {
     /// is one (what a write costs across a network; tests hold the pipelining to it).
     public private(set) var roundTrips = 0
     /// Pipelines sent so far: a savepoint compares it to learn whether its SAVEPOINT left.
+    private var pipelinesSent = 0
     /// The failure of a held-back statement in this transaction: it cannot be pinned on the savepoint
     /// that is running now, so the whole transaction fails with it (no savepoint rolls back).
     private var poisoned: PostgresError?
-    private var pipelinesSent = 0
     /// Most statements and bytes of parameters held back before they are sent anyway: bounds the
     /// memory and keeps a pipeline well inside the socket buffers (libpq writes it blocking while the
     /// server may already answer).
