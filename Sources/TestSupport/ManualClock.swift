@@ -2,10 +2,10 @@ public import Domain
 import Synchronization
 public import Transport
 
-/// A clock that moves only when a test says so: a wall clock for Domain and App (`Clock`), and the
+/// A clock that moves only when a test says so: a wall clock for Domain and App (`WallClock`), and the
 /// monotonic clock of transport deadlines (`MonotonicClock`, `ServerConfiguration.clock`; the same
 /// reading in nanoseconds), so a test moves time past a deadline instead of sleeping until it.
-public final class ManualClock: Clock {
+public final class ManualClock: WallClock {
     private let now: Mutex<Int64>
     /// Starts at `milliseconds` (default: 2026-02-06T09:00:00.000Z).
     public init(milliseconds: Int64 = 1_770_368_400_000) { now = Mutex(milliseconds) }

@@ -282,7 +282,7 @@ struct AdminLiveTests {
             // A consistent prefix: its change log is the first rows of the live one, byte for byte
             // (hash chain included), holding at least everything committed before the backup began;
             // and every row of its tables has its change-log row and vice versa.
-            let copied = try Database(path: copy, options: DatabaseOptions(readerCount: 1))
+            let copied = try SQLiteDatabase(path: copy, options: SQLiteConfiguration(readerCount: 1))
             defer { copied.close() }
             let copyLog = try copied.readSync { try Self.logHashes(on: $0) }
             #expect(copyLog.count >= before && copyLog.count <= liveLog.count, "\(before) ≤ \(copyLog.count) ≤ \(liveLog.count)")
@@ -648,7 +648,7 @@ extension AdminLiveTests {
         init() throws {
             var quiet = Logger(label: "admin-live")
             quiet.logLevel = .critical
-            var config = AppConfig(
+            var config = AppConfiguration(
                 dataDirectory: directory.path, publicDirectory: nil, defaultTier: .premium, workerThreads: 2,
                 passwordHashing: .fast, maxMembersPerGroup: 1000)
             // The backup test registers many accounts from 127.0.0.1 within the hour, and its owner

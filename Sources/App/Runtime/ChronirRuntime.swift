@@ -238,7 +238,7 @@ public final class ChronirRuntime: Sendable {
         let stages: [any Service] = [
             Stage("database") {
                 do {
-                    try (database as? Database)?.checkpoint()
+                    try (database as? SQLiteDatabase)?.checkpoint()
                 } catch {
                     logger.error("WAL checkpoint failed", metadata: ["error": "\(error)"])
                 }

@@ -4,7 +4,7 @@ import Logging
 import SQLite
 import Wire
 
-private typealias Defaults = AppConfig.Defaults
+private typealias Defaults = AppConfiguration.Defaults
 
 /// Every `chronir-server` option, declared once (docs/configuration.md's tables are generated from
 /// this list and checked by `ConfigurationDocumentTests`). Order is the order of `--help` and of
@@ -274,7 +274,7 @@ public enum ServerOptions {
                     flow's Services ID
                     """),
             pending(
-                "oidc-apple-jwks-url", .signIn, "url", .words("Apple's (\(OIDCConfig.appleJWKSURL))"),
+                "oidc-apple-jwks-url", .signIn, "url", .words("Apple's (\(OIDCConfiguration.appleJWKSURL))"),
                 help: "where Apple's signing keys are fetched (https only)"),
             pending(
                 "oidc-apple-issuer", .signIn, "issuer", .words("Apple's (https://appleid.apple.com)"),
@@ -289,7 +289,7 @@ public enum ServerOptions {
                 "oidc-google-client-ids", .signIn, "ids", .words("off"),
                 help: "comma-separated OAuth client ids Google's ID tokens must be issued to"),
             pending(
-                "oidc-google-jwks-url", .signIn, "url", .words("Google's (\(OIDCConfig.googleJWKSURL))"),
+                "oidc-google-jwks-url", .signIn, "url", .words("Google's (\(OIDCConfiguration.googleJWKSURL))"),
                 help: "where Google's signing keys are fetched (https only)"),
             pending(
                 "oidc-google-issuer", .signIn, "issuer", .words("Google's (https://accounts.google.com or accounts.google.com)"),
