@@ -57,8 +57,11 @@ public final class ChronirRuntime: Sendable {
         var database: (any SQLDatabase)?
         var servers: [HTTPServer] = []
         var tls: TLSReloader?
+        /// Services built (their outbound clients hold queues and connections) that must be released.
+        var services: [() -> Void] = []
 
         func stop() {
+            for stop in services.reversed() { stop() }
             tls?.stop()
             for server in servers.reversed() { server.shutdown() }
             database?.close()
@@ -109,6 +112,7 @@ public final class ChronirRuntime: Sendable {
         } catch {
             throw StartupFailure(what: "start-up failed", metadata: ["error": "\(error)"])
         }
+        parts.services.append { notifications.stop() }
         let mail = MailService(
             config: config.mail, caFile: config.notifications.caFile, publicBaseURL: config.publicBaseURL, database: database,
             clock: clock, logger: logger, metrics: metrics.mail)
@@ -123,6 +127,10 @@ public final class ChronirRuntime: Sendable {
         // concerns the push endpoints users choose (docs/security.md, "Outbound destinations").
         let oidc = OIDCService(
             config: config.oidc, allowPrivateDestinations: true, caFile: config.notifications.caFile, clock: clock, logger: logger)
+        parts.services.append {
+            mail?.stop()
+            oidc?.close()
+        }
         logger.notice(
             "sign in with apple/google",
             metadata: SignInProvider.allCases.reduce(into: [:]) { $0[$1.rawValue] = "\(config.oidc.provider($1) == nil ? "off" : "on")" })
