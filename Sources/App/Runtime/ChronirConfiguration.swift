@@ -32,6 +32,9 @@ public struct ChronirConfiguration: Sendable {
     public var publicDirectoryText: String = AppConfiguration.Defaults.publicDirectory
     /// `--sweep-period`: every sweeper job this often instead of its own period (tests, drills).
     public var sweepPeriodSeconds: Int? = nil
+    /// `--hsts-max-age` (0: no header) and `--http-redirect-port`, checked with the certificate pair.
+    public var hstsMaxAgeSeconds: Int = TLSSettings.defaultHSTSMaxAge
+    public var httpRedirectPort: Int? = nil
     /// Native TLS on the API port; nil: plain HTTP.
     public var tls: TLSSettings? = nil
     /// The separate `/metrics` listener (`--metrics-port`); nil: none.

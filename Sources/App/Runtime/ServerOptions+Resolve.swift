@@ -139,16 +139,8 @@ extension ChronirConfiguration {
     }
 
     private func resolveTLS() throws(ConfigurationError) -> TLSSettings? {
-        func number(_ name: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
-            guard let text = pending[name] else { return nil }
-            do {
-                return try ServerOption.parse(text, in: range)
-            } catch {
-                throw ConfigurationError("invalid value '\(text)' for --\(name): \(error.expected)")
-            }
-        }
-        let maxAge = try number("hsts-max-age", 0...(10 * 31_536_000)) ?? TLSSettings.defaultHSTSMaxAge
-        let redirect = try number("http-redirect-port", 0...65535)
+        let maxAge = hstsMaxAgeSeconds
+        let redirect = httpRedirectPort
         switch (pending["tls-cert"], pending["tls-key"]) {
         case (nil, nil):
             if redirect != nil { throw ConfigurationError("--http-redirect-port needs --tls-cert and --tls-key") }

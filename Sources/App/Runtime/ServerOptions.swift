@@ -314,14 +314,14 @@ public enum ServerOptions {
             pending(
                 "tls-key", .tls, "file", .words("none"),
                 help: "PEM private key of the leaf (certbot's `privkey.pem`), unencrypted; must match the certificate"),
-            pending(
-                "hsts-max-age", .tls, "seconds", .words("one year (31536000 s)"),
+            .integer(
+                "hsts-max-age", .tls, "seconds", .words("one year (31536000 s)"), 0...(10 * 31_536_000), \.hstsMaxAgeSeconds,
                 help: """
                     with TLS, `Strict-Transport-Security: max-age=N` on every response (no `includeSubDomains`); `0` sends \
                     none; at most ten years
                     """),
-            pending(
-                "http-redirect-port", .tls, "port", .words("none"),
+            .integer(
+                "http-redirect-port", .tls, "port", .words("none"), 0...65535, \.httpRedirectPort,
                 help: """
                     with TLS, also listen for plain HTTP on this port (same `--host`) and answer every request `308` to \
                     `https://<host of --public-base-url><target>` (its port if an https URL names one, else the TLS port), \
