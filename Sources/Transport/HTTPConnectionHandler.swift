@@ -68,6 +68,13 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     private var pendingUpgrade: (@Sendable () -> any ConnectionHandler)?
     /// The connection's clock (`Connection.now`) read at the start of the current turn, for deadlines.
     private var now: UInt64 = 0
+    /// `ResponseSink.onCancel`'s handler for the request with the responder: run if the connection
+    /// closes before its response is written.
+    private var cancellation: (request: UInt64, handler: @Sendable () -> Void)?
+    /// The number of the last request whose response was written.
+    private var answered: UInt64 = 0
+    /// `connectionClosed` was called.
+    private var closed = false
 
     init(responder: any HTTPResponder, settings: HTTPSettings) {
         self.responder = responder
@@ -114,6 +121,11 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     }
 
     func connectionClosed(_ connection: Connection) {
+        closed = true
+        if let cancellation {
+            self.cancellation = nil
+            cancellation.handler()
+        }
         machine.connectionClosed()
         dropStreamedBody()
         pendingUpgrade = nil
@@ -263,6 +275,8 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         guard let connection,
             let framing = machine.responseStarted(request: request, headers: response.headers, upgrade: upgrade != nil)
         else { return }
+        answered = request
+        cancellation = nil
         if !isProcessing { now = connection.now }
         // `now` was read this turn; on the system clock it is the reading the `Date` cache wants.
         let stamp = connection.environment.clockIsSystem ? now : monotonicNanoseconds()
@@ -282,6 +296,14 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         pendingUpgrade = upgrade
         machine.responseWritten(sendingFile: connection.isSendingFile)
         process(connection)  // inline answers: the drain in progress performs what follows
+    }
+
+    /// `ResponseSink.onCancel` (on the loop): keeps `handler` for request number `request` while it is
+    /// with the responder; runs it at once when the connection closed before the request was answered.
+    func setCancellation(request: UInt64, _ handler: @escaping @Sendable () -> Void) {
+        guard request > answered else { return }  // answered: nothing left to cancel
+        if closed { return handler() }
+        cancellation = (request, handler)
     }
 
     private static func write(
