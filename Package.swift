@@ -26,6 +26,8 @@ let package = Package(
         // and its Prometheus backend; App and Server only — Transport and SQLite expose hooks.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Ordered graceful shutdown of the server's parts (ServiceGroup); App and Server only.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // System C libraries (module.modulemap + shim.h only).
@@ -60,7 +62,7 @@ let package = Package(
         // Knows no engine and no domain.
         .target(name: "Storage", dependencies: ["Hashing"], swiftSettings: strict),
         // Thin safe Swift over sqlite3, writer queue + reader pool, migration runner. Knows no domain.
-        .target(name: "SQLite", dependencies: ["CSQLite", "Hashing", "Storage"], swiftSettings: strict),
+        .target(name: "SQLite", dependencies: ["CSQLite", "Storage"], swiftSettings: strict),
         // Thin safe Swift over libpq: blocking connection, parameterised statements, SQLSTATE errors,
         // LISTEN through a DispatchSource on PQsocket. Knows no domain (issue 16's PostgreSQL backend).
         .target(name: "Postgres", dependencies: ["CLibPQ", "Hashing", "Storage"], swiftSettings: strict),
@@ -78,7 +80,7 @@ let package = Package(
         .target(name: "Domain", dependencies: ["Hashing", "Push"], swiftSettings: strict),
         // SQL for the Domain, row mapping, change_log writes; embeds Migrations/{sqlite,postgres}/*.sql at build time.
         .target(
-            name: "Store", dependencies: ["Domain", "Storage", "SQLite", "Hashing", "Wire"], swiftSettings: strict,
+            name: "Store", dependencies: ["Domain", "Storage", "Hashing", "Wire"], swiftSettings: strict,
             plugins: ["EmbedMigrations"]),
         // The realtime feed's core: topics, subscriptions, change-log fan-out, resume, revocation,
         // per-subscriber budgets and conflation — sans-I/O (bytes out, no sockets, no clocks, no database:
@@ -89,19 +91,20 @@ let package = Package(
         .target(
             name: "App",
             dependencies: [
-                "Hashing", "Push", "Identity", "Wire", "Transport", "Storage", "SQLite", "Postgres", "Outbound", "Media",
+                "Hashing", "Push", "Identity", "Wire", "TLS", "Transport", "Storage", "SQLite", "Postgres", "Outbound", "Media",
                 "Domain",
                 "Store", "Realtime",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
         // chronir-server entry point.
         .executableTarget(
             name: "Server",
             dependencies: [
-                "App", "Domain", "Storage", "SQLite", "Postgres", "Store", "Transport", "Wire", "TLS",
+                "App", "Transport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -89,6 +89,9 @@ head=$(curl -sS -D - -o /dev/null -H "Host: localhost:$redirect" "http://127.0.0
 grep -q '^HTTP/1.1 308' <<<"$head" || fail "redirect port: $head"
 grep -qi "^Location: https://localhost:$port/v1/x?y=1" <<<"$head" || fail "redirect Location: $head"
 ok "--http-redirect-port: 308 to https, path and query kept"
+head=$(curl -sS -D - -o /dev/null -H "Host: evil.example" "http://127.0.0.1:$redirect/v1/x")
+grep -qi "^Location: https://localhost:$port/v1/x" <<<"$head" || fail "redirect followed the request's Host: $head"
+ok "--http-redirect-port: a hostile Host still redirects to --public-base-url's host"
 
 s_client() { openssl s_client -connect "127.0.0.1:$port" -servername localhost -CAfile ca.pem "$@" </dev/null 2>&1 || true; }
 # expect TEXT OUTPUT WHAT — fails with WHAT unless OUTPUT contains TEXT (no pipes: pipefail and grep -q race).

@@ -12,10 +12,12 @@ Exit status 1 when any finding fails.
 import http.client
 import json
 import os
+import random
 import re
 import socket
 import sqlite3
 import ssl
+import string
 import subprocess
 import sys
 import threading
@@ -395,8 +397,83 @@ def finding_37_6_upload_before_auth():
     check(not temporary, f"{len(temporary)} temporary files from unauthenticated uploads")
 
 
+def call_at(base, method, path, body=None, source="127.0.0.1"):
+    """`call` against another server (redteam.sh's second one, with production scrypt)."""
+    url = urllib.parse.urlsplit(base)
+    c = http.client.HTTPConnection(url.hostname, url.port, timeout=60, source_address=(source, 0))
+    c.request(method, path, body=json.dumps(body) if body is not None else None,
+              headers={"Content-Type": "application/json"} if body is not None else {})
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    try:
+        return r.status, json.loads(data) if data else None
+    except ValueError:
+        return r.status, data.decode(errors="replace")
+
+
+def finding_37_3_reset_confirm_flood():
+    """Issue 37 #3: 40 anonymous connections flood POST /v1/auth/password-reset/confirm (on redteam.sh's second
+    server, which hashes with production scrypt); logins from another address meanwhile must all be 200."""
+    scrypt_base, scrypt_log = os.environ.get("REDTEAM_SCRYPT_BASE"), os.environ.get("REDTEAM_SCRYPT_LOG")
+    check(scrypt_base and scrypt_log, "redteam.sh sets REDTEAM_SCRYPT_BASE and REDTEAM_SCRYPT_LOG for this check")
+    email = f"flood-{os.getpid()}@example.com"
+    status, _ = call_at(scrypt_base, "POST", "/v1/auth/register", {"email": email, "password": PASSWORD, "display_name": "F"})
+    check(status == 201, f"register on the scrypt server: {status}")
+    with open(scrypt_log, "rb") as f:
+        log_start = len(f.read())
+    stop = threading.Event()
+    flood = []
+
+    def flooder():
+        while not stop.is_set():
+            token = "".join(random.choice(string.ascii_letters + string.digits) for _ in range(43))
+            try:
+                flood.append(call_at(scrypt_base, "POST", "/v1/auth/password-reset/confirm",
+                                     {"token": token, "password": "a new password"}, source="127.0.0.4")[0])
+            except OSError as error:
+                flood.append(str(error))
+
+    threads = [threading.Thread(target=flooder) for _ in range(40)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.5)
+    logins = []
+    for _ in range(10):
+        started = time.monotonic()
+        status, _ = call_at(scrypt_base, "POST", "/v1/auth/login", {"email": email, "password": PASSWORD})
+        logins.append((status, time.monotonic() - started))
+    stop.set()
+    for thread in threads:
+        thread.join()
+    with open(scrypt_log, "rb") as f:
+        f.seek(log_start)
+        errors = sum(1 for line in f.read().decode(errors="replace").splitlines() if '"level":"error"' in line)
+    counts = {answer: sum(1 for a in flood if str(a) == answer) for answer in sorted(set(map(str, flood)))}
+    slowest = max(seconds for _, seconds in logins)
+    print(f"  flood: {len(flood)} confirms, answers {counts}; logins from another address: "
+          f"{[status for status, _ in logins]} (slowest {slowest:.2f} s); ERROR lines: {errors} "
+          f"(were: logins 503, ~15,000 ERROR lines in 12 s)")
+    check(all(status == 200 for status, _ in logins), f"a login during the flood failed: {logins}")
+    check(set(flood) <= {400}, f"a confirm with an unknown token got past the lookup: {counts}")
+    check(errors == 0, f"{errors} ERROR lines during the flood")
+
+
+def finding_37_4_email_change_oracle():
+    """Issue 37 #4: a stolen token guesses the password through PUT /v1/me/email: 12 wrong ones, then the right one."""
+    email, token, _ = register("oracle")
+    answers = [call("PUT", "/v1/me/email", {"email": f"new-{email}", "password": f"wrong {i}"}, token, source="127.0.0.3")[0]
+               for i in range(12)]
+    right = call("PUT", "/v1/me/email", {"email": f"new-{email}", "password": PASSWORD}, token, source="127.0.0.3")[0]
+    login = call("POST", "/v1/auth/login", {"email": email, "password": PASSWORD}, source="127.0.0.3")[0]
+    print(f"  12 wrong passwords: {answers.count(401)} × 401, {answers.count(429)} × 429; then the right one: {right}; "
+          f"a login from that network: {login} (were 45 × 401 and the right one 202)")
+    check(answers[:10] == [401] * 10 and answers[10:] == [429, 429], f"the login throttle is not applied: {answers}")
+    check(right == 429 and login == 429, f"the right password was told apart ({right}) or the budget is not shared ({login})")
+
+
 FINDINGS = dict(sorted(((name[len("finding_"):], f) for name, f in globals().items() if name.startswith("finding_")),
-                     key=lambda item: int(item[0].split("_")[0])))
+                     key=lambda item: tuple(int(part) for part in item[0].split("_")[:2] if part.isdigit())))
 
 
 def main():

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The red team's findings (issue 15, and issue 37's 37_*; docs/security.md) replayed against the built server: starts
 # chronir-server on a temporary data directory with a public directory holding dotfiles and access
-# logging at info, then runs Reliability/redteam.py (one check per finding; FINDING… selects some,
+# logging at info (and a second one with production scrypt for issue 37 #3), then runs Reliability/redteam.py (one check per finding; FINDING… selects some,
 # e.g. `6_login_lockout`, `37_1_stalled_push`). Fails when any attack still works. Issue 37's push
 # check needs .build/python-venv (made from Tests/Fakes/requirements.txt when missing) and openssl.
 #
@@ -29,4 +29,13 @@ export REDTEAM_VENV_PYTHON REDTEAM_CA REDTEAM_CERT REDTEAM_KEY
 start_server "$work/server.log" --data-dir "$work/data" --password-hashing fast --log-level info --default-tier premium \
     --public-dir "$work/public" --push-allow-private-endpoints --outbound-ca-file "$work/ca.pem" --attachment-quota-user 1048576
 echo "server pid $server_pid on $base ($SERVER)"
+# Issue 37 #3's flood needs the production scrypt cost (with `fast` hashing no flood saturates the pool):
+# a second server with its own data directory, used by that check only.
+main_base=$base
+mkdir -p "$work/data-scrypt"
+start_server "$work/scrypt.log" --data-dir "$work/data-scrypt" --log-level notice
+REDTEAM_SCRYPT_BASE=$base REDTEAM_SCRYPT_LOG=$work/scrypt.log
+export REDTEAM_SCRYPT_BASE REDTEAM_SCRYPT_LOG
+base=$main_base
+echo "second server (production scrypt) pid $server_pid on $REDTEAM_SCRYPT_BASE"
 python3 Reliability/redteam.py "$base" "$work/data" "$work/server.log" "$ADMIN" "$@"

@@ -1,5 +1,5 @@
 // The Chronir web client: routing (History API), the signed-in user, and the pages that aren't a group.
-// Pages: / (my groups, or sign-in), /login, /register, /groups/<id>, /join/<CODE>, /invite/<token>,
+// Pages: / (my groups, or sign-in), /login, /register, /groups/<id> (and /group/<id>, /alarm/<id>: the apps' links), /join/<CODE>, /invite/<token>,
 // /verify-email#<token> and /reset-password[#<token>] (the links in mails, docs/mail.md), /settings
 // (settings.js), /alarms (my personal alarms, myalarms.js) and /tasks (my shared alarms across groups, tasks.js).
 
@@ -212,12 +212,39 @@ function render() {
   if (parts[0] === 'settings' && parts.length === 1) { state.page = settingsPage(ctx); return undefined; }
   if (parts[0] === 'alarms' && parts.length === 1) { state.page = myAlarmsPage(ctx); return undefined; }
   if (parts[0] === 'tasks' && parts.length === 1) { state.page = tasksPage(ctx); return undefined; }
+  // The apps' deep links (docs/apps.md#deep-links) opened in a browser: the same pages.
+  if (parts[0] === 'group' && parts[1] && parts.length === 2) return navigate(`/groups/${enc(parts[1])}`, { replaceState: true });
+  if (parts[0] === 'alarm' && parts[1] && parts.length === 2) { openAlarmLink(parts[1]); return undefined; }
   if (parts[0] === 'groups' && parts[1]) {
     state.page = new GroupPage({ main, api, realtime, navigate, flash, me: () => state.me, groupId: parts[1], outbox, isOffline });
     return state.page.open();
   }
   if (parts.length && parts[0] !== 'groups') return navigate('/', { replaceState: true });
   return groupsPage();
+}
+
+/** `/alarm/<id>`: a personal alarm opens My alarms; a shared one its group's page (found among the
+ *  caller's shared alarms); anything else returns to My groups. */
+async function openAlarmLink(id) {
+  const here = location.pathname;
+  let target = '/';
+  try {
+    await api('GET', `/v1/me/alarms/${enc(id)}`);
+    target = '/alarms';
+  } catch {
+    let cursor = null;
+    for (let page = 0; page < 20 && target === '/'; page += 1) {
+      let list;
+      try { list = await api('GET', `/v1/me/shared-alarms?limit=100${cursor ? `&cursor=${enc(cursor)}` : ''}`); } catch { break; }
+      const found = (list.alarms || []).find((a) => a.id === id);
+      if (found) target = `/groups/${enc(found.group_id)}`;
+      cursor = list.next_cursor;
+      if (!cursor) break;
+    }
+  }
+  if (location.pathname !== here) return; // the user moved on meanwhile
+  if (target === '/') flash('That alarm is not one of yours (it may have been deleted).', 'error');
+  navigate(target, { replaceState: true });
 }
 
 /** Focuses the page's heading (never scrolling: navigation scrolled to the top, Back to where it was). */

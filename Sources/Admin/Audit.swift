@@ -2,7 +2,6 @@ import ArgumentParser
 import Dispatch
 import Domain
 import Foundation
-import SQLite
 import Storage
 import Store
 

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Domain
-import SQLite
 import Storage
 import Store
 
@@ -14,8 +13,7 @@ struct AdminError: Error, CustomStringConvertible {
     static func explaining(_ error: any Error) -> any Error {
         switch error {
         case let error as DomainError: AdminError(describe(error))
-        case let error as any StorageFailure where error.isConstraintViolation && error.message.contains("group_frozen"):
-            // Raised by the freeze triggers (migration 0005) on any write to a frozen group's rows.
+        case _ where error.violatedRule == .groupFrozen:
             AdminError("the group is frozen (read-only for everyone); run `groups unfreeze` first")
         case let error as any StorageFailure where error.isBusy:
             AdminError("the database stayed locked by another writer past the busy timeout; try again (\(error.message))")

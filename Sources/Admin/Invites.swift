@@ -1,7 +1,6 @@
 import ArgumentParser
 import Domain
 import Foundation
-import SQLite
 import Storage
 import Store
 

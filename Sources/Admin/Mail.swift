@@ -1,6 +1,5 @@
 import ArgumentParser
 import Domain
-import Storage
 import Store
 
 /// `chronir-admin mail …`: the mail outbox an operator looks at when "I never got the link".

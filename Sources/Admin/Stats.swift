@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import SQLite
 import Storage
 import Store
 

@@ -2,7 +2,6 @@ import ArgumentParser
 import Domain
 import Foundation
 import Hashing
-import SQLite
 import Storage
 import Store
 

@@ -4,13 +4,12 @@ public import SQLite
 import Transport
 
 extension AppConfig {
-    /// `chronir-server`'s defaults: the one place they are written. `Sources/Server/ChronirServer.swift`
-    /// falls back to these and prints them in `--help`; `AppConfig.init` and the limit structs it
-    /// reads through (`ServerConfiguration`, `RegistrationLimits`, `WriteBudget`) agree by
-    /// construction; docs/configuration.md's table is checked against `documented` by
-    /// `ConfigurationDocumentTests`. Defaults that depend on the machine or on another setting
-    /// (loops, hashing threads, the per-address limits, the public base URL) are computed in
-    /// ChronirServer.swift and described in words.
+    /// `chronir-server`'s defaults: the one place they are written. `ChronirConfiguration` starts
+    /// from them, `ServerOptions` shows them in `--help` and docs/configuration.md's generated tables;
+    /// `AppConfig.init` and the limit structs it reads through (`ServerConfiguration`,
+    /// `RegistrationLimits`, `WriteBudget`) agree by construction. Defaults that depend on the
+    /// machine or on another setting (loops, hashing threads, the per-address limits, the public base
+    /// URL) are computed by `ChronirConfiguration` and described in words.
     public enum Defaults {
         /// `--host`: loopback; exposing the server is an explicit decision (`ServerConfiguration.host`).
         public static let host = ServerConfiguration().host
@@ -53,33 +52,5 @@ extension AppConfig {
 
         /// `--public-base-url` when none is given: the address the server listens on.
         public static func publicBaseURL(host: String, port: String) -> String { "http://\(host):\(port)" }
-
-        /// Each flag whose default is a literal, with that default as `--help` and
-        /// docs/configuration.md show it (the doc's table writes it in backticks).
-        public static let documented: [String: String] = [
-            "--host": host,
-            "--port": "\(port)",
-            "--data-dir": dataDirectory,
-            "--public-dir": publicDirectory,
-            "--log-level": logLevel.rawValue,
-            "--log-format": logFormat.rawValue,
-            "--durability": durability.rawValue,
-            "--default-tier": defaultTier.rawValue,
-            "--public-base-url": publicBaseURL(host: "HOST", port: "PORT"),
-            "--max-members": "\(maxMembersPerGroup)",
-            "--max-connections": "\(maxConnections)",
-            "--registrations-per-ip-per-hour": "\(registrationLimits.perNetworkPerHour)",
-            "--registrations-per-hour": "\(registrationLimits.totalPerHour)",
-            "--hashing-queue": "\(maxQueuedHashes)",
-            "--write-budget-per-minute": "\(writeBudget.writesPerMinute)",
-            "--write-budget-burst": "\(writeBudget.burst)",
-            "--write-bytes-per-hour": "\(writeBudget.bytesPerHour)",
-            "--max-attachment-bytes": "\(attachments.maxFileBytes)",
-            "--attachment-quota-user": "\(attachments.userQuotaBytes)",
-            "--attachment-quota-group": "\(attachments.groupQuotaBytes)",
-            "--shutdown-timeout": "\(shutdownTimeoutSeconds)",
-            "--password-hashing": passwordHashing.rawValue,
-            "--metrics-host": metricsHost,
-        ]
     }
 }

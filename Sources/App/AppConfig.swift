@@ -58,6 +58,9 @@ public struct AppConfig: Sendable {
     public var oidc = OIDCConfig()
     /// Attachment limits (docs/attachments.md#limits).
     public var attachments = AttachmentConfig()
+    /// The apps' configuration file (`--app-config-file`; docs/apps.md#the-app-configuration-file): minimum
+    /// app versions, feature flags, deep-link app ids; read at start-up and on SIGHUP. nil: none.
+    public var appConfigFile: String? = nil
 
     /// Defaults from `AppConfig.Defaults` (except `workerThreads`, which the server sets to the
     /// processor count).
@@ -85,7 +88,7 @@ public struct AppConfig: Sendable {
 }
 
 /// scrypt cost presets. `interactive` for production; `fast` only for tests (it is weak).
-public enum PasswordHashingCost: String, Sendable {
+public enum PasswordHashingCost: String, Sendable, CaseIterable {
     case interactive, fast
 }
 

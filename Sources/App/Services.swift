@@ -34,6 +34,9 @@ public struct Services: Sendable {
     /// Sign in with Apple/Google (`POST /v1/auth/oidc`): the token verifier with its key-set cache;
     /// nil when no provider is configured (the route answers 404 OIDC_PROVIDER_DISABLED).
     public var oidc: OIDCService?
+    /// The apps' configuration (`--app-config-file`, reloaded on SIGHUP): minimum versions, feature flags,
+    /// deep-link app identities (docs/apps.md).
+    public var apps: AppsConfigurationSource
     /// Every signed-in user's write budget (`config.writeBudget`), charged by `authenticate`.
     public let writeBudgets: WriteBudgets
     /// A hash of a random password with the configured cost, verified when a login names an unknown
@@ -44,9 +47,10 @@ public struct Services: Sendable {
     public init(
         config: AppConfig, database: any SQLDatabase, clock: any Clock, workers: WorkerPool, hashing: WorkerPool? = nil,
         logger: Logger, secret: [UInt8], metrics: ChronirMetrics = ChronirMetrics(), vapidPublicKey: String? = nil,
-        oidc: OIDCService? = nil
+        oidc: OIDCService? = nil, apps: AppsConfigurationSource = AppsConfigurationSource()
     ) {
         self.config = config
+        self.apps = apps
         self.oidc = oidc
         self.vapidPublicKey = vapidPublicKey
         self.metrics = metrics
@@ -95,7 +99,7 @@ public struct Services: Sendable {
     {
         // A bearer token first (apps); else the web client's session cookie, whose writes must pass the
         // CSRF check before anything else is looked at (SessionCookie).
-        let cookie = request.bearerToken == nil ? SessionCookie.token(in: request) : nil
+        let cookie = request.bearerToken == nil ? try SessionCookie.token(in: request, secure: SessionCookie.secure(config)) : nil
         guard let token = request.bearerToken ?? cookie, let tokenHash = TokenHashing.hash(token: token) else {
             throw DomainError.authenticationRequired
         }
@@ -110,7 +114,10 @@ public struct Services: Sendable {
         }
         if lookup.needsTouch {
             do {
-                try await database.write { db in try SessionStore.touch(tokenHash: tokenHash, at: now, on: db) }
+                // Bookkeeping, not the request's write: it never carries the request's Idempotency-Key claim.
+                try await IdempotencyKey.$current.withValue(nil) {
+                    try await database.write { db in try SessionStore.touch(tokenHash: tokenHash, at: now, on: db) }
+                }
                 lookup.user.lastSeenAt = max(lookup.user.lastSeenAt ?? Timestamp(milliseconds: now), Timestamp(milliseconds: now))
             } catch let error as any StorageFailure where error.isStorageUnavailable {
                 // Sliding the expiry is bookkeeping: a full or read-only disk must not turn reads into 503s.
@@ -119,6 +126,18 @@ public struct Services: Sendable {
             }
         }
         return AuthenticatedUser(user: lookup.user, tokenHash: tokenHash, sessionID: lookup.sessionID)
+    }
+    /// The id of the active account the request's credentials name (bearer token, or the session cookie
+    /// with its CSRF check), or nil for none, an unknown or expired one, or a suspended account: one read,
+    /// no write, no write-budget charge (`Idempotency-Key` scoping; the handler authenticates as always).
+    func accountID(of request: Request) async throws -> String? {
+        let cookie = request.bearerToken == nil ? try SessionCookie.token(in: request, secure: SessionCookie.secure(config)) : nil
+        guard let token = request.bearerToken ?? cookie, let tokenHash = TokenHashing.hash(token: token) else { return nil }
+        if cookie != nil { try SessionCookie.checkCSRF(request, config: config) }
+        let now = clock.nowMilliseconds()
+        let lookup = try await database.read { db in try SessionStore.lookup(tokenHash: tokenHash, at: now, on: db) }
+        guard let lookup, lookup.user.status == .active else { return nil }
+        return lookup.user.id
     }
 }
 

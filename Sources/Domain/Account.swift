@@ -97,20 +97,17 @@ public enum AccountRules {
     public static let maxTimezoneBytes = 50
 
     /// The canonical address (`EmailAddress`: trimmed, NFC, case-folded; invisible, bidi and
-    /// compatibility characters and mixed-script parts refused); then checks a plausible
-    /// `local@domain` shape.
+    /// compatibility characters and mixed-script parts refused); then checks the grammar the server
+    /// stores and mails (`EmailAddress.hasMailableShape`: a dot-atom local part, a host-name domain).
     public static func normalizeEmail(_ raw: String) throws(DomainError) -> String {
         let email = try EmailAddress.canonical(raw)
         guard !email.isEmpty else { throw .invalidField(field: "email", message: "email is required") }
         guard email.utf8.count <= maxEmailBytes else {
             throw .invalidField(field: "email", message: "email is longer than \(maxEmailBytes) bytes")
         }
-        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."),
-            !parts[1].hasSuffix("."),
-            !email.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }),
-            FreeText.firstViolation(in: email, .name) == nil
-        else { throw .invalidField(field: "email", message: "email is not a valid address") }
+        guard EmailAddress.hasMailableShape(email), FreeText.firstViolation(in: email, .name) == nil else {
+            throw .invalidField(field: "email", message: "email is not a valid address")
+        }
         return email
     }
 

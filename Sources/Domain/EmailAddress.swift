@@ -81,4 +81,44 @@ public enum EmailAddress {
         default: nil
         }
     }
+    /// Longest local part (RFC 5321 §4.5.3.1.1: 64 octets).
+    public static let maxLocalPartBytes = 64
+    /// Longest domain label (RFC 1035 §2.3.4: 63 octets).
+    public static let maxLabelBytes = 63
+    /// The specials RFC 5322 §3.2.3 `atext` allows in a local part besides letters and digits.
+    static let atextSpecials = Set("!#$%&'*+-/=?^_`{|}~".unicodeScalars)
+
+    /// Whether `email` has the grammar this server stores and mails (issue 37 #12): a local part that
+    /// is an RFC 5322 dot-atom (letters, digits, the `atext` specials, any non-ASCII character; dots
+    /// only between atoms; at most 64 bytes) — so never a quoted string or a comment, and none of
+    /// `( ) < > [ ] : ; @ \ , "` or a space, which a mail header or `RCPT TO` would read another
+    /// way — `@`, then a host name: two or more labels of letters (any script), digits and inner
+    /// hyphens, 1–63 bytes each, the last one not all digits (no address literals).
+    public static func hasMailableShape(_ email: String) -> Bool {
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return false }
+        let (local, domain) = (parts[0], parts[1])
+        guard !local.isEmpty, local.utf8.count <= maxLocalPartBytes else { return false }
+        for atom in local.split(separator: ".", omittingEmptySubsequences: false) {
+            guard !atom.isEmpty,
+                atom.unicodeScalars.allSatisfy({ scalar in
+                    scalar.value > 0x7F || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar)
+                        || ("0"..."9").contains(scalar) || atextSpecials.contains(scalar)
+                })
+            else { return false }
+        }
+        let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.count >= 2 else { return false }
+        for label in labels {
+            guard !label.isEmpty, label.utf8.count <= maxLabelBytes, label.first != "-", label.last != "-",
+                label.unicodeScalars.allSatisfy({ scalar in
+                    scalar == "-" || ("0"..."9").contains(scalar)
+                        || (scalar.properties.isAlphabetic
+                            && (scalar.value > 0x7F || ("a"..."z").contains(scalar)
+                                || ("A"..."Z").contains(scalar)))
+                })
+            else { return false }
+        }
+        return labels.last?.unicodeScalars.contains { !("0"..."9").contains($0) } ?? false
+    }
 }

@@ -8,6 +8,9 @@ public struct MailKind: RawRepresentable, Hashable, Sendable, Codable {
     public static let verifyEmail = MailKind(rawValue: "verify_email")
     /// A verification link for a new address the account asked to change to.
     public static let changeEmail = MailKind(rawValue: "change_email")
+    /// The reset mail's subject (also its request row's, queued before the text exists).
+    public static let passwordResetSubject = "Reset your Chronir password"
+
     /// A password-reset link.
     public static let passwordReset = MailKind(rawValue: "password_reset")
     /// "Someone tried to register with your address" (registration without enumeration).
@@ -16,8 +19,9 @@ public struct MailKind: RawRepresentable, Hashable, Sendable, Codable {
     public static let groupInvitation = MailKind(rawValue: "group_invitation")
 }
 
-/// One mail as queued: plain text with one link. The text never contains anything a stranger
-/// chose except the group name of an invitation (a `FreeText` name: no controls or bidi overrides).
+/// One mail as queued: plain text with one link. The text never contains anything a user chose
+/// (an invitation names no group and no inviter: a group name is any text, a URL included, and the
+/// mail goes to any address the inviter types).
 public struct MailContent: Sendable, Equatable {
     public var kind: MailKind
     /// The one recipient (a normalised address).
@@ -84,10 +88,13 @@ public enum MailTemplates {
                 """, userID: userID, expiresAt: now + verificationLifetimeMilliseconds)
     }
 
+    /// The reset mail's subject (also its request row's, queued before the text exists).
+    public static let passwordResetSubject = "Reset your Chronir password"
+
     /// A password-reset link.
     public static func passwordReset(to recipient: String, userID: String, base: String, token: String, now: Int64) -> MailContent {
         MailContent(
-            kind: .passwordReset, recipient: recipient, subject: "Reset your Chronir password",
+            kind: .passwordReset, recipient: recipient, subject: passwordResetSubject,
             body: """
                 Someone (hopefully you) asked to reset the password of the Chronir account with this address.
                 Open this link to choose a new password:
@@ -113,18 +120,22 @@ public enum MailTemplates {
                 """, userID: userID, expiresAt: now + noticeLifetimeMilliseconds)
     }
 
-    /// An invitation to `groupName` for `recipient`; accepted after signing in (or registering and
-    /// verifying this address) on the home page.
-    public static func groupInvitation(to recipient: String, groupName: String, base: String, expiresAt: Int64) -> MailContent {
+    /// An invitation for `recipient`, linking to `/invite/{token}` (the app opens it, or the web
+    /// client's landing page); accepted after signing in (or registering and verifying this address),
+    /// where the group and the inviter are named. Nothing in it comes from the inviter: the server's
+    /// own words and its own link only.
+    public static func groupInvitation(to recipient: String, base: String, token: String, expiresAt: Int64) -> MailContent {
         MailContent(
             kind: .groupInvitation, recipient: recipient, subject: "You are invited to a group on Chronir",
             body: """
-                You are invited to join the group "\(groupName)" on Chronir.
-                Sign in (or create an account with this address and confirm it) to accept or decline:
+                Someone invited this address to a group on Chronir, the shared-reminders server at the
+                address below. Open this link, then sign in (or create an account with this address and
+                confirm it) to see the group and who invited you, and to accept or decline:
 
-                \(trimmed(base))/
+                \(trimmed(base))/invite/\(token)
 
-                Only an account whose address is confirmed can accept this invitation.
+                Only an account whose address is confirmed can accept this invitation. If you do not
+                know this server, ignore this mail: nothing happens unless you accept.
                 """, userID: nil, expiresAt: expiresAt)
     }
 
@@ -142,6 +153,11 @@ public enum MailLimits {
     public static let verificationBurst = AttemptWindow(maxAttempts: 1, windowMilliseconds: 60_000)
     /// …and 5 a day.
     public static let verificationDaily = AttemptWindow(maxAttempts: 5, windowMilliseconds: 86_400_000)
+
+    /// Invitation mails to one address, from every inviter together: 3 an hour, counted from the
+    /// mail outbox (`MailOutbox.createdTimes`), so a stranger's mailbox gets at most this many
+    /// whoever invites it; past it the invitation is refused (429) and nothing is created.
+    public static let invitationsPerRecipient = AttemptWindow(maxAttempts: 3, windowMilliseconds: 3_600_000)
 
     /// The longest wait either window asks for, or nil when a mail may be sent now.
     public static func verificationRefusal(issueTimes: [Int64], now: Int64) -> Int? {

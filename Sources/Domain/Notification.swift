@@ -71,16 +71,26 @@ public struct NotificationContent: Sendable, Codable, Equatable {
     public static let maxTitleCharacters = 120
     public static let maxBodyCharacters = 400
 
-    /// A notification of `type` about `groupID`, with `extra` ids in `data`; title and body cut to
-    /// their limits.
+    /// A notification of `type` about `groupID`, with `extra` ids in `data` and its `deep_link`
+    /// (`deepLink`); title and body cut to their limits.
     public static func make(
         _ type: NotificationType, groupID: String?, title: String, body: String, extra: [String: String] = [:]
     ) -> NotificationContent {
         var data = extra
         data["type"] = type.rawValue
         if let groupID { data["group_id"] = groupID }
+        data["deep_link"] = deepLink(type, data)
         return NotificationContent(
             title: clipped(title, to: maxTitleCharacters), body: clipped(body, to: maxBodyCharacters), data: data)
+    }
+
+    /// The app path a notification opens (docs/apps.md#deep-links; API seed App. B), under `public_base_url`:
+    /// `/alarm/{alarm_id}` for one about an alarm, `/group/{group_id}` for one about a group the recipient is in,
+    /// `/` otherwise — an invitation (listed on the home screen; its group is not open to the invitee yet), a test.
+    static func deepLink(_ type: NotificationType, _ data: [String: String]) -> String {
+        if let alarmID = data["alarm_id"] { return "/alarm/\(alarmID)" }
+        if type != .groupInvitation, let groupID = data["group_id"] { return "/group/\(groupID)" }
+        return "/"
     }
 
     private static func clipped(_ text: String, to limit: Int) -> String {

@@ -29,6 +29,21 @@ public struct PostgresNotification: Sendable, Equatable {
 /// seqs committing in order (docs/architecture.md). `.deferred` is a read-only REPEATABLE READ
 /// snapshot.
 ///
+/// Round trips (docs/scaling.md): a database across a network costs a round trip per message
+/// exchange, so inside a transaction this connection holds back every statement whose result nobody
+/// waits for — BEGIN and the writer lock, SAVEPOINT and RELEASE, `send`'s statements, a failed
+/// savepoint's ROLLBACK TO — and sends them, in order, in one libpq pipeline (`PQenterPipelineMode`,
+/// one `PQpipelineSync`) with the next statement whose result is needed: any `run`/`query`, or
+/// COMMIT. So a lone `PATCH /v1/me` is three round trips (BEGIN + lock + its reads; the change-log
+/// head read with the UPDATE; the appends + COMMIT) instead of one per statement, and one write
+/// of a group commit is one round trip per read it makes: its SAVEPOINT and the previous write's
+/// sends and RELEASE travel with its first read. A statement never sent has no effect, so a
+/// savepoint whose SAVEPOINT had not left yet rolls back by dropping what it queued. A held-back
+/// statement that fails fails the whole transaction (`poisoned`: every write of a group commit),
+/// since it may belong to a savepoint that already returned; `send` documents that. Held back are
+/// at most `pipelineLimits` statements or bytes; past them they are sent. Savepoints are this
+/// connection's own, with `Savepoint`'s names and contract.
+///
 /// Outages (docs/operations.md, PostgreSQL outages): a connection the server closed (a restart, an
 /// administrator, a network failure) is re-established at the start of the next top-level
 /// transaction (`reconnectIfBroken`, `PQreset`), and a BEGIN that finds the connection closed
@@ -58,6 +73,24 @@ public final class PostgresConnection: SQLConnection {
     private var statementCounter = 0
     /// Nesting of `transaction` calls: 0 outside a transaction, 1 in one, more inside savepoints.
     private var transactionDepth = 0
+    /// See `SQLConnection.transactionMemo`: emptied at BEGIN, at the end and on a savepoint's rollback.
+    public var transactionMemo: [String: [SQLValue]] = [:]
+    /// Statements held back until the next one whose result is needed (see the type's comment).
+    private var queued: [QueuedStatement] = []
+    /// Whether `queued` begins with this transaction's BEGIN (nothing of it reached the server yet).
+    private var beginQueued = false
+    /// Round trips to the server so far: each `PQexec`, `PQprepare`, `PQexecPrepared` and pipeline
+    /// is one (what a write costs across a network; tests hold the pipelining to it).
+    public private(set) var roundTrips = 0
+    /// Pipelines sent so far: a savepoint compares it to learn whether its SAVEPOINT left.
+    private var pipelinesSent = 0
+    /// The failure of a held-back statement in this transaction: it cannot be pinned on the savepoint
+    /// that is running now, so the whole transaction fails with it (no savepoint rolls back).
+    private var poisoned: PostgresError?
+    /// Most statements and bytes of parameters held back before they are sent anyway: bounds the
+    /// memory and keeps a pipeline well inside the socket buffers (libpq writes it blocking while the
+    /// server may already answer).
+    public static let pipelineLimits = (statements: 64, bytes: 256 * 1024)
     /// The first and the longest wait after a failed reconnect before the next attempt (doubling in
     /// between). The first is short so a restart costs little; the longest bounds how long after the
     /// server is back a connection may still refuse, and how often an unreachable server is dialled.
@@ -139,6 +172,8 @@ public final class PostgresConnection: SQLConnection {
     /// Runs one or more statements with no parameters (the simple query protocol); results discarded.
     public func execute(_ script: String) throws(PostgresError) {
         let connection = try open()
+        if !queued.isEmpty { try flush(own: []) { _, _ in } }
+        roundTrips += 1
         let result = PQexec(connection, script)
         defer { PQclear(result) }
         try check(result, connection, sql: script)
@@ -157,6 +192,26 @@ public final class PostgresConnection: SQLConnection {
         try perform(sql, bindings) { Self.rows(of: $0, limit: 1).first }
     }
 
+    /// All of them in one pipeline, with whatever is held back: one round trip.
+    public func queryEach(_ statements: [(sql: String, bindings: [SQLValue])]) throws(PostgresError) -> [[Row]] {
+        guard !statements.isEmpty else { return [] }
+        var rows = [[Row]](repeating: [], count: statements.count)
+        try flush(own: statements.map { QueuedStatement(sql: $0.sql, bindings: $0.bindings, control: false) }) { index, result in
+            rows[index] = Self.rows(of: result)
+        }
+        return rows
+    }
+
+    /// Held back inside a transaction until the next statement whose result is needed (the type's
+    /// comment); outside one, `run`.
+    public func send(_ sql: String, _ bindings: [SQLValue]) throws(PostgresError) {
+        guard transactionDepth > 0 else {
+            try run(sql, bindings)
+            return
+        }
+        try hold(QueuedStatement(sql: sql, bindings: bindings, control: false))
+    }
+
     public func scalar(_ sql: String, _ bindings: [SQLValue]) throws(PostgresError) -> SQLValue {
         try perform(sql, bindings) { result in
             guard PQntuples(result) > 0, PQnfields(result) > 0 else { return .null }
@@ -165,38 +220,78 @@ public final class PostgresConnection: SQLConnection {
     }
 
     public func transaction<T>(_ kind: TransactionKind, _ body: (any SQLConnection) throws -> T) throws -> T {
-        if transactionDepth > 0 {
-            transactionDepth += 1
-            defer { transactionDepth -= 1 }
-            return try Savepoint.run(depth: transactionDepth, execute: { try execute($0) }) { try body(self) }
-        }
+        if transactionDepth > 0 { return try savepoint(body) }
         try reconnectIfBroken()
-        let begin = kind == .immediate ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
-        do {
-            try execute(begin)
-        } catch {
-            // The server closed this idle connection since its last transaction (a restart,
-            // pg_terminate_backend): nothing of this transaction ran, so reconnect and begin again.
-            guard !isHealthy else { throw error }
-            try reconnectIfBroken()
-            try execute(begin)
+        // BEGIN (and the lock) leave with the body's first statement; `flush` begins again on a
+        // fresh connection if the server closed this idle one since its last transaction.
+        queued = [QueuedStatement(control: kind == .immediate ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")]
+        if kind == .immediate {
+            queued.append(
+                QueuedStatement(sql: "SELECT pg_advisory_xact_lock($1)", bindings: [.integer(Self.writerLockKey)], control: false))
         }
+        let preamble = queued.count
+        beginQueued = true
         transactionDepth = 1
-        defer { transactionDepth = 0 }
+        transactionMemo = [:]
+        poisoned = nil
+        defer {
+            transactionDepth = 0
+            transactionMemo = [:]
+            queued = []
+            beginQueued = false
+            poisoned = nil
+        }
         do {
-            if kind == .immediate {
-                try run("SELECT pg_advisory_xact_lock($1)", [.integer(Self.writerLockKey)])
-            }
             let result = try body(self)
+            if let poisoned { throw poisoned }
+            // Nothing reached the server and nothing is queued: there is nothing to commit.
+            if beginQueued, queued.count == preamble { return result }
             // COMMIT of a transaction an earlier error aborted answers "ROLLBACK" without an error:
             // refuse instead, so a swallowed failure can never look like a commit.
-            if let handle, PQtransactionStatus(handle) == PQTRANS_INERROR {
+            if queued.isEmpty, let handle, PQtransactionStatus(handle) == PQTRANS_INERROR {
                 throw PostgresError(.misuse, message: "transaction aborted by an earlier failed statement; rolled back")
             }
-            try execute("COMMIT")
+            var tag = ""
+            try flush(own: [QueuedStatement(control: "COMMIT")]) { _, result in tag = String(cString: PQcmdStatus(result)) }
+            guard tag == "COMMIT" else {
+                throw PostgresError(.misuse, message: "transaction aborted by an earlier failed statement; rolled back")
+            }
             return result
         } catch {
-            if isInTransaction { _ = try? execute("ROLLBACK") }
+            let sent = !beginQueued
+            queued = []
+            if sent, isInTransaction { _ = try? execute("ROLLBACK") }
+            throw poisoned ?? error
+        }
+    }
+
+    /// A transaction inside the open one: `Savepoint`'s contract, with its SAVEPOINT and RELEASE held
+    /// back like any statement whose result nobody reads. A body that throws rolls back to the
+    /// savepoint (by dropping what never left, else with ROLLBACK TO) — unless the transaction is
+    /// `poisoned`, which no savepoint undoes.
+    private func savepoint<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        transactionDepth += 1
+        defer { transactionDepth -= 1 }
+        let name = "chronir_savepoint_\(transactionDepth)"
+        let mark = queued.count
+        let pipelinesBefore = pipelinesSent
+        queued.append(QueuedStatement(control: "SAVEPOINT \(name)"))
+        do {
+            let result = try body(self)
+            if let poisoned { throw poisoned }
+            try hold(QueuedStatement(control: "RELEASE SAVEPOINT \(name)"))
+            return result
+        } catch {
+            transactionMemo = [:]
+            if let poisoned { throw poisoned }
+            if pipelinesSent == pipelinesBefore {
+                // The SAVEPOINT never left, nor anything after it: dropping them undoes the body.
+                queued.removeSubrange(mark...)
+            } else {
+                // The SAVEPOINT left with the last pipeline, sent inside the body: what is queued
+                // now is the body's too.
+                queued = [QueuedStatement(control: "ROLLBACK TO SAVEPOINT \(name)"), QueuedStatement(control: "RELEASE SAVEPOINT \(name)")]
+            }
             throw error
         }
     }
@@ -266,6 +361,12 @@ public final class PostgresConnection: SQLConnection {
         _ sql: String, _ bindings: [SQLValue], _ read: (OpaquePointer) -> R
     ) throws(PostgresError) -> R {
         let connection = try open()
+        if !queued.isEmpty {
+            var value: R?
+            try flush(own: [QueuedStatement(sql: sql, bindings: bindings, control: false)]) { _, result in value = read(result) }
+            // `flush` read the statement's result unless it threw.
+            return value!
+        }
         let name = try prepared(sql, types: bindings.map(Self.typeOID), connection)
         var encoded: [[UInt8]?] = []
         var formats: [Int32] = []
@@ -275,12 +376,186 @@ public final class PostgresConnection: SQLConnection {
             encoded.append(bytes)
             formats.append(format)
         }
+        roundTrips += 1
         let result = Self.withParameterPointers(encoded) { values, lengths in
             PQexecPrepared(connection, name, Int32(bindings.count), values, lengths, formats, 0)
         }
         defer { PQclear(result) }
         try check(result, connection, sql: sql)
         return read(result!)
+    }
+
+    /// A statement held back inside a transaction (see the type's comment).
+    private struct QueuedStatement {
+        let sql: String
+        let bindings: [SQLValue]
+        /// Transaction control (BEGIN, SAVEPOINT, RELEASE, ROLLBACK TO, COMMIT): sent unprepared.
+        let control: Bool
+
+        init(sql: String, bindings: [SQLValue], control: Bool) {
+            self.sql = sql
+            self.bindings = bindings
+            self.control = control
+        }
+
+        init(control sql: String) { self.init(sql: sql, bindings: [], control: true) }
+
+        /// What it adds to a pipeline, roughly: its text and parameters.
+        var bytes: Int {
+            bindings.reduce(sql.utf8.count) { total, value in
+                switch value {
+                case .text(let text): total + text.utf8.count
+                case .blob(let bytes): total + bytes.count
+                case .null, .integer, .real: total + 8
+                }
+            }
+        }
+    }
+
+    /// Queues `statement`; sends the queue when it reaches `pipelineLimits`.
+    private func hold(_ statement: QueuedStatement) throws(PostgresError) {
+        queued.append(statement)
+        if queued.count >= Self.pipelineLimits.statements
+            || queued.reduce(0, { $0 + $1.bytes }) >= Self.pipelineLimits.bytes
+        {
+            try flush(own: []) { _, _ in }
+        }
+    }
+
+    /// Sends the queued statements and then `own` — the caller's statements, whose results it reads
+    /// (`read` gets each one's index in `own` and its result) — as one pipeline with one sync, and
+    /// reads every result. The first failure is thrown; the server skipped what came after it; a
+    /// queued statement's failure also poisons the transaction (`poisoned`). When the pipeline starts
+    /// with the transaction's BEGIN and the connection turns out closed (the server restarted since
+    /// the last transaction), nothing of the transaction ran: it reconnects and sends the pipeline once more.
+    private func flush(own: [QueuedStatement], _ read: (Int, OpaquePointer) -> Void) throws(PostgresError) {
+        let statements = queued + own
+        let ownFrom = queued.count
+        let startsTransaction = beginQueued
+        queued = []
+        beginQueued = false
+        do {
+            try sendPipeline(statements, ownFrom: ownFrom, read)
+        } catch {
+            // The server may answer a closed session's first statement with a FATAL error (57P01)
+            // before libpq notices the closed socket: whatever the error, a connection that is gone
+            // now lost nothing of a transaction whose BEGIN was in the pipeline.
+            guard startsTransaction, !isHealthy else { throw error }
+            poisoned = nil
+            try reconnectIfBroken()
+            try sendPipeline(statements, ownFrom: ownFrom, read)
+        }
+    }
+
+    /// What one result of a pipeline answers.
+    private enum PipelineStep {
+        /// `PQsendPrepare` of a statement not prepared yet: cached once it succeeded.
+        case prepare(StatementKey, name: String, index: Int)
+        /// The statement at this index of the pipeline.
+        case statement(Int)
+    }
+
+    /// One pipeline: every statement (prepared on first use, like `perform`), one sync, every result.
+    private func sendPipeline(
+        _ items: [QueuedStatement], ownFrom: Int, _ read: (Int, OpaquePointer) -> Void
+    ) throws(PostgresError) {
+        let connection = try open()
+        // Everything that can fail before a byte is sent: encoding, and room in the statement cache
+        // (DEALLOCATE cannot run inside the pipeline).
+        var encoded: [(values: [[UInt8]?], formats: [Int32])] = []
+        for item in items {
+            var values: [[UInt8]?] = []
+            var formats: [Int32] = []
+            for binding in item.bindings {
+                let (bytes, format) = try Self.encode(binding, sql: item.sql)
+                values.append(bytes)
+                formats.append(format)
+            }
+            encoded.append((values, formats))
+        }
+        if statements.count + items.count >= Self.statementCacheLimit {
+            try execute("DEALLOCATE ALL")
+            statements.removeAll()
+        }
+        guard PQenterPipelineMode(connection) == 1 else {
+            throw PostgresError(.misuse, message: "cannot enter pipeline mode: \(Self.message(connection))")
+        }
+        pipelinesSent += 1
+        roundTrips += 1
+        var steps: [PipelineStep] = []
+        var preparing: [StatementKey: String] = [:]
+        var sent = true
+        for (index, item) in items.enumerated() {
+            if item.control {
+                sent = PQsendQueryParams(connection, item.sql, 0, nil, nil, nil, nil, 0) == 1
+            } else {
+                let key = StatementKey(sql: item.sql, types: item.bindings.map(Self.typeOID))
+                var name = statements[key] ?? preparing[key]
+                if name == nil {
+                    statementCounter += 1
+                    let fresh = "chronir_\(statementCounter)"
+                    sent = key.types.withUnsafeBufferPointer { types in
+                        PQsendPrepare(connection, fresh, ParameterStyle.postgres(item.sql), Int32(types.count), types.baseAddress) == 1
+                    }
+                    guard sent else { break }
+                    steps.append(.prepare(key, name: fresh, index: index))
+                    preparing[key] = fresh
+                    name = fresh
+                }
+                sent = Self.withParameterPointers(encoded[index].values) { values, lengths in
+                    PQsendQueryPrepared(connection, name, Int32(item.bindings.count), values, lengths, encoded[index].formats, 0) == 1
+                }
+            }
+            guard sent else { break }
+            steps.append(.statement(index))
+        }
+        if sent { sent = PQpipelineSync(connection) == 1 }
+        var failure: PostgresError? = sent ? nil : PostgresError(.connection, message: Self.message(connection))
+        for step in steps {
+            guard let result = PQgetResult(connection) else {
+                failure = failure ?? PostgresError(.connection, message: Self.message(connection))
+                break
+            }
+            let status = PQresultStatus(result)
+            switch step {
+            case .prepare(let key, let name, let index):
+                if status == PGRES_COMMAND_OK { statements[key] = name }
+                if failure == nil, status != PGRES_PIPELINE_ABORTED {
+                    do { try check(result, connection, sql: key.sql) } catch {
+                        failure = error
+                        if index < ownFrom, transactionDepth > 0 { poisoned = poisoned ?? error }
+                    }
+                }
+            case .statement(let index):
+                // PGRES_PIPELINE_ABORTED: skipped after the failure already recorded.
+                if failure == nil, status != PGRES_PIPELINE_ABORTED {
+                    do {
+                        try check(result, connection, sql: items[index].sql)
+                        if index >= ownFrom { read(index - ownFrom, result) }
+                    } catch {
+                        failure = error
+                        if index < ownFrom, transactionDepth > 0 { poisoned = poisoned ?? error }
+                    }
+                }
+            }
+            PQclear(result)
+            // Each statement's results end with a NULL.
+            while let extra = PQgetResult(connection) { PQclear(extra) }
+        }
+        if sent, failure?.kind != .connection {
+            // The sync's own result ends the pipeline (the server is then ready for the next).
+            while let result = PQgetResult(connection) {
+                let status = PQresultStatus(result)
+                PQclear(result)
+                if status == PGRES_PIPELINE_SYNC { break }
+            }
+        }
+        _ = PQexitPipelineMode(connection)
+        if let failure {
+            // A FATAL answer read before libpq saw the socket close is a broken connection too.
+            guard failure.kind == .statement, PQstatus(connection) != CONNECTION_OK else { throw failure }
+            throw PostgresError(.connection, sqlState: failure.sqlState, message: failure.message, sql: failure.sql)
+        }
     }
 
     /// The server-side statement name for `sql` with parameters of `types`, preparing it on first use.
@@ -293,6 +568,7 @@ public final class PostgresConnection: SQLConnection {
         }
         statementCounter += 1
         let name = "chronir_\(statementCounter)"
+        roundTrips += 1
         let result = types.withUnsafeBufferPointer { types in
             PQprepare(connection, name, ParameterStyle.postgres(sql), Int32(types.count), types.baseAddress)
         }

@@ -33,6 +33,17 @@ public struct PostgresError: StorageFailure {
     /// SQLSTATE class 23: a constraint (unique, foreign key, check, not null, or a trigger's rule,
     /// which the migrations raise as 23514) was violated.
     public var isConstraintViolation: Bool { sqlState?.hasPrefix("23") ?? false }
+    /// A trigger's `RAISE EXCEPTION 'rule' USING ERRCODE = 'check_violation'`: the rule, the primary
+    /// message of `ERROR:  rule` (followed by the CONTEXT lines). A check constraint's own 23514
+    /// carries a sentence, never a bare identifier, so it is not a rule.
+    public var raisedRule: String? {
+        guard sqlState == "23514" else { return nil }
+        var primary = Substring(message.prefix { $0 != "\n" })
+        if primary.hasPrefix("ERROR:") { primary = primary.dropFirst("ERROR:".count) }
+        let rule = primary.trimmingPrefix(while: { $0 == " " })
+        guard !rule.isEmpty, rule.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { return nil }
+        return String(rule)
+    }
     /// SQLSTATE 23505 unique_violation (primary keys included).
     public var isUniqueViolation: Bool { sqlState == "23505" }
     /// A retryable serialisation failure or deadlock, or a lock or statement timeout (55P03, 57014).

@@ -11,6 +11,8 @@
 /// | 4003 | sessionRevoked      | the account was suspended or deleted, or the session logged out      |
 /// | 4008 | slowConsumer        | the outbound buffer passed `RealtimeLimits.hardOutboundBytes`        |
 /// | 4009 | tooManyConnections  | the user already has `RealtimeLimits.maxConnectionsPerUser` sockets  |
+/// | 4026 | appUpdateRequired   | `X-Chronir-Client` names an app older than its platform's minimum     |
+/// |      |                     | (`min_app_version`, docs/apps.md): update before reconnecting        |
 public struct CloseCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }
@@ -30,6 +32,9 @@ public struct CloseCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let slowConsumer = CloseCode(rawValue: 4008)
     /// Too many sockets for one user.
     public static let tooManyConnections = CloseCode(rawValue: 4009)
+    /// The app is older than its platform's minimum version (HTTP's 426 APP_UPDATE_REQUIRED): do not
+    /// reconnect until updated.
+    public static let appUpdateRequired = CloseCode(rawValue: 4026)
 
     public var description: String { String(rawValue) }
 }

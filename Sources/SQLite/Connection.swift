@@ -2,7 +2,7 @@ import CSQLite
 public import Storage
 
 /// How `COMMIT` waits for the disk (`PRAGMA synchronous`, https://sqlite.org/pragma.html#pragma_synchronous).
-public enum Durability: String, Sendable {
+public enum Durability: String, Sendable, CaseIterable {
     /// `synchronous=NORMAL`: in WAL mode a power loss may drop the last commits but never corrupts.
     case normal
     /// `synchronous=FULL`: every commit is on disk before COMMIT returns.
@@ -47,6 +47,8 @@ public final class Connection: SQLConnection {
     private var columnNamesByStatement: [OpaquePointer: ColumnNames] = [:]
     /// Savepoints currently open through `transaction` (names are unique per depth).
     private var savepointDepth = 0
+    /// See `SQLConnection.transactionMemo`: emptied at BEGIN, at the end and on a savepoint's rollback.
+    public var transactionMemo: [String: [SQLValue]] = [:]
 
     /// Database files this connection narrowed to owner-only when opening (`FileProtection`): they had
     /// group/other permissions, e.g. written by an older version. Empty normally.
@@ -118,6 +120,18 @@ public final class Connection: SQLConnection {
         }
     }
 
+    /// `run` at once: one process has no round trip to save (`SQLConnection.send`).
+    public func send(_ sql: String, _ bindings: [SQLValue]) throws(SQLiteError) {
+        try run(sql, bindings)
+    }
+
+    /// One `query` after the other: one process has no round trip to save (`SQLConnection.queryEach`).
+    public func queryEach(_ statements: [(sql: String, bindings: [SQLValue])]) throws(SQLiteError) -> [[Row]] {
+        var rows: [[Row]] = []
+        for statement in statements { rows.append(try query(statement.sql, statement.bindings)) }
+        return rows
+    }
+
     /// Runs one statement and returns all its rows.
     public func query(_ sql: String, _ bindings: [SQLValue] = []) throws(SQLiteError) -> [Row] {
         try withStatement(sql, bindings) { statement throws(SQLiteError) in
@@ -163,11 +177,18 @@ public final class Connection: SQLConnection {
         if sqlite3_get_autocommit(db) == 0 {
             savepointDepth += 1
             defer { savepointDepth -= 1 }
-            return try Savepoint.run(
-                depth: savepointDepth, execute: { _ = try run($0) }, isOpen: { sqlite3_get_autocommit(db) == 0 }
-            ) { try body(self) }
+            do {
+                return try Savepoint.run(
+                    depth: savepointDepth, execute: { _ = try run($0) }, isOpen: { sqlite3_get_autocommit(db) == 0 }
+                ) { try body(self) }
+            } catch {
+                transactionMemo = [:]
+                throw error
+            }
         }
         try run(kind == .immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+        transactionMemo = [:]
+        defer { transactionMemo = [:] }
         do {
             let result = try body(self)
             try run("COMMIT")

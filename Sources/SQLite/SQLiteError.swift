@@ -21,6 +21,8 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     public var primaryCode: Int32 { code & 0xFF }
     /// Any constraint failure: UNIQUE, PRIMARY KEY, FOREIGN KEY, CHECK, NOT NULL, trigger RAISE(ABORT).
     public var isConstraintViolation: Bool { primaryCode == SQLITE_CONSTRAINT }
+    /// A trigger's `RAISE(ABORT, 'rule')`: the rule (SQLite's message is the raised text itself).
+    public var raisedRule: String? { code == SQLiteCode.constraintTrigger ? message : nil }
     /// A UNIQUE or PRIMARY KEY constraint failure.
     public var isUniqueViolation: Bool { code == SQLiteCode.constraintUnique || code == SQLiteCode.constraintPrimaryKey }
     /// A FOREIGN KEY constraint failure.
@@ -58,6 +60,8 @@ enum SQLiteCode {
     static let constraintPrimaryKey: Int32 = SQLITE_CONSTRAINT | (6 << 8)
     /// SQLITE_CONSTRAINT_UNIQUE.
     static let constraintUnique: Int32 = SQLITE_CONSTRAINT | (8 << 8)
+    /// SQLITE_CONSTRAINT_TRIGGER: a trigger's RAISE(ABORT, …).
+    static let constraintTrigger: Int32 = SQLITE_CONSTRAINT | (7 << 8)
 }
 
 extension SQLiteError: StorageFailure {}

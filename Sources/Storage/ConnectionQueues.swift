@@ -64,7 +64,8 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
     ///
     /// Group commit: writes that queue up while the writer is busy share one transaction and one
     /// COMMIT (at most `maxWritesPerCommit`), each inside its own SAVEPOINT, so a body that throws
-    /// undoes only its own statements and fails alone. The caller resumes only after the COMMIT that
+    /// undoes only its own statements and fails alone (except when a statement it held back with
+    /// `SQLConnection.send` fails: that fails the whole transaction). The caller resumes only after the COMMIT that
     /// holds its work succeeded — an acknowledged write is durable exactly as a lone one — and a
     /// failed COMMIT fails every write of the batch. Why: a COMMIT that waits for the disk
     /// (PostgreSQL's default, SQLite `--durability full`) costs one flush; under the cross-instance

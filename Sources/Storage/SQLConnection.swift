@@ -52,6 +52,25 @@ public protocol SQLConnection: AnyObject, SendableMetatype {
     /// Runs one or more `;`-separated statements without parameters (migrations, scripts).
     func execute(_ script: String) throws
 
+    /// Runs one statement whose outcome the caller does not read. Inside a transaction an engine may
+    /// hold it back and send it with the next statement whose result is needed or with COMMIT
+    /// (PostgreSQL pipelines them: one round trip for several; SQLite runs it at once). Its error, if
+    /// any, is thrown by that later call at the latest — perhaps in a later savepoint — and fails the
+    /// whole top-level transaction (every write of a group commit), as a failed COMMIT does. So it is
+    /// for statements that succeed unless an invariant is broken; a caller that must react to a
+    /// particular error (a unique violation) uses `run`.
+    func send(_ sql: String, _ bindings: [SQLValue]) throws
+
+    /// Runs independent statements (none needs another's result) and returns each one's rows, in
+    /// order. An engine may send them together (PostgreSQL: one pipeline, one round trip); the first
+    /// failure is thrown.
+    func queryEach(_ statements: [(sql: String, bindings: [SQLValue])]) throws -> [[Row]]
+
+    /// Values that live for the current top-level transaction only: emptied when it begins and ends
+    /// and whenever a savepoint inside it rolls back, so they never describe undone writes. A Store
+    /// keeps here what it wrote last and would otherwise read back (the change log's head).
+    var transactionMemo: [String: [SQLValue]] { get set }
+
     /// Runs `body` in one transaction of `kind`: COMMIT when it returns, ROLLBACK and rethrow when it
     /// (or COMMIT) throws. Called inside an open transaction, it uses a SAVEPOINT instead: an error
     /// undoes the savepoint only and the outer transaction goes on.

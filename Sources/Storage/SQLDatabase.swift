@@ -34,6 +34,13 @@ public protocol SQLDatabase: Sendable {
     /// must only schedule work). Replaces any earlier observer.
     func onCommit(_ observer: @escaping @Sendable () -> Void)
 
+    /// A watcher of commits made by other processes or instances (the realtime feed's "has anything
+    /// changed" capability): SQLite polls its file's data version; PostgreSQL listens on `channels`
+    /// and reconnects on its own. `events` is called from the watcher's queue.
+    func watchCommits(
+        channels: CommitChannels, events: @escaping @Sendable (CommitWatcherEvent) -> Void
+    ) throws -> any CommitWatcher
+
     /// Async writes waiting for the writer right now (they will share COMMITs: group commit).
     var queuedWrites: Int { get }
 

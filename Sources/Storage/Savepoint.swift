@@ -1,4 +1,5 @@
-/// A transaction opened inside another, the same on both engines: `body` runs inside
+/// A transaction opened inside another (SQLite's; `PostgresConnection` keeps these names and this
+/// contract but holds SAVEPOINT and RELEASE back for its pipelines): `body` runs inside
 /// `SAVEPOINT chronir_savepoint_<depth>`; success releases the savepoint; an error rolls back to it
 /// and releases it — unless `isOpen` says the engine already rolled the whole transaction back,
 /// leaving no savepoint to undo — and is rethrown, so the outer transaction carries on without it.

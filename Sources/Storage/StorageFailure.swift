@@ -5,8 +5,12 @@ public protocol StorageFailure: Error, Sendable, CustomStringConvertible {
     /// The engine's message (never contains bound values).
     var message: String { get }
     /// Any constraint failure: unique, primary key, foreign key, check, not null, or a trigger's
-    /// rule (the trigger's text, e.g. `group_frozen`, is in `message`).
+    /// rule (`raisedRule`).
     var isConstraintViolation: Bool { get }
+    /// The rule a trigger refused the write with — the name the migration raises, e.g. `group_frozen`
+    /// (SQLite `RAISE(ABORT, 'name')`, PostgreSQL `RAISE EXCEPTION 'name' USING ERRCODE =
+    /// 'check_violation'`); nil for every other failure. The Store names its rules (`StoreRule`).
+    var raisedRule: String? { get }
     /// A unique or primary-key constraint failure.
     var isUniqueViolation: Bool { get }
     /// Another writer held a lock too long, or the transaction lost a serialisation race: retrying
@@ -29,6 +33,7 @@ public enum StorageError: StorageFailure, Equatable {
 
     public var message: String { "database is closed" }
     public var isConstraintViolation: Bool { false }
+    public var raisedRule: String? { nil }
     public var isUniqueViolation: Bool { false }
     public var isBusy: Bool { false }
     public var isStorageUnavailable: Bool { true }

@@ -107,7 +107,12 @@ public enum AccountStore {
     public static func updateProfile(
         userID: String, change: ProfileChange, expectedVersion: Int64?, actor: Actor, at now: Int64, on db: any SQLConnection
     ) throws -> (user: User, document: [UInt8]) {
-        guard var user = try user(id: userID, on: db) else { throw DomainError.notFound("user") }
+        // The user and, for a new name, the memberships to rename: read together (one round trip on
+        // PostgreSQL); the memberships are used only when the name really changes.
+        let renaming = change.displayName.map { GroupStore.membershipsToRename(userID: userID, to: $0) }
+        let rows = try db.queryEach(
+            [("SELECT \(userColumns()) FROM users WHERE id = ?1 AND deleted_ms IS NULL", [.text(userID)])] + (renaming.map { [$0] } ?? []))
+        guard var user = try rows[0].first.map(userFromRow) else { throw DomainError.notFound("user") }
         if let expectedVersion, expectedVersion != user.version {
             throw DomainError.versionConflict(current: user.documentBytes)
         }
@@ -118,7 +123,9 @@ public enum AccountStore {
         if let avatarURL = change.avatarURL { user.avatarURL = avatarURL }
         user.version += 1
         user.updatedAt = Timestamp(milliseconds: now)
-        try db.run(
+        // The row was just read in this transaction and no column written has a constraint to
+        // catch: the UPDATE may travel with the next statement.
+        try db.send(
             """
             UPDATE users SET display_name = ?2, timezone = ?3, version = ?4, updated_ms = ?5, locale = ?6, avatar_url = ?7
             WHERE id = ?1
@@ -128,7 +135,7 @@ public enum AccountStore {
                 SQLValue(user.locale), SQLValue(user.avatarURL),
             ])
         let document = user.documentBytes
-        let memberships = renamed ? try GroupStore.renamed(userID: userID, to: user.displayName, on: db) : []
+        let memberships = renamed ? try GroupStore.renamed(rows[1], to: user.displayName, on: db) : []
         try ChangeLog.append(
             [
                 Change(

@@ -38,11 +38,9 @@ public enum ChangeLog {
         _ changes: [Change], event: ChangeEvent, actor: Actor, at now: Int64, on db: any SQLConnection
     ) throws -> ClosedRange<Int64> {
         precondition(!changes.isEmpty, "a mutation appends at least one change")
-        // The previous row only: a primary-key search for MAX(seq) (SQLite answers MAX from the end
-        // of the b-tree), whatever the log's length.
-        let last = try db.queryOne("SELECT seq, hash FROM change_log WHERE seq = (SELECT MAX(seq) FROM change_log)")
-        let first = (last?.int("seq") ?? 0) + 1
-        var previousHash = last?.blob("hash") ?? ChangeLogChain.genesis
+        let head = try head(on: db)
+        let first = head.seq + 1
+        var previousHash = head.hash
         for (offset, change) in changes.enumerated() {
             let row = ChangeLogChain.Row(
                 seq: first + Int64(offset), batch: first, event: event.rawValue, atMilliseconds: now, actor: actor.rawValue,
@@ -50,7 +48,9 @@ public enum ChangeLog {
                 document: change.document.map { String(decoding: $0, as: UTF8.self) }, reason: change.reason,
                 documentDigest: change.document.map { SHA256.hash($0) })
             let hash = ChangeLogChain.hash(row, previous: previousHash)
-            try db.run(
+            // Nothing reads its outcome (seq is unique only by the writer lock, so a failure is a
+            // broken invariant that fails the transaction): it may travel with the COMMIT.
+            try db.send(
                 """
                 INSERT INTO change_log
                     (seq, batch, event, at_ms, actor, topic, kind, op, entity_id, document, reason, hash, document_digest)
@@ -68,9 +68,27 @@ public enum ChangeLog {
         if db.dialect == .postgres {
             // Sent at COMMIT, never for a rollback; the payload is only a hint (readers read from
             // their own position), so identical payloads folding together loses nothing.
-            try db.run("SELECT pg_notify(?1, ?2)", [.text(notifyChannel), .text(String(lastSeq))])
+            try db.send("SELECT pg_notify(?1, ?2)", [.text(notifyChannel), .text(String(lastSeq))])
         }
+        db.transactionMemo[headMemoKey] = [.integer(lastSeq), .blob(previousHash)]
         return first...lastSeq
+    }
+
+    /// Where `append` remembers the head it wrote for the rest of the transaction.
+    static let headMemoKey = "change_log.head"
+
+    /// The last row's seq and hash (0 and the genesis hash when empty): what this transaction
+    /// appended last (`transactionMemo`: the writer lock or SQLite's write lock is held from BEGIN,
+    /// so no other writer appended since), else read — a primary-key search for MAX(seq) (SQLite
+    /// answers MAX from the end of the b-tree), whatever the log's length.
+    private static func head(on db: any SQLConnection) throws -> (seq: Int64, hash: [UInt8]) {
+        if let memo = db.transactionMemo[headMemoKey], memo.count == 2, case .integer(let seq) = memo[0],
+            case .blob(let hash) = memo[1]
+        {
+            return (seq, hash)
+        }
+        let last = try db.queryOne("SELECT seq, hash FROM change_log WHERE seq = (SELECT MAX(seq) FROM change_log)")
+        return (last?.int("seq") ?? 0, last?.blob("hash") ?? ChangeLogChain.genesis)
     }
 
     /// The highest `seq` written so far (0 when empty).

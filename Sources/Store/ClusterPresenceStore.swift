@@ -53,7 +53,7 @@ public enum ClusterPresenceStore {
         if db.dialect == .postgres {
             // Presence is rewritten every interval and worthless after a database crash: COMMIT need
             // not wait for the WAL flush, so the writer lock this transaction holds is released sooner.
-            try db.run("SELECT set_config('synchronous_commit', 'off', true)", [])
+            try db.send("SELECT set_config('synchronous_commit', 'off', true)", [])
         }
         let refreshed = try db.run(
             "UPDATE instances SET heartbeat_ms = ?2 WHERE instance_id = ?1", [.text(instance), .integer(now)])
@@ -122,11 +122,13 @@ public enum ClusterPresenceStore {
         return present
     }
 
-    /// Replaces `instance`'s rows for `group` with `users`.
+    /// Replaces `instance`'s rows for `group` with `users`. Held back (`SQLConnection.send`): nothing
+    /// reads their outcome, and under the writer lock, with the instance's row refreshed first, they
+    /// cannot conflict — so a tick's rows travel with its COMMIT.
     static func replace(instance: String, group: String, users: Set<String>, on db: any SQLConnection) throws {
-        try db.run("DELETE FROM presence WHERE instance_id = ?1 AND group_id = ?2", [.text(instance), .text(group)])
+        try db.send("DELETE FROM presence WHERE instance_id = ?1 AND group_id = ?2", [.text(instance), .text(group)])
         for user in users.sorted() {
-            try db.run(
+            try db.send(
                 "INSERT INTO presence (instance_id, group_id, user_id) VALUES (?1, ?2, ?3)",
                 [.text(instance), .text(group), .text(user)])
         }
@@ -136,7 +138,7 @@ public enum ClusterPresenceStore {
     /// Nothing is sent for a notice without groups.
     static func notify(_ notice: Notice, on db: any SQLConnection) throws {
         guard db.dialect == .postgres, notice.groups?.isEmpty != true else { return }
-        try db.run("SELECT pg_notify(?1, ?2)", [.text(notifyChannel), .text(notice.payload)])
+        try db.send("SELECT pg_notify(?1, ?2)", [.text(notifyChannel), .text(notice.payload)])
     }
 
     /// A presence notification's payload: the sending instance, then the groups to re-read —

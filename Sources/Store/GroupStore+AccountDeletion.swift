@@ -9,7 +9,7 @@ extension GroupStore {
     /// group passes to its longest-standing admin, else its longest-standing member, else is
     /// soft-deleted; every other membership ends as `left`; sessions, Apple/Google identities and
     /// failed-login records are deleted; personal fields are replaced (email → `deleted+<id>@invalid`, name → "Deleted User",
-    /// password hash emptied, cached member names too) and `deleted_ms` set; its push devices are
+    /// password hash emptied, cached member names too) and `deleted_ms` set; its push devices and Idempotency-Key answers are
     /// deleted, and so are its personal alarms and settings; every attachment it uploaded is marked deleted
     /// (its files go with the orphan sweep, docs/attachments.md#account-deletion); pending invitations it
     /// sent are revoked, those addressed to it lose the address, invite codes it created are disabled.
@@ -57,6 +57,7 @@ extension GroupStore {
         // Its Apple/Google identities: the provider's account may sign up afresh later (docs/sign-in.md).
         try IdentityStore.deleteAll(userID: userID, on: db)
         try DeviceStore.deleteAll(userID: userID, on: db)
+        try IdempotencyStore.deleteAll(userID: userID, on: db)
         try LoginFailureStore.clearAll(email: user.email, on: db)
         try db.run(
             """

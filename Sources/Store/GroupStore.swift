@@ -360,15 +360,27 @@ public enum GroupStore {
     /// frozen group is read-only and keeps it until it is unfrozen and the name changes again. Answers
     /// and activity keep the name given when they were recorded (history).
     static func renamed(userID: String, to name: String, on db: any SQLConnection) throws -> [Change] {
-        let memberships = try db.query(
-            """
-            SELECT \(memberColumns.split(separator: ", ").map { "m.\($0) AS \($0)" }.joined(separator: ", "))
-            FROM group_members m JOIN groups g ON g.id = m.group_id
-            WHERE m.user_id = ?1 AND m.status = 'active' AND m.display_name <> ?2
-              AND g.deleted_ms IS NULL AND g.frozen_ms IS NULL
-            ORDER BY m.joined_ms, m.group_id
-            """, [.text(userID), .text(name)]
-        ).map(memberFromRow)
+        let query = membershipsToRename(userID: userID, to: name)
+        return try renamed(try db.query(query.sql, query.bindings), to: name, on: db)
+    }
+
+    /// The statement that reads the live memberships whose name `renamed` changes (a caller may send
+    /// it together with its own reads, `SQLConnection.queryEach`).
+    static func membershipsToRename(userID: String, to name: String) -> (sql: String, bindings: [SQLValue]) {
+        (membershipsToRenameSQL, [.text(userID), .text(name)])
+    }
+
+    private static let membershipsToRenameSQL = """
+        SELECT \(memberColumns.split(separator: ", ").map { "m.\($0) AS \($0)" }.joined(separator: ", "))
+        FROM group_members m JOIN groups g ON g.id = m.group_id
+        WHERE m.user_id = ?1 AND m.status = 'active' AND m.display_name <> ?2
+          AND g.deleted_ms IS NULL AND g.frozen_ms IS NULL
+        ORDER BY m.joined_ms, m.group_id
+        """
+
+    /// `renamed` over the rows `membershipsToRename` read.
+    static func renamed(_ rows: [Row], to name: String, on db: any SQLConnection) throws -> [Change] {
+        let memberships = try rows.map(memberFromRow)
         var changes: [Change] = []
         for var member in memberships {
             member.displayName = name

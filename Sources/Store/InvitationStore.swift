@@ -19,8 +19,8 @@ public enum InvitationStore {
     /// SHA-256 of a link invitation's token, nil for an email invitation. At most 10 per inviter per
     /// hour (`rateLimited`). Event `invitation_created`.
     public static func create(
-        groupID: String, actor: User, inviteeEmail: String?, role: GroupRole, tokenHash: [UInt8]?, at now: Int64,
-        on db: any SQLConnection
+        groupID: String, actor: User, inviteeEmail: String?, role: GroupRole, tokenHash: [UInt8]?, mailTokenHash: [UInt8]? = nil,
+        at now: Int64, on db: any SQLConnection
     ) throws -> Invitation {
         let (group, member) = try GroupStore.managerAccess(groupID: groupID, userID: actor.id, on: db)
         guard role != .owner else { throw DomainError.invalidField(field: "role", message: "role must be member or admin") }
@@ -43,13 +43,13 @@ public enum InvitationStore {
         try db.run(
             """
             INSERT INTO invitations (id, group_id, invited_by, invitee_email, token_hash, method, role, status,
-                                     created_ms, expires_ms)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?9)
+                                     created_ms, expires_ms, mail_token_hash)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?9, ?10)
             """,
             [
                 .text(invitation.id), .text(groupID), .text(actor.id), SQLValue(inviteeEmail), SQLValue(tokenHash),
                 .text(invitation.method.rawValue), .text(role.rawValue), .integer(now),
-                .integer(invitation.expiresAt.milliseconds),
+                .integer(invitation.expiresAt.milliseconds), inviteeEmail == nil ? .null : SQLValue(mailTokenHash),
             ])
         try ChangeLog.append(
             try feedChanges(invitation, op: .added, on: db), event: .invitationCreated, actor: .user(actor.id), at: now,
@@ -64,10 +64,14 @@ public enum InvitationStore {
         return try db.queryOne(select + " WHERE i.id = ?1 AND g.deleted_ms IS NULL", [.text(id)]).map { try fromRow($0, now) }
     }
 
-    /// The link invitation whose token hashes to `tokenHash`.
+    /// The invitation whose token hashes to `tokenHash`: a link invitation's token, or the token an email
+    /// invitation's mail carries (`mail_token_hash`, migration 0028; it still names the invitation for its
+    /// addressee only, `resolve`).
     public static func invitation(tokenHash: [UInt8], at now: Int64, on db: any SQLConnection) throws -> Invitation? {
-        try db.queryOne(select + " WHERE i.token_hash = ?1 AND g.deleted_ms IS NULL", [.blob(tokenHash)])
-            .map { try fromRow($0, now) }
+        let row =
+            try db.queryOne(select + " WHERE i.token_hash = ?1 AND g.deleted_ms IS NULL", [.blob(tokenHash)])
+            ?? db.queryOne(select + " WHERE i.mail_token_hash = ?1 AND g.deleted_ms IS NULL", [.blob(tokenHash)])
+        return try row.map { try fromRow($0, now) }
     }
 
     /// Pending, unexpired invitations addressed to `email` (in live groups), newest first, `limit` at

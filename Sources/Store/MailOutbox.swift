@@ -63,6 +63,63 @@ public enum MailOutbox {
         return id
     }
 
+    /// Queues a mail whose text is made only when it is sent (issue 37 #7): `body` and `user_id` stay
+    /// NULL until `MailDispatcher` prepares the row (`unprepared`, `prepare`) or settles it `failed`.
+    /// The request's writes are then the same whatever the recipient turns out to be — a password
+    /// reset for a known address and for an unknown one insert the same row. `sendable` as in `enqueue`.
+    @discardableResult
+    public static func enqueueRequest(
+        kind: MailKind, recipient: String, subject: String, expiresAt: Int64, sendable: Bool, at now: Int64, on db: any SQLConnection
+    ) throws -> Int64 {
+        let row = try db.queryOne(
+            """
+            INSERT INTO mail_outbox (kind, recipient, subject, body, user_id, created_ms, next_attempt_ms, expires_ms,
+                state, done_ms, last_error)
+            VALUES (?1, ?2, ?3, NULL, NULL, ?4, ?4, ?5, ?6, ?7, ?8)
+            RETURNING id
+            """,
+            [
+                .text(kind.rawValue), .text(recipient), .text(subject), .integer(now), .integer(expiresAt),
+                .text(sendable ? State.pending.rawValue : State.unsendable.rawValue), sendable ? .null : .integer(now),
+                sendable ? .null : .text("no SMTP server configured"),
+            ])
+        guard let id = row?.int("id") else { throw StoreError.corruptRow(table: "mail_outbox") }
+        return id
+    }
+
+    /// A queued request (`enqueueRequest`) not yet prepared.
+    public struct Request: Sendable, Equatable {
+        public var id: Int64
+        public var kind: MailKind
+        public var recipient: String
+        public var createdAt: Int64
+        public var expiresAt: Int64
+    }
+
+    /// Up to `limit` due, unleased pending rows without a body (requests to prepare), oldest first.
+    public static func unprepared(at now: Int64, limit: Int, on db: any SQLConnection) throws -> [Request] {
+        try db.query(
+            """
+            SELECT id, kind, recipient, created_ms, expires_ms FROM mail_outbox
+            WHERE state = 'pending' AND body IS NULL AND next_attempt_ms <= ?1 AND expires_ms > ?1
+                AND (lease_until_ms IS NULL OR lease_until_ms <= ?1)
+            ORDER BY id LIMIT ?2
+            """, [.integer(now), .integer(Int64(limit))]
+        ).map { row in
+            guard let id = row.int("id"), let kind = row.string("kind"), let recipient = row.string("recipient"),
+                let created = row.int("created_ms"), let expires = row.int("expires_ms")
+            else { throw StoreError.corruptRow(table: "mail_outbox") }
+            return Request(id: id, kind: MailKind(rawValue: kind), recipient: recipient, createdAt: created, expiresAt: expires)
+        }
+    }
+
+    /// Gives a request its text and the account it concerns; it is then claimed like any mail.
+    public static func prepare(_ id: Int64, body: String, userID: String, on db: any SQLConnection) throws {
+        try db.run(
+            "UPDATE mail_outbox SET body = ?2, user_id = ?3 WHERE id = ?1 AND state = 'pending' AND body IS NULL",
+            [.integer(id), .text(body), .text(userID)])
+    }
+
     /// How often one address may be told "someone tried to use your address" (registration or an
     /// address change naming it): once an hour, so neither endpoint can flood a stranger's mailbox.
     public static let accountExistsNoticeIntervalMilliseconds: Int64 = 3_600_000
@@ -80,8 +137,19 @@ public enum MailOutbox {
         return true
     }
 
+    /// When mails of `kind` to `recipient` were queued since `since` (any state: a sent or failed mail
+    /// still counts toward a per-recipient cap), oldest first. Index `mail_outbox_recipient`.
+    public static func createdTimes(kind: MailKind, recipient: String, since: Int64, on db: any SQLConnection) throws -> [Int64] {
+        try db.query(
+            """
+            SELECT created_ms FROM mail_outbox WHERE recipient = ?1 AND kind = ?2 AND created_ms > ?3 ORDER BY created_ms
+            """, [.text(recipient), .text(kind.rawValue), .integer(since)]
+        ).compactMap { $0.int("created_ms") }
+    }
+
     /// Leases up to `limit` due pending mails to `owner` until `leaseUntil`; mails past their expiry
-    /// are settled `failed` ("expired") instead and not returned.
+    /// are settled `failed` ("expired") instead and not returned, and requests not yet prepared
+    /// (`enqueueRequest`) are skipped.
     public static func claim(owner: String, at now: Int64, leaseUntil: Int64, limit: Int, on db: any SQLConnection) throws -> [Mail] {
         try db.run(
             """
@@ -92,7 +160,7 @@ public enum MailOutbox {
         let rows = try db.query(
             """
             SELECT id, kind, recipient, subject, body, created_ms, attempts, expires_ms FROM mail_outbox
-            WHERE state = 'pending' AND next_attempt_ms <= ?1 AND (lease_until_ms IS NULL OR lease_until_ms <= ?1)
+            WHERE state = 'pending' AND body IS NOT NULL AND next_attempt_ms <= ?1 AND (lease_until_ms IS NULL OR lease_until_ms <= ?1)
             ORDER BY next_attempt_ms, id LIMIT ?2
             """, [.integer(now), .integer(Int64(limit))])
         guard !rows.isEmpty else { return [] }

@@ -34,6 +34,8 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// Used ID-token nonces, once their token expired (docs/sign-in.md): no delay — an expired
     /// token is refused before its nonce is looked at.
     public var expiredNoncesMilliseconds: Int64 = 0
+    /// `Idempotency-Key` claims and their stored answers: the 24 hours a key holds its answer.
+    public var idempotencyKeysMilliseconds: Int64 = IdempotencyStore.lifetimeMilliseconds
 
     public init() {}
 }
@@ -56,11 +58,13 @@ public struct RetentionReport: Sendable, Equatable {
     public var expiredEmailTokens = 0
     /// Used ID-token nonces past their token's expiry.
     public var expiredNonces = 0
+    /// `Idempotency-Key` rows past their 24 hours.
+    public var idempotencyKeys = 0
     /// Rows deleted in total.
     public var total: Int {
         inviteAttempts + loginFailures + expiredInvitations + deadSessions + deletedAlarms + personalAlarmTombstones
             + completions + personalCompletions + unseenDevices + handledNotifications + doneMails + expiredEmailTokens
-            + expiredNonces
+            + expiredNonces + idempotencyKeys
     }
 }
 
@@ -91,6 +95,7 @@ public enum Retention {
         report.doneMails = try MailOutbox.purgeDone(before: now - policy.doneMailsMilliseconds, on: db)
         report.expiredEmailTokens = try EmailTokens.purge(expiredBefore: now - policy.expiredEmailTokensMilliseconds, on: db)
         report.expiredNonces = try IdentityStore.purgeNonces(expiredBefore: now - policy.expiredNoncesMilliseconds, on: db)
+        report.idempotencyKeys = try IdempotencyStore.purge(before: now - policy.idempotencyKeysMilliseconds, on: db)
         return report
     }
 }

@@ -2,7 +2,6 @@ import Domain
 import Foundation
 import Glibc
 import Logging
-import Postgres
 import SQLite
 import Storage
 import Synchronization
@@ -26,7 +25,7 @@ final class AppHarness: Sendable {
         defaultTier: Tier = .free, publicDirectory: String? = nil, logger: Logger? = nil, accessLog: AccessLog? = nil,
         trustedProxies: Set<String> = [], writeBudget: WriteBudget = .standard, hashing: WorkerPool? = nil,
         databaseURL: String? = nil, vapidPublicKey: String? = nil, configure: (inout AppConfig) -> Void = { _ in },
-        oidc: ((ManualClock) -> OIDCService?)? = nil
+        oidc: ((ManualClock) -> OIDCService?)? = nil, apps: AppsConfigurationSource = AppsConfigurationSource()
     ) throws {
         directory = TemporaryDirectory()
         clock = ManualClock()
@@ -48,7 +47,8 @@ final class AppHarness: Sendable {
         database = try Bootstrap.openDatabase(config: config, logger: logger, nowMilliseconds: clock.nowMilliseconds())
         let services = Services(
             config: config, database: database, clock: clock, workers: WorkerPool(width: 2), hashing: hashing, logger: logger,
-            secret: Array(repeating: 0x5A, count: 32), vapidPublicKey: vapidPublicKey, oidc: oidc?(clock))
+            secret: Array(repeating: 0x5A, count: 32), vapidPublicKey: vapidPublicKey, oidc: oidc?(clock),
+            apps: apps)
         app = Application(services: services, accessLog: accessLog)
     }
 

@@ -1,29 +1,53 @@
+import App
 import Foundation
+import Glibc
+import Logging
 import TestSupport
 import Testing
-import Transport
 
-@testable import App
+/// What `chronir-server` starts — `ChronirRuntime.build` from options — on a free port of
+/// 127.0.0.1, on the test backend, with fast password hashing; logs go nowhere.
+final class RunningServer: Sendable {
+    let runtime: ChronirRuntime
+    let directory: TemporaryDirectory
+    private let serving: Task<Void, any Error>
+    private let sink: LogSink
 
-@Suite("End to end — Application behind the real transport on 127.0.0.1")
-struct EndToEndTests {
-    /// Starts an HTTPServer on an ephemeral port in front of a harness application.
-    func serve(_ h: AppHarness) throws -> (HTTPServer, Int) {
-        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
-        configuration.loopCount = 2
-        let server = HTTPServer(configuration: configuration, responder: h.app)
-        return (server, try server.start())
+    init(_ extra: [String] = []) throws {
+        directory = TemporaryDirectory()
+        var arguments = [
+            "--port", "0", "--loops", "2", "--data-dir", directory.path, "--public-dir", "none", "--password-hashing", "fast",
+            "--log-level", "critical",
+        ]
+        if TestBackend.current == .postgres { arguments += ["--database-url", try PostgresServer.freshDatabaseURL()] }
+        let configuration = try ServerOptions.configuration(arguments: arguments + extra, environment: [:])
+        sink = LogSink(fd: open("/dev/null", O_WRONLY | O_CLOEXEC))
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let runtime = try ChronirRuntime.build(configuration, sink: sink, logger: logger)
+        self.runtime = runtime
+        serving = Task { try await runtime.run() }
     }
 
+    var port: Int { runtime.port }
+
+    /// The graceful shutdown SIGTERM starts; returns when every part has stopped.
+    func stop() async throws {
+        await runtime.shutDown()
+        try await serving.value
+    }
+}
+
+@Suite("End to end — what chronir-server starts, on 127.0.0.1")
+struct EndToEndTests {
     func json(_ body: [UInt8]) -> [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
     }
 
-    @Test("register, then me with the token, on one keep-alive connection")
+    @Test("register, then me with the token, on one keep-alive connection; shutdown stops the listener")
     func registerAndMe() async throws {
-        let h = try AppHarness()
-        let (server, port) = try serve(h)
-        defer { server.shutdown() }
+        let server = try RunningServer()
+        let port = server.port
         let (registered, me) = try await blocking {
             let client = try LoopbackClient(port: port)
             defer { client.close() }
@@ -39,6 +63,28 @@ struct EndToEndTests {
         #expect(registered.status == 201)
         #expect(me.status == 200)
         #expect(json(me.body)["email"] as? String == "e2e@example.com")
+        try await server.stop()
+        #expect(throws: (any Error).self) { try LoopbackClient(port: port) }
+    }
+
+    @Test("the metrics listener and a port already taken")
+    func listeners() async throws {
+        let token = String(repeating: "m", count: 16)
+        let server = try RunningServer(["--metrics-port", "0", "--metrics-token", token])
+        let metricsPort = try #require(server.runtime.metricsPort)
+        let (refused, scraped) = try await blocking {
+            let client = try LoopbackClient(port: metricsPort)
+            defer { client.close() }
+            return (
+                try client.request("GET", "/metrics"),
+                try client.request("GET", "/metrics", headers: [("Authorization", "Bearer \(token)")])
+            )
+        }
+        #expect(refused.status == 401)
+        #expect(scraped.status == 200)
+        // A second server on the same port fails to start and leaves nothing running.
+        #expect(throws: ChronirRuntime.StartupFailure.self) { try RunningServer(["--port", "\(server.port)"]) }
+        try await server.stop()
     }
 
     /// Requests the transport refuses, by name (the raw bytes are long; test output shows the name).
@@ -64,9 +110,8 @@ struct EndToEndTests {
     func transportErrors(refusal: Refusal) async throws {
         let raw = refusal.raw
         let (status, name) = refusal.expected
-        let h = try AppHarness()
-        let (server, port) = try serve(h)
-        defer { server.shutdown() }
+        let server = try RunningServer()
+        let port = server.port
         let (response, closed) = try await blocking {
             let client = try LoopbackClient(port: port)
             defer { client.close() }
@@ -78,5 +123,6 @@ struct EndToEndTests {
         let error = try #require(json(response.body)["error"] as? [String: Any])
         #expect(error["name"] as? String == name)
         #expect(closed)
+        try await server.stop()
     }
 }

@@ -83,7 +83,9 @@ struct MailDeliveryTests {
         let client = OutboundClient(
             configuration: .init(policy: DestinationPolicy(allowPrivateDestinations: true), caFile: authority.certificatePath))
         let sender = try #require(SMTPMailSender(config: mailConfig(port: port, scheme: scheme), client: client))
-        let dispatcher = MailDispatcher(database: h.database, clock: h.clock, logger: quiet, sender: sender, unitRandom: { 0.5 })
+        let dispatcher = MailDispatcher(
+            database: h.database, clock: h.clock, logger: quiet, sender: sender, publicBaseURL: h.app.services.config.publicBaseURL,
+            unitRandom: { 0.5 })
         return (h, dispatcher, client)
     }
 
@@ -209,6 +211,45 @@ struct MailDeliveryTests {
         #expect(await h.send(.post, "/v1/invitations/\(id)/accept", token: attacker.token).status == 200)
     }
 
+    @Test("an invitation mail carries nothing the inviter wrote; 3 invitation mails an hour per address, from any inviter")
+    func invitationMailAndCap() async throws {
+        let fake = try await SMTPFake.start()
+        let (h, dispatcher, client) = try Self.harness(port: fake.port, authority: fake.authority, tier: .premium)
+        defer { client.close() }
+        let owner = try await h.register("owner@example.com")
+        let other = try await h.register("other@example.com")
+        let lure = "Claim your prize at https://evil.example/win"
+        var groups: [String] = []
+        for (index, token) in [owner.token, owner.token, other.token, other.token].enumerated() {
+            groups.append(try await h.createGroup(token: token, name: index == 0 ? lure : "Group \(index)"))
+        }
+        func invite(_ group: String, _ token: String, _ address: String) async -> Reply {
+            await h.send(.post, "/v1/groups/\(group)/invitations", json: #"{"invitee_email":"\#(address)","role":"member"}"#, token: token)
+        }
+        for (group, token) in zip(groups.prefix(3), [owner.token, owner.token, other.token]) {
+            #expect(await invite(group, token, "victim@example.com").status == 201)
+        }
+        let capped = await invite(groups[3], other.token, "victim@example.com")
+        #expect(capped.status == 429 && capped.errorName == "RATE_LIMITED", "\(capped.text)")
+        #expect(Int(capped.header("Retry-After") ?? "") == 3_600)
+        #expect(await invite(groups[3], other.token, "someone@example.com").status == 201, "another address is not capped")
+        let invitations = try await h.database.read { db in
+            try db.scalar("SELECT COUNT(*) FROM invitations WHERE invitee_email = 'victim@example.com'", [])
+        }
+        #expect(invitations == .integer(3), "the refused invitation was not created")
+
+        #expect(try await dispatcher.runOnce(at: h.clock.nowMilliseconds()).sent == 4 + 2, "4 invitations, 2 registrations")
+        let mails = try fake.received().filter { ($0["rcpt_tos"] as? [String]) == ["victim@example.com"] }
+        #expect(mails.count == 3)
+        for mail in mails {
+            let text = try #require(mail["data"] as? String)
+            #expect(text.contains("invited this address to a group") && text.contains("http://127.0.0.1:8080/"))
+            #expect(!text.contains("evil.example") && !text.contains("prize") && !text.contains("Group "), "\(text)")
+        }
+        h.clock.advance(by: 3_600_000)
+        #expect(await invite(groups[3], other.token, "victim@example.com").status == 201, "an hour later")
+    }
+
     @Test("a mail server that is down is retried with back-off; 451 is retried, 550 fails; nothing is lost")
     func retries() async throws {
         let authority = try await blocking { try TestCertificateAuthority() }
@@ -240,6 +281,28 @@ struct MailDeliveryTests {
         #expect(rejected.failed == 1)
         let states = try await h.database.read { db in try MailOutbox.counts(on: db) }
         #expect(states == [.sent: 1, .failed: 1])
+    }
+
+    @Test("the sender refuses a recipient outside the address grammar without connecting: failed, nothing delivered to a@x")
+    func senderRefusesOddRecipients() async throws {
+        let fake = try await SMTPFake.start()
+        let (h, dispatcher, client) = try Self.harness(port: fake.port, authority: fake.authority)
+        defer { client.close() }
+        let now = h.clock.nowMilliseconds()
+        try await h.database.write { db in
+            for recipient in ["a(c)@x.example", "\"a b\"@x.example", "a@x.example;b@y.example", "ok@x.example"] {
+                try MailOutbox.enqueue(
+                    MailContent(kind: .verifyEmail, recipient: recipient, subject: "s", body: "b", userID: nil, expiresAt: now + 60_000),
+                    sendable: true, at: now, on: db)
+            }
+        }
+        let round = try await dispatcher.runOnce(at: now)
+        #expect(round.claimed == 4 && round.failed == 3 && round.sent == 1, "\(round)")
+        #expect(try fake.received().map { $0["rcpt_tos"] as? [String] } == [["ok@x.example"]])
+        let errors = try await h.database.read { db in
+            try db.query("SELECT last_error FROM mail_outbox WHERE state = 'failed'", []).compactMap { $0.string("last_error") }
+        }
+        #expect(errors.count == 3 && errors.allSatisfy { $0.contains("recipient address refused") }, "\(errors)")
     }
 
     @Test("changing the address takes effect only when the new address's link is used")
@@ -291,9 +354,23 @@ struct MailDeliveryTests {
         let unknown = await h.send(.post, "/v1/auth/password-reset", json: #"{"email":"nobody@example.com"}"#)
         #expect(known.status == 202 && unknown.status == 202)
         #expect(known.text == unknown.text, "same status, same body")
-        // The mail is queued after the answer (so both answers take the same time).
-        #expect(await Self.queued(h, kind: .passwordReset, count: 1))
-        try await dispatcher.runOnce(at: h.clock.nowMilliseconds())
+        // Equal writes: each request wrote the same — one textless request row, no token — before its answer.
+        let written = try await h.database.read { db in
+            (
+                try db.query("SELECT recipient, state, body, user_id, subject FROM mail_outbox ORDER BY id", [])
+                    .filter { $0.string("subject") == MailTemplates.passwordResetSubject },
+                try db.scalar("SELECT COUNT(*) FROM email_tokens WHERE purpose = 'password_reset'", [])
+            )
+        }
+        #expect(written.0.map { $0.string("recipient") } == ["ana@example.com", "nobody@example.com"])
+        #expect(written.0.allSatisfy { $0.string("state") == "pending" && $0.string("body") == nil && $0.string("user_id") == nil })
+        #expect(written.1 == .integer(0), "no token until the dispatcher prepares the mail")
+        let round = try await dispatcher.runOnce(at: h.clock.nowMilliseconds())
+        #expect(round.dropped == 1, "\(round)")
+        let dropped = try await h.database.read { db in
+            try db.queryOne("SELECT state, last_error FROM mail_outbox WHERE recipient = 'nobody@example.com'", [])
+        }
+        #expect(dropped?.string("state") == "failed" && dropped?.string("last_error")?.contains("no active account") == true)
         let mails = try fake.received()
         #expect(!mails.contains { ($0["rcpt_tos"] as? [String]) == ["nobody@example.com"] }, "no mail to an address without an account")
         let resetMail = try #require(mails.first { Self.token(in: $0, page: "reset-password") != nil })
@@ -312,7 +389,7 @@ struct MailDeliveryTests {
 
         // The link lasts one hour.
         _ = await h.send(.post, "/v1/auth/password-reset", json: #"{"email":"ana@example.com"}"#)
-        #expect(await Self.queued(h, kind: .passwordReset, count: 2))
+        #expect(await Self.queued(h, kind: .passwordReset, count: 3))
         try await dispatcher.runOnce(at: h.clock.nowMilliseconds())
         let late = try #require(try fake.received().last.flatMap { Self.token(in: $0, page: "reset-password") })
         h.clock.advance(by: MailTemplates.resetLifetimeMilliseconds)

@@ -377,11 +377,14 @@ struct MetricsTests {
         defer { s.stop() }
         let token = try await s.register("ws@example.com")
         let (during, after) = try await metricsBlocking {
-            let api = try LoopbackClient(port: s.port, timeout: ioTimeout)
-            defer { api.close() }
             let ws = try WebSocketTestClient(
                 port: s.port, path: "/v1/realtime", extraHeaders: [("Authorization", "Bearer \(token)")], timeout: ioTimeout)
             #expect(ws.handshake.status == 101)
+            // Connected only now, and used at once: a connection that sends nothing for
+            // `requestHeaderTimeout` after accept is closed, and a loaded machine may take that long
+            // over the handshake above.
+            let api = try LoopbackClient(port: s.port, timeout: ioTimeout)
+            defer { api.close() }
             let upgrades = #"chronir_http_requests_total{method="GET",route="/v1/realtime",status="101"}"#
             // The 101 is counted when it is written, the socket when the loop hands it to the WebSocket
             // handler just after: wait for both rather than race the second.

@@ -43,7 +43,10 @@ struct NotificationOutboxTests {
         #expect(created.recipients == [m0.id, m1.id], "not the creator (owner), not the muted m2")
         #expect(created.actorID == f.owner.id)
         #expect(created.content.title == "Feed the cat")
-        #expect(created.content.data == ["type": "shared_alarm_created", "group_id": f.groupID, "alarm_id": alarmID])
+        #expect(
+            created.content.data == [
+                "type": "shared_alarm_created", "group_id": f.groupID, "alarm_id": alarmID, "deep_link": "/alarm/\(alarmID)",
+            ])
         #expect(created.key == "shared_alarm_created:\(alarmID):1")
         #expect(created.state == .pending)
 

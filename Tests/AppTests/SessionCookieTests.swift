@@ -40,11 +40,36 @@ struct SessionCookieTests {
         #expect(me.status == 200 && me.json["email"] as? String == "ana@example.com", "\(me.text)")
     }
 
-    @Test("Secure when the public base URL is https")
+    @Test("over https the cookie is __Host-chronir_session and Secure; an unprefixed one (tossed from a sibling) is not read")
     func secure() async throws {
         let h = try AppHarness(configure: { $0.publicBaseURL = "https://chronir.example" })
-        let (_, reply) = try await cookieSession(h)
-        #expect(reply.header("Set-Cookie")?.hasSuffix("; Secure") == true)
+        let (cookie, reply) = try await cookieSession(h)
+        let set = try #require(reply.header("Set-Cookie"))
+        #expect(set.hasPrefix("__Host-chronir_session=") && set.hasSuffix("; Secure") && set.contains("; Path=/;"), "\(set)")
+        #expect(!set.contains("Domain"), "a __Host- cookie names no Domain")
+        #expect(await h.send(.get, "/v1/me", headers: [("Cookie", cookie)]).status == 200)
+        let value = cookie.dropFirst("__Host-chronir_session=".count)
+        let unprefixed = await h.send(.get, "/v1/me", headers: [("Cookie", "chronir_session=\(value)")])
+        #expect(unprefixed.status == 401 && unprefixed.errorName == "AUTH_REQUIRED", "\(unprefixed.text)")
+        let out = await h.send(.post, "/v1/auth/logout", headers: [("Cookie", cookie), ("X-Chronir-CSRF", "1")])
+        #expect(out.header("Set-Cookie") == "__Host-chronir_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict; Secure")
+    }
+
+    @Test("the session cookie twice — one header or two, same value or not — is 400 CA043, on the API and the WebSocket upgrade")
+    func twoCookies() async throws {
+        let h = try AppHarness()
+        let (cookie, _) = try await cookieSession(h)
+        let planted = "chronir_session=" + String(repeating: "A", count: 43)
+        for headers in [
+            [("Cookie", "\(planted); \(cookie)")], [("Cookie", "\(cookie); \(planted)")], [("Cookie", "\(cookie); \(cookie)")],
+            [("Cookie", cookie), ("Cookie", planted)],
+        ] {
+            let reply = await h.send(.get, "/v1/me", headers: headers)
+            #expect(reply.status == 400 && reply.errorCode == "CA043" && reply.errorName == "SESSION_COOKIE_AMBIGUOUS", "\(reply.text)")
+        }
+        let preview = await h.send(.get, "/v1/join/ABCDEFGH", headers: [("Cookie", "\(planted); \(cookie)")])
+        #expect(preview.status == 400 && preview.errorCode == "CA043", "\(preview.text)")
+        #expect(await h.send(.get, "/v1/me", headers: [("Cookie", "theme=dark; \(cookie); chronir_session_x=1")]).status == 200)
     }
 
     @Test("a cookie-authenticated write without X-Chronir-CSRF, or from a foreign Origin, is 403 CA042 and changes nothing")
@@ -124,5 +149,13 @@ struct SessionCookieTests {
             return feed.status
         }
         #expect(foreign == 403)
+        let twice = try await blocking {
+            let feed = try RealtimeTests.Feed(
+                port: port, token: nil, origin: "http://127.0.0.1:8080",
+                cookie: "chronir_session=\(String(repeating: "A", count: 43)); \(cookie)")
+            defer { feed.close() }
+            return feed.status
+        }
+        #expect(twice == 400, "the session cookie twice: refused before the 101")
     }
 }

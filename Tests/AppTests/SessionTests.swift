@@ -262,6 +262,38 @@ struct SessionTests {
             token: ana)
     }
 
+    @Test("address change: wrong passwords spend the login budget; the 11th guess, right or not, is 429 with no scrypt")
+    func changeEmailRateLimit() async throws {
+        let h = try AppHarness()
+        let (ana, _) = try await h.register("ana@example.com")
+        for i in 1...10 {
+            let reply = await h.send(
+                .put, "/v1/me/email", json: #"{"email":"new@example.com","password":"guess \#(i)"}"#, token: ana,
+                remoteAddress: "198.51.100.7")
+            #expect(reply.status == 401, "\(reply.text)")
+            #expect(reply.errorName == "INVALID_CREDENTIALS")
+        }
+        let refused = await h.send(
+            .put, "/v1/me/email", json: #"{"email":"new@example.com","password":"correct horse"}"#, token: ana,
+            remoteAddress: "198.51.100.7")
+        #expect(refused.status == 429)
+        #expect(refused.errorName == "RATE_LIMITED")
+        #expect(refused.header("Retry-After") != nil)
+        #expect(await h.login("ana@example.com", from: "198.51.100.7").status == 429, "one budget with sign-in")
+        let tokens = try h.database.readSync { db in try db.scalar("SELECT count(*) FROM email_tokens WHERE email = 'new@example.com'") }
+        #expect(tokens == .integer(0), "no link was issued for the new address")
+        // Once the window has passed the right password works, and it clears this network's failures.
+        h.clock.advance(by: 15 * 60 * 1000 + 1)
+        let changed = await h.send(
+            .put, "/v1/me/email", json: #"{"email":"new@example.com","password":"correct horse"}"#, token: ana,
+            remoteAddress: "198.51.100.7")
+        #expect(changed.status == 202, "\(changed.text)")
+        let left = try h.database.readSync { db in
+            try db.scalar("SELECT count(*) FROM login_failures WHERE subject LIKE '%ana@example.com%'")
+        }
+        #expect(left == .integer(10), "the account's own failures stay (per-account window); its network's are cleared")
+    }
+
     // MARK: - Realtime
 
     func serve(_ h: AppHarness) throws -> (HTTPServer, Int) {

@@ -1,6 +1,5 @@
 import Domain
 import Foundation
-import SQLite
 import Storage
 import TestSupport
 import Wire

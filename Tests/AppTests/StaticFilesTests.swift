@@ -105,7 +105,8 @@ struct StaticFilesTests {
         "client routes serve the app shell; other unknown paths stay 404",
         arguments: [
             "/join/ABC234", "/invite/Zm9vYmFy-token_43chars", "/groups", "/groups/0b9c", "/groups/0b9c/alarms/1a2b",
-            "/login", "/register", "/verify-email", "/reset-password", "/settings", "/alarms", "/tasks",
+            "/login", "/register", "/verify-email", "/reset-password", "/settings", "/alarms", "/tasks", "/group/0b9c",
+            "/alarm/1a2b",
         ])
     func appShell(path: String) throws {
         let (dir, files) = try fixture()

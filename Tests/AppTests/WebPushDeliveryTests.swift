@@ -99,6 +99,7 @@ struct WebPushDeliveryTests {
         #expect(
             push.data == [
                 "type": "shared_completion", "group_id": s.f.groupID, "alarm_id": s.alarmID, "completion_id": completionID,
+                "deep_link": "/alarm/\(s.alarmID)",
             ])
         #expect(push.headers["ttl"] == "86400", "queued and sent at the same instant: the whole day")
         #expect(push.headers["urgency"] == "normal")

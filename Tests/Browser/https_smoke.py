@@ -70,8 +70,8 @@ def main():
               .then((r) => done(`${r.status} ${r.headers.get('strict-transport-security')}`))
               .catch((e) => done(String(e)));""")
         assert hsts.startswith("200 max-age="), hsts
-        # over https the session cookie is Secure too (and HttpOnly, SameSite=Strict)
-        cookie = next(c for c in d.execute_cdp_cmd("Network.getCookies", {"urls": [BASE]})["cookies"] if c["name"] == "chronir_session")
+        # over https the session cookie is __Host- prefixed and Secure (and HttpOnly, SameSite=Strict)
+        cookie = next(c for c in d.execute_cdp_cmd("Network.getCookies", {"urls": [BASE]})["cookies"] if c["name"] == "__Host-chronir_session")
         assert cookie["secure"] and cookie["httpOnly"] and cookie["sameSite"] == "Strict", cookie
         errors = [e["message"] for e in d.get_log("browser") if e["level"] == "SEVERE"]
         assert not errors, errors

@@ -27,12 +27,45 @@ struct AccountRulesTests {
         }
     }
 
-    @Test("an email of exactly the limit is accepted, one byte over is not")
+    @Test("an email of exactly the limit is accepted, one byte over is not; so for the local part (64) and a label (63)")
     func emailLimit() throws {
-        let domain = "@example.com"
-        let atLimit = String(repeating: "a", count: AccountRules.maxEmailBytes - domain.count) + domain
+        let local = String(repeating: "a", count: EmailAddress.maxLocalPartBytes)
+        let labels = [String(repeating: "b", count: 63), String(repeating: "c", count: 63)]
+        let last = String(repeating: "d", count: AccountRules.maxEmailBytes - local.count - 1 - 63 - 1 - 63 - 1 - 4)
+        let atLimit = local + "@" + (labels + [last, "com"]).joined(separator: ".")
+        #expect(atLimit.utf8.count == AccountRules.maxEmailBytes)
         #expect(try AccountRules.normalizeEmail(atLimit) == atLimit)
-        #expect(throws: DomainError.self) { try AccountRules.normalizeEmail("a" + atLimit) }
+        #expect(throws: DomainError.self) {
+            try AccountRules.normalizeEmail(local + "@" + (labels + ["e" + last, "com"]).joined(separator: "."))
+        }
+        #expect(try AccountRules.normalizeEmail(local + "@example.com").hasPrefix(local))
+        #expect(throws: DomainError.self) { try AccountRules.normalizeEmail("a" + local + "@example.com") }
+        #expect(try AccountRules.normalizeEmail("a@" + String(repeating: "b", count: 63) + ".com").hasPrefix("a@"))
+        #expect(throws: DomainError.self) { try AccountRules.normalizeEmail("a@" + String(repeating: "b", count: 64) + ".com") }
+    }
+
+    @Test(
+        "the grammar stored and mailed: no comment, quoted string, route or second address (issue 37 #12)",
+        arguments: [
+            "a(c)@x.example", "(c)a@x.example", "\"a b\"@x.example", "\"a\"@x.example", "a\\b@x.example", "a;b@x.example",
+            "a:b@x.example", "a,b@x.example", "<a@x.example>", "a<b@x.example", "a>b@x.example", "a[b]@x.example",
+            "a@[127.0.0.1]", "a@1.2.3.4", "a@x_y.example", "a@-x.example", "a@x-.example", "a@x..example", ".a@x.example",
+            "a.@x.example", "a..b@x.example", "a@x.example;b@y.example", "a@x.ex(c)ample", "a@x.example:25",
+        ])
+    func rejectsOutsideGrammar(raw: String) {
+        #expect(!EmailAddress.hasMailableShape(raw), "\(raw)")
+        #expect(throws: DomainError.self) { try AccountRules.normalizeEmail(raw) }
+    }
+
+    @Test(
+        "dot-atoms with atext specials, Unicode mailboxes and host names stay accepted",
+        arguments: [
+            "ana@example.com", "ana.b+tag@mail.example.org", "o'brien@example.ie", "a!#$%&*/=?^_`{|}~-@x.example",
+            "ana@xn--bcher-kva.example", "josé@ejemplo.es", "ана@пример.рф", "a@x1.example", "a@1x.example",
+        ])
+    func acceptsGrammar(raw: String) throws {
+        #expect(EmailAddress.hasMailableShape(raw), "\(raw)")
+        #expect(try AccountRules.normalizeEmail(raw) == raw)
     }
 
     @Test("password length is bounded in bytes: 8 … 1024")

@@ -50,6 +50,88 @@ struct PostgresConnectionTests {
         #expect(try connection.query("SELECT count(*) FROM v").map(\.values) == [[.integer(0)]])
     }
 
+    @Test(
+        """
+        pipelining: a write transaction's BEGIN, lock, SAVEPOINTs, RELEASEs and sends travel with the next read or COMMIT \
+        (a read-modify-write of two rows: 2 round trips; in two savepoints: one per read, plus COMMIT)
+        """
+    )
+    func pipelinedRoundTrips() throws {
+        let connection = try PostgresConnection(url: try PostgresServer.freshDatabaseURL())
+        try connection.execute("CREATE TABLE p (k text PRIMARY KEY, n int8)")
+        try connection.run("INSERT INTO p VALUES ('a', 1), ('b', 1)", [])
+        func readModifyWrite(_ db: any SQLConnection, _ key: String) throws {
+            let n = try db.scalar("SELECT n FROM p WHERE k = ?1", [.text(key)])
+            guard case .integer(let value) = n else { throw PostgresError(.misuse, message: "no row") }
+            try db.send("UPDATE p SET n = ?2 WHERE k = ?1", [.text(key), .integer(value + 1)])
+        }
+        var before = connection.roundTrips
+        try connection.transaction(.immediate) { db in
+            try readModifyWrite(db, "a")  // BEGIN + lock + SELECT: 1
+        }  // UPDATE + COMMIT: 1
+        #expect(connection.roundTrips - before == 2)
+        before = connection.roundTrips
+        try connection.transaction(.immediate) { db in
+            try db.transaction { try readModifyWrite($0, "a") }  // BEGIN + lock + SAVEPOINT + SELECT: 1
+            try db.transaction { try readModifyWrite($0, "b") }  // UPDATE + RELEASE + SAVEPOINT + SELECT: 1
+        }  // UPDATE + RELEASE + COMMIT: 1
+        #expect(connection.roundTrips - before == 3)
+        #expect(try connection.query("SELECT n FROM p ORDER BY k").map(\.values) == [[.integer(3)], [.integer(2)]])
+        // A transaction that ran no statement costs nothing.
+        before = connection.roundTrips
+        try connection.transaction(.immediate) { _ in }
+        #expect(connection.roundTrips == before)
+    }
+
+    @Test(
+        """
+        pipelining: a savepoint that throws undoes only its own statements, whether its SAVEPOINT had left or not; \
+        a held-back statement that fails fails the whole transaction, even after its savepoint returned
+        """
+    )
+    func pipelinedFailures() throws {
+        let connection = try PostgresConnection(url: try PostgresServer.freshDatabaseURL())
+        try connection.execute("CREATE TABLE f (k text PRIMARY KEY)")
+        struct Refused: Error {}
+        try connection.transaction(.immediate) { db in
+            try db.send("INSERT INTO f VALUES ('kept1')", [])
+            // Throws before anything left: its SAVEPOINT and INSERT are dropped unsent.
+            #expect(throws: Refused.self) {
+                try db.transaction { inner in
+                    try inner.send("INSERT INTO f VALUES ('undone1')", [])
+                    throw Refused()
+                }
+            }
+            // Throws after a read sent its SAVEPOINT and INSERT: ROLLBACK TO undoes them.
+            #expect(throws: Refused.self) {
+                try db.transaction { inner in
+                    try inner.send("INSERT INTO f VALUES ('undone2')", [])
+                    _ = try inner.scalar("SELECT count(*) FROM f")
+                    try inner.send("INSERT INTO f VALUES ('undone3')", [])
+                    throw Refused()
+                }
+            }
+            // A statement's own error inside a savepoint is that savepoint's: the transaction goes on.
+            #expect(throws: PostgresError.self) {
+                try db.transaction { inner in try inner.run("INSERT INTO f VALUES ('kept1')", []) }
+            }
+            try db.transaction { inner in try inner.send("INSERT INTO f VALUES ('kept2')", []) }
+        }
+        #expect(try connection.query("SELECT k FROM f ORDER BY k").map(\.values) == [[.text("kept1")], [.text("kept2")]])
+
+        // The duplicate is sent only with the next savepoint's read: the whole transaction fails.
+        let error = #expect(throws: PostgresError.self) {
+            try connection.transaction(.immediate) { db in
+                try db.transaction { inner in try inner.send("INSERT INTO f VALUES ('new')", []) }
+                try db.transaction { inner in try inner.send("INSERT INTO f VALUES ('kept1')", []) }
+                try db.transaction { inner in _ = try inner.scalar("SELECT 1") }
+            }
+        }
+        #expect(error?.sqlState == "23505")
+        #expect(try connection.query("SELECT count(*) FROM f").map(\.values) == [[.integer(2)]])
+        #expect(try connection.transaction(.immediate) { try $0.scalar("SELECT count(*) FROM f") } == .integer(2))
+    }
+
     @Test("text with NUL is refused before it reaches the server")
     func nulInText() throws {
         let connection = try PostgresConnection(url: try PostgresServer.freshDatabaseURL())

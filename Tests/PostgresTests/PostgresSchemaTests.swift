@@ -615,7 +615,12 @@ struct PostgresSchemaTests {
         }
     }
 
-    @Test("the writer lock: while one write transaction runs, no other can begin writing; COMMIT releases it")
+    @Test(
+        """
+        the writer lock: once a write transaction's first statement ran, no other can begin writing; COMMIT releases it; \
+        a write transaction that ran no statement took no lock
+        """
+    )
     func writerLock() throws {
         let url = try PostgresServer.freshDatabaseURL()
         let first = try PostgresConnection(url: url)
@@ -623,6 +628,12 @@ struct PostgresSchemaTests {
         let second = try PostgresConnection(url: url)
         let tryLock = "SELECT pg_try_advisory_xact_lock(?1)"
         try first.transaction(.immediate) { _ in
+            // BEGIN and the lock wait for the first statement (one round trip for the three).
+            let free = try second.transaction(.deferred) { c in try c.scalar(tryLock, [.integer(PostgresConnection.writerLockKey)]) }
+            #expect(free == .integer(1))
+        }
+        try first.transaction(.immediate) { c in
+            _ = try c.scalar("SELECT 1")
             // Inside the first writer's transaction the lock is taken: another session cannot get it.
             let refused = try second.transaction(.deferred) { c in try c.scalar(tryLock, [.integer(PostgresConnection.writerLockKey)]) }
             #expect(refused == .integer(0))

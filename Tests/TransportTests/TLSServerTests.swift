@@ -3,7 +3,6 @@ import TLS
 import TestSupport
 import Testing
 import Transport
-import Wire
 
 /// A blocking TLS client over `LoopbackClient`, on this package's own engine (client role):
 /// handshakes, then sends and receives plaintext. For HTTPS and upgraded-connection tests where

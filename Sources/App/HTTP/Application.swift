@@ -1,7 +1,6 @@
 import Domain
 import Hashing
 import Logging
-import SQLite
 import Storage
 import Store
 public import Transport
@@ -39,9 +38,15 @@ public final class Application: HTTPResponder {
         requestIDPrefix = Hex.encode(SecureRandom.bytes(4)) + "-"
         trustedProxies = services.config.trustedProxies
         realtime = RealtimeFeed(services: services)
+        // Route handlers write through `ClaimingDatabase`: a request's Idempotency-Key is claimed in its
+        // first write transaction. The feed and the background loops keep the engine's database.
+        var services = services
+        services.database = ClaimingDatabase(base: services.database)
         bodyAdmissions = AttachmentRoutes.admissions(services: services)
         var router = Router<Handler>()
         HealthRoutes.register(in: &router, services: services)
+        ConfigRoutes.register(in: &router, services: services)
+        DeepLinkRoutes.register(in: &router, services: services)
         AccountRoutes.register(in: &router, services: services)
         EmailRoutes.register(in: &router, services: services)
         PasswordResetRoutes.register(in: &router, services: services)
@@ -87,15 +92,24 @@ public final class Application: HTTPResponder {
             request.parameters = match.parameters
             request.route = match.template
             request.routeIndex = match.routeIndex
+            if let refusal = updateRequired(request, match.handler) {
+                finish(ErrorMapping.response(for: refusal, requestID: requestID), request, started, sink)
+                return
+            }
             switch match.handler {
             case .sync(let handler):
                 let response: HTTPResponse
                 do { response = try handler(request) } catch { response = failure(error, request) }
                 finish(response, request, started, sink)
             case .async(let handler):
+                let keyed = method == .post && request.headers[first: "idempotency-key"] != nil
                 let task = Task {
                     let response: HTTPResponse
-                    do { response = try await handler(request) } catch { response = self.failure(error, request) }
+                    if keyed {
+                        response = await self.respondOnce(request, handler)
+                    } else {
+                        do { response = try await handler(request) } catch { response = self.failure(error, request) }
+                    }
                     self.finish(response, request, started, sink)
                 }
                 sink.onCancel { task.cancel() }  // the client went away: its handler stops at its next await
@@ -191,10 +205,30 @@ public final class Application: HTTPResponder {
         ErrorMapping.response(for: ErrorMapping.apiError(for: error), requestID: nextRequestID())
     }
 
+    /// Routes an outdated app may still call: the configuration that tells it to update, sign-out, and
+    /// the association files (fetched by the OS, not the app).
+    static let updateExemptRoutes: Set<String> = [
+        ConfigRoutes.path, "/v1/auth/logout", DeepLinkRoutes.appleAssociationPath, DeepLinkRoutes.androidAssetLinksPath,
+    ]
+
+    /// 426 APP_UPDATE_REQUIRED when `X-Chronir-Client` names a version below its platform's minimum
+    /// (`AppsConfiguration.minAppVersion`), except on `updateExemptRoutes`; nil otherwise. The realtime
+    /// upgrade is not refused here: its socket opens and closes 4026 (`RealtimeRoutes`).
+    private func updateRequired(_ request: Request, _ handler: Handler) -> APIError? {
+        guard let header = request.headers[first: "x-chronir-client"], let client = ClientIdentity(header: header),
+            !Self.updateExemptRoutes.contains(request.route)
+        else { return nil }
+        if case .upgrade = handler { return nil }
+        guard let minimum = services.apps.current.updateRequired(client) else { return nil }
+        return APIError(
+            .appUpdateRequired,
+            "this app version (\(client.platform.rawValue) \(client.version)) is no longer supported: update to \(minimum) or newer")
+    }
+
     /// The next server-made request id: the process's prefix and a counter.
     private func nextRequestID() -> String { requestIDPrefix + String(requestCounter.next()) }
 
-    private func failure(_ error: any Error, _ request: Request) -> HTTPResponse {
+    func failure(_ error: any Error, _ request: Request) -> HTTPResponse {
         let apiError = ErrorMapping.apiError(for: error)
         if error is CancellationError {
             // `sink.onCancel`: the client went away before its answer; no one will read this response.

@@ -62,6 +62,10 @@ public struct ErrorCode: Hashable, Sendable {
     /// A write authenticated by the web client's session cookie without `X-Chronir-CSRF: 1`, or from a
     /// foreign `Origin` (`SessionCookie`; CA042–CA045 are issue 21's web-session codes).
     public static let csrfCheckFailed = ErrorCode(code: "CA042", name: "CSRF_CHECK_FAILED", status: .forbidden)
+    /// A request carrying the session cookie more than once (one may be planted by a sibling subdomain:
+    /// `SessionCookie.token(in:secure:)`), refused rather than guessing which one the browser meant.
+    public static let sessionCookieAmbiguous = ErrorCode(
+        code: "CA043", name: "SESSION_COOKIE_AMBIGUOUS", status: .badRequest)
     /// An answer to a shared-alarm occurrence before its `answerable_from` (lead window or pause; CA050–CA054
     /// are issue 19's shared-alarm controls).
     public static let answerTooEarly = ErrorCode(code: "CA050", name: "ANSWER_TOO_EARLY", status: .conflict)
@@ -106,6 +110,17 @@ public struct ErrorCode: Hashable, Sendable {
     public static let attachmentQuotaExceeded = ErrorCode(
         code: "CA065", name: "ATTACHMENT_QUOTA_EXCEEDED", status: .conflict)
 
+    /// An `Idempotency-Key` the account used in the last 24 hours for a different request (method, path or
+    /// body differ): 422, as draft-ietf-httpapi-idempotency-key-header says (docs/apps.md#retries-idempotency-key).
+    public static let idempotencyKeyReused = ErrorCode(
+        code: "CA066", name: "IDEMPOTENCY_KEY_REUSED", status: .unprocessableContent)
+    /// The first request with this `Idempotency-Key` is still running (`Retry-After: 1`), or was applied
+    /// and its answer lost (no `Retry-After`: read the resource again).
+    public static let idempotencyKeyInUse = ErrorCode(code: "CA067", name: "IDEMPOTENCY_KEY_IN_USE", status: .conflict)
+    /// `X-Chronir-Client` names an app version below its platform's `min_app_version` (`GET /v1/config`):
+    /// every route but `GET /v1/config` and sign-out answers 426 until the app is updated (docs/apps.md#minimum-versions).
+    public static let appUpdateRequired = ErrorCode(code: "CA068", name: "APP_UPDATE_REQUIRED", status: .upgradeRequired)
+
     /// Every code the server can send, in number order (the docs/api.md#errors table, tests).
     public static let all: [ErrorCode] = [
         .alarmLimitReached, .tierRequired, .groupMemberLimit, .invitationExpired, .invitationAlreadyAccepted,
@@ -114,9 +129,10 @@ public struct ErrorCode: Hashable, Sendable {
         .invalidCredentials, .emailTaken, .payloadTooLarge, .accountSuspended, .unsupportedMediaType,
         .internalError, .serviceUnavailable, .uriTooLong, .headersTooLarge, .requestTimeout,
         .inviteCodeInvalid, .ownerMustTransfer, .occurrenceClosed, .groupFrozen,
-        .tokenInvalid, .emailNotVerified, .csrfCheckFailed, .answerTooEarly,
+        .tokenInvalid, .emailNotVerified, .csrfCheckFailed, .sessionCookieAmbiguous, .answerTooEarly,
         .answerWithdrawalClosed, .rejoinNeedsNewInvite, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused,
         .lastSignInMethod, .passwordNotSet, .attachmentTypeUnsupported, .attachmentCorrupt, .attachmentPolyglot,
-        .imageTooLarge, .attachmentLimitReached, .attachmentQuotaExceeded,
+        .imageTooLarge, .attachmentLimitReached, .attachmentQuotaExceeded, .idempotencyKeyReused, .idempotencyKeyInUse,
+        .appUpdateRequired,
     ]
 }

@@ -1,7 +1,6 @@
 import Domain
 import Foundation
 import Media
-import SQLite
 import Storage
 import Store
 public import Wire
@@ -31,8 +30,7 @@ public enum ErrorMapping {
                     .attachmentQuotaExceeded,
                     "\(incoming) more bytes would pass the quota of \(limit) bytes for \(whose) (\(used) in use); delete some first")
             }
-        case let error as any StorageFailure where error.isConstraintViolation && error.message.contains("group_frozen"):
-            // Raised by the freeze triggers (migration 0005) on any write to a frozen group's rows.
+        case _ where error.violatedRule == .groupFrozen:
             return APIError(.groupFrozen, "this group is frozen by an operator and is read-only")
         case is WorkerPool.Saturated:
             // A bounded pool is full (hashing, `--hashing-queue`; decodes, `AttachmentConfig.maxQueuedDecodes`):

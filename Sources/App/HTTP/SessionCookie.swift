@@ -14,9 +14,21 @@ import Wire
 /// - `/v1/realtime` accepts the cookie at the upgrade only with an allowed `Origin` (browsers always
 ///   send one), checked before the 101 like a bearer header.
 /// - Logout answers with a `Set-Cookie` that removes it.
+///
+/// The cookie's name is `__Host-chronir_session` when the server is reached securely (the public
+/// base URL is https): a browser keeps a `__Host-` cookie only when it is `Secure`, `Path=/` and has
+/// no `Domain`, so a sibling subdomain cannot plant one (cookie tossing, RFC 6265bis §4.1.3.2).
+/// Over plain http (development, loopback) no prefix is possible and the name is `chronir_session`.
+/// A request carrying the session cookie twice is refused (400 CA043), whatever the values: the
+/// browser sends a planted cookie beside the real one and the server cannot tell them apart.
 enum SessionCookie {
-    /// The cookie's name.
+    /// The cookie's name over plain http.
     static let name = "chronir_session"
+    /// The cookie's name when the server is reached securely (`secure(_:)`).
+    static let securedName = "__Host-" + name
+
+    /// The name the cookie has on this server.
+    static func name(secure: Bool) -> String { secure ? securedName : name }
     /// The sign-in request header that asks for the cookie (value `cookie`).
     static let modeHeader = "x-chronir-session"
     /// The header every cookie-authenticated write must carry (value `1`).
@@ -35,31 +47,41 @@ enum SessionCookie {
     }
 
     /// The session token in the request's `Cookie` header(s), if any (RFC 6265 §5.4: `name=value` pairs
-    /// separated by `; `).
-    static func token(in request: Request) -> String? {
+    /// separated by `; `), under this server's cookie name (`name(secure:)`; the other name is not
+    /// looked at). The name twice → 400 CA043 SESSION_COOKIE_AMBIGUOUS; an empty or over-long value
+    /// is no token.
+    static func token(in request: Request, secure: Bool) throws(APIError) -> String? {
+        let wanted = name(secure: secure)
+        var found: Substring?
+        var count = 0
         for header in request.headers[all: "cookie"] {
             for pair in header.split(separator: ";") {
                 let trimmed = pair.drop { $0 == " " || $0 == "\t" }
-                guard let equals = trimmed.firstIndex(of: "="), trimmed[..<equals] == name[...] else { continue }
-                let value = trimmed[trimmed.index(after: equals)...].prefix { $0 != " " && $0 != "\t" }
-                guard !value.isEmpty, value.count <= maxTokenLength else { return nil }
-                return String(value)
+                guard let equals = trimmed.firstIndex(of: "="), trimmed[..<equals] == wanted[...] else { continue }
+                count += 1
+                found = trimmed[trimmed.index(after: equals)...].prefix { $0 != " " && $0 != "\t" }
             }
         }
-        return nil
+        guard count <= 1 else {
+            throw APIError(
+                .sessionCookieAmbiguous,
+                "the request carries the session cookie more than once; clear this site's cookies and sign in again")
+        }
+        guard let found, !found.isEmpty, found.count <= maxTokenLength else { return nil }
+        return String(found)
     }
 
     /// The `Set-Cookie` value that hands `token` to the browser (`maxAgeSeconds`: `SessionCookie.maxAgeSeconds`).
     static func setCookie(token: String, maxAgeSeconds: Int64 = maxAgeSeconds, secure: Bool) -> String {
-        "\(name)=\(token); Path=/; Max-Age=\(maxAgeSeconds); HttpOnly; SameSite=Strict\(secure ? "; Secure" : "")"
+        "\(name(secure: secure))=\(token); Path=/; Max-Age=\(maxAgeSeconds); HttpOnly; SameSite=Strict\(secure ? "; Secure" : "")"
     }
 
     /// The `Set-Cookie` value that removes the cookie.
     static func clearCookie(secure: Bool) -> String {
-        "\(name)=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict\(secure ? "; Secure" : "")"
+        "\(name(secure: secure))=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict\(secure ? "; Secure" : "")"
     }
 
-    /// Whether cookies get `Secure`: the server is reached over https (native TLS or a proxy in front,
+    /// Whether cookies get `Secure` and the `__Host-` name: the server is reached over https (native TLS or a proxy in front,
     /// as the public base URL says).
     static func secure(_ config: AppConfig) -> Bool {
         config.publicBaseURL.lowercased().hasPrefix("https://")

@@ -11,16 +11,16 @@ public import Wire
 /// a matching `If-None-Match` gets 304. Files are read off the event loop by the caller's worker.
 ///
 /// The web client routes in the browser (History API): a path under one of `shellRoutes` that names no
-/// file (`/join/<CODE>`, `/invite/<token>`, `/groups/<id>`, `/login`, `/settings`, `/alarms`, `/tasks`) is answered with the root's
-/// `index.html`, the app shell. Every answer carries `securityHeaders`, with a Content-Security-Policy
-/// that allows only this origin (and its own WebSocket URL).
+/// file (`/join/<CODE>`, `/invite/<token>`, `/groups/<id>`, the apps' `/group/<id>` and `/alarm/<id>`, `/login`,
+/// `/settings`, `/alarms`, `/tasks`) is answered with the root's `index.html`, the app shell. Every answer carries
+/// `securityHeaders`, with a Content-Security-Policy that allows only this origin (and its own WebSocket URL).
 public struct StaticFiles: Sendable {
     /// Largest file served (the web client is small; this bounds memory per request).
     public static let maxFileBytes = 8 << 20
 
     /// First path segments the client routes itself; such paths serve the app shell (`/index.html`).
     public static let shellRoutes: Set<String> = [
-        "join", "invite", "groups", "login", "register", "verify-email", "reset-password", "settings", "alarms", "tasks",
+        "join", "invite", "groups", "group", "alarm", "login", "register", "verify-email", "reset-password", "settings", "alarms", "tasks",
     ]
     /// Most segments a shell route has (`/groups/<id>/alarms/<aid>`); deeper paths are plain 404s.
     public static let maxShellSegments = 4

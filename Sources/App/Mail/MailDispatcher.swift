@@ -31,6 +31,9 @@ public final class MailDispatcher: Sendable {
         public var sent = 0
         public var retried = 0
         public var failed = 0
+        /// Requests (`MailOutbox.enqueueRequest`) for an address with no active account: settled
+        /// `failed`, never sent.
+        public var dropped = 0
         public init() {}
     }
 
@@ -41,6 +44,7 @@ public final class MailDispatcher: Sendable {
     private let clock: any Clock
     private let logger: Logger
     private let sender: SMTPMailSender
+    private let publicBaseURL: String
     private let limits: Limits
     private let retry: RetryPolicy
     private let metrics: MailMetrics?
@@ -48,9 +52,11 @@ public final class MailDispatcher: Sendable {
     private let owner = "mail:" + UUID().uuidString.lowercased()
     private let loop = RoundLoop(label: "chronir.mail-dispatcher")
 
-    /// A dispatcher sending through `sender`. Call `start` for the timer; tests call `runOnce`.
+    /// A dispatcher sending through `sender`; `publicBaseURL` is the base of the links in the mails it
+    /// prepares itself (password resets). Call `start` for the timer; tests call `runOnce`.
     public init(
-        database: any SQLDatabase, clock: any Clock, logger: Logger, sender: SMTPMailSender, limits: Limits = Limits(),
+        database: any SQLDatabase, clock: any Clock, logger: Logger, sender: SMTPMailSender, publicBaseURL: String,
+        limits: Limits = Limits(),
         retry: RetryPolicy = RetryPolicy(), metrics: MailMetrics? = nil,
         unitRandom: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
@@ -58,6 +64,7 @@ public final class MailDispatcher: Sendable {
         self.clock = clock
         self.logger = logger
         self.sender = sender
+        self.publicBaseURL = publicBaseURL
         self.limits = limits
         self.retry = retry
         self.metrics = metrics
@@ -71,11 +78,14 @@ public final class MailDispatcher: Sendable {
                 var more = true
                 while more, !loop.isStopped {
                     let round = try await runOnce(at: clock.nowMilliseconds())
-                    more = round.claimed >= limits.claimBatch
-                    if round.claimed > 0 {
+                    more = round.claimed >= limits.claimBatch || round.dropped >= limits.claimBatch
+                    if round.claimed + round.dropped > 0 {
                         logger.info(
                             "mail sent",
-                            metadata: ["sent": "\(round.sent)", "retried": "\(round.retried)", "failed": "\(round.failed)"])
+                            metadata: [
+                                "sent": "\(round.sent)", "retried": "\(round.retried)", "failed": "\(round.failed)",
+                                "dropped": "\(round.dropped)",
+                            ])
                     }
                 }
             } catch {
@@ -92,15 +102,20 @@ public final class MailDispatcher: Sendable {
     @discardableResult
     public func waitUntilIdle(timeout: Duration = .seconds(20)) -> Bool { loop.waitUntilIdle(timeout: timeout) }
 
-    /// One round at `now`: claim due mails, send them, settle every outcome in one write.
+    /// One round at `now`: prepare due requests and claim due mails in one write, send them, settle
+    /// every outcome in one write.
     @discardableResult
     public func runOnce(at now: Int64) async throws -> Round {
-        let (owner, limits) = (owner, limits)
-        let claimed = try await database.write { db in
-            try MailOutbox.claim(owner: owner, at: now, leaseUntil: now + limits.leaseMilliseconds, limit: limits.claimBatch, on: db)
+        let (owner, limits, base) = (owner, limits, publicBaseURL)
+        let (claimed, dropped) = try await database.write { db in
+            let dropped = try Self.prepareRequests(at: now, base: base, limit: limits.claimBatch, on: db)
+            let claimed = try MailOutbox.claim(
+                owner: owner, at: now, leaseUntil: now + limits.leaseMilliseconds, limit: limits.claimBatch, on: db)
+            return (claimed, dropped)
         }
         var round = Round()
         round.claimed = claimed.count
+        round.dropped = dropped
         let sender = sender
         let outcomes = await RoundLoop.boundedMap(claimed, width: limits.maxConcurrentSends) { mail in
             (mail, await sender.send(mail, now: now))
@@ -144,6 +159,33 @@ public final class MailDispatcher: Sendable {
     }
 }
 
+extension MailDispatcher {
+    /// Prepares up to `limit` due requests (`MailOutbox.enqueueRequest`) in the caller's transaction;
+    /// returns how many were dropped. A `password_reset` request for an active account gets its token
+    /// (`EmailTokens`, expiring with the request) and its text; one for any other address — unknown,
+    /// suspended — is settled `failed` and never sent. This is where an account is looked up for a
+    /// reset, on the dispatcher's tick and not in the request (docs/mail.md#password-reset).
+    static func prepareRequests(at now: Int64, base: String, limit: Int, on db: any SQLConnection) throws -> Int {
+        var dropped = 0
+        for request in try MailOutbox.unprepared(at: now, limit: limit, on: db) {
+            guard request.kind == .passwordReset, let user = try AccountStore.user(email: request.recipient, on: db),
+                user.status == .active
+            else {
+                let reason = request.kind == .passwordReset ? "no active account with this address: not sent" : "no text for this kind"
+                try MailOutbox.fail(request.id, error: reason, at: now, on: db)
+                dropped += 1
+                continue
+            }
+            let (token, hash) = TokenHashing.generate()
+            let mail = MailTemplates.passwordReset(to: request.recipient, userID: user.id, base: base, token: token, now: request.createdAt)
+            try EmailTokens.issue(
+                .passwordReset, tokenHash: hash, userID: user.id, email: request.recipient, at: now, expiresAt: request.expiresAt, on: db)
+            try MailOutbox.prepare(request.id, body: mail.body, userID: user.id, on: db)
+        }
+        return dropped
+    }
+}
+
 /// The mail pipeline of one server process: the outbound client and the dispatcher, built at
 /// start-up when `--smtp-url` is set, started once the server listens, stopped on shutdown.
 public final class MailService: Sendable {
@@ -151,9 +193,10 @@ public final class MailService: Sendable {
     public let dispatcher: MailDispatcher
 
     /// Nil when `config` has no SMTP server. The SMTP server is the operator's own choice, so it may
-    /// be on a private or loopback address (a local relay); `caFile` is `--outbound-ca-file`.
+    /// be on a private or loopback address (a local relay); `caFile` is `--outbound-ca-file`;
+    /// `publicBaseURL` the base of the links in mails the dispatcher prepares.
     public init?(
-        config: MailConfig, caFile: String?, database: any SQLDatabase, clock: any Clock, logger: Logger,
+        config: MailConfig, caFile: String?, publicBaseURL: String, database: any SQLDatabase, clock: any Clock, logger: Logger,
         metrics: MailMetrics? = nil
     ) {
         let client = OutboundClient(
@@ -163,7 +206,8 @@ public final class MailService: Sendable {
             return nil
         }
         self.client = client
-        dispatcher = MailDispatcher(database: database, clock: clock, logger: logger, sender: sender, metrics: metrics)
+        dispatcher = MailDispatcher(
+            database: database, clock: clock, logger: logger, sender: sender, publicBaseURL: publicBaseURL, metrics: metrics)
     }
 
     /// Starts the dispatcher.

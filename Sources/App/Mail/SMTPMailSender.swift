@@ -29,7 +29,13 @@ public struct SMTPMailSender: Sendable {
     }
 
     /// Renders and submits `mail` at `now`.
+    /// A recipient outside `EmailAddress.hasMailableShape` (one stored before the grammar, or written
+    /// by anything but the API) is rejected without a connection: `To:` and `RCPT TO` never carry a
+    /// comment, a quoted string or a second address.
     public func send(_ mail: MailOutbox.Mail, now: Int64) async -> SendOutcome {
+        guard EmailAddress.hasMailableShape(mail.recipient) else {
+            return .rejected(reason: "recipient address refused: outside the grammar this server mails (docs/mail.md#addresses)")
+        }
         let content = MailContent(
             kind: mail.kind, recipient: mail.recipient, subject: mail.subject, body: mail.body, userID: nil,
             expiresAt: mail.expiresAt)

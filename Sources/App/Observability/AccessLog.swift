@@ -3,7 +3,6 @@ import Domain
 import Foundation
 public import Logging
 import Synchronization
-import Transport
 
 /// The access log: one line per request at level `info`, in the same layout as every other log
 /// line, written straight into the sink. It skips swift-log's per-call metadata dictionary on

@@ -3,7 +3,6 @@ import Domain
 import Foundation
 public import Logging
 import Synchronization
-import Transport
 
 /// swift-log handler that formats lines as text or JSON into a `LogSink`. Metadata values are
 /// written as given; callers never pass secrets (tokens, passwords) as metadata.

@@ -1,6 +1,5 @@
 import CoreMetrics
 import Prometheus
-import SQLite
 import Storage
 import Synchronization
 public import Transport

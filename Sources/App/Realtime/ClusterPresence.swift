@@ -12,7 +12,7 @@ import Store
 ///        ONE write transaction per presence interval: heartbeat, expire dead instances,
 ///        this instance's changed groups, pg_notify('chronir_presence', "<instance>:<groups>")
 ///                                                                   │ COMMIT
-///     every instance's NotifyWatcher (LISTEN chronir_presence) ─notified─▶ queue: read the other
+///     every instance's commit watcher (LISTEN chronir_presence) ─notified─▶ queue: read the other
 ///        instances' users of those groups ─apply─▶ feed's queue: hub.setClusterPresence
 ///
 /// Only for PostgreSQL: one SQLite server has no other instance, so it runs none of this and its
@@ -81,7 +81,7 @@ final class ClusterPresence: @unchecked Sendable {
         queue.async { [self] in tick(changes) }
     }
 
-    /// What the `NotifyWatcher` saw on `ClusterPresenceStore.notifyChannel`, or of its connection.
+    /// What the commit watcher saw on `ClusterPresenceStore.notifyChannel`, or of its connection.
     enum Signal: Sendable, Equatable {
         /// A notification with this payload (`ClusterPresenceStore.Notice`).
         case notified(payload: String)

@@ -7,7 +7,7 @@ import Store
 import Synchronization
 
 /// Reading the change log into the hub: after this process's commits at once, after other
-/// processes' and instances' when the `ChangeWatcher` says so. A read that fails loses nothing: the
+/// processes' and instances' when the `CommitWatcher` says so. A read that fails loses nothing: the
 /// hub's position stays, and the next poll (every `pollInterval` while the log cannot be read) or
 /// commit reads again from it; the outage is logged when it starts and when it ends.
 extension RealtimeFeed {

@@ -2,9 +2,7 @@ import Dispatch
 import Domain
 import Hashing
 import Logging
-import Postgres
 import Realtime
-import SQLite
 import Storage
 import Store
 import Synchronization
@@ -14,7 +12,7 @@ import Wire
 /// The I/O shell around `RealtimeHub`: one serial queue owns the hub and performs its actions in
 /// order; reads run on the database's reader pool and hop back. This process's own commits trigger a
 /// read at once (`SQLDatabase.onCommit`); other processes' and instances' commits are noticed by a
-/// `ChangeWatcher` — SQLite's `PRAGMA data_version`, checked every `pollInterval`, or PostgreSQL's
+/// `CommitWatcher` (`SQLDatabase.watchCommits`) — SQLite's `PRAGMA data_version`, checked every `pollInterval`, or PostgreSQL's
 /// `LISTEN`, which wakes the feed at once (reading the log: `RealtimeFeed+Ingest.swift`). Each
 /// socket's events arrive through its `RealtimeConnection`.
 ///
@@ -53,7 +51,7 @@ public final class RealtimeFeed: @unchecked Sendable {
     /// agreed `server_no_context_takeover` with a 2^15 window can take its frame as is.
     private let broadcastCompressor = PerMessageDeflateCompressor(
         windowBits: 15, noContextTakeover: true, level: RealtimeRoutes.webSocket.deflate?.compressionLevel ?? 6)
-    /// How often the `ChangeWatcher` is asked.
+    /// How often the `CommitWatcher` is asked.
     static let pollInterval: DispatchTimeInterval = .milliseconds(150)
     /// How often open sockets' sessions are checked for idle expiry even when no change arrives
     /// (every ingested batch checks too), so a lapsed session stops streaming within this long.
@@ -75,13 +73,13 @@ public final class RealtimeFeed: @unchecked Sendable {
         /// The realtime core; every call on the feed's queue, its actions performed in order.
         var hub: RealtimeHub
         /// Tells the poll timer whether another process or instance may have committed.
-        let watcher: any ChangeWatcher
+        let watcher: any CommitWatcher
         /// Presence shared with other instances (PostgreSQL only; ClusterPresence.swift).
         let cluster: ClusterPresence?
         /// The poll, presence and session-expiry timers.
         var timers: [any DispatchSourceTimer] = []
 
-        init(hub: RealtimeHub, watcher: any ChangeWatcher, cluster: ClusterPresence?) {
+        init(hub: RealtimeHub, watcher: any CommitWatcher, cluster: ClusterPresence?) {
             self.hub = hub
             self.watcher = watcher
             self.cluster = cluster
@@ -163,18 +161,28 @@ public final class RealtimeFeed: @unchecked Sendable {
         return running
     }
 
-    /// The watcher for this backend (queue only); on PostgreSQL it also wakes `presence`.
-    private func makeWatcher(presence: ClusterPresence?) throws -> any ChangeWatcher {
+    /// The database's commit watcher (queue only): it wakes the feed on an announced commit and, on
+    /// PostgreSQL, tells `presence` of its channel and of the connection coming and going.
+    private func makeWatcher(presence: ClusterPresence?) throws -> any CommitWatcher {
         dispatchPrecondition(condition: .onQueue(queue))
-        switch services.database {
-        case let sqlite as Database:
-            return try DataVersionWatcher(database: sqlite)
-        case let postgres as PostgresDatabase:
-            return NotifyWatcher(url: postgres.url, logger: services.logger, presence: presence) { [weak self] in
+        let logger = services.logger
+        let channels = CommitChannels(
+            changes: ChangeLog.notifyChannel, others: presence == nil ? [] : [ClusterPresenceStore.notifyChannel])
+        return try services.database.watchCommits(channels: channels) { [weak self] event in
+            switch event {
+            case .commitAnnounced:
                 self?.commitNoticed(local: false)
+            case .notified(let channel, let payload):
+                if channel == ClusterPresenceStore.notifyChannel { presence?.received(.notified(payload: payload)) }
+            case .listening(let resumed):
+                if resumed { logger.info("realtime: change notifications resumed; catching up from the last seq seen") }
+                presence?.received(.listening)
+            case .notListening(let reason, let retryInSeconds):
+                logger.warning(
+                    "realtime: change notifications unavailable; reading the change log on every poll until reconnected",
+                    metadata: ["error": "\(reason)", "retry_in_s": "\(retryInSeconds)"])
+                presence?.received(.notListening)
             }
-        default:
-            preconditionFailure("no change watcher for \(type(of: services.database))")
         }
     }
 

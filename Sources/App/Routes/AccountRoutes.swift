@@ -1,7 +1,6 @@
 import Domain
 import Hashing
 import Logging
-import SQLite
 import Storage
 import Store
 import Transport

@@ -1,5 +1,4 @@
 import Domain
-import SQLite
 import Storage
 import Store
 import Wire

@@ -3,6 +3,7 @@ import Hashing
 import Logging
 import Storage
 import Store
+import Transport
 import Wire
 
 /// Verified email (docs/mail.md#verified-email, docs/api.md#accounts): using a verification link,
@@ -58,33 +59,45 @@ enum EmailRoutes {
 
     /// `PUT /v1/me/email {email, password}` → 202 `{status, email}`: a link goes to the new address
     /// and the account keeps its address until it is used. The current password is required (a
-    /// stolen session alone must not move the account to another mailbox). With mail configured the
-    /// answer is the same whether or not another account has the address (that owner is told by
-    /// mail instead); without mail a taken address is 409 CA022.
+    /// stolen session alone must not move the account to another mailbox), checked as sign-in checks
+    /// it (`PasswordAttempt`: the login throttle's subjects and budget, so a token holder guesses no
+    /// faster than an anonymous login would; a throttled account answers 429 before any scrypt).
+    /// The account's own address → 422, before the password. With mail configured the answer is the
+    /// same whether or not another account has the address (that owner is told by mail instead);
+    /// without mail a taken address is 409 CA022.
     static func change(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let principal = try await services.authenticate(request)
         let body = try JSONBody.decode(ChangeBody.self, from: request)
         let email = try AccountRules.normalizeEmail(body.email)
-        guard body.password.utf8.count <= AccountRules.maxPasswordBytes else { throw DomainError.invalidCredentials }
-        let userID = principal.user.id
-        let stored = try await services.database.read { db in try AccountStore.credentials(email: principal.user.email, on: db) }
-        guard let stored, stored.user.id == userID else { throw DomainError.authenticationRequired }
-        let password = body.password
-        let verified = try await services.hashing.run { PasswordHash.verify(password: password, encoded: stored.passwordHash) }
-        guard verified else { throw DomainError.invalidCredentials }
         if email == principal.user.email {
             throw DomainError.invalidField(field: "email", message: "that is already the account's address")
         }
+        let userID = principal.user.id
+        let attempt = try await PasswordAttempt.verify(
+            password: body.password, email: principal.user.email, clientIP: request.context.remoteAddress, services: services)
+        guard let attempt, attempt.user.id == userID else {
+            services.logger.notice(
+                "email change refused: wrong password", metadata: ["user_id": "\(userID)", "request_id": "\(request.requestID)"])
+            throw DomainError.invalidCredentials
+        }
         let mailOn = services.config.mail.isConfigured
         let base = services.config.publicBaseURL
-        let answer = try await services.database.write { [now = services.clock.nowMilliseconds()] db in
-            if let owner = try AccountStore.user(email: email, on: db) {
-                guard mailOn else { throw DomainError.emailTaken }
-                try MailOutbox.enqueueAccountExistsNotice(
-                    MailTemplates.accountExists(to: email, userID: owner.id, base: base, now: now), at: now, on: db)
-                return MailAnswer(status: "sent", email: email)
+        let answer: MailAnswer
+        do {
+            answer = try await services.database.write { [now = services.clock.nowMilliseconds()] db in
+                try attempt.succeeded(on: db)
+                if let owner = try AccountStore.user(email: email, on: db) {
+                    guard mailOn else { throw DomainError.emailTaken }
+                    try MailOutbox.enqueueAccountExistsNotice(
+                        MailTemplates.accountExists(to: email, userID: owner.id, base: base, now: now), at: now, on: db)
+                    return MailAnswer(status: "sent", email: email)
+                }
+                return try services.queueVerification(userID: userID, email: email, change: true, at: now, on: db)
             }
-            return try services.queueVerification(userID: userID, email: email, change: true, at: now, on: db)
+        } catch {
+            // Refused after the right password (a taken address, the mail limit): not a failed guess.
+            try? await attempt.giveBack(services)
+            throw error
         }
         return JSONBody.response(answer, status: .accepted)
     }

@@ -1,6 +1,5 @@
 import Domain
 import Realtime
-import SQLite
 import Storage
 import Store
 import Wire

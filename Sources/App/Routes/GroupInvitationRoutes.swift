@@ -1,6 +1,5 @@
 import Domain
 import Hashing
-import SQLite
 import Storage
 import Store
 import Wire
@@ -55,18 +54,29 @@ enum GroupInvitationRoutes {
             throw DomainError.invalidField(field: "role", message: "role must be member or admin")
         }
         let link = email == nil ? TokenHashing.generate() : nil
+        // An email invitation's mail links to /invite/{token}: its own token, never shown to the inviter.
+        let mailLink = email == nil ? nil : TokenHashing.generate()
         let now = services.clock.nowMilliseconds()
         let (inviteeEmail, role, tokenHash) = (email, body.role, link?.hash)
         let invitation = try await services.database.write { db in
             _ = try GroupStore.managerAccess(groupID: groupID, userID: user.id, on: db)
             guard user.tier == .premium else { throw DomainError.tierRequired("invitations need the premium tier") }
-            let invitation = try InvitationStore.create(
-                groupID: groupID, actor: user, inviteeEmail: inviteeEmail, role: role, tokenHash: tokenHash, at: now,
-                on: db)
             if let inviteeEmail {
+                // A per-recipient cap over every inviter, from the outbox itself (docs/mail.md#limits).
+                let window = MailLimits.invitationsPerRecipient
+                let times = try MailOutbox.createdTimes(
+                    kind: .groupInvitation, recipient: inviteeEmail, since: window.windowStart(now: now), on: db)
+                if case .refused(let seconds) = window.evaluate(failureTimes: times, now: now) {
+                    throw DomainError.rateLimited(retryAfterSeconds: seconds)
+                }
+            }
+            let invitation = try InvitationStore.create(
+                groupID: groupID, actor: user, inviteeEmail: inviteeEmail, role: role, tokenHash: tokenHash,
+                mailTokenHash: mailLink?.hash, at: now, on: db)
+            if let inviteeEmail, let mailLink {
                 // The invitation mail, in the invitation's transaction (docs/mail.md#what-is-mailed).
                 let mail = MailTemplates.groupInvitation(
-                    to: inviteeEmail, groupName: invitation.groupName, base: services.config.publicBaseURL,
+                    to: inviteeEmail, base: services.config.publicBaseURL, token: mailLink.token,
                     expiresAt: invitation.expiresAt.milliseconds)
                 try MailOutbox.enqueue(mail, sendable: services.config.mail.isConfigured, at: now, on: db)
             }

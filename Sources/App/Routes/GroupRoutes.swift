@@ -1,6 +1,5 @@
 import Domain
 import Hashing
-import SQLite
 import Storage
 import Store
 import Wire

@@ -1,4 +1,3 @@
-import SQLite
 import Storage
 import Store
 import Wire

@@ -1,6 +1,5 @@
 import Domain
 import Logging
-import SQLite
 import Storage
 import Store
 import Transport

@@ -1,7 +1,6 @@
 import Domain
 import Hashing
 import Logging
-import SQLite
 import Storage
 import Store
 import Transport
@@ -20,7 +19,8 @@ enum LandingPreviewRoutes {
     /// must be valid and the caller's budget counts too; the IP's always does. Every unusable code
     /// gets the join's 404 INVITE_CODE_INVALID; a spent budget 429 with `Retry-After`.
     static func codePreview(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let hasCredentials = request.bearerToken != nil || SessionCookie.token(in: request) != nil
+        let hasCredentials =
+            try request.bearerToken != nil || SessionCookie.token(in: request, secure: SessionCookie.secure(services.config)) != nil
         let userID = hasCredentials ? try await services.authenticate(request).user.id : nil
         let hash = InviteCode(normalizing: try request.parameter("code"))?.hash(secret: services.secret)
         let now = services.clock.nowMilliseconds()

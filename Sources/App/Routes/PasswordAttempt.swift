@@ -10,7 +10,8 @@ import Store
 /// transaction as the throttle check, before scrypt runs (attempts in flight at once all count), and
 /// forgotten when it succeeds.
 ///
-/// Used by login (`AccountRoutes.login`) and the password change (`SessionRoutes.changePassword`).
+/// Used by login (`AccountRoutes.login`), the password change (`SessionRoutes.changePassword`) and the
+/// address change (`EmailRoutes.change`).
 struct PasswordAttempt: Sendable {
     /// The account the password matched — whatever its status: a caller that signs in refuses a
     /// suspended one exactly like a wrong password.

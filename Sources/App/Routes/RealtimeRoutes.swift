@@ -1,5 +1,6 @@
 import Domain
 import Hashing
+import Realtime
 import Transport
 import Wire
 
@@ -27,6 +28,11 @@ enum RealtimeRoutes {
                     guard originAllowed(accepted.origin, config: feed.services.config) else {
                         throw APIError(.permissionDenied, "origin not allowed")
                     }
+                    // The web client's session cookie counts only with an allowed Origin (checked above):
+                    // a browser always sends one, so a cookie without it is not the web client's.
+                    let cookie =
+                        accepted.origin == nil
+                        ? nil : try SessionCookie.token(in: request, secure: SessionCookie.secure(feed.services.config))
                     // Per client (behind a trusted proxy: the forwarded one), before anything is spent.
                     guard let slot = feed.webSockets.acquire(clientAddress: request.context.remoteAddress) else {
                         throw APIError(
@@ -35,9 +41,15 @@ enum RealtimeRoutes {
                     }
                     accepted.response.headers.add(name: "X-Request-Id", value: request.requestID)
                     let handshake = accepted
-                    // The web client's session cookie counts only with an allowed Origin (checked above):
-                    // a browser always sends one, so a cookie without it is not the web client's.
-                    let cookie = accepted.origin == nil ? nil : SessionCookie.token(in: request)
+                    if let header = request.headers[first: "x-chronir-client"], let client = ClientIdentity(header: header),
+                        let minimum = feed.services.apps.current.updateRequired(client)
+                    {
+                        // An outdated app: the socket opens and closes 4026 at once (docs/realtime-protocol.md#close-codes).
+                        sink.upgradeToWebSocket(handshake, configuration: webSocket) {
+                            UpdateRequiredSocket(minimum: minimum, slot: slot)
+                        }
+                        return .upgraded
+                    }
                     guard let token = request.bearerToken ?? cookie else {
                         sink.upgradeToWebSocket(handshake, configuration: webSocket) {
                             RealtimeConnection(feed: feed, userID: nil, checkedAt: nil, tokenRejected: false, slot: slot)
@@ -83,5 +95,26 @@ enum RealtimeRoutes {
         guard let given = Self.origin(of: origin) else { return false }
         let allowed = config.allowedOrigins.isEmpty ? [config.publicBaseURL] : config.allowedOrigins
         return allowed.contains { Self.origin(of: $0) == given }
+    }
+}
+
+/// The socket of an app older than its platform's minimum: closed 4026 as soon as it opens, its
+/// address slot given back when it closes.
+final class UpdateRequiredSocket: WebSocketDelegate, Sendable {
+    let minimum: AppVersion
+    let slot: AddressQuota.Slot?
+
+    init(minimum: AppVersion, slot: AddressQuota.Slot?) {
+        self.minimum = minimum
+        self.slot = slot
+    }
+
+    func webSocketOpened(_ socket: WebSocket) {
+        socket.close(
+            code: WebSocketCloseCode(rawValue: CloseCode.appUpdateRequired.rawValue), reason: "update the app to \(minimum) or newer")
+    }
+
+    func webSocket(_ socket: WebSocket, received event: WebSocketEvent) {
+        if case .closed = event { slot?.release() }
     }
 }

@@ -1,6 +1,5 @@
 import Domain
 import Foundation
-import SQLite
 import Storage
 import Store
 import Wire

@@ -105,22 +105,29 @@ final class TLSReloader: Sendable {
     }
 }
 
-/// The `--http-redirect-port` listener's only answer: `308 Permanent Redirect` to the same host
-/// and target on https (RFC 9110 §15.4.9 keeps the method and body), `400` without a usable
-/// `Host`. Nothing else is served in plain text.
+/// The `--http-redirect-port` listener's only answer: `308 Permanent Redirect` to the same target
+/// on the configured public https origin (RFC 9110 §15.4.9 keeps the method and body). The host is
+/// `--public-base-url`'s, never the request's `Host` (reflecting `Host` would let anyone who can
+/// make a victim's browser send one — a sibling name, a proxy — turn the redirect into an open one);
+/// the port is the base URL's when it is an https URL naming one, else the TLS listener's (omitted
+/// when 443). Nothing else is served in plain text.
 struct HTTPSRedirectResponder: HTTPResponder {
-    /// The TLS port the redirect names (omitted from the URL when 443).
-    let httpsPort: Int
+    /// `https://host[:port]`, without a path; nil when the base URL has no host (every answer is then 400).
+    let origin: String?
+
+    init(publicBaseURL: String, httpsPort: Int) {
+        origin = Self.origin(publicBaseURL: publicBaseURL, httpsPort: httpsPort)
+    }
 
     func respond(to request: HTTPRequest, context: RequestContext, sink: ResponseSink) {
-        guard let host = request.head.headers[first: "Host"].flatMap(Self.hostName) else {
+        guard let origin else {
             return sink.send(
                 HTTPResponse(
                     status: .badRequest, headers: ["Content-Type": "text/plain; charset=utf-8"],
-                    body: Array("400 Bad Request: no usable Host header; use https.\n".utf8)))
+                    body: Array("400 Bad Request: use https.\n".utf8)))
         }
         let target = request.head.target.hasPrefix("/") ? request.head.target : "/"
-        let location = "https://\(host)\(httpsPort == 443 ? "" : ":\(httpsPort)")\(target)"
+        let location = origin + target
         sink.send(
             HTTPResponse(
                 status: HTTPStatus(code: 308, reasonPhrase: "Permanent Redirect"),
@@ -128,19 +135,12 @@ struct HTTPSRedirectResponder: HTTPResponder {
                 body: Array("Use \(location)\n".utf8)))
     }
 
-    /// The host of a `Host` value without its port (`example.org`, `[::1]`), or nil when it holds
-    /// anything a host name or address literal cannot.
-    static func hostName(_ value: String) -> String? {
-        let name: Substring
-        if value.hasPrefix("[") {
-            guard let close = value.firstIndex(of: "]") else { return nil }
-            name = value[...close]
-        } else {
-            name = value.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        }
-        let allowed = name.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || ".-[]:".unicodeScalars.contains(scalar))
-        }
-        return allowed && !name.isEmpty && name.count <= 253 ? String(name) : nil
+    /// The https origin a redirect names: `publicBaseURL`'s host (an IPv6 literal in brackets), its
+    /// port when it is an https URL with one, else `httpsPort` (none written for 443).
+    static func origin(publicBaseURL: String, httpsPort: Int) -> String? {
+        guard let components = URLComponents(string: publicBaseURL), var host = components.host, !host.isEmpty else { return nil }
+        if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
+        let port = components.scheme?.lowercased() == "https" ? components.port ?? httpsPort : httpsPort
+        return "https://\(host)\(port == 443 ? "" : ":\(port)")"
     }
 }

@@ -1,0 +1,162 @@
+import Domain
+import Foundation
+import Transport
+
+extension ServerOptions {
+    /// The configuration `arguments` (without the program name) and `environment` describe: a flag
+    /// wins over its `CHRONIR_*` variable, and an empty text counts as unset. Throws a
+    /// `ConfigurationError` naming the flag for an unknown flag, a missing or refused value, or
+    /// settings that only work together (APNs, mail, sign-in, TLS, the metrics token).
+    public static func configuration(arguments: [String], environment: [String: String]) throws(ConfigurationError)
+        -> ChronirConfiguration
+    {
+        let options = all
+        let byName = Dictionary(uniqueKeysWithValues: options.map { ($0.name, $0) })
+        var texts: [String: String] = [:]
+        for option in options {
+            if let text = environment[option.environmentVariable], !text.isEmpty { texts[option.name] = text }
+        }
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            index += 1
+            guard argument.hasPrefix("--") else { throw ConfigurationError("unexpected argument '\(argument)'") }
+            let body = argument.dropFirst(2)
+            let name = String(body.prefix { $0 != "=" })
+            guard let option = byName[name] else { throw ConfigurationError("unknown option '--\(name)'") }
+            let inline = body.firstIndex(of: "=").map { String(body[body.index(after: $0)...]) }
+            if option.isSwitch {
+                guard inline == nil else { throw ConfigurationError("--\(name) takes no value") }
+                texts[name] = "true"
+                continue
+            }
+            let text: String
+            if let inline {
+                text = inline
+            } else {
+                guard index < arguments.endIndex else {
+                    throw ConfigurationError("missing value for '--\(name) <\(option.valueName ?? "")>'")
+                }
+                text = arguments[index]
+                index += 1
+            }
+            if text.isEmpty { texts[name] = nil } else { texts[name] = text }
+        }
+        var configuration = ChronirConfiguration()
+        for option in options {
+            guard let text = texts[option.name] else { continue }
+            do {
+                try option.apply(text, &configuration)
+            } catch {
+                throw ConfigurationError("invalid value '\(text)' for \(option.flag): \(error.expected)")
+            }
+        }
+        try configuration.resolve(environment: environment)
+        return configuration
+    }
+}
+
+extension ChronirConfiguration {
+    /// Derives the defaults that depend on other settings and checks the settings that only work
+    /// together; builds the notification, mail, sign-in and TLS settings from their pending texts.
+    mutating func resolve(environment: [String: String]) throws(ConfigurationError) {
+        app.publicBaseURL = publicBaseURL ?? AppConfig.Defaults.publicBaseURL(host: host, port: "\(port)")
+        app.publicDirectory = publicDirectoryText == AppConfig.Defaults.noPublicDirectory ? nil : publicDirectoryText
+        app.maxWebSocketsPerAddress =
+            maxWebSocketsPerAddress ?? ServerConfiguration.defaultPerAddressLimit(maxConnections: maxConnections)
+        app.notifications.apns = try resolveAPNs()
+        app.mail = try resolveMail(environment: environment)
+        app.oidc.apple = try resolveProvider(.apple)
+        app.oidc.google = try resolveProvider(.google)
+        tls = try resolveTLS()
+        if let metricsToken, metricsToken.utf8.count < MetricsExposure.minimumTokenLength {
+            throw ConfigurationError("--metrics-token must be at least \(MetricsExposure.minimumTokenLength) characters")
+        }
+        // No separate port: the token (if any) puts /metrics on the API port; no token, no /metrics.
+        app.metrics = MetricsExposure(onMainPort: metricsPort == nil && metricsToken != nil, token: metricsToken)
+    }
+
+    private func resolveAPNs() throws(ConfigurationError) -> NotificationsConfig.APNs? {
+        let parts = ["apns-key-file", "apns-key-id", "apns-team-id", "apns-topic"].map { pending[$0] }
+        guard parts.contains(where: { $0 != nil }) else { return nil }
+        guard let keyFile = parts[0], let keyID = parts[1], let teamID = parts[2], let topic = parts[3] else {
+            throw ConfigurationError("APNs needs all of --apns-key-file, --apns-key-id, --apns-team-id and --apns-topic")
+        }
+        let environmentName = pending["apns-environment"] ?? "production"
+        guard let environment = NotificationsConfig.APNs.Environment(rawValue: environmentName.lowercased()) else {
+            throw ConfigurationError("invalid value '\(environmentName)' for --apns-environment: production, sandbox")
+        }
+        return NotificationsConfig.APNs(keyFile: keyFile, keyID: keyID, teamID: teamID, topic: topic, environment: environment)
+    }
+
+    /// The password comes from the file or `CHRONIR_SMTP_PASSWORD` (never a flag: it would show in `ps`).
+    private func resolveMail(environment: [String: String]) throws(ConfigurationError) -> MailConfig {
+        var mail = MailConfig()
+        guard let url = pending["smtp-url"] else { return mail }
+        let lowered = url.lowercased()
+        guard lowered.hasPrefix("smtp://") || lowered.hasPrefix("smtps://") else {
+            throw ConfigurationError("--smtp-url must be smtp://host[:port] (STARTTLS) or smtps://host[:port]")
+        }
+        guard let from = pending["mail-from"] else { throw ConfigurationError("--smtp-url needs --mail-from") }
+        guard from.contains("@"), from.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0 != "<" && $0 != ">" }) else {
+            throw ConfigurationError("--mail-from must be a bare address (name@example.com)")
+        }
+        mail.smtpURL = url
+        mail.from = from
+        mail.username = pending["smtp-username"]
+        if let file = pending["smtp-password-file"] {
+            guard let data = FileManager.default.contents(atPath: file) else { throw ConfigurationError("cannot read \(file)") }
+            var text = String(decoding: data, as: UTF8.self)
+            while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
+            mail.password = text
+        } else {
+            mail.password = environment["CHRONIR_SMTP_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+        }
+        if mail.password != nil, mail.username == nil {
+            throw ConfigurationError("an SMTP password needs --smtp-username")
+        }
+        return mail
+    }
+
+    /// A provider is on when it has client ids; its key-set URL and issuer default to the provider's own.
+    private func resolveProvider(_ provider: SignInProvider) throws(ConfigurationError) -> OIDCConfig.Provider? {
+        let prefix = "oidc-\(provider.rawValue)"
+        let flag = "--" + prefix
+        let ids = ServerOption.splitList(pending["\(prefix)-client-ids"] ?? "")
+        let url = pending["\(prefix)-jwks-url"]
+        let issuer = pending["\(prefix)-issuer"]
+        let web = pending["\(prefix)-web-client-id"]?.trimmingCharacters(in: .whitespaces)
+        guard !ids.isEmpty else {
+            if url != nil || issuer != nil || web != nil {
+                throw ConfigurationError("\(flag)-jwks-url, \(flag)-issuer and \(flag)-web-client-id need \(flag)-client-ids")
+            }
+            return nil
+        }
+        if let url, !url.lowercased().hasPrefix("https://") { throw ConfigurationError("\(flag)-jwks-url must be an https URL") }
+        if let web, !ids.contains(web) { throw ConfigurationError("\(flag)-web-client-id must be one of \(flag)-client-ids") }
+        return OIDCConfig.Provider(
+            clientIDs: ids, jwksURL: url ?? OIDCConfig.defaultJWKSURL(provider), issuer: issuer, webClientID: web)
+    }
+
+    private func resolveTLS() throws(ConfigurationError) -> TLSSettings? {
+        func number(_ name: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
+            guard let text = pending[name] else { return nil }
+            do {
+                return try ServerOption.parse(text, in: range)
+            } catch {
+                throw ConfigurationError("invalid value '\(text)' for --\(name): \(error.expected)")
+            }
+        }
+        let maxAge = try number("hsts-max-age", 0...(10 * 31_536_000)) ?? TLSSettings.defaultHSTSMaxAge
+        let redirect = try number("http-redirect-port", 0...65535)
+        switch (pending["tls-cert"], pending["tls-key"]) {
+        case (nil, nil):
+            if redirect != nil { throw ConfigurationError("--http-redirect-port needs --tls-cert and --tls-key") }
+            return nil
+        case (.some, nil): throw ConfigurationError("--tls-cert needs --tls-key")
+        case (nil, .some): throw ConfigurationError("--tls-key needs --tls-cert")
+        case (.some(let certificate), .some(let key)):
+            return TLSSettings(certificatePath: certificate, keyPath: key, hstsMaxAge: maxAge == 0 ? nil : maxAge, redirectPort: redirect)
+        }
+    }
+}
