@@ -37,7 +37,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // libcurl (OpenSSL + nghttp2 on Debian); shim.h wraps its variadic setopt/getinfo.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        // libvips (Debian's, with its heif and poppler modules): the only image and PDF decoder (issue 20).
+        // libvips (Debian's, with its heif and poppler modules): the only image and PDF decoder.
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
 
         // Digests, HMAC, CSPRNG, scrypt, constant-time compare, base64url; HKDF, AES-128-GCM, P-256
@@ -46,7 +46,7 @@ let package = Package(
         // Sans-I/O Web Push (RFC 8291 message encryption, RFC 8292 VAPID), ES256 JWTs and push-subscription
         // validation: bytes and strings in and out, no sockets, no clocks (callers pass `now`).
         .target(name: "Push", dependencies: ["Hashing"], swiftSettings: strict),
-        // Sans-I/O OpenID Connect ID-token verification for Sign in with Apple/Google (issue 18): JWKS
+        // Sans-I/O OpenID Connect ID-token verification for Sign in with Apple/Google: JWKS
         // parsing, RS256/ES256 signatures, iss/aud/exp/iat/nonce. No sockets, no clocks (callers pass `now`).
         .target(name: "Identity", dependencies: ["Hashing"], swiftSettings: strict),
         // Sans-I/O protocol cores: HTTP/1.1 parser and response writer, WebSocket frames and
@@ -64,13 +64,13 @@ let package = Package(
         // Thin safe Swift over sqlite3, writer queue + reader pool, migration runner. Knows no domain.
         .target(name: "SQLite", dependencies: ["CSQLite", "Storage"], swiftSettings: strict),
         // Thin safe Swift over libpq: blocking connection, parameterised statements, SQLSTATE errors,
-        // LISTEN through a DispatchSource on PQsocket. Knows no domain (issue 16's PostgreSQL backend).
+        // LISTEN through a DispatchSource on PQsocket. Knows no domain.
         .target(name: "Postgres", dependencies: ["CLibPQ", "Hashing", "Storage"], swiftSettings: strict),
         // The server's outbound HTTP client: libcurl's multi-socket API driven by Dispatch sources on one
         // serial queue (HTTP/2, TLS, connection reuse), named limits, the SSRF address check. Knows no
-        // provider and no domain; push senders (issue 17) and mail (issue 18) build on it.
+        // provider and no domain; push senders and mail build on it.
         .target(name: "Outbound", dependencies: ["CCurl", "Hashing"], swiftSettings: strict),
-        // Attachment content (issue 20): magic-byte sniffing, polyglot refusal, the pixel limit read from
+        // Attachment content: magic-byte sniffing, polyglot refusal, the pixel limit read from
         // the header, full decode, metadata-free re-encode and thumbnails through libvips. Bytes in,
         // bytes out: no files, sockets or clocks. The only module of the server that links CVips (TestSupport
         // builds test inputs with it).

@@ -9,7 +9,7 @@ import { SCHEDULE_KINDS, WEEKDAYS, MONTHS, WEEK_OF_MONTH, allZones, canonicalZon
 const MAX_TIMES = 6;
 /** The longest answer window and grace the server takes (minutes: 7 days; docs/api.md). */
 const MAX_WINDOW_MINUTES = 10080;
-/** Units a window is typed in (issue 33 item 12: hours and days, not minutes): [value, label, minutes]. */
+/** Units a window is typed in (hours and days, not minutes): [value, label, minutes]. */
 const WINDOW_UNITS = [['days', 'days', 1440], ['hours', 'hours', 60], ['minutes', 'minutes', 1]];
 /** The form's repeat choices: the API's kinds, with "Daily" first (sent as every 1 day). */
 const FORM_KINDS = [['daily', 'Daily'], ...SCHEDULE_KINDS];

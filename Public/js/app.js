@@ -64,8 +64,8 @@ export function flash(message, kind = 'info') {
     h('button', { type: 'button', class: 'link', 'aria-label': 'Dismiss message', onclick: () => flash(null) }, '×')) : null);
 }
 
-// A message belongs to the action that caused it: the next action on the page clears it (issue 33
-// item 10: "The group is saved." stayed after saving an alarm), before that action's own message, if
+// A message belongs to the action that caused it: the next action on the page clears it ("The group
+// is saved." once stayed after saving an alarm), before that action's own message, if
 // any, arrives. An action is a press of a button or a link in the page, a submitted form, or a changed
 // choice (a switch, a select, a chosen file); buttons that only change the page (`data-local`: Details,
 // Less) and typing are not. Navigation clears it too (render), except the one message a page change
@@ -77,7 +77,7 @@ main.addEventListener('change', (event) => {
   if (event.target.matches('select, input[type="checkbox"], input[type="radio"], input[type="file"]')) flash(null);
 }, true);
 
-// Keyboard focus is never lost to <body> (issue 33 item 14). Pages put focus where an action leads
+// Keyboard focus is never lost to <body>. Pages put focus where an action leads
 // (the new card after Create, the button that opened a form after Cancel); when a re-render removes the
 // focused element anyway (✓ becomes a mark, a card leaves My tasks), focus goes to the same control
 // drawn again (its data-key or id), else into the nearest part of the page that is still there (the
@@ -144,7 +144,7 @@ function setOffline(on, quiet = false) {
 
 // — routing —
 
-// Back and Forward return to where the page was scrolled (issue 33 item 14): each history entry keeps
+// Back and Forward return to where the page was scrolled: each history entry keeps
 // its scroll position in its state, written as the page is left; a page drawn again after Back scrolls
 // there once it is tall enough (a group page draws after its snapshot arrives), or gives up after
 // SCROLL_RESTORE_MS. The browser's own restoration cannot know when a page drawn by script is ready.
@@ -493,7 +493,7 @@ function authForm(mode, after) {
       const body = { email: email.value, password: password.value };
       if (mode === 'register') {
         body.display_name = name.value;
-        // The browser's zone, saved with the account (issue 33 item 7: /v1/me.timezone was null).
+        // The browser's zone, saved with the account (/v1/me.timezone was null).
         const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
         if (zone) body.timezone = zone;
       }
@@ -637,7 +637,7 @@ export function inviteCodeFrom(typed) {
 
 /** A field to type an invite code someone read out or sent: it opens the join page for that code. */
 function joinByCode() {
-  // Forgiving (issue 33 item 13): spaces, dashes and dots someone typed or pasted go, lower case is
+  // Forgiving: spaces, dashes and dots someone typed or pasted go, lower case is
   // upper case; what is left must be the code's 6 letters and digits.
   const code = h('input', { type: 'text', name: 'invite_code', required: true, maxlength: 20, autocomplete: 'off',
     autocapitalize: 'characters', spellcheck: 'false', class: 'code', 'aria-describedby': 'join-code-error' });
@@ -700,7 +700,7 @@ async function landing({ kind, value }) {
       preview.invited_by_name ? `${preview.invited_by_name} invited you to join ${preview.group_name}` : `You are invited to join ${preview.group_name}`]
     : kind === 'join' ? 'Join a group on Chronir' : 'You have been invited to a group');
   const facts = preview ? h('p', { class: 'lead', id: 'landing-facts' }, `${preview.group_name} has ${memberCount(preview.member_count)} on Chronir.`) : null;
-  // The signed-in caller's own standing (issue 33): already in says so; a former member this code does
+  // The signed-in caller's own standing: already in says so; a former member this code does
   // not admit is told what will (the join would answer 403 CA052).
   if (preview && preview.your_membership === 'active') {
     replace(main, heading, facts, h('p', { id: 'landing-member' }, `You are already in ${preview.group_name}.`),

@@ -45,7 +45,7 @@ const VALIDATION = [
 ];
 
 /** How an account gets a higher tier on a self-hosted server: said with every refusal for the tier
- *  (issue 33 item 10), so a household knows whom to ask and what to run. */
+ * , so a household knows whom to ask and what to run. */
 export const TIER_HOW = 'On a self-hosted server the operator sets it: chronir-admin users set-tier <email> plus (or premium).';
 
 /** What `what` needs ("Photos and files need", `tier` "Plus or Premium"), and how to get it. */

@@ -22,7 +22,7 @@ export class AlarmsView {
     this.openCards = new Set(); // alarm ids whose card shows its details
     this.editing = null; // alarm id being edited, 'new', or null
     // Alarm ids whose answer is on its way: their ✓ and Skip stay disabled through any re-render until
-    // the server has answered, so a double tap sends one answer (issue 33 item 13/3).
+    // the server has answered, so a double tap sends one answer.
     this.sending = new Set();
     // The alarm form's slot: re-renders move it but never rebuild it (what is typed stays).
     this.formSlot = h('div', { id: 'alarm-form-slot' });
@@ -68,7 +68,7 @@ export class AlarmsView {
     const required = occ ? occ.required_uids || [] : [];
 
     // "0 of 2 answered" is true only of a rule where everyone answers; with `any` one answer closes it
-    // (issue 33 item 12), so the card says that instead.
+    //, so the card says that instead.
     const anyRule = a.completion_rule !== 'all';
     const countText = anyRule
       ? (answered.size ? 'answered' : required.length > 1 ? `one answer of ${required.length} closes it` : 'one answer closes it')

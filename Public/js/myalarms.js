@@ -141,7 +141,7 @@ export function myAlarmsPage(ctx) {
   page.rerender = () => draw();
   /** The signed-in user changed (the `user` feed: a new tier among others). A free account is not
    *  offered New alarm and is told why at once; after an upgrade the notice goes and the button comes
-   *  back without a reload (issue 33 items 10, 11). */
+   *  back without a reload. */
   page.userChanged = () => {
     const free = isFree(ctx.me());
     notice.textContent = free ? TIER_TEXT : '';

@@ -170,7 +170,7 @@ function dayIndex(ms) {
 }
 
 /** A future time 12 h or more ahead by its day and clock in the viewer's zone: "today, 21:00",
- *  "tomorrow, 18:30", "Friday, 18:30" (issue 33 item 13: "in 2 days" for tomorrow evening was
+ *  "tomorrow, 18:30", "Friday, 18:30" ("in 2 days" for tomorrow evening was
  *  wrong-footing), or null beyond CALENDAR_DAYS. */
 function calendarWords(ms, now) {
   const days = dayIndex(ms) - dayIndex(now);

@@ -216,7 +216,7 @@ export function tasksPage(ctx) {
         // The first snapshot is the state the list was fetched at; a later one (a reset after a drop) is news.
         snapshot() { if (watched.get(id)) refetchSoon(); watched.set(id, true); },
         change(msg) {
-          // A renamed (or recoloured) group: its cards say the new name at once (issue 33 item 11: the
+          // A renamed (or recoloured) group: its cards say the new name at once (the
           // old one stayed until a reload). The list of my groups (app.js, the `user` feed's) is the
           // one every page reads, so it is brought up to date here, where the change arrives.
           for (const c of msg.changes) {

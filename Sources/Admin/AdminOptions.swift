@@ -11,7 +11,7 @@ struct AdminOptions: ParsableArguments {
     @Option(help: "Server data directory holding chronir.sqlite. [env: CHRONIR_DATA_DIR] (default: ./data)")
     var dataDir: String?
 
-    @Option(help: "Database file; overrides --data-dir. [env: CHRONIR_DB]")
+    @Option(help: "SQLiteDatabase file; overrides --data-dir. [env: CHRONIR_DB]")
     var db: String?
 
     @Option(help: "PostgreSQL database of the instances (libpq URI), instead of the SQLite file. [env: CHRONIR_DATABASE_URL]")
@@ -40,7 +40,7 @@ struct AdminOptions: ParsableArguments {
     func openDatabase(requireCurrentSchema: Bool = true) throws -> any SQLDatabase {
         let database: any SQLDatabase
         if let url = postgresURL {
-            database = try PostgresDatabase(url: url, options: PostgresOptions(readerCount: 1))
+            database = try PostgresDatabase(url: url, options: PostgresConfiguration(readerCount: 1))
         } else {
             database = try openSQLiteFile()
         }
@@ -57,17 +57,17 @@ struct AdminOptions: ParsableArguments {
 
     /// The SQLite file, for the commands only SQLite has (`db check`, `db backup`); with
     /// `--database-url` they refuse and say what to use instead (`instead`).
-    func openSQLite(orOnPostgres instead: String) throws -> Database {
+    func openSQLite(orOnPostgres instead: String) throws -> SQLiteDatabase {
         if postgresURL != nil { throw AdminError("not available on PostgreSQL: \(instead)") }
         return try openSQLiteFile()
     }
 
     /// The existing SQLite file.
-    private func openSQLiteFile() throws -> Database {
+    private func openSQLiteFile() throws -> SQLiteDatabase {
         guard FileManager.default.fileExists(atPath: databasePath) else {
             throw AdminError("no database at \(databasePath) (start chronir-server once, or run `chronir-admin db migrate`)")
         }
-        return try Database(path: databasePath, options: DatabaseOptions(readerCount: 1))
+        return try SQLiteDatabase(path: databasePath, options: SQLiteConfiguration(readerCount: 1))
     }
 
     /// Milliseconds now.

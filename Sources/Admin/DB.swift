@@ -10,7 +10,7 @@ import Store
 /// `chronir-admin db …`
 struct DB: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Database maintenance: migrate, status, check, backup, compact.",
+        abstract: "SQLiteDatabase maintenance: migrate, status, check, backup, compact.",
         subcommands: [Migrate.self, Status.self, Check.self, Backup.self, Compact.self])
 
     /// What `db compact` did.
@@ -74,13 +74,13 @@ struct DB: ParsableCommand {
         func run() throws {
             let database: any SQLDatabase
             if let url = options.postgresURL {
-                database = try PostgresDatabase(url: url, options: PostgresOptions(readerCount: 1))
+                database = try PostgresDatabase(url: url, options: PostgresConfiguration(readerCount: 1))
             } else {
                 let path = options.databasePath
                 try FileManager.default.createDirectory(
                     atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
                     attributes: [.posixPermissions: 0o700])
-                database = try Database(path: path)
+                database = try SQLiteDatabase(path: path)
             }
             let applied = try MigrationRunner.migrate(
                 database, migrations: Schema.migrations(for: database.dialect), nowMilliseconds: options.now)
@@ -201,7 +201,7 @@ struct DB: ParsableCommand {
             let database = try options.openSQLite(
                 orOnPostgres: "back up with pg_dump (docs/operations.md#postgresql)")
             try database.backup(to: destination)
-            let copy = try Database(path: destination, options: DatabaseOptions(readerCount: 1))
+            let copy = try SQLiteDatabase(path: destination, options: SQLiteConfiguration(readerCount: 1))
             // The copy starts a new history: a restore from it must not continue the live log's seqs.
             let epoch = try copy.writeSync { db in try LogEpoch.rotate(on: db) }
             let integrity = try copy.readSync { try $0.scalar("PRAGMA integrity_check") }

@@ -5,7 +5,7 @@ import Storage
 import Store
 import Wire
 
-/// `chronir-admin users sessions|revoke-sessions` (issue 18): an account's signed-in sessions, and
+/// `chronir-admin users sessions|revoke-sessions`: an account's signed-in sessions, and
 /// signing them out. A revocation is one `sessions_revoked` change-log batch (`SessionStore.revoke`
 /// / `revokeAll`), so a running server's realtime feed reads it like its own commits and closes
 /// those sessions' sockets with 4003; their tokens get 401 on the next request.

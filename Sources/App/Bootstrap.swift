@@ -22,7 +22,7 @@ public enum Bootstrap {
     }
 
     /// Refuses a data directory that group or others may write (they could replace the database or
-    /// `server.secret`, or plant a `-wal`), and reports one they may read (issue 15 #10). Follows a
+    /// `server.secret`, or plant a `-wal`), and reports one they may read. Follows a
     /// symlinked directory, as opening files in it does.
     public static func checkDataDirectory(_ path: String) throws(Failure) -> DataDirectoryMode {
         var info = stat()
@@ -49,12 +49,12 @@ public enum Bootstrap {
     /// in the data directory (`openSQLite`). `observer` times every transaction
     /// (`ChronirMetrics.database`).
     public static func openDatabase(
-        config: AppConfig, logger: Logger, nowMilliseconds: Int64, observer: (any DatabaseObserver)? = nil
+        config: AppConfiguration, logger: Logger, nowMilliseconds: Int64, observer: (any DatabaseObserver)? = nil
     ) throws -> any SQLDatabase {
         try prepareDataDirectory(config: config, logger: logger)
         let database: any SQLDatabase
         if let url = config.databaseURL {
-            database = try PostgresDatabase(url: url, options: PostgresOptions(observer: observer))
+            database = try PostgresDatabase(url: url, options: PostgresConfiguration(observer: observer))
         } else {
             database = try openSQLite(config: config, logger: logger, observer: observer)
         }
@@ -66,7 +66,7 @@ public enum Bootstrap {
 
     /// Creates the data directory (0700) when missing and checks its mode (`checkDataDirectory`:
     /// refuse when group/world-writable, warn when readable).
-    static func prepareDataDirectory(config: AppConfig, logger: Logger) throws {
+    static func prepareDataDirectory(config: AppConfiguration, logger: Logger) throws {
         try FileManager.default.createDirectory(
             atPath: config.dataDirectory, withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
@@ -79,9 +79,9 @@ public enum Bootstrap {
 
     /// Opens the SQLite file in the data directory with the configured durability (every database
     /// file 0600, `FileProtection`).
-    static func openSQLite(config: AppConfig, logger: Logger, observer: (any DatabaseObserver)?) throws -> Database {
-        let database = try Database(
-            path: config.databasePath, options: DatabaseOptions(durability: config.durability, observer: observer))
+    static func openSQLite(config: AppConfiguration, logger: Logger, observer: (any DatabaseObserver)?) throws -> SQLiteDatabase {
+        let database = try SQLiteDatabase(
+            path: config.databasePath, options: SQLiteConfiguration(durability: config.durability, observer: observer))
         for file in database.narrowedFiles {
             logger.warning("database file was readable by group or others; narrowed to 0600", metadata: ["path": "\(file)"])
         }

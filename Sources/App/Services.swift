@@ -7,21 +7,21 @@ import Wire
 
 /// The shared dependencies route handlers capture: one instance per server process.
 public struct Services: Sendable {
-    public var config: AppConfig
+    public var config: AppConfiguration
     public var database: any SQLDatabase
-    public var clock: any Clock
+    public var clock: any WallClock
     /// Blocking work that must stay quick: static files, migration checks. Never password hashing.
     public var workers: WorkerPool
-    /// Password hashing (scrypt) only: bounded (`AppConfig.maxQueuedHashes`); full → `Saturated` → 503.
+    /// Password hashing (scrypt) only: bounded (`AppConfiguration.maxQueuedHashes`); full → `Saturated` → 503.
     public var hashing: WorkerPool
-    /// Attachment decodes (`MediaProcessor`) only: `AttachmentConfig.decodeThreads` wide, bounded by
+    /// Attachment decodes (`MediaProcessor`) only: `AttachmentConfiguration.decodeThreads` wide, bounded by
     /// `maxQueuedDecodes`; full → `Saturated` → 503. Never `workers`, so a costly decode cannot hold a
     /// static file or a health check.
     public var decoding: WorkerPool
-    /// Registrations per hour per client network and in total (`AppConfig.registrationLimits`).
+    /// Registrations per hour per client network and in total (`AppConfiguration.registrationLimits`).
     public var registrations: RegistrationLimiter
     /// Password-reset confirms hashing at once per client network
-    /// (`PasswordResetRoutes.confirmsInFlightPerNetwork`; issue 37 finding 3).
+    /// (`PasswordResetRoutes.confirmsInFlightPerNetwork`).
     public let resetConfirms = AddressQuota(limit: PasswordResetRoutes.confirmsInFlightPerNetwork)
     public var logger: Logger
     /// The server's keyed-hash secret (`ServerSecret`): invite codes are stored as HMAC-SHA-256 under it.
@@ -45,7 +45,7 @@ public struct Services: Sendable {
 
     /// `hashing` nil makes the bounded pool `config` describes (tests pass one to fill it).
     public init(
-        config: AppConfig, database: any SQLDatabase, clock: any Clock, workers: WorkerPool, hashing: WorkerPool? = nil,
+        config: AppConfiguration, database: any SQLDatabase, clock: any WallClock, workers: WorkerPool, hashing: WorkerPool? = nil,
         logger: Logger, secret: [UInt8], metrics: ChronirMetrics = ChronirMetrics(), vapidPublicKey: String? = nil,
         oidc: OIDCService? = nil, apps: AppsConfigurationSource = AppsConfigurationSource()
     ) {

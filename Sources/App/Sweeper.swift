@@ -29,7 +29,7 @@ public final class Sweeper: Sendable {
             self.run = run
         }
 
-        /// Marks shared-alarm occurrences still open past their grace as missed (issue 4), every minute,
+        /// Marks shared-alarm occurrences still open past their grace as missed, every minute,
         /// in batches of 500 alarms per transaction until none is left.
         public static let overdueOccurrences = Job(name: "overdue_occurrences", everyMilliseconds: 60_000) { db, now in
             var total = 0
@@ -71,7 +71,7 @@ public final class Sweeper: Sendable {
     /// Starts the timer; every job first runs at the first tick. `clock` dates the runs; the ticks run
     /// on `ticks` (real time by default; a test passes its `ManualClock` and advances it instead of sleeping).
     public init(
-        database: any SQLDatabase, clock: any Clock, logger: Logger, jobs: [Job] = Job.standard,
+        database: any SQLDatabase, clock: any WallClock, logger: Logger, jobs: [Job] = Job.standard,
         tick: DispatchTimeInterval = Sweeper.defaultTick, leeway: DispatchTimeInterval = .seconds(1),
         firstTickAfter: DispatchTimeInterval = .seconds(2), ticks: any MonotonicClock = SystemMonotonicClock()
     ) {

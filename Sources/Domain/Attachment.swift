@@ -1,4 +1,4 @@
-/// A file attached to an alarm (issue 20; docs/attachments.md): its metadata document. The bytes live in
+/// A file attached to an alarm (docs/attachments.md): its metadata document. The bytes live in
 /// the content-addressed file store under `sha256`; the document never carries them.
 public struct Attachment: Sendable, Equatable, Codable {
     /// What an attachment hangs on: a shared alarm, a personal alarm (its owner only), or a shared

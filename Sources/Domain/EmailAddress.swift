@@ -1,6 +1,6 @@
 import Foundation
 
-/// The email-address policy (docs/mail.md#addresses, issue 18): one canonical spelling per mailbox
+/// The email-address policy (docs/mail.md#addresses): one canonical spelling per mailbox
 /// as far as the server can tell, and no address that looks like another one.
 ///
 /// 1. Trimmed; NFC; case-folded (Unicode full case folding, then NFC again) — `Ana@Example.COM` and
@@ -88,7 +88,7 @@ public enum EmailAddress {
     /// The specials RFC 5322 §3.2.3 `atext` allows in a local part besides letters and digits.
     static let atextSpecials = Set("!#$%&'*+-/=?^_`{|}~".unicodeScalars)
 
-    /// Whether `email` has the grammar this server stores and mails (issue 37 #12): a local part that
+    /// Whether `email` has the grammar this server stores and mails: a local part that
     /// is an RFC 5322 dot-atom (letters, digits, the `atext` specials, any non-ASCII character; dots
     /// only between atoms; at most 64 bytes) — so never a quoted string or a comment, and none of
     /// `( ) < > [ ] : ; @ \ , "` or a space, which a mail header or `RCPT TO` would read another

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The one place user-supplied free text is checked and normalised (issue 15 #11), so that what one
+/// The one place user-supplied free text is checked and normalised, so that what one
 /// member types cannot rewrite how another member's screen, terminal or log shows it. Every text
 /// field names its `Kind`; the rules of a kind are:
 ///

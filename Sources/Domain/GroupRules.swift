@@ -77,14 +77,14 @@ public enum GroupRules {
 
     /// Whether a member with `role` (nil: no longer an active member, or suspended) may create an
     /// invitation granting `granted`: owner and admins invite members; only the owner invites admins.
-    /// An invitation stays usable only while its creator still could create it (issue 15 #4).
+    /// An invitation stays usable only while its creator still could create it.
     public static func mayInvite(as role: GroupRole?, granting granted: GroupRole) -> Bool {
         guard let role, role.canManage, granted != .owner else { return false }
         return granted == .member || role == .owner
     }
 
     /// Whether a member with `role` (nil as above) may create or rotate the group's invite code; a
-    /// code stays usable only while its creator still could create it (issue 15 #4).
+    /// code stays usable only while its creator still could create it.
     public static func mayCreateInviteCode(as role: GroupRole?) -> Bool {
         role?.canManage ?? false
     }

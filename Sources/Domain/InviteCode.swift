@@ -56,7 +56,7 @@ public struct InviteCode: Sendable, Equatable, CustomStringConvertible {
         HMACSHA256.authenticationCode(key: secret, message: Array(text.utf8))
     }
 
-    /// A copy only the server can read back (issue 33: owners and admins see the current code again
+    /// A copy only the server can read back (owners and admins see the current code again
     /// without rotating it, which would kill the one already shared): AES-128-GCM under a key derived
     /// from the server secret (HKDF-SHA-256, info `chronir invite-code seal v1`), a fresh random nonce,
     /// the group id as authenticated data so a copy cannot be moved to another group. Layout:

@@ -12,7 +12,7 @@ public struct InvitePreview: Sendable, Codable, Equatable {
     /// Display name of whoever made the code (its last rotation) or the invitation; nil for a code an
     /// operator made (`chronir-admin invites rotate`): no person invited.
     @ExplicitNull public var invitedByName: String?
-    /// The signed-in caller's own relation to the group (issue 33): null when signed out or never a
+    /// The signed-in caller's own relation to the group: null when signed out or never a
     /// member. Their own data, so it leaks nothing the caller does not know.
     @ExplicitNull public var yourMembership: YourMembership? = nil
 

@@ -1,5 +1,5 @@
 /// The brute-force bound on password login, designed so that an attacker cannot use it to lock a
-/// chosen person out (issue 15 #6). Pure: the caller supplies the failure times it recorded.
+/// chosen person out. Pure: the caller supplies the failure times it recorded.
 ///
 /// Failures are counted under three subjects (see `LoginFailureStore`):
 /// - the client network (`ip:`, an IPv4 address or an IPv6 /64): `perNetwork`, whatever the email —

@@ -1,4 +1,4 @@
-/// Progress of one occurrence of a shared alarm (docs/design.md#occurrences-and-completions, issue 4): the scheduled instant, the members
+/// Progress of one occurrence of a shared alarm (docs/design.md#occurrences-and-completions): the scheduled instant, the members
 /// whose answer it needs (fixed when it opens, shrinking only), their answers, and whether it is still
 /// open. Pure value type; `SharedAlarm` drives it.
 ///

@@ -1,4 +1,4 @@
-/// Validation of an alarm's timing (issue 4; docs/design.md#schedules, docs/design.md#shared-alarms). Every failure is
+/// Validation of an alarm's timing (docs/design.md#schedules, docs/design.md#shared-alarms). Every failure is
 /// `DomainError.invalidSchedule` naming the JSON field:
 ///
 /// | field                     | rule                                                              |

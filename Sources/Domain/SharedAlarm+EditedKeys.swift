@@ -1,6 +1,6 @@
 import Foundation
 
-/// What an edit changed, in document keys, for the activity history (issue 33 item 6).
+/// What an edit changed, in document keys, for the activity history.
 extension SharedAlarm {
     /// Document keys the server keeps rather than a person edits: an edit is never told as "changed
     /// these" (the history says what a person did, docs/api.md#group-activity).
@@ -11,7 +11,7 @@ extension SharedAlarm {
     ]
 
     /// The document keys an edit from `before` to this alarm changed, sorted — `title`, `times_of_day`,
-    /// `assigned_to_uids`, `paused_until`… — for the activity history (issue 33: "assigned to Bea, time
+    /// `assigned_to_uids`, `paused_until`… — for the activity history ("assigned to Bea, time
     /// moved", not "was edited"). Server-kept fields (`serverKeptKeys`) are left out.
     public func editedKeys(from before: SharedAlarm) -> [String] {
         guard

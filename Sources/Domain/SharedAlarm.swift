@@ -2,7 +2,7 @@
 /// the editable `settings` plus server-kept state — `next_fire_at`, the open `occurrence`, the last
 /// completion and miss, `version`, timestamps. One flat JSON object; see `CodingKeys`.
 ///
-/// Occurrence life cycle (issue 4; rules decided here are marked *decision*):
+/// Occurrence life cycle (rules decided here are marked *decision*):
 /// - The open occurrence is `next_fire_at`. Its required set follows the assignment: the assignees, or
 ///   every active member when `assigned_to_uids` is empty (`requiredSet`), plus whoever already
 ///   answered it — reassigning, joining and leaving reshape it, and only an answer closes it
@@ -15,7 +15,7 @@
 /// - A schedule/times/zone change re-opens the occurrence at `NextFire.after(now)` with a fresh required
 ///   set; if that instant equals the open occurrence's, the occurrence (and its answers) is kept.
 ///
-/// Controls (issue 19; docs/design.md#pause-and-disable): `is_enabled: false` ends the open occurrence
+/// Controls (docs/design.md#pause-and-disable): `is_enabled: false` ends the open occurrence
 /// unanswered and sets `next_fire_at` null; `paused_until` re-opens the occurrence at the first fire at
 /// or after the pause's end (`firstFire(after:)`), so nothing is due, fired or swept before it, and a
 /// pre-alarm that would fall inside the pause is not sent. Resuming (enabling, or clearing the pause
@@ -222,7 +222,7 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
             graceMinutes: try c.decode(Int.self, forKey: .graceMinutes),
             answerLeadMinutes: try c.decodeIfPresent(Int.self, forKey: .answerLeadMinutes)
                 ?? SharedAlarmRules.defaultAnswerLeadMinutes)
-        // Documents written before issue 19 have no controls: enabled, not paused.
+        // Documents written before the controls existed have none: enabled, not paused.
         isEnabled = try c.decodeIfPresent(Bool.self, forKey: .isEnabled) ?? true
         pausedUntil = try c.decodeIfPresent(Timestamp.self, forKey: .pausedUntil)
         nextFireAt = try c.decodeIfPresent(Timestamp.self, forKey: .nextFireAt)

@@ -1,4 +1,4 @@
-/// Shared-alarm field validation, limits and the completion checks (issue 4; docs/design.md#shared-alarms,
+/// Shared-alarm field validation, limits and the completion checks (docs/design.md#shared-alarms,
 /// docs/design.md#occurrences-and-completions, docs/design.md#rate-limits), as pure functions. Field errors name the JSON field; timing
 /// errors
 /// are `invalidSchedule` (422 SCHEDULE_INVALID).
@@ -22,7 +22,7 @@ public enum SharedAlarmRules {
     public static let maxTitleCharacters = 200
     /// `note`: 2,000 characters (docs/design.md#shared-alarms).
     public static let maxNoteCharacters = 2000
-    /// A completion's note (issue 4).
+    /// A completion's note.
     public static let maxCompletionNoteCharacters = 500
     /// `sound_id`: 100 bytes (docs/design.md#shared-alarms).
     public static let maxSoundIDBytes = 100
@@ -34,7 +34,7 @@ public enum SharedAlarmRules {
     public static let maxSnoozeMinutes = 525_600
     /// Assignees: no more than a group can have members (server-wide upper bound).
     public static let maxAssignees = 1000
-    /// Overdue grace when the alarm sets none: 24 hours (issue 4).
+    /// Overdue grace when the alarm sets none: 24 hours.
     public static let defaultGraceMinutes = 1440
     /// Longest grace: a week.
     public static let maxGraceMinutes = 10_080
@@ -59,9 +59,9 @@ public enum SharedAlarmRules {
     public static let maxPauseMilliseconds: Int64 = 366 * 86_400_000
     /// Snoozes a completion may report.
     public static let maxSnoozeCount: Int64 = 1000
-    /// Live (not deleted) shared alarms per group (issue 4).
+    /// Live (not deleted) shared alarms per group.
     public static let maxAlarmsPerGroup = 100
-    /// Creations per user: 5 per minute (docs/design.md#rate-limits; issue 4), counted over created alarms.
+    /// Creations per user: 5 per minute (docs/design.md#rate-limits), counted over created alarms.
     public static let creationWindow = AttemptWindow(maxAttempts: 5, windowMilliseconds: 60_000)
 
     /// Normalises and checks every field; `now` only matters for a one-time schedule in the past.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A user's preferences, synced to every device of the account (issue 19; docs/personal-sync.md#settings):
+/// A user's preferences, synced to every device of the account (docs/personal-sync.md#settings):
 /// the API seed's `UserSettings` (§3.2) and the data schema's device defaults (§3.5) in one document.
 /// The time zone is not here: it is the user document's `timezone`. Every field has a default, so an
 /// account that never wrote its settings reads the defaults with `version` 0.

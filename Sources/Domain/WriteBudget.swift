@@ -1,4 +1,4 @@
-/// Per-user write budgets (issue 15 finding 3; docs/security-budgets.md): how many writes, and how
+/// Per-user write budgets (docs/security-budgets.md): how many writes, and how
 /// many request-body bytes, one signed-in user may send. A flood guard, not a quota: the defaults sit
 /// far above what a household or team client sends, and bound what one account can add to the
 /// database per hour (a member PATCHing a 2,000-character note in a loop grew it by ≈ 6 GB an hour).

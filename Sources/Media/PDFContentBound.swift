@@ -1,6 +1,6 @@
 import CZlib
 
-/// A bound on how much drawing a PDF asks for, checked before poppler renders it (issue 37: a 602-byte
+/// A bound on how much drawing a PDF asks for, checked before poppler renders it (a 602-byte
 /// PDF whose one Flate stream repeats a fill 1,000 times rendered 12 s). Sums what every Flate stream
 /// inflates to — page contents, form XObjects, object streams — except images and font files (their
 /// bytes are pixels or glyphs, which poppler decodes once, not operators it runs) and stops counting

@@ -12,7 +12,7 @@ public struct PostgresNotification: Sendable, Equatable {
     public let senderPID: Int32
 }
 
-/// One blocking libpq connection (`PQconnectdb`). Not thread-safe: like `SQLite.Connection`, it is
+/// One blocking libpq connection (`PQconnectdb`). Not thread-safe: like `SQLiteConnection`, it is
 /// owned by one serial queue (the storage queues), never used from an event loop.
 ///
 /// Statements use the extended protocol: each distinct SQL text is prepared once per connection and

@@ -1,7 +1,7 @@
 public import Storage
 
 /// How a `PostgresDatabase` opens its connections.
-public struct PostgresOptions: Sendable {
+public struct PostgresConfiguration: Sendable {
     /// Reader connections per instance (at least 1). Each is one server backend process.
     public var readerCount: Int
     /// Told how long each transaction waited and ran (metrics); nil: nothing timed.
@@ -26,8 +26,8 @@ public final class PostgresDatabase: QueuedDatabase {
     public let queues: ConnectionQueues<PostgresConnection>
 
     /// Connects the writer and the readers (blocking); throws the first connection error.
-    public init(url: String, options: PostgresOptions = PostgresOptions()) throws(PostgresError) {
-        precondition(options.readerCount >= 1, "PostgresOptions.readerCount must be at least 1")
+    public init(url: String, options: PostgresConfiguration = PostgresConfiguration()) throws(PostgresError) {
+        precondition(options.readerCount >= 1, "PostgresConfiguration.readerCount must be at least 1")
         self.url = url
         let writer = try PostgresConnection(url: url)
         var readers: [PostgresConnection] = []

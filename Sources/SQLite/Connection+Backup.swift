@@ -1,7 +1,7 @@
 import CSQLite
 import Glibc
 
-extension Connection {
+extension SQLiteConnection {
     /// Copies this connection's `main` database into a new file at `destinationPath` with SQLite's
     /// online backup API (`sqlite3_backup_*`), in one step so the copy is one consistent snapshot —
     /// safe while other connections (another process included) keep writing in WAL mode. The

@@ -5,11 +5,11 @@ public import Storage
 /// (https://sqlite.org/pragma.html#pragma_data_version). It announces nothing: the feed's poll asks.
 final class DataVersionWatcher: CommitWatcher, @unchecked Sendable {
     /// Touched only from the caller's queue (the feed's; the only caller).
-    private var connection: Connection?
+    private var connection: SQLiteConnection?
     private var version: Int64 = -1
 
-    init(database: Database) throws {
-        connection = try Connection(
+    init(database: SQLiteDatabase) throws {
+        connection = try SQLiteConnection(
             path: database.path, mode: .readOnly, durability: database.options.durability,
             busyTimeoutMilliseconds: database.options.busyTimeoutMilliseconds)
         version = current() ?? -1
@@ -34,7 +34,7 @@ final class DataVersionWatcher: CommitWatcher, @unchecked Sendable {
     }
 }
 
-extension Database {
+extension SQLiteDatabase {
     /// `SQLDatabase.watchCommits`: the data-version poll (SQLite has no channels; `events` is never called).
     public func watchCommits(
         channels: CommitChannels, events: @escaping @Sendable (CommitWatcherEvent) -> Void

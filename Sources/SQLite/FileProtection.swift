@@ -1,7 +1,7 @@
 import CSQLite
 import Glibc
 
-/// Owner-only permissions for a database and its companion files (issue 15 #10), whatever the
+/// Owner-only permissions for a database and its companion files, whatever the
 /// process umask and the directory's mode.
 ///
 /// SQLite's unix VFS creates a new database file with `SQLITE_DEFAULT_FILE_PERMISSIONS` (0644) minus

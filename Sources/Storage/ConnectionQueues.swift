@@ -24,7 +24,7 @@ private func uptimeNanoseconds() -> UInt64 { DispatchTime.now().uptimeNanosecond
 
 /// The queues every backend runs its blocking engine calls on: one writer connection owned by a
 /// serial queue, and a pool of reader connections so reads run concurrently with the writer and
-/// each other. `SQLite.Database` and `Postgres.PostgresDatabase` are this plus their engine's extras.
+/// each other. `SQLiteDatabase` and `Postgres.PostgresDatabase` are this plus their engine's extras.
 ///
 /// Never call the blocking or async entry points from inside a `write`/`withWriter` body (the writer
 /// queue would wait on itself), nor `readSync` from inside a read body (the pool may be empty).
@@ -41,7 +41,7 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
     /// bare closure: a closure stored directly as a generic `Mutex` value is reabstracted on every
     /// `inout` write-back of `withLock`, so each call wrapped it in one more thunk — after N commits a
     /// call walked N nested thunks, and the process overflowed its stack after ~400,000 commits
-    /// (issue 13; `CommitObserverTests`).
+    /// (`CommitObserverTests`).
     private let commitObserver = Mutex<CommitObserver?>(nil)
     /// Writes waiting for the writer queue, oldest first (see `write`); drained only on the queue.
     private let pendingWrites = Mutex<[PendingWrite]>([])

@@ -115,7 +115,7 @@ public enum AttachmentStore {
         }
     }
 
-    /// The limits an upload is checked against (`AttachmentConfig`'s).
+    /// The limits an upload is checked against (`AttachmentConfiguration`'s).
     public struct Limits: Sendable, Equatable {
         public var maxPerOwner: Int
         public var uploadsPerMinute: Int
@@ -174,7 +174,7 @@ public enum AttachmentStore {
 
     /// Bytes `userID`'s quota counts (the thumbnail is not counted): every row they uploaded, live or
     /// deleted. A deleted row stays until the orphan sweep has removed its file (`dropTombstones`), so
-    /// bytes count until their file is gone and delete-then-upload cannot pass the quota (issue 37).
+    /// bytes count until their file is gone and delete-then-upload cannot pass the quota.
     public static func quotaBytes(uploadedBy userID: String, on db: any SQLConnection) throws -> Int64 {
         try db.queryOne(
             "SELECT COALESCE(SUM(size_bytes), 0) AS n FROM attachments WHERE uploaded_by = ?1", [.text(userID)])?.int("n") ?? 0

@@ -23,7 +23,7 @@ extension ChangeFeed {
         let columns = "seq, batch, event, at_ms, actor, topic, kind, op, entity_id, document, reason"
         let topicValue: SQLValue = topic.map { .text($0) } ?? .null
         // Two statements, not `(?2 IS NULL OR topic = ?2)`: with that, SQLite cannot use the topic index
-        // and a topic's resume read every row of every topic after `after` (issue 13).
+        // and a topic's resume read every row of every topic after `after`.
         var rows =
             if let topic {
                 try db.query(

@@ -2,7 +2,7 @@ import Domain
 import Hashing
 public import Storage
 
-/// Change-log retention (issue 15 #3): the log keeps what resume, audit and other processes need —
+/// Change-log retention: the log keeps what resume, audit and other processes need —
 /// every row younger than `window`, and always the newest `minimumRows` — and compaction deletes the
 /// oldest rest. A client resuming from before the oldest kept row gets a `reset` snapshot (the path
 /// `ChangeFeed.Replay.oldestRetainedSeq` already drives), so nothing a client needs is lost.

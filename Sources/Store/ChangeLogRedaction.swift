@@ -3,7 +3,7 @@ import Foundation
 public import Storage
 
 extension ChangeLog {
-    /// Erases a deleted account's personal data from the change log's documents (issue 15 #12), in
+    /// Erases a deleted account's personal data from the change log's documents, in
     /// the account deletion's transaction, so what the README promises — personal fields tombstoned —
     /// holds for history too. Rows stay (their seq, event, actor and digest still chain; see
     /// `ChangeLogChain`), only their documents change and `redacted_ms` is set.

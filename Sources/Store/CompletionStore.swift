@@ -2,8 +2,8 @@ public import Domain
 import Foundation
 public import Storage
 
-/// SQL for shared completions (issue 4; docs/design.md#occurrences-and-completions). Completions are
-/// immutable: they are inserted, listed, marked withdrawn by their author (issue 33), and — only on
+/// SQL for shared completions (docs/design.md#occurrences-and-completions). Completions are
+/// immutable: they are inserted, listed, marked withdrawn by their author, and — only on
 /// account deletion — anonymised.
 public enum CompletionStore {
     /// What `record` did.

@@ -56,7 +56,7 @@ public enum EmailTokens {
     }
 
     /// Whether the token is one `consume` would take now (unused, unexpired, of `purpose`): a read, for
-    /// callers that must not spend work on a token that cannot succeed (issue 37 finding 3).
+    /// callers that must not spend work on a token that cannot succeed.
     public static func isUsable(_ purpose: Purpose, tokenHash: [UInt8], at now: Int64, on db: any SQLConnection) throws -> Bool {
         try db.queryOne(
             "SELECT 1 AS one FROM email_tokens WHERE token_hash = ?1 AND purpose = ?2 AND used_ms IS NULL AND expires_ms > ?3",

@@ -20,7 +20,7 @@ public enum GroupActivity {
     public struct Page: Sendable, Equatable {
         public var batches: [ChangeFeed.Batch]
         public var nextBefore: Int64?
-        /// The titles of the shared alarms the page's rows removed, by alarm id (issue 33: a deleted
+        /// The titles of the shared alarms the page's rows removed, by alarm id (a deleted
         /// alarm's line still names it). Read from the soft-deleted row, kept until the alarm is purged.
         public var removedAlarmTitles: [String: String] = [:]
     }

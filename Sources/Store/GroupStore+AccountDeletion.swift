@@ -77,7 +77,7 @@ extension GroupStore {
                 changes += try InvitationStore.feedChanges(invitation, op: .modified, on: db)
             }
         }
-        // Codes this account created stop working too (issue 15 #4), as `invite_code_disabled` would.
+        // Codes this account created stop working too, as `invite_code_disabled` would.
         let codes = try db.query(
             """
             SELECT c.group_id AS group_id FROM invite_codes c JOIN groups g ON g.id = c.group_id

@@ -2,7 +2,7 @@ import Domain
 import Storage
 
 /// What a person handed out — pending invitations and the group's invite code — lives only as long
-/// as they could still hand it out (issue 15 #4). Every change that takes that right away (leaving,
+/// as they could still hand it out. Every change that takes that right away (leaving,
 /// removal by the owner, an admin or an operator, demotion, the owner's transfer, suspension)
 /// revokes, in its own transaction, what the person can no longer create (`GroupRules.mayInvite`,
 /// `GroupRules.mayCreateInviteCode`). Each revocation is recorded exactly as the explicit one: an

@@ -354,7 +354,7 @@ public enum GroupStore {
             document: DocumentCoding.encode(group))
     }
 
-    /// Profile hook (issue 33; docs/design.md#accounts): the user's display name is now `name`, and every
+    /// Profile hook (docs/design.md#accounts): the user's display name is now `name`, and every
     /// membership in a live, unfrozen group shows it from this transaction on — one member document per
     /// group, on the group's topic and the user's own. Ended memberships keep the name they had; a
     /// frozen group is read-only and keeps it until it is unfrozen and the name changes again. Answers

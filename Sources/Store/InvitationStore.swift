@@ -158,7 +158,7 @@ public enum InvitationStore {
     /// Accepts: the user becomes a member with the invitation's role (member limit enforced). An email
     /// invitation needs the addressee's account to have verified that address (`emailNotVerified`):
     /// otherwise whoever registers an invited address first could take the invitation — its role
-    /// included (issue 18, the red team's takeover).
+    /// included (the red team's takeover).
     /// Idempotent for the same user; accepted by someone else or declined → `invitationAlreadyAccepted`;
     /// expired, or older than the user's own removal/leave → `invitationExpired`. An active member
     /// accepting keeps their role. Event `invitation_accepted`.

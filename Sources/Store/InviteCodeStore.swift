@@ -73,7 +73,7 @@ public enum InviteCodeStore {
             [.text(groupID), .blob(codeHash), .text(actorID), .integer(now), .integer(expires), .blob(sealed)])
     }
 
-    /// The group's current code for an owner or admin (issue 33), read back from its sealed copy: the
+    /// The group's current code for an owner or admin, read back from its sealed copy: the
     /// code while it is live (not disabled, not expired at `now`), nil otherwise or for a code made
     /// before migration 0025 (no copy: rotate once). `notFound("invite code")` when the group never had
     /// one. Writes nothing: showing a code changes nothing.
@@ -135,7 +135,7 @@ public enum InviteCodeStore {
     /// code). Order: user and IP budgets (429), lookup, lock, expiry/disabled (`usableCode`), rejoin
     /// rule, then the member limit (throws `groupMemberLimit`). A rejoin-rule refusal comes from the
     /// caller's own past, so it counts against the caller and the IP only: no caller can lock a live
-    /// code for others (issue 15 #7). Event `member_joined`.
+    /// code for others. Event `member_joined`.
     public static func join(
         codeHash: [UInt8]?, user: User, clientIP: String, at now: Int64, on db: any SQLConnection
     ) throws -> JoinOutcome {

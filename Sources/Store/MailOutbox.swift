@@ -63,7 +63,7 @@ public enum MailOutbox {
         return id
     }
 
-    /// Queues a mail whose text is made only when it is sent (issue 37 #7): `body` and `user_id` stay
+    /// Queues a mail whose text is made only when it is sent: `body` and `user_id` stay
     /// NULL until `MailDispatcher` prepares the row (`unprepared`, `prepare`) or settles it `failed`.
     /// The request's writes are then the same whatever the recipient turns out to be — a password
     /// reset for a known address and for an unknown one insert the same row. `sendable` as in `enqueue`.

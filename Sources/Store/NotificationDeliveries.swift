@@ -267,7 +267,7 @@ public enum NotificationDeliveries {
     }
 
     /// Not sent this time, through no fault of its own (its destination's or account's send budget was
-    /// full, issue 37 finding 1): due again at `until`, its lease freed, no attempt counted.
+    /// full): due again at `until`, its lease freed, no attempt counted.
     public static func postpone(_ ids: [Int64], until: Int64, on db: any SQLConnection) throws {
         guard !ids.isEmpty else { return }
         let placeholders = ids.indices.map { "?\($0 + 2)" }.joined(separator: ", ")

@@ -2,7 +2,7 @@ import Domain
 public import Storage
 
 /// Registrations admitted per client network and in total within a sliding window, kept as rows so
-/// the limits hold across restarts and across every instance on one database (issue 16: nothing may
+/// the limits hold across restarts and across every instance on one database (nothing may
 /// assume one process exists). An admission is recorded before the password is hashed, so
 /// registrations running in parallel all count; a refused one records nothing (waiting is enough).
 /// Admitting runs in a write transaction: writers are serialised, so two instances cannot both take

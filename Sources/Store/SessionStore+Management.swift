@@ -2,7 +2,7 @@ import Domain
 public import Storage
 
 /// A user's sessions as they see them (`GET /v1/me/sessions`, `chronir-admin users sessions`), and
-/// revoking them one at a time or all but one (issue 18).
+/// revoking them one at a time or all but one.
 ///
 /// Every revocation appends one change-log batch in the same transaction (event `sessions_revoked`):
 /// one row per session on the `system` topic — kind `session`, op `removed`, entity id the public

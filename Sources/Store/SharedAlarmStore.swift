@@ -2,7 +2,7 @@ public import Domain
 import Foundation
 public import Storage
 
-/// SQL for shared alarms (issue 4). Every function runs inside the caller's transaction; every
+/// SQL for shared alarms. Every function runs inside the caller's transaction; every
 /// mutation appends one change-log batch to `group:<id>` with whole new documents: kind
 /// `shared_alarm` (entity id = alarm id), `shared_completion`, and `missed_occurrence` (entity id
 /// `<alarm_id>:<scheduled ms>`). Events: `shared_alarm_created`, `shared_alarm_updated`,
@@ -122,7 +122,7 @@ public enum SharedAlarmStore {
 
     // MARK: - Mutations
 
-    /// A write's `is_enabled` and `paused_until` (issue 19): nil = unchanged; `pausedUntil: .some(nil)`
+    /// A write's `is_enabled` and `paused_until`: nil = unchanged; `pausedUntil: .some(nil)`
     /// clears the pause. `pausedUntil` is taken through `SharedAlarmRules.pauseEnd` here.
     public struct ControlsEdit: Sendable, Equatable {
         public var isEnabled: Bool?
@@ -288,7 +288,7 @@ public enum SharedAlarmStore {
         return changes
     }
 
-    /// The overdue sweep (a timer calls it; issue 4): every live alarm of a live group whose open
+    /// The overdue sweep (a timer calls it): every live alarm of a live group whose open
     /// occurrence is still open `grace_minutes` after its time is marked `missed` — once: the next
     /// occurrence opens at once, after the missed one's time (*decision*: no answers are taken for a
     /// missed occurrence; the schedule moves on as if it had closed, without `last_completed_at`).

@@ -24,7 +24,10 @@ public final class ChildProcess: @unchecked Sendable {
     /// Starts `tool` (a path, or a name looked up in `PATH` through /usr/bin/env) with its standard
     /// output on a pipe this object reads, standard input from /dev/null and standard error to a
     /// temporary file.
-    public init(launching tool: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    /// `removing` names variables of this process's environment the child must not see.
+    public init(
+        launching tool: String, _ arguments: [String], environment: [String: String] = [:], removing: [String] = []
+    ) throws {
         var pipeEnds: [Int32] = [0, 0]
         // A socket pair made close-on-exec atomically (pipe2 is not imported): a child another test
         // spawns meanwhile must not inherit this output's write end, or a reader waiting for EOF
@@ -46,6 +49,7 @@ public final class ChildProcess: @unchecked Sendable {
         defer { for pointer in argv { free(pointer) } }
         var variables = ProcessInfo.processInfo.environment
         variables.merge(environment) { $1 }
+        for name in removing { variables[name] = nil }
         let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in envp { free(pointer) } }
         // An empty signal mask and default dispositions: the child must not inherit a test
@@ -108,6 +112,15 @@ public final class ChildProcess: @unchecked Sendable {
     /// Waits for the child to exit; throws when it exits unsuccessfully or `timeout` passes (then
     /// it is killed).
     public func wait(timeout: Duration) throws {
+        let status = try exitStatus(timeout: timeout)
+        guard status == 0 else {
+            throw Failure(description: "exited with status \(status); stderr: \(standardError)")
+        }
+    }
+
+    /// Waits for the child to exit and returns its exit code (128 + the signal's number when a
+    /// signal ended it, as a shell reports it); throws when `timeout` passes first (then it is killed).
+    public func exitStatus(timeout: Duration) throws -> Int32 {
         let deadline = ContinuousClock.now + timeout
         var status: Int32 = 0
         while true {
@@ -121,10 +134,30 @@ public final class ChildProcess: @unchecked Sendable {
             usleep(20_000)
         }
         lock.withLock { exited = true }
-        // WIFEXITED && WEXITSTATUS == 0, spelled out: the C macros are not imported.
-        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
-            throw Failure(description: "exited with wait status \(status); stderr: \(standardError)")
+        // WIFSIGNALED / WEXITSTATUS spelled out: the C macros are not imported.
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+    }
+
+    /// Everything the child writes to standard output until it closes it; throws when `timeout`
+    /// passes first.
+    public func readToEnd(timeout: Duration) throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { throw Failure(description: "output not closed within \(timeout); stderr: \(standardError)") }
+            var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(left.components.seconds * 1_000 + 10))
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            pending.append(contentsOf: buffer[0..<count])
         }
+        defer { pending.removeAll() }
+        return String(decoding: pending, as: UTF8.self)
     }
 
     /// Ends the child: SIGTERM, then SIGKILL if it has not exited within 5 s; reaps it. Idempotent.

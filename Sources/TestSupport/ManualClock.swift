@@ -3,7 +3,7 @@ public import Domain
 import Synchronization
 public import Transport
 
-/// A clock that moves only when a test says so: a wall clock for Domain and App (`Clock`), and the
+/// A clock that moves only when a test says so: a wall clock for Domain and App (`WallClock`), and the
 /// monotonic clock of transport deadlines and timers (`MonotonicClock`, `ServerConfiguration.clock`;
 /// the same reading in nanoseconds), so a test moves time past a deadline instead of sleeping until it.
 ///
@@ -12,7 +12,7 @@ public import Transport
 /// their deadline — each on its queue, and before `advance` returns, so the test sees their effects
 /// at once. Missed repeats of a repeating timer run once per move, as a Dispatch timer's do. Never
 /// move the clock from a timer's own queue (it would wait for itself).
-public final class ManualClock: Clock {
+public final class ManualClock: WallClock {
     private let now: Mutex<Int64>
     private let timers = Mutex<[Entry]>([])
 

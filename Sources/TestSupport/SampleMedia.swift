@@ -83,7 +83,7 @@ public enum SampleMedia {
         ])
     }
 
-    /// The render bomb of issue 37: one page of `side` × `side` pt (7,990² is under the 64-Mpixel cap at
+    /// The render bomb of one page of `side` × `side` pt (7,990² is under the 64-Mpixel cap at
     /// 72 dpi) whose Flate content stream fills the whole page `fills` times. 1,000 fills make a PDF of
     /// ≈ 550 bytes that rendered 12 s at 72 dpi.
     public static func pdfRenderBomb(fills: Int, side: Int = 7_990) -> [UInt8] {

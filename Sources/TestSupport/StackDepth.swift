@@ -7,7 +7,7 @@
 /// The number of frames on the calling thread's stack, from libc's `backtrace(3)` (looked up at run
 /// time: Swift's Glibc module does not export `<execinfo.h>`). A count of work that does not depend on
 /// the clock: a call path whose depth grows with the number of earlier calls has per-call cost that
-/// grows with history (issue 13: a closure re-wrapped in one more thunk on every commit).
+/// grows with history (a closure re-wrapped in one more thunk on every commit).
 public enum StackDepth {
     private typealias Backtrace = @convention(c) (UnsafeMutablePointer<UnsafeMutableRawPointer?>?, Int32) -> Int32
 

@@ -49,12 +49,12 @@ public enum TestBackend: String, Sendable, CaseIterable, CustomStringConvertible
         switch self {
         case .sqlite:
             let directory = TemporaryDirectory()
-            let database = try Database(path: directory.path + "/t.sqlite", options: DatabaseOptions(readerCount: readers))
+            let database = try SQLiteDatabase(path: directory.path + "/t.sqlite", options: SQLiteConfiguration(readerCount: readers))
             _ = try MigrationRunner.migrate(database, migrations: migrations, nowMilliseconds: 1)
             return TestStorage(database: database, directory: directory)
         case .postgres:
             let database = try PostgresDatabase(
-                url: try PostgresServer.freshDatabaseURL(), options: PostgresOptions(readerCount: readers))
+                url: try PostgresServer.freshDatabaseURL(), options: PostgresConfiguration(readerCount: readers))
             _ = try MigrationRunner.migrate(database, migrations: migrations, nowMilliseconds: 1)
             return TestStorage(database: database, directory: TemporaryDirectory())
         }
@@ -79,8 +79,8 @@ public struct TestStorage: Sendable {
 /// (PostgreSQL: the same URL) would open it — its own connections and writer queue.
 public func openAnotherHandle(_ database: any SQLDatabase) throws -> any SQLDatabase {
     switch database {
-    case let sqlite as Database: try Database(path: sqlite.path)
-    case let postgres as PostgresDatabase: try PostgresDatabase(url: postgres.url, options: PostgresOptions(readerCount: 1))
+    case let sqlite as SQLiteDatabase: try SQLiteDatabase(path: sqlite.path)
+    case let postgres as PostgresDatabase: try PostgresDatabase(url: postgres.url, options: PostgresConfiguration(readerCount: 1))
     default: preconditionFailure("no second handle for \(type(of: database))")
     }
 }

@@ -15,7 +15,7 @@ public protocol HTTPResponder: Sendable {
 
     /// Decides from its head alone whether a streamed body (an upload, `HTTPRequestHead.streamsBody`)
     /// may be received. Called on the loop once the head is parsed, before a byte of the body is read
-    /// from the socket into a file (issue 37: unauthenticated uploads reached the disk). Must call
+    /// from the socket into a file (unauthenticated uploads reached the disk). Must call
     /// `admission.admit()` or `admission.refuse(_:)` exactly once, from any thread; meanwhile the body
     /// waits in the kernel (reading pauses) and the body deadline runs. A refusal is the request's
     /// response and the connection closes after it, the body unread. Default: admits at once.

@@ -592,7 +592,7 @@ public struct HTTPRequestParser: Sendable {
 
     private mutating func completeRequest() -> HTTPParserEvent {
         // Swapped out, so the head and body move into the request instead of being copied from
-        // `pending` and then released with it (issue 23: a retain and a release per field).
+        // `pending` and then released with it (a retain and a release per field).
         var finished = Pending()
         swap(&finished, &pending)
         phase = .requestLine

@@ -29,7 +29,7 @@ public enum HTTPResponseWriter {
     ) {
         let code = response.status.code
         let bodiless = code < 200 || code == 204 || code == 304
-        // Measured first, then written with plain stores into the grown buffer (issue 23: per-byte
+        // Measured first, then written with plain stores into the grown buffer (per-byte
         // appends, each with its capacity and uniqueness checks, were most of the writer's time).
         var present = PresentFields()
         var length = statusLineLength(response.status)

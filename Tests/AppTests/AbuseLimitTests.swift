@@ -8,7 +8,7 @@ import Wire
 
 @testable import App
 
-/// Issue 15 #2: registration is rate-limited per client network and in total, and password hashing
+/// registration is rate-limited per client network and in total, and password hashing
 /// has its own bounded pool — it never queues in front of static files, token checks or plain reads.
 @Suite("Registration limits and the hashing pool")
 struct AbuseLimitTests {

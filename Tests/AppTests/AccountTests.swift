@@ -12,7 +12,7 @@ import Wire
 @Suite("Accounts — register, login, logout, me")
 struct AccountTests {
 
-    @Test("registration saves the client's time zone; an unknown zone is 422 naming the field (issue 33 item 7)")
+    @Test("registration saves the client's time zone; an unknown zone is 422 naming the field")
     func registrationTimezone() async throws {
         let h = try AppHarness()
         let reply = try await h.expect(
@@ -287,7 +287,7 @@ struct AccountTests {
     }
 }
 
-/// Profile fields of issue 19 (docs/api.md#accounts): `locale` and `avatar_url` through `PATCH /v1/me`,
+/// Profile fields (docs/api.md#accounts): `locale` and `avatar_url` through `PATCH /v1/me`,
 /// `last_seen_at` kept by the server with the session's hourly touch, none of them shown to others.
 @Suite("Accounts — profile fields: locale, avatar_url, last_seen_at")
 struct ProfileFieldTests {

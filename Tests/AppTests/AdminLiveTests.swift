@@ -282,7 +282,7 @@ struct AdminLiveTests {
             // A consistent prefix: its change log is the first rows of the live one, byte for byte
             // (hash chain included), holding at least everything committed before the backup began;
             // and every row of its tables has its change-log row and vice versa.
-            let copied = try Database(path: copy, options: DatabaseOptions(readerCount: 1))
+            let copied = try SQLiteDatabase(path: copy, options: SQLiteConfiguration(readerCount: 1))
             defer { copied.close() }
             let copyLog = try copied.readSync { try Self.logHashes(on: $0) }
             #expect(copyLog.count >= before && copyLog.count <= liveLog.count, "\(before) ≤ \(copyLog.count) ≤ \(liveLog.count)")
@@ -648,7 +648,7 @@ extension AdminLiveTests {
         init() throws {
             var quiet = Logger(label: "admin-live")
             quiet.logLevel = .critical
-            var config = AppConfig(
+            var config = AppConfiguration(
                 dataDirectory: directory.path, publicDirectory: nil, defaultTier: .premium, workerThreads: 2,
                 passwordHashing: .fast, maxMembersPerGroup: 1000)
             // The backup test registers many accounts from 127.0.0.1 within the hour, and its owner
@@ -759,16 +759,16 @@ extension AdminLiveTests {
         }
 
         func admin(_ arguments: [String]) async throws -> AdminRun {
-            try await Self.runAdmin(arguments + ["--data-dir", directory.path], in: directory)
+            try await Self.runAdmin(arguments + ["--data-dir", directory.path])
         }
 
         /// Runs it with `--data-dir DIR` appended when `dataDir` is given, else exactly `arguments`.
         func admin(dataDir: String?, _ arguments: String...) async throws -> AdminRun {
-            try await Self.runAdmin(arguments + (dataDir.map { ["--data-dir", $0] } ?? []), in: directory)
+            try await Self.runAdmin(arguments + (dataDir.map { ["--data-dir", $0] } ?? []))
         }
 
         /// Bounds one admin run (it normally takes well under a second).
-        static let adminTimeout: DispatchTimeInterval = .seconds(60)
+        static let adminTimeout: Duration = .seconds(60)
 
         /// The `chronir-admin` next to this test binary (`.build/<triple>/debug/`), or `$CHRONIR_ADMIN_BIN`.
         static let adminBinary: String? = {
@@ -785,40 +785,20 @@ extension AdminLiveTests {
             return nil
         }()
 
-        /// Runs the binary with stdin from /dev/null (no terminal: confirmations refuse) and its output
-        /// captured in files of `directory`; kills it past `adminTimeout`.
-        static func runAdmin(_ arguments: [String], in directory: TemporaryDirectory) async throws -> AdminRun {
+        /// Runs the binary with stdin from /dev/null (no terminal: confirmations refuse), its output
+        /// captured; kills it past `adminTimeout`.
+        static func runAdmin(_ arguments: [String]) async throws -> AdminRun {
             guard let binary = adminBinary else {
                 throw Failure.unexpected("chronir-admin not found next to the test binary: run `swift build --build-tests` first")
             }
             return try await TestSupport.blocking {
-                let name = UUID().uuidString
-                let outPath = directory.file(named: "\(name).out")
-                let errPath = directory.file(named: "\(name).err")
-                _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-                _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: binary)
-                process.arguments = arguments
-                var environment = ProcessInfo.processInfo.environment
-                environment["CHRONIR_DB"] = nil
-                environment["CHRONIR_DATA_DIR"] = nil
-                process.environment = environment
-                process.standardInput = FileHandle.nullDevice
-                process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-                process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-                let exited = DispatchSemaphore(value: 0)
-                process.terminationHandler = { _ in exited.signal() }
-                try process.run()
-                if exited.wait(timeout: .now() + adminTimeout) == .timedOut {
-                    process.terminate()
-                    exited.wait()
-                    throw Failure.unexpected("chronir-admin \(arguments) did not finish in \(adminTimeout)")
-                }
-                func read(_ path: String) -> String {
-                    String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
-                }
-                return AdminRun(status: process.terminationStatus, stdout: read(outPath), stderr: read(errPath))
+                // posix_spawn through ChildProcess, not Foundation's `Process`: its spawn reads
+                // /proc/self/fd past its buffer when the test process holds many descriptors (ASan:
+                // heap-buffer-overflow in findMaximumOpenFromProcSelfFD).
+                let child = try ChildProcess(launching: binary, arguments, removing: ["CHRONIR_DB", "CHRONIR_DATA_DIR"])
+                let stdout = try child.readToEnd(timeout: adminTimeout)
+                let status = try child.exitStatus(timeout: adminTimeout)
+                return AdminRun(status: Int32(status), stdout: stdout, stderr: child.standardError)
             }
         }
     }

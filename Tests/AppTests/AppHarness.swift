@@ -17,14 +17,14 @@ final class AppHarness: Sendable {
     let clock: ManualClock
     let app: Application
     let database: any SQLDatabase
-    /// The database as SQLite's `Database`, for checks only SQLite can answer (file, query plans);
+    /// The database as SQLite's `SQLiteDatabase`, for checks only SQLite can answer (file, query plans);
     /// such tests are `.enabled(if: TestBackend.current == .sqlite)`.
-    var sqlite: Database { database as! Database }
+    var sqlite: SQLiteDatabase { database as! SQLiteDatabase }
 
     init(
         defaultTier: Tier = .free, publicDirectory: String? = nil, logger: Logger? = nil, accessLog: AccessLog? = nil,
         trustedProxies: Set<String> = [], writeBudget: WriteBudget = .standard, hashing: WorkerPool? = nil,
-        databaseURL: String? = nil, vapidPublicKey: String? = nil, configure: (inout AppConfig) -> Void = { _ in },
+        databaseURL: String? = nil, vapidPublicKey: String? = nil, configure: (inout AppConfiguration) -> Void = { _ in },
         oidc: ((ManualClock) -> OIDCService?)? = nil, apps: AppsConfigurationSource = AppsConfigurationSource()
     ) throws {
         directory = TemporaryDirectory()
@@ -32,7 +32,7 @@ final class AppHarness: Sendable {
         var quiet = Logger(label: "test")
         quiet.logLevel = .critical
         let logger = logger ?? quiet
-        var config = AppConfig(
+        var config = AppConfiguration(
             dataDirectory: directory.path, publicDirectory: publicDirectory, defaultTier: defaultTier,
             workerThreads: 2, passwordHashing: .fast)
         config.trustedProxies = trustedProxies

@@ -11,8 +11,8 @@ import Wire
 @testable import App
 
 /// Attachments on personal alarms and shared completions, the attachment lists inside the documents
-/// (answers, change log, group snapshot), the byte quotas, and account deletion (issue 20;
-/// docs/attachments.md). The shared-alarm pipeline itself is `AttachmentTests`'.
+/// (answers, change log, group snapshot), the byte quotas, and account deletion
+/// (docs/attachments.md). The shared-alarm pipeline itself is `AttachmentTests`'.
 @Suite("Attachments — personal alarms, completions, documents, quotas, account deletion")
 struct AttachmentOwnersTests {
     static let personalID = "5b0c6d3e-7f81-4a92-b3c4-d5e6f7a8b9c0"
@@ -218,7 +218,7 @@ struct AttachmentOwnersTests {
         #expect(await s.upload(pdf, token: s.f.members[0].token).status == 201)
     }
 
-    @Test("issue 37 #5: a deleted attachment's bytes count against the quota until the sweep has removed its file")
+    @Test("a deleted attachment's bytes count against the quota until the sweep has removed its file")
     func quotaUntilFileGone() async throws {
         let pdf = SampleMedia.pdf()
         let s = try await AttachmentTests.Setup.make(members: 1) { $0.attachments.userQuotaBytes = Int64(pdf.count * 3 / 2) }
@@ -232,7 +232,7 @@ struct AttachmentOwnersTests {
         #expect(again.status == 409 && again.errorCode == "CA065", "\(again.text)")
         #expect(try await s.h.database.read { try AttachmentStore.quotaBytes(uploadedBy: s.f.owner.id, on: $0) } == Int64(pdf.count))
         // The sweep removes the file (and its thumbnail) after the grace, and with it the row's bytes.
-        let grace = AttachmentConfig().orphanGraceMilliseconds
+        let grace = AttachmentConfiguration().orphanGraceMilliseconds
         let outcome = try AttachmentSweep.run(
             files: AttachmentFiles(dataDirectory: s.h.directory.path), graceMilliseconds: grace,
             at: s.h.clock.nowMilliseconds() + grace + 1_000, on: s.h.database)
@@ -297,7 +297,7 @@ struct AttachmentOwnersTests {
         }
         #expect(personalDocuments.count == 1 && personalDocuments.allSatisfy { $0.string("document") == nil })
 
-        let grace = AttachmentConfig().orphanGraceMilliseconds
+        let grace = AttachmentConfiguration().orphanGraceMilliseconds
         let files = AttachmentFiles(dataDirectory: h.directory.path)
         _ = try AttachmentSweep.run(files: files, graceMilliseconds: grace, at: h.clock.nowMilliseconds() + grace + 1, on: h.database)
         let keptSHA = try #require(kept.json["sha256"] as? String)
@@ -316,7 +316,8 @@ struct AttachmentOwnersTests {
         try await h.expect(204, .delete, Self.personal, token: f.owner.token)
         let files = AttachmentFiles(dataDirectory: h.directory.path)
         let outcome = try AttachmentSweep.run(
-            files: files, graceMilliseconds: AttachmentConfig().orphanGraceMilliseconds, at: h.clock.nowMilliseconds(), on: h.database)
+            files: files, graceMilliseconds: AttachmentConfiguration().orphanGraceMilliseconds, at: h.clock.nowMilliseconds(),
+            on: h.database)
         #expect(outcome.rowsRetired == 1)
     }
 }

@@ -107,7 +107,7 @@ struct AttachmentStreamingTests {
         #expect(try await s.rowCount() == 0)
     }
 
-    @Test("issue 37 #6: an upload is authenticated and authorised from its head, before a byte of its body is stored")
+    @Test("an upload is authenticated and authorised from its head, before a byte of its body is stored")
     func authorisedFromTheHead() async throws {
         let s = try await AttachmentTests.Setup.make(members: 1) { $0.attachments.userQuotaBytes = 512 * 1024 }
         let (server, port) = try Self.serve(s)

@@ -10,7 +10,7 @@ import Wire
 
 @testable import App
 
-/// Attachments on shared alarms (issue 20; docs/attachments.md): upload → download byte-equal, metadata
+/// Attachments on shared alarms (docs/attachments.md): upload → download byte-equal, metadata
 /// stripped, every refusal named with nothing stored, Range, authorisation per request, dedup, the
 /// orphan sweep, the per-route body limit from `Content-Length`.
 @Suite("Attachments — photos and PDFs on shared alarms")
@@ -21,7 +21,7 @@ struct AttachmentTests {
         var h: AppHarness { f.h }
         var path: String { "\(f.g)/alarms/\(alarmID)/attachments" }
 
-        static func make(members: Int = 2, configure: (inout AppConfig) -> Void = { _ in }) async throws -> Setup {
+        static func make(members: Int = 2, configure: (inout AppConfiguration) -> Void = { _ in }) async throws -> Setup {
             let f = try await SharedAlarmFixture.make(members: members, configure: configure)
             let alarm = try await f.createAlarm()
             return Setup(f: f, alarmID: try #require(alarm["id"] as? String))
@@ -232,7 +232,7 @@ struct AttachmentTests {
         try FileManager.default.setAttributes(
             [.modificationDate: Date(timeIntervalSince1970: Double(s.h.clock.nowMilliseconds()) / 1000)],
             ofItemAtPath: leftover + "/.tmp-deadbeef")
-        let grace = AttachmentConfig().orphanGraceMilliseconds
+        let grace = AttachmentConfiguration().orphanGraceMilliseconds
         #expect(grace == 7 * 24 * 3_600_000)
 
         let early = try AttachmentSweep.run(
@@ -249,7 +249,7 @@ struct AttachmentTests {
         #expect(await s.h.send(.get, "\(s.path)/\(keptID)", token: s.f.owner.token).status == 200)
     }
 
-    @Test("issue 37 #2: decodes have a bounded pool of their own; with it full, an upload is 503 and a static file is served")
+    @Test("decodes have a bounded pool of their own; with it full, an upload is 503 and a static file is served")
     func decodePool() async throws {
         let root = TemporaryDirectory(prefix: "public")
         try Data("<h1>ok</h1>".utf8).write(to: URL(fileURLWithPath: root.path + "/index.html"))
@@ -257,7 +257,7 @@ struct AttachmentTests {
         let services = s.h.app.services
         // Structure: not the pool static files and health checks use, nor the hashing one; bounded.
         #expect(services.decoding !== services.workers && services.decoding !== services.hashing)
-        let config = AttachmentConfig()
+        let config = AttachmentConfiguration()
         #expect(services.decoding.width == config.decodeThreads && config.decodeThreads == 1)
         #expect(services.decoding.acceptedJobs == config.decodeThreads + config.maxQueuedDecodes)
         // Fill it with decodes that do not finish until released.
@@ -279,7 +279,7 @@ struct AttachmentTests {
         #expect(await s.upload(SampleMedia.png()).status == 201)
         #expect(await s.h.send(.delete, "\(s.f.g)/alarms/\(s.alarmID)", token: s.f.owner.token).status == 204)
         let files = AttachmentFiles(dataDirectory: s.h.directory.path)
-        let grace = AttachmentConfig().orphanGraceMilliseconds
+        let grace = AttachmentConfiguration().orphanGraceMilliseconds
         let outcome = try AttachmentSweep.run(
             files: files, graceMilliseconds: grace, at: s.h.clock.nowMilliseconds() + grace + 1, on: s.h.database)
         #expect(outcome == AttachmentSweep.Outcome(rowsRetired: 1, filesRemoved: 2, tombstonesDropped: 1))
@@ -370,7 +370,7 @@ struct AttachmentTests {
             try other.send("POST /v1/groups HTTP/1.1\r\nHost: x\r\nContent-Length: \(1024 * 1024 + 1)\r\n\r\n")
             let json = try other.readResponse()
             // Exactly at the upload limit the size passes; the head is then authorised before the body
-            // (issue 37 #6): without a token, 401 at once, the body never read.
+            //: without a token, 401 at once, the body never read.
             let third = try LoopbackClient(port: port)
             defer { third.close() }
             try third.send(

@@ -48,7 +48,7 @@ struct AuthorizationMatrixTests {
             .init("DELETE /v1/groups/{id}/invite-code", [204, 204, 403, 404, 404, 404, 401]) {
                 await $0.send(.delete, "\($0.group)/invite-code")
             },
-            // A live code older than the caller's removal or departure: 403 naming why (issue 33).
+            // A live code older than the caller's removal or departure: 403 naming why.
             .init("POST /v1/join", [200, 200, 200, 403, 403, 200, 401], errors: [403: "REJOIN_NEEDS_NEW_INVITE"]) {
                 await $0.send(.post, "/v1/join", json: #"{"code":"\#($0.fixture.code)"}"#)
             },

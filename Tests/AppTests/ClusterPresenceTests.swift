@@ -8,7 +8,7 @@ import Transport
 
 @testable import App
 
-/// Issue 16: presence is cluster-wide. Two Applications (instances) on one PostgreSQL database —
+/// presence is cluster-wide. Two Applications (instances) on one PostgreSQL database —
 /// whatever `CHRONIR_TEST_BACKEND` says, since cluster presence exists only there — each behind the
 /// real transport on 127.0.0.1. Every wait is bounded (`Feed.next`, 10 s); presence travels on the
 /// instances' real 2-s presence timers, so a hop takes up to two intervals.

@@ -8,9 +8,9 @@ import Testing
 
 @testable import App
 
-/// Issue 15 #10: the database, its `-wal`/`-shm`, `server.secret` and backups are 0600 whatever the
+/// the database, its `-wal`/`-shm`, `server.secret` and backups are 0600 whatever the
 /// data directory's mode and the umask; a group/world-writable data directory stops start-up.
-@Suite("Data directory and file modes (issue 15 #10)", .serialized)
+@Suite("Data directory and file modes", .serialized)
 struct DataDirectoryTests {
     static func mode(_ path: String) -> UInt32? {
         var info = stat()
@@ -37,14 +37,14 @@ struct DataDirectoryTests {
         let data = root.file(named: "data")
         #expect(mkdir(data, 0o755) == 0)
         #expect(chmod(data, 0o755) == 0)
-        let config = AppConfig(dataDirectory: data, publicDirectory: nil)
+        let config = AppConfiguration(dataDirectory: data, publicDirectory: nil)
         let database = try Self.withUmask022 {
             try Bootstrap.openDatabase(config: config, logger: Self.quietLogger(), nowMilliseconds: 0)
         }
         _ = try Self.withUmask022 { try ServerSecret.loadOrCreate(path: config.secretPath) }
         try database.writeSync { try $0.run("CREATE TABLE IF NOT EXISTS t (x)") }
         let backup = root.file(named: "backup.sqlite")
-        try Self.withUmask022 { try (database as! Database).backup(to: backup) }
+        try Self.withUmask022 { try (database as! SQLiteDatabase).backup(to: backup) }
         for file in [config.databasePath, config.databasePath + "-wal", config.databasePath + "-shm", config.secretPath, backup] {
             #expect(Self.mode(file) == 0o600, "\(file) has mode \(String(Self.mode(file) ?? 0, radix: 8))")
         }
@@ -57,7 +57,7 @@ struct DataDirectoryTests {
     func dataDirectoryOnPostgres() throws {
         let root = TemporaryDirectory(prefix: "datadir-pg")
         let data = root.file(named: "data")
-        var config = AppConfig(dataDirectory: data, publicDirectory: nil)
+        var config = AppConfiguration(dataDirectory: data, publicDirectory: nil)
         config.databaseURL = try PostgresServer.freshDatabaseURL()
         let database = try Bootstrap.openDatabase(config: config, logger: Self.quietLogger(), nowMilliseconds: 0)
         defer { database.close() }
@@ -70,11 +70,11 @@ struct DataDirectoryTests {
     func existingFilesNarrowed() throws {
         let directory = TemporaryDirectory(prefix: "narrow")
         let path = directory.file(named: "chronir.sqlite")
-        let first = try Database(path: path)
+        let first = try SQLiteDatabase(path: path)
         try first.writeSync { try $0.run("CREATE TABLE t (x)") }
         #expect(chmod(path, 0o644) == 0)
         #expect(chmod(path + "-wal", 0o644) == 0)
-        let second = try Database(path: path)
+        let second = try SQLiteDatabase(path: path)
         #expect(Set(second.narrowedFiles) == [path, path + "-wal"])
         #expect(Self.mode(path) == 0o600)
         #expect(Self.mode(path + "-wal") == 0o600)
@@ -89,7 +89,7 @@ struct DataDirectoryTests {
             let data = root.file(named: "data-\(String(mode, radix: 8))")
             #expect(mkdir(data, 0o700) == 0)
             #expect(chmod(data, mode) == 0)
-            let config = AppConfig(dataDirectory: data, publicDirectory: nil)
+            let config = AppConfiguration(dataDirectory: data, publicDirectory: nil)
             do {
                 _ = try Bootstrap.openDatabase(config: config, logger: Self.quietLogger(), nowMilliseconds: 0)
                 Issue.record("started on a \(String(mode, radix: 8)) data directory")

@@ -9,7 +9,7 @@ import Wire
 @testable import App
 
 /// Push devices (`/v1/me/devices…`) and the member's own notification switch
-/// (`PATCH /v1/groups/{id}/membership`): issue 17, docs/notifications.md#devices.
+/// (`PATCH /v1/groups/{id}/membership`): docs/notifications.md#devices.
 @Suite("Devices and notification preferences")
 struct DeviceTests {
     /// The user agent key pair of RFC 8291 Appendix A: a real uncompressed P-256 point and auth secret.

@@ -7,9 +7,9 @@ import Wire
 
 @testable import App
 
-/// Issue 15 #11 through the API: control, bidi and invisible characters in free text are 422
+/// Free text through the API: control, bidi and invisible characters in free text are 422
 /// VALIDATION_FAILED naming the field, nothing is stored; accepted text is stored NFC.
-@Suite("Free text through the API (issue 15 #11)", .serialized)
+@Suite("Free text through the API", .serialized)
 struct FreeTextAPITests {
     func expectRefused(_ reply: Reply, field: String) {
         #expect(reply.status == 422, "\(reply.text)")

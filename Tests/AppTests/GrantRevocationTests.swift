@@ -9,10 +9,10 @@ import Wire
 
 @testable import App
 
-/// Issue 15 #4: what a person handed out (link/email invitations, the invite code) dies with their
+/// what a person handed out (link/email invitations, the invite code) dies with their
 /// right to hand it out — removal, leaving, demotion, transfer, suspension — in the same transaction,
 /// recorded as the explicit revocation is.
-@Suite("Grant revocation — a removed admin's invitations and code stop working (issue 15 #4)", .serialized)
+@Suite("Grant revocation — a removed admin's invitations and code stop working", .serialized)
 struct GrantRevocationTests {
     /// The admin's link invitation token, the code the admin rotated, and the admin's second account.
     struct Grants {

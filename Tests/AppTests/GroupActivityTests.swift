@@ -56,7 +56,7 @@ struct GroupActivityTests {
         #expect(Self.names(memberEvents) == Self.names(events))
     }
 
-    @Test("an edit says what changed; a deleted alarm's line keeps its title (issue 33)")
+    @Test("an edit says what changed; a deleted alarm's line keeps its title")
     func whatChanged() async throws {
         let f = try await SharedAlarmFixture.make(members: 1)
         let id = try #require(try await f.createAlarm()["id"] as? String)

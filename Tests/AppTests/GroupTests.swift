@@ -52,7 +52,7 @@ struct GroupTests {
         #expect((list.json["groups"] as? [[String: Any]])?.map { $0["id"] as? String } == [groupID])
     }
 
-    @Test("a new display name reaches every group the member is in, live, in the profile's batch (issue 33)")
+    @Test("a new display name reaches every group the member is in, live, in the profile's batch")
     func renamePropagates() async throws {
         let f = try await GroupFixture.make()
         let h = f.h

@@ -8,8 +8,8 @@ import Wire
 
 @testable import App
 
-/// Issue 15 #7: the rejoin rule is about the caller; it must not lock a live code for newcomers.
-@Suite("Invite-code lockout — rejoin refusals do not count against the code (issue 15 #7)", .serialized)
+/// the rejoin rule is about the caller; it must not lock a live code for newcomers.
+@Suite("Invite-code lockout — rejoin refusals do not count against the code", .serialized)
 struct RejoinLockoutTests {
     @Test("a removed member failing five (or ten) times with the live code does not lock it")
     func removedMemberCannotLock() async throws {

@@ -101,8 +101,8 @@ struct InviteCodeTests {
         let disabled = try await h.inviteCode(second, token: f.owner.token)
         try await h.expect(204, .delete, "/v1/groups/\(second)/invite-code", token: f.owner.token)
         answers.append(await h.join(disabled, token: f.outsider.token, ip: "10.0.0.6"))
-        // Locked (as a lock left by an older binary: no API failure counts against a live code now,
-        // issue 15 #7), then a valid caller.
+        // Locked (as a lock left by an older binary: no API failure counts against a live code now),
+        // then a valid caller.
         let until = h.clock.nowMilliseconds() + Self.hour
         try h.database.writeSync { db in
             try db.run("UPDATE invite_codes SET locked_until_ms = ?2 WHERE group_id = ?1", [.text(f.groupID), .integer(until)])
@@ -206,7 +206,7 @@ struct InviteCodeTests {
         #expect(await h.join(f.code, token: f.outsider.token, ip: "192.0.2.10").status == 200)
     }
 
-    @Test("owners and admins see the current code again; rotating and disabling change what they see (issue 33)")
+    @Test("owners and admins see the current code again; rotating and disabling change what they see")
     func currentCode() async throws {
         let f = try await GroupFixture.make()
         let h = f.h
@@ -239,7 +239,7 @@ struct InviteCodeTests {
     func rejoin() async throws {
         let f = try await GroupFixture.make()
         let h = f.h
-        // The code is fine; their own past is what refuses them, and the answer says so (issue 33).
+        // The code is fine; their own past is what refuses them, and the answer says so.
         let removed = await h.join(f.code, token: f.removed.token)
         #expect(removed.status == 403 && removed.errorName == "REJOIN_NEEDS_NEW_INVITE")
         #expect(removed.text.contains("removed"))

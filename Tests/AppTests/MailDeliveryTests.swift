@@ -66,8 +66,8 @@ struct MailDeliveryTests {
         return logger
     }()
 
-    static func mailConfig(port: Int, scheme: String = "smtp") -> MailConfig {
-        var config = MailConfig()
+    static func mailConfig(port: Int, scheme: String = "smtp") -> MailConfiguration {
+        var config = MailConfiguration()
         config.smtpURL = "\(scheme)://127.0.0.1:\(port)"
         config.from = "chronir@mail.test"
         config.username = SMTPFake.user

@@ -29,7 +29,7 @@ final class MetricsServer: Sendable {
         metrics = ChronirMetrics()
         var quiet = Logger(label: "test")
         quiet.logLevel = .critical
-        var config = AppConfig(
+        var config = AppConfiguration(
             dataDirectory: directory.path, publicDirectory: nil, workerThreads: 2, passwordHashing: .fast)
         config.metrics = exposure
         let clock = ManualClock()
@@ -351,7 +351,7 @@ struct MetricsTests {
     func inviteCodeFailures() async throws {
         let f = try await GroupFixture.make()
         let h = f.h
-        // Only a disabled or expired code's failures count against it (issue 15 #7).
+        // Only a disabled or expired code's failures count against it.
         try await h.expect(204, .delete, "/v1/groups/\(f.groupID)/invite-code", token: f.owner.token)
         for i in 0..<5 {
             #expect(await h.join(f.code, token: f.member.token, ip: "10.1.0.\(i)").status == 404)
@@ -422,7 +422,7 @@ struct MetricsTests {
     }
 }
 
-/// Issue 13: closures kept behind a lock must not be re-wrapped on each access (see
+/// closures kept behind a lock must not be re-wrapped on each access (see
 /// `CommitObserverTests`); the scrape's samplers are the other such place.
 @Suite("Metrics samplers: per-scrape cost does not grow")
 struct MetricsSamplerDepthTests {

@@ -8,7 +8,7 @@ import Wire
 
 @testable import App
 
-/// `GET /v1/me/shared-alarms` (issue 19): my alarms across my groups in next-fire order — only live
+/// `GET /v1/me/shared-alarms`: my alarms across my groups in next-fire order — only live
 /// memberships of live groups, the `state` and `assigned=me` filters at the injected clock, and paging.
 @Suite("My shared alarms — the cross-group \"what do I have to do\" list")
 struct MySharedAlarmsTests {

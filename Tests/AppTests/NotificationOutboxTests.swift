@@ -9,7 +9,7 @@ import Wire
 
 @testable import App
 
-/// The transactional outbox and the fire scheduler (issue 17; docs/notifications.md#pipeline): who is
+/// The transactional outbox and the fire scheduler (docs/notifications.md#pipeline): who is
 /// queued for what, in the mutation's own transaction, exactly once.
 @Suite("Notification outbox — producers and the fire scheduler")
 struct NotificationOutboxTests {

@@ -68,11 +68,11 @@ final class OIDCFixture: Sendable {
 
     static func make(
         maxAge: Int? = 3600, keys: [(RSA.PrivateKey, String)] = [(OIDCMint.k1, "k1")],
-        providers: Set<SignInProvider> = [.apple, .google], configure: (inout AppConfig) -> Void = { _ in }
+        providers: Set<SignInProvider> = [.apple, .google], configure: (inout AppConfiguration) -> Void = { _ in }
     ) async throws -> OIDCFixture {
         let fake = try await ProviderFake.start("jwks_server.py", [])
         try await fake.post("/control/keys", ["jwks": OIDCMint.jwks(keys), "max_age": maxAge.map { $0 as Any } ?? NSNull()])
-        var config = OIDCConfig()
+        var config = OIDCConfiguration()
         let url = fake.origin + "/keys"
         if providers.contains(.google) { config.google = .init(clientIDs: [OIDCMint.googleClient], jwksURL: url) }
         if providers.contains(.apple) { config.apple = .init(clientIDs: [OIDCMint.appleClient], jwksURL: url) }
@@ -112,7 +112,7 @@ final class OIDCFixture: Sendable {
     }
 }
 
-/// `POST /v1/auth/oidc`, `GET/DELETE /v1/me/identities` (issue 18, docs/sign-in.md) against a real
+/// `POST /v1/auth/oidc`, `GET/DELETE /v1/me/identities` (docs/sign-in.md) against a real
 /// key-set server over TLS on loopback: sign-up and sign-in, linking by verified email on both sides,
 /// every refusal the issue lists, nonce replay, key rotation, and the key-set cache's fetch bounds
 /// (counted at the fake).

@@ -8,7 +8,7 @@ import Wire
 
 @testable import App
 
-/// Personal alarms: backup and sync across one user's devices (issue 19; docs/personal-sync.md).
+/// Personal alarms: backup and sync across one user's devices (docs/personal-sync.md).
 /// "Devices" are two sessions of one account; the clock is the harness's manual clock.
 @Suite("Personal alarms — create or replace by client id, versions, last-write-wins, tombstones, sync")
 struct PersonalAlarmTests {

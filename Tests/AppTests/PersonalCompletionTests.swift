@@ -9,7 +9,7 @@ import Wire
 
 @testable import App
 
-/// Personal completions (issue 19; docs/personal-sync.md#completions): one per occurrence, lists with
+/// Personal completions (docs/personal-sync.md#completions): one per occurrence, lists with
 /// filters and paging, tiers, 404s, retention, erasure, and the change on the user topic. "Devices" are
 /// two sessions of one account; the clock is the harness's manual clock.
 @Suite("Personal completions — idempotent per occurrence, filters and paging, tiers, retention, erasure, live sync")

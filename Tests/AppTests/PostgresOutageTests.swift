@@ -12,7 +12,7 @@ import Wire
 
 @testable import App
 
-/// Issue 16 "Faults": PostgreSQL stopped and started again, or the realtime `LISTEN` connection
+/// Faults: PostgreSQL stopped and started again, or the realtime `LISTEN` connection
 /// dropped, under a running App. Each case runs on a dedicated throwaway server it stops (never the
 /// process's shared cluster). Every wait is a bounded `eventually`; the assertions are about answers
 /// and messages, never about how long anything took.
@@ -380,7 +380,7 @@ struct PostgresOutageTests {
             }
             let writer = try database.queues.withWriter(probe)
             let readers = database.queues.withIdleReaders { readers in
-                readers.count == PostgresOptions().readerCount && readers.allSatisfy(probe)
+                readers.count == PostgresConfiguration().readerCount && readers.allSatisfy(probe)
             }
             return writer && readers
         }) ?? false

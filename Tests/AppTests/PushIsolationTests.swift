@@ -12,7 +12,7 @@ import Wire
 
 @testable import App
 
-/// Issue 37 finding 1: one client's cost stays with that client. Push endpoints that accept TCP and
+/// one client's cost stays with that client. Push endpoints that accept TCP and
 /// never finish TLS (`StallingListener`) must hold neither the dispatcher's rounds nor anyone else's
 /// notifications, and a device whose endpoint keeps timing out is dropped. Every `now` is the injected
 /// clock's; the stalled sends get deadlines far beyond the test, so nothing depends on how fast it runs.

@@ -10,7 +10,7 @@ import Wire
 
 @testable import App
 
-/// Issue 13: no hot statement may cost more as history grows. A workload through the HTTP API (plus
+/// no hot statement may cost more as history grows. A workload through the HTTP API (plus
 /// the sweeper jobs and the realtime feed's change-log reads) leaves every statement it ran in the
 /// connections' prepared-statement caches; each is checked with `EXPLAIN QUERY PLAN`: none may scan
 /// a table that grows with use (a `SCAN` step, even one "USING INDEX", reads every row).
@@ -26,7 +26,7 @@ struct QueryPlanTests {
     /// Statements allowed to scan, each with the reason it is not a per-request cost.
     static let allowedScans: [String: String] = [
         "SELECT DISTINCT sha256 FROM attachments WHERE deleted_ms IS NOT NULL":
-            "the orphan sweep (every 10 minutes) reads every tombstone to drop those whose file is gone (issue 37 #5): "
+            "the orphan sweep (every 10 minutes) reads every tombstone to drop those whose file is gone: "
             + "it walks the partial index attachments_tombstones only, which holds at most the grace period's deletions"
     ]
 
@@ -42,7 +42,7 @@ struct QueryPlanTests {
             .post, "/v1/auth/login", json: #"{"email":"owner@example.com","password":"wrong password"}"#)
         let second = await h.send(
             .post, "/v1/auth/login", json: #"{"email":"owner@example.com","password":"correct horse"}"#)
-        // Sessions and the password change (issue 18).
+        // Sessions and the password change.
         let listed = await h.send(.get, "/v1/me/sessions", token: owner.token)
         let sessions = listed.json["sessions"] as? [[String: Any]] ?? []
         if let other = sessions.first(where: { $0["current"] as? Bool == false })?["id"] as? String {
@@ -82,7 +82,7 @@ struct QueryPlanTests {
         let answered = await f.answer(alarmID, by: f.members[1])
         _ = await h.send(.get, "\(f.g)/alarms/\(alarmID)/completions", token: owner.token)
         _ = await h.send(.get, "\(f.g)/completions?limit=2", token: owner.token)
-        // Attachments (issue 20) on every owner: upload (access, limits, quotas), list, download, delete,
+        // Attachments on every owner: upload (access, limits, quotas), list, download, delete,
         // and the documents that carry them.
         let completionID = try #require(answered.object("completion")?["id"] as? String, "\(answered.text)")
         let personal = "/v1/me/alarms/7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"

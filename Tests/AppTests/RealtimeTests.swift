@@ -346,8 +346,8 @@ struct RealtimeTests {
             return [foreign.status, same.status]
         }
         #expect(statuses == [403, 101])
-        #expect(RealtimeRoutes.originAllowed(nil, config: AppConfig()))
-        var config = AppConfig()
+        #expect(RealtimeRoutes.originAllowed(nil, config: AppConfiguration()))
+        var config = AppConfiguration()
         config.allowedOrigins = ["https://app.example.com"]
         #expect(RealtimeRoutes.originAllowed("https://APP.example.com:443", config: config))
         #expect(!RealtimeRoutes.originAllowed("http://127.0.0.1:8080", config: config))

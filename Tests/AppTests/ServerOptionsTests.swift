@@ -19,15 +19,15 @@ struct ServerOptionsTests {
         }
     }
 
-    @Test("nothing given: AppConfig.Defaults, the public base URL from host and port, the per-address limits half the connections")
+    @Test("nothing given: AppConfiguration.Defaults, the public base URL from host and port, the per-address limits half the connections")
     func defaults() throws {
         let c = try configuration([])
-        #expect(c.host == AppConfig.Defaults.host && c.port == AppConfig.Defaults.port)
-        #expect(c.app.dataDirectory == AppConfig.Defaults.dataDirectory)
-        #expect(c.app.defaultTier == AppConfig.Defaults.defaultTier)
-        #expect(c.app.publicBaseURL == "http://\(AppConfig.Defaults.host):\(AppConfig.Defaults.port)")
-        #expect(c.resolvedMaxConnectionsPerAddress == AppConfig.Defaults.maxConnections / 2)
-        #expect(c.app.maxWebSocketsPerAddress == AppConfig.Defaults.maxConnections / 2)
+        #expect(c.host == AppConfiguration.Defaults.host && c.port == AppConfiguration.Defaults.port)
+        #expect(c.app.dataDirectory == AppConfiguration.Defaults.dataDirectory)
+        #expect(c.app.defaultTier == AppConfiguration.Defaults.defaultTier)
+        #expect(c.app.publicBaseURL == "http://\(AppConfiguration.Defaults.host):\(AppConfiguration.Defaults.port)")
+        #expect(c.resolvedMaxConnectionsPerAddress == AppConfiguration.Defaults.maxConnections / 2)
+        #expect(c.app.maxWebSocketsPerAddress == AppConfiguration.Defaults.maxConnections / 2)
         #expect(c.tls == nil && c.app.notifications.apns == nil && !c.app.mail.isConfigured && !c.app.oidc.isEnabled)
         #expect(c.app.metrics.onMainPort == false && c.app.metrics.token == nil)
     }
@@ -40,8 +40,8 @@ struct ServerOptionsTests {
         #expect(c.port == 9000)
         #expect(c.host == "::1")
         #expect(c.logLevel == .debug)
-        #expect(c.app.dataDirectory == AppConfig.Defaults.dataDirectory)
-        #expect(c.app.defaultTier == AppConfig.Defaults.defaultTier)
+        #expect(c.app.dataDirectory == AppConfiguration.Defaults.dataDirectory)
+        #expect(c.app.defaultTier == AppConfiguration.Defaults.defaultTier)
         #expect(c.resolvedMaxConnectionsPerAddress == 5)
         #expect(c.app.publicBaseURL == "http://::1:9000")
     }

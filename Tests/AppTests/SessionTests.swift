@@ -11,7 +11,7 @@ import Wire
 @testable import App
 
 /// `GET/DELETE /v1/me/sessions`, `POST /v1/me/sessions/revoke-others`, `POST /v1/me/password`
-/// (issue 18): what a user sees of their sessions, signing them out, and the password change under
+///: what a user sees of their sessions, signing them out, and the password change under
 /// the login throttle; a revoked session's sockets close 4003, also when another process revoked it.
 @Suite("Sessions — list, revoke, sign out elsewhere, change password")
 struct SessionTests {
@@ -179,7 +179,7 @@ struct SessionTests {
         #expect(await h.login("ana@example.com").status == 200)
     }
 
-    @Test("a reset confirm whose token cannot succeed spends no hashing: 400 even with the pool full (issue 37 #3)")
+    @Test("a reset confirm whose token cannot succeed spends no hashing: 400 even with the pool full")
     func resetConfirmLooksUpFirst() async throws {
         let hashing = WorkerPool(width: 1, maxQueued: 1)
         let h = try AppHarness(hashing: hashing)

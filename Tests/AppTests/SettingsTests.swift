@@ -8,7 +8,7 @@ import Wire
 
 @testable import App
 
-/// Synced settings (issue 19; docs/personal-sync.md#settings): one document per account, versions,
+/// Synced settings (docs/personal-sync.md#settings): one document per account, versions,
 /// strict bodies, limits, and the change reaching the user's other sessions over the change log.
 @Suite("Settings — defaults, PATCH with versions, limits, sync to the user topic")
 struct SettingsTests {

@@ -9,7 +9,7 @@ import Wire
 
 @testable import App
 
-/// Issue 19's shared-alarm controls, driven by the ManualClock: `paused_until` and `is_enabled` stop
+/// The shared-alarm controls, driven by the ManualClock: `paused_until` and `is_enabled` stop
 /// fires (the scheduler stages nothing), answers and the overdue sweep, and resuming opens the next
 /// occurrence from now; the lead window (`answer_lead_minutes`, 409 ANSWER_TOO_EARLY) and the
 /// occurrence states (`occurrence_state`, `answerable_from`).

@@ -26,7 +26,7 @@ struct SharedAlarmFixture {
         "timezone":"UTC"
         """#
 
-    static func make(members count: Int = 5, configure: (inout AppConfig) -> Void = { _ in }) async throws -> SharedAlarmFixture {
+    static func make(members count: Int = 5, configure: (inout AppConfiguration) -> Void = { _ in }) async throws -> SharedAlarmFixture {
         let h = try AppHarness(defaultTier: .premium, configure: configure)
         func account(_ name: String) async throws -> GroupFixture.Account {
             let email = "\(name)@example.com"

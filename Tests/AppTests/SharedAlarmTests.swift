@@ -8,7 +8,7 @@ import Wire
 
 @testable import App
 
-/// Shared alarms end to end (issue 4): create/read/edit/delete, occurrences under rules `any` and
+/// Shared alarms end to end: create/read/edit/delete, occurrences under rules `any` and
 /// `all`, retries, closed-occurrence conflicts, membership hooks, versions, validation, limits.
 /// Serialized: each test builds a premium fixture of six accounts.
 @Suite("Shared alarms — occurrences and completions", .serialized)

@@ -21,7 +21,7 @@ struct SignInProviderTests {
 
     @Test("each provider that is on, Apple first, with its web client id — null when the web has none")
     func configured() async throws {
-        var config = OIDCConfig()
+        var config = OIDCConfiguration()
         config.google = .init(
             clientIDs: ["ios.apps.googleusercontent.com", "web.apps.googleusercontent.com"], jwksURL: "https://127.0.0.1:9/keys",
             webClientID: "web.apps.googleusercontent.com")

@@ -17,7 +17,7 @@ struct SweeperTests {
     func periods() throws {
         let dir = TemporaryDirectory()
         defer { withExtendedLifetime(dir) {} }
-        let db = try Database(path: dir.path + "/t.sqlite")
+        let db = try SQLiteDatabase(path: dir.path + "/t.sqlite")
         _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)  // sweep_claims
         let clock = ManualClock()
         let runs = Mutex([0, 0])
@@ -52,7 +52,7 @@ struct SweeperTests {
     func failures() throws {
         let dir = TemporaryDirectory()
         defer { withExtendedLifetime(dir) {} }
-        let db = try Database(path: dir.path + "/t.sqlite")
+        let db = try SQLiteDatabase(path: dir.path + "/t.sqlite")
         _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)  // sweep_claims
         let clock = ManualClock()
         struct Boom: Error {}

@@ -108,7 +108,7 @@ struct WebhookDeliveryTests {
     }
 
     @Test(
-        "issue 37 finding 10: the operator's webhook on loopback needs no --push-allow-private-endpoints; users' endpoints stay refused"
+        "the operator's webhook on loopback needs no --push-allow-private-endpoints; users' endpoints stay refused"
     )
     func operatorWebhookNeedsNoPrivateFlag() async throws {
         let receiver = try await Receiver.start()
@@ -118,7 +118,7 @@ struct WebhookDeliveryTests {
         let secretFile = directory.file(named: "webhook.secret")
         try Data(receiver.secret).write(to: URL(fileURLWithPath: secretFile))
         // The production configuration: no private flag; the operator's webhook on 127.0.0.1.
-        var config = NotificationsConfig()
+        var config = NotificationsConfiguration()
         config.webPushEnabled = false
         config.webhookURL = receiver.url + "/hook"
         config.webhookSecretFile = secretFile

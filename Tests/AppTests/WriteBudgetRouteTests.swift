@@ -8,7 +8,7 @@ import Wire
 
 @testable import App
 
-/// Per-user write budgets end to end (issue 15 finding 3; docs/security-budgets.md): the write past
+/// Per-user write budgets end to end (docs/security-budgets.md): the write past
 /// the budget is 429 RATE_LIMITED with `Retry-After`, refused before anything is written; other
 /// users, reads and logout are unaffected; time (the manual clock) restores the budget.
 @Suite("Write budgets — 429 before any write, per user")

@@ -15,7 +15,7 @@ Issue 21 (the web client's second version): a step for each of its bugs 1–7 (e
 run with E2E_REPRODUCE=1 and PUBLIC_DIR=<an older Public/> to see them fail one by one without stopping), the
 settings page (profile and zone, sessions signed out one and all, password, synced settings), My alarms
 (create, live change, switch off, edit, delete; a free account told why it cannot write), My tasks
-(/tasks, issue 19: Bea's alarms across groups, filters, live, Mark done seen live on Ana's page), one line per
+(/tasks: Bea's alarms across groups, filters, live, Mark done seen live on Ana's page), one line per
 alarm (six folded alarms measured on both sizes), attachments (a real PNG added, its thumbnail and lightbox, seen
 by Bea, removed), the session cookie (HttpOnly, SameSite=Strict, persistent, out of scripts' reach, a new tab
 signed in, a write without the CSRF header refused), no Apple/Google button without a configured provider, an
@@ -68,7 +68,7 @@ axe_results = []  # {page, who, url, violations: {impact: count}, serious_or_cri
 
 
 def bug(number, what, check):
-    """A step for bug `number` of issue 21: `check` must pass. With E2E_REPRODUCE=1 a failing check is
+    """A step for bug `number` of `check` must pass. With E2E_REPRODUCE=1 a failing check is
     reported and the run goes on, so one run against the old client shows every bug step failing."""
     try:
         check()
@@ -563,7 +563,7 @@ def main():
     session_cookie(b)
 
     # — a typed invite code opens its join page; this one is older than Bea's removal, so it is refused in words —
-    # typed as people type it (issue 33 item 13): lower case, a space and a dash, spaces around
+    # typed as people type it: lower case, a space and a dash, spaces around
     def typed_code():
         fill(b, "#join-by-code input[name=invite_code]", f" {code[:3].lower()} - {code[3:].lower()} ")
         click_button(b, "Continue")
@@ -574,7 +574,7 @@ def main():
         b.get(f"{BASE}/join/{code}")
         wait_css(b, "h1", "Ana invited you to join Flat 4B")
     # Bea was removed after this code was made: the landing says so (the preview names her standing)
-    # rather than offering a join that would blame the code (issue 33 item 5)
+    # rather than offering a join that would blame the code
     bug("33.5", "a removed member's landing says what is true, with no join button", lambda: (
         wait_css(b, "#landing-refused", "You are no longer in this group"), gone(b, "#join-button")))
     shot(b, "bea-typed-code-refused", "bea")
@@ -649,7 +649,7 @@ def issue21_bugs(a, b, group_id, alarm_id, stamp):
         wait_css(a, "#activity", "Cy joined the group")
         wait_css(a, "#activity", "Cy left the group")
     renamed = "Flat 4B (2nd floor)"
-    if REPRODUCE:  # the client before issue 21 has no group settings form
+    if REPRODUCE:  # the client before its second version has no group settings form
         assert page_api(a, "PATCH", f"/v1/groups/{group_id}", {"name": renamed})["status"] == 200
     else:  # the group settings form: name, description, colour, icon
         click(a, "#edit-group")
@@ -869,7 +869,7 @@ def task_ids(d):
 
 
 def my_tasks(a, b, group_id, alarm_id, stamp):
-    """My tasks (/tasks, issue 19): Bea's shared alarms across her groups (GET /v1/me/shared-alarms) with
+    """My tasks (/tasks): Bea's shared alarms across her groups (GET /v1/me/shared-alarms) with
     their state and group; a reload stays there (an app-shell route); the filters; an alarm created and
     deleted in the group shows and goes live; Bea marks the rent done from there and Ana's group page
     shows her answer live. Ana is on the group page, Bea on it too (both leave it as they found it)."""
@@ -887,7 +887,7 @@ def my_tasks(a, b, group_id, alarm_id, stamp):
     wait_css(b, f"{card} .task-group", "Flat 4B")  # the group's name, from the user feed
     state = attr(b, card, "data-state")
     assert state in ("upcoming", "due", "overdue"), state
-    # upcoming: "Upcoming · in 5 h", or 12 h and more ahead by its day: "Upcoming · tomorrow, 07:30" (issue 33 item 13)
+    # upcoming: "Upcoming · in 5 h", or 12 h and more ahead by its day: "Upcoming · tomorrow, 07:30"
     wait_css(b, f"{card} .state", {"upcoming": "Upcoming · ", "due": "Due now", "overdue": "Overdue "}[state])
     wait_css(b, f"{card} button.done", "Mark done")  # answerable (daily: inside the lead window) and Bea is pending
     assert attr(b, "#account-nav a[href='/tasks']", "aria-current") == "page"
@@ -975,7 +975,7 @@ def issue21_left(a, b, group_id, stamp):
     if REPRODUCE and css(a, "form.alarm-form input[name=answer_lead]") is None:  # an older client's field, in minutes
         fill(a, "form.alarm-form input[name=answer_lead_minutes]", "60")
     else:
-        fill(a, "form.alarm-form input[name=answer_lead]", "1")  # in hours (issue 33 item 12), sent as 60 minutes
+        fill(a, "form.alarm-form input[name=answer_lead]", "1")  # in hours, sent as 60 minutes
         Select(css(a, "form.alarm-form select[name=answer_lead_unit]")).select_by_value("hours")
     Select(css(a, "form.alarm-form select[name=icon_name]")).select_by_value("leaf")
     axe_check(a, "alarm form with lead window, colour and icon", "ana")
@@ -1644,7 +1644,7 @@ def my_alarms(a, b, stamp):
     assert page_api(a, "GET", "/v1/me/alarms")["body"]["alarms"] == []
 
     # a free account: reads, is not offered what it would be refused, and is told why and how to get
-    # the tier on a self-hosted server (issue 33 item 10)
+    # the tier on a self-hosted server
     admin("users", "set-tier", f"bea-{stamp}@example.com", "free", "--reason", "browser e2e: the free tier")
     b.get(BASE + "/alarms")
     wait_css(b, "h1", "My alarms")
@@ -1667,7 +1667,7 @@ def my_alarms(a, b, stamp):
     wait_css(b, "h1", "My groups")
     bug("33.10", "a free account is not offered Create a group, and is told why", lambda: (
         wait_css(b, "#create-group-tier", "chronir-admin users set-tier", timeout=5), gone(b, "#create-group")))
-    # issue 33 item 11: after an upgrade the box goes and New alarm comes back, without a reload
+    # after an upgrade the box goes and New alarm comes back, without a reload
     click(b, "#account-nav a[href='/alarms']")
     wait_css(b, "h1", "My alarms")
     if not REPRODUCE:

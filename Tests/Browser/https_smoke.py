@@ -1,4 +1,4 @@
-"""The web client over https (issue 22), in headless Chromium, from chronir-server's own TLS listener.
+"""The web client over https, in headless Chromium, from chronir-server's own TLS listener.
 
 Chromium trusts exactly the test server's key (``--ignore-certificate-errors-spki-list`` with its
 SPKI pin: any other certificate error still fails), loads the page, registers, and its realtime

@@ -45,7 +45,7 @@ struct AccountRulesTests {
     }
 
     @Test(
-        "the grammar stored and mailed: no comment, quoted string, route or second address (issue 37 #12)",
+        "the grammar stored and mailed: no comment, quoted string, route or second address",
         arguments: [
             "a(c)@x.example", "(c)a@x.example", "\"a b\"@x.example", "\"a\"@x.example", "a\\b@x.example", "a;b@x.example",
             "a:b@x.example", "a,b@x.example", "<a@x.example>", "a<b@x.example", "a>b@x.example", "a[b]@x.example",
@@ -126,7 +126,7 @@ struct AttemptWindowTests {
     }
 }
 
-/// The address policy of issue 18 (`EmailAddress`, docs/mail.md#addresses).
+/// The address policy (`EmailAddress`, docs/mail.md#addresses).
 @Suite("Email addresses — NFC, case folding, invisible and confusable characters")
 struct EmailAddressTests {
     func refused(_ raw: String) -> Bool {

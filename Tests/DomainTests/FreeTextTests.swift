@@ -1,7 +1,7 @@
 import Domain
 import Testing
 
-@Suite("Free text — controls, bidi overrides, invisible characters, NFC (issue 15 #11)")
+@Suite("Free text — controls, bidi overrides, invisible characters, NFC")
 struct FreeTextTests {
     func violation(_ text: String, _ kind: FreeText.Kind) -> FreeText.Violation? {
         FreeText.firstViolation(in: text, kind)

@@ -1,7 +1,7 @@
 import Domain
 import Testing
 
-/// Occurrence progress and the alarm's advance, as pure functions (issue 4).
+/// Occurrence progress and the alarm's advance, as pure functions.
 @Suite("Occurrence — any/all progress, shrinking required set, advance without drift")
 struct OccurrenceTests {
     static let t0 = Timestamp(milliseconds: 1_000)

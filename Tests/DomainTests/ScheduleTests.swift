@@ -142,7 +142,7 @@ struct ScheduleCodingTests {
     }
 }
 
-@Suite("Issue 4 — schedule validation names the field")
+@Suite("Schedule validation names the field")
 struct ScheduleRulesTests {
     static let now = ScheduleFixture.ms("2026-06-01T12:00:00Z")
 

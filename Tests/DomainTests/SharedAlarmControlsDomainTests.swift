@@ -2,7 +2,7 @@ import Domain
 import Foundation
 import Testing
 
-/// Issue 19's controls as pure functions of (alarm, now): `firstFire(after:)`, `setControls`,
+/// The shared-alarm controls as pure functions of (alarm, now): `firstFire(after:)`, `setControls`,
 /// `reopen`, `preAlarmAt`, `answerableFrom`, `occurrenceState(at:)`, and `SharedAlarmRules.pauseEnd`.
 @Suite("SharedAlarm controls — pause and disable move the occurrence, the lead window, states")
 struct SharedAlarmControlsDomainTests {
@@ -93,7 +93,7 @@ struct SharedAlarmControlsDomainTests {
         #expect(throws: DomainError.self) { try SharedAlarmRules.pauseEnd(Timestamp(milliseconds: limit + 1), now: now) }
     }
 
-    @Test("documents written before issue 19 read as enabled, not paused, with the default lead")
+    @Test("documents written before the controls existed read as enabled, not paused, with the default lead")
     func olderDocuments() throws {
         let alarm = try Self.alarm()
         var object = try #require(try JSONSerialization.jsonObject(with: Data(DocumentCoding.encode(alarm))) as? [String: Any])

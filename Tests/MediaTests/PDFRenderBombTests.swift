@@ -3,10 +3,10 @@ import Media
 import TestSupport
 import Testing
 
-/// Issue 37, finding 2: a tiny PDF whose one huge page's Flate content stream repeats a full-page fill
+/// A render bomb: a tiny PDF whose one huge page's Flate content stream repeats a full-page fill
 /// N times. Its cost is bounded before poppler runs (`MediaLimits.maxPDFContentBytes`, at the limit and
 /// one byte over), and what is accepted is rendered at thumbnail size, never the page's 64 Mpixels.
-@Suite("PDF render bombs (issue 37 #2)")
+@Suite("PDF render bombs")
 struct PDFRenderBombTests {
     /// What the bomb's content stream inflates to: the colour operator, then one line per fill.
     static func contentBytes(fills: Int, side: Int = 7_990) -> Int {

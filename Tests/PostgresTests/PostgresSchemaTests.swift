@@ -48,11 +48,11 @@ enum Outcome: Equatable, CustomStringConvertible {
 /// and `Schema.migrations`, PostgreSQL with `Schema.postgresMigrations`, each in its own transaction.
 struct BothSchemas {
     let directory = TemporaryDirectory(prefix: "pgschema")
-    let sqlite: Database
+    let sqlite: SQLiteDatabase
     let postgres: PostgresConnection
 
     init(postgresURL: String? = nil) throws {
-        sqlite = try Database(path: directory.file(named: "schema.sqlite"))
+        sqlite = try SQLiteDatabase(path: directory.file(named: "schema.sqlite"))
         _ = try MigrationRunner.migrate(sqlite, migrations: Schema.migrations, nowMilliseconds: 1)
         postgres = try PostgresConnection(url: try postgresURL ?? PostgresServer.freshDatabaseURL())
         try Self.migrate(postgres)

@@ -10,11 +10,11 @@ import Testing
 @Suite("Realtime — real change log", .serialized)
 struct StoreFeedTests {
     let dir = TemporaryDirectory(prefix: "realtime")
-    let db: Database
+    let db: SQLiteDatabase
     let secret = Array(repeating: UInt8(7), count: 32)
 
     init() throws {
-        db = try Database(path: dir.file(named: "t.sqlite"))
+        db = try SQLiteDatabase(path: dir.file(named: "t.sqlite"))
         _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)
     }
 

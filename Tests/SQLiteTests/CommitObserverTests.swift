@@ -4,17 +4,17 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// Issue 13: the commit observer was a closure stored as a generic `Mutex` value; every
+/// the commit observer was a closure stored as a generic `Mutex` value; every
 /// `withLock { $0 }` wrapped it in one more reabstraction thunk, so the N-th commit walked N nested
 /// thunks (writes/s fell 2,825 → 727 over four runs; a stack overflow after ~400,000 commits).
 /// The stack depth inside the observer is the count of work: it must not grow with history.
-@Suite("Database.onCommit: per-commit cost does not grow")
+@Suite("SQLiteDatabase.onCommit: per-commit cost does not grow")
 struct CommitObserverTests {
     @Test("the observer runs at the same stack depth on the 1st and the 100,000th commit")
     func observerDepthStaysFlat() throws {
         let directory = TemporaryDirectory(prefix: "commit-observer")
         defer { withExtendedLifetime(directory) {} }
-        let db = try Database(path: directory.file(named: "t.sqlite"))
+        let db = try SQLiteDatabase(path: directory.file(named: "t.sqlite"))
         defer { db.close() }
         let depths = Mutex<(calls: Int, first: Int?, last: Int?)>((0, nil, nil))
         let commits = 100_000
@@ -43,7 +43,7 @@ struct CommitObserverTests {
     func asyncWritesStayFlat() async throws {
         let directory = TemporaryDirectory(prefix: "commit-observer-async")
         defer { withExtendedLifetime(directory) {} }
-        let db = try Database(path: directory.file(named: "t.sqlite"))
+        let db = try SQLiteDatabase(path: directory.file(named: "t.sqlite"))
         defer { db.close() }
         let commits = 2_000
         let depths = Mutex<(calls: Int, first: Int?, last: Int?)>((0, nil, nil))

@@ -15,7 +15,7 @@ struct ReaderPoolStarvationTests {
     func manyBlockedReaders() async throws {
         let directory = TemporaryDirectory(prefix: "starve")
         defer { withExtendedLifetime(directory) {} }
-        let db = try Database(path: directory.file(named: "t.sqlite"), options: DatabaseOptions(readerCount: 1))
+        let db = try SQLiteDatabase(path: directory.file(named: "t.sqlite"), options: SQLiteConfiguration(readerCount: 1))
         defer { db.close() }
         try db.writeSync { c in try c.execute("CREATE TABLE t (x INTEGER)") }
         let calls = 1000

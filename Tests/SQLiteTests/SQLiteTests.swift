@@ -9,10 +9,10 @@ import Testing
 /// A fresh database file in its own temporary directory; the directory lives as long as the value.
 private struct TestDatabase {
     let directory = TemporaryDirectory(prefix: "sqlite")
-    let database: Database
+    let database: SQLiteDatabase
 
-    init(_ options: DatabaseOptions = DatabaseOptions()) throws {
-        database = try Database(path: directory.file(named: "test.sqlite"), options: options)
+    init(_ options: SQLiteConfiguration = SQLiteConfiguration()) throws {
+        database = try SQLiteDatabase(path: directory.file(named: "test.sqlite"), options: options)
     }
 }
 
@@ -25,12 +25,12 @@ private func wait(for semaphore: DispatchSemaphore, seconds: Int = 10) async -> 
     }
 }
 
-@Suite("Connection: values, statements, transactions")
+@Suite("SQLiteConnection: values, statements, transactions")
 struct ConnectionTests {
     let directory = TemporaryDirectory(prefix: "connection")
 
-    func open() throws -> Connection {
-        try Connection(path: directory.file(named: "c.sqlite"))
+    func open() throws -> SQLiteConnection {
+        try SQLiteConnection(path: directory.file(named: "c.sqlite"))
     }
 
     @Test func valuesRoundTrip() throws {
@@ -178,21 +178,21 @@ struct ConnectionTests {
     @Test func readOnlyConnectionCannotWrite() throws {
         let writer = try open()
         try writer.execute("CREATE TABLE t (x INTEGER)")
-        let reader = try Connection(path: writer.path, mode: .readOnly)
+        let reader = try SQLiteConnection(path: writer.path, mode: .readOnly)
         let error = #expect(throws: SQLiteError.self) { try reader.run("INSERT INTO t VALUES (1)") }
         #expect(error?.isReadOnly == true)
         let missing = #expect(throws: SQLiteError.self) {
-            try Connection(path: directory.file(named: "missing.sqlite"), mode: .readOnly)
+            try SQLiteConnection(path: directory.file(named: "missing.sqlite"), mode: .readOnly)
         }
         #expect(missing?.code == 14)  // SQLITE_CANTOPEN
     }
 }
 
-@Suite("Database: writer queue and reader pool")
+@Suite("SQLiteDatabase: writer queue and reader pool")
 struct DatabaseTests {
     @Test(arguments: [Durability.normal, Durability.full])
     func pragmasAreInForceOnWriterAndReaders(durability: Durability) throws {
-        let test = try TestDatabase(DatabaseOptions(durability: durability, busyTimeoutMilliseconds: 1234, readerCount: 2))
+        let test = try TestDatabase(SQLiteConfiguration(durability: durability, busyTimeoutMilliseconds: 1234, readerCount: 2))
         func check(_ connection: any SQLConnection) throws {
             #expect(try connection.scalar("PRAGMA foreign_keys") == 1)
             #expect(try connection.scalar("PRAGMA journal_mode") == "wal")
@@ -202,7 +202,7 @@ struct DatabaseTests {
         try test.database.withWriter(check)
         try test.database.writeSync(check)
         for _ in 0..<4 { try test.database.readSync(check) }
-        #expect(Database.sqliteVersion.hasPrefix("3."))
+        #expect(SQLiteDatabase.sqliteVersion.hasPrefix("3."))
     }
 
     @Test func writeSyncCommitsAndRollsBack() throws {
@@ -318,7 +318,7 @@ struct DatabaseTests {
     }
 
     @Test func manyReadsShareASmallPool() async throws {
-        let test = try TestDatabase(DatabaseOptions(readerCount: 1))
+        let test = try TestDatabase(SQLiteConfiguration(readerCount: 1))
         let database = test.database
         try database.writeSync { try $0.execute("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (7);") }
         let total = try await withThrowingTaskGroup(of: Int64.self) { group in
@@ -353,7 +353,7 @@ struct DatabaseTests {
     }
 
     @Test func inMemoryPathIsRejected() {
-        #expect(throws: SQLiteError.self) { try Database(path: ":memory:") }
+        #expect(throws: SQLiteError.self) { try SQLiteDatabase(path: ":memory:") }
     }
 }
 
@@ -362,13 +362,13 @@ struct MigrationTests {
     let first = Migration(name: "0001_a", sql: "CREATE TABLE a (x INTEGER);")
     let second = Migration(name: "0002_b", sql: "CREATE TABLE b (y INTEGER); INSERT INTO b VALUES (1);")
 
-    func tables(_ database: Database) throws -> [String] {
+    func tables(_ database: SQLiteDatabase) throws -> [String] {
         try database.readSync { connection in
             try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").compactMap { $0.string("name") }
         }
     }
 
-    func recorded(_ database: Database) throws -> [Row] {
+    func recorded(_ database: SQLiteDatabase) throws -> [Row] {
         try database.readSync { try $0.query("SELECT name, checksum, applied_ms FROM schema_migrations ORDER BY name") }
     }
 

@@ -7,7 +7,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// Issue 16: a reader must never see seq N+1 before seq N has committed — a resume past a hole would
+/// a reader must never see seq N+1 before seq N has committed — a resume past a hole would
 /// skip N forever. Writers on several handles (other processes on SQLite, other instances on
 /// PostgreSQL, each with its own connections) append at once while a reader follows the log.
 @Suite("Change log: concurrent writers on several handles, a following reader never sees a hole")

@@ -25,7 +25,7 @@ struct GroupChangeLogTests {
 
     /// Runs `body` in one write transaction and returns the one batch it appended. `followedBy` names
     /// the events of the batches expected after it in the same transaction: the revocations a
-    /// removal or demotion causes (`GroupStore.revokeGrants`, issue 15 #4), each its own batch.
+    /// removal or demotion causes (`GroupStore.revokeGrants`), each its own batch.
     func logged<T>(followedBy: [String] = [], _ body: (any SQLConnection) throws -> T) throws -> (T, Logged) {
         let before = try db.readSync { try ChangeLog.latestSeq(on: $0) }
         let value = try db.writeSync(body)
@@ -116,7 +116,7 @@ struct GroupChangeLogTests {
                 "user:\(o.id) member modified", "user:\(a.id) member modified",
             ])
 
-        // o created the code: leaving disables it, as an explicit disable would (issue 15 #4).
+        // o created the code: leaving disables it, as an explicit disable would.
         let (_, leaveLog) = try logged(followedBy: ["invite_code_disabled"]) { c in
             try GroupStore.removeMember(groupID: g, actorID: o.id, targetID: o.id, at: 17, on: c)
         }

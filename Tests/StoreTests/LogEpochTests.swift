@@ -27,8 +27,8 @@ struct LogEpochTests {
     func epochs() throws {
         let dir = TemporaryDirectory()
         defer { withExtendedLifetime(dir) {} }
-        func fresh(_ name: String) throws -> Database {
-            let db = try Database(path: dir.path + "/\(name).sqlite")
+        func fresh(_ name: String) throws -> SQLiteDatabase {
+            let db = try SQLiteDatabase(path: dir.path + "/\(name).sqlite")
             _ = try MigrationRunner.migrate(db, migrations: Schema.migrations, nowMilliseconds: 1)
             return db
         }
@@ -40,14 +40,14 @@ struct LogEpochTests {
         #expect(epochA != epochB)
 
         try a.backup(to: dir.path + "/copy.sqlite")
-        let copy = try Database(path: dir.path + "/copy.sqlite")
+        let copy = try SQLiteDatabase(path: dir.path + "/copy.sqlite")
         #expect(try copy.readSync { try LogEpoch.current(on: $0) } == epochA, "the raw copy is the same history")
         let rotated = try copy.writeSync { try LogEpoch.rotate(on: $0) }
         #expect(rotated != nil && rotated != epochA)
         #expect(try copy.readSync { try LogEpoch.current(on: $0) } == rotated)
         #expect(try a.readSync { try LogEpoch.current(on: $0) } == epochA, "the original keeps its epoch")
 
-        let old = try Database(path: dir.path + "/old.sqlite")
+        let old = try SQLiteDatabase(path: dir.path + "/old.sqlite")
         _ = try MigrationRunner.migrate(
             old, migrations: Schema.migrations.filter { $0.name < "0006" }, nowMilliseconds: 1)
         #expect(try old.writeSync { try LogEpoch.rotate(on: $0) } == nil)

@@ -117,9 +117,9 @@ struct ModerationTests {
                 }
             }
         }
-        try (db as! Database).backup(to: dir.path + "/copy.sqlite")
+        try (db as! SQLiteDatabase).backup(to: dir.path + "/copy.sqlite")
         try await writes.value
-        let copy = try Database(path: dir.path + "/copy.sqlite")
+        let copy = try SQLiteDatabase(path: dir.path + "/copy.sqlite")
         defer { copy.close() }
         let (users, logRows, integrity) = try copy.readSync { c in
             (
@@ -135,6 +135,6 @@ struct ModerationTests {
             return
         }
         #expect(n >= 50 && n <= 250)
-        #expect(throws: SQLiteError.self) { try (db as! Database).backup(to: dir.path + "/copy.sqlite") }  // never overwrites
+        #expect(throws: SQLiteError.self) { try (db as! SQLiteDatabase).backup(to: dir.path + "/copy.sqlite") }  // never overwrites
     }
 }

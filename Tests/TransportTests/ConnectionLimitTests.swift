@@ -2,7 +2,7 @@ import TestSupport
 import Testing
 import Transport
 
-/// Issue 15 #1: one client must not take every connection slot; a full server still answers
+/// one client must not take every connection slot; a full server still answers
 /// `/healthz` and keeps serving the connections it has.
 @Suite("Connection limits per client address")
 struct ConnectionLimitTests {

@@ -62,7 +62,8 @@ struct DisconnectCancellationTests {
         #expect(await eventually { responder.started.value == 1 })
         #expect(try await blocking { shutdownAndWait(server) })
         #expect(await eventually { responder.cancelledTasks.value == 1 })
-        #expect(client.waitForClose())
+        nonisolated(unsafe) let closing = client  // used by the waiting thread only from here on
+        #expect(try await blocking { closing.waitForClose() })
     }
 
     @Test func aHalfCloseDoesNotCancelAndAnAnsweredRequestIsNotCancelled() async throws {

@@ -6,7 +6,7 @@ extension Sweeper.Job {
     /// attachments of deleted or purged alarms, then removes every file under `files` that no live row
     /// names and that is older than `graceMilliseconds` (leftover `.tmp-*` files of failed or crashed
     /// writes too), then deletes the deleted rows whose file is gone, so their bytes stop counting
-    /// against the quotas (bytes count until their file is gone, issue 37). Each batch checks and
+    /// against the quotas (bytes count until their file is gone). Each batch checks and
     /// unlinks inside one write transaction, so an upload — whose row insert is a write transaction
     /// that first makes sure its files exist — never loses its file to a concurrent sweep.
     public static func attachmentOrphans(files: AttachmentFiles, graceMilliseconds: Int64) -> Sweeper.Job {

@@ -18,7 +18,7 @@ public final class Application: HTTPResponder {
     public let realtime: RealtimeFeed
     /// `<8 hex digits>-`: this process's request ids are `<prefix><counter>`.
     private let requestIDPrefix: String
-    /// `AppConfig.trustedProxies`, read once.
+    /// `AppConfiguration.trustedProxies`, read once.
     private let trustedProxies: Set<String>
     /// Streamed-body routes' admissions by route template (`AttachmentRoutes.admissions`).
     private let bodyAdmissions: [String: @Sendable (Request) async throws -> Void]
@@ -76,7 +76,7 @@ public final class Application: HTTPResponder {
     public var routes: [(method: HTTPMethod, template: String)] { router.routes }
 
     /// Takes the request over (`consuming`): it moves into the handler's `Request` instead of being
-    /// copied field by field and released twice (issue 23).
+    /// copied field by field and released twice.
     public func respond(to http: consuming HTTPRequest, context: RequestContext, sink: ResponseSink) {
         let started = context.arrivalNanoseconds ?? Self.clock.nowNanoseconds()
         let requestID = Self.acceptableRequestID(http.head.headers[first: "x-request-id"]) ?? nextRequestID()
@@ -164,7 +164,7 @@ public final class Application: HTTPResponder {
     }
 
     /// A streamed body (an upload) is received only when its route's admission passes from the head
-    /// alone (issue 37: bodies reached the disk before authentication). A refusal is the request's error
+    /// alone (bodies reached the disk before authentication). A refusal is the request's error
     /// envelope, counted and logged like any response; the transport then closes without reading the body.
     public func admitBody(of head: HTTPRequestHead, context: RequestContext, admission: BodyAdmission) {
         guard case .matched(let match) = router.match(head.method, path: head.path), let check = bodyAdmissions[match.template]
@@ -192,8 +192,8 @@ public final class Application: HTTPResponder {
     }
 
     /// The per-route body limits the transport must apply (`ServerConfiguration.limits`): attachment
-    /// uploads get `AttachmentConfig.maxFileBytes`, checked from `Content-Length` before the body is read.
-    public static func limits(_ base: HTTPLimits, config: AppConfig) -> HTTPLimits {
+    /// uploads get `AttachmentConfiguration.maxFileBytes`, checked from `Content-Length` before the body is read.
+    public static func limits(_ base: HTTPLimits, config: AppConfiguration) -> HTTPLimits {
         var limits = base
         limits.maxUploadBodyBytes = config.attachments.maxFileBytes
         limits.uploadPaths = AttachmentRoutes.uploadPathPatterns
@@ -236,7 +236,7 @@ public final class Application: HTTPResponder {
                 "request cancelled: the connection closed before the answer",
                 metadata: ["request_id": "\(request.requestID)", "route": "\(request.route)"])
         } else if error is WorkerPool.Saturated {
-            // A bounded pool refusing more work is load shedding, not a fault (issue 37 finding 3: a
+            // A bounded pool refusing more work is load shedding, not a fault (a
             // flood wrote ~15,000 ERROR lines in 12 s): one notice, like a rate limit's.
             services.logger.notice(
                 "request shed: a worker pool is full",

@@ -2,7 +2,7 @@ public import Wire
 
 /// The client's IP address as the rate limits and the access log see it. Behind a reverse proxy
 /// every connection comes from the proxy, so per-IP limits would lump all clients together: when
-/// the peer is one of `AppConfig.trustedProxies`, the client is the right-most `X-Forwarded-For`
+/// the peer is one of `AppConfiguration.trustedProxies`, the client is the right-most `X-Forwarded-For`
 /// entry that is not itself a trusted proxy (entries to its left were written by the client and
 /// prove nothing). Without trusted proxies, or from any other peer, the header is ignored — a
 /// client cannot pick its own address to dodge the limits.

@@ -60,21 +60,21 @@ public struct ErrorCode: Hashable, Sendable {
     /// The action needs a verified email address.
     public static let emailNotVerified = ErrorCode(code: "CA041", name: "EMAIL_NOT_VERIFIED", status: .forbidden)
     /// A write authenticated by the web client's session cookie without `X-Chronir-CSRF: 1`, or from a
-    /// foreign `Origin` (`SessionCookie`; CA042–CA045 are issue 21's web-session codes).
+    /// foreign `Origin` (`SessionCookie`; CA042–CA045 are the web session's codes).
     public static let csrfCheckFailed = ErrorCode(code: "CA042", name: "CSRF_CHECK_FAILED", status: .forbidden)
     /// A request carrying the session cookie more than once (one may be planted by a sibling subdomain:
     /// `SessionCookie.token(in:secure:)`), refused rather than guessing which one the browser meant.
     public static let sessionCookieAmbiguous = ErrorCode(
         code: "CA043", name: "SESSION_COOKIE_AMBIGUOUS", status: .badRequest)
     /// An answer to a shared-alarm occurrence before its `answerable_from` (lead window or pause; CA050–CA054
-    /// are issue 19's shared-alarm controls).
+    /// are the shared-alarm controls').
     public static let answerTooEarly = ErrorCode(code: "CA050", name: "ANSWER_TOO_EARLY", status: .conflict)
     /// Taking an answer back after its withdrawal window, or once its occurrence has moved on
     /// (docs/design.md#answers-retries-and-undo).
     public static let answerWithdrawalClosed = ErrorCode(
         code: "CA051", name: "ANSWER_WITHDRAWAL_CLOSED", status: .conflict)
     /// A former member joining with a live code made before they were removed or left: they need a new
-    /// code or invitation (issue 33; the code itself is fine, so not INVITE_CODE_INVALID).
+    /// code or invitation (the code itself is fine, so not INVITE_CODE_INVALID).
     public static let rejoinNeedsNewInvite = ErrorCode(
         code: "CA052", name: "REJOIN_NEEDS_NEW_INVITE", status: .forbidden)
 
@@ -105,7 +105,7 @@ public struct ErrorCode: Hashable, Sendable {
     /// The alarm already has the most attachments allowed.
     public static let attachmentLimitReached = ErrorCode(
         code: "CA064", name: "ATTACHMENT_LIMIT_REACHED", status: .conflict)
-    /// The upload would pass the uploader's or the group's byte quota (`AttachmentConfig.userQuotaBytes`,
+    /// The upload would pass the uploader's or the group's byte quota (`AttachmentConfiguration.userQuotaBytes`,
     /// `groupQuotaBytes`): 409, a state the client changes by deleting attachments, not by sending less.
     public static let attachmentQuotaExceeded = ErrorCode(
         code: "CA065", name: "ATTACHMENT_QUOTA_EXCEEDED", status: .conflict)

@@ -33,7 +33,7 @@ public enum ErrorMapping {
         case _ where error.violatedRule == .groupFrozen:
             return APIError(.groupFrozen, "this group is frozen by an operator and is read-only")
         case is WorkerPool.Saturated:
-            // A bounded pool is full (hashing, `--hashing-queue`; decodes, `AttachmentConfig.maxQueuedDecodes`):
+            // A bounded pool is full (hashing, `--hashing-queue`; decodes, `AttachmentConfiguration.maxQueuedDecodes`):
             // refuse now, never wait longer.
             return APIError(
                 .serviceUnavailable, "the server is busy; try again shortly",

@@ -83,13 +83,13 @@ enum SessionCookie {
 
     /// Whether cookies get `Secure` and the `__Host-` name: the server is reached over https (native TLS or a proxy in front,
     /// as the public base URL says).
-    static func secure(_ config: AppConfig) -> Bool {
+    static func secure(_ config: AppConfiguration) -> Bool {
         config.publicBaseURL.lowercased().hasPrefix("https://")
     }
 
     /// The CSRF defence for a cookie-authenticated request: reads pass; a write needs the custom
     /// header and, when an `Origin` is present, an allowed one.
-    static func checkCSRF(_ request: Request, config: AppConfig) throws(APIError) {
+    static func checkCSRF(_ request: Request, config: AppConfiguration) throws(APIError) {
         guard Services.writeMethods.contains(request.method) else { return }
         guard request.headers[first: csrfHeader] == "1" else {
             throw APIError(.csrfCheckFailed, "a write authenticated by the session cookie needs the X-Chronir-CSRF: 1 header")

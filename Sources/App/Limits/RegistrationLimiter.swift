@@ -32,10 +32,10 @@ public struct RegistrationLimits: Sendable, Equatable {
 /// recorded (waiting is enough to get in). One write transaction per registration attempt.
 public final class RegistrationLimiter: Sendable {
     private let limits: RegistrationLimits
-    private let clock: any Clock
+    private let clock: any WallClock
     private let database: any SQLDatabase
 
-    public init(limits: RegistrationLimits, clock: any Clock, database: any SQLDatabase) {
+    public init(limits: RegistrationLimits, clock: any WallClock, database: any SQLDatabase) {
         self.limits = limits
         self.clock = clock
         self.database = database

@@ -41,7 +41,7 @@ public final class MailDispatcher: Sendable {
     public static let defaultTick: DispatchTimeInterval = .seconds(1)
 
     private let database: any SQLDatabase
-    private let clock: any Clock
+    private let clock: any WallClock
     private let logger: Logger
     private let sender: SMTPMailSender
     private let publicBaseURL: String
@@ -55,7 +55,7 @@ public final class MailDispatcher: Sendable {
     /// A dispatcher sending through `sender`; `publicBaseURL` is the base of the links in the mails it
     /// prepares itself (password resets). Call `start` for the timer; tests call `runOnce`.
     public init(
-        database: any SQLDatabase, clock: any Clock, logger: Logger, sender: SMTPMailSender, publicBaseURL: String,
+        database: any SQLDatabase, clock: any WallClock, logger: Logger, sender: SMTPMailSender, publicBaseURL: String,
         limits: Limits = Limits(),
         retry: RetryPolicy = RetryPolicy(), metrics: MailMetrics? = nil,
         unitRandom: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
@@ -196,7 +196,7 @@ public final class MailService: Sendable {
     /// be on a private or loopback address (a local relay); `caFile` is `--outbound-ca-file`;
     /// `publicBaseURL` the base of the links in mails the dispatcher prepares.
     public init?(
-        config: MailConfig, caFile: String?, publicBaseURL: String, database: any SQLDatabase, clock: any Clock, logger: Logger,
+        config: MailConfiguration, caFile: String?, publicBaseURL: String, database: any SQLDatabase, clock: any WallClock, logger: Logger,
         metrics: MailMetrics? = nil
     ) {
         let client = OutboundClient(

@@ -13,14 +13,14 @@ public import Store
 /// AUTH refused) → rejected, logged.
 public struct SMTPMailSender: Sendable {
     private let client: OutboundClient
-    private let config: MailConfig
+    private let config: MailConfiguration
     private let from: String
     private let url: String
     /// Per-mail deadline: connect, TLS, AUTH and DATA together.
     public var timeout: Duration = .seconds(30)
 
     /// A sender for `config` (which must have `smtpURL` and `from`) over `client` (the caller closes it).
-    public init?(config: MailConfig, client: OutboundClient) {
+    public init?(config: MailConfiguration, client: OutboundClient) {
         guard let url = config.smtpURL, let from = config.from else { return nil }
         self.client = client
         self.config = config

@@ -21,7 +21,7 @@ public final class FireScheduler: Sendable {
 
     /// Starts the timer; the first look is after one `tick`.
     public init(
-        database: any SQLDatabase, clock: any Clock, logger: Logger, tick: DispatchTimeInterval = FireScheduler.defaultTick,
+        database: any SQLDatabase, clock: any WallClock, logger: Logger, tick: DispatchTimeInterval = FireScheduler.defaultTick,
         onQueued: @escaping @Sendable () -> Void = {}
     ) {
         timer = RepeatingTimer(label: "chronir.fire-scheduler", every: tick, leeway: .milliseconds(50), firstAfter: tick) {

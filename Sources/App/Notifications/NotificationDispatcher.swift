@@ -17,7 +17,7 @@ import Synchronization
 /// instance may run one: claims are leased, so a dead instance's deliveries are sent by another once
 /// its lease lapses. Delivery is at-least-once.
 ///
-/// A round never waits for its sends (issue 37 finding 1: one stalled origin held every round for its
+/// A round never waits for its sends (one stalled origin held every round for its
 /// 15-s deadline, so everyone's notifications waited): a group that does not finish keeps its slots and
 /// its lease while later rounds send everyone else's; `runOnce` (tests, one explicit round) does await
 /// them.
@@ -85,7 +85,7 @@ public final class NotificationDispatcher: Sendable {
     public static let defaultTick: DispatchTimeInterval = .seconds(1)
 
     private let database: any SQLDatabase
-    private let clock: any Clock
+    private let clock: any WallClock
     private let logger: Logger
     private let senders: [any NotificationSender]
     private let limits: Limits
@@ -102,7 +102,7 @@ public final class NotificationDispatcher: Sendable {
     /// A dispatcher over `senders` (one per configured provider, plus the webhook's). Call `start`
     /// for the timer; tests call `runOnce`.
     public init(
-        database: any SQLDatabase, clock: any Clock, logger: Logger, senders: [any NotificationSender],
+        database: any SQLDatabase, clock: any WallClock, logger: Logger, senders: [any NotificationSender],
         limits: Limits = Limits(), retry: RetryPolicy = RetryPolicy(), metrics: NotificationMetrics? = nil,
         unitRandom: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {

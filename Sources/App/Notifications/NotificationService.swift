@@ -21,12 +21,12 @@ public final class NotificationService: Sendable {
     /// Reaches the push providers and users' Web Push endpoints (`--push-allow-private-endpoints`).
     public let client: OutboundClient
     /// Reaches the operator's webhook: any address (`DestinationPolicy.operatorConfigured`), a pool
-    /// of its own so no connection opened for it ever carries a user's push (issue 37 finding 10).
+    /// of its own so no connection opened for it ever carries a user's push.
     private let operatorClient: OutboundClient
     public let dispatcher: NotificationDispatcher
     private let scheduler = Mutex<FireScheduler?>(nil)
     private let database: any SQLDatabase
-    private let clock: any Clock
+    private let clock: any WallClock
     private let logger: Logger
     /// The providers that are on, for the start-up log line.
     public let enabled: [String]
@@ -36,8 +36,8 @@ public final class NotificationService: Sendable {
 
     /// `dataDirectory` holds `vapid.pem`; `publicBaseURL` is the default VAPID contact when https.
     public init(
-        config: NotificationsConfig, dataDirectory: String, publicBaseURL: String, database: any SQLDatabase,
-        clock: any Clock, logger: Logger, metrics: NotificationMetrics? = nil
+        config: NotificationsConfiguration, dataDirectory: String, publicBaseURL: String, database: any SQLDatabase,
+        clock: any WallClock, logger: Logger, metrics: NotificationMetrics? = nil
     ) throws {
         let client = OutboundClient(
             configuration: .init(

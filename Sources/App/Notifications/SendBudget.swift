@@ -1,4 +1,4 @@
-/// Who pays for a send (issue 37 finding 1: one client's cost stays with that client). Sans-I/O: the
+/// Who pays for a send (one client's cost stays with that client). Sans-I/O: the
 /// dispatcher holds one in a mutex, asks `admit` before it starts a send and calls `release` when the
 /// send is settled; it never reads a clock (`now` comes in).
 ///

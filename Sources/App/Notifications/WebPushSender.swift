@@ -33,7 +33,7 @@ public final class WebPushSender: RequestSender {
     /// Default per-request deadline: a push service answers in well under a second; a hung one must
     /// not hold the dispatcher's lease (60 s).
     public static let defaultTimeout: Duration = .seconds(15)
-    /// How long DNS plus the TCP and TLS handshakes to a push service may take (issue 37 finding 1):
+    /// How long DNS plus the TCP and TLS handshakes to a push service may take:
     /// a push service connects in well under a second; an endpoint that accepts and never finishes
     /// TLS (or an unroutable address) is given up on after 3 s instead of the client's 10.
     public static let connectTimeout: Duration = .seconds(3)

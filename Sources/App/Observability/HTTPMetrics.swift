@@ -6,7 +6,7 @@ import Wire
 /// `chronir_http_request_duration_seconds{method,route}`, kept and rendered here rather than through
 /// swift-prometheus handles: every answered request records into them, and a request costs one
 /// uncontended lock, an array index, a bucket search and two adds — no label hashing, no second lock
-/// (issue 23: the handle lookup and the library's histogram were 1.2 % of `/healthz`'s CPU).
+/// (the handle lookup and the library's histogram were 1.2 % of `/healthz`'s CPU).
 /// `ChronirMetrics.exposition()` appends `emit(into:)` to the registry's text; the lines are the
 /// ones swift-prometheus wrote (same names, label order, bucket bounds and number forms).
 final class HTTPMetrics: Sendable {

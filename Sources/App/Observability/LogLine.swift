@@ -18,7 +18,7 @@ struct LogLine {
     let format: LogFormat
     private let scratch: LineScratch
     /// `scratch.base` and `.capacity`, read once: every byte stored goes through them, and a read
-    /// through the class reference costs a retain and a release (issue 23).
+    /// through the class reference costs a retain and a release.
     private let base: UnsafeMutablePointer<UInt8>
     private let capacity: Int
     private var count = 0

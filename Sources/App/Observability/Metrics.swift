@@ -20,7 +20,7 @@ public final class ChronirMetrics: Sendable {
     let http: HTTPMetrics
     /// Connections, WebSocket connections, transport refusals and timeouts.
     let transport: TransportMetrics
-    /// SQLite transaction latency and queue waits (`DatabaseOptions.observer`).
+    /// SQLite transaction latency and queue waits (`SQLiteConfiguration.observer`).
     public let database: DatabaseMetrics
     /// `POST /v1/join` failures and code lockouts.
     let inviteCodes: InviteCodeMetrics
@@ -34,7 +34,7 @@ public final class ChronirMetrics: Sendable {
 
     /// Values read from their owners right before each scrape (gauges of counts held elsewhere).
     /// Each closure is boxed in `Sampler`: a closure stored as a generic container's value and read or
-    /// written through `inout` can be reabstracted anew on every access (issue 13, `Database.onCommit`).
+    /// written through `inout` can be reabstracted anew on every access (`Database.onCommit`).
     private let samplers = Mutex<[Sampler]>([])
 
     /// One sampler closure in a struct, so its stored representation never changes.
@@ -48,7 +48,7 @@ public final class ChronirMetrics: Sendable {
         /// SQLite: most transactions take tens of microseconds; a busy writer queue, milliseconds.
         static let database: [Duration] = milliseconds([0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 1000])
         /// Commit → the last subscriber's frame handed to the kernel: the goal is p99 ≤ 2 ms at 1,000
-        /// subscribers (issue 23), hence the 2 ms bound.
+        /// subscribers, hence the 2 ms bound.
         static let fanOut: [Duration] = milliseconds([0.1, 0.25, 0.5, 1, 2, 2.5, 5, 10, 25, 50, 100, 250, 1000])
         /// Another process's commit → noticed here: the `data_version` poll runs every 150 ms.
         static let changeLogLag: [Duration] = milliseconds([10, 50, 100, 150, 200, 300, 500, 1000, 2500, 5000, 10000])

@@ -66,7 +66,7 @@ final class TransportMetrics: Sendable {
 
 /// `chronir_sqlite_transaction_duration_seconds{kind}` (BEGIN → COMMIT/ROLLBACK) and
 /// `chronir_sqlite_queue_wait_seconds{kind}` (call → connection ready: the writer queue for
-/// `write`, the reader pool for `read`). Pass it as `DatabaseOptions.observer`.
+/// `write`, the reader pool for `read`). Pass it as `SQLiteConfiguration.observer`.
 public final class DatabaseMetrics: DatabaseObserver {
     static let transactionName = "chronir_sqlite_transaction_duration_seconds"
     static let waitName = "chronir_sqlite_queue_wait_seconds"

@@ -4,7 +4,7 @@ import Logging
 import Storage
 import Store
 
-/// Presence across instances on one PostgreSQL database (issue 16; docs/architecture.md, Across
+/// Presence across instances on one PostgreSQL database (docs/architecture.md, Across
 /// instances): the I/O between this instance's `RealtimeHub` and the `presence`/`instances` tables.
 ///
 ///     feed's presence timer ─flushPresence, takeLocalPresence─▶ publish(changes)
@@ -24,7 +24,7 @@ final class ClusterPresence: @unchecked Sendable {
     /// Heartbeat age past which another instance counts as dead and is deleted with its rows.
     let staleAfterMilliseconds: Int64
     private let database: any SQLDatabase
-    private let clock: any Clock
+    private let clock: any WallClock
     private let logger: Logger
     /// Hands changed cluster sets (group → users on other instances, empty: none) to the hub; called
     /// on `queue`, in read order, and must only schedule (onto the feed's queue).
@@ -53,7 +53,7 @@ final class ClusterPresence: @unchecked Sendable {
     /// Starts with a full read of the other instances' presence. `presenceIntervalMilliseconds`:
     /// how often the hub's flush (and so `publish`) runs — the heartbeat period.
     init(
-        database: any SQLDatabase, clock: any Clock, logger: Logger, presenceIntervalMilliseconds: Int,
+        database: any SQLDatabase, clock: any WallClock, logger: Logger, presenceIntervalMilliseconds: Int,
         apply: @escaping @Sendable ([String: Set<String>]) -> Void
     ) {
         self.database = database

@@ -20,7 +20,7 @@ import Wire
 /// with its watcher and timers (`Running`); `stop` ends them.
 public final class RealtimeFeed: @unchecked Sendable {
     let services: Services
-    /// WebSockets held per client network (`AppConfig.maxWebSocketsPerAddress`), taken at the upgrade.
+    /// WebSockets held per client network (`AppConfiguration.maxWebSocketsPerAddress`), taken at the upgrade.
     let webSockets: AddressQuota
     let queue = DispatchQueue(label: "chronir.realtime")
     /// The last connection id handed out (`connectionID()`, any thread).

@@ -12,7 +12,7 @@ enum AccountRoutes {
         var email: String
         var password: String
         var displayName: String
-        /// The client's IANA zone (the web client sends the browser's; issue 33 item 7), optional.
+        /// The client's IANA zone (the web client sends the browser's), optional.
         var timezone: String?
         enum CodingKeys: String, CodingKey {
             case email, password, timezone
@@ -163,7 +163,7 @@ enum AccountRoutes {
         let attempt = try await PasswordAttempt.verify(
             password: body.password, email: email, clientIP: ip, services: services)
         // A suspended account answers exactly like a wrong password, and the attempt stays counted:
-        // a guesser learns nothing from the right password of a suspended account (issue 15 #13).
+        // a guesser learns nothing from the right password of a suspended account.
         guard let attempt, attempt.user.status == .active else {
             services.logger.notice(
                 attempt != nil ? "login refused: account suspended" : "login failed",

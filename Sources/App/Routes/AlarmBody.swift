@@ -33,7 +33,7 @@ struct AlarmBody: StrictBody {
     var requireAny: Bool?
     var requireAll: Bool?
     var graceMinutes: Int?
-    /// Shared alarms only (issue 19): answering opens this many minutes before an occurrence.
+    /// Shared alarms only: answering opens this many minutes before an occurrence.
     var answerLeadMinutes: Int?
     /// Shared alarms only: `paused_until` (null clears the pause).
     var pausedUntil: Timestamp??

@@ -6,8 +6,8 @@ import Storage
 import Store
 import Wire
 
-/// `…/attachments` on shared alarms, personal alarms and shared completions (issue 20;
-/// docs/attachments.md): one pipeline for the three owners (`Owner`), which differ only in how a request
+/// `…/attachments` on shared alarms, personal alarms and shared completions
+/// (docs/attachments.md): one pipeline for the three owners (`Owner`), which differ only in how a request
 /// names the owner and who may do what (`AttachmentStore.access`). Uploads are the raw file as the body;
 /// the content decides the type (`MediaProcessor`), images are stored re-encoded without metadata. Reads
 /// are authorised on every request, so a removed member's next download is 404.
@@ -17,7 +17,7 @@ enum AttachmentRoutes {
         /// The collection's route template; `/{attachment_id}` and `/{attachment_id}/thumbnail` hang below it.
         var collection: String
         /// The upload route as an `HTTPLimits.uploadPaths` pattern: the transport gives its body
-        /// `AttachmentConfig.maxFileBytes` instead of the 1 MiB JSON limit, checked from `Content-Length`.
+        /// `AttachmentConfiguration.maxFileBytes` instead of the 1 MiB JSON limit, checked from `Content-Length`.
         var uploadPathPattern: String
         /// The owner the request's path names, for the authenticated caller `userID`.
         var named: @Sendable (_ request: Request, _ userID: String) throws -> AttachmentStore.Owner
@@ -232,7 +232,7 @@ enum AttachmentRoutes {
     }
 }
 
-extension AttachmentConfig {
+extension AttachmentConfiguration {
     /// The limits `AttachmentStore.checkUpload` applies.
     var storeLimits: AttachmentStore.Limits {
         AttachmentStore.Limits(

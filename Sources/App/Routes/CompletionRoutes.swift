@@ -3,7 +3,7 @@ import Storage
 import Store
 import Wire
 
-/// Shared completions (issue 4; docs/design.md#occurrences-and-completions): `POST …/alarms/{aid}/completions`
+/// Shared completions (docs/design.md#occurrences-and-completions): `POST …/alarms/{aid}/completions`
 /// by a member of the open occurrence's required set (201 new, 200 a retry's existing record, 409
 /// OCCURRENCE_CLOSED with the alarm), and the newest-first lists of one alarm or the whole group.
 /// Completions are immutable: there is no update; `DELETE …/completions/{completion_id}` takes an answer back

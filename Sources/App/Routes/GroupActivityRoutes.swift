@@ -85,7 +85,7 @@ enum GroupActivityRoutes {
         return out
     }
 
-    /// Closes a change object, first adding what the history needs beyond the realtime shape (issue 33):
+    /// Closes a change object, first adding what the history needs beyond the realtime shape:
     /// a removed shared alarm's `title`; an edit's `changed` keys (the row's stored reason,
     /// `SharedAlarm.editedKeys`).
     static func appendAlarmSummary(_ change: Change, event: ChangeEvent, titles: [String: String], to out: inout [UInt8]) {

@@ -4,7 +4,7 @@ import Storage
 import Store
 import Wire
 
-/// `/v1/groups…`: groups, roles, membership (issue 3; docs/design.md#roles-and-membership). Non-members —
+/// `/v1/groups…`: groups, roles, membership (docs/design.md#roles-and-membership). Non-members —
 /// including removed and left ones — get 404 for everything about a group; members lacking the role
 /// get 403 PERMISSION_DENIED.
 enum GroupRoutes {

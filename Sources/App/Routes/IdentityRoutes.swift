@@ -6,7 +6,7 @@ import Store
 import Transport
 import Wire
 
-/// Sign in with Apple and Google (issue 18; docs/sign-in.md): `POST /v1/auth/oidc` signs in (or up)
+/// Sign in with Apple and Google (docs/sign-in.md): `POST /v1/auth/oidc` signs in (or up)
 /// with a provider's ID token; `GET /v1/me/identities` and `DELETE /v1/me/identities/{provider}`
 /// show and unlink the account's identities.
 enum IdentityRoutes {

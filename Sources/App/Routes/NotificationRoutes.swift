@@ -3,7 +3,7 @@ import Storage
 import Store
 import Wire
 
-/// Where and whether a user is notified (issue 17; docs/notifications.md#devices):
+/// Where and whether a user is notified (docs/notifications.md#devices):
 /// `/v1/me/devices…` — the push devices of the caller's account — and
 /// `PATCH /v1/groups/{id}/membership` — the caller's own `notification_enabled` for a group — and
 /// `GET /v1/push/vapid-public-key`, the key a browser subscribes with.

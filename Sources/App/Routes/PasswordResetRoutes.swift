@@ -37,7 +37,7 @@ enum PasswordResetRoutes {
     /// address; a mail with a link goes to it only when it has an active account (and mail is
     /// configured). Over the limits → 429 for known and unknown addresses alike.
     ///
-    /// Equal writes (issue 37 #7): the answer waits for one transaction that is the same for every
+    /// Equal writes: the answer waits for one transaction that is the same for every
     /// address — the limits, and one `password_reset` request row in the mail outbox
     /// (`MailOutbox.enqueueRequest`, no text yet). Whether the address has an account is looked up
     /// only by the mail dispatcher on its own tick (`MailDispatcher.prepareRequests`: a token and the
@@ -73,7 +73,7 @@ enum PasswordResetRoutes {
 
     /// `POST /v1/auth/password-reset/confirm {token, password}` → 204: the password is set, every
     /// session is revoked (open sockets close 4003, as on logout). Bad token → 400 CA040; bad password → 422.
-    /// Order (issue 37 finding 3: scrypt ran before the token was looked up, so 40 anonymous
+    /// Order (scrypt ran before the token was looked up, so 40 anonymous
     /// connections starved every login): the body, the token looked up (a read; unknown, used or
     /// expired → 400 CA040 with no hashing), the network's share of the hashing pool
     /// (`confirmsInFlightPerNetwork`, else 429), then scrypt, then the token consumed in the write.

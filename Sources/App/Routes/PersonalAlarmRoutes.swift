@@ -4,7 +4,7 @@ import Store
 import Wire
 
 /// `/v1/me/alarms…`: the caller's personal alarms, backed up and synced across their devices
-/// (issue 19; docs/personal-sync.md). Writes need the plus or premium tier (403 TIER_REQUIRED);
+/// (docs/personal-sync.md). Writes need the plus or premium tier (403 TIER_REQUIRED);
 /// reads are open to every tier, so an account that went back to free still sees what it stored.
 /// Ids are client-chosen UUIDs; another account's id is simply not found (404 ALARM_NOT_FOUND).
 enum PersonalAlarmRoutes {

@@ -3,7 +3,7 @@ import Storage
 import Store
 import Wire
 
-/// Personal completions (issue 19; docs/personal-sync.md#completions): `POST
+/// Personal completions (docs/personal-sync.md#completions): `POST
 /// /v1/me/alarms/{alarm_id}/completions` (201 new, 200 the occurrence's existing record), the
 /// newest-first list of one alarm, and `GET /v1/me/completions` across all of them. Immutable: no
 /// update or delete. Writes need plus or premium (403 TIER_REQUIRED), reads are open to every tier —

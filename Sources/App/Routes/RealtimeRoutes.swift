@@ -5,12 +5,12 @@ import Transport
 import Wire
 
 /// `GET /v1/realtime`: the WebSocket upgrade into the realtime feed. The `Origin` must be allowed
-/// (`AppConfig.allowedOrigins`, default same-origin; none at all is fine for non-browser clients),
+/// (`AppConfiguration.allowedOrigins`, default same-origin; none at all is fine for non-browser clients),
 /// else 403. An `Authorization: Bearer` token (or, with an `Origin`, the web client's session cookie,
 /// `SessionCookie`) is checked before the 101; a bad one closes with 4001
 /// right after it; when the check cannot read the database the upgrade is answered 503 CA027 with
 /// `Retry-After` instead; without one the client has 5 s to send `{"op":"auth","token":…}`. A client
-/// network holding `AppConfig.maxWebSocketsPerAddress` sockets already gets 429 RATE_LIMITED.
+/// network holding `AppConfiguration.maxWebSocketsPerAddress` sockets already gets 429 RATE_LIMITED.
 enum RealtimeRoutes {
     static let webSocket = WebSocketConfiguration()
     /// `Retry-After` of an upgrade refused past `maxWebSocketsPerAddress`: room opens only when one
@@ -90,7 +90,7 @@ enum RealtimeRoutes {
     }
 
     /// No `Origin` (not a browser), or one on the allow-list (default: `public_base_url`'s origin).
-    static func originAllowed(_ origin: String?, config: AppConfig) -> Bool {
+    static func originAllowed(_ origin: String?, config: AppConfiguration) -> Bool {
         guard let origin else { return true }
         guard let given = Self.origin(of: origin) else { return false }
         let allowed = config.allowedOrigins.isEmpty ? [config.publicBaseURL] : config.allowedOrigins

@@ -6,7 +6,7 @@ import Store
 import Transport
 import Wire
 
-/// `/v1/me/sessions` and `/v1/me/password` (issue 18): a user's signed-in sessions, signing some of
+/// `/v1/me/sessions` and `/v1/me/password`: a user's signed-in sessions, signing some of
 /// them out, and changing the password.
 ///
 /// Revocations go through the change log (`SessionStore.revoke`/`revokeAll`): every server process's

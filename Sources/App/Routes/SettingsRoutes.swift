@@ -3,7 +3,7 @@ import Storage
 import Store
 import Wire
 
-/// `/v1/me/settings`: the caller's synced preferences (issue 19; docs/personal-sync.md#settings).
+/// `/v1/me/settings`: the caller's synced preferences (docs/personal-sync.md#settings).
 /// Every tier: they are the account's, not cloud storage of alarms.
 enum SettingsRoutes {
     static func register(in router: inout Router<Handler>, services: Services) {

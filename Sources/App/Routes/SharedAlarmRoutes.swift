@@ -4,7 +4,7 @@ import Storage
 import Store
 import Wire
 
-/// `/v1/groups/{id}/alarms…`: shared alarms (issue 4; docs/design.md#shared-alarms). Any active
+/// `/v1/groups/{id}/alarms…`: shared alarms (docs/design.md#shared-alarms). Any active
 /// member reads; owner/admin create and edit; the creator or the owner deletes. Non-members get 404
 /// for the group, an unknown or deleted alarm 404 ALARM_NOT_FOUND. Errors in `schedule`,
 /// `times_of_day` or `timezone` — decoding or rules — are 422 SCHEDULE_INVALID naming the field.

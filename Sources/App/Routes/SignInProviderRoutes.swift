@@ -30,11 +30,11 @@ enum SignInProviderRoutes {
     }
 
     static func register(in router: inout Router<Handler>, services: Services) {
-        router.add(.get, "/v1/auth/providers", .sync { _ in JSONBody.response(listing(services.oidc?.config ?? OIDCConfig())) })
+        router.add(.get, "/v1/auth/providers", .sync { _ in JSONBody.response(listing(services.oidc?.config ?? OIDCConfiguration())) })
     }
 
     /// The providers `config` turns on, Apple first (the order of `SignInProvider.allCases`).
-    static func listing(_ config: OIDCConfig) -> Listing {
+    static func listing(_ config: OIDCConfiguration) -> Listing {
         Listing(
             providers: SignInProvider.allCases.compactMap { provider in
                 config.provider(provider).map { Entry(provider: provider, webClientID: $0.webClientID) }

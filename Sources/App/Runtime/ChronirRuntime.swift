@@ -57,8 +57,11 @@ public final class ChronirRuntime: Sendable {
         var database: (any SQLDatabase)?
         var servers: [HTTPServer] = []
         var tls: TLSReloader?
+        /// Services built (their outbound clients hold queues and connections) that must be released.
+        var services: [() -> Void] = []
 
         func stop() {
+            for stop in services.reversed() { stop() }
             tls?.stop()
             for server in servers.reversed() { server.shutdown() }
             database?.close()
@@ -109,6 +112,7 @@ public final class ChronirRuntime: Sendable {
         } catch {
             throw StartupFailure(what: "start-up failed", metadata: ["error": "\(error)"])
         }
+        parts.services.append { notifications.stop() }
         let mail = MailService(
             config: config.mail, caFile: config.notifications.caFile, publicBaseURL: config.publicBaseURL, database: database,
             clock: clock, logger: logger, metrics: metrics.mail)
@@ -123,6 +127,10 @@ public final class ChronirRuntime: Sendable {
         // concerns the push endpoints users choose (docs/security.md, "Outbound destinations").
         let oidc = OIDCService(
             config: config.oidc, allowPrivateDestinations: true, caFile: config.notifications.caFile, clock: clock, logger: logger)
+        parts.services.append {
+            mail?.stop()
+            oidc?.close()
+        }
         logger.notice(
             "sign in with apple/google",
             metadata: SignInProvider.allCases.reduce(into: [:]) { $0[$1.rawValue] = "\(config.oidc.provider($1) == nil ? "off" : "on")" })
@@ -236,22 +244,22 @@ public final class ChronirRuntime: Sendable {
         let sideListeners = [redirectServer, metricsServer].compactMap { $0 }
         let reloader = tlsReloader
         let stages: [any Service] = [
-            Stage("database") {
+            Stage(blocking: "database") {
                 do {
-                    try (database as? Database)?.checkpoint()
+                    try (database as? SQLiteDatabase)?.checkpoint()
                 } catch {
                     logger.error("WAL checkpoint failed", metadata: ["error": "\(error)"])
                 }
                 database.close()
             },
             Stage("api listener") { await withCheckedContinuation { done in server.shutdown { done.resume() } } },
-            Stage("tls") { reloader?.stop() },
-            Stage("side listeners") { for listener in sideListeners { listener.shutdown() } },
-            Stage("realtime") { realtime.stop() },
-            Stage("sign-in key sets") { oidc?.close() },
-            Stage("mail") { mail?.stop() },
-            Stage("notifications") { notifications.stop() },
-            Stage("sweeper") { sweeper.stop() },
+            Stage(blocking: "tls") { reloader?.stop() },
+            Stage(blocking: "side listeners") { for listener in sideListeners { listener.shutdown() } },
+            Stage(blocking: "realtime") { realtime.stop() },
+            Stage(blocking: "sign-in key sets") { oidc?.close() },
+            Stage(blocking: "mail") { mail?.stop() },
+            Stage(blocking: "notifications") { notifications.stop() },
+            Stage(blocking: "sweeper") { sweeper.stop() },
         ]
         group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -340,6 +348,20 @@ private struct Stage: Service, CustomStringConvertible {
     init(_ name: String, stop: @escaping @Sendable () async -> Void) {
         self.description = name
         self.stop = stop
+    }
+
+    /// A part whose `stop` blocks its thread (waits for a pass in progress, a checkpoint, a queue):
+    /// it runs on a Dispatch thread, never on one of the few cooperative threads — the work it waits
+    /// for may itself need one of them.
+    init(blocking name: String, _ stop: @escaping @Sendable () -> Void) {
+        self.init(name) {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async {
+                    stop()
+                    done.resume()
+                }
+            }
+        }
     }
 
     func run() async throws {

@@ -60,8 +60,8 @@ extension ChronirConfiguration {
     /// Derives the defaults that depend on other settings and checks the settings that only work
     /// together; builds the notification, mail, sign-in and TLS settings from their pending texts.
     mutating func resolve(environment: [String: String]) throws(ConfigurationError) {
-        app.publicBaseURL = publicBaseURL ?? AppConfig.Defaults.publicBaseURL(host: host, port: "\(port)")
-        app.publicDirectory = publicDirectoryText == AppConfig.Defaults.noPublicDirectory ? nil : publicDirectoryText
+        app.publicBaseURL = publicBaseURL ?? AppConfiguration.Defaults.publicBaseURL(host: host, port: "\(port)")
+        app.publicDirectory = publicDirectoryText == AppConfiguration.Defaults.noPublicDirectory ? nil : publicDirectoryText
         app.maxWebSocketsPerAddress =
             maxWebSocketsPerAddress ?? ServerConfiguration.defaultPerAddressLimit(maxConnections: maxConnections)
         app.notifications.apns = try resolveAPNs()
@@ -76,22 +76,22 @@ extension ChronirConfiguration {
         app.metrics = MetricsExposure(onMainPort: metricsPort == nil && metricsToken != nil, token: metricsToken)
     }
 
-    private func resolveAPNs() throws(ConfigurationError) -> NotificationsConfig.APNs? {
+    private func resolveAPNs() throws(ConfigurationError) -> NotificationsConfiguration.APNs? {
         let parts = ["apns-key-file", "apns-key-id", "apns-team-id", "apns-topic"].map { pending[$0] }
         guard parts.contains(where: { $0 != nil }) else { return nil }
         guard let keyFile = parts[0], let keyID = parts[1], let teamID = parts[2], let topic = parts[3] else {
             throw ConfigurationError("APNs needs all of --apns-key-file, --apns-key-id, --apns-team-id and --apns-topic")
         }
         let environmentName = pending["apns-environment"] ?? "production"
-        guard let environment = NotificationsConfig.APNs.Environment(rawValue: environmentName.lowercased()) else {
+        guard let environment = NotificationsConfiguration.APNs.Environment(rawValue: environmentName.lowercased()) else {
             throw ConfigurationError("invalid value '\(environmentName)' for --apns-environment: production, sandbox")
         }
-        return NotificationsConfig.APNs(keyFile: keyFile, keyID: keyID, teamID: teamID, topic: topic, environment: environment)
+        return NotificationsConfiguration.APNs(keyFile: keyFile, keyID: keyID, teamID: teamID, topic: topic, environment: environment)
     }
 
     /// The password comes from the file or `CHRONIR_SMTP_PASSWORD` (never a flag: it would show in `ps`).
-    private func resolveMail(environment: [String: String]) throws(ConfigurationError) -> MailConfig {
-        var mail = MailConfig()
+    private func resolveMail(environment: [String: String]) throws(ConfigurationError) -> MailConfiguration {
+        var mail = MailConfiguration()
         guard let url = pending["smtp-url"] else { return mail }
         let lowered = url.lowercased()
         guard lowered.hasPrefix("smtp://") || lowered.hasPrefix("smtps://") else {
@@ -119,7 +119,7 @@ extension ChronirConfiguration {
     }
 
     /// A provider is on when it has client ids; its key-set URL and issuer default to the provider's own.
-    private func resolveProvider(_ provider: SignInProvider) throws(ConfigurationError) -> OIDCConfig.Provider? {
+    private func resolveProvider(_ provider: SignInProvider) throws(ConfigurationError) -> OIDCConfiguration.Provider? {
         let prefix = "oidc-\(provider.rawValue)"
         let flag = "--" + prefix
         let ids = ServerOption.splitList(pending["\(prefix)-client-ids"] ?? "")
@@ -134,21 +134,13 @@ extension ChronirConfiguration {
         }
         if let url, !url.lowercased().hasPrefix("https://") { throw ConfigurationError("\(flag)-jwks-url must be an https URL") }
         if let web, !ids.contains(web) { throw ConfigurationError("\(flag)-web-client-id must be one of \(flag)-client-ids") }
-        return OIDCConfig.Provider(
-            clientIDs: ids, jwksURL: url ?? OIDCConfig.defaultJWKSURL(provider), issuer: issuer, webClientID: web)
+        return OIDCConfiguration.Provider(
+            clientIDs: ids, jwksURL: url ?? OIDCConfiguration.defaultJWKSURL(provider), issuer: issuer, webClientID: web)
     }
 
     private func resolveTLS() throws(ConfigurationError) -> TLSSettings? {
-        func number(_ name: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
-            guard let text = pending[name] else { return nil }
-            do {
-                return try ServerOption.parse(text, in: range)
-            } catch {
-                throw ConfigurationError("invalid value '\(text)' for --\(name): \(error.expected)")
-            }
-        }
-        let maxAge = try number("hsts-max-age", 0...(10 * 31_536_000)) ?? TLSSettings.defaultHSTSMaxAge
-        let redirect = try number("http-redirect-port", 0...65535)
+        let maxAge = hstsMaxAgeSeconds
+        let redirect = httpRedirectPort
         switch (pending["tls-cert"], pending["tls-key"]) {
         case (nil, nil):
             if redirect != nil { throw ConfigurationError("--http-redirect-port needs --tls-cert and --tls-key") }

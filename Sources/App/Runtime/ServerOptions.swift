@@ -4,7 +4,7 @@ import Logging
 import SQLite
 import Wire
 
-private typealias Defaults = AppConfig.Defaults
+private typealias Defaults = AppConfiguration.Defaults
 
 /// Every `chronir-server` option, declared once (docs/configuration.md's tables are generated from
 /// this list and checked by `ConfigurationDocumentTests`). Order is the order of `--help` and of
@@ -274,7 +274,7 @@ public enum ServerOptions {
                     flow's Services ID
                     """),
             pending(
-                "oidc-apple-jwks-url", .signIn, "url", .words("Apple's (\(OIDCConfig.appleJWKSURL))"),
+                "oidc-apple-jwks-url", .signIn, "url", .words("Apple's (\(OIDCConfiguration.appleJWKSURL))"),
                 help: "where Apple's signing keys are fetched (https only)"),
             pending(
                 "oidc-apple-issuer", .signIn, "issuer", .words("Apple's (https://appleid.apple.com)"),
@@ -289,7 +289,7 @@ public enum ServerOptions {
                 "oidc-google-client-ids", .signIn, "ids", .words("off"),
                 help: "comma-separated OAuth client ids Google's ID tokens must be issued to"),
             pending(
-                "oidc-google-jwks-url", .signIn, "url", .words("Google's (\(OIDCConfig.googleJWKSURL))"),
+                "oidc-google-jwks-url", .signIn, "url", .words("Google's (\(OIDCConfiguration.googleJWKSURL))"),
                 help: "where Google's signing keys are fetched (https only)"),
             pending(
                 "oidc-google-issuer", .signIn, "issuer", .words("Google's (https://accounts.google.com or accounts.google.com)"),
@@ -314,14 +314,14 @@ public enum ServerOptions {
             pending(
                 "tls-key", .tls, "file", .words("none"),
                 help: "PEM private key of the leaf (certbot's `privkey.pem`), unencrypted; must match the certificate"),
-            pending(
-                "hsts-max-age", .tls, "seconds", .words("one year (31536000 s)"),
+            .integer(
+                "hsts-max-age", .tls, "seconds", .words("one year (31536000 s)"), 0...(10 * 31_536_000), \.hstsMaxAgeSeconds,
                 help: """
                     with TLS, `Strict-Transport-Security: max-age=N` on every response (no `includeSubDomains`); `0` sends \
                     none; at most ten years
                     """),
-            pending(
-                "http-redirect-port", .tls, "port", .words("none"),
+            .integer(
+                "http-redirect-port", .tls, "port", .words("none"), 0...65535, \.httpRedirectPort,
                 help: """
                     with TLS, also listen for plain HTTP on this port (same `--host`) and answer every request `308` to \
                     `https://<host of --public-base-url><target>` (its port if an https URL names one, else the TLS port), \

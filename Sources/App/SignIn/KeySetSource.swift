@@ -16,12 +16,12 @@ actor KeySetSource {
     let provider: SignInProvider
     private let url: String
     private let client: OutboundClient
-    private let clock: any Clock
+    private let clock: any WallClock
     private let logger: Logger
     private var cache = KeySetCache()
     private var pending: Task<Void, Never>?
 
-    init(provider: SignInProvider, url: String, client: OutboundClient, clock: any Clock, logger: Logger) {
+    init(provider: SignInProvider, url: String, client: OutboundClient, clock: any WallClock, logger: Logger) {
         self.provider = provider
         self.url = url
         self.client = client

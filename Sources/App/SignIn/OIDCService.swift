@@ -4,17 +4,17 @@ public import Logging
 public import Outbound
 
 /// Verifies Sign in with Apple/Google ID tokens (docs/sign-in.md#verification): the configured
-/// providers' verifiers (`IDTokenVerifier`, issuer and client ids from `OIDCConfig`) and their key
+/// providers' verifiers (`IDTokenVerifier`, issuer and client ids from `OIDCConfiguration`) and their key
 /// sets (`KeySetSource`, fetched through one `OutboundClient` the service owns — `close()` it at
 /// shutdown).
 public final class OIDCService: Sendable {
     /// The configuration.
-    public let config: OIDCConfig
+    public let config: OIDCConfiguration
     /// The client key sets are fetched through.
     public let client: OutboundClient
     private let verifiers: [SignInProvider: IDTokenVerifier]
     private let sources: [SignInProvider: KeySetSource]
-    private let clock: any Clock
+    private let clock: any WallClock
     private let logger: Logger
 
     /// Why `verify` did not produce an identity.
@@ -31,7 +31,7 @@ public final class OIDCService: Sendable {
     /// from private and loopback addresses (the server passes true: key set URLs are the operator's
     /// configuration, docs/security.md "Outbound destinations"; https only either way); `caFile`:
     /// `--outbound-ca-file`.
-    public init?(config: OIDCConfig, allowPrivateDestinations: Bool, caFile: String?, clock: any Clock, logger: Logger) {
+    public init?(config: OIDCConfiguration, allowPrivateDestinations: Bool, caFile: String?, clock: any WallClock, logger: Logger) {
         guard config.isEnabled else { return nil }
         let client = OutboundClient(
             configuration: .init(policy: DestinationPolicy(allowPrivateDestinations: allowPrivateDestinations), caFile: caFile))

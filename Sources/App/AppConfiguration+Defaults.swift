@@ -3,10 +3,10 @@ public import Logging
 public import SQLite
 import Transport
 
-extension AppConfig {
+extension AppConfiguration {
     /// `chronir-server`'s defaults: the one place they are written. `ChronirConfiguration` starts
     /// from them, `ServerOptions` shows them in `--help` and docs/configuration.md's generated tables;
-    /// `AppConfig.init` and the limit structs it reads through (`ServerConfiguration`,
+    /// `AppConfiguration.init` and the limit structs it reads through (`ServerConfiguration`,
     /// `RegistrationLimits`, `WriteBudget`) agree by construction. Defaults that depend on the
     /// machine or on another setting (loops, hashing threads, the per-address limits, the public base
     /// URL) are computed by `ChronirConfiguration` and described in words.
@@ -29,7 +29,7 @@ extension AppConfig {
         public static let durability = Durability.normal
         /// `--default-tier`: the tier of new accounts — `premium`: on a self-hosted server with no store
         /// configured, every account gets every feature, so the first household works with no admin
-        /// command (issue 36; docs/design.md#tiers). Operators who sell or ration tiers pass `free`.
+        /// command (docs/design.md#tiers). Operators who sell or ration tiers pass `free`.
         public static let defaultTier = Tier.premium
         /// `--max-members`: the member limit of a new group (docs/design.md#groups).
         public static let maxMembersPerGroup = 10
@@ -37,12 +37,12 @@ extension AppConfig {
         public static let maxConnections = ServerConfiguration().maxConnections
         /// `--registrations-per-ip-per-hour` and `--registrations-per-hour` (`RegistrationLimits`).
         public static let registrationLimits = RegistrationLimits()
-        /// `--hashing-queue`: hashes that may wait behind the running ones (`AppConfig.maxQueuedHashes`).
+        /// `--hashing-queue`: hashes that may wait behind the running ones (`AppConfiguration.maxQueuedHashes`).
         public static let maxQueuedHashes = 32
         /// `--write-budget-per-minute`, `--write-budget-burst`, `--write-bytes-per-hour`.
         public static let writeBudget = WriteBudget.standard
         /// Attachment limits (docs/attachments.md#limits).
-        public static let attachments = AttachmentConfig()
+        public static let attachments = AttachmentConfiguration()
         /// `--shutdown-timeout`, whole seconds (`ServerConfiguration.shutdownGracePeriod`).
         public static let shutdownTimeoutSeconds = Int(ServerConfiguration().shutdownGracePeriod.components.seconds)
         /// `--password-hashing`: the production scrypt cost.

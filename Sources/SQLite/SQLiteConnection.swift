@@ -19,7 +19,7 @@ public enum Durability: String, Sendable, CaseIterable {
 
 /// One sqlite3 connection. Not thread-safe and not Sendable: exactly one queue owns it (it is
 /// opened with SQLITE_OPEN_NOMUTEX). Prepared statements are cached per connection by SQL text.
-public final class Connection: SQLConnection {
+public final class SQLiteConnection: SQLConnection {
     /// Always `.sqlite`.
     public var dialect: SQLDialect { .sqlite }
 
@@ -50,7 +50,7 @@ public final class Connection: SQLConnection {
     /// See `SQLConnection.transactionMemo`: emptied at BEGIN, at the end and on a savepoint's rollback.
     public var transactionMemo: [String: [SQLValue]] = [:]
 
-    /// Database files this connection narrowed to owner-only when opening (`FileProtection`): they had
+    /// SQLiteDatabase files this connection narrowed to owner-only when opening (`FileProtection`): they had
     /// group/other permissions, e.g. written by an older version. Empty normally.
     public let narrowedFiles: [String]
 
@@ -405,8 +405,8 @@ public final class Connection: SQLConnection {
     }
 }
 
-@available(*, unavailable, message: "a Connection belongs to one queue; use Database to share access")
-extension Connection: Sendable {}
+@available(*, unavailable, message: "a SQLiteConnection belongs to one queue; use SQLiteDatabase to share access")
+extension SQLiteConnection: Sendable {}
 
 /// SQLITE_TRANSIENT: SQLite copies bound text and blobs before the bind call returns.
 private var sqliteTransient: sqlite3_destructor_type {

@@ -2,7 +2,7 @@
 /// provider whose settings are absent is off (logged once at start-up); the fire scheduler and the
 /// outbox run regardless, so nothing is lost while a provider is off — notifications past their
 /// time to live expire.
-public struct NotificationsConfig: Sendable {
+public struct NotificationsConfiguration: Sendable {
     /// The operator's webhook (`--notify-webhook-url`), https (http for a LAN bridge), any address; nil: off.
     public var webhookURL: String? = nil
     /// File holding the webhook's HMAC secret (`--notify-webhook-secret-file`; ≥ 16 bytes, trailing

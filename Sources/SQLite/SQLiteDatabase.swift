@@ -3,8 +3,8 @@ import Dispatch
 public import Storage
 import Synchronization
 
-/// How a `Database` opens its connections.
-public struct DatabaseOptions: Sendable {
+/// How a `SQLiteDatabase` opens its connections.
+public struct SQLiteConfiguration: Sendable {
     /// `PRAGMA synchronous` for every connection.
     public var durability: Durability = .normal
     /// How long a connection waits for a lock held by another connection or process before SQLITE_BUSY.
@@ -31,7 +31,7 @@ public struct DatabaseOptions: Sendable {
 ///
 /// Never call the blocking or async entry points from inside a `write`/`withWriter` body (the writer
 /// queue would wait on itself), nor `readSync` from inside a read body (the pool may be empty).
-public final class Database: QueuedDatabase {
+public final class SQLiteDatabase: QueuedDatabase {
     /// Always `.sqlite`.
     public var dialect: SQLDialect { .sqlite }
 
@@ -41,28 +41,28 @@ public final class Database: QueuedDatabase {
     /// The database file.
     public let path: String
     /// The options the connections were opened with.
-    public let options: DatabaseOptions
-    /// Files the writer narrowed to owner-only at open (`Connection.narrowedFiles`), for a warning.
+    public let options: SQLiteConfiguration
+    /// Files the writer narrowed to owner-only at open (`SQLiteConnection.narrowedFiles`), for a warning.
     public let narrowedFiles: [String]
     /// The writer queue and the reader pool (`QueuedDatabase` forwards `write`, `read`, … to them).
-    public let queues: ConnectionQueues<Connection>
+    public let queues: ConnectionQueues<SQLiteConnection>
 
     /// Opens the writer first (creating the file and switching it to WAL), then the readers.
     /// A file path is required: each connection to ":memory:" would see its own empty database.
-    public init(path: String, options: DatabaseOptions = DatabaseOptions()) throws(SQLiteError) {
+    public init(path: String, options: SQLiteConfiguration = SQLiteConfiguration()) throws(SQLiteError) {
         guard !path.isEmpty, path != ":memory:" else {
-            throw .misuse("Database needs a file path; readers cannot share an in-memory database")
+            throw .misuse("SQLiteDatabase needs a file path; readers cannot share an in-memory database")
         }
-        precondition(options.readerCount >= 1, "DatabaseOptions.readerCount must be at least 1")
+        precondition(options.readerCount >= 1, "SQLiteConfiguration.readerCount must be at least 1")
         self.path = path
         self.options = options
-        let writerConnection = try Connection(
+        let writerConnection = try SQLiteConnection(
             path: path, mode: .readWrite, durability: options.durability,
             busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
-        var readerConnections: [Connection] = []
+        var readerConnections: [SQLiteConnection] = []
         for _ in 0..<options.readerCount {
             readerConnections.append(
-                try Connection(
+                try SQLiteConnection(
                     path: path, mode: .readOnly, durability: options.durability,
                     busyTimeoutMilliseconds: options.busyTimeoutMilliseconds))
         }
@@ -73,10 +73,10 @@ public final class Database: QueuedDatabase {
 
     /// `withWriter` with the SQLite connection itself (PRAGMAs, checkpoints, query plans).
     @discardableResult
-    public func withWriterConnection<T>(_ body: (Connection) throws -> T) throws -> T { try queues.withWriter(body) }
+    public func withWriterConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T { try queues.withWriter(body) }
 
     /// The distinct SQL the writer and the idle readers keep prepared: every statement this process
-    /// ran through them recently (`Connection.preparedStatementTexts`). For query-plan checks in tests.
+    /// ran through them recently (`SQLiteConnection.preparedStatementTexts`). For query-plan checks in tests.
     public func preparedStatementTexts() throws -> Set<String> {
         var texts = Set(try withWriterConnection { $0.preparedStatementTexts })
         queues.withIdleReaders { connections in
@@ -98,7 +98,7 @@ public final class Database: QueuedDatabase {
         }
     }
 
-    /// Writes a consistent snapshot of the database to a new file (`Connection.backup`), using a
+    /// Writes a consistent snapshot of the database to a new file (`SQLiteConnection.backup`), using a
     /// reader connection so writers are never blocked.
     public func backup(to destinationPath: String) throws {
         try queues.withReader { connection in

@@ -4,7 +4,7 @@ public import Domain
 /// docs/sign-in.md). A provider without client ids is off: `POST /v1/auth/oidc` answers it 404
 /// OIDC_PROVIDER_DISABLED. The key-set URL and the issuer are the provider's own unless overridden
 /// (tests point them at a local JWKS server with locally minted keys).
-public struct OIDCConfig: Sendable {
+public struct OIDCConfiguration: Sendable {
     /// One provider's settings.
     public struct Provider: Sendable, Equatable {
         /// The client ids an ID token's `aud` must name (Apple: the app's bundle id and the web

@@ -2,13 +2,13 @@ import Foundation
 
 /// Wall-clock time as epoch milliseconds. Injected everywhere a rule depends on "now" (expiry, rate
 /// limits, next-fire) so tests can drive a manual clock.
-public protocol Clock: Sendable {
+public protocol WallClock: Sendable {
     /// Milliseconds since 1970-01-01T00:00:00Z.
     func nowMilliseconds() -> Int64
 }
 
 /// The system's real-time clock.
-public struct SystemClock: Clock {
+public struct SystemClock: WallClock {
     public init() {}
     public func nowMilliseconds() -> Int64 {
         var ts = timespec()

@@ -3,7 +3,7 @@ public import Media
 /// Attachment limits (docs/attachments.md#limits). The seeds differ — API seed §8.1 "5 MB, JPEG, PNG, HEIC,
 /// one photo per alarm"; data-schema §3.2 "up to 5 attachments of 10 MB including PDF" — and are settled
 /// here: up to 5 attachments of at most 10 MiB each per alarm, images and PDF.
-public struct AttachmentConfig: Sendable {
+public struct AttachmentConfiguration: Sendable {
     /// Largest upload body, in bytes (`--max-attachment-bytes`). Checked from `Content-Length` before the
     /// body is read (the transport's per-route limit, `HTTPLimits.maxUploadBodyBytes`), and again by the
     /// handler → 413 PHOTO_TOO_LARGE. 10 MiB holds any phone photo and most scanned PDFs.
@@ -23,14 +23,14 @@ public struct AttachmentConfig: Sendable {
     /// Uploads per user per minute (API seed §13.3). More → 429 RATE_LIMITED with `Retry-After`.
     /// Counted from the table, so every instance on one database shares the count.
     public var uploadsPerMinute = 3
-    /// How long a file no live row names is kept before the orphan sweep removes it: 7 days (issue 20).
+    /// How long a file no live row names is kept before the orphan sweep removes it: 7 days.
     /// It covers an upload whose row is still being written, and leaves an operator a window to undo a
     /// mistaken deletion from a backup of the database alone.
     public var orphanGraceMilliseconds: Int64 = 7 * 24 * 3_600_000
     /// Decoder limits (pixels, thumbnail size, JPEG quality, the PDF content bound, the render deadline).
     public var media = MediaLimits()
     /// Threads that decode uploads (`Services.decoding`), a pool of their own: a decode never runs on
-    /// the pool that serves static files and answers health checks (issue 37: two PDF render bombs on
+    /// the pool that serves static files and answers health checks (two PDF render bombs on
     /// that pool held `GET /index.html` 31–66 s). 1: one core of a small server stays with everything
     /// else, however many uploads arrive.
     public var decodeThreads = 1

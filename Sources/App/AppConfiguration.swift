@@ -4,7 +4,7 @@ import Storage
 
 /// Everything the application layer needs to know, resolved by the executable from flags and
 /// `CHRONIR_*` environment variables (docs/configuration.md).
-public struct AppConfig: Sendable {
+public struct AppConfiguration: Sendable {
     /// Directory holding `chronir.sqlite` and `server.secret`.
     public var dataDirectory: String
     /// `postgres://user@host:port/db?sslmode=…` (`--database-url`, `CHRONIR_DATABASE_URL`): the
@@ -51,18 +51,18 @@ public struct AppConfig: Sendable {
     /// `--write-bytes-per-hour`; docs/security-budgets.md). Default: `WriteBudget.standard`.
     public var writeBudget: WriteBudget = Defaults.writeBudget
     /// Push providers, the operator webhook and outbound TLS (docs/configuration.md#notifications).
-    public var notifications = NotificationsConfig()
+    public var notifications = NotificationsConfiguration()
     /// Outbound mail (docs/configuration.md#mail); default: none.
-    public var mail = MailConfig()
+    public var mail = MailConfiguration()
     /// Sign in with Apple and Google (docs/configuration.md#sign-in-with-apple-and-google); default: off.
-    public var oidc = OIDCConfig()
+    public var oidc = OIDCConfiguration()
     /// Attachment limits (docs/attachments.md#limits).
-    public var attachments = AttachmentConfig()
+    public var attachments = AttachmentConfiguration()
     /// The apps' configuration file (`--app-config-file`; docs/apps.md#the-app-configuration-file): minimum
     /// app versions, feature flags, deep-link app ids; read at start-up and on SIGHUP. nil: none.
     public var appConfigFile: String? = nil
 
-    /// Defaults from `AppConfig.Defaults` (except `workerThreads`, which the server sets to the
+    /// Defaults from `AppConfiguration.Defaults` (except `workerThreads`, which the server sets to the
     /// processor count).
     public init(
         dataDirectory: String = Defaults.dataDirectory, publicDirectory: String? = Defaults.publicDirectory,

@@ -1,6 +1,6 @@
 /// Outbound mail (docs/configuration.md#mail). Without `smtpURL` the server runs without mail: what
 /// would be mailed is recorded `unsendable` and `chronir-admin` stands in (docs/mail.md#without-mail).
-public struct MailConfig: Sendable {
+public struct MailConfiguration: Sendable {
     /// `smtp://host[:port]` (STARTTLS required) or `smtps://host[:port]` (`--smtp-url`); nil: no mail.
     public var smtpURL: String? = nil
     /// SMTP AUTH user (`--smtp-username`); nil: no AUTH.
