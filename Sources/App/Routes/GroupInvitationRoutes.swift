@@ -62,7 +62,7 @@ enum GroupInvitationRoutes {
             _ = try GroupStore.managerAccess(groupID: groupID, userID: user.id, on: db)
             guard user.tier == .premium else { throw DomainError.tierRequired("invitations need the premium tier") }
             if let inviteeEmail {
-                // A per-recipient cap over every inviter, from the outbox itself (docs/mail.md#limits).
+                // A per-recipient cap over every inviter, from the outbox itself (docs/mail.md#what-is-mailed).
                 let window = MailLimits.invitationsPerRecipient
                 let times = try MailOutbox.createdTimes(
                     kind: .groupInvitation, recipient: inviteeEmail, since: window.windowStart(now: now), on: db)
