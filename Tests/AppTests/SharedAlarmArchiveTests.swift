@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Realtime
 import Storage
 import Store
 import TestSupport
@@ -84,6 +85,14 @@ struct SharedAlarmArchiveTests {
         #expect(try await listed(f, "?archived=false") == [daily])
         #expect(try await listed(f, "?archived=true") == [vet])
         #expect(Set(try await listed(f, "?archived=any")) == [vet, daily])
+        // The group's snapshot keeps every live alarm: a client counts "Archived (n)" from it.
+        let (groupID, userID, now) = (f.groupID, f.members[0].id, f.h.clock.nowMilliseconds())
+        let data = try await f.h.database.read { db in
+            try RealtimeSnapshots.read(.group(groupID), userID: userID, at: now, on: db).data
+        }
+        let snapshot = try #require(try JSONSerialization.jsonObject(with: Data(data)) as? [String: Any])
+        let inSnapshot = (snapshot["alarms"] as? [[String: Any]] ?? []).first { $0["id"] as? String == vet }
+        #expect(inSnapshot?["archived_at"] as? String == archivedAt && inSnapshot?["is_done"] as? Bool == true)
         let bad = await f.h.send(.get, "\(f.g)/alarms?archived=maybe", token: f.owner.token)
         #expect(bad.status == 422 && bad.text.contains("archived"), "\(bad.text)")
 
