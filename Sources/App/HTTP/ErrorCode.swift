@@ -120,6 +120,9 @@ public struct ErrorCode: Hashable, Sendable {
     /// `X-Chronir-Client` names an app version below its platform's `min_app_version` (`GET /v1/config`):
     /// every route but `GET /v1/config` and sign-out answers 426 until the app is updated (docs/apps.md#minimum-versions).
     public static let appUpdateRequired = ErrorCode(code: "CA068", name: "APP_UPDATE_REQUIRED", status: .upgradeRequired)
+    /// `archived: true` on a shared alarm that is not done (docs/design.md#done-and-archived): 409 with the
+    /// current alarm, whose `is_done` says why.
+    public static let alarmNotDone = ErrorCode(code: "CA069", name: "ALARM_NOT_DONE", status: .conflict)
 
     /// Every code the server can send, in number order (the docs/api.md#errors table, tests).
     public static let all: [ErrorCode] = [
@@ -133,6 +136,6 @@ public struct ErrorCode: Hashable, Sendable {
         .answerWithdrawalClosed, .rejoinNeedsNewInvite, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused,
         .lastSignInMethod, .passwordNotSet, .attachmentTypeUnsupported, .attachmentCorrupt, .attachmentPolyglot,
         .imageTooLarge, .attachmentLimitReached, .attachmentQuotaExceeded, .idempotencyKeyReused, .idempotencyKeyInUse,
-        .appUpdateRequired,
+        .appUpdateRequired, .alarmNotDone,
     ]
 }
