@@ -52,11 +52,14 @@ let package = Package(
         // Sans-I/O protocol cores: HTTP/1.1 parser and response writer, WebSocket frames and
         // permessage-deflate (zlib). Imports no other module of ours, so fuzzers compile it standalone.
         .target(name: "Wire", dependencies: ["CZlib"], swiftSettings: strict),
+        // Client addresses as the networks they count as (an IPv6 /64, an IPv4 address) and the coarse
+        // network a user is shown for a session; pure (inet_pton), used by Transport, Store, App, Admin.
+        .target(name: "IPAddresses", swiftSettings: strict),
         // Sans-I/O TLS on libssl: an SSL_CTX from PEM (TLS 1.2/1.3, Mozilla intermediate, ALPN http/1.1,
         // tickets) and a per-connection engine over memory BIOs: ciphertext in, plaintext and records out.
         .target(name: "TLS", dependencies: ["COpenSSL", "Hashing"], swiftSettings: strict),
         // Event loops on DispatchSource: listener, connections, timers, signals; TLS through the engine.
-        .target(name: "Transport", dependencies: ["Wire", "TLS"], swiftSettings: strict),
+        .target(name: "Transport", dependencies: ["Wire", "TLS", "IPAddresses"], swiftSettings: strict),
         // The database interface both backends implement: SQLValue, Row, SQLConnection, SQLDatabase,
         // StorageFailure, SQLDialect, the checksummed migration runner. The Store is written once over it.
         // Knows no engine and no domain.
@@ -80,7 +83,7 @@ let package = Package(
         .target(name: "Domain", dependencies: ["Hashing", "Push"], swiftSettings: strict),
         // SQL for the Domain, row mapping, change_log writes; embeds Migrations/{sqlite,postgres}/*.sql at build time.
         .target(
-            name: "Store", dependencies: ["Domain", "Storage", "Hashing", "Wire"], swiftSettings: strict,
+            name: "Store", dependencies: ["Domain", "Storage", "Hashing", "IPAddresses"], swiftSettings: strict,
             plugins: ["EmbedMigrations"]),
         // The realtime feed's core: topics, subscriptions, change-log fan-out, resume, revocation,
         // per-subscriber budgets and conflation — sans-I/O (bytes out, no sockets, no clocks, no database:
@@ -91,7 +94,8 @@ let package = Package(
         .target(
             name: "App",
             dependencies: [
-                "Hashing", "Push", "Identity", "Wire", "TLS", "Transport", "Storage", "SQLite", "Postgres", "Outbound", "Media",
+                "Hashing", "Push", "Identity", "IPAddresses", "Wire", "TLS", "Transport", "Storage", "SQLite", "Postgres", "Outbound",
+                "Media",
                 "Domain",
                 "Store", "Realtime",
                 .product(name: "Logging", package: "swift-log"),
@@ -113,7 +117,7 @@ let package = Package(
         .executableTarget(
             name: "Admin",
             dependencies: [
-                "Store", "Domain", "Storage", "SQLite", "Postgres", "Hashing", "Wire",
+                "Store", "Domain", "Storage", "SQLite", "Postgres", "Hashing", "IPAddresses", "Wire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -138,6 +142,7 @@ let package = Package(
         .testTarget(name: "PushTests", dependencies: ["Push", "Hashing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "IdentityTests", dependencies: ["Identity", "Hashing"], swiftSettings: strict),
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "IPAddressesTests", dependencies: ["IPAddresses"], swiftSettings: strict),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "TransportTests", dependencies: ["Transport", "Wire", "Hashing", "TLS", "TestSupport"], swiftSettings: strict),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Domain
 import Foundation
+import IPAddresses
 import Storage
 import Store
 import Wire

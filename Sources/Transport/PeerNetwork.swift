@@ -1,4 +1,5 @@
 import Glibc
+import IPAddresses
 import Wire
 
 /// The network a peer address stands for when connections are counted per client: an IPv4 address

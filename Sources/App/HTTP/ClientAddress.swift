@@ -1,3 +1,4 @@
+import IPAddresses
 public import Wire
 
 /// The client's IP address as the rate limits and the access log see it. Behind a reverse proxy

@@ -1,4 +1,5 @@
 import Domain
+import IPAddresses
 import Synchronization
 import Wire
 

@@ -1,4 +1,5 @@
 public import Domain
+import IPAddresses
 public import Storage
 public import Store
 import Wire

@@ -1,4 +1,5 @@
 import Domain
+import IPAddresses
 import Identity
 import Logging
 import Storage

@@ -1,5 +1,6 @@
 import Domain
 import Hashing
+import IPAddresses
 import Logging
 import Storage
 import Store

@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import IPAddresses
 import Logging
 import SQLite
 import Wire

@@ -1,4 +1,5 @@
 import Domain
+import IPAddresses
 public import Storage
 
 /// Registrations admitted per client network and in total within a sliding window, kept as rows so

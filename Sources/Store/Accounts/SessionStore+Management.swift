@@ -1,4 +1,5 @@
 import Domain
+import IPAddresses
 public import Storage
 
 /// A user's sessions as they see them (`GET /v1/me/sessions`, `chronir-admin users sessions`), and

@@ -1,7 +1,7 @@
 public import Domain
 import Hashing
+import IPAddresses
 public import Storage
-import Wire
 
 /// Bearer-token sessions. Only SHA-256(token) is stored; a token expires after `idleLifetime`
 /// without use and is revoked by logout. `last_used_ms` is refreshed at most once per

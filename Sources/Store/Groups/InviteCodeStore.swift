@@ -1,6 +1,6 @@
 public import Domain
+import IPAddresses
 public import Storage
-import Wire
 
 /// A group's invite code and the join flow (docs/design.md#invite-codes). The code is
 /// stored only as its keyed hash; the caller hashes (`InviteCode.hash(secret:)`) before calling.

@@ -1,5 +1,5 @@
+import IPAddresses
 import Testing
-import Wire
 
 @Suite("Client network — the key failed attempts are counted under")
 struct ClientNetworkTests {
