@@ -16,6 +16,9 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var deadSessionsMilliseconds: Int64 = 30 * 24 * 3600 * 1000
     /// Soft-deleted shared alarms (with their completions): 30 days (docs/design.md#retention).
     public var deletedAlarmsMilliseconds: Int64 = SharedAlarmStore.retentionAfterDeleteMilliseconds
+    /// A deleted group's alarms, completions and attachments: 30 days after the group's deletion
+    /// (docs/design.md#retention; `GroupStore.purgeDeleted`).
+    public var deletedGroupsMilliseconds: Int64 = GroupStore.retentionAfterDeleteMilliseconds
     /// Personal-alarm tombstones and archived conflict losers: 30 days (data-schema §7.2–7.3).
     public var personalAlarmTombstonesMilliseconds: Int64 = PersonalAlarmRules.tombstoneLifetimeMilliseconds
     /// Completions: the product's completion-log retention, 3 years (docs/design.md#retention).
@@ -47,6 +50,8 @@ public struct RetentionReport: Sendable, Equatable {
     public var expiredInvitations = 0
     public var deadSessions = 0
     public var deletedAlarms = 0
+    /// Alarms of groups deleted 30 days ago (their completions go with them by cascade).
+    public var deletedGroupAlarms = 0
     /// Personal-alarm tombstones and archived conflicts.
     public var personalAlarmTombstones = 0
     public var completions = 0
@@ -62,7 +67,8 @@ public struct RetentionReport: Sendable, Equatable {
     public var idempotencyKeys = 0
     /// Rows deleted in total.
     public var total: Int {
-        inviteAttempts + loginFailures + expiredInvitations + deadSessions + deletedAlarms + personalAlarmTombstones
+        inviteAttempts + loginFailures + expiredInvitations + deadSessions + deletedAlarms + deletedGroupAlarms
+            + personalAlarmTombstones
             + completions + personalCompletions + unseenDevices + handledNotifications + doneMails + expiredEmailTokens
             + expiredNonces + idempotencyKeys
     }
@@ -84,6 +90,7 @@ public enum Retention {
             [.integer(now - policy.deadSessionsMilliseconds)])
         report.deletedAlarms = try SharedAlarmStore.purgeDeleted(
             deletedBefore: now - policy.deletedAlarmsMilliseconds, on: db)
+        report.deletedGroupAlarms = try GroupStore.purgeDeleted(deletedBefore: now - policy.deletedGroupsMilliseconds, at: now, on: db)
         report.personalAlarmTombstones = try PersonalAlarmStore.purge(
             before: now - policy.personalAlarmTombstonesMilliseconds, on: db)
         report.completions = try CompletionStore.purge(completedBefore: now - policy.completionsMilliseconds, on: db)
