@@ -40,6 +40,9 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// `Idempotency-Key` claims and their stored answers: the 24 hours a key holds its answer.
     public var idempotencyKeysMilliseconds: Int64 = IdempotencyStore.lifetimeMilliseconds
 
+    /// Anonymous accounts unused this long are deleted with their data (docs/apps.md#anonymous-start).
+    public var idleAnonymousMilliseconds: Int64 = AccountStore.anonymousIdleMilliseconds
+
     public init() {}
 }
 
@@ -65,12 +68,14 @@ public struct RetentionReport: Sendable, Equatable {
     public var expiredNonces = 0
     /// `Idempotency-Key` rows past their 24 hours.
     public var idempotencyKeys = 0
+    /// Idle anonymous accounts deleted (each a whole account deletion, counted once).
+    public var idleAnonymousAccounts = 0
     /// Rows deleted in total.
     public var total: Int {
         inviteAttempts + loginFailures + expiredInvitations + deadSessions + deletedAlarms + deletedGroupAlarms
             + personalAlarmTombstones
             + completions + personalCompletions + unseenDevices + handledNotifications + doneMails + expiredEmailTokens
-            + expiredNonces + idempotencyKeys
+            + expiredNonces + idempotencyKeys + idleAnonymousAccounts
     }
 }
 
@@ -102,6 +107,8 @@ public enum Retention {
         report.doneMails = try MailOutbox.purgeDone(before: now - policy.doneMailsMilliseconds, on: db)
         report.expiredEmailTokens = try EmailTokens.purge(expiredBefore: now - policy.expiredEmailTokensMilliseconds, on: db)
         report.expiredNonces = try IdentityStore.purgeNonces(expiredBefore: now - policy.expiredNoncesMilliseconds, on: db)
+        report.idleAnonymousAccounts = try AccountStore.purgeIdleAnonymous(
+            before: now - policy.idleAnonymousMilliseconds, at: now, on: db)
         report.idempotencyKeys = try IdempotencyStore.purge(before: now - policy.idempotencyKeysMilliseconds, on: db)
         return report
     }
