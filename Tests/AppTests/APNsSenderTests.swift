@@ -27,8 +27,8 @@ struct APNsSenderTests {
         return logger
     }()
 
-    /// A group of the owner and one member, a fake APNs for a fresh P-256 key, and a dispatcher
-    /// with the APNs sender.
+    /// A group of the owner and one member (or `fixture`'s), a fake APNs for a fresh P-256 key, and a
+    /// dispatcher with the APNs sender.
     struct World {
         let f: SharedAlarmFixture
         let fake: ProviderFake
@@ -37,8 +37,9 @@ struct APNsSenderTests {
         let alarmID: String
         var h: AppHarness { f.h }
 
-        static func make() async throws -> World {
-            let f = try await SharedAlarmFixture.make(members: 1)
+        static func make(fixture: SharedAlarmFixture? = nil) async throws -> World {
+            let f: SharedAlarmFixture
+            if let fixture { f = fixture } else { f = try await SharedAlarmFixture.make(members: 1) }
             let key = P256.PrivateKey()
             let fake = try await ProviderFake.start(
                 "fake_apns.py", [Base64URL.encode(key.publicKey.x963Representation), teamID, keyID, topic])

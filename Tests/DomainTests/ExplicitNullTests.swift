@@ -11,9 +11,14 @@ struct ExplicitNullTests {
     func encodes() {
         #expect(
             String(decoding: DocumentCoding.encode(user), as: UTF8.self)
-                == #"{"avatar_url":null,"created_at":"1970-01-01T00:00:00.000Z","display_name":"U","email":"u@example.com","#
-                + #""email_verified":false,"id":"u","last_seen_at":null,"locale":null,"#
+                == #"{"anonymous":false,"avatar_url":null,"created_at":"1970-01-01T00:00:00.000Z","display_name":"U","#
+                + #""email":"u@example.com","email_verified":false,"id":"u","last_seen_at":null,"locale":null,"migrated_at":null,"#
                 + #""status":"active","tier":"free","timezone":null,"updated_at":"1970-01-01T00:00:00.001Z","version":1}"#)
+        var anonymous = user
+        anonymous.anonymous = true
+        let anonymousText = String(decoding: DocumentCoding.encode(anonymous), as: UTF8.self)
+        #expect(anonymousText.contains(#""anonymous":true,"#) && anonymousText.contains(#""email":null,"#))
+        #expect(anonymous.documentBytes == DocumentCoding.encode(anonymous), "the fast writer writes the same bytes")
         var zoned = user
         zoned.timezone = "Europe/Berlin"
         #expect(String(decoding: DocumentCoding.encode(zoned), as: UTF8.self).contains(#""timezone":"Europe/Berlin""#))

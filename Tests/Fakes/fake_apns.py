@@ -13,7 +13,8 @@ POST /3/device/<hex token>: verifies
     apns-priority 5 or 10 (400 BadPriority), apns-expiration digits (400 BadExpirationDate),
     apns-collapse-id at most 64 bytes (400 BadCollapseId), the token 64..200 hex digits
     (400 BadDeviceToken), a JSON payload with `aps` of at most 4096 bytes (400 PayloadEmpty /
-    413 PayloadTooLarge);
+    413 PayloadTooLarge); a `background` push with priority 5 (400 BadPriority) and an `aps` of
+    content-available 1 without alert, sound or badge (400 BadPayload);
   then answers the token's next scripted response, else 200 with an apns-id.
 Every request is recorded with the status it got.
 
@@ -98,10 +99,17 @@ def check_request(path, headers, body):
     if len(body) > MAX_PAYLOAD:
         return 413, "PayloadTooLarge"
     try:
-        if not isinstance(json.loads(body).get("aps"), dict):
+        aps = json.loads(body).get("aps")
+        if not isinstance(aps, dict):
             return 400, "BadPayload"
     except (ValueError, AttributeError):
         return 400, "BadPayload"
+    if headers["apns-push-type"] == "background":
+        # Apple: a background notification has priority 5, content-available 1, no alert, sound or badge.
+        if headers.get("apns-priority", "10") != "5":
+            return 400, "BadPriority"
+        if aps.get("content-available") != 1 or any(k in aps for k in ("alert", "sound", "badge")):
+            return 400, "BadPayload"
     return None
 
 

@@ -12,8 +12,9 @@ POST /token (RFC 7523 JWT-bearer grant, form-encoded): grant_type must be
   (else 400 invalid_grant). Answers a fresh access token with expires_in 3599.
 POST /v1/projects/PROJECT_ID/messages:send: the bearer must be a token this fake issued, not
   revoked and not expired by its clock (else 401 UNAUTHENTICATED); the body must be a message with
-  `token`, `notification`, string `data` values, android priority HIGH|NORMAL and ttl "<n>s"
-  (else 400 INVALID_ARGUMENT); then the token's next scripted response, else 200 {"name": …}.
+  `token`, a `notification` (title and body) or non-empty `data` (a data message), string `data` values,
+  android priority HIGH|NORMAL and ttl "<n>s", and an `apns` background push only with content-available 1,
+  apns-priority 5 and no `notification` (else 400 INVALID_ARGUMENT); then the token's next scripted response, else 200 {"name": …}.
 
 Control: POST /control/clock {"now": unix seconds}; POST /control/respond {"token": t, "responses":
 [{"status": 404, "error_code": "UNREGISTERED"}, {"status": 503, "retry_after": 5}, …]};
@@ -76,9 +77,17 @@ def check_message(document):
     message = document.get("message") if isinstance(document, dict) else None
     if not isinstance(message, dict) or not isinstance(message.get("token"), str):
         return "message.token is required"
-    notification = message.get("notification", {})
-    if not isinstance(notification.get("title"), str) or not isinstance(notification.get("body"), str):
-        return "message.notification needs title and body"
+    if "notification" in message:
+        notification = message["notification"]
+        if not isinstance(notification.get("title"), str) or not isinstance(notification.get("body"), str):
+            return "message.notification needs title and body"
+    elif not message.get("data"):
+        return "a message needs a notification or data"
+    apns = message.get("apns", {})
+    if apns.get("headers", {}).get("apns-push-type") == "background":
+        aps = apns.get("payload", {}).get("aps", {})
+        if aps.get("content-available") != 1 or apns["headers"].get("apns-priority") != "5" or "notification" in message:
+            return "apns background push needs content-available 1, priority 5 and no notification"
     if not all(isinstance(v, str) for v in message.get("data", {}).values()):
         return "message.data values must be strings"
     android = message.get("android", {})

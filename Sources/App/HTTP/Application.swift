@@ -48,6 +48,7 @@ public final class Application: HTTPResponder {
         ConfigRoutes.register(in: &router, services: services)
         DeepLinkRoutes.register(in: &router, services: services)
         AccountRoutes.register(in: &router, services: services)
+        AnonymousRoutes.register(in: &router, services: services)
         EmailRoutes.register(in: &router, services: services)
         PasswordResetRoutes.register(in: &router, services: services)
         SessionRoutes.register(in: &router, services: services)

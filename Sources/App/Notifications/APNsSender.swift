@@ -128,17 +128,20 @@ public final class APNsSender: NotificationSender {
         return [
             HTTPField(name: "authorization", value: "bearer \(jwt)"),
             HTTPField(name: "apns-topic", value: configuration.topic),
-            HTTPField(name: "apns-push-type", value: "alert"),
-            HTTPField(name: "apns-priority", value: policy.priority == .high ? "10" : "5"),
+            // Apple: a background push must have priority 5 (10 is refused).
+            HTTPField(name: "apns-push-type", value: policy.silent ? "background" : "alert"),
+            HTTPField(name: "apns-priority", value: policy.priority == .high && !policy.silent ? "10" : "5"),
             HTTPField(name: "apns-expiration", value: String(max(0, delivery.expiresAt / 1_000))),
             HTTPField(name: "apns-collapse-id", value: ProviderExchange.collapseKey(delivery.key)),
             HTTPField(name: "content-type", value: "application/json"),
         ]
     }
 
-    /// The JSON payload: `aps` (alert, default sound, interruption level) and the app's `data` ids.
+    /// The JSON payload: `aps` (alert, default sound, interruption level) and the app's `data` ids; a
+    /// silent type's `aps` is only `content-available: 1` (the app is woken in the background, nothing shown).
     static func payload(_ content: NotificationContent, policy: NotificationPolicy) -> [UInt8] {
-        ProviderExchange.json([
+        if policy.silent { return ProviderExchange.json(["aps": ["content-available": 1], "data": content.data]) }
+        return ProviderExchange.json([
             "aps": [
                 "alert": ["title": content.title, "body": content.body],
                 "sound": "default",

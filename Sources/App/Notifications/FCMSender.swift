@@ -140,22 +140,30 @@ public final class FCMSender: NotificationSender {
 
     /// The messages:send body: notification, string data, Android priority/TTL/collapse key, and
     /// the APNs priority for iOS devices reached through FCM.
+    /// A silent type is a data-only message (no `notification`: the app's messaging service handles it
+    /// without showing anything) and, for iOS through FCM, an APNs background push.
     static func message(_ delivery: NotificationDeliveries.Delivery, token: String, now: Int64) -> [UInt8] {
         let policy = delivery.type.policy
         let ttlSeconds = max(0, (delivery.expiresAt - now) / 1_000)
-        return ProviderExchange.json([
-            "message": [
-                "token": token,
-                "notification": ["title": delivery.content.title, "body": delivery.content.body],
-                "data": delivery.content.data,
-                "android": [
-                    "priority": policy.priority == .high ? "HIGH" : "NORMAL",
-                    "ttl": "\(ttlSeconds)s",
-                    "collapse_key": ProviderExchange.collapseKey(delivery.key),
-                ],
-                "apns": ["headers": ["apns-priority": policy.priority == .high ? "10" : "5"]],
-            ] as [String: Any]
-        ])
+        var message: [String: Any] = [
+            "token": token,
+            "data": delivery.content.data,
+            "android": [
+                "priority": policy.priority == .high && !policy.silent ? "HIGH" : "NORMAL",
+                "ttl": "\(ttlSeconds)s",
+                "collapse_key": ProviderExchange.collapseKey(delivery.key),
+            ],
+        ]
+        if policy.silent {
+            message["apns"] = [
+                "headers": ["apns-priority": "5", "apns-push-type": "background"],
+                "payload": ["aps": ["content-available": 1]],
+            ]
+        } else {
+            message["notification"] = ["title": delivery.content.title, "body": delivery.content.body]
+            message["apns"] = ["headers": ["apns-priority": policy.priority == .high ? "10" : "5"]]
+        }
+        return ProviderExchange.json(["message": message])
     }
 
     /// FCM's answer as an outcome (FCM HTTP v1 `ErrorCode`s).

@@ -50,6 +50,7 @@ enum EmailRoutes {
     /// day (429 CA020 with `Retry-After`).
     static func resend(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let user = try await services.authenticate(request).user
+        guard !user.anonymous else { throw DomainError.permissionDenied("an anonymous account has no address: POST /v1/me/upgrade") }
         guard !user.emailVerified else { return JSONBody.response(MailAnswer(status: "already_verified", email: user.email)) }
         let answer = try await services.database.write { [now = services.clock.nowMilliseconds()] db in
             try services.queueVerification(userID: user.id, email: user.email, change: false, at: now, on: db)
@@ -67,6 +68,9 @@ enum EmailRoutes {
     /// without mail a taken address is 409 CA022.
     static func change(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let principal = try await services.authenticate(request)
+        guard !principal.user.anonymous else {
+            throw DomainError.permissionDenied("an anonymous account has no address to change: POST /v1/me/upgrade")
+        }
         let body = try JSONBody.decode(ChangeBody.self, from: request)
         let email = try AccountRules.normalizeEmail(body.email)
         if email == principal.user.email {

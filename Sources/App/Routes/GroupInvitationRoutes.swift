@@ -42,6 +42,9 @@ enum GroupInvitationRoutes {
 
     static func create(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let user = try await services.authenticate(request).user
+        guard !user.anonymous else {
+            throw DomainError.permissionDenied("an anonymous account cannot invite: upgrade it first (POST /v1/me/upgrade)")
+        }
         let groupID = try request.parameter("id")
         let body = try JSONBody.decode(CreateBody.self, from: request)
         var email: String?

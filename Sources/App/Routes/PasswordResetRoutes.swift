@@ -51,7 +51,7 @@ enum PasswordResetRoutes {
         let now = services.clock.nowMilliseconds()
         let sendable = services.config.mail.isConfigured
         try await services.database.write { db in
-            let subjects = ["reset:email:\(email)", "reset:" + LoginFailureStore.ipSubject(ip)]
+            let subjects = [LoginFailureStore.resetSubject(email), "reset:" + LoginFailureStore.ipSubject(ip)]
             let windows = [perAddress, perNetwork]
             for (subject, window) in zip(subjects, windows) {
                 let times = try LoginFailureStore.failureTimes(subject: subject, window: window, at: now, on: db)

@@ -32,12 +32,19 @@ public struct User: Sendable, Codable, Equatable {
     public var version: Int64
     public var createdAt: Timestamp
     public var updatedAt: Timestamp
+    /// An account started without email or password (`POST /v1/auth/anonymous`, docs/apps.md#anonymous-start):
+    /// its document shows `email: null`; `email` holds a placeholder that no sign-in or mail uses.
+    public var anonymous: Bool = false
+    /// When an anonymous account became a real one in place (`POST /v1/me/upgrade`), or null.
+    @ExplicitNull public var migratedAt: Timestamp?
 
     public init(
         id: String, email: String, displayName: String, timezone: String?, tier: Tier, status: UserStatus,
         version: Int64, createdAt: Timestamp, updatedAt: Timestamp, emailVerified: Bool = false, locale: String? = nil,
-        avatarURL: String? = nil, lastSeenAt: Timestamp? = nil
+        avatarURL: String? = nil, lastSeenAt: Timestamp? = nil, anonymous: Bool = false, migratedAt: Timestamp? = nil
     ) {
+        self.anonymous = anonymous
+        self.migratedAt = migratedAt
         self.id = id
         self.locale = locale
         self.avatarURL = avatarURL
@@ -54,7 +61,8 @@ public struct User: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, email, timezone, locale, tier, status, version
+        case id, email, timezone, locale, tier, status, version, anonymous
+        case migratedAt = "migrated_at"
         case avatarURL = "avatar_url"
         case lastSeenAt = "last_seen_at"
         case displayName = "display_name"
@@ -64,11 +72,14 @@ public struct User: Sendable, Codable, Equatable {
     }
 
     /// Documents written before migration 0015 have no `email_verified`: read as false; before 0019
-    /// no `locale`, `avatar_url`, `last_seen_at`: read as null.
+    /// no `locale`, `avatar_url`, `last_seen_at`: read as null; before 0034 no `anonymous`,
+    /// `migrated_at`: false and null. An anonymous account's null `email` reads as "".
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         id = try c.decode(String.self, forKey: .id)
-        email = try c.decode(String.self, forKey: .email)
+        email = try c.decodeIfPresent(String.self, forKey: .email) ?? ""
+        anonymous = try c.decodeIfPresent(Bool.self, forKey: .anonymous) ?? false
+        _migratedAt = try c.decodeIfPresent(ExplicitNull<Timestamp>.self, forKey: .migratedAt) ?? ExplicitNull(wrappedValue: nil)
         emailVerified = try c.decodeIfPresent(Bool.self, forKey: .emailVerified) ?? false
         displayName = try c.decode(String.self, forKey: .displayName)
         _timezone = try c.decode(ExplicitNull<String>.self, forKey: .timezone)
@@ -80,6 +91,26 @@ public struct User: Sendable, Codable, Equatable {
         version = try c.decode(Int64.self, forKey: .version)
         createdAt = try c.decode(Timestamp.self, forKey: .createdAt)
         updatedAt = try c.decode(Timestamp.self, forKey: .updatedAt)
+    }
+
+    /// Every key, nulls written out; `email` null for an anonymous account (`documentBytes` writes the same bytes).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        if anonymous { try c.encodeNil(forKey: .email) } else { try c.encode(email, forKey: .email) }
+        try c.encode(emailVerified, forKey: .emailVerified)
+        try c.encode(displayName, forKey: .displayName)
+        try c.encode(_timezone, forKey: .timezone)
+        try c.encode(_locale, forKey: .locale)
+        try c.encode(_avatarURL, forKey: .avatarURL)
+        try c.encode(_lastSeenAt, forKey: .lastSeenAt)
+        try c.encode(tier, forKey: .tier)
+        try c.encode(status, forKey: .status)
+        try c.encode(version, forKey: .version)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(updatedAt, forKey: .updatedAt)
+        try c.encode(anonymous, forKey: .anonymous)
+        try c.encode(_migratedAt, forKey: .migratedAt)
     }
 }
 

@@ -105,15 +105,17 @@ extension User {
     /// profile write stores in the change log and answers with.
     public var documentBytes: [UInt8] {
         // Members in sorted key order (the `CodingKeys` raw values).
-        var writer = DocumentWriter(capacity: 320)
+        var writer = DocumentWriter(capacity: 360)
+        writer.member("anonymous", anonymous)
         writer.member("avatar_url", avatarURL)
         writer.member("created_at", createdAt)
         writer.member("display_name", displayName)
-        writer.member("email", email)
+        writer.member("email", anonymous ? nil : email)
         writer.member("email_verified", emailVerified)
         writer.member("id", id)
         writer.member("last_seen_at", lastSeenAt)
         writer.member("locale", locale)
+        writer.member("migrated_at", migratedAt)
         writer.member("status", status.rawValue)
         writer.member("tier", tier.rawValue)
         writer.member("timezone", timezone)

@@ -24,7 +24,34 @@ public struct NotificationType: RawRepresentable, Hashable, Sendable, Codable, C
     /// An operator's test (`chronir-admin notifications test USER`): to that account's devices.
     public static let test = NotificationType(rawValue: "test")
 
+    // Lifecycle (silent): tell every affected device what to drop, so scheduled local copies stop
+    // ringing on a phone with no socket open (docs/apps.md#lifecycle-pushes).
+
+    /// A shared alarm was deleted: to the group's active members (`drop: alarm`).
+    public static let sharedAlarmDeleted = NotificationType(rawValue: "shared_alarm_deleted")
+    /// A membership ended (removed by a manager or an operator, or left): to that member (`drop: group`).
+    public static let groupAccessEnded = NotificationType(rawValue: "group_access_ended")
+    /// A group was deleted (owner or operator): to its members at that moment (`drop: group`).
+    public static let groupDeleted = NotificationType(rawValue: "group_deleted")
+    /// An operator froze a group: to its active members (`drop: group`; the group may come back).
+    public static let groupFrozen = NotificationType(rawValue: "group_frozen")
+    /// An operator unfroze a group: to its active members (`refresh: group`: read it again).
+    public static let groupUnfrozen = NotificationType(rawValue: "group_unfrozen")
+
+    /// The silent lifecycle types: no alert or sound (APNs `content-available`, an FCM data message),
+    /// sent to every affected account whatever its per-group mute, the actor's own devices included.
+    public static let lifecycle: Set<NotificationType> = [
+        .sharedAlarmDeleted, .groupAccessEnded, .groupDeleted, .groupFrozen, .groupUnfrozen,
+    ]
+
+    /// Whether this is a silent lifecycle type (`lifecycle`).
+    public var isLifecycle: Bool { Self.lifecycle.contains(self) }
+
     public var description: String { rawValue }
+
+    /// How long a lifecycle push is worth delivering: 7 days (a phone off for a week still drops the
+    /// alarm when it comes back; past that the app's foreground re-read catches up).
+    public static let lifecycleTimeToLiveMilliseconds: Int64 = 7 * 86_400_000
 
     /// How urgent it is and how long it is worth delivering.
     public var policy: NotificationPolicy {
@@ -33,6 +60,9 @@ public struct NotificationType: RawRepresentable, Hashable, Sendable, Codable, C
         case .missedAlarmFollowup: NotificationPolicy(priority: .high, timeToLiveMilliseconds: 3_600_000)
         case .groupMemberJoined: NotificationPolicy(priority: .low, timeToLiveMilliseconds: 86_400_000)
         case .test: NotificationPolicy(priority: .normal, timeToLiveMilliseconds: 3_600_000)
+        // A phone switched off for days must still learn what to drop when it comes back.
+        case _ where isLifecycle:
+            NotificationPolicy(priority: .normal, timeToLiveMilliseconds: Self.lifecycleTimeToLiveMilliseconds, silent: true)
         // pre_alarm's real deadline is the occurrence itself; group_invitation's is the invitation's
         // expiry (the producer passes the earlier of the two).
         default: NotificationPolicy(priority: .normal, timeToLiveMilliseconds: 86_400_000)
@@ -50,6 +80,9 @@ public struct NotificationPolicy: Sendable, Equatable {
     public var timeToLiveMilliseconds: Int64
     /// APNs `interruption-level: time-sensitive` (breaks through Focus).
     public var timeSensitive: Bool = false
+    /// Nothing shown or played: APNs `apns-push-type: background` with `content-available: 1`, an FCM
+    /// data-only message (docs/apps.md#lifecycle-pushes).
+    public var silent: Bool = false
 }
 
 /// What the recipient sees and what the app gets: `notification` title/body and the `data` ids.
@@ -88,6 +121,11 @@ public struct NotificationContent: Sendable, Codable, Equatable {
     /// `/alarm/{alarm_id}` for one about an alarm, `/group/{group_id}` for one about a group the recipient is in,
     /// `/` otherwise — an invitation (listed on the home screen; its group is not open to the invitee yet), a test.
     static func deepLink(_ type: NotificationType, _ data: [String: String]) -> String {
+        switch type {
+        case .groupAccessEnded, .groupDeleted: return "/"
+        case .sharedAlarmDeleted, .groupFrozen, .groupUnfrozen: return data["group_id"].map { "/group/\($0)" } ?? "/"
+        default: break
+        }
         if let alarmID = data["alarm_id"] { return "/alarm/\(alarmID)" }
         if type != .groupInvitation, let groupID = data["group_id"] { return "/group/\(groupID)" }
         return "/"

@@ -23,7 +23,7 @@ public enum AccountStore {
         let prefix = alias.isEmpty ? "" : alias + "."
         let names = [
             "id", "email", "email_verified_ms", "display_name", "timezone", "locale", "avatar_url", "last_seen_ms", "tier", "status",
-            "version", "created_ms", "updated_ms",
+            "version", "created_ms", "updated_ms", "anonymous_ms", "migrated_ms",
         ]
         return names.map { prefix + $0 }.joined(separator: ", ")
     }
@@ -63,6 +63,92 @@ public enum AccountStore {
                     document: user.documentBytes)
             ], event: .userRegistered, actor: actor ?? .user(id), at: now, on: db)
         return user
+    }
+
+    /// The placeholder address of an anonymous account: unique, never mailable (`.invalid`, RFC 2606),
+    /// never shown (its document's `email` is null).
+    static func anonymousPlaceholder(_ id: String) -> String { "anonymous+\(id)@invalid" }
+
+    /// Starts an anonymous account (docs/apps.md#anonymous-start): no email, no password, `anonymous_ms`
+    /// set; event `user_registered`.
+    public static func registerAnonymous(
+        displayName: String, tier: Tier, timezone: String?, at now: Int64, on db: any SQLConnection
+    ) throws -> User {
+        let id = UUID().uuidString.lowercased()
+        try db.run(
+            """
+            INSERT INTO users (id, email, display_name, password_hash, tier, status, version, created_ms, updated_ms,
+                timezone, anonymous_ms)
+            VALUES (?1, ?2, ?3, '', ?4, 'active', 1, ?5, ?5, ?6, ?5)
+            """,
+            [
+                .text(id), .text(anonymousPlaceholder(id)), .text(displayName), .text(tier.rawValue), .integer(now),
+                SQLValue(timezone),
+            ])
+        var user = User(
+            id: id, email: anonymousPlaceholder(id), displayName: displayName, timezone: timezone, tier: tier, status: .active,
+            version: 1, createdAt: Timestamp(milliseconds: now), updatedAt: Timestamp(milliseconds: now))
+        user.anonymous = true
+        try ChangeLog.append(
+            [Change(topic: ChangeLog.userTopic(id), kind: .user, op: .added, entityID: id, document: user.documentBytes)],
+            event: .userRegistered, actor: .user(id), at: now, on: db)
+        return user
+    }
+
+    /// Makes anonymous account `userID` a real one in place (`POST /v1/me/upgrade`): same id, so its
+    /// memberships, alarms, completions, devices and settings stay; `email` (normalised, unverified),
+    /// `passwordHash`, optionally `displayName`; `migrated_ms` = now. Event `user_updated`. Throws
+    /// `emailTaken` when another account has the address, `permissionDenied` when the account is not
+    /// anonymous.
+    public static func upgrade(
+        userID: String, email: String, passwordHash: String, displayName: String?, at now: Int64, on db: any SQLConnection
+    ) throws -> User {
+        guard var user = try user(id: userID, on: db) else { throw DomainError.notFound("user") }
+        guard user.anonymous else { throw DomainError.permissionDenied("the account is not anonymous") }
+        if try db.queryOne("SELECT 1 AS one FROM users WHERE email = ?1", [.text(email)]) != nil {
+            throw DomainError.emailTaken
+        }
+        user.email = email
+        user.anonymous = false
+        user.migratedAt = Timestamp(milliseconds: now)
+        if let displayName { user.displayName = displayName }
+        user.version += 1
+        user.updatedAt = Timestamp(milliseconds: now)
+        try db.run(
+            """
+            UPDATE users SET email = ?2, password_hash = ?3, display_name = ?4, anonymous_ms = NULL, migrated_ms = ?5,
+                version = ?6, updated_ms = ?5
+            WHERE id = ?1
+            """,
+            [.text(userID), .text(email), .text(passwordHash), .text(user.displayName), .integer(now), .integer(user.version)])
+        var changes = [
+            Change(topic: ChangeLog.userTopic(userID), kind: .user, op: .modified, entityID: userID, document: user.documentBytes)
+        ]
+        if displayName != nil { changes += try GroupStore.renamed(userID: userID, to: user.displayName, on: db) }
+        try ChangeLog.append(changes, event: .userUpdated, actor: .user(userID), at: now, on: db)
+        return user
+    }
+
+    /// How long an anonymous account may go unused before the retention sweep deletes it with its data
+    /// (docs/apps.md#anonymous-start): 90 days since its last session use (`last_seen_ms`, else its creation).
+    public static let anonymousIdleMilliseconds: Int64 = 90 * 86_400_000
+    /// Anonymous accounts deleted per sweep at most: each is a whole account deletion.
+    public static let anonymousPurgeBatch = 100
+
+    /// Retention: deletes (`GroupStore.deleteAccount`, actor `system`) up to `anonymousPurgeBatch`
+    /// anonymous accounts unused since before `cutoff`. Returns how many.
+    public static func purgeIdleAnonymous(before cutoff: Int64, at now: Int64, on db: any SQLConnection) throws -> Int {
+        let ids = try db.query(
+            """
+            SELECT id FROM users WHERE anonymous_ms IS NOT NULL AND deleted_ms IS NULL
+                AND COALESCE(last_seen_ms, anonymous_ms) < ?1
+            ORDER BY anonymous_ms LIMIT ?2
+            """, [.integer(cutoff), .integer(Int64(anonymousPurgeBatch))]
+        ).compactMap { $0.string("id") }
+        for id in ids {
+            try GroupStore.deleteAccount(userID: id, at: now, on: db, actor: .system, reason: "anonymous_idle")
+        }
+        return ids.count
     }
 
     /// The live (not deleted) account with this normalised email, and its password hash.
@@ -157,7 +243,8 @@ public enum AccountStore {
             status: status, version: version, createdAt: Timestamp(milliseconds: created),
             updatedAt: Timestamp(milliseconds: updated), emailVerified: row.int("email_verified_ms") != nil,
             locale: row.string("locale"), avatarURL: row.string("avatar_url"),
-            lastSeenAt: row.int("last_seen_ms").map(Timestamp.init(milliseconds:)))
+            lastSeenAt: row.int("last_seen_ms").map(Timestamp.init(milliseconds:)),
+            anonymous: row.int("anonymous_ms") != nil, migratedAt: row.int("migrated_ms").map(Timestamp.init(milliseconds:)))
     }
 }
 

@@ -101,17 +101,20 @@ public enum LoginFailureStore {
         "\(emailNetworkPrefix(email))\(ClientNetwork.rateLimitKey(ip))"
     }
     static func emailNetworkPrefix(_ email: String) -> String { "email:\(email) net:" }
+    /// Subject key for password-reset requests naming an address (`POST /v1/auth/password-reset`).
+    public static func resetSubject(_ email: String) -> String { "reset:" + emailSubject(email) }
     /// Subject key for a client IP address (an IPv6 client counts as its /64).
     public static func ipSubject(_ ip: String) -> String { "ip:\(ClientNetwork.rateLimitKey(ip))" }
 
-    /// Deletes every failure recorded for `email`, from all networks (account deletion).
+    /// Deletes every failure recorded for `email`, from all networks, and its password-reset requests
+    /// (account deletion).
     public static func clearAll(email: String, on db: any SQLConnection) throws {
         let prefix = emailNetworkPrefix(email)
         // The range [prefix, prefix with its last character ':' raised to ';') is exactly the
         // subjects starting with `prefix`, and it searches the subject index (LIKE would not).
         try db.run(
-            "DELETE FROM login_failures WHERE subject = ?1 OR (subject >= ?2 AND subject < ?3)",
-            [.text(emailSubject(email)), .text(prefix), .text(String(prefix.dropLast()) + ";")])
+            "DELETE FROM login_failures WHERE subject IN (?1, ?4) OR (subject >= ?2 AND subject < ?3)",
+            [.text(emailSubject(email)), .text(prefix), .text(String(prefix.dropLast()) + ";"), .text(resetSubject(email))])
     }
 
     /// Failure times for `subject` inside the window ending at `now`.

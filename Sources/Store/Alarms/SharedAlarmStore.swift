@@ -258,7 +258,8 @@ public enum SharedAlarmStore {
     }
 
     /// Soft-deletes an alarm (its creator or the group owner; anyone else `permissionDenied`).
-    /// Event `shared_alarm_deleted` (op `removed`, reason `deleted`).
+    /// Event `shared_alarm_deleted` (op `removed`, reason `deleted`); the group's active members'
+    /// devices get the silent `shared_alarm_deleted` (`NotificationOutbox.alarmDeleted`).
     public static func delete(groupID: String, alarmID: String, actorID: String, at now: Int64, on db: any SQLConnection)
         throws
     {
@@ -276,6 +277,7 @@ public enum SharedAlarmStore {
                     document: nil, reason: "deleted")
             ],
             event: .sharedAlarmDeleted, actor: .user(actorID), at: now, on: db)
+        try NotificationOutbox.alarmDeleted(alarm, at: now, on: db)
     }
 
     /// Membership hook: `userID` stopped being an active member of `groupID` (removed, left, account

@@ -55,7 +55,8 @@ extension GroupStore {
     /// Freezes (`frozen: true`) or unfreezes a group. While frozen, database triggers (migration
     /// 0005) refuse every write to the group's rows — from the API, the admin CLI or the sweeper —
     /// with `group_frozen`. Events `group_frozen` / `group_unfrozen`; idempotent. Unfreezing revokes
-    /// the grants whose creators lost the right meanwhile (`reconcileGrants`).
+    /// the grants whose creators lost the right meanwhile (`reconcileGrants`). The active members'
+    /// devices get `group_frozen` / `group_unfrozen` (`NotificationOutbox.groupFrozen`).
     public static func adminSetFrozen(
         groupID: String, frozen: Bool, reason: String?, at now: Int64, on db: any SQLConnection
     ) throws -> Group {
@@ -71,6 +72,7 @@ extension GroupStore {
             [groupChange(group, .modified).with(reason: reason)], event: frozen ? .groupFrozen : .groupUnfrozen,
             actor: .admin, at: now, on: db)
         if !frozen { try reconcileGrants(groupID: group.id, actor: .admin, at: now, on: db) }
+        try NotificationOutbox.groupFrozen(group, frozen: frozen, at: now, on: db)
         return group
     }
 
@@ -81,6 +83,7 @@ extension GroupStore {
         var (group, target) = try liveMembership(groupID: groupID, userID: userID, on: db)
         guard target.role != .owner else { throw DomainError.ownerMustTransfer }
         let changes = try end(&target, of: &group, as: .removed, by: "admin", at: now, on: db)
+        try NotificationOutbox.accessEnded(target, group: group, reason: "removed", at: now, on: db)
         try commitAdmin(
             changes, reason: reason, event: .memberRemoved, revoking: target.userID, in: group.id, keeping: nil,
             because: .creatorRemoved, at: now, on: db)

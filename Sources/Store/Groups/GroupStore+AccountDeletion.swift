@@ -1,4 +1,5 @@
 import Domain
+import Foundation
 public import Storage
 
 extension GroupStore {
@@ -12,8 +13,8 @@ extension GroupStore {
     /// password hash emptied, cached member names too) and `deleted_ms` set; its push devices and Idempotency-Key answers are
     /// deleted, and so are its personal alarms and settings; every attachment it uploaded is marked deleted
     /// (its files go with the orphan sweep, docs/attachments.md#account-deletion); pending invitations it
-    /// sent are revoked, those addressed to it lose the address, invite codes it created are disabled.
-    /// One batch, event
+    /// sent are revoked, those addressed to it lose the address, invite codes it created are disabled;
+    /// the address is left nowhere else either (`eraseAddress`). One batch, event
     /// `account_deleted`, by `actor` (default: the user themself; `admin` for chronir-admin, with
     /// `reason`). Throws `notFound("user")` for an unknown or already deleted account.
     public static func deleteAccount(
@@ -59,6 +60,7 @@ extension GroupStore {
         try DeviceStore.deleteAll(userID: userID, on: db)
         try IdempotencyStore.deleteAll(userID: userID, on: db)
         try LoginFailureStore.clearAll(email: user.email, on: db)
+        try eraseAddress(user.email, of: userID, tombstone: tombstone, on: db)
         try db.run(
             """
             UPDATE users SET email = ?2, display_name = ?3, password_hash = '', timezone = NULL, locale = NULL,
@@ -100,5 +102,30 @@ extension GroupStore {
         try ChangeLog.append(
             changes.map { $0.with(reason: reason) }, event: .accountDeleted, actor: actor ?? .user(userID), at: now,
             on: db)
+    }
+
+    /// Leaves a deleted account's `email` nowhere outside the tombstoned rows (docs/design.md#account-deletion):
+    /// its email tokens (verification, reset, a change's new address) go; so does every mail to the
+    /// address or about the account (`mail_outbox`, sent or not — the per-address mail caps start
+    /// afresh, and a request for the address now finds no account); another account's stored
+    /// Idempotency-Key answer that quotes it (an invitation to it) quotes `tombstone` instead.
+    static func eraseAddress(_ email: String, of userID: String, tombstone: String, on db: any SQLConnection) throws {
+        try db.run("DELETE FROM email_tokens WHERE user_id = ?1 OR email = ?2", [.text(userID), .text(email)])
+        try db.run("DELETE FROM mail_outbox WHERE user_id = ?1 OR recipient = ?2", [.text(userID), .text(email)])
+        let needle = Array(email.utf8)
+        let contains =
+            switch db.dialect {
+            case .sqlite: "instr(body, ?1) > 0"
+            case .postgres: "position(?1 in body) > 0"
+            }
+        let rows = try db.query(
+            "SELECT user_id, idem_key, body FROM idempotency_keys WHERE body IS NOT NULL AND \(contains)", [.blob(needle)])
+        for row in rows {
+            guard let owner = row.string("user_id"), let key = row.string("idem_key"), let body = row.blob("body") else { continue }
+            let replaced = Array(String(decoding: body, as: UTF8.self).replacingOccurrences(of: email, with: tombstone).utf8)
+            try db.run(
+                "UPDATE idempotency_keys SET body = ?3 WHERE user_id = ?1 AND idem_key = ?2",
+                [.text(owner), .text(key), .blob(replaced)])
+        }
     }
 }

@@ -160,12 +160,14 @@ public enum GroupStore {
     }
 
     /// Marks the group deleted and disables its code; returns the changes to log (the group removed
-    /// from its topic and from every active member's feed). Member rows stay, for the audit trail.
+    /// from its topic and from every active member's feed) and queues `group_deleted` to those members'
+    /// devices (`NotificationOutbox.groupDeleted`). Member rows stay, for the audit trail.
     static func softDelete(_ group: Group, reason: String, at now: Int64, on db: any SQLConnection) throws -> [Change] {
         let members = try activeMembers(groupID: group.id, on: db)
         try db.run("UPDATE groups SET deleted_ms = ?2, updated_ms = ?2 WHERE id = ?1", [.text(group.id), .integer(now)])
         try db.run(
             "UPDATE invite_codes SET disabled_ms = ?2 WHERE group_id = ?1 AND disabled_ms IS NULL", [.text(group.id), .integer(now)])
+        try NotificationOutbox.groupDeleted(group, members: members.map(\.userID), at: now, on: db)
         var changes = [
             Change(
                 topic: ChangeLog.groupTopic(group.id), kind: .group, op: .removed, entityID: group.id,
@@ -173,6 +175,28 @@ public enum GroupStore {
         ]
         changes += members.map { accessChange($0.userID, group, gained: false, reason: reason) }
         return changes
+    }
+
+    /// How long a deleted group's alarms, completions and attachments are kept (docs/design.md#retention:
+    /// 30 days, the seeds' figure for deleted groups): an operator can still restore it from a backup.
+    public static let retentionAfterDeleteMilliseconds: Int64 = 30 * 86_400_000
+
+    /// Retention sweeper: for every group deleted before `cutoff`, marks its live attachments deleted
+    /// (the orphan sweep then removes their files — their upload is older than its grace — and drops
+    /// the rows, which releases the uploaders' and the group's quota bytes), and deletes its shared
+    /// alarms and with them (ON DELETE CASCADE) their completions, assignment and pending rows. (A
+    /// frozen group cannot be deleted, so the frozen triggers never refuse this.) The group row, its
+    /// member rows (the audit trail) and its change-log history stay. Appends nothing to the change
+    /// log: nobody can read the group any more. Returns how many alarms went.
+    @discardableResult
+    public static func purgeDeleted(deletedBefore cutoff: Int64, at now: Int64, on db: any SQLConnection) throws -> Int {
+        try db.run(
+            """
+            UPDATE attachments SET deleted_ms = ?2
+            WHERE deleted_ms IS NULL AND group_id IN (SELECT id FROM groups WHERE deleted_ms < ?1)
+            """, [.integer(cutoff), .integer(now)])
+        return try db.run(
+            "DELETE FROM shared_alarms WHERE group_id IN (SELECT id FROM groups WHERE deleted_ms < ?1)", [.integer(cutoff)])
     }
 
     /// `member ↔ admin`, by the owner. Event `role_changed`; a demotion revokes what the member can
@@ -246,7 +270,7 @@ public enum GroupStore {
 
     /// Removes a member or, when the actor names themself, leaves (`GroupRules.removalOutcome`).
     /// Events `member_removed` / `member_left`, then the revocation of what they handed out
-    /// (`revokeGrants`).
+    /// (`revokeGrants`); the member's devices get `group_access_ended` (`NotificationOutbox.accessEnded`).
     public static func removeMember(
         groupID: String, actorID: String, targetID: String, at now: Int64, on db: any SQLConnection
     ) throws -> GroupMember {
@@ -254,6 +278,7 @@ public enum GroupStore {
         var target = try activeMember(groupID: groupID, userID: targetID, on: db)
         let outcome = try GroupRules.removalOutcome(actor: actor, target: target)
         let changes = try end(&target, of: &group, as: outcome, by: outcome == .removed ? actorID : nil, at: now, on: db)
+        try NotificationOutbox.accessEnded(target, group: group, reason: outcome.rawValue, at: now, on: db)
         try ChangeLog.append(
             changes, event: outcome == .left ? .memberLeft : .memberRemoved, actor: .user(actorID), at: now, on: db)
         try revokeGrants(

@@ -16,6 +16,9 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var deadSessionsMilliseconds: Int64 = 30 * 24 * 3600 * 1000
     /// Soft-deleted shared alarms (with their completions): 30 days (docs/design.md#retention).
     public var deletedAlarmsMilliseconds: Int64 = SharedAlarmStore.retentionAfterDeleteMilliseconds
+    /// A deleted group's alarms, completions and attachments: 30 days after the group's deletion
+    /// (docs/design.md#retention; `GroupStore.purgeDeleted`).
+    public var deletedGroupsMilliseconds: Int64 = GroupStore.retentionAfterDeleteMilliseconds
     /// Personal-alarm tombstones and archived conflict losers: 30 days (data-schema §7.2–7.3).
     public var personalAlarmTombstonesMilliseconds: Int64 = PersonalAlarmRules.tombstoneLifetimeMilliseconds
     /// Completions: the product's completion-log retention, 3 years (docs/design.md#retention).
@@ -37,6 +40,9 @@ public struct RetentionPolicy: Sendable, Equatable {
     /// `Idempotency-Key` claims and their stored answers: the 24 hours a key holds its answer.
     public var idempotencyKeysMilliseconds: Int64 = IdempotencyStore.lifetimeMilliseconds
 
+    /// Anonymous accounts unused this long are deleted with their data (docs/apps.md#anonymous-start).
+    public var idleAnonymousMilliseconds: Int64 = AccountStore.anonymousIdleMilliseconds
+
     public init() {}
 }
 
@@ -47,6 +53,8 @@ public struct RetentionReport: Sendable, Equatable {
     public var expiredInvitations = 0
     public var deadSessions = 0
     public var deletedAlarms = 0
+    /// Alarms of groups deleted 30 days ago (their completions go with them by cascade).
+    public var deletedGroupAlarms = 0
     /// Personal-alarm tombstones and archived conflicts.
     public var personalAlarmTombstones = 0
     public var completions = 0
@@ -60,11 +68,14 @@ public struct RetentionReport: Sendable, Equatable {
     public var expiredNonces = 0
     /// `Idempotency-Key` rows past their 24 hours.
     public var idempotencyKeys = 0
+    /// Idle anonymous accounts deleted (each a whole account deletion, counted once).
+    public var idleAnonymousAccounts = 0
     /// Rows deleted in total.
     public var total: Int {
-        inviteAttempts + loginFailures + expiredInvitations + deadSessions + deletedAlarms + personalAlarmTombstones
+        inviteAttempts + loginFailures + expiredInvitations + deadSessions + deletedAlarms + deletedGroupAlarms
+            + personalAlarmTombstones
             + completions + personalCompletions + unseenDevices + handledNotifications + doneMails + expiredEmailTokens
-            + expiredNonces + idempotencyKeys
+            + expiredNonces + idempotencyKeys + idleAnonymousAccounts
     }
 }
 
@@ -84,6 +95,7 @@ public enum Retention {
             [.integer(now - policy.deadSessionsMilliseconds)])
         report.deletedAlarms = try SharedAlarmStore.purgeDeleted(
             deletedBefore: now - policy.deletedAlarmsMilliseconds, on: db)
+        report.deletedGroupAlarms = try GroupStore.purgeDeleted(deletedBefore: now - policy.deletedGroupsMilliseconds, at: now, on: db)
         report.personalAlarmTombstones = try PersonalAlarmStore.purge(
             before: now - policy.personalAlarmTombstonesMilliseconds, on: db)
         report.completions = try CompletionStore.purge(completedBefore: now - policy.completionsMilliseconds, on: db)
@@ -95,6 +107,8 @@ public enum Retention {
         report.doneMails = try MailOutbox.purgeDone(before: now - policy.doneMailsMilliseconds, on: db)
         report.expiredEmailTokens = try EmailTokens.purge(expiredBefore: now - policy.expiredEmailTokensMilliseconds, on: db)
         report.expiredNonces = try IdentityStore.purgeNonces(expiredBefore: now - policy.expiredNoncesMilliseconds, on: db)
+        report.idleAnonymousAccounts = try AccountStore.purgeIdleAnonymous(
+            before: now - policy.idleAnonymousMilliseconds, at: now, on: db)
         report.idempotencyKeys = try IdempotencyStore.purge(before: now - policy.idempotencyKeysMilliseconds, on: db)
         return report
     }

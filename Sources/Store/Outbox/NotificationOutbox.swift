@@ -246,3 +246,65 @@ extension NotificationOutbox {
             expiresAt: now + NotificationType.missedAlarmFollowup.policy.timeToLiveMilliseconds, at: now, on: db)
     }
 }
+
+// MARK: - Lifecycle producers (silent; docs/apps.md#lifecycle-pushes)
+
+extension NotificationOutbox {
+    /// Queues a silent lifecycle notification to `recipients` — every affected account, the actor
+    /// included (their other devices hold copies too), whatever their per-group mute. The row has no
+    /// `group_id`: the dispatcher's group and membership re-checks would drop it, since the group or
+    /// the membership it tells about is gone by then; only the account must still be active.
+    static func lifecycle(
+        _ type: NotificationType, key: String, groupID: String, title: String, body: String, extra: [String: String],
+        recipients: [String], at now: Int64, on db: any SQLConnection
+    ) throws {
+        let content = NotificationContent.make(type, groupID: groupID, title: title, body: body, extra: extra)
+        try enqueue(
+            type, key: key, groupID: nil, actorID: nil, recipients: recipients, content: content, notBefore: now,
+            expiresAt: now + type.policy.timeToLiveMilliseconds, at: now, on: db)
+    }
+
+    /// Active members of `groupID`, muted or not, in join order.
+    static func activeMembers(of groupID: String, on db: any SQLConnection) throws -> [String] {
+        try db.query(
+            "SELECT user_id FROM group_members WHERE group_id = ?1 AND status = 'active' ORDER BY joined_ms, user_id",
+            [.text(groupID)]
+        ).compactMap { $0.string("user_id") }
+    }
+
+    /// A shared alarm was deleted → `shared_alarm_deleted` (`drop: alarm`) to the group's active members.
+    static func alarmDeleted(_ alarm: SharedAlarm, at now: Int64, on db: any SQLConnection) throws {
+        try lifecycle(
+            .sharedAlarmDeleted, key: "shared_alarm_deleted:\(alarm.id)", groupID: alarm.groupID, title: alarm.settings.title,
+            body: "Shared alarm deleted in \(try groupName(alarm.groupID, on: db))",
+            extra: ["alarm_id": alarm.id, "drop": "alarm"], recipients: try activeMembers(of: alarm.groupID, on: db), at: now,
+            on: db)
+    }
+
+    /// A membership ended (`reason` `removed` or `left`) → `group_access_ended` (`drop: group`) to that member.
+    static func accessEnded(_ member: GroupMember, group: Group, reason: String, at now: Int64, on db: any SQLConnection) throws {
+        let ended = member.removedAt?.milliseconds ?? now
+        try lifecycle(
+            .groupAccessEnded, key: "group_access_ended:\(group.id):\(member.userID):\(ended)", groupID: group.id,
+            title: group.name, body: reason == "left" ? "You left the group" : "You were removed from the group",
+            extra: ["drop": "group", "reason": reason], recipients: [member.userID], at: now, on: db)
+    }
+
+    /// A group was deleted → `group_deleted` (`drop: group`) to `members` (its active members before).
+    static func groupDeleted(_ group: Group, members: [String], at now: Int64, on db: any SQLConnection) throws {
+        try lifecycle(
+            .groupDeleted, key: "group_deleted:\(group.id)", groupID: group.id, title: group.name,
+            body: "The group was deleted", extra: ["drop": "group", "reason": "deleted"], recipients: members, at: now, on: db)
+    }
+
+    /// An operator froze or unfroze a group (`group` as saved, its new `version` in the key) →
+    /// `group_frozen` (`drop: group`) or `group_unfrozen` (`refresh: group`) to its active members.
+    static func groupFrozen(_ group: Group, frozen: Bool, at now: Int64, on db: any SQLConnection) throws {
+        let type: NotificationType = frozen ? .groupFrozen : .groupUnfrozen
+        try lifecycle(
+            type, key: "\(type.rawValue):\(group.id):\(group.version)", groupID: group.id, title: group.name,
+            body: frozen ? "The group was frozen by the operator" : "The group is available again",
+            extra: frozen ? ["drop": "group", "reason": "frozen"] : ["refresh": "group"],
+            recipients: try activeMembers(of: group.id, on: db), at: now, on: db)
+    }
+}
