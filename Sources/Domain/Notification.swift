@@ -21,6 +21,8 @@ public struct NotificationType: RawRepresentable, Hashable, Sendable, Codable, C
     public static let groupMemberJoined = NotificationType(rawValue: "group_member_joined")
     /// An occurrence went unanswered past its grace: to who did not answer, the owner and the admins.
     public static let missedAlarmFollowup = NotificationType(rawValue: "missed_alarm_followup")
+    /// The account's plan changed (docs/subscriptions.md#what-the-user-is-told): to that account's devices.
+    public static let entitlementChanged = NotificationType(rawValue: "entitlement_changed")
     /// An operator's test (`chronir-admin notifications test USER`): to that account's devices.
     public static let test = NotificationType(rawValue: "test")
 
