@@ -133,6 +133,21 @@ public enum EntitlementStore {
         return .tierRequired(what)
     }
 
+    /// Premium → lower (docs/subscriptions.md#downgrade): a group whose owner's premium came from an
+    /// entitlement that has lapsed takes no new members and no new shared alarms — 403
+    /// `subscriptionExpired` naming `what` — until the owner is premium again. An owner who never had
+    /// it through an entitlement (an operator took a grant away) is not refused here.
+    static func checkOwnerSubscription(groupID: String, what: String, at now: Int64, on db: any SQLConnection) throws {
+        guard
+            let row = try db.queryOne(
+                "SELECT u.id, u.tier FROM groups g JOIN users u ON u.id = g.owner_id WHERE g.id = ?1", [.text(groupID)]),
+            let ownerID = row.string("id"), row.string("tier") != Tier.premium.rawValue
+        else { return }
+        if case .subscriptionExpired = try tierError(userID: ownerID, needed: .premium, what: what, at: now, on: db) {
+            throw DomainError.subscriptionExpired("\(what): the owner's premium subscription has ended")
+        }
+    }
+
     /// The purchases bound to an account (or every purchase when `userID` is nil), newest first.
     public static func purchases(userID: String?, limit: Int = 200, on db: any SQLConnection) throws -> [Purchase] {
         try db.query(

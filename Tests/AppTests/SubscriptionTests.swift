@@ -343,6 +343,58 @@ struct SubscriptionTests {
         #expect(try await Self.tier(h, ana) == "plus")
     }
 
+    @Test("premium lapses: the owner's group takes no new members or shared alarms (CA013), members keep theirs; renewal undoes it")
+    func ownedGroupAfterDowngrade() async throws {
+        let (h, store) = try Self.harness()
+        let registered = try await h.register("ana@example.com")
+        var ana = registered.token
+        let anaID = registered.id
+        let (bo, _) = try await h.register("bo@example.com")
+        let (cy, _) = try await h.register("cy@example.com")
+        // A short period: the invite code (valid for days) outlives it.
+        let expires = h.clock.nowMilliseconds() + Self.day
+        _ = try await h.expect(
+            200, .post, "/v1/me/purchases/apple",
+            json: FakeAppStore.purchase(
+                store.transaction(original: "6000", product: "com.chronir.premium.annual", expires: expires, account: anaID)),
+            token: ana)
+        let groupID = try await h.createGroup(token: ana)
+        let code = try await h.inviteCode(groupID, token: ana)
+        #expect(await h.join(code, token: bo).status == 200)
+        let alarm = #"{"title":"Rent",\#(SharedAlarmFixture.dailyTen),"completion_rule":"any","assigned_to_uids":[]}"#
+        _ = try await h.expect(201, .post, "/v1/groups/\(groupID)/alarms", json: alarm, token: ana)
+
+        // The period ends with no renewal: the sweep takes premium away.
+        h.clock.set(expires)
+        _ = try Sweeper.Job.entitlementExpiry.run(h.database, h.clock.nowMilliseconds())
+        ana = try #require(await h.login("ana@example.com").json["token"] as? String)
+        let boAgain = try #require(await h.login("bo@example.com").json["token"] as? String)
+        let cyAgain = try #require(await h.login("cy@example.com").json["token"] as? String)
+        #expect(try await Self.tier(h, ana) == "free")
+        let joined = await h.join(code, token: cyAgain)
+        #expect(joined.status == 403)
+        #expect(joined.errorCode == "CA013")
+        let created = try await h.expect(403, .post, "/v1/groups/\(groupID)/alarms", json: alarm, token: ana)
+        #expect(created.errorCode == "CA013")
+        // Nothing is deleted: the group, its member and its alarm are all still there.
+        let group = try await h.expect(200, .get, "/v1/groups/\(groupID)", token: boAgain)
+        #expect((group.json["group"] as? [String: Any])?["member_count"] as? Int == 2)
+        let alarms = try await h.expect(200, .get, "/v1/groups/\(groupID)/alarms", token: boAgain)
+        #expect((alarms.json["alarms"] as? [Any])?.count == 1)
+
+        // Apple renews it late: everything works again.
+        _ = try await h.expect(
+            200, .post, "/v1/store/apple/notifications",
+            json: store.notification(
+                "DID_RENEW",
+                transaction: store.transaction(
+                    original: "6000", product: "com.chronir.premium.annual", expires: expires + 365 * Self.day, account: anaID),
+                renewal: store.renewal(original: "6000")))
+        #expect(await h.join(code, token: cyAgain).status == 200)
+        _ = try await h.expect(201, .post, "/v1/groups/\(groupID)/alarms", json: alarm, token: ana)
+        #expect(cy != cyAgain)
+    }
+
     @Test("a server without App Store configuration answers 404 CA073; --default-tier is an operator grant")
     func notConfigured() async throws {
         let h = try AppHarness(defaultTier: .premium)
