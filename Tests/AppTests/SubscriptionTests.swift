@@ -4,6 +4,7 @@ import Storage
 import Store
 import TestSupport
 import Testing
+import Transport
 import Wire
 
 @testable import App
@@ -393,6 +394,38 @@ struct SubscriptionTests {
         #expect(await h.join(code, token: cyAgain).status == 200)
         _ = try await h.expect(201, .post, "/v1/groups/\(groupID)/alarms", json: alarm, token: ana)
         #expect(cy != cyAgain)
+    }
+
+    @Test("a store notification reaches the user's open socket at once: the entitlement change, then the user's new tier")
+    func liveOverRealtime() async throws {
+        let (h, store) = try Self.harness()
+        let (ana, anaID) = try await h.register("ana@example.com")
+        let (server, port) = try RealtimeTests().serve(h)
+        defer { server.shutdown() }
+        let feed = try await RealtimeTests.subscribed(port: port, token: ana, topic: "user")
+        defer { feed.close() }
+        let expires = h.clock.nowMilliseconds() + 30 * Self.day
+        // Apple tells the server first (SUBSCRIBED with the app's appAccountToken): the app has not posted anything.
+        _ = try await h.expect(
+            200, .post, "/v1/store/apple/notifications",
+            json: store.notification(
+                "SUBSCRIBED", subtype: "INITIAL_BUY",
+                transaction: store.transaction(original: "7000", product: "com.chronir.plus.monthly", expires: expires, account: anaID),
+                renewal: store.renewal(original: "7000")))
+        // Tier and state of each document kind seen, as text (what crosses the thread boundary).
+        let seen = try await blocking { () -> [String: String] in
+            var seen: [String: String] = [:]
+            while seen["entitlement"] == nil || seen["user"] == nil {
+                let message = try feed.next(RealtimeTests.type("change", "user"))
+                for change in message["changes"] as? [[String: Any]] ?? [] {
+                    guard let kind = change["kind"] as? String, let doc = change["doc"] as? [String: Any] else { continue }
+                    seen[kind] = [doc["tier"], doc["state"], doc["source"]].map { ($0 as? String) ?? "-" }.joined(separator: " ")
+                }
+            }
+            return seen
+        }
+        #expect(seen["entitlement"] == "plus active app_store")
+        #expect(seen["user"] == "plus - -")
     }
 
     @Test("a server without App Store configuration answers 404 CA073; --default-tier is an operator grant")
