@@ -428,6 +428,38 @@ struct SubscriptionTests {
         #expect(seen["user"] == "plus - -")
     }
 
+    @Test("restore claims every transaction at once (all or none); deleting the account unbinds its purchases for a new claim")
+    func restoreAndAccountDeletion() async throws {
+        let (h, store) = try Self.harness()
+        let (ana, anaID) = try await h.register("ana@example.com")
+        let (bo, boID) = try await h.register("bo@example.com")
+        let expires = h.clock.nowMilliseconds() + 30 * Self.day
+        let plus = FakeAppStore.purchase(
+            store.transaction(original: "8000", product: "com.chronir.plus.annual", expires: expires, account: nil))
+        let premium = FakeAppStore.purchase(
+            store.transaction(original: "8001", product: "com.chronir.premium.annual", expires: expires, account: nil))
+        let unknown = FakeAppStore.purchase(
+            store.transaction(original: "8002", product: "com.chronir.gold", expires: expires, account: nil))
+        // One bad transaction refuses the whole restore.
+        let refused = try await h.expect(
+            422, .post, "/v1/me/purchases/restore", json: #"{"apple":[\#(plus),\#(unknown)]}"#, token: ana)
+        #expect(refused.errorCode == "CA072")
+        #expect(try await Self.tier(h, ana) == "free")
+        let restored = try await h.expect(200, .post, "/v1/me/purchases/restore", json: #"{"apple":[\#(plus),\#(premium)]}"#, token: ana)
+        #expect(restored.json["tier"] as? String == "premium")
+        let tooMany =
+            "{\"apple\":[" + Array(repeating: plus, count: SubscriptionRoutes.maxRestoreTransactions + 1).joined(separator: ",") + "]}"
+        #expect(try await h.expect(422, .post, "/v1/me/purchases/restore", json: tooMany, token: ana).errorField == "apple")
+
+        // Ana deletes her account: the purchases are unbound (the store subscription runs on), Bo may claim them.
+        try await h.expect(204, .delete, "/v1/me", token: ana)
+        let owners = try await h.database.read { db in try EntitlementStore.purchases(userID: nil, on: db).map { $0.userID ?? "-" } }
+        #expect(owners == ["-", "-"])
+        _ = try await h.expect(200, .post, "/v1/me/purchases/restore", json: #"{"apple":[\#(premium)]}"#, token: bo)
+        #expect(try await Self.tier(h, bo) == "premium")
+        #expect(anaID != boID)
+    }
+
     @Test("a server without App Store configuration answers 404 CA073; --default-tier is an operator grant")
     func notConfigured() async throws {
         let h = try AppHarness(defaultTier: .premium)
