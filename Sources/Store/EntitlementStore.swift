@@ -301,6 +301,13 @@ public enum EntitlementStore {
                     SQLValue(record.revokedAt == nil ? record.nextChange(after: now) : nil),
                 ])
         }
+        // Members of the owner's groups are told when the owner's premium lapses and when it returns.
+        let lapsedPremium = Entitlement.lapsedTier(of: records, at: now) == .premium
+        if user.tier == .premium, entitlement.tier < .premium, lapsedPremium {
+            try NotificationOutbox.ownerSubscriptionChanged(ownerID: userID, ownerName: user.displayName, lapsed: true, at: now, on: db)
+        } else if user.tier < .premium, entitlement.tier == .premium, try wasLimited(userID: userID, on: db) {
+            try NotificationOutbox.ownerSubscriptionChanged(ownerID: userID, ownerName: user.displayName, lapsed: false, at: now, on: db)
+        }
         if entitlement.tier != user.tier {
             _ = try AccountStore.setTier(userID: userID, tier: entitlement.tier, actor: actor, reason: cause.rawValue, at: now, on: db)
             try db.run(
@@ -317,6 +324,13 @@ public enum EntitlementStore {
                     document: DocumentCoding.encode(entitlement), reason: cause.rawValue)
             ], event: .entitlementChanged, actor: actor, at: now, on: db)
         try NotificationOutbox.entitlementChanged(entitlement, userID: userID, previousTier: user.tier, at: now, on: db)
+    }
+
+    /// Whether the account's last tier change took premium away (its groups were limited since).
+    private static func wasLimited(userID: String, on db: any SQLConnection) throws -> Bool {
+        let last = try db.queryOne(
+            "SELECT from_tier, cause FROM tier_changes WHERE user_id = ?1 ORDER BY at_ms DESC, id DESC LIMIT 1", [.text(userID)])
+        return last?.string("from_tier") == Tier.premium.rawValue && last?.string("cause") != Cause.operator.rawValue
     }
 
     /// The expiry sweep: refreshes every account whose purchase or operator grant changed state by

@@ -350,7 +350,7 @@ struct SubscriptionTests {
         let registered = try await h.register("ana@example.com")
         var ana = registered.token
         let anaID = registered.id
-        let (bo, _) = try await h.register("bo@example.com")
+        let (bo, boID) = try await h.register("bo@example.com")
         let (cy, _) = try await h.register("cy@example.com")
         // A short period: the invite code (valid for days) outlives it.
         let expires = h.clock.nowMilliseconds() + Self.day
@@ -394,6 +394,14 @@ struct SubscriptionTests {
         #expect(await h.join(code, token: cyAgain).status == 200)
         _ = try await h.expect(201, .post, "/v1/groups/\(groupID)/alarms", json: alarm, token: ana)
         #expect(cy != cyAgain)
+
+        // Bo (a member; Ana is the owner and is told by her own push) was told both times, by push.
+        let told = try await h.database.read { db in
+            try NotificationOutbox.entries(on: db).filter { $0.type == .groupOwnerSubscription }.map {
+                "\($0.recipients) \($0.content.data["state"] ?? "-") \($0.groupID ?? "-")"
+            }
+        }
+        #expect(told == ["[\"\(boID)\"] lapsed \(groupID)", "[\"\(boID)\"] renewed \(groupID)"])
     }
 
     @Test("a store notification reaches the user's open socket at once: the entitlement change, then the user's new tier")
