@@ -191,7 +191,9 @@ public enum EntitlementStore {
     /// Records what a store says about a purchase and binds it to `userID` (nil: keep the current
     /// binding, for notifications). Data older (`signedAt`) than what was applied leaves the period
     /// alone (the transaction is still recorded). Refreshes the bound account — and the account it
-    /// was bound to before, on a transfer. Returns the account now bound (nil: none).
+    /// was bound to before, on a transfer — publishing only what changed (posting the same transaction
+    /// again, or stale data, tells nobody anything). Returns the account now bound (nil: none) and
+    /// whether the store data was applied (false: older than what the purchase has).
     @discardableResult
     public static func apply(
         _ update: PurchaseUpdate, bindTo userID: String?, cause: Cause, actor: Actor, at now: Int64, on db: any SQLConnection
@@ -199,6 +201,9 @@ public enum EntitlementStore {
         let existing = try db.queryOne("SELECT user_id, signed_ms FROM purchases WHERE id = ?1", [.text(update.purchaseID)])
         let previousOwner = existing?.string("user_id")
         let owner = userID ?? previousOwner
+        let before = try Dictionary(
+            [previousOwner, owner].compactMap { $0 }.map { ($0, try entitlement(userID: $0, at: now, on: db)) },
+            uniquingKeysWith: { first, _ in first })
         let fresh = existing == nil || update.signedAt >= (existing?.int("signed_ms") ?? 0)
         if existing == nil {
             try db.run(
@@ -229,10 +234,13 @@ public enum EntitlementStore {
             ])
         let detail = "\(update.purchaseID) \(update.productID)"
         if let previousOwner, previousOwner != owner {
-            try refresh(userID: previousOwner, cause: .transfer, detail: detail, actor: actor, at: now, on: db)
+            try refresh(
+                userID: previousOwner, cause: .transfer, detail: detail, actor: actor, at: now, unlessStill: before[previousOwner], on: db)
         }
         if let owner {
-            try refresh(userID: owner, cause: cause, detail: detail, actor: actor, at: now, on: db)
+            // A purchase that just became this account's is news even when the entitlement shown is the same.
+            let unchanged = previousOwner == owner ? before[owner] : nil
+            try refresh(userID: owner, cause: cause, detail: detail, actor: actor, at: now, unlessStill: unchanged, on: db)
         }
         return (owner, fresh)
     }
@@ -257,6 +265,7 @@ public enum EntitlementStore {
     public static func setOperatorGrant(
         userID: String, tier: Tier, until: Int64?, reason: String?, actor: Actor, at now: Int64, on db: any SQLConnection
     ) throws {
+        let before = try entitlement(userID: userID, at: now, on: db)
         if tier == .free {
             try db.run("DELETE FROM operator_grants WHERE user_id = ?1", [.text(userID)])
         } else {
@@ -267,7 +276,7 @@ public enum EntitlementStore {
                     reason = excluded.reason, created_ms = excluded.created_ms
                 """, [.text(userID), .text(tier.rawValue), SQLValue(until), SQLValue(reason), .integer(now)])
         }
-        try refresh(userID: userID, cause: .operator, detail: reason, actor: actor, at: now, on: db)
+        try refresh(userID: userID, cause: .operator, detail: reason, actor: actor, at: now, unlessStill: before, on: db)
     }
 
     /// Unbinds every purchase of an account being deleted (data-schema §8.1 steps 6–7); the store
@@ -280,10 +289,12 @@ public enum EntitlementStore {
     /// Re-derives the account's entitlement at `now` and publishes it: the `entitlement` row on the
     /// user's topic and a push; when the tier changed, `users.tier`, its `user` row and a
     /// `tier_changes` row with `cause`. Also stores each purchase's state and when the clock alone
-    /// changes it next (the expiry sweep's cue).
-    public static func refresh(userID: String, cause: Cause, detail: String?, actor: Actor, at now: Int64, on db: any SQLConnection)
-        throws
-    {
+    /// changes it next (the expiry sweep's cue). With `unlessStill`, nothing is published when the
+    /// entitlement is still exactly that one.
+    public static func refresh(
+        userID: String, cause: Cause, detail: String?, actor: Actor, at now: Int64, unlessStill previous: Entitlement? = nil,
+        on db: any SQLConnection
+    ) throws {
         guard let user = try AccountStore.user(id: userID, on: db) else { return }
         let records = try records(userID: userID, on: db)
         let entitlement = Entitlement.derive(from: records, at: now)
@@ -301,6 +312,7 @@ public enum EntitlementStore {
                     SQLValue(record.revokedAt == nil ? record.nextChange(after: now) : nil),
                 ])
         }
+        if let previous, previous == entitlement, entitlement.tier == user.tier { return }
         // Members of the owner's groups are told when the owner's premium lapses and when it returns.
         let lapsedPremium = Entitlement.lapsedTier(of: records, at: now) == .premium
         if user.tier == .premium, entitlement.tier < .premium, lapsedPremium {
