@@ -36,14 +36,16 @@ public enum EntitlementStore {
         public var expiresAt: Int64?
         public var graceExpiresAt: Int64?
         public var billingRetry: Bool
-        public var autoRenewing: Bool
+        /// nil: not known from this data (no renewal info) — a new purchase assumes it renews, a known
+        /// one keeps what it had.
+        public var autoRenewing: Bool?
         public var revokedAt: Int64?
         /// The store's signedDate: older data than what was applied is not applied again.
         public var signedAt: Int64
 
         public init(
             source: EntitlementSource, storeID: String, transactionID: String, productID: String, tier: Tier, environment: String,
-            startsAt: Int64?, expiresAt: Int64?, graceExpiresAt: Int64?, billingRetry: Bool, autoRenewing: Bool, revokedAt: Int64?,
+            startsAt: Int64?, expiresAt: Int64?, graceExpiresAt: Int64?, billingRetry: Bool, autoRenewing: Bool?, revokedAt: Int64?,
             signedAt: Int64
         ) {
             self.source = source
@@ -210,13 +212,14 @@ public enum EntitlementStore {
                 """
                 INSERT INTO purchases (id, source, store_id, user_id, product_id, tier, environment, expires_ms, grace_expires_ms,
                     billing_retry, auto_renewing, revoked_ms, state, next_check_ms, signed_ms, created_ms, updated_ms)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'none', NULL, ?13, ?14, ?14)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, COALESCE(?11, 1), ?12, 'none', NULL, ?13, ?14, ?14)
                 """, values(update, owner: owner) + [.integer(update.signedAt), .integer(now)])
         } else if fresh {
             try db.run(
                 """
                 UPDATE purchases SET user_id = ?4, product_id = ?5, tier = ?6, environment = ?7, expires_ms = ?8,
-                    grace_expires_ms = ?9, billing_retry = ?10, auto_renewing = ?11, revoked_ms = ?12, signed_ms = ?13, updated_ms = ?14
+                    grace_expires_ms = ?9, billing_retry = ?10, auto_renewing = COALESCE(?11, auto_renewing), revoked_ms = ?12,
+                    signed_ms = ?13, updated_ms = ?14
                 WHERE id = ?1 AND source = ?2 AND store_id = ?3
                 """, values(update, owner: owner) + [.integer(update.signedAt), .integer(now)])
         } else if userID != nil, userID != previousOwner {
@@ -249,7 +252,7 @@ public enum EntitlementStore {
         [
             .text(u.purchaseID), .text(u.source.rawValue), .text(u.storeID), SQLValue(owner), .text(u.productID), .text(u.tier.rawValue),
             .text(u.environment), SQLValue(u.expiresAt), SQLValue(u.graceExpiresAt), .integer(u.billingRetry ? 1 : 0),
-            .integer(u.autoRenewing ? 1 : 0), SQLValue(u.revokedAt),
+            u.autoRenewing.map { .integer($0 ? 1 : 0) } ?? .null, SQLValue(u.revokedAt),
         ]
     }
 

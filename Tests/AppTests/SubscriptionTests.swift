@@ -469,6 +469,88 @@ struct SubscriptionTests {
         #expect(anaID != boID)
     }
 
+    @Test("notification types: renewal status, expired, grace expired, revoke, stale data, an unknown type stored and answered 200")
+    func notificationTypes() async throws {
+        let (h, store) = try Self.harness()
+        // The store's signedDates and the server's clock agree, as they do in production.
+        h.clock.set(store.chain.signedDate)
+        var ana = try await h.register("ana@example.com").token
+        let anaID = try #require(try await h.expect(200, .get, "/v1/me", token: ana).json["id"] as? String)
+        let start = h.clock.nowMilliseconds()
+        func transaction(_ original: String, expires: Int64, revoked: Int64? = nil) -> String {
+            store.transaction(original: original, product: "com.chronir.plus.monthly", expires: expires, account: anaID, revoked: revoked)
+        }
+        func notify(_ type: String, _ transaction: String?, subtype: String? = nil, renewal: String? = nil) async throws {
+            _ = try await h.expect(
+                200, .post, "/v1/store/apple/notifications",
+                json: store.notification(type, subtype: subtype, transaction: transaction, renewal: renewal))
+        }
+        func advance(to instant: Int64) async throws {
+            h.clock.set(instant)
+            _ = try Sweeper.Job.entitlementExpiry.run(h.database, instant)
+            ana = try #require(await h.login("ana@example.com").json["token"] as? String)
+        }
+
+        // 9000: bought; an older signed copy of it is kept for later.
+        let oldCopy = transaction("9000", expires: start + 30 * Self.day)
+        _ = try await h.expect(
+            200, .post, "/v1/me/purchases/apple",
+            json: FakeAppStore.purchase(transaction("9000", expires: start + 30 * Self.day), renewal: store.renewal(original: "9000")),
+            token: ana)
+        #expect(try await Self.entitlement(h, ana)["auto_renewing"] as? Bool == true)
+        // The user turns auto-renewal off: still plus until expires_at.
+        try await notify(
+            "DID_CHANGE_RENEWAL_STATUS", transaction("9000", expires: start + 30 * Self.day), subtype: "AUTO_RENEW_DISABLED",
+            renewal: store.renewal(original: "9000", autoRenew: false))
+        var shown = try await Self.entitlement(h, ana)
+        #expect(shown["auto_renewing"] as? Bool == false)
+        #expect(shown["tier"] as? String == "plus")
+        // The app posts the older copy: recorded, changes nothing (auto-renewal stays off).
+        _ = try await h.expect(200, .post, "/v1/me/purchases/apple", json: FakeAppStore.purchase(oldCopy), token: ana)
+        #expect(try await Self.entitlement(h, ana)["auto_renewing"] as? Bool == false)
+        // EXPIRED ends it now, whatever the transaction's period says.
+        try await notify("EXPIRED", transaction("9000", expires: start + 30 * Self.day), subtype: "VOLUNTARY")
+        try await advance(to: start + 1000)
+        shown = try await Self.entitlement(h, ana)
+        #expect(shown["state"] as? String == "expired")
+        #expect(shown["tier"] as? String == "free")
+
+        // 9001: its period ends in a day, renewal fails with a six-day grace; GRACE_PERIOD_EXPIRED ends the grace at once.
+        let end9001 = start + Self.day
+        try await notify("SUBSCRIBED", transaction("9001", expires: end9001), renewal: store.renewal(original: "9001"))
+        try await advance(to: end9001)
+        try await notify(
+            "DID_FAIL_TO_RENEW", transaction("9001", expires: end9001), subtype: "GRACE_PERIOD",
+            renewal: store.renewal(original: "9001", retrying: true, graceExpires: end9001 + 6 * Self.day))
+        #expect(try await Self.entitlement(h, ana)["state"] as? String == "grace")
+        try await advance(to: end9001 + Self.day)
+        try await notify(
+            "GRACE_PERIOD_EXPIRED", transaction("9001", expires: end9001), renewal: store.renewal(original: "9001", retrying: true))
+        shown = try await Self.entitlement(h, ana)
+        #expect(shown["state"] as? String == "billing_retry")
+        #expect(shown["tier"] as? String == "free")
+
+        // 9002: family sharing, then withdrawn: REVOKE.
+        try await notify("SUBSCRIBED", transaction("9002", expires: h.clock.nowMilliseconds() + 30 * Self.day))
+        #expect(try await Self.tier(h, ana) == "plus")
+        try await notify(
+            "REVOKE", transaction("9002", expires: h.clock.nowMilliseconds() + 30 * Self.day, revoked: h.clock.nowMilliseconds()))
+        #expect(try await Self.entitlement(h, ana)["state"] as? String == "revoked")
+        #expect(try await Self.tier(h, ana) == "free")
+
+        // A type this server does not act on: stored and answered 200.
+        try await notify("PRICE_INCREASE", nil)
+        let outcomes = try await h.database.read { db in
+            try db.query("SELECT type, outcome FROM store_events").map { "\($0.string("type") ?? "") \($0.string("outcome") ?? "")" }
+        }
+        #expect(outcomes.contains("PRICE_INCREASE ignored"))
+        #expect(outcomes.filter { $0.hasSuffix(" applied") }.count == 7)
+        let stale = try await h.database.read { db in
+            try db.queryOne("SELECT COUNT(*) AS n FROM entitlement_periods WHERE purchase_id = 'app_store:9000'")?.int("n")
+        }
+        #expect(stale == 4, "every verified transaction is kept, the stale copy too")
+    }
+
     @Test("a server without App Store configuration answers 404 CA073; --default-tier is an operator grant")
     func notConfigured() async throws {
         let h = try AppHarness(defaultTier: .premium)

@@ -105,7 +105,7 @@ enum SubscriptionRoutes {
             var purchaseID: String?
             var owner: String?
             if let transaction = notification.transaction, var update = purchaseUpdate(transaction, notification.renewalInfo, catalogue) {
-                AppStoreNotificationRules.apply(notification, to: &update)
+                AppStoreNotificationRules.apply(notification, to: &update, at: now)
                 purchaseID = "\(EntitlementSource.appStore.rawValue):\(update.storeID)"
                 // A purchase nobody claimed is bound by its appAccountToken when that names an account.
                 let known = try EntitlementStore.owner(source: .appStore, storeID: update.storeID, on: db)
@@ -175,7 +175,7 @@ enum SubscriptionRoutes {
             productID: transaction.productID, tier: product.tier, environment: transaction.environment,
             startsAt: transaction.purchaseDate, expiresAt: transaction.expiresDate,
             graceExpiresAt: renewal?.gracePeriodExpiresDate, billingRetry: renewal?.isInBillingRetryPeriod ?? false,
-            autoRenewing: renewal?.autoRenewing ?? (transaction.expiresDate != nil), revokedAt: transaction.revocationDate,
+            autoRenewing: renewal?.autoRenewing, revokedAt: transaction.revocationDate,
             signedAt: max(transaction.signedDate, renewal?.signedDate ?? 0))
     }
 
@@ -199,14 +199,16 @@ enum SubscriptionRoutes {
 /// and renewal info already say (docs/subscriptions.md#app-store-notifications). The dates in the
 /// signed data are Apple's and win; these rules only cover what the type itself means.
 enum AppStoreNotificationRules {
-    static func apply(_ notification: AppStoreNotification, to update: inout EntitlementStore.PurchaseUpdate) {
+    /// `now`: the server's time, when the notification is handled.
+    static func apply(_ notification: AppStoreNotification, to update: inout EntitlementStore.PurchaseUpdate, at now: Int64) {
         update.signedAt = max(update.signedAt, notification.signedDate)
         switch notification.type {
         case "REFUND", "REVOKE":
             // The transaction carries revocationDate; a notification without it still ends access now.
             update.revokedAt = update.revokedAt ?? notification.signedDate
         case "EXPIRED":
-            update.expiresAt = min(update.expiresAt ?? notification.signedDate, notification.signedDate)
+            // It has ended: at the latest now, even if the transaction's period says later.
+            update.expiresAt = min(update.expiresAt ?? now, now)
             update.graceExpiresAt = nil
             update.billingRetry = false
             update.autoRenewing = false
