@@ -79,9 +79,11 @@ export class ActivityView {
   }
 
   /** What an edit of a shared alarm did, in words: switched off or on, paused or resumed (the controls),
-   *  else edited. `before` is the alarm before it, when known. */
+   *  archived or taken out of the archive, else edited. `before` is the alarm before it, when known. */
   alarmEdit(doc, before) {
     if (!doc) return 'was edited';
+    if (before && doc.archived_at && !before.archived_at) return 'was archived';
+    if (before && !doc.archived_at && before.archived_at) return 'was taken out of the archive';
     const wasOff = before ? before.is_enabled === false : null;
     if (doc.is_enabled === false && wasOff === false) return 'was switched off';
     if (doc.is_enabled !== false && wasOff === true) return 'was switched on';

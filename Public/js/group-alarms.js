@@ -26,18 +26,32 @@ export class AlarmsView {
     this.sending = new Set();
     // The alarm form's slot: re-renders move it but never rebuild it (what is typed stays).
     this.formSlot = h('div', { id: 'alarm-form-slot' });
+    this.showArchived = false; // whether "Archived (n)" is open
   }
 
-  /** The section: its heading, New alarm (owner, admin), the form's slot and the cards by next fire. */
+  /** The section: its heading, New alarm (owner, admin), the form's slot, the cards by next fire, and
+   *  the archived ones (docs/design.md#done-and-archived) behind an "Archived (n)" disclosure whose
+   *  state survives re-renders. */
   section() {
     const p = this.page;
-    const alarms = [...p.alarms.values()].sort((a, b) => (a.next_fire_at || '9').localeCompare(b.next_fire_at || '9'));
+    const all = [...p.alarms.values()].sort((a, b) => (a.next_fire_at || '9').localeCompare(b.next_fire_at || '9'));
+    const alarms = all.filter((a) => !a.archived_at);
+    const archived = all.filter((a) => a.archived_at).sort((a, b) => b.archived_at.localeCompare(a.archived_at));
+    let archive = null;
+    if (archived.length) {
+      archive = h('details', { class: 'archived', id: 'archived-alarms', 'data-key': 'archived-alarms', open: this.showArchived },
+        h('summary', {}, `Archived (${archived.length})`),
+        h('ul', { class: 'cards', id: 'archived-list' }, archived.map((a) => this.card(a))));
+      archive.addEventListener('toggle', () => { this.showArchived = archive.open; });
+    }
     return h('section', { 'aria-labelledby': 'alarms-h' },
       h('div', { class: 'section-head' }, h('h2', { id: 'alarms-h' }, 'Shared alarms'),
         p.canManage && this.editing !== 'new' ? h('button', { type: 'button', 'data-key': 'new-alarm', onclick: () => this.edit('new') }, 'New alarm') : null),
       this.formSlot,
       alarms.length ? h('ul', { class: 'cards', id: 'alarm-list' }, alarms.map((a) => this.card(a)))
-        : h('p', { class: 'empty' }, p.canManage ? 'No shared alarms yet. Create the first one.' : 'No shared alarms yet.'));
+        : h('p', { class: 'empty' }, archived.length ? 'Every shared alarm is done and archived.'
+          : p.canManage ? 'No shared alarms yet. Create the first one.' : 'No shared alarms yet.'),
+      archive);
   }
 
   /** Focuses the control `selector` names, found afresh (a re-render may have replaced it). */
@@ -129,8 +143,10 @@ export class AlarmsView {
     } else if (occ && answered.has(meId)) {
       answerPart.push(h('p', { class: 'meta' }, 'You have answered this occurrence.'));
     }
-    const off = a.is_enabled === false;
-    const paused = !off && isPaused(a);
+    // Done (answered or missed, nothing fires again): no switches, only Archive (docs/design.md#done-and-archived).
+    const done = a.is_done === true;
+    const off = !done && a.is_enabled === false;
+    const paused = !done && !off && isPaused(a);
     const lead = leadWords(a.answer_lead_minutes);
     const tools = [];
     if (p.canManage) tools.push(h('button', { type: 'button', class: 'secondary small', 'data-key': `edit-${a.id}`, onclick: () => this.edit(a.id) }, 'Edit'));
@@ -165,7 +181,7 @@ export class AlarmsView {
       progress,
       previous,
       answerPart,
-      p.canManage ? this.controlsPart(a, off, paused) : null,
+      p.canManage ? (done ? this.archivePart(a) : this.controlsPart(a, off, paused)) : null,
       p.attachments.part(this.alarmOwner(a)),
       h('div', { class: 'card-foot' }, tools.length ? h('div', { class: 'actions tools' }, tools) : null, history));
     const toggle = h('button', { type: 'button', class: 'secondary small disclosure', 'data-key': `more-${a.id}`, 'data-local': true,
@@ -173,7 +189,12 @@ export class AlarmsView {
     toggle.addEventListener('click', () => this.toggleCard(a.id, !this.openCards.has(a.id)));
 
     let status;
-    if (off) status = h('span', { class: 'state state-off' }, 'Switched off');
+    if (done) {
+      const missed = occ && occ.status === 'missed';
+      status = h('span', { class: `state state-done${missed ? ' missed' : ''}` },
+        missed ? 'Done: missed' : `Done${a.last_completed_at ? ` ${shortWhen(a.last_completed_at)}` : ''}`,
+        a.archived_at ? ' · archived' : '');
+    } else if (off) status = h('span', { class: 'state state-off' }, 'Switched off');
     else if (st) {
       status = [h('span', { class: `state state-${st.state}` }, st.text), h('span', { class: 'count' }, ` · ${countText}`),
         paused ? h('span', { class: 'paused' }, ` · paused until ${shortWhen(a.paused_until)}`) : null];
@@ -218,6 +239,26 @@ export class AlarmsView {
     return h('div', { class: 'controls' },
       h('div', { class: 'field pause-field' }, h('label', { for: dateId }, `Pause until (the start of that day, ${a.timezone})`), date),
       h('div', { class: 'actions' }, h('button', { type: 'button', class: 'secondary small', 'data-key': `pause-${a.id}`, onclick: pause }, 'Pause'), off2));
+  }
+
+  /** A done alarm's one control (owner, admin): Archive, or Take out of the archive. Focus goes to the
+   *  card's disclosure where it now stands (the archived list, or the main one), never to <body>. */
+  archivePart(a) {
+    const p = this.page;
+    const set = (archived) => p.run(async () => {
+      const saved = await p.ctx.api('PATCH', `/v1/groups/${enc(p.groupId)}/alarms/${enc(a.id)}`, { archived });
+      p.alarms.set(saved.id, saved);
+      if (archived) this.showArchived = true;
+      p.render([`alarm-${saved.id}`]);
+      p.ctx.flash(`${archived ? 'Archived' : 'Taken out of the archive'}: ${saved.title}.`, 'ok');
+      this.focus(`[data-key="more-${saved.id}"]`);
+    });
+    if (a.archived_at) {
+      return h('div', { class: 'controls' }, h('p', { class: 'meta' }, `Done, archived ${shortWhen(a.archived_at)}.`),
+        h('button', { type: 'button', class: 'secondary small', 'data-key': `unarchive-${a.id}`, onclick: () => set(false) }, 'Take out of the archive'));
+    }
+    return h('div', { class: 'controls' }, h('p', { class: 'meta' }, 'Done: nothing more rings. Archive it to clear the list.'),
+      h('button', { type: 'button', class: 'secondary small', 'data-key': `archive-${a.id}`, onclick: () => set(true) }, 'Archive'));
   }
 
   /** Opens or closes an alarm card's details in place (no re-render: focus stays on the button). */

@@ -47,6 +47,7 @@ struct AdminError: Error, CustomStringConvertible {
         case .lastSignInMethod: "that is the account's last way to sign in"
         case .passwordNotSet: "the account has no password"
         case .rateLimited(let seconds): "rate limited; retry in \(seconds) s"
+        case .alarmNotDone: "the shared alarm is not done, so it cannot be archived"
         case .authenticationRequired, .invalidCredentials, .occurrenceClosed, .answerTooEarly, .answerWithdrawalClosed,
             .rejoinNeedsNewInvite:
             "\(error)"

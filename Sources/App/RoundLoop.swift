@@ -1,5 +1,4 @@
 @preconcurrency import Dispatch
-import Foundation
 import Synchronization
 
 /// The clockwork the outbox dispatchers share (notifications and mail, docs/notifications.md#pipeline,
@@ -12,18 +11,31 @@ final class RoundLoop: Sendable {
     /// How late the timer may fire (a staged alarm fire is due at its instant: the lag starts there).
     static let leeway: DispatchTimeInterval = .milliseconds(2)
 
+    /// Where the loop stands: one value under one lock, so no combination of flags can disagree.
+    struct State {
+        enum Pass: Sendable, Equatable {
+            /// No pass running.
+            case idle
+            /// A pass is running; `wanted`: a pass was asked for meanwhile, so another follows at once.
+            case running(wanted: Bool)
+        }
+        var pass = Pass.idle
+        /// `stop` was called: no pass starts any more (one running finishes).
+        var stopped = false
+        /// The timer that starts passes; nil before `start`.
+        var timer: (any DispatchSourceTimer)?
+    }
+
     private let queue: DispatchQueue
-    private let running = Mutex(false)
-    private let stopped = Mutex(false)
-    /// Set when a pass was asked for while one ran: another follows at once.
-    private let wanted = Mutex(false)
-    private let timer: Mutex<(any DispatchSourceTimer)?> = Mutex(nil)
+    private let state = Mutex(State())
+    /// Entered while a pass runs: `waitUntilIdle` waits on it.
+    private let passes = DispatchGroup()
 
     /// A loop whose timer queue is named `label`.
     init(label: String) { queue = DispatchQueue(label: label) }
 
     /// Whether `stop` was called: a pass that runs batch after batch checks it between batches.
-    var isStopped: Bool { stopped.withLock { $0 } }
+    var isStopped: Bool { state.withLock { $0.stopped } }
 
     /// Runs `pass` as a task, first after one `tick`. `pass` returns how many milliseconds until it
     /// wants the next one (nil: a tick; never more than a tick).
@@ -31,36 +43,37 @@ final class RoundLoop: Sendable {
         let source = DispatchSource.makeTimerSource(queue: queue)
         source.setEventHandler { [self] in begin(tick: tick, pass: pass) }
         source.schedule(deadline: .now() + tick, leeway: Self.leeway)
-        timer.withLock { $0 = source }
+        state.withLock { $0.timer = source }
         source.resume()
     }
 
     /// Asks for a pass now; one already running is followed by another.
     func wake() {
-        timer.withLock { $0?.schedule(deadline: .now(), leeway: Self.leeway) }
+        state.withLock { $0.timer?.schedule(deadline: .now(), leeway: Self.leeway) }
     }
 
     /// The timer's handler (on `queue`): one pass at a time; the next is armed when it ends.
     private func begin(tick: DispatchTimeInterval, pass: @escaping @Sendable () async -> Int64?) {
-        guard !isStopped else { return }
-        let idle = running.withLock { busy -> Bool in
-            if busy { return false }
-            busy = true
+        let starts = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            guard state.pass == .idle else {
+                state.pass = .running(wanted: true)
+                return false
+            }
+            state.pass = .running(wanted: false)
+            passes.enter()
             return true
         }
-        guard idle else {
-            wanted.withLock { $0 = true }
-            return
-        }
+        guard starts else { return }
         Task {
             let soonest = await pass()
-            running.withLock { $0 = false }
-            let again = wanted.withLock { flag -> Bool in
-                defer { flag = false }
-                return flag
+            state.withLock { state in
+                let again = state.pass == .running(wanted: true)
+                state.pass = .idle
+                let wait = again ? 0 : min(Self.milliseconds(tick), max(0, soonest ?? Int64.max))
+                state.timer?.schedule(deadline: .now() + .milliseconds(Int(wait)), leeway: Self.leeway)
             }
-            let wait = again ? 0 : min(Self.milliseconds(tick), max(0, soonest ?? Int64.max))
-            timer.withLock { $0?.schedule(deadline: .now() + .milliseconds(Int(wait)), leeway: Self.leeway) }
+            passes.leave()
         }
     }
 
@@ -78,19 +91,24 @@ final class RoundLoop: Sendable {
 
     /// Stops future passes (one in progress finishes: `waitUntilIdle`).
     func stop() {
-        stopped.withLock { $0 = true }
-        timer.withLock { $0?.cancel() }
+        state.withLock { state in
+            state.stopped = true
+            state.timer?.cancel()
+        }
         queue.sync {}
     }
 
     /// Waits (blocking) until no pass is running, at most `timeout`; returns whether it is idle.
     func waitUntilIdle(timeout: Duration) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while running.withLock({ $0 }) {
-            guard ContinuousClock.now < deadline else { return false }
-            usleep(10_000)
-        }
-        return true
+        passes.wait(timeout: .now() + .nanoseconds(Self.nanoseconds(timeout))) == .success
+    }
+
+    /// `duration` in whole nanoseconds, for a Dispatch deadline (negative as 0, huge ones a day).
+    static func nanoseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        if seconds < 0 { return 0 }
+        if seconds >= 86_400 { return 86_400 * 1_000_000_000 }
+        return Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
     }
 
     /// `operation` over every element of `items`, at most `width` at once; results in completion order.

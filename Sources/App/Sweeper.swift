@@ -4,6 +4,7 @@ public import Logging
 public import Storage
 import Store
 import Synchronization
+public import Transport
 
 /// Runs periodic maintenance on its own queue (never an event loop). Each job has its own period;
 /// the timer ticks every `tick` and runs the jobs that are due, each in its own write transaction —
@@ -79,14 +80,17 @@ public final class Sweeper: Sendable {
         return (.milliseconds(Int(tick)), .milliseconds(Int(max(1, min(1000, tick / 10)))))
     }
 
-    /// Starts the timer; every job first runs at the first tick.
+    /// Starts the timer; every job first runs at the first tick. `clock` dates the runs; the ticks run
+    /// on `ticks` (real time by default; a test passes its `ManualClock` and advances it instead of sleeping).
     public init(
         database: any SQLDatabase, clock: any WallClock, logger: Logger, jobs: [Job] = Job.standard,
         tick: DispatchTimeInterval = Sweeper.defaultTick, leeway: DispatchTimeInterval = .seconds(1),
-        firstTickAfter: DispatchTimeInterval = .seconds(2)
+        firstTickAfter: DispatchTimeInterval = .seconds(2), ticks: any MonotonicClock = SystemMonotonicClock()
     ) {
         let lastRun = Mutex([Int64](repeating: Int64.min / 2, count: jobs.count))
-        timer = RepeatingTimer(label: "chronir.sweeper", every: tick, leeway: leeway, firstAfter: firstTickAfter) {
+        timer = RepeatingTimer(
+            label: "chronir.sweeper", every: tick, leeway: leeway, firstAfter: firstTickAfter, clock: ticks
+        ) {
             let now = clock.nowMilliseconds()
             for (index, job) in jobs.enumerated() {
                 let due = lastRun.withLock { last -> Bool in

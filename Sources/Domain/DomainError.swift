@@ -51,6 +51,9 @@ public enum DomainError: Error, Equatable, Sendable {
     case alarmLimitReached
     /// An answer for an occurrence that is closed or is not the current one; `current` is the alarm.
     case occurrenceClosed(current: [UInt8])
+    /// `archived: true` on an alarm that is not done — it fires again, was switched off or paused past
+    /// its last fire, or is still open (docs/design.md#done-and-archived); `current` is the alarm.
+    case alarmNotDone(current: [UInt8])
     /// An answer before the occurrence's `answerable_from` (its lead window, or a pause, has not begun);
     /// `current` is the alarm (docs/design.md#occurrence-states).
     case answerTooEarly(answerableFrom: Timestamp, current: [UInt8])

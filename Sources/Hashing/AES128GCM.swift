@@ -87,38 +87,37 @@ public enum AES128GCM {
 
     /// Feeds associated data (no output).
     private static func update(_ context: OpaquePointer, aad: some Collection<UInt8>, encrypt: Bool) {
-        aad.withContiguousBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let count = min(chunkByteCount, buffer.count - offset)
-                var length: Int32 = 0
-                let result =
-                    encrypt
-                    ? EVP_EncryptUpdate(context, nil, &length, buffer.baseAddress! + offset, Int32(count))
-                    : EVP_DecryptUpdate(context, nil, &length, buffer.baseAddress! + offset, Int32(count))
-                guard result == 1 else { fatalOpenSSLError("EVP_CipherUpdate(AAD)") }
-                offset += count
-            }
-        }
+        aad.withContiguousBytes { buffer in update(context, buffer, into: nil, encrypt: encrypt) }
     }
 
     /// Encrypts or decrypts `input` (GCM is a stream mode: output length = input length).
     private static func cipher(_ context: OpaquePointer, _ input: some Collection<UInt8>, encrypt: Bool) -> [UInt8] {
         input.withContiguousBytes { buffer in
             [UInt8](unsafeUninitializedCapacity: buffer.count) { output, initialized in
-                var offset = 0
-                while offset < buffer.count {
-                    let count = min(chunkByteCount, buffer.count - offset)
-                    var length: Int32 = 0
-                    let result =
-                        encrypt
-                        ? EVP_EncryptUpdate(context, output.baseAddress! + offset, &length, buffer.baseAddress! + offset, Int32(count))
-                        : EVP_DecryptUpdate(context, output.baseAddress! + offset, &length, buffer.baseAddress! + offset, Int32(count))
-                    guard result == 1, Int(length) == count else { fatalOpenSSLError("EVP_CipherUpdate") }
-                    offset += count
-                }
+                update(context, buffer, into: output.baseAddress, encrypt: encrypt)
                 initialized = buffer.count
             }
+        }
+    }
+
+    /// One `EVP_*Update` per `chunkByteCount` bytes of `input` (the length is an Int32): into
+    /// `output` (as many bytes as `input`), or as associated data when `output` is nil.
+    private static func update(
+        _ context: OpaquePointer, _ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutablePointer<UInt8>?,
+        encrypt: Bool
+    ) {
+        var offset = 0
+        while offset < input.count {
+            let count = min(chunkByteCount, input.count - offset)
+            var length: Int32 = 0
+            let source = input.baseAddress! + offset
+            let target = output.map { $0 + offset }
+            let result =
+                encrypt
+                ? EVP_EncryptUpdate(context, target, &length, source, Int32(count))
+                : EVP_DecryptUpdate(context, target, &length, source, Int32(count))
+            guard result == 1, output == nil || Int(length) == count else { fatalOpenSSLError("EVP_CipherUpdate") }
+            offset += count
         }
     }
 }

@@ -92,17 +92,10 @@ public final class ChildProcess: @unchecked Sendable {
                 pending.removeSubrange(...newline)
                 return line
             }
-            let left = deadline - ContinuousClock.now
-            guard left > .zero else { throw Failure(description: "no line within \(timeout); stderr: \(standardError)") }
-            var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(left.components.seconds * 1_000 + 10))
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { continue }
-            var buffer = [UInt8](repeating: 0, count: 4_096)
-            let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { throw Failure(description: "the child closed its output; stderr: \(standardError)") }
-            pending.append(contentsOf: buffer[0..<count])
+            guard let open = readMore(until: deadline) else {
+                throw Failure(description: "no line within \(timeout); stderr: \(standardError)")
+            }
+            guard open else { throw Failure(description: "the child closed its output; stderr: \(standardError)") }
         }
     }
 
@@ -144,8 +137,21 @@ public final class ChildProcess: @unchecked Sendable {
     public func readToEnd(timeout: Duration) throws -> String {
         let deadline = ContinuousClock.now + timeout
         while true {
+            guard let open = readMore(until: deadline) else {
+                throw Failure(description: "output not closed within \(timeout); stderr: \(standardError)")
+            }
+            if !open { break }
+        }
+        defer { pending.removeAll() }
+        return String(decoding: pending, as: UTF8.self)
+    }
+
+    /// Waits for output until `deadline` and appends what arrives to `pending`: true when bytes
+    /// came, false when the child closed its output, nil when the deadline passed first.
+    private func readMore(until deadline: ContinuousClock.Instant) -> Bool? {
+        while true {
             let left = deadline - ContinuousClock.now
-            guard left > .zero else { throw Failure(description: "output not closed within \(timeout); stderr: \(standardError)") }
+            guard left > .zero else { return nil }
             var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, Int32(left.components.seconds * 1_000 + 10))
             if ready < 0 && errno == EINTR { continue }
@@ -153,11 +159,10 @@ public final class ChildProcess: @unchecked Sendable {
             var buffer = [UInt8](repeating: 0, count: 4_096)
             let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
+            guard count > 0 else { return false }
             pending.append(contentsOf: buffer[0..<count])
+            return true
         }
-        defer { pending.removeAll() }
-        return String(decoding: pending, as: UTF8.self)
     }
 
     /// Ends the child: SIGTERM, then SIGKILL if it has not exited within 5 s; reaps it. Idempotent.

@@ -91,6 +91,15 @@ public final class LoopbackClient {
         fd = -1
     }
 
+    /// Closes the socket with a reset (`SO_LINGER` 0: RST, not FIN): the server's next read fails with
+    /// `ECONNRESET` — a client that went away, as opposed to one that only half-closed.
+    public func reset() {
+        guard fd >= 0 else { return }
+        var option = linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+        close()
+    }
+
     /// Shuts down the sending side (the server reads end-of-file), keeping the receiving side.
     public func shutdownWrite() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
 

@@ -15,14 +15,19 @@ public final class EventLoop: Sendable, CustomStringConvertible {
     public let index: Int
     /// Loop-confined state: read buffer, connection registry, deadline sweep, `Date` cache.
     let state: LoopState
+    /// The clock this loop's timers run on (`schedule`, the deadline sweep): the server's
+    /// `ServerConfiguration.clock`, so a test's manual clock drives them.
+    public let clock: any MonotonicClock
 
     private static let identityKey = DispatchSpecificKey<Int>()
     private static let nextIdentity = Atomic<Int>(1)
     private let identity: Int
 
-    /// Creates a loop named `label` (the queue label shows up in debuggers and crash logs).
-    public init(label: String = "chronir.loop", index: Int = 0) {
+    /// Creates a loop named `label` (the queue label shows up in debuggers and crash logs) whose
+    /// timers run on `clock`.
+    public init(label: String = "chronir.loop", index: Int = 0, clock: any MonotonicClock = SystemMonotonicClock()) {
         self.index = index
+        self.clock = clock
         self.queue = DispatchQueue(label: "\(label).\(index)", qos: .userInitiated)
         self.identity = Self.nextIdentity.wrappingAdd(1, ordering: .relaxed).oldValue
         self.state = LoopState()
@@ -42,44 +47,31 @@ public final class EventLoop: Sendable, CustomStringConvertible {
     /// Runs `work` on this loop, after what is already queued.
     public func execute(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
 
-    /// Runs `work` on this loop once `delay` has passed on the monotonic clock.
+    /// Runs `work` on this loop once `delay` has passed on the loop's clock.
     /// Cancel the returned timer to keep it from running (from any thread).
     @discardableResult
     public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> Scheduled {
-        let source = DispatchSource.makeTimerSource(flags: [], queue: queue)
-        source.schedule(deadline: .now() + .nanoseconds(delay.clampedNanoseconds), leeway: .milliseconds(1))
-        // The handler holds the source until it fires or is cancelled (dispatch then drops it).
-        source.setEventHandler {
-            source.cancel()
-            work()
-        }
-        source.activate()
-        return Scheduled(source)
+        clock.scheduleTimer(on: queue, after: UInt64(delay.clampedNanoseconds), repeating: nil, leeway: 1_000_000, work)
     }
 
-    /// Runs `work` on this loop every `interval` (first after one interval) until cancelled.
+    /// Runs `work` on this loop every `interval` of the loop's clock (first after one interval) until cancelled.
     @discardableResult
     public func scheduleRepeating(every interval: Duration, _ work: @escaping @Sendable () -> Void) -> Scheduled {
-        let nanos = max(interval.clampedNanoseconds, 1_000)
-        let source = DispatchSource.makeTimerSource(flags: [], queue: queue)
-        source.schedule(
-            deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos),
-            leeway: .nanoseconds(min(nanos / 10, 10_000_000)))
-        source.setEventHandler(handler: work)
-        source.activate()
-        return Scheduled(source)
+        let nanos = UInt64(max(interval.clampedNanoseconds, 1_000))
+        return clock.scheduleTimer(on: queue, after: nanos, repeating: nanos, leeway: min(nanos / 10, 10_000_000), work)
     }
 }
 
-/// A timer created by `EventLoop.schedule`. `cancel()` is thread-safe and idempotent.
-public final class Scheduled: @unchecked Sendable {
-    // @unchecked: the only member is a dispatch source, whose cancel is thread-safe.
-    private let source: any DispatchSourceTimer
-    init(_ source: any DispatchSourceTimer) { self.source = source }
+/// A timer created by `EventLoop.schedule` or `MonotonicClock.scheduleTimer`. `cancel()` is
+/// thread-safe and idempotent.
+public final class Scheduled: Sendable {
+    private let timer: any CancellableTimer
+    /// The handle of `timer` (for a clock's `scheduleTimer`).
+    public init(_ timer: any CancellableTimer) { self.timer = timer }
     /// Stops the timer; its work will not start afterwards (work already running finishes).
-    public func cancel() { source.cancel() }
+    public func cancel() { timer.cancel() }
     /// Whether `cancel()` was called or a one-shot timer already fired.
-    public var isCancelled: Bool { source.isCancelled }
+    public var isCancelled: Bool { timer.isCancelled }
 }
 
 /// A fixed set of event loops; connections are spread over them round-robin.
@@ -88,10 +80,13 @@ public final class EventLoopGroup: Sendable {
     public let loops: [EventLoop]
     private let cursor = Atomic<Int>(0)
 
-    /// Creates `loopCount` loops (default: the active processor count, at least 1).
-    public init(loopCount: Int = System.activeProcessorCount, label: String = "chronir.loop") {
+    /// Creates `loopCount` loops (default: the active processor count, at least 1) whose timers run on `clock`.
+    public init(
+        loopCount: Int = System.activeProcessorCount, label: String = "chronir.loop",
+        clock: any MonotonicClock = SystemMonotonicClock()
+    ) {
         let count = max(1, loopCount)
-        loops = (0..<count).map { EventLoop(label: label, index: $0) }
+        loops = (0..<count).map { EventLoop(label: label, index: $0, clock: clock) }
     }
 
     /// The next loop, round-robin (thread-safe).

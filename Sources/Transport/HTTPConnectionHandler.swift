@@ -28,81 +28,58 @@ struct HTTPSettings: Sendable {
     }
 }
 
-/// Serves HTTP/1.1 on one connection: feeds input to `HTTPRequestParser`, hands each complete
-/// request to the `HTTPResponder`, writes the responses, and enforces the request deadlines.
+/// Serves HTTP/1.1 on one connection: the I/O shell of a `Wire.HTTP1ConnectionStateMachine`, which
+/// decides everything (keep-alive, pipelining, `100-continue`, read-ahead, streamed uploads, upgrade,
+/// shutdown, which deadline runs). This class feeds it the connection's bytes and events, performs
+/// the actions it returns (switching over them without `default:`), hands requests to the
+/// `HTTPResponder`, writes the responses, and keeps what is I/O: the streamed body's file, the
+/// deadline's clock reading, the response head's `Date`.
 ///
-/// Pipelining: one request at a time. While a request is with the responder, later pipelined
-/// requests stay unparsed in the parser's buffer (reading pauses past `readAheadLimit`); when the
-/// response arrives it is serialised into the connection's outbound buffer and parsing resumes
-/// with the buffered input. Responses are therefore in request order by construction, however
-/// late or from whichever thread the responder answers. A responder that answers inline has all
-/// the answers to one read's worth of pipelined requests leave in one `send`.
+/// Pipelining: one request at a time (see the machine). A responder that answers inline has all the
+/// answers to one read's worth of pipelined requests leave in one `send`: its answer only queues the
+/// machine's next actions, which the drain in progress performs.
 ///
 /// A streamed body (an upload, `HTTPRequestHead.streamsBody`) is first admitted or refused from its
 /// head by the responder (`admitBody`: reading pauses meanwhile), then goes chunk by chunk to a
 /// `BodyFileWriter` (or, without `uploadDirectory`, into memory) and reaches the responder as
-/// `HTTPRequest.bodyFile` at `.bodyEnd`; a refusal or a close before then removes the file. A
-/// response with a `bodyFile` is sent from the file by the connection (`Connection.write(file:)`);
-/// the next pipelined request waits until it is all sent.
+/// `HTTPRequest.bodyFile`; a refusal or a close before then removes the file. A response with a
+/// `bodyFile` is sent from the file by the connection (`Connection.write(file:)`); the next pipelined
+/// request waits until it is all sent.
 ///
-/// Deadlines (one per connection, swept by the loop; setting one is a store, not a timer):
-///
-///     waiting (fresh)  --first byte-->  head  --.head-->  body  --.request/.bodyEnd-->  responding
-///       ^  header timeout: close          |  header: 408   |  body: 408                  |
-///       |                                 '----------------'-----------------------------'
-///       '-- waiting (keep-alive, idle timeout: close) <--- response written (file sent) -'
+/// Deadlines: one per connection, swept by the loop; setting one is a store, not a timer. The
+/// machine names the timeout (`.setDeadline(.header/.body/.idle/.none)`); this shell adds it to the
+/// clock reading taken at the start of the current turn.
 final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     // @unchecked: all state is confined to the connection's loop; `ResponseSink` holds this
     // object only to hop back to that loop before calling `deliver`.
 
-    private enum Phase {
-        /// Between requests, nothing of the next one buffered.
-        case waiting
-        /// Some of a request head has arrived.
-        case head
-        /// A streamed body's head is with the responder's `admitBody`; none of the body is read.
-        case admitting
-        /// The head is parsed; the body is arriving.
-        case body
-        /// The request is with the responder.
-        case responding
-        /// The response's head is written; the connection is sending its body from a file.
-        case sendingFile
-        /// Handed to another protocol after `101`.
-        case upgraded
-        /// Closing or closed; nothing more to do.
-        case finished
-    }
-
     private let responder: any HTTPResponder
     private let settings: HTTPSettings
-    private var parser: HTTPRequestParser
+    private var machine: HTTP1ConnectionStateMachine
     private var connection: Connection?
     private var context = RequestContext(remoteAddress: "", connectionID: 0)
-
-    private var phase = Phase.waiting
-    private var servedRequests: UInt64 = 0
-    private var currentKeepAlive = true
-    private var currentVersion = HTTPVersion.http1_1
-    private var currentIsHead = false
-    private var continuePending = false
+    /// True while `process` drains the machine: an input arriving meanwhile (an inline answer) only
+    /// queues its actions, which that drain performs.
     private var isProcessing = false
-    private var readingPausedForReadAhead = false
-    private var inputEnded = false
-    private var shuttingDown = false
     /// The streamed body being received: in a file, or in memory without `uploadDirectory`.
     private var bodyFile: BodyFileWriter?
     private var streamedBody: [UInt8]?
-    private var streamedHead: HTTPRequestHead?
-    /// Numbers `admitBody` calls, so an answer to an earlier one is ignored.
-    private var admissions: UInt64 = 0
+    /// The handler `ResponseSink.upgrade` asked for, installed by the machine's `.upgrade`.
+    private var pendingUpgrade: (@Sendable () -> any ConnectionHandler)?
     /// The connection's clock (`Connection.now`) read at the start of the current turn, for deadlines.
     private var now: UInt64 = 0
+    /// `ResponseSink.onCancel`'s handler for the request with the responder: run if the connection
+    /// closes before its response is written.
+    private var cancellation: (request: UInt64, handler: @Sendable () -> Void)?
+    /// The number of the last request whose response was written.
+    private var answered: UInt64 = 0
+    /// `connectionClosed` was called.
+    private var closed = false
 
     init(responder: any HTTPResponder, settings: HTTPSettings) {
         self.responder = responder
         self.settings = settings
-        self.parser = HTTPRequestParser(limits: settings.limits)
+        self.machine = HTTP1ConnectionStateMachine(limits: settings.limits, readAheadLimit: settings.readAheadLimit)
     }
 
     // MARK: ConnectionHandler
@@ -116,159 +93,106 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     }
 
     func received(_ bytes: UnsafeRawBufferPointer, on connection: Connection) {
-        parser.append(bytes)
-        if phase == .responding || phase == .sendingFile || phase == .admitting {
-            if !readingPausedForReadAhead && parser.bufferedByteCount > settings.readAheadLimit {
-                readingPausedForReadAhead = true
-                connection.pauseReading()
-            }
-            return
-        }
+        machine.receive(bytes)
         now = connection.now
         process(connection)
     }
 
     func inputEnded(on connection: Connection) {
-        inputEnded = true
-        // A request in flight is still answered (the peer may have half-closed after sending),
-        // and so are complete requests behind it; `process` closes when nothing is left.
-        if phase != .responding && phase != .sendingFile && phase != .admitting { process(connection) }
+        machine.receiveEndOfStream()
+        process(connection)
     }
 
     func writabilityChanged(on connection: Connection) {
-        if phase == .sendingFile {
-            guard !connection.isSendingFile else { return }
-            now = connection.now
-            phase = .waiting
-            connection.setDeadline(monotonicNanoseconds: now &+ settings.idleTimeout)
-            if shuttingDown {
-                phase = .finished
-                connection.close()
-                return
-            }
-        }
-        if phase != .responding { process(connection) }
+        guard !connection.isSendingFile else { return }
+        now = connection.now
+        machine.fileSent()
+        process(connection)
     }
 
     func deadlinePassed(on connection: Connection) {
-        switch phase {
-        case .waiting:
-            connection.reportTimeout(servedRequests == 0 ? .header : .idle)
-            phase = .finished
-            connection.closeNow()
-        case .head:
-            connection.reportTimeout(.header)
-            fail(HTTPParseError(status: .requestTimeout, reason: "request head not received in time"), on: connection)
-        case .admitting, .body:
-            connection.reportTimeout(.body)
-            fail(HTTPParseError(status: .requestTimeout, reason: "request body not received in time"), on: connection)
-        case .responding, .sendingFile, .upgraded, .finished:
-            break
-        }
+        machine.deadlinePassed()
+        process(connection)
     }
 
     func shutdownRequested(on connection: Connection) {
-        shuttingDown = true
-        // Idle keep-alive connections close now; a request being received or answered finishes
-        // first and its response carries `Connection: close`.
-        if phase == .waiting {
-            phase = .finished
-            connection.close()
-        }
+        machine.shutdownRequested()
+        process(connection)
     }
 
     func connectionClosed(_ connection: Connection) {
-        phase = .finished
+        closed = true
+        if let cancellation {
+            self.cancellation = nil
+            cancellation.handler()
+        }
+        machine.connectionClosed()
         dropStreamedBody()
+        pendingUpgrade = nil
         self.connection = nil  // breaks the connection ⇄ handler cycle
     }
 
-    // MARK: Requests
+    // MARK: Actions
 
-    /// Parses and dispatches buffered requests until one is with the responder, input runs out,
-    /// or the peer must read before we answer more; then sends what was produced.
+    /// Performs the machine's actions until it needs an input, then sends what they produced. Parsing
+    /// stops while the connection holds more output than it may (`isWritable`): the peer must read first.
     private func process(_ connection: Connection) {
+        if isProcessing { return }
         isProcessing = true
         defer { isProcessing = false }
-        while connection.isWritable {
-            switch phase {
-            case .waiting, .head, .body: break
-            case .admitting, .responding, .sendingFile, .upgraded, .finished:
-                connection.flush()
-                return
-            }
-            let event: HTTPParserEvent?
-            do {
-                event = try parser.next()
-            } catch {
-                fail(error, on: connection)
-                return
-            }
-            guard let event else {
-                awaitInput(connection)
-                break
-            }
-            switch consume event {  // a request's payload moves on to the responder
-            case .head(let head):
-                continuePending = head.expectsContinue
-                phase = .body
-                connection.setDeadline(monotonicNanoseconds: now &+ settings.bodyTimeout)
-                if head.streamsBody {
-                    // Nothing of the body is read until the responder admits it (`admitted`). The
-                    // admission is the server's own work, like a handler's: no deadline runs meanwhile
-                    // (a busy server must not answer 408 for its own delay); the body's starts at `admitted`.
-                    connection.setDeadline(monotonicNanoseconds: .max)
-                    phase = .admitting
-                    streamedHead = head
-                    admissions &+= 1
-                    let admission = BodyAdmission(handler: self, admission: admissions, loop: connection.loop)
-                    responder.admitBody(of: head, context: context, admission: admission)
-                    continue
-                }
-            case .request(let request):
-                continuePending = false
-                dispatch(request, on: connection)
-            case .bodyChunk(let bytes):
-                do throws(HTTPParseError) { try appendStreamedBody(bytes) } catch {
-                    fail(error, on: connection)
-                    return
-                }
-            case .bodyEnd:
-                continuePending = false
-                dispatch(finishStreamedBody(), on: connection)
-            }
-        }
-        if readingPausedForReadAhead && phase != .responding {
-            readingPausedForReadAhead = false
-            connection.resumeReading()
+        while let action = machine.next(mayParse: connection.isWritable) {
+            perform(action, on: connection)
         }
         connection.flush()
     }
 
-    /// The parser needs more bytes: track which deadline applies, answer `Expect: 100-continue`.
-    private func awaitInput(_ connection: Connection) {
-        if inputEnded {
-            // Nothing more will come: an incomplete request can never complete.
-            phase = .finished
+    private func perform(_ action: consuming HTTP1ConnectionAction, on connection: Connection) {
+        switch consume action {  // a request's payload moves on to the responder
+        case .setDeadline(let deadline):
+            let timeout: UInt64
+            switch deadline {
+            case .header: timeout = settings.headerTimeout
+            case .body: timeout = settings.bodyTimeout
+            case .idle: timeout = settings.idleTimeout
+            case .none: timeout = .max
+            }
+            connection.setDeadline(monotonicNanoseconds: timeout == .max ? .max : now &+ timeout)
+        case .sendContinue:
+            connection.withOutbound { HTTPResponseWriter.writeContinue(into: &$0) }
+        case .admitBody(let head, let admission):
+            connection.setDeadline(monotonicNanoseconds: .max)
+            responder.admitBody(
+                of: head, context: context, admission: BodyAdmission(handler: self, admission: admission, loop: connection.loop))
+        case .startStreamedBody:
+            do throws(HTTPParseError) { try startStreamedBody() } catch { machine.storageFailed(error) }
+        case .appendStreamedBody(let bytes):
+            do throws(HTTPParseError) { try appendStreamedBody(bytes) } catch { machine.storageFailed(error) }
+        case .respond(let request, let number):
+            dispatch(request, number: number, on: connection)
+        case .respondStreamed(let head, let number):
+            dispatch(finishStreamedBody(head), number: number, on: connection)
+        case .pauseReading:
+            connection.pauseReading()
+        case .resumeReading:
+            connection.resumeReading()
+        case .reportTimeout(let deadline):
+            switch deadline {
+            case .header: connection.reportTimeout(.header)
+            case .body: connection.reportTimeout(.body)
+            case .idle, .none: connection.reportTimeout(.idle)
+            }
+        case .fail(let error):
+            fail(error, on: connection)
+        case .close:
             connection.close()
-            return
-        }
-        switch parser.state {
-        case .idle:
-            if phase != .waiting {
-                phase = .waiting
-                connection.setDeadline(monotonicNanoseconds: now &+ settings.idleTimeout)
-            }
-        case .head:
-            if phase != .head {  // the header deadline runs from the head's first byte
-                phase = .head
-                connection.setDeadline(monotonicNanoseconds: now &+ settings.headerTimeout)
-            }
-        case .body:
-            if continuePending {  // RFC 9110 §10.1.1: the client waits for this before the body
-                continuePending = false
-                connection.withOutbound { HTTPResponseWriter.writeContinue(into: &$0) }
-            }
+        case .closeNow:
+            connection.closeNow()
+        case .upgrade(let rest):
+            connection.flush()
+            let makeHandler = pendingUpgrade
+            pendingUpgrade = nil
+            self.connection = nil
+            if let makeHandler { connection.replaceHandler(makeHandler(), initialBytes: rest) } else { connection.close() }
         }
     }
 
@@ -276,32 +200,18 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
 
     /// `admitBody`'s `admit()` (on the loop): the body may now be read into its file.
     func admitted(_ admission: UInt64) {
-        guard let connection, phase == .admitting, admission == admissions, let head = streamedHead else { return }
+        guard let connection, machine.bodyAdmitted(admission) else { return }
         now = connection.now
-        phase = .body
-        connection.setDeadline(monotonicNanoseconds: now &+ settings.bodyTimeout)
-        do throws(HTTPParseError) { try startStreamedBody(head) } catch {
-            fail(error, on: connection)
-            return
-        }
-        if !isProcessing { process(connection) }
+        process(connection)
     }
 
     /// `admitBody`'s `refuse(_:)` (on the loop): `response` answers the request; the body is never read.
     func refused(_ admission: UInt64, with response: HTTPResponse) {
-        guard let connection, phase == .admitting, admission == admissions, let head = streamedHead else { return }
-        streamedHead = nil
-        phase = .responding
-        servedRequests &+= 1
-        currentKeepAlive = false  // the unread body stands between this request and the next
-        currentVersion = head.version
-        currentIsHead = false
-        if !isProcessing { now = connection.now }
-        deliver(response, adding: nil, request: servedRequests, upgrade: nil)
+        guard connection != nil, let request = machine.bodyRefused(admission) else { return }
+        deliver(response, adding: nil, request: request, upgrade: nil)
     }
 
-    private func startStreamedBody(_ head: HTTPRequestHead) throws(HTTPParseError) {
-        streamedHead = head
+    private func startStreamedBody() throws(HTTPParseError) {
         guard let directory = settings.uploadDirectory else {
             streamedBody = []
             return
@@ -327,12 +237,10 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         }
     }
 
-    private func finishStreamedBody() -> HTTPRequest {
-        let head = streamedHead ?? HTTPRequestHead(method: .post, target: "/")
+    private func finishStreamedBody(_ head: HTTPRequestHead) -> HTTPRequest {
         let request = HTTPRequest(head: head, body: streamedBody ?? [], bodyFile: bodyFile?.finish())
         bodyFile = nil
         streamedBody = nil
-        streamedHead = nil
         return request
     }
 
@@ -341,7 +249,6 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         bodyFile?.discard()
         bodyFile = nil
         streamedBody = nil
-        streamedHead = nil
     }
 
     /// A body that cannot be written: 503 when the disk is full or read-only (worth retrying), else 500.
@@ -351,14 +258,9 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
             : HTTPParseError(status: .internalServerError, reason: "the upload could not be stored")
     }
 
-    private func dispatch(_ request: consuming HTTPRequest, on connection: Connection) {
-        phase = .responding
+    private func dispatch(_ request: consuming HTTPRequest, number: UInt64, on connection: Connection) {
         connection.setDeadline(monotonicNanoseconds: .max)
-        servedRequests &+= 1
-        currentKeepAlive = request.head.keepAlive
-        currentVersion = request.head.version
-        currentIsHead = request.head.method == .head
-        let sink = ResponseSink(handler: self, request: servedRequests, loop: connection.loop)
+        let sink = ResponseSink(handler: self, request: number, loop: connection.loop)
         context.arrivalNanoseconds = connection.environment.clockIsSystem ? now : nil
         responder.respond(to: consume request, context: context, sink: sink)
     }
@@ -370,67 +272,53 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         _ response: HTTPResponse, adding field: HTTPHeaders.Element?, request: UInt64,
         upgrade: (@Sendable () -> any ConnectionHandler)?
     ) {
-        guard let connection, phase == .responding, request == servedRequests else { return }
+        guard let connection,
+            let framing = machine.responseStarted(request: request, headers: response.headers, upgrade: upgrade != nil)
+        else { return }
+        answered = request
+        cancellation = nil
         if !isProcessing { now = connection.now }
         // `now` was read this turn; on the system clock it is the reading the `Date` cache wants.
         let stamp = connection.environment.clockIsSystem ? now : monotonicNanoseconds()
-        let keepAlive =
-            upgrade != nil
-            || (currentKeepAlive && !shuttingDown && !Self.asksToClose(response.headers))
         let date = connection.loop.state.httpDate(now: stamp, format: HTTPDate.format(epochSeconds:))
-        let version = currentVersion
-        let isHead = currentIsHead
         // Copied only when a field must be added (TLS): a copy retains every field of the response.
         if let hsts = settings.strictTransportSecurity, !response.headers.contains(name: "Strict-Transport-Security") {
             var stamped = response
             stamped.headers.add(name: "Strict-Transport-Security", value: hsts)
-            Self.write(stamped, field, on: connection, date: date, keepAlive: keepAlive, version: version, isHead: isHead)
+            Self.write(stamped, field, on: connection, date: date, framing: framing)
         } else {
-            Self.write(response, field, on: connection, date: date, keepAlive: keepAlive, version: version, isHead: isHead)
+            Self.write(response, field, on: connection, date: date, framing: framing)
         }
         let code = response.status.code
-        if let file = response.bodyFile, !isHead, code >= 200, code != 204, code != 304, upgrade == nil {
+        if let file = response.bodyFile, !framing.isHead, code >= 200, code != 204, code != 304, upgrade == nil {
             connection.write(file: file)
         }
-        if let upgrade {
-            phase = .upgraded
-            connection.flush()
-            let rest = parser.takeBufferedBytes()
-            if readingPausedForReadAhead { connection.resumeReading() }
-            self.connection = nil
-            connection.replaceHandler(upgrade(), initialBytes: rest)
-            return
-        }
-        guard keepAlive else {
-            phase = .finished
-            connection.close()
-            return
-        }
-        if connection.isSendingFile {
-            // The next request waits for the file; the write timeout bounds a peer that stops reading.
-            phase = .sendingFile
-            connection.flush()
-            return
-        }
-        phase = .waiting
-        connection.setDeadline(monotonicNanoseconds: now &+ settings.idleTimeout)
-        if !isProcessing { process(connection) }  // inline answers: the running loop continues
+        pendingUpgrade = upgrade
+        machine.responseWritten(sendingFile: connection.isSendingFile)
+        process(connection)  // inline answers: the drain in progress performs what follows
+    }
+
+    /// `ResponseSink.onCancel` (on the loop): keeps `handler` for request number `request` while it is
+    /// with the responder; runs it at once when the connection closed before the request was answered.
+    func setCancellation(request: UInt64, _ handler: @escaping @Sendable () -> Void) {
+        guard request > answered else { return }  // answered: nothing left to cancel
+        if closed { return handler() }
+        cancellation = (request, handler)
     }
 
     private static func write(
-        _ response: HTTPResponse, _ field: HTTPHeaders.Element?, on connection: Connection, date: String, keepAlive: Bool,
-        version: HTTPVersion, isHead: Bool
+        _ response: HTTPResponse, _ field: HTTPHeaders.Element?, on connection: Connection, date: String,
+        framing: HTTP1ConnectionStateMachine.ResponseFraming
     ) {
         connection.withOutbound { buffer in
             HTTPResponseWriter.write(
-                response, into: &buffer, date: date, keepAlive: keepAlive, requestVersion: version, isHeadRequest: isHead,
-                extraField: field)
+                response, into: &buffer, date: date, keepAlive: framing.keepAlive, requestVersion: framing.version,
+                isHeadRequest: framing.isHead, extraField: field)
         }
     }
 
     /// Answers a request that cannot be served (parse error, timeout) and closes.
     private func fail(_ error: HTTPParseError, on connection: Connection) {
-        phase = .finished
         dropStreamedBody()
         if error.status.code != 408 {
             connection.environment.onEvent(
@@ -438,21 +326,9 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         }
         let response = responder.errorResponse(for: error)
         let date = connection.loop.state.httpDate(now: monotonicNanoseconds(), format: HTTPDate.format(epochSeconds:))
-        Self.write(response, nil, on: connection, date: date, keepAlive: false, version: .http1_1, isHead: false)
+        let framing = HTTP1ConnectionStateMachine.ResponseFraming(keepAlive: false, version: .http1_1, isHead: false)
+        Self.write(response, nil, on: connection, date: date, framing: framing)
         connection.close()
-    }
-
-    /// Whether the application set `Connection: close` on its response.
-    private static func asksToClose(_ headers: HTTPHeaders) -> Bool {
-        for field in headers where HTTPHeaders.namesEqual(field.name, "connection") {
-            for token in field.value.split(separator: ",") {
-                var token = token[...]
-                while token.first == " " || token.first == "\t" { token = token.dropFirst() }
-                while token.last == " " || token.last == "\t" { token = token.dropLast() }
-                if HTTPHeaders.namesEqual(String(token), "close") { return true }
-            }
-        }
-        return false
     }
 }
 

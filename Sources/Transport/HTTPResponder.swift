@@ -94,6 +94,27 @@ public struct ResponseSink: Sendable {
         deliver(response, field: nil, upgrade: makeHandler)
     }
 
+    /// Runs `handler` once, on the connection's loop, if the connection closes before this request's
+    /// response is written: the client went away (a reset, a failed read or write) or the server's
+    /// shutdown grace period ran out. An asynchronous responder cancels its work with it
+    /// (`sink.onCancel { task.cancel() }`). It never runs once the response is written, nor for a
+    /// half-close (a client done sending still reads its answer, RFC 9112 §9.6; such a client that then
+    /// goes away is noticed when its response is written, as reading stopped at its FIN). Registered after the
+    /// connection closed, it runs at once; a second registration replaces the first. A closure-backed
+    /// sink never runs it.
+    public func onCancel(_ handler: @escaping @Sendable () -> Void) {
+        switch target {
+        case .closure:
+            return
+        case .connection(let connectionHandler, let request, let loop):
+            if loop.inEventLoop {
+                connectionHandler.setCancellation(request: request, handler)
+            } else {
+                loop.execute { connectionHandler.setCancellation(request: request, handler) }
+            }
+        }
+    }
+
     private func deliver(
         _ response: HTTPResponse, field: HTTPHeaders.Element?, upgrade: (@Sendable () -> any ConnectionHandler)?
     ) {

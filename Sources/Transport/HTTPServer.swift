@@ -38,7 +38,7 @@ public final class HTTPServer: Sendable {
         makeHandler: @escaping @Sendable () -> any ConnectionHandler
     ) {
         self.configuration = configuration
-        self.group = EventLoopGroup(loopCount: configuration.loopCount)
+        self.group = EventLoopGroup(loopCount: configuration.loopCount, clock: configuration.clock)
         self.makeHandler = makeHandler
         self.onEvent = onEvent
         self.books = Bookkeeping(configuration: configuration, onEvent: onEvent)
@@ -97,7 +97,9 @@ public final class HTTPServer: Sendable {
                 }
             }
             let grace = configuration.shutdownGracePeriod
-            listenerQueue.asyncAfter(deadline: .now() + .nanoseconds(grace.clampedNanoseconds)) { [self] in
+            _ = configuration.clock.scheduleTimer(
+                on: listenerQueue, after: UInt64(grace.clampedNanoseconds), repeating: nil, leeway: 1_000_000
+            ) { [self] in
                 for loop in group.loops {
                     loop.execute { [books] in
                         let remaining = loop.state.connections

@@ -55,8 +55,9 @@ public struct ServerConfiguration: Sendable {
     /// input while waiting for its close (closing with unread input sends RST, which can destroy
     /// the response the peer has not read yet).
     public var lingerTimeout: Duration = .seconds(2)
-    /// The clock every deadline above is measured on (`MonotonicClock`). Tests inject a manual
-    /// one to drive deadlines without sleeping; servers keep the default, `CLOCK_MONOTONIC`.
+    /// The clock every deadline above is measured on (`MonotonicClock`), and the one the loops' timers
+    /// (the deadline sweep) and the shutdown grace period run on. Tests inject a manual one to drive
+    /// deadlines without sleeping; servers keep the default, `CLOCK_MONOTONIC`.
     public var clock: any MonotonicClock = SystemMonotonicClock()
     /// HTTP parser limits (request line 414, header block and field count 431, body 413).
     public var limits: HTTPLimits = HTTPLimits()

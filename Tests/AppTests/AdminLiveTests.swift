@@ -255,7 +255,7 @@ struct AdminLiveTests {
             }
         }
         // Let the writers get going (bounded), then take several copies while they write.
-        for _ in 0..<1000 where rounds.value < Self.writerCount { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await eventually { rounds.value >= Self.writerCount }
         var copies: [(path: String, before: Int)] = []
         for k in 0..<Self.backupCount {
             let path = live.directory.file(named: "backup-\(k).sqlite")

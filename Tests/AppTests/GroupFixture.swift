@@ -114,7 +114,7 @@ extension Reply {
     /// `json[key]` as an object.
     func object(_ key: String) -> [String: Any]? { json[key] as? [String: Any] }
     /// The one answer every unusable invite code gets, from a join or a preview alike: 404 CA031 and
-    /// nothing that tells why (docs/security.md#invite-codes).
+    /// nothing that tells why (docs/security.md#limits-and-what-they-bound).
     func expectInvalidInviteCode(sourceLocation: SourceLocation = #_sourceLocation) throws {
         let error = try #require(object("error"), sourceLocation: sourceLocation)
         #expect(status == 404, sourceLocation: sourceLocation)

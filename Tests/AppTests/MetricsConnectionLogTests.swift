@@ -65,12 +65,9 @@ struct MetricsConnectionLogTests {
             #expect(ws.handshake.status == 101)
             ws.connection.close()
         }
-        var lines = capture.lines()
-        let deadline = ContinuousClock.now + LoopbackClient.hangBound
-        while lines.filter({ $0["msg"] as? String == "connection closed" }).count < 2, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-            lines = capture.lines()
-        }
+        // The close lines follow what the clients saw: wait for them (bounded; not a timing).
+        _ = await eventually { capture.lines().filter { $0["msg"] as? String == "connection closed" }.count >= 2 }
+        let lines = capture.lines()
         #expect(lines.allSatisfy { $0["unparsed"] == nil && $0["ts"] is String && $0["level"] is String })
 
         let connectionLines = lines.filter { $0["logger"] as? String == "chronir.connection" }

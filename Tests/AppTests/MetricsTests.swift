@@ -134,12 +134,17 @@ struct MetricsTests {
     /// socket's close or the access record of a `101`); returns the last scrape. The hang bound bounds a stalled
     /// server; it is not a timing: the loop returns as soon as `done` holds.
     static func scrape(_ client: LoopbackClient, until done: (Exposition) -> Bool) throws -> Exposition {
-        let deadline = ContinuousClock.now + LoopbackClient.hangBound
         var exposition = try scrape(client)
-        while !done(exposition), ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.02)
-            exposition = try scrape(client)
+        var failure: (any Error)?
+        _ = eventually {
+            if done(exposition) { return true }
+            do { exposition = try scrape(client) } catch {
+                failure = error
+                return true
+            }
+            return done(exposition)
         }
+        if let failure { throw failure }
         return exposition
     }
 

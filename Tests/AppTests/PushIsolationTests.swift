@@ -107,12 +107,8 @@ struct PushIsolationTests {
 
         /// Polls the fake until it has received `count` pushes (bounded like every loopback wait).
         func awaitReceived(_ count: Int) async throws -> Bool {
-            let deadline = ContinuousClock.now + LoopbackClient.hangBound
-            while ContinuousClock.now < deadline {
-                if try await push.received().count >= count { return true }
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            return false
+            let push = push
+            return await eventuallyAsync { ((try? await push.received())?.count ?? 0) >= count }
         }
     }
 

@@ -173,7 +173,7 @@ struct SubscriptionTests {
         #expect(audit == ["free→plus purchase", "plus→premium purchase", "premium→free notification"])
     }
 
-    @Test("every refusal leaves the tier unchanged: bad data 422 CA069, other account 403 CA071 / 409 CA070, product 422 CA072")
+    @Test("every refusal leaves the tier unchanged: bad data 422 CA070, other account 403 CA072 / 409 CA071, product 422 CA073")
     func refusals() async throws {
         let (h, store) = try Self.harness()
         let (ana, anaID) = try await h.register("ana@example.com")
@@ -186,42 +186,42 @@ struct SubscriptionTests {
         let good = store.transaction(original: "2000", product: "com.chronir.plus.monthly", expires: expires, account: anaID)
         // Tampered, signed by a stranger, wrong bundle, wrong environment, alg none.
         let parts = good.split(separator: ".").map(String.init)
-        try await refused(FakeAppStore.purchase(parts[0] + "." + parts[1] + "x." + parts[2]), 422, "CA069")
+        try await refused(FakeAppStore.purchase(parts[0] + "." + parts[1] + "x." + parts[2]), 422, "CA070")
         let stranger = try AppStoreTestChain(rootName: "Stranger")
         try await refused(
             FakeAppStore.purchase(
                 stranger.sign([
                     "transactionId": "1", "originalTransactionId": "2000", "bundleId": FakeAppStore.bundleID,
                     "productId": "com.chronir.plus.monthly", "environment": "Sandbox", "signedDate": stranger.signedDate,
-                ])), 422, "CA069")
+                ])), 422, "CA070")
         try await refused(
             FakeAppStore.purchase(
                 store.transaction(
                     original: "2000", product: "com.chronir.plus.monthly", expires: expires, account: anaID,
                     extra: [
                         "bundleId": "com.other"
-                    ])), 422, "CA069")
+                    ])), 422, "CA070")
         try await refused(
             FakeAppStore.purchase(
                 store.transaction(
                     original: "2000", product: "com.chronir.plus.monthly", expires: expires, account: anaID,
                     extra: [
                         "environment": "Production"
-                    ])), 422, "CA069")
+                    ])), 422, "CA070")
         // Bo posts Ana's transaction: its appAccountToken names Ana.
-        try await refused(FakeAppStore.purchase(good), 403, "CA071", token: bo)
+        try await refused(FakeAppStore.purchase(good), 403, "CA072", token: bo)
         // A product this server does not sell.
         try await refused(
             FakeAppStore.purchase(store.transaction(original: "2001", product: "com.chronir.gold", expires: expires, account: anaID)),
-            422, "CA072")
+            422, "CA073")
         #expect(try await Self.tier(h, ana) == "free")
         #expect(try await Self.tier(h, bo) == "free")
 
-        // Ana's purchase is hers; the same original transaction without a token, posted by Bo: 409 CA070.
+        // Ana's purchase is hers; the same original transaction without a token, posted by Bo: 409 CA071.
         _ = try await h.expect(200, .post, "/v1/me/purchases/apple", json: FakeAppStore.purchase(good), token: ana)
         try await refused(
             FakeAppStore.purchase(store.transaction(original: "2000", product: "com.chronir.plus.monthly", expires: expires, account: nil)),
-            409, "CA070", token: bo)
+            409, "CA071", token: bo)
         #expect(try await Self.tier(h, ana) == "plus")
         #expect(try await Self.tier(h, bo) == "free")
         #expect(boID != anaID)
@@ -232,7 +232,7 @@ struct SubscriptionTests {
             transaction: store.transaction(original: "2000", product: "com.chronir.plus.monthly", expires: expires, account: anaID),
             bundleID: "com.other")
         let reply = try await h.expect(422, .post, "/v1/store/apple/notifications", json: forged)
-        #expect(reply.errorCode == "CA069")
+        #expect(reply.errorCode == "CA070")
         #expect(try await Self.tier(h, ana) == "plus")
     }
 
@@ -452,7 +452,7 @@ struct SubscriptionTests {
         // One bad transaction refuses the whole restore.
         let refused = try await h.expect(
             422, .post, "/v1/me/purchases/restore", json: #"{"apple":[\#(plus),\#(unknown)]}"#, token: ana)
-        #expect(refused.errorCode == "CA072")
+        #expect(refused.errorCode == "CA073")
         #expect(try await Self.tier(h, ana) == "free")
         let restored = try await h.expect(200, .post, "/v1/me/purchases/restore", json: #"{"apple":[\#(plus),\#(premium)]}"#, token: ana)
         #expect(restored.json["tier"] as? String == "premium")
@@ -551,12 +551,12 @@ struct SubscriptionTests {
         #expect(stale == 4, "every verified transaction is kept, the stale copy too")
     }
 
-    @Test("a server without App Store configuration answers 404 CA073; --default-tier is an operator grant")
+    @Test("a server without App Store configuration answers 404 CA074; --default-tier is an operator grant")
     func notConfigured() async throws {
         let h = try AppHarness(defaultTier: .premium)
         let (ana, _) = try await h.register("ana@example.com")
         let reply = try await h.expect(404, .post, "/v1/me/purchases/apple", json: #"{"signed_transaction":"x.y.z"}"#, token: ana)
-        #expect(reply.errorCode == "CA073")
+        #expect(reply.errorCode == "CA074")
         _ = try await h.expect(404, .post, "/v1/store/apple/notifications", json: #"{"signedPayload":"x.y.z"}"#)
         let shown = try await Self.entitlement(h, ana)
         #expect(shown["tier"] as? String == "premium")

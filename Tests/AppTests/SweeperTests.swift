@@ -14,7 +14,7 @@ import Testing
 struct SweeperTests {
 
     @Test("each job runs once per period of the injected clock, however often the timer ticks")
-    func periods() async throws {
+    func periods() throws {
         let dir = TemporaryDirectory()
         defer { withExtendedLifetime(dir) {} }
         let db = try SQLiteDatabase(path: dir.path + "/t.sqlite")
@@ -31,22 +31,25 @@ struct SweeperTests {
         }
         var logger = Logger(label: "test")
         logger.logLevel = .critical
+        // The ticks run on the manual clock too: each `advance` runs the ticks that fell due before it returns.
         let sweeper = Sweeper(
             database: db, clock: clock, logger: logger, jobs: [fast, slow], tick: .milliseconds(10),
-            firstTickAfter: .milliseconds(1))
+            firstTickAfter: .milliseconds(1), ticks: clock)
         defer { sweeper.stop() }
-        #expect(await eventually { runs.withLock { $0 } == [1, 1] })
-        // Many ticks later with the clock standing still: nothing runs again.
-        try await Task.sleep(for: .milliseconds(200))
+        #expect(runs.withLock { $0 } == [0, 0])
+        clock.advance(by: 1)  // the first tick: every job runs
+        #expect(runs.withLock { $0 } == [1, 1])
+        // Twenty ticks within the fast job's period: nothing runs again.
+        for _ in 0..<20 { clock.advance(by: 10) }
         #expect(runs.withLock { $0 } == [1, 1])
         clock.advance(by: 1000)
-        #expect(await eventually { runs.withLock { $0 } == [2, 1] })
+        #expect(runs.withLock { $0 } == [2, 1])
         clock.advance(by: 60_000)
-        #expect(await eventually { runs.withLock { $0 } == [3, 2] })
+        #expect(runs.withLock { $0 } == [3, 2])
     }
 
     @Test("a failing job is retried at its next period and does not stop the others")
-    func failures() async throws {
+    func failures() throws {
         let dir = TemporaryDirectory()
         defer { withExtendedLifetime(dir) {} }
         let db = try SQLiteDatabase(path: dir.path + "/t.sqlite")
@@ -67,11 +70,14 @@ struct SweeperTests {
         logger.logLevel = .critical
         let sweeper = Sweeper(
             database: db, clock: clock, logger: logger, jobs: [failing, fine], tick: .milliseconds(10),
-            firstTickAfter: .milliseconds(1))
+            firstTickAfter: .milliseconds(1), ticks: clock)
         defer { sweeper.stop() }
-        #expect(await eventually { others.withLock { $0 } == 1 && attempts.withLock { $0 } == 1 })
+        clock.advance(by: 1)
+        #expect(others.withLock { $0 } == 1 && attempts.withLock { $0 } == 1)
+        clock.advance(by: 10)  // a tick within the period: the failed job is not retried early
+        #expect(attempts.withLock { $0 } == 1)
         clock.advance(by: 1000)
-        #expect(await eventually { others.withLock { $0 } == 2 && attempts.withLock { $0 } == 2 })
+        #expect(others.withLock { $0 } == 2 && attempts.withLock { $0 } == 2)
     }
 
     @Test("--sweep-period: every job gets the period; the tick is a quarter of it, at most the default")

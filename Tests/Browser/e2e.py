@@ -483,6 +483,7 @@ def main():
     attachments(a, b, group_id, alarm_id)
     issue21_left(a, b, group_id, stamp)
     issue33_web(a, b, group_id, stamp)
+    issue33_archive(a, b, group_id, stamp)
     click_button(a, "Create invitation")
     invite_link = wait(a, lambda drv: (v := attr(drv, "#share-link", "value")) and "/invite/" in v and v, "a link invitation URL")
     wait_css(a, "ul.invitations li", "Link invitation")
@@ -767,6 +768,51 @@ def issue21_bugs(a, b, group_id, alarm_id, stamp):
     wait_css(a, f"#{kolkata} .next-fire", "(Asia/Kolkata)")  # the server takes the current name  # April 2030: not "Open now"
     shot(a, "issue21-upcoming-state", "ana", f"#{kolkata}")
     compact_cards(a, b, group_id, stamp)
+
+
+def issue33_archive(a, b, group_id, stamp):
+    """Issue 33 item 8: a finished one-time alarm is "Done" — its card offers no Pause or Switch off, Ana
+    (owner) gets Archive — and archived it leaves the list for "Archived (1)", on Bea's page too, live;
+    the group's list over HTTP leaves it out unless asked (?archived=true)."""
+    g = f"/v1/groups/{group_id}"
+    status, login = http("POST", "/v1/auth/login", {"email": f"ana-{stamp}@example.com", "password": PASSWORD})
+    assert status == 200, (status, login)
+    token = login["token"]
+    # Two hours from now (UTC), inside the default one-day answer window: answerable at once.
+    at = time.gmtime(time.time() + 2 * 3600)
+    books = create_alarm(token, group_id, {
+        "title": "Return the library books", "schedule": {"type": "one_time", "date": time.strftime("%Y-%m-%d", at)},
+        "times_of_day": [{"hour": at.tm_hour, "minute": at.tm_min}], "timezone": "UTC"})
+    card = f"alarm-{books['id']}"
+    wait_css(a, f"#alarm-list #{card}")
+    status, answered = http("POST", f"{g}/alarms/{books['id']}/completions",
+                            {"status": "completed", "scheduled_at": books["occurrence"]["scheduled_at"]}, token=token)
+    assert status in (200, 201), (status, answered)
+    wait_css(a, f"#{card} .alarm-status", "Done")
+    expand(a, card)
+
+    def done_controls():
+        assert not a.find_elements(By.CSS_SELECTOR, f"[data-key=pause-{books['id']}], [data-key=disable-{books['id']}]"), \
+            "a done alarm offers no Pause or Switch off"
+        assert css(a, f"[data-key=archive-{books['id']}]").text == "Archive"
+    bug("33.8", "a done one-time alarm offers Archive, not Pause or Switch off", done_controls)
+    shot(a, "ana-done-alarm-offers-archive", "ana", f"#{card}")
+    click(a, f"[data-key=archive-{books['id']}]")
+    wait_css(a, "#archived-alarms > summary", "Archived (1)")
+    wait_css(b, "#archived-alarms > summary", "Archived (1)")  # live, no reload
+
+    def archived():
+        for d in (a, b):
+            assert not d.find_elements(By.CSS_SELECTOR, f"#alarm-list #{card}"), "the archived alarm left the list"
+            assert d.find_elements(By.CSS_SELECTOR, f"#archived-list #{card}"), "it is under Archived"
+        listed = [x["id"] for x in page_api(a, "GET", f"{g}/alarms")["body"]["alarms"]]
+        assert books["id"] not in listed, listed
+        only = [x["id"] for x in page_api(a, "GET", f"{g}/alarms?archived=true")["body"]["alarms"]]
+        assert only == [books["id"]], only
+    bug("33.8", "archived: out of the list into 'Archived (1)' on both pages, out of GET …/alarms", archived)
+    focus_is(a, "not on <body>", lambda f: True, timeout=3)
+    shot(b, "bea-sees-archived-live", "bea", "#archived-alarms")
+    assert http("POST", "/v1/auth/logout", token=token)[0] == 204  # Settings counts Ana's sessions later
 
 
 def create_alarm(token, group_id, body):

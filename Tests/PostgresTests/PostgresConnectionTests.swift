@@ -6,14 +6,8 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// Waits (bounded) until `condition` holds; the bound only turns a hang into a failure.
-private func waitUntil(_ condition: () -> Bool) -> Bool {
-    for _ in 0..<2_000 {
-        if condition() { return true }
-        usleep(5_000)
-    }
-    return condition()
-}
+/// Waits (bounded) until `condition` holds; the bound only turns a hang into a failure (TestSupport's `eventually`).
+private func waitUntil(_ condition: () -> Bool) -> Bool { eventually(timeout: .seconds(10), condition) }
 
 @Suite(
     "PostgreSQL client over libpq (a real server on loopback)",

@@ -103,14 +103,25 @@ struct ConnectionTests {
         }
         let port = try server.start()
         let client = try LoopbackClient(port: port)
-        // Each byte asks for 1 MiB; we never read. Once the kernel's socket buffers (a few MiB on
-        // loopback) are full, the server must stop reading from us.
-        for _ in 0..<200 {
+        // Each byte asks for 1 MiB; we never read. Once its output is over the limit the server must
+        // stop reading from us: the bytes sent after that stay in the kernel.
+        var sent = 0
+        while sent < 200 {
             try client.send([0x61])
-            usleepMillis(2)
+            sent += 1
+            // Each byte is either read (and answered) or waits because the server's output is full.
+            let sentSoFar = sent
+            #expect(eventually { received.value == sentSoFar || server.hasUnwritableConnection })
+            if server.hasUnwritableConnection { break }
         }
-        usleepMillis(200)
+        #expect(server.hasUnwritableConnection)
         let seen = received.value
+        while sent < 200 {
+            try client.send([0x61])
+            sent += 1
+        }
+        server.drainLoops()
+        #expect(received.value == seen)
         #expect(seen < 200)
         // Pending output never exceeds the limit by more than one write's worth.
         #expect(maxPending.value <= limit + 1024 * 1024)

@@ -1,4 +1,5 @@
 import Dispatch
+import TestSupport
 import Testing
 import Transport
 
@@ -16,35 +17,59 @@ struct EventLoopTests {
         #expect(onLoop)
     }
 
-    @Test func scheduledWorkRunsAfterItsDelay() async {
-        let loop = EventLoop(label: "test")
-        let start = ContinuousClock.now
-        await withCheckedContinuation { continuation in
-            loop.schedule(after: .milliseconds(50)) { continuation.resume() }
+    @Test func scheduledWorkRunsOnTheLoopOnceItsDelayHasPassedOnTheLoopsClock() {
+        let clock = ManualClock()
+        let loop = EventLoop(label: "test", clock: clock)
+        let fired = Counter()
+        loop.schedule(after: .milliseconds(50)) {
+            loop.preconditionInEventLoop()
+            fired.add()
         }
-        #expect(ContinuousClock.now - start >= .milliseconds(45))
+        clock.advance(by: 49)
+        #expect(fired.value == 0)
+        clock.advance(by: 1)  // runs the timer before it returns
+        #expect(fired.value == 1)
+        clock.advance(by: 1_000)
+        #expect(fired.value == 1)  // once
+        #expect(clock.pendingTimerCount == 0)
     }
 
-    @Test func cancelledTimerDoesNotRun() async throws {
-        let loop = EventLoop(label: "test")
+    @Test func cancelledTimerDoesNotRun() {
+        let clock = ManualClock()
+        let loop = EventLoop(label: "test", clock: clock)
         let fired = Counter()
         let timer = loop.schedule(after: .milliseconds(30)) { fired.add() }
         timer.cancel()
         #expect(timer.isCancelled)
-        try await Task.sleep(for: .milliseconds(100))
+        clock.advance(by: 100)
         #expect(fired.value == 0)
     }
 
-    @Test func repeatingTimerRepeatsUntilCancelled() async throws {
-        let loop = EventLoop(label: "test")
+    @Test func repeatingTimerRepeatsUntilCancelled() {
+        let clock = ManualClock()
+        let loop = EventLoop(label: "test", clock: clock)
         let count = Counter()
         let timer = loop.scheduleRepeating(every: .milliseconds(10)) { count.add() }
-        try await Task.sleep(for: .milliseconds(150))
+        clock.advance(by: 9)
+        #expect(count.value == 0)
+        for expected in 1...3 {
+            clock.advance(by: 10)
+            #expect(count.value == expected)
+        }
+        clock.advance(by: 35)  // several periods in one move run once, as a Dispatch timer's missed repeats do
+        #expect(count.value == 4)
         timer.cancel()
-        let seen = count.value
-        #expect(seen >= 3)
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(count.value <= seen + 1)
+        clock.advance(by: 50)
+        #expect(count.value == 4)
+    }
+
+    @Test func timerOnTheSystemClockRuns() async {
+        // The default clock's timers are Dispatch timers (every server test's deadline sweep runs on one);
+        // a zero delay is due at once, so nothing here waits for time.
+        let loop = EventLoop(label: "test")
+        await withCheckedContinuation { continuation in
+            loop.schedule(after: .zero) { continuation.resume() }
+        }
     }
 
     @Test func groupHandsOutLoopsRoundRobin() {

@@ -1,7 +1,7 @@
 import Dispatch
 import Synchronization
 import TestSupport
-import Transport
+@testable import Transport
 
 /// Collects a server's `TransportEvent`s for assertions.
 final class EventLog: Sendable {
@@ -28,11 +28,6 @@ func shutdownAndWait(_ server: HTTPServer, timeout: Duration = .seconds(10)) -> 
     return done.wait(timeout: .now() + .nanoseconds(Int(timeout.components.seconds) * 1_000_000_000)) == .success
 }
 
-func usleepMillis(_ millis: Int) {
-    let semaphore = DispatchSemaphore(value: 0)
-    _ = semaphore.wait(timeout: .now() + .milliseconds(millis))
-}
-
 /// A thread-safe integer shared between a test and server-side handlers.
 final class Counter: Sendable {
     private let atomic = Atomic<Int>(0)
@@ -41,4 +36,18 @@ final class Counter: Sendable {
     func add(_ n: Int = 1) { atomic.add(n, ordering: .relaxed) }
     func raise(to n: Int) { _ = atomic.max(n, ordering: .relaxed) }
     func store(_ n: Int) { atomic.store(n, ordering: .relaxed) }
+}
+
+extension HTTPServer {
+    /// Whether some connection holds more output than `maxOutboundBytes` allows: it then reads and
+    /// parses nothing more until its peer has read (asked on each loop, in its turn). A test waits for
+    /// this state instead of for the server to have gone quiet for some time.
+    var hasUnwritableConnection: Bool {
+        group.loops.contains { loop in loop.queue.sync { loop.state.connections.contains { !$0.isWritable } } }
+    }
+
+    /// Returns once every loop has run what was queued on it before the call.
+    func drainLoops() {
+        for loop in group.loops { loop.queue.sync {} }
+    }
 }

@@ -332,7 +332,7 @@ struct WebSocketConnectionBehaviourTests {
     @Test func aPeerThatDoesNotReadStopsBeingRead() throws {
         let total = 600
         let size = 64 * 1024
-        try withWebSocketServer(server: { $0.maxOutboundBytes = 256 * 1024 }) { _, port, recorder in
+        try withWebSocketServer(server: { $0.maxOutboundBytes = 256 * 1024 }) { server, port, recorder in
             let ws = try WebSocketTestClient(port: port, path: "/ws", timeout: .seconds(20))
             let frame = ws.frameBytes(opcode: .binary, payload: [UInt8](repeating: 0x61, count: size))
             let sender = ws.connection
@@ -346,14 +346,12 @@ struct WebSocketConnectionBehaviourTests {
                 }
                 senderDone.signal()
             }
-            // Nobody reads: the echo fills the socket buffers, then the server stops reading.
-            var stalled = -1
-            for _ in 0..<50 {
-                usleepMillis(100)
-                let now = recorder.messageCount
-                if now == stalled { break }
-                stalled = now
-            }
+            // Nobody reads: the echo fills the socket buffers, then the server stops reading — wait for
+            // that state (its output over the limit), not for a quiet spell.
+            #expect(eventually { server.hasUnwritableConnection })
+            let stalled = recorder.messageCount
+            server.drainLoops()
+            #expect(recorder.messageCount == stalled)
             #expect(stalled < total)
             #expect(sent.value < total)
             // Reading resumes the flow: every message comes back.

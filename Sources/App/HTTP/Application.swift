@@ -104,7 +104,7 @@ public final class Application: HTTPResponder {
                 finish(response, request, started, sink)
             case .async(let handler):
                 let keyed = method == .post && request.headers[first: "idempotency-key"] != nil
-                Task {
+                let task = Task {
                     let response: HTTPResponse
                     if keyed {
                         response = await self.respondOnce(request, handler)
@@ -113,6 +113,7 @@ public final class Application: HTTPResponder {
                     }
                     self.finish(response, request, started, sink)
                 }
+                sink.onCancel { task.cancel() }  // the client went away: its handler stops at its next await
             case .upgrade(let handler):
                 let outcome: UpgradeOutcome
                 do { outcome = try handler(request, sink) } catch { outcome = .respond(failure(error, request)) }
@@ -122,7 +123,7 @@ public final class Application: HTTPResponder {
                 case .upgraded:
                     completed(status: 101, bytes: 0, request, started)
                 case .pending(let decide):
-                    Task {
+                    let task = Task {
                         let response: HTTPResponse?
                         do { response = try await decide() } catch { response = self.failure(error, request) }
                         if let response {
@@ -131,6 +132,7 @@ public final class Application: HTTPResponder {
                             self.completed(status: 101, bytes: 0, request, started)
                         }
                     }
+                    sink.onCancel { task.cancel() }
                 }
             }
         case .methodNotAllowed(let allowed):
@@ -150,7 +152,7 @@ public final class Application: HTTPResponder {
             }
             request.route = "static"
             let headers = request.headers
-            Task {
+            let task = Task {
                 let response =
                     (try? await self.services.workers.run { staticFiles.response(path: path, headers: headers) })
                     ?? nil
@@ -158,6 +160,7 @@ public final class Application: HTTPResponder {
                     response ?? ErrorMapping.response(for: APIError(.notFound, "no such resource"), requestID: requestID),
                     request, started, sink)
             }
+            sink.onCancel { task.cancel() }
         }
     }
 
@@ -228,7 +231,12 @@ public final class Application: HTTPResponder {
 
     func failure(_ error: any Error, _ request: Request) -> HTTPResponse {
         let apiError = ErrorMapping.apiError(for: error)
-        if error is WorkerPool.Saturated {
+        if error is CancellationError {
+            // `sink.onCancel`: the client went away before its answer; no one will read this response.
+            services.logger.info(
+                "request cancelled: the connection closed before the answer",
+                metadata: ["request_id": "\(request.requestID)", "route": "\(request.route)"])
+        } else if error is WorkerPool.Saturated {
             // A bounded pool refusing more work is load shedding, not a fault (a
             // flood wrote ~15,000 ERROR lines in 12 s): one notice, like a rate limit's.
             services.logger.notice(

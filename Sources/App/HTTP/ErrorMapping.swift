@@ -135,6 +135,10 @@ public enum ErrorMapping {
             return APIError(.alarmNotFound, "alarm not found")
         case .alarmLimitReached:
             return APIError(.alarmLimitReached, "the alarm limit is reached (per group for shared alarms, per account for personal ones)")
+        case .alarmNotDone(let current):
+            return APIError(
+                .alarmNotDone, "only a done alarm can be archived (one that has finished for good); current alarm attached",
+                current: current)
         case .occurrenceClosed(let current):
             return APIError(.occurrenceClosed, "that occurrence is closed; current alarm attached", current: current)
         case .answerTooEarly(let from, let current):

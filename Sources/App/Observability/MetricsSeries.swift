@@ -232,7 +232,7 @@ public final class NotificationMetrics: Sendable {
     func pending(_ count: Int64) { pending.set(Int(count)) }
 }
 
-/// Outbound mail (docs/mail.md#operations): `chronir_mails_total{kind, outcome}` (outcome `sent`,
+/// Outbound mail (docs/mail.md#pipeline): `chronir_mails_total{kind, outcome}` (outcome `sent`,
 /// `retried`, `failed`, `expired`, `unsendable`) and the `chronir_mail_pending` gauge.
 public final class MailMetrics: Sendable {
     private let factory: any MetricsFactory

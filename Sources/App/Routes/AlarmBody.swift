@@ -38,6 +38,9 @@ struct AlarmBody: StrictBody {
     /// Shared alarms only: `paused_until` (null clears the pause).
     var pausedUntil: Timestamp??
     var version: Int64?
+    /// Shared alarms' PATCH only: `true` archives a done alarm, `false` takes it out of the archive
+    /// (docs/design.md#done-and-archived).
+    var archived: Bool?
     /// Both kinds: the master switch.
     var isEnabled: Bool?
     // Personal alarms only.
@@ -61,13 +64,14 @@ struct AlarmBody: StrictBody {
         case answerLeadMinutes = "answer_lead_minutes"
         case pausedUntil = "paused_until"
         case isEnabled = "is_enabled"
+        case archived
         case vibrationEnabled = "vibration_enabled"
         case sortOrder = "sort_order"
         case updatedAt = "updated_at"
 
         /// The fields only one kind of alarm has.
         static let sharedOnly: [CodingKeys] = [
-            .assignedTo, .completionRule, .requireAny, .requireAll, .graceMinutes, .answerLeadMinutes, .pausedUntil,
+            .assignedTo, .completionRule, .requireAny, .requireAll, .graceMinutes, .answerLeadMinutes, .pausedUntil, .archived,
         ]
         static let personalOnly: [CodingKeys] = [.vibrationEnabled, .sortOrder, .updatedAt]
     }
@@ -108,6 +112,7 @@ struct AlarmBody: StrictBody {
         pausedUntil = try StrictKeys.nullable(c, .pausedUntil)
         version = try c.decodeIfPresent(Int64.self, forKey: .version)
         isEnabled = try c.decodeIfPresent(Bool.self, forKey: .isEnabled)
+        archived = try c.decodeIfPresent(Bool.self, forKey: .archived)
         vibrationEnabled = try c.decodeIfPresent(Bool.self, forKey: .vibrationEnabled)
         sortOrder = try c.decodeIfPresent(Int.self, forKey: .sortOrder)
         updatedAt = try c.decodeIfPresent(Timestamp.self, forKey: .updatedAt)

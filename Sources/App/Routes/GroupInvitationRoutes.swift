@@ -65,7 +65,7 @@ enum GroupInvitationRoutes {
                     userID: user.id, needed: .premium, what: "invitations need the premium tier", at: now, on: db)
             }
             if let inviteeEmail {
-                // A per-recipient cap over every inviter, from the outbox itself (docs/mail.md#limits).
+                // A per-recipient cap over every inviter, from the outbox itself (docs/mail.md#what-is-mailed).
                 let window = MailLimits.invitationsPerRecipient
                 let times = try MailOutbox.createdTimes(
                     kind: .groupInvitation, recipient: inviteeEmail, since: window.windowStart(now: now), on: db)

@@ -26,6 +26,9 @@ enum SharedAlarmRoutes {
         guard body.version == nil else {
             throw APIError(.validationFailed, "version is invalid: unknown field", field: "version")
         }
+        guard body.archived == nil else {
+            throw APIError(.validationFailed, "archived is invalid: a new alarm is not done", field: "archived")
+        }
         let now = services.clock.nowMilliseconds()
         let settings = try body.newSettings()
         let valid = try SharedAlarmRules.validate(settings, now: now)
@@ -47,13 +50,16 @@ enum SharedAlarmRoutes {
         default:
             throw DomainError.invalidField(field: "include_deleted", message: "include_deleted must be true or false")
         }
+        // `archived`: absent or false leaves archived alarms out, true lists only them, any lists both.
+        guard let archived = SharedAlarmStore.ArchivedFilter(rawValue: params["archived"] ?? "false") else {
+            throw DomainError.invalidField(field: "archived", message: "archived must be true, false or any")
+        }
         let now = services.clock.nowMilliseconds()
         let page = try await services.database.read { db in
             try SharedAlarmView.page(
                 try SharedAlarmStore.alarms(
-                    groupID: groupID, userID: userID, includeDeleted: includeDeleted, after: query.after,
-                    limit: query.limit,
-                    on: db), at: now, on: db)
+                    groupID: groupID, userID: userID, includeDeleted: includeDeleted, archived: archived, after: query.after,
+                    limit: query.limit, on: db), at: now, on: db)
         }
         return JSONBody.response(ListPage("alarms", page))
     }
@@ -109,7 +115,7 @@ enum SharedAlarmRoutes {
             try SharedAlarmView.reading(
                 try SharedAlarmStore.update(
                     groupID: groupID, alarmID: alarmID, actorID: userID, expectedVersion: body.version,
-                    controls: body.controls, at: now, on: db
+                    controls: body.controls, archived: body.archived, at: now, on: db
                 ) { settings in try body.apply(to: &settings) }, at: now, on: db)
         }
     }

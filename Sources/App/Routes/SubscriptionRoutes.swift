@@ -46,9 +46,9 @@ enum SubscriptionRoutes {
             try await services.database.read { db in try EntitlementStore.entitlement(userID: userID, at: now, on: db) })
     }
 
-    /// → 200 with the entitlement. 404 CA073 without App Store configuration; 422 CA069 when the
-    /// signed data fails verification; 422 CA072 for a product the catalogue does not list; 403 CA071
-    /// when `appAccountToken` names another account; 409 CA070 when the purchase is another account's.
+    /// → 200 with the entitlement. 404 CA074 without App Store configuration; 422 CA070 when the
+    /// signed data fails verification; 422 CA073 for a product the catalogue does not list; 403 CA072
+    /// when `appAccountToken` names another account; 409 CA071 when the purchase is another account's.
     static func applePurchase(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let verifier = try appStore(services)
         let user = try await services.authenticate(request).user
@@ -86,7 +86,7 @@ enum SubscriptionRoutes {
 
     /// A notification: verified, recorded by `notificationUUID` (a redelivery changes nothing), applied
     /// to its purchase. 200 for everything verified — also a type this server does not act on, or a
-    /// purchase no account has claimed yet — so Apple stops retrying; 422 CA069 when verification fails.
+    /// purchase no account has claimed yet — so Apple stops retrying; 422 CA070 when verification fails.
     static func appleNotification(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let verifier = try appStore(services)
         let body = try JSONBody.decode(NotificationBody.self, from: request)

@@ -244,7 +244,7 @@ public final class ChronirRuntime: Sendable {
         let sideListeners = [redirectServer, metricsServer].compactMap { $0 }
         let reloader = tlsReloader
         let stages: [any Service] = [
-            Stage("database") {
+            Stage(blocking: "database") {
                 do {
                     try (database as? SQLiteDatabase)?.checkpoint()
                 } catch {
@@ -253,13 +253,13 @@ public final class ChronirRuntime: Sendable {
                 database.close()
             },
             Stage("api listener") { await withCheckedContinuation { done in server.shutdown { done.resume() } } },
-            Stage("tls") { reloader?.stop() },
-            Stage("side listeners") { for listener in sideListeners { listener.shutdown() } },
-            Stage("realtime") { realtime.stop() },
-            Stage("sign-in key sets") { oidc?.close() },
-            Stage("mail") { mail?.stop() },
-            Stage("notifications") { notifications.stop() },
-            Stage("sweeper") { sweeper.stop() },
+            Stage(blocking: "tls") { reloader?.stop() },
+            Stage(blocking: "side listeners") { for listener in sideListeners { listener.shutdown() } },
+            Stage(blocking: "realtime") { realtime.stop() },
+            Stage(blocking: "sign-in key sets") { oidc?.close() },
+            Stage(blocking: "mail") { mail?.stop() },
+            Stage(blocking: "notifications") { notifications.stop() },
+            Stage(blocking: "sweeper") { sweeper.stop() },
         ]
         group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -348,6 +348,20 @@ private struct Stage: Service, CustomStringConvertible {
     init(_ name: String, stop: @escaping @Sendable () async -> Void) {
         self.description = name
         self.stop = stop
+    }
+
+    /// A part whose `stop` blocks its thread (waits for a pass in progress, a checkpoint, a queue):
+    /// it runs on a Dispatch thread, never on one of the few cooperative threads — the work it waits
+    /// for may itself need one of them.
+    init(blocking name: String, _ stop: @escaping @Sendable () -> Void) {
+        self.init(name) {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async {
+                    stop()
+                    done.resume()
+                }
+            }
+        }
     }
 
     func run() async throws {

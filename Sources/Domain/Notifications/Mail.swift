@@ -146,7 +146,7 @@ public enum MailTemplates {
     }
 }
 
-/// How often mails that carry a token may be asked for, per account (docs/mail.md#limits): the
+/// How often mails that carry a token may be asked for, per account (docs/mail.md#what-is-mailed): the
 /// mails go to an address the account named, so without a limit the API is a mail cannon.
 public enum MailLimits {
     /// Verification mails (registration, resend, address change): one a minute…

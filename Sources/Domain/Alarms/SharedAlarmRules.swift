@@ -64,8 +64,10 @@ public enum SharedAlarmRules {
     /// Creations per user: 5 per minute (docs/design.md#rate-limits), counted over created alarms.
     public static let creationWindow = AttemptWindow(maxAttempts: 5, windowMilliseconds: 60_000)
 
-    /// Normalises and checks every field; `now` only matters for a one-time schedule in the past.
-    public static func validate(_ s: AlarmSettings, now: Int64) throws(DomainError) -> AlarmSettings {
+    /// Normalises and checks every field; `now` only matters for a one-time schedule in the past, which
+    /// is refused unless `keptTiming` (an edit that leaves the stored timing as it is: a finished
+    /// one-time alarm may still be renamed or archived).
+    public static func validate(_ s: AlarmSettings, now: Int64, keptTiming: Bool = false) throws(DomainError) -> AlarmSettings {
         var s = s
         s.title = try FreeText.normalize(s.title, .name, field: "title")
         guard !s.title.isEmpty else { throw .invalidField(field: "title", message: "title is required") }
@@ -73,7 +75,7 @@ public enum SharedAlarmRules {
             throw .invalidField(field: "title", message: "title is longer than \(maxTitleCharacters) characters")
         }
         s.note = try text(s.note, field: "note", max: maxNoteCharacters)
-        try ScheduleRules.validate(s.timing, now: now)
+        try ScheduleRules.validate(s.timing, now: now, pastAllowed: keptTiming)
         if let sound = s.soundID, sound.isEmpty { s.soundID = nil }
         if let sound = s.soundID {
             guard sound.utf8.count <= maxSoundIDBytes, FreeText.firstViolation(in: sound, .name) == nil else {

@@ -15,6 +15,10 @@
 /// - A schedule/times/zone change re-opens the occurrence at `NextFire.after(now)` with a fresh required
 ///   set; if that instant equals the open occurrence's, the occurrence (and its answers) is kept.
 ///
+/// Done and archived (docs/design.md#done-and-archived): `is_done` is derived — the alarm has finished
+/// for good (`isDone`); `archived_at` is set by a manager only on a done alarm and cleared by the
+/// server whenever the alarm stops being done (an edit that makes it fire again, an answer taken back).
+///
 /// Controls (docs/design.md#pause-and-disable): `is_enabled: false` ends the open occurrence
 /// unanswered and sets `next_fire_at` null; `paused_until` re-opens the occurrence at the first fire at
 /// or after the pause's end (`firstFire(after:)`), so nothing is due, fired or swept before it, and a
@@ -42,6 +46,8 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
     /// `paused_until`: nothing is due, fires or is swept before this instant. Kept after it lapses
     /// (harmless: every occurrence then stands at or after it).
     public var pausedUntil: Timestamp?
+    /// `archived_at`: when a manager archived the alarm (only ever set while `isDone`); nil otherwise.
+    public var archivedAt: Timestamp?
     /// Bumped on every change of this document (optimistic locking, CA010).
     public var version: Int64
     public var createdAt: Timestamp
@@ -51,8 +57,8 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
     public init(
         id: String, groupID: String, createdBy: String, settings: AlarmSettings, nextFireAt: Timestamp? = nil,
         lastCompletedAt: Timestamp? = nil, lastMissedAt: Timestamp? = nil, occurrence: Occurrence? = nil,
-        isEnabled: Bool = true, pausedUntil: Timestamp? = nil, version: Int64 = 1, createdAt: Timestamp,
-        updatedAt: Timestamp, deletedAt: Timestamp? = nil
+        isEnabled: Bool = true, pausedUntil: Timestamp? = nil, archivedAt: Timestamp? = nil, version: Int64 = 1,
+        createdAt: Timestamp, updatedAt: Timestamp, deletedAt: Timestamp? = nil
     ) {
         self.id = id
         self.groupID = groupID
@@ -64,6 +70,7 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         self.occurrence = occurrence
         self.isEnabled = isEnabled
         self.pausedUntil = pausedUntil
+        self.archivedAt = archivedAt
         self.version = version
         self.createdAt = createdAt
         self.updatedAt = updatedAt
@@ -72,6 +79,31 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
 
     /// Not deleted and fires again.
     public var isActive: Bool { deletedAt == nil && nextFireAt != nil }
+
+    /// `is_done` (*decision*, docs/design.md#done-and-archived): finished for good — not deleted, no next
+    /// fire, its last occurrence answered (rule met) or missed, and no fire of the schedule after that
+    /// occurrence (a one-time alarm answered or missed, a repeating one past its end date). Switching off
+    /// or pausing past the last fire never makes an alarm done: its last occurrence ended unanswered,
+    /// and switching on or resuming may open it again.
+    public var isDone: Bool {
+        guard deletedAt == nil, nextFireAt == nil, let last = occurrence else { return false }
+        switch last.status {
+        case .open: return false
+        case .missed: break
+        case .closed:
+            guard !last.answered.isEmpty, last.isSatisfied(by: settings.completionRule) else { return false }
+        }
+        return NextFire.after(last.scheduledAt.milliseconds, timing: settings.timing) == nil
+    }
+
+    /// Clears `archived_at` when the alarm is no longer done (every save calls it: archived implies done).
+    /// Returns whether it changed anything.
+    @discardableResult
+    public mutating func unarchiveUnlessDone() -> Bool {
+        guard archivedAt != nil, !isDone else { return false }
+        archivedAt = nil
+        return true
+    }
 
     /// The open occurrence, if there is one.
     public var openOccurrence: Occurrence? { occurrence?.status == .open ? occurrence : nil }
@@ -201,6 +233,8 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         case answerLeadMinutes = "answer_lead_minutes"
         case isEnabled = "is_enabled"
         case pausedUntil = "paused_until"
+        case isDone = "is_done"
+        case archivedAt = "archived_at"
         case answerableFrom = "answerable_from"
         case nextFireAt = "next_fire_at"
         case lastCompletedAt = "last_completed_at"
@@ -225,6 +259,7 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         // Documents written before the controls existed have none: enabled, not paused.
         isEnabled = try c.decodeIfPresent(Bool.self, forKey: .isEnabled) ?? true
         pausedUntil = try c.decodeIfPresent(Timestamp.self, forKey: .pausedUntil)
+        archivedAt = try c.decodeIfPresent(Timestamp.self, forKey: .archivedAt)
         nextFireAt = try c.decodeIfPresent(Timestamp.self, forKey: .nextFireAt)
         lastCompletedAt = try c.decodeIfPresent(Timestamp.self, forKey: .lastCompletedAt)
         lastMissedAt = try c.decodeIfPresent(Timestamp.self, forKey: .lastMissedAt)
@@ -250,6 +285,8 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         try c.encode(s.answerLeadMinutes, forKey: .answerLeadMinutes)
         try c.encode(isEnabled, forKey: .isEnabled)
         try c.encode(pausedUntil, forKey: .pausedUntil)
+        try c.encode(isDone, forKey: .isDone)
+        try c.encode(archivedAt, forKey: .archivedAt)
         try c.encode(answerableFrom.map(Timestamp.init(milliseconds:)), forKey: .answerableFrom)
         try c.encode(nextFireAt, forKey: .nextFireAt)
         try c.encode(lastCompletedAt, forKey: .lastCompletedAt)

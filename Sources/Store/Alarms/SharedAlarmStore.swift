@@ -36,17 +36,33 @@ public enum SharedAlarmStore {
         return (member, alarm)
     }
 
+    /// Which alarms a list shows by their archive state (docs/design.md#done-and-archived).
+    public enum ArchivedFilter: String, Sendable, CaseIterable {
+        /// Those not archived (the group's list by default).
+        case exclude = "false"
+        /// Only the archived ones.
+        case only = "true"
+        /// Both (the realtime snapshot: a client shows "Archived (n)" from it).
+        case include = "any"
+    }
+
     /// The group's alarms, oldest first, `limit` at a time after `after`; live ones unless
-    /// `includeDeleted`. The caller must be an active member.
+    /// `includeDeleted`; archived ones as `archived` says. The caller must be an active member.
     public static func alarms(
-        groupID: String, userID: String, includeDeleted: Bool, after: GroupStore.PageKey? = nil, limit: Int = 100,
-        on db: any SQLConnection
+        groupID: String, userID: String, includeDeleted: Bool, archived: ArchivedFilter = .include,
+        after: GroupStore.PageKey? = nil, limit: Int = 100, on db: any SQLConnection
     ) throws -> GroupStore.Page<SharedAlarm> {
         _ = try GroupStore.access(groupID: groupID, userID: userID, on: db)
+        let archiveClause: String
+        switch archived {
+        case .exclude: archiveClause = "AND archived_ms IS NULL"
+        case .only: archiveClause = "AND archived_ms IS NOT NULL"
+        case .include: archiveClause = ""
+        }
         let rows = try db.query(
             """
             SELECT document FROM shared_alarms
-            WHERE group_id = ?1 AND (?2 = 1 OR deleted_ms IS NULL)
+            WHERE group_id = ?1 AND (?2 = 1 OR deleted_ms IS NULL) \(archiveClause)
               AND (CAST(?3 AS BIGINT) IS NULL OR created_ms > ?3 OR (created_ms = ?3 AND id > ?4))
             ORDER BY created_ms, id
             LIMIT ?5
@@ -192,11 +208,13 @@ public enum SharedAlarmStore {
     /// Edits an alarm (owner/admin). `edit` changes a copy of the settings; the result is validated as
     /// a whole. A stale `expectedVersion` → `versionConflict` with the current alarm. What the edit
     /// does to the open occurrence is the domain's rule (`SharedAlarm.edit`,
-    /// docs/design.md#who-answers-the-open-occurrence). Nothing changed → nothing written.
-    /// Event `shared_alarm_updated`.
+    /// docs/design.md#who-answers-the-open-occurrence). `archived`: `true` archives the alarm as the
+    /// rest of the edit leaves it — `alarmNotDone` with the current alarm unless that is done; `false`
+    /// takes it out of the archive (docs/design.md#done-and-archived). Nothing changed → nothing
+    /// written. Event `shared_alarm_updated`; archiving alone notifies nobody.
     public static func update(
         groupID: String, alarmID: String, actorID: String, expectedVersion: Int64?, controls: ControlsEdit = ControlsEdit(),
-        at now: Int64, on db: any SQLConnection, edit: (inout AlarmSettings) throws -> Void
+        archived: Bool? = nil, at now: Int64, on db: any SQLConnection, edit: (inout AlarmSettings) throws -> Void
     ) throws -> SharedAlarm {
         _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
         guard var alarm = try alarm(id: alarmID, groupID: groupID, on: db) else { throw DomainError.alarmNotFound }
@@ -205,27 +223,38 @@ public enum SharedAlarmStore {
         }
         var settings = alarm.settings
         try edit(&settings)
-        settings = try SharedAlarmRules.validate(settings, now: now)
+        settings = try SharedAlarmRules.validate(settings, now: now, keptTiming: settings.timing == alarm.settings.timing)
         let switches = try controls.resolved(for: alarm, at: now)
         var probe = alarm
-        guard
+        let edited =
             settings != alarm.settings
-                || probe.setControls(
-                    isEnabled: switches.isEnabled, pausedUntil: switches.pausedUntil, at: now)
-        else { return alarm }
-        let members = try activeMemberIDs(groupID: groupID, on: db)
+            || probe.setControls(isEnabled: switches.isEnabled, pausedUntil: switches.pausedUntil, at: now)
         let before = alarm
-        let added = settings.assignedTo.filter { !alarm.settings.assignedTo.contains($0) }
-        try SharedAlarmRules.checkAssignees(added, activeMembers: members)
-        alarm.edit(
-            settings: settings, isEnabled: switches.isEnabled, pausedUntil: switches.pausedUntil, activeMembers: members,
-            at: now)
+        if edited {
+            let members = try activeMemberIDs(groupID: groupID, on: db)
+            let added = settings.assignedTo.filter { !alarm.settings.assignedTo.contains($0) }
+            try SharedAlarmRules.checkAssignees(added, activeMembers: members)
+            alarm.edit(
+                settings: settings, isEnabled: switches.isEnabled, pausedUntil: switches.pausedUntil, activeMembers: members,
+                at: now)
+        }
+        switch archived {
+        case true?:
+            guard alarm.isDone else { throw DomainError.alarmNotDone(current: DocumentCoding.encode(before)) }
+            if alarm.archivedAt == nil { alarm.archivedAt = Timestamp(milliseconds: now) }
+        case false?: alarm.archivedAt = nil
+        case nil: break
+        }
+        alarm.unarchiveUnlessDone()
+        guard alarm != before else { return before }
         try save(&alarm, at: now, on: db)
         // The row's reason names what the person changed (`editedKeys`), for the activity history only.
         var change = try alarmChange(alarm, .modified, on: db)
         change.reason = alarm.editedKeys(from: before).joined(separator: ",")
         try ChangeLog.append([change], event: .sharedAlarmUpdated, actor: .user(actorID), at: now, on: db)
-        try NotificationOutbox.alarmChanged(alarm, created: false, actorID: actorID, at: now, on: db)
+        if edited {
+            try NotificationOutbox.alarmChanged(alarm, created: false, actorID: actorID, at: now, on: db)
+        }
         return alarm
     }
 
@@ -350,20 +379,23 @@ public enum SharedAlarmStore {
 
     // MARK: - Rows and changes
 
-    /// Bumps `version` and `updated_at`, then writes the row.
+    /// Bumps `version` and `updated_at`, clears `archived_at` of an alarm no longer done, then writes
+    /// the row.
     static func save(_ alarm: inout SharedAlarm, at now: Int64, on db: any SQLConnection) throws {
+        alarm.unarchiveUnlessDone()
         alarm.version += 1
         alarm.updatedAt = Timestamp(milliseconds: now)
         try write(alarm, on: db)
     }
 
-    /// Writes the document and the columns copied from it (`pre_alarm_ms`: `SharedAlarm.preAlarmAt`).
+    /// Writes the document and the columns copied from it (`pre_alarm_ms`: `SharedAlarm.preAlarmAt`;
+    /// `archived_ms`: `archived_at`).
     static func write(_ alarm: SharedAlarm, on db: any SQLConnection) throws {
         let document = String(decoding: DocumentCoding.encode(alarm), as: UTF8.self)
         try db.run(
             """
             UPDATE shared_alarms SET document = ?2, next_fire_ms = ?3, open_ms = ?4, grace_ms = ?5, version = ?6,
-                updated_ms = ?7, deleted_ms = ?8, pre_alarm_ms = ?9
+                updated_ms = ?7, deleted_ms = ?8, pre_alarm_ms = ?9, archived_ms = ?10
             WHERE id = ?1
             """,
             [
@@ -371,7 +403,7 @@ public enum SharedAlarmStore {
                 SQLValue(alarm.openOccurrence?.scheduledAt.milliseconds),
                 .integer(Int64(alarm.settings.graceMinutes) * 60_000), .integer(alarm.version),
                 .integer(alarm.updatedAt.milliseconds), SQLValue(alarm.deletedAt?.milliseconds),
-                SQLValue(alarm.preAlarmAt),
+                SQLValue(alarm.preAlarmAt), SQLValue(alarm.archivedAt?.milliseconds),
             ])
         try writePending(alarm, on: db)
     }

@@ -7,7 +7,7 @@ extension SharedAlarm {
     static let serverKeptKeys: Set<String> = [
         "id", "group_id", "created_by_uid", "version", "created_at", "updated_at", "deleted_at", "next_fire_at",
         "occurrence", "answerable_from", "is_active", "last_completed_at", "last_missed_at", "require_any_completion",
-        "require_all_completion",
+        "require_all_completion", "is_done",
     ]
 
     /// The document keys an edit from `before` to this alarm changed, sorted — `title`, `times_of_day`,

@@ -30,9 +30,10 @@ public enum ScheduleRules {
     /// epoch milliseconds stay far from overflow.
     public static let years = 1900...2999
 
-    /// Checks `timing`; `now` (epoch ms) is used only to reject a one-time alarm with no fire after it.
-    /// Checks run in field order (timezone, times_of_day, schedule) and the first failure is thrown.
-    public static func validate(_ timing: AlarmTiming, now: Int64) throws(DomainError) {
+    /// Checks `timing`; `now` (epoch ms) is used only to reject a one-time alarm with no fire after it,
+    /// unless `pastAllowed`. Checks run in field order (timezone, times_of_day, schedule) and the first
+    /// failure is thrown.
+    public static func validate(_ timing: AlarmTiming, now: Int64, pastAllowed: Bool = false) throws(DomainError) {
         do {
             _ = try AccountRules.validateTimezone(timing.timezone)
         } catch {
@@ -40,7 +41,7 @@ public enum ScheduleRules {
         }
         try validateTimes(timing.timesOfDay)
         try validate(timing.schedule)
-        if case .oneTime = timing.schedule.rule, NextFire.after(now, timing: timing) == nil {
+        if !pastAllowed, case .oneTime = timing.schedule.rule, NextFire.after(now, timing: timing) == nil {
             throw .invalidSchedule(field: "schedule.date", message: "schedule.date is in the past")
         }
     }
