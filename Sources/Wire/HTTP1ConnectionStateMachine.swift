@@ -130,8 +130,7 @@ public struct HTTP1ConnectionStateMachine: Sendable {
     private var shuttingDown = false
     /// The parser returned nil since the last input: parsing again is pointless until something arrives.
     private var parserNeedsInput = false
-    private var queue: [HTTP1ConnectionAction] = []
-    private var queueStart = 0
+    private var queue = ActionQueue<HTTP1ConnectionAction>()
 
     /// A connection whose requests are parsed under `limits`; reading pauses past `readAheadLimit`
     /// buffered bytes while a request is with the application.
@@ -206,7 +205,6 @@ public struct HTTP1ConnectionStateMachine: Sendable {
     public mutating func connectionClosed() {
         phase = .finished
         queue.removeAll()
-        queueStart = 0
     }
 
     /// The application admitted the streamed body of `admission`: it is read from now on. False (and
@@ -235,7 +233,6 @@ public struct HTTP1ConnectionStateMachine: Sendable {
     /// and close. Drain afterwards.
     public mutating func storageFailed(_ error: HTTPParseError) {
         queue.removeAll()
-        queueStart = 0
         finish(.fail(error))
     }
 
@@ -289,7 +286,7 @@ public struct HTTP1ConnectionStateMachine: Sendable {
     /// the shell can take more output now (false while its outbound queue is over its limit; the
     /// buffered requests wait for the peer to read).
     public mutating func next(mayParse: Bool) -> HTTP1ConnectionAction? {
-        if queueStart < queue.count { return dequeue() }
+        if let action = queue.popFirst() { return action }
         switch phase {
         case .waiting, .head, .body: break
         case .admitting, .responding, .writingResponse, .sendingFile, .upgraded, .finished: return nil
@@ -300,13 +297,13 @@ public struct HTTP1ConnectionStateMachine: Sendable {
             event = try parser.next()
         } catch {
             finish(.fail(error))
-            return dequeue()
+            return queue.popFirst()
         }
         guard let event else {
             parserNeedsInput = true
             awaitInput()
             _ = resumeReadingIfPaused().map { enqueue($0) }
-            return queueStart < queue.count ? dequeue() : nil
+            return queue.popFirst()
         }
         switch consume event {
         case .head(let head):
@@ -332,7 +329,7 @@ public struct HTTP1ConnectionStateMachine: Sendable {
         case .bodyEnd:
             guard case .body(_, let streamed?) = phase else {
                 finish(.fail(HTTPParseError(status: .internalServerError, reason: "body end without a streamed head")))
-                return dequeue()
+                return queue.popFirst()
             }
             servedRequests &+= 1
             phase = .responding(
@@ -381,16 +378,6 @@ public struct HTTP1ConnectionStateMachine: Sendable {
     }
 
     private mutating func enqueue(_ action: HTTP1ConnectionAction) { queue.append(action) }
-
-    private mutating func dequeue() -> HTTP1ConnectionAction {
-        let action = queue[queueStart]
-        queueStart += 1
-        if queueStart == queue.count {
-            queue.removeAll(keepingCapacity: true)
-            queueStart = 0
-        }
-        return action
-    }
 
     /// Whether the application set `Connection: close` on its response.
     static func asksToClose(_ headers: HTTPHeaders) -> Bool {

@@ -88,8 +88,7 @@ public struct WebSocketProtocol: Sendable {
     private var assembly: Assembly?
     /// UTF-8 state over the prefix of a text frame still arriving, and how many bytes it covers.
     private var partialText: (validator: UTF8Validator, count: Int)?
-    private var queue: [WebSocketAction] = []
-    private var queueStart = 0
+    private var queue = ActionQueue<WebSocketAction>()
     private var endOfStream = false
 
     /// A protocol for a connection whose handshake agreed `deflate` (nil: no extension).
@@ -141,15 +140,7 @@ public struct WebSocketProtocol: Sendable {
     /// The next action, or nil when more input is needed (or everything is done).
     public mutating func next() -> WebSocketAction? {
         while true {
-            if queueStart < queue.count {
-                let action = queue[queueStart]
-                queueStart += 1
-                if queueStart == queue.count {
-                    queue.removeAll(keepingCapacity: true)
-                    queueStart = 0
-                }
-                return action
-            }
+            if let action = queue.popFirst() { return action }
             guard state != .closed else { return nil }
             let frame: WebSocketFrame?
             do {
