@@ -329,6 +329,8 @@ function subscribeUser() {
           state.me = c.doc;
           renderAccountNav();
           if (state.page && state.page.userChanged) state.page.userChanged();
+        } else if (c.kind === 'entitlement' && c.doc) {
+          if (state.page && state.page.kind === 'settings') state.page.entitlementChanged(c.doc);
         } else if (c.kind === 'settings' && c.doc) {
           applySettings(c.doc);
           if (state.page && state.page.kind === 'settings') state.page.settingsChanged(c.doc);

@@ -1,8 +1,9 @@
 // /settings: the account's profile (display name, time zone: PATCH /v1/me), password (POST
 // /v1/me/password), sessions (GET/DELETE /v1/me/sessions…, POST …/revoke-others), synced settings
 // (GET/PATCH /v1/me/settings, docs/personal-sync.md#settings) and this browser's notifications
-// (push.js) with the account's registered devices (GET /v1/me/devices). The `user` feed keeps the
-// profile and settings current when another device changes them.
+// (push.js) with the account's registered devices (GET /v1/me/devices), and the plan (GET
+// /v1/me/entitlement, docs/subscriptions.md: purchases happen in the apps). The `user` feed keeps the
+// profile, settings and plan current when another device or a store changes them.
 
 import { enc } from './api.js';
 import { h, replace, field, flashChanged, confirmButton } from './dom.js';
@@ -184,12 +185,42 @@ export function settingsPage(ctx) {
   push.append(h('h3', {}, 'Devices that get notifications'), devices,
     h('p', { class: 'hint' }, 'Each group can be muted on its own page.'));
 
+  // — plan —
+  const planBox = h('div', { class: 'stack' }, h('p', { class: 'hint' }, 'Loading…'));
+  const plan = h('section', { class: 'card stack', id: 'plan', 'aria-labelledby': 'plan-h' },
+    h('h2', { id: 'plan-h' }, 'Plan'), planBox);
+  const TIER_NAMES = { free: 'Free', plus: 'Plus', premium: 'Premium' };
+  const STATE_WORDS = {
+    active: 'Active', grace: 'Payment problem — still active while the store retries',
+    billing_retry: 'Ended: the store could not renew it', expired: 'Ended', revoked: 'Refunded or revoked', none: '',
+  };
+  const SOURCE_WORDS = { app_store: 'App Store', play: 'Google Play', operator: 'Granted by the server operator' };
+  function drawPlan(e) {
+    const lines = [h('p', { class: 'plan-tier' }, h('strong', {}, TIER_NAMES[e.tier] || e.tier))];
+    if (e.state !== 'none') {
+      lines.push(h('p', { class: 'meta' }, [STATE_WORDS[e.state] || e.state, e.source ? SOURCE_WORDS[e.source] || e.source : '', e.product_id || '']
+        .filter(Boolean).join(' · ')));
+    }
+    if (e.expires_at) {
+      const verb = e.state === 'active' ? (e.auto_renewing ? 'Renews' : 'Ends') : 'Ended';
+      lines.push(h('p', { class: 'meta' }, `${verb} ${shortWhen(e.expires_at)} (${relativeTime(e.expires_at)})`));
+    }
+    if (e.grace_expires_at && e.state === 'grace') lines.push(h('p', { class: 'meta' }, `Access until ${shortWhen(e.grace_expires_at)}`));
+    lines.push(h('p', { class: 'hint' }, e.source === 'app_store' || e.source === 'play'
+      ? 'Manage or cancel the subscription in the store on your phone.'
+      : 'Subscriptions are bought in the Chronir apps.'));
+    replace(planBox, lines);
+  }
+  const loadPlan = () => ctx.api('GET', '/v1/me/entitlement').then(drawPlan, (e) => { replace(planBox, h('p', { class: 'error' }, e.message)); });
+  page.entitlementChanged = (doc) => { drawPlan(doc); flashChanged(plan); };
+
   replace(ctx.main, h('h1', {}, 'Settings'),
     h('nav', { class: 'toc', 'aria-label': 'On this page' }, h('ul', {},
-      [['#profile', 'Profile'], ['#password', 'Password'], ['#sessions', 'Sessions'], ['#synced-settings', 'Alarm preferences'], ['#push-settings', 'Notifications']]
+      [['#profile', 'Profile'], ['#plan', 'Plan'], ['#password', 'Password'], ['#sessions', 'Sessions'], ['#synced-settings', 'Alarm preferences'], ['#push-settings', 'Notifications']]
         .map(([href, text]) => h('li', {}, h('a', { href, class: 'in-page' }, text))))),
-    profile, password, sessionsCard, settingsForm, push);
+    profile, plan, password, sessionsCard, settingsForm, push);
   ctx.focusHeading();
+  loadPlan();
   loadSessions();
   loadDevices();
   ctx.api('GET', '/v1/me/settings').then(drawSettings, (e) => { replace(settingsBox, h('p', { class: 'error' }, e.message)); });

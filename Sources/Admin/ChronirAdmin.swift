@@ -16,7 +16,9 @@ struct ChronirAdmin: ParsableCommand {
             Exit status 0 on success, 1 on failure (with a message on stderr), 64 on bad usage.
             """,
         subcommands: [
-            Users.self, Groups.self, Members.self, Invites.self, Invitations.self, Notifications.self, Mail.self, Audit.self, Stats.self,
+            Users.self, Groups.self, Members.self, Invites.self, Invitations.self, Notifications.self, Mail.self, Purchases.self,
+            Audit.self,
+            Stats.self,
             DB.self,
         ])
 }

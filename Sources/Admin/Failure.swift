@@ -30,7 +30,7 @@ struct AdminError: Error, CustomStringConvertible {
         case .invalidField(let field, let message): "\(field): \(message)"
         case .invalidSchedule(let field, let message): "\(field): \(message)"
         case .permissionDenied(let message): message
-        case .tierRequired(let message): message
+        case .tierRequired(let message), .subscriptionExpired(let message): message
         case .ownerMustTransfer: "the owner cannot be removed or leave: make another member the owner first (`groups transfer`)"
         case .emailTaken: "that email is already registered"
         case .groupMemberLimit: "the group is full (max_members reached)"

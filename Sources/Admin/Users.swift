@@ -180,19 +180,38 @@ struct Users: ParsableCommand, TableCommand {
 
     struct SetTier: AdminCommand {
         static let configuration = CommandConfiguration(
-            commandName: "set-tier", abstract: "Change an account's tier.",
-            discussion: "Example: chronir-admin users set-tier ana@example.com premium --reason 'paid annual plan'")
+            commandName: "set-tier", abstract: "Grant an account a tier (an operator entitlement), or take the grant away.",
+            discussion: """
+                The account's tier is the highest of this grant and its store subscriptions (docs/subscriptions.md); \
+                `free` removes the grant. Example: chronir-admin users set-tier ana@example.com premium \
+                --until 2027-01-31 --reason 'paid annual plan'
+                """)
         @OptionGroup var options: AdminOptions
         @Argument(help: "User id or email.") var user: String
         @Argument(help: "free|plus|premium.") var tier: String
+        @Option(help: "The grant ends at this instant: YYYY-MM-DD (midnight UTC) or an ISO 8601 date-time.") var until: String?
         @Option(help: "Why (recorded in the change log).") var reason: String?
 
         func run() throws {
             guard let tier = Tier(rawValue: tier) else { throw AdminError("tier must be free, plus or premium") }
+            let end = try until.map(Users.instant)
+            if end != nil, tier == .free { throw AdminError("--until needs plus or premium") }
             try Users.update(user, by: self) { target, now, db in
-                try AccountStore.setTier(userID: target.id, tier: tier, actor: .admin, reason: reason, at: now, on: db)
+                if let end, end <= now { throw AdminError("--until is in the past") }
+                try EntitlementStore.setOperatorGrant(
+                    userID: target.id, tier: tier, until: end, reason: reason, actor: .admin, at: now, on: db)
+                return try AccountStore.user(id: target.id, on: db) ?? target
             }
         }
+    }
+
+    /// `YYYY-MM-DD` (midnight UTC) or an ISO 8601 date-time, in milliseconds since the epoch.
+    static func instant(_ text: String) throws -> Int64 {
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970 * 1000) }
+        formatter.formatOptions = [.withFullDate]
+        if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970 * 1000) }
+        throw AdminError("not a date: \(text) (YYYY-MM-DD or an ISO 8601 date-time)")
     }
 
     struct Suspend: AdminCommand {

@@ -56,6 +56,8 @@ public struct AppConfiguration: Sendable {
     public var mail = MailConfiguration()
     /// Sign in with Apple and Google (docs/configuration.md#sign-in-with-apple-and-google); default: off.
     public var oidc = OIDCConfiguration()
+    /// Subscriptions: products, App Store verification, purchase transfer (docs/subscriptions.md).
+    public var subscriptions = SubscriptionConfiguration()
     /// Attachment limits (docs/attachments.md#limits).
     public var attachments = AttachmentConfiguration()
     /// The apps' configuration file (`--app-config-file`; docs/apps.md#the-app-configuration-file): minimum

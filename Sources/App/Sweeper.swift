@@ -51,8 +51,20 @@ public final class Sweeper: Sendable {
             try ChangeLog.compactUntilDone(at: now, database: db).rowsRemoved
         }
 
+        /// Entitlements whose period or grace period ran out (`EntitlementStore.sweepExpiries`), every
+        /// minute, 200 accounts per transaction until none is left: the tier follows the store's dates
+        /// even when no notification arrives (docs/subscriptions.md#the-timeline-of-a-lapse).
+        public static let entitlementExpiry = Job(name: "entitlement_expiry", everyMilliseconds: 60_000) { db, now in
+            var total = 0
+            while true {
+                let refreshed = try db.writeSync { try EntitlementStore.sweepExpiries(at: now, limit: 200, on: $0) }
+                total += refreshed
+                if refreshed < 200 { return total }
+            }
+        }
+
         /// What the server runs.
-        public static let standard: [Job] = [.overdueOccurrences, .retention, .changeLogCompaction]
+        public static let standard: [Job] = [.overdueOccurrences, .retention, .changeLogCompaction, .entitlementExpiry]
 
         /// This job run every `milliseconds` instead (`--sweep-period`; every job is idempotent).
         public func every(_ milliseconds: Int64) -> Job {

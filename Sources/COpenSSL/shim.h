@@ -36,3 +36,6 @@ static inline long copenssl_set_tlsext_host_name(SSL *ssl, const char *name) {
 /* SSL_OP_* are SSL_OP_BIT(n) expressions. */
 static const uint64_t COPENSSL_SSL_OP_NO_RENEGOTIATION = SSL_OP_NO_RENEGOTIATION;
 static const uint64_t COPENSSL_SSL_OP_NO_COMPRESSION = SSL_OP_NO_COMPRESSION;
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <openssl/x509_vfy.h>

@@ -26,6 +26,9 @@ public enum DomainError: Error, Equatable, Sendable {
     case rateLimited(retryAfterSeconds: Int)
     /// The feature needs a higher tier.
     case tierRequired(String)
+    /// The feature needs a tier the account had through a subscription that has lapsed (grace over,
+    /// refunded, revoked): `SUBSCRIPTION_EXPIRED` rather than `tierRequired` (docs/subscriptions.md#downgrade).
+    case subscriptionExpired(String)
     /// An alarm's schedule, times of day or zone is unusable; `field` is the JSON path of the offending
     /// field (`timezone`, `times_of_day`, `schedule.days_of_month`, …).
     case invalidSchedule(field: String, message: String)

@@ -18,4 +18,6 @@ public enum CryptoError: Error, Equatable, Sendable {
     /// Not an acceptable RSA key: PEM that is not an unencrypted RSA key of the expected kind (private:
     /// PKCS#8 or PKCS#1; public: SubjectPublicKeyInfo), a modulus outside `RSA.allowedModulusBits`, or too long.
     case invalidRSAKey
+    /// Not one whole DER X.509 certificate, or longer than `X509Certificate.maxDERByteCount`.
+    case invalidCertificate
 }

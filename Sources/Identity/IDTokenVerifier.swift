@@ -176,3 +176,11 @@ public struct VerifiedIdentity: Sendable, Equatable {
     /// `name` (Google, with the `profile` scope; Apple never puts the name in the token), as given.
     public var name: String? = nil
 }
+
+extension IDTokenVerifier {
+    /// An integral JSON number (App Store dates in milliseconds, ids): nil for anything else.
+    static func milliseconds(_ value: JSONValue?) -> Int64? {
+        guard case .number(let double)? = value, double.isFinite, abs(double) < 9e15, double == double.rounded(.down) else { return nil }
+        return Int64(double)
+    }
+}

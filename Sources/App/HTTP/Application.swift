@@ -64,6 +64,7 @@ public final class Application: HTTPResponder {
         PersonalAlarmRoutes.register(in: &router, services: services)
         PersonalCompletionRoutes.register(in: &router, services: services)
         SettingsRoutes.register(in: &router, services: services)
+        SubscriptionRoutes.register(in: &router, services: services)
         NotificationRoutes.register(in: &router, services: services)
         RealtimeRoutes.register(in: &router, feed: realtime)
         if services.config.metrics.onMainPort {

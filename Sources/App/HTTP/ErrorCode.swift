@@ -123,6 +123,18 @@ public struct ErrorCode: Hashable, Sendable {
     /// `archived: true` on a shared alarm that is not done (docs/design.md#done-and-archived): 409 with the
     /// current alarm, whose `is_done` says why.
     public static let alarmNotDone = ErrorCode(code: "CA069", name: "ALARM_NOT_DONE", status: .conflict)
+    // Subscriptions (docs/subscriptions.md#errors)
+    /// Store signed data (or a store's answer) failed verification: the message names the reason
+    /// (`untrusted_chain`, `bad_signature`, `wrong_bundle`, …); the tier is untouched.
+    public static let purchaseInvalid = ErrorCode(code: "CA070", name: "PURCHASE_INVALID", status: .unprocessableContent)
+    /// The purchase is bound to another account and `--purchase-transfer` is `refuse`.
+    public static let purchaseOwnedElsewhere = ErrorCode(code: "CA071", name: "PURCHASE_OWNED_ELSEWHERE", status: .conflict)
+    /// The transaction's `appAccountToken` names another account than the caller.
+    public static let purchaseAccountMismatch = ErrorCode(code: "CA072", name: "PURCHASE_ACCOUNT_MISMATCH", status: .forbidden)
+    /// A verified purchase of a product the catalogue does not list (`--products-file`).
+    public static let productUnknown = ErrorCode(code: "CA073", name: "PRODUCT_UNKNOWN", status: .unprocessableContent)
+    /// The store is not configured on this server (`--appstore-bundle-id`).
+    public static let storeNotConfigured = ErrorCode(code: "CA074", name: "STORE_NOT_CONFIGURED", status: .notFound)
 
     /// Every code the server can send, in number order (the docs/api.md#errors table, tests).
     public static let all: [ErrorCode] = [
@@ -136,6 +148,7 @@ public struct ErrorCode: Hashable, Sendable {
         .answerWithdrawalClosed, .rejoinNeedsNewInvite, .oidcProviderDisabled, .idTokenInvalid, .identityLinkRefused,
         .lastSignInMethod, .passwordNotSet, .attachmentTypeUnsupported, .attachmentCorrupt, .attachmentPolyglot,
         .imageTooLarge, .attachmentLimitReached, .attachmentQuotaExceeded, .idempotencyKeyReused, .idempotencyKeyInUse,
-        .appUpdateRequired, .alarmNotDone,
+        .appUpdateRequired, .alarmNotDone, .purchaseInvalid, .purchaseOwnedElsewhere, .purchaseAccountMismatch, .productUnknown,
+        .storeNotConfigured,
     ]
 }

@@ -117,6 +117,8 @@ public enum ErrorMapping {
             return APIError(.rateLimited, "too many attempts; retry later", retryAfterSeconds: seconds)
         case .tierRequired(let what):
             return APIError(.tierRequired, what)
+        case .subscriptionExpired(let what):
+            return APIError(.subscriptionExpired, what)
         case .invalidSchedule(let field, let message):
             return APIError(.scheduleInvalid, message, field: field)
         case .groupMemberLimit:

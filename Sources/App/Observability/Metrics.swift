@@ -31,6 +31,8 @@ public final class ChronirMetrics: Sendable {
     public let notifications: NotificationMetrics
     /// Mails by kind and outcome; mails pending.
     public let mail: MailMetrics
+    /// Store notifications by store and outcome.
+    let subscriptions: SubscriptionMetrics
 
     /// Values read from their owners right before each scrape (gauges of counts held elsewhere).
     /// Each closure is boxed in `Sampler`: a closure stored as a generic container's value and read or
@@ -80,6 +82,7 @@ public final class ChronirMetrics: Sendable {
         realtime = RealtimeMetrics(factory: factory)
         notifications = NotificationMetrics(factory: factory)
         mail = MailMetrics(factory: factory)
+        subscriptions = SubscriptionMetrics(factory: factory)
     }
 
     /// The Prometheus text exposition (format 0.0.4) of every series, after the samplers ran.

@@ -87,7 +87,7 @@ enum AttachmentRoutes {
     ) async throws -> (user: User, owner: AttachmentStore.Owner) {
         let user = try await services.authenticate(request, exemptFromWriteBudget: !chargeWrite, chargeBodyBytes: false).user
         let owner = try route.named(request, user.id)
-        guard user.tier != .free else { throw DomainError.tierRequired("attachments need the plus or premium tier") }
+        try await services.requireTier(user, .plus, "attachments need the plus or premium tier")
         let limits = services.config.attachments.storeLimits
         let now = services.clock.nowMilliseconds()
         try await services.database.read { db in

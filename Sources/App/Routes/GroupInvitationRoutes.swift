@@ -63,7 +63,10 @@ enum GroupInvitationRoutes {
         let (inviteeEmail, role, tokenHash) = (email, body.role, link?.hash)
         let invitation = try await services.database.write { db in
             _ = try GroupStore.managerAccess(groupID: groupID, userID: user.id, on: db)
-            guard user.tier == .premium else { throw DomainError.tierRequired("invitations need the premium tier") }
+            guard user.tier == .premium else {
+                throw try EntitlementStore.tierError(
+                    userID: user.id, needed: .premium, what: "invitations need the premium tier", at: now, on: db)
+            }
             if let inviteeEmail {
                 // A per-recipient cap over every inviter, from the outbox itself (docs/mail.md#what-is-mailed).
                 let window = MailLimits.invitationsPerRecipient

@@ -70,7 +70,7 @@ enum GroupRoutes {
         let description = try GroupRules.normalizeDescription(body.description)
         let icon = try GroupRules.validateIconName(body.iconName)
         let color = try GroupRules.validateColorTag(body.colorTag)
-        guard user.tier == .premium else { throw DomainError.tierRequired("creating a group needs the premium tier") }
+        try await services.requireTier(user, .premium, "creating a group needs the premium tier")
         let maxMembers = Int64(services.config.maxMembersPerGroup)
         return try await services.writeJSON(status: .created) { now, db in
             try GroupStore.create(

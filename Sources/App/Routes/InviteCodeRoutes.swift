@@ -71,7 +71,10 @@ enum InviteCodeRoutes {
         let secret = services.secret
         let (code, record) = try await services.database.write { db in
             _ = try GroupStore.managerAccess(groupID: groupID, userID: user.id, on: db)
-            guard user.tier == .premium else { throw DomainError.tierRequired("invite codes need the premium tier") }
+            guard user.tier == .premium else {
+                throw try EntitlementStore.tierError(
+                    userID: user.id, needed: .premium, what: "invite codes need the premium tier", at: now, on: db)
+            }
             return try InviteCodeStore.rotate(groupID: groupID, actorID: user.id, secret: secret, at: now, on: db)
         }
         return JSONBody.response(

@@ -118,7 +118,7 @@ enum PersonalAlarmRoutes {
     /// kept it (the body's version is then in the conflict archive).
     static func put(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let user = try await services.authenticate(request).user
-        try PersonalAlarmRules.checkWrite(tier: user.tier)
+        try await services.requireTier(user, .plus, PersonalAlarmRules.syncTierMessage)
         let alarmID = try PersonalAlarmRules.alarmID(try request.parameter("alarm_id"))
         let body = try JSONBody.decode(AlarmBody.self, from: request)
         try body.check(for: .personal)
@@ -144,7 +144,7 @@ enum PersonalAlarmRoutes {
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let user = try await services.authenticate(request).user
-        try PersonalAlarmRules.checkWrite(tier: user.tier)
+        try await services.requireTier(user, .plus, PersonalAlarmRules.syncTierMessage)
         let alarmID = try PersonalAlarmRules.alarmID(try request.parameter("alarm_id"))
         let body = try JSONBody.decode(AlarmBody.self, from: request)
         try body.check(for: .personal)
@@ -174,7 +174,7 @@ enum PersonalAlarmRoutes {
     /// 204; `?version=N` makes it conditional (409 CA010 with the current document when stale).
     static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let user = try await services.authenticate(request).user
-        try PersonalAlarmRules.checkWrite(tier: user.tier)
+        try await services.requireTier(user, .plus, PersonalAlarmRules.syncTierMessage)
         let alarmID = try PersonalAlarmRules.alarmID(try request.parameter("alarm_id"))
         var expected: Int64?
         if let text = QueryParameters(request)["version"] {

@@ -17,7 +17,7 @@ enum PersonalCompletionRoutes {
 
     static func record(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let user = try await services.authenticate(request).user
-        try PersonalAlarmRules.checkWrite(tier: user.tier)
+        try await services.requireTier(user, .plus, PersonalAlarmRules.syncTierMessage)
         let alarmID = try PersonalAlarmRules.alarmID(try request.parameter("alarm_id"))
         let body = try CompletionBody.decode(for: .personal, from: request)
         guard let scheduledAt = body.scheduledAt else {

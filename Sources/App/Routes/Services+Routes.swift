@@ -81,3 +81,13 @@ struct SessionOpening: Sendable {
         return response
     }
 }
+
+extension Services {
+    /// 403 unless `user` has at least `needed`: `SUBSCRIPTION_EXPIRED` (CA013) when a lapsed entitlement
+    /// gave it that tier, else `TIER_REQUIRED` (CA002) (docs/subscriptions.md#downgrade).
+    func requireTier(_ user: User, _ needed: Tier, _ what: String) async throws {
+        guard user.tier < needed else { return }
+        let now = clock.nowMilliseconds()
+        throw try await database.read { db in try EntitlementStore.tierError(userID: user.id, needed: needed, what: what, at: now, on: db) }
+    }
+}

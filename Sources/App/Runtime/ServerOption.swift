@@ -11,6 +11,7 @@ public struct ServerOption {
         case notifications = "Notifications"
         case mail = "Mail"
         case signIn = "Sign in with Apple and Google"
+        case subscriptions = "Subscriptions"
         case tls = "TLS"
     }
 

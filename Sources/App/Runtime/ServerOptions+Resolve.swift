@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Identity
 import Transport
 
 extension ServerOptions {
@@ -68,6 +69,7 @@ extension ChronirConfiguration {
         app.mail = try resolveMail(environment: environment)
         app.oidc.apple = try resolveProvider(.apple)
         app.oidc.google = try resolveProvider(.google)
+        app.subscriptions = try resolveSubscriptions()
         tls = try resolveTLS()
         if let metricsToken, metricsToken.utf8.count < MetricsExposure.minimumTokenLength {
             throw ConfigurationError("--metrics-token must be at least \(MetricsExposure.minimumTokenLength) characters")
@@ -116,6 +118,56 @@ extension ChronirConfiguration {
             throw ConfigurationError("an SMTP password needs --smtp-username")
         }
         return mail
+    }
+
+    /// The catalogue from `--products-file`, App Store verification when `--appstore-bundle-id` is set.
+    private func resolveSubscriptions() throws(ConfigurationError) -> SubscriptionConfiguration {
+        var subscriptions = SubscriptionConfiguration()
+        if let file = pending["products-file"] {
+            guard let data = FileManager.default.contents(atPath: file) else { throw ConfigurationError("cannot read \(file)") }
+            do {
+                subscriptions.catalogue = try ProductCatalogue(json: Array(data))
+            } catch {
+                throw ConfigurationError("--products-file \(file): \(error.message)")
+            }
+        }
+        if let rule = pending["purchase-transfer"] {
+            guard let parsed = SubscriptionConfiguration.PurchaseTransfer(rawValue: rule) else {
+                throw ConfigurationError("invalid value '\(rule)' for --purchase-transfer: refuse, transfer")
+            }
+            subscriptions.purchaseTransfer = parsed
+        }
+        let dependent = ["appstore-environment", "appstore-app-apple-id", "appstore-root-ca"]
+        guard let bundleID = pending["appstore-bundle-id"] else {
+            if let set = dependent.first(where: { pending[$0] != nil }) {
+                throw ConfigurationError("--\(set) needs --appstore-bundle-id")
+            }
+            return subscriptions
+        }
+        let environmentName = pending["appstore-environment"] ?? AppStoreVerifier.Environment.production.rawValue
+        guard let environment = AppStoreVerifier.Environment(rawValue: environmentName) else {
+            throw ConfigurationError(
+                "invalid value '\(environmentName)' for --appstore-environment: Production, Sandbox, Xcode, LocalTesting")
+        }
+        var appAppleID: Int64?
+        if let text = pending["appstore-app-apple-id"] {
+            guard let number = Int64(text), number > 0 else {
+                throw ConfigurationError("invalid value '\(text)' for --appstore-app-apple-id: a positive integer")
+            }
+            appAppleID = number
+        }
+        // Apple's library: appAppleId is required in Production (notifications must name the app).
+        if environment == .production, appAppleID == nil {
+            throw ConfigurationError("--appstore-environment Production needs --appstore-app-apple-id")
+        }
+        var roots = [AppStoreVerifier.appleRootCAG3]
+        if let file = pending["appstore-root-ca"] {
+            guard let data = FileManager.default.contents(atPath: file) else { throw ConfigurationError("cannot read \(file)") }
+            roots = AppStoreRootCertificates.parse(Array(data))
+            guard !roots.isEmpty else { throw ConfigurationError("--appstore-root-ca \(file): no PEM or DER certificate") }
+        }
+        subscriptions.appStore = AppStoreVerifier(roots: roots, bundleID: bundleID, environment: environment, appAppleID: appAppleID)
+        return subscriptions
     }
 
     /// A provider is on when it has client ids; its key-set URL and issuer default to the provider's own.

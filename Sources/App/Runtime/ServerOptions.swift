@@ -11,7 +11,7 @@ private typealias Defaults = AppConfiguration.Defaults
 /// this list and checked by `ConfigurationDocumentTests`). Order is the order of `--help` and of
 /// the document.
 public enum ServerOptions {
-    public static var all: [ServerOption] { server + notifications + mail + signIn + tls }
+    public static var all: [ServerOption] { server + notifications + mail + signIn + subscriptions + tls }
 
     static var server: [ServerOption] {
         [
@@ -300,6 +300,35 @@ public enum ServerOptions {
                 help: """
                     the web OAuth client id the web client's *Sign in with Google* button uses; one of \
                     `--oidc-google-client-ids`; `<public base URL>/login` must be an authorised redirect URI
+                    """),
+        ]
+    }
+
+    static var subscriptions: [ServerOption] {
+        [
+            pending(
+                "products-file", .subscriptions, "file", .words("the seeds' eight products"),
+                help: """
+                    a JSON file `{"products":[{"store":…,"product_id":…,"tier":…}]}` (store `app_store` or `play`, tier `plus` \
+                    or `premium`) replacing the product catalogue ([subscriptions](subscriptions.md#products))
+                    """),
+            pending(
+                "appstore-bundle-id", .subscriptions, "id", .words("off"),
+                help: "the app's bundle id: turns on App Store purchases and notifications; signed data must name it (`bundleId`)"),
+            pending(
+                "appstore-environment", .subscriptions, "name", .literal("Production"),
+                help: "`Production`, `Sandbox`, `Xcode` or `LocalTesting`: the only `environment` accepted"),
+            pending(
+                "appstore-app-apple-id", .subscriptions, "number", .words("not checked"),
+                help: "the app's Apple id: notifications must carry it (`appAppleId`); required with `Production`"),
+            pending(
+                "appstore-root-ca", .subscriptions, "file", .words("Apple Root CA - G3 (built in)"),
+                help: "PEM or DER root certificate(s) replacing Apple's: Xcode's StoreKit testing certificate, tests"),
+            pending(
+                "purchase-transfer", .subscriptions, "rule", .literal("refuse"),
+                help: """
+                    a purchase bound to another account: `refuse` (409 `PURCHASE_OWNED_ELSEWHERE`) or `transfer` (moves to the \
+                    poster) ([transfer](subscriptions.md#one-purchase-one-account))
                     """),
         ]
     }

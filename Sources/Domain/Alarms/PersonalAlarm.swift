@@ -110,9 +110,12 @@ public enum PersonalAlarmRules {
     /// Whether `tier` keeps alarms in the cloud (data-schema §6: Plus and Premium do, Free does not).
     public static func syncs(_ tier: Tier) -> Bool { tier != .free }
 
+    /// Why a free account's sync write is refused.
+    public static let syncTierMessage = "syncing personal alarms needs the plus or premium tier"
+
     /// The write is allowed for `tier`; 403 TIER_REQUIRED (CA002) for Free.
     public static func checkWrite(tier: Tier) throws(DomainError) {
-        guard syncs(tier) else { throw .tierRequired("syncing personal alarms needs the plus or premium tier") }
+        guard syncs(tier) else { throw .tierRequired(syncTierMessage) }
     }
 
     /// A client-chosen id: a UUID in its 8-4-4-4-12 hex form, returned lowercased (so one alarm is one

@@ -13,7 +13,8 @@ public struct ChangeEvent: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let userRegistered = ChangeEvent(rawValue: "user_registered")
     /// The user changed their own profile.
     public static let userUpdated = ChangeEvent(rawValue: "user_updated")
-    /// An operator changed the account's tier.
+    /// The account's tier changed: an operator's grant, or an entitlement that began or ended
+    /// (docs/subscriptions.md).
     public static let userTierChanged = ChangeEvent(rawValue: "user_tier_changed")
     /// An operator suspended the account: its realtime sockets close (4003).
     public static let userSuspended = ChangeEvent(rawValue: "user_suspended")
@@ -100,6 +101,11 @@ public struct ChangeEvent: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let personalAlarmDeleted = ChangeEvent(rawValue: "personal_alarm_deleted")
     /// The user answered an occurrence of a personal alarm (the completion syncs to their other devices).
     public static let personalCompletion = ChangeEvent(rawValue: "personal_completion")
+
+    // Subscriptions (docs/subscriptions.md)
+    /// The account's entitlement changed (a purchase, a store notification, an expiry, an operator
+    /// grant): one `entitlement` row on the user's topic, and the `user` row when the tier changed.
+    public static let entitlementChanged = ChangeEvent(rawValue: "entitlement_changed")
 
     /// The user changed their synced settings.
     public static let settingsUpdated = ChangeEvent(rawValue: "settings_updated")

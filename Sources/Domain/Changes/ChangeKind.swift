@@ -33,6 +33,8 @@ public struct ChangeKind: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let personalCompletion = ChangeKind(rawValue: "personal_completion")
     /// A user's synced settings (`user:<id>` only; the entity id is the user's).
     public static let settings = ChangeKind(rawValue: "settings")
+    /// The account's entitlement (docs/subscriptions.md#the-entitlement), on the user's topic.
+    public static let entitlement = ChangeKind(rawValue: "entitlement")
     /// A signed-in session (`system` topic, entity id = the session's public id, no document):
     /// `removed` when it was revoked, so every server process closes its sockets. Never sent to clients.
     public static let session = ChangeKind(rawValue: "session")

@@ -21,6 +21,11 @@ public struct NotificationType: RawRepresentable, Hashable, Sendable, Codable, C
     public static let groupMemberJoined = NotificationType(rawValue: "group_member_joined")
     /// An occurrence went unanswered past its grace: to who did not answer, the owner and the admins.
     public static let missedAlarmFollowup = NotificationType(rawValue: "missed_alarm_followup")
+    /// The account's plan changed (docs/subscriptions.md#what-the-user-is-told): to that account's devices.
+    public static let entitlementChanged = NotificationType(rawValue: "entitlement_changed")
+    /// A group's owner lost premium through a lapsed subscription, or got it back: to the other members
+    /// (new members and new shared alarms pause or resume; docs/subscriptions.md#downgrade).
+    public static let groupOwnerSubscription = NotificationType(rawValue: "group_owner_subscription")
     /// An operator's test (`chronir-admin notifications test USER`): to that account's devices.
     public static let test = NotificationType(rawValue: "test")
 

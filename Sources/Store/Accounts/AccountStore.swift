@@ -53,6 +53,15 @@ public enum AccountStore {
             if error.storageFailure?.isUniqueViolation == true { throw DomainError.emailTaken }
             throw error
         }
+        if tier != .free {
+            // The server's --default-tier is an operator grant without expiry (docs/subscriptions.md#operator-grants).
+            try db.run(
+                """
+                INSERT INTO operator_grants (user_id, tier, expires_ms, ended, reason, created_ms)
+                VALUES (?1, ?2, NULL, 0, 'default tier', ?3)
+                """,
+                [.text(id), .text(tier.rawValue), .integer(now)])
+        }
         let user = User(
             id: id, email: email, displayName: displayName, timezone: timezone, tier: tier, status: .active, version: 1,
             createdAt: Timestamp(milliseconds: now), updatedAt: Timestamp(milliseconds: now), emailVerified: emailVerifiedAt != nil)

@@ -170,6 +170,7 @@ public enum SharedAlarmStore {
         on db: any SQLConnection
     ) throws -> SharedAlarm {
         _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
+        try EntitlementStore.checkOwnerSubscription(groupID: groupID, what: "the group is not accepting new shared alarms", at: now, on: db)
         let window = SharedAlarmRules.creationWindow
         let recent = try db.query(
             "SELECT created_ms FROM shared_alarms WHERE created_by = ?1 AND created_ms > ?2",

@@ -59,6 +59,9 @@ extension GroupStore {
         try IdentityStore.deleteAll(userID: userID, on: db)
         try DeviceStore.deleteAll(userID: userID, on: db)
         try IdempotencyStore.deleteAll(userID: userID, on: db)
+        // Data-schema §8.1 steps 6–7: store purchases are unbound (the store subscription itself runs on
+        // until cancelled in the store; docs/subscriptions.md#account-deletion).
+        try EntitlementStore.unbindAll(userID: userID, at: now, on: db)
         try LoginFailureStore.clearAll(email: user.email, on: db)
         try eraseAddress(user.email, of: userID, tombstone: tombstone, on: db)
         try db.run(

@@ -314,6 +314,7 @@ public enum GroupStore {
         _ user: User, to group: inout Group, role: GroupRole, previous: GroupMember?, at now: Int64, on db: any SQLConnection
     ) throws -> (GroupMember, [Change]) {
         guard group.memberCount < group.maxMembers else { throw DomainError.groupMemberLimit }
+        try EntitlementStore.checkOwnerSubscription(groupID: group.id, what: "the group is not accepting new members", at: now, on: db)
         let member = GroupMember(
             groupID: group.id, userID: user.id, displayName: user.displayName, role: role, status: .active,
             joinedAt: Timestamp(milliseconds: now))

@@ -1,0 +1,88 @@
+import App
+import Domain
+import Foundation
+import Hashing
+import Identity
+import TestSupport
+import Testing
+
+/// The subscription options (docs/configuration.md#subscriptions): the products file, the App Store
+/// settings that only work together, the transfer rule; every refusal names the flag.
+@Suite("Subscription options — --products-file, --appstore-*, --purchase-transfer")
+struct SubscriptionOptionsTests {
+    func refusal(_ arguments: [String]) -> String? {
+        do {
+            _ = try ServerOptions.configuration(arguments: arguments, environment: [:])
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test("defaults: the seeds' eight products, no App Store, transfers refused")
+    func defaults() throws {
+        let c = try ServerOptions.configuration(arguments: [], environment: [:])
+        #expect(c.app.subscriptions.catalogue == .standard)
+        #expect(c.app.subscriptions.catalogue.products.count == 8)
+        #expect(c.app.subscriptions.catalogue.product(.appStore, "com.chronir.premium.annual")?.tier == .premium)
+        #expect(c.app.subscriptions.catalogue.product(.play, "chronir_plus_monthly")?.tier == .plus)
+        #expect(c.app.subscriptions.appStore == nil)
+        #expect(c.app.subscriptions.purchaseTransfer == .refuse)
+    }
+
+    @Test("a products file replaces the catalogue; bad files are refused with the reason")
+    func productsFile() throws {
+        let directory = TemporaryDirectory()
+        func file(_ name: String, _ text: String) throws -> String {
+            let path = directory.file(named: name)
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let good = try file("good.json", #"{"products":[{"store":"app_store","product_id":"com.x.gold","tier":"premium"}]}"#)
+        let c = try ServerOptions.configuration(arguments: ["--products-file", good], environment: [:])
+        #expect(c.app.subscriptions.catalogue.products == [Product(source: .appStore, productID: "com.x.gold", tier: .premium)])
+        let cases: [(String, String)] = [
+            (#"{"products":[]}"#, "no products"),
+            (#"{"products":[{"store":"app_store","product_id":"a","tier":"free"}]}"#, "grants free"),
+            (#"{"products":[{"store":"operator","product_id":"a","tier":"plus"}]}"#, "app_store or play"),
+            (#"{"products":[{"store":"play","product_id":"a","tier":"plus"},{"store":"play","product_id":"a","tier":"plus"}]}"#, "twice"),
+            ("not json", "expected"),
+        ]
+        for (index, (text, reason)) in cases.enumerated() {
+            let message = refusal(["--products-file", try file("bad\(index).json", text)])
+            #expect(message?.contains("--products-file") == true, "\(text)")
+            #expect(message?.contains(reason) == true, "\(text): \(message ?? "accepted")")
+        }
+        #expect(refusal(["--products-file", directory.file(named: "missing.json")])?.contains("cannot read") == true)
+    }
+
+    @Test("App Store settings: on with a bundle id; the others need it; Production needs the app id; a root file must hold a certificate")
+    func appStore() throws {
+        let sandbox = try ServerOptions.configuration(
+            arguments: ["--appstore-bundle-id", "com.chronir.app", "--appstore-environment", "Sandbox"], environment: [:])
+        #expect(sandbox.app.subscriptions.appStore?.bundleID == "com.chronir.app")
+        #expect(sandbox.app.subscriptions.appStore?.environment == .sandbox)
+        #expect(sandbox.app.subscriptions.appStore?.roots.map(\.derRepresentation) == [AppStoreVerifier.appleRootCAG3.derRepresentation])
+        #expect(refusal(["--appstore-environment", "Sandbox"])?.contains("needs --appstore-bundle-id") == true)
+        #expect(refusal(["--appstore-bundle-id", "com.chronir.app"])?.contains("--appstore-app-apple-id") == true)
+        #expect(refusal(["--appstore-bundle-id", "a", "--appstore-environment", "Staging"])?.contains("--appstore-environment") == true)
+        #expect(refusal(["--appstore-bundle-id", "a", "--appstore-app-apple-id", "-3"])?.contains("--appstore-app-apple-id") == true)
+        let production = try ServerOptions.configuration(
+            arguments: ["--appstore-bundle-id", "a", "--appstore-app-apple-id", "1234"], environment: [:])
+        #expect(production.app.subscriptions.appStore?.appAppleID == 1234)
+        let directory = TemporaryDirectory()
+        let junk = directory.file(named: "junk.pem")
+        try "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n".write(toFile: junk, atomically: true, encoding: .utf8)
+        #expect(
+            refusal(["--appstore-bundle-id", "a", "--appstore-environment", "Xcode", "--appstore-root-ca", junk])?
+                .contains("no PEM or DER certificate") == true)
+        let chain = try AppStoreTestChain()
+        let pinned = try ServerOptions.configuration(
+            arguments: ["--appstore-bundle-id", "a", "--appstore-environment", "Xcode", "--appstore-root-ca", chain.rootPEMPath],
+            environment: [:])
+        #expect(pinned.app.subscriptions.appStore?.roots.map(\.derRepresentation) == [chain.rootDER])
+        #expect(refusal(["--purchase-transfer", "maybe"])?.contains("refuse, transfer") == true)
+        let transfer = try ServerOptions.configuration(arguments: ["--purchase-transfer", "transfer"], environment: [:])
+        #expect(transfer.app.subscriptions.purchaseTransfer == .transfer)
+    }
+}
