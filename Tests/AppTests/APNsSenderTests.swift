@@ -137,7 +137,7 @@ struct APNsSenderTests {
         let aps = try #require(payload["aps"] as? [String: Any])
         let alert = try #require(aps["alert"] as? [String: String])
         #expect(alert["title"] == entry.content.title)
-        #expect(alert["body"] == entry.content.body)
+        #expect(alert["body"] == NotificationText.body(entry.content))
         #expect(aps["sound"] as? String == "default")
         #expect(aps["interruption-level"] as? String == "active")
         #expect(payload["data"] as? [String: String] == entry.content.data)

@@ -96,7 +96,7 @@ struct NotificationDeepLinkTests {
     @Test("an alarm's notification opens the alarm, a group's the group, an invitation or a test the home screen")
     func deepLinks() {
         func link(_ type: NotificationType, group: String?, _ extra: [String: String] = [:]) -> String? {
-            NotificationContent.make(type, groupID: group, title: "t", body: "b", extra: extra).data["deep_link"]
+            NotificationContent.make(type, groupID: group, title: "t", message: .text("b"), extra: extra).data["deep_link"]
         }
         #expect(link(.sharedCompletion, group: "g1", ["alarm_id": "a1", "completion_id": "c1"]) == "/alarm/a1")
         #expect(link(.alarmFired, group: nil, ["alarm_id": "p1"]) == "/alarm/p1")

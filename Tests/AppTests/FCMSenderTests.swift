@@ -123,7 +123,8 @@ struct FCMSenderTests {
         #expect(record["status"] as? Int == 200)
         let message = try #require(record["message"] as? [String: Any])
         #expect(message["token"] as? String == Self.pixel)
-        #expect(message["notification"] as? [String: String] == ["title": entry.content.title, "body": entry.content.body])
+        #expect(
+            message["notification"] as? [String: String] == ["title": entry.content.title, "body": NotificationText.body(entry.content)])
         #expect(message["data"] as? [String: String] == entry.content.data)
         let android = try #require(message["android"] as? [String: String])
         #expect(android["priority"] == "NORMAL")

@@ -141,9 +141,10 @@ public final class APNsSender: NotificationSender {
     /// silent type's `aps` is only `content-available: 1` (the app is woken in the background, nothing shown).
     static func payload(_ content: NotificationContent, policy: NotificationPolicy) -> [UInt8] {
         if policy.silent { return ProviderExchange.json(["aps": ["content-available": 1], "data": content.data]) }
+        let words = NotificationText.words(content)
         return ProviderExchange.json([
             "aps": [
-                "alert": ["title": content.title, "body": content.body],
+                "alert": ["title": words.title, "body": words.body],
                 "sound": "default",
                 "interruption-level": policy.timeSensitive ? "time-sensitive" : "active",
             ] as [String: Any],

@@ -160,7 +160,8 @@ public final class FCMSender: NotificationSender {
                 "payload": ["aps": ["content-available": 1]],
             ]
         } else {
-            message["notification"] = ["title": delivery.content.title, "body": delivery.content.body]
+            let words = NotificationText.words(delivery.content)
+            message["notification"] = ["title": words.title, "body": words.body]
             message["apns"] = ["headers": ["apns-priority": policy.priority == .high ? "10" : "5"]]
         }
         return ProviderExchange.json(["message": message])

@@ -135,8 +135,8 @@ public final class WebPushSender: RequestSender {
             var notification: Notification
             var data: [String: String]
         }
-        return DocumentCoding.encode(
-            Payload(notification: .init(title: content.title, body: content.body), data: content.data))
+        let words = NotificationText.words(content)
+        return DocumentCoding.encode(Payload(notification: .init(title: words.title, body: words.body), data: content.data))
     }
 
     /// RFC 8030 §5.4: a topic is at most 32 characters of the base64url alphabet. The first 24

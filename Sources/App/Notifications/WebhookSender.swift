@@ -71,8 +71,8 @@ public struct WebhookSender: RequestSender {
         }
         let body = Self.body(
             Body(
-                key: delivery.key, type: delivery.type.rawValue, title: delivery.content.title,
-                body: delivery.content.body, data: delivery.content.data, recipients: recipients,
+                key: delivery.key, type: delivery.type.rawValue, title: NotificationText.words(delivery.content).title,
+                body: NotificationText.body(delivery.content), data: delivery.content.data, recipients: recipients,
                 expiresAt: Timestamp(milliseconds: delivery.expiresAt)))
         let timestamp = now / 1000
         return .request(

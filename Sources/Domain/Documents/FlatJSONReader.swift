@@ -1,5 +1,5 @@
 /// A reader for the flat JSON the notification dispatcher reads back once per delivery it claims: a
-/// `NotificationContent` (`{"title":…,"body":…,"data":{…}}`) and a webhook delivery's recipients
+/// `NotificationContent` (`{"title":…,"message":…,"args":{…},"data":{…}}`) and a webhook delivery's recipients
 /// (`["…",…]`) — strings, objects of strings and arrays of strings, nothing else (RFC 8259 grammar,
 /// whitespace and every string escape included).
 ///
@@ -28,11 +28,14 @@ public struct FlatJSONReader {
         return object
     }
 
-    /// A `NotificationContent`: exactly the keys `title`, `body` (strings) and `data` (an object of
-    /// strings), in any order; nil for anything else.
+    /// A `NotificationContent`: exactly the keys `title`, `message` (strings), `args` and `data`
+    /// (objects of strings), in any order — or, as rows written before messages had keys, `title`,
+    /// `body` and `data`; nil for anything else.
     public static func notificationContent(_ bytes: [UInt8]) -> NotificationContent? {
         var reader = FlatJSONReader(bytes)
         var title: String?
+        var message: String?
+        var args: [String: String]?
         var body: String?
         var data: [String: String]?
         let complete = reader.members { reader, key in
@@ -40,6 +43,12 @@ public struct FlatJSONReader {
             case "title" where title == nil:
                 title = reader.string()
                 return title != nil
+            case "message" where message == nil:
+                message = reader.string()
+                return message != nil
+            case "args" where args == nil:
+                args = reader.stringObject()
+                return args != nil
             case "body" where body == nil:
                 body = reader.string()
                 return body != nil
@@ -50,8 +59,15 @@ public struct FlatJSONReader {
                 return false
             }
         }
-        guard complete, reader.atEnd(), let title, let body, let data else { return nil }
-        return NotificationContent(title: title, body: body, data: data)
+        guard complete, reader.atEnd(), let title, let data else { return nil }
+        switch (message, args, body) {
+        case (let key?, let args?, nil):
+            return NotificationContent(title: title, message: NotificationMessage(.init(rawValue: key), args), data: data)
+        case (nil, nil, let body?):
+            return NotificationContent(title: title, body: body, data: data)
+        default:
+            return nil
+        }
     }
 
     // MARK: - Grammar

@@ -90,36 +90,73 @@ public struct NotificationPolicy: Sendable, Equatable {
     public var silent: Bool = false
 }
 
-/// What the recipient sees and what the app gets: `notification` title/body and the `data` ids.
-/// Built by the producer in the transaction that queues it; stored as JSON in the outbox.
+/// What the recipient is told and what the app gets: a `title` (the alarm's or group's own name, or
+/// empty when the message words its own title), the `message` (facts, worded by the App's
+/// `NotificationText` when sent) and the `data` ids. Built by the producer in the transaction that
+/// queues it; stored as JSON in the outbox: `{"title", "message", "args", "data"}` (a row written
+/// before messages had keys has `"body"` instead: read as a `.text` message).
 public struct NotificationContent: Sendable, Codable, Equatable {
     public var title: String
-    public var body: String
+    public var message: NotificationMessage
     /// `type` plus the ids the app needs to open the right screen (`group_id`, `alarm_id`, …).
     public var data: [String: String]
 
-    public init(title: String, body: String, data: [String: String]) {
+    public init(title: String, message: NotificationMessage, data: [String: String]) {
         self.title = title
-        self.body = body
+        self.message = message
         self.data = data
     }
 
-    /// Longest title and body kept: a push payload is at most 4 KiB (APNs, Web Push), and the ids,
-    /// provider fields and encryption overhead need room.
+    /// Content whose body is given as words (an operator's test notification, a stored legacy row).
+    public init(title: String, body: String, data: [String: String]) {
+        self.init(title: title, message: .text(body), data: data)
+    }
+
+    /// Longest title and body sent: a push payload is at most 4 KiB (APNs, Web Push), and the ids,
+    /// provider fields and encryption overhead need room. The title is cut when queued, the worded
+    /// body when sent (`NotificationText`).
     public static let maxTitleCharacters = 120
     public static let maxBodyCharacters = 400
 
-    /// A notification of `type` about `groupID`, with `extra` ids in `data` and its `deep_link`
-    /// (`deepLink`); title and body cut to their limits.
+    enum CodingKeys: String, CodingKey {
+        case title, message, args, data, body
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        title = try c.decode(String.self, forKey: .title)
+        data = try c.decode([String: String].self, forKey: .data)
+        if let key = try c.decodeIfPresent(String.self, forKey: .message) {
+            message = NotificationMessage(
+                NotificationMessage.Key(rawValue: key), try c.decodeIfPresent([String: String].self, forKey: .args) ?? [:])
+        } else {
+            message = .text(try c.decode(String.self, forKey: .body))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(title, forKey: .title)
+        try c.encode(message.key.rawValue, forKey: .message)
+        try c.encode(message.args, forKey: .args)
+        try c.encode(data, forKey: .data)
+    }
+
+    /// A notification of `type` about `groupID` saying `message`, with `extra` ids in `data` and its
+    /// `deep_link` (`deepLink`); the title cut to its limit.
     public static func make(
-        _ type: NotificationType, groupID: String?, title: String, body: String, extra: [String: String] = [:]
+        _ type: NotificationType, groupID: String?, title: String, message: NotificationMessage, extra: [String: String] = [:]
     ) -> NotificationContent {
         var data = extra
         data["type"] = type.rawValue
         if let groupID { data["group_id"] = groupID }
         data["deep_link"] = deepLink(type, data)
-        return NotificationContent(
-            title: clipped(title, to: maxTitleCharacters), body: clipped(body, to: maxBodyCharacters), data: data)
+        return NotificationContent(title: clipped(title, to: maxTitleCharacters), message: message, data: data)
+    }
+
+    /// `text` cut to `limit` characters, an ellipsis marking the cut.
+    public static func clipped(_ text: String, to limit: Int) -> String {
+        text.count <= limit ? text : String(text.prefix(limit - 1)) + "…"
     }
 
     /// The app path a notification opens (docs/apps.md#deep-links; API seed App. B), under `public_base_url`:
@@ -134,9 +171,5 @@ public struct NotificationContent: Sendable, Codable, Equatable {
         if let alarmID = data["alarm_id"] { return "/alarm/\(alarmID)" }
         if type != .groupInvitation, let groupID = data["group_id"] { return "/group/\(groupID)" }
         return "/"
-    }
-
-    private static func clipped(_ text: String, to limit: Int) -> String {
-        text.count <= limit ? text : String(text.prefix(limit - 1)) + "…"
     }
 }

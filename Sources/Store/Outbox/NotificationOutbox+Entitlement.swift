@@ -7,24 +7,19 @@ extension NotificationOutbox {
     static func entitlementChanged(
         _ entitlement: Entitlement, userID: String, previousTier: Tier, at now: Int64, on db: any SQLConnection
     ) throws {
-        let name = entitlement.tier.rawValue.prefix(1).uppercased() + entitlement.tier.rawValue.dropFirst()
-        let (title, body): (String, String)
+        let key: NotificationMessage.Key
         if entitlement.tier < previousTier {
-            (title, body) = (
-                "Your plan is now \(name)", "Your subscription has ended. Your data is kept; subscribe again to get it all back."
-            )
+            key = .planEnded
         } else if entitlement.state == .grace {
-            (title, body) = (
-                "Payment problem", "Your subscription could not be renewed. Update your payment details in the store to keep it."
-            )
+            key = .planPaymentProblem
         } else if entitlement.tier > previousTier {
-            (title, body) = ("Chronir \(name) is active", "Thank you for subscribing.")
+            key = .planActive
         } else {
-            (title, body) = ("Your plan changed", "Your plan is \(name).")
+            key = .planChanged
         }
         let type = NotificationType.entitlementChanged
         let content = NotificationContent.make(
-            type, groupID: nil, title: title, body: body,
+            type, groupID: nil, title: "", message: NotificationMessage(key, ["tier": entitlement.tier.rawValue]),
             extra: ["tier": entitlement.tier.rawValue, "state": entitlement.state.rawValue])
         try enqueue(
             type, key: "entitlement_changed:\(userID):\(now):\(entitlement.tier.rawValue):\(entitlement.state.rawValue)", groupID: nil,
@@ -45,13 +40,10 @@ extension NotificationOutbox {
         for row in groups {
             guard let groupID = row.string("id"), let name = row.string("name") else { continue }
             let recipients = try listeningMembers(of: groupID, excluding: [ownerID], on: db)
-            let body =
-                lapsed
-                ? "\(ownerName)'s premium subscription has ended: new members and new shared alarms are paused until it is renewed "
-                    + "or the group is handed to a premium member. Everything else works as before."
-                : "\(ownerName)'s premium subscription is back: new members and new shared alarms are welcome again."
             let content = NotificationContent.make(
-                type, groupID: groupID, title: name, body: body, extra: ["state": lapsed ? "lapsed" : "renewed"])
+                type, groupID: groupID, title: name,
+                message: NotificationMessage(.ownerSubscription, ["owner": ownerName, "lapsed": lapsed ? "true" : "false"]),
+                extra: ["state": lapsed ? "lapsed" : "renewed"])
             try enqueue(
                 type, key: "group_owner_subscription:\(groupID):\(now):\(lapsed)", groupID: groupID, actorID: ownerID,
                 recipients: recipients, content: content, notBefore: now, expiresAt: now + type.policy.timeToLiveMilliseconds, at: now,

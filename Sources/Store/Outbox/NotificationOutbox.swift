@@ -100,7 +100,7 @@ public enum NotificationOutbox {
         let key = "test:\(userID):\(now):\(UInt32.random(in: 0...UInt32.max))"
         try enqueue(
             .test, key: key, groupID: nil, actorID: nil, recipients: [userID],
-            content: NotificationContent.make(.test, groupID: nil, title: title, body: body), notBefore: now,
+            content: NotificationContent.make(.test, groupID: nil, title: title, message: .text(body)), notBefore: now,
             expiresAt: now + NotificationType.test.policy.timeToLiveMilliseconds, at: now, on: db)
         return key
     }
@@ -166,10 +166,12 @@ extension NotificationOutbox {
     {
         let actor = completion.userID
         let recipients = try listeningMembers(of: completion.groupID, excluding: Set([actor].compactMap { $0 }), on: db)
-        let verb = completion.status == .completed ? "completed" : "skipped"
+        let status = completion.status == .completed ? "completed" : "skipped"
         let content = NotificationContent.make(
             .sharedCompletion, groupID: completion.groupID, title: alarm.settings.title,
-            body: "\(completion.userName) \(verb) it · \(try groupName(completion.groupID, on: db))",
+            message: NotificationMessage(
+                .completionAnswered,
+                ["actor": completion.userName, "status": status, "group": try groupName(completion.groupID, on: db)]),
             extra: ["alarm_id": alarm.id, "completion_id": completion.id])
         try enqueue(
             .sharedCompletion, key: "shared_completion:\(completion.id)", groupID: completion.groupID, actorID: actor,
@@ -187,7 +189,7 @@ extension NotificationOutbox {
         let group = try groupName(alarm.groupID, on: db)
         let content = NotificationContent.make(
             type, groupID: alarm.groupID, title: alarm.settings.title,
-            body: created ? "New shared alarm in \(group)" : "Shared alarm changed in \(group)",
+            message: NotificationMessage(created ? .alarmCreated : .alarmChanged, ["group": group]),
             extra: ["alarm_id": alarm.id])
         try enqueue(
             type, key: "\(type.rawValue):\(alarm.id):\(alarm.version)", groupID: alarm.groupID, actorID: actorID,
@@ -199,7 +201,8 @@ extension NotificationOutbox {
     static func memberJoined(_ member: GroupMember, group: Group, at now: Int64, on db: any SQLConnection) throws {
         let recipients = try listeningMembers(of: group.id, excluding: [member.userID], on: db)
         let content = NotificationContent.make(
-            .groupMemberJoined, groupID: group.id, title: group.name, body: "\(member.displayName) joined",
+            .groupMemberJoined, groupID: group.id, title: group.name,
+            message: NotificationMessage(.memberJoined, ["member": member.displayName]),
             extra: ["user_id": member.userID])
         try enqueue(
             .groupMemberJoined, key: "group_member_joined:\(group.id):\(member.userID):\(member.joinedAt.milliseconds)",
@@ -217,7 +220,7 @@ extension NotificationOutbox {
         else { return }
         let content = NotificationContent.make(
             .groupInvitation, groupID: invitation.groupID, title: invitation.groupName,
-            body: "\(invitation.invitedByName) invited you", extra: ["invitation_id": invitation.id])
+            message: NotificationMessage(.invited, ["inviter": invitation.invitedByName]), extra: ["invitation_id": invitation.id])
         try enqueue(
             .groupInvitation, key: "group_invitation:\(invitation.id)", groupID: nil, actorID: invitation.invitedBy,
             recipients: [invitee], content: content, notBefore: now,
@@ -238,7 +241,7 @@ extension NotificationOutbox {
         let scheduled = missed.scheduledAt.milliseconds
         let content = NotificationContent.make(
             .missedAlarmFollowup, groupID: alarm.groupID, title: alarm.settings.title,
-            body: "Missed · \(try groupName(alarm.groupID, on: db))",
+            message: NotificationMessage(.alarmMissed, ["group": try groupName(alarm.groupID, on: db)]),
             extra: ["alarm_id": alarm.id, "scheduled_at": missed.scheduledAt.description])
         try enqueue(
             .missedAlarmFollowup, key: "missed_alarm_followup:\(alarm.id):\(scheduled)", groupID: alarm.groupID,
@@ -255,10 +258,10 @@ extension NotificationOutbox {
     /// `group_id`: the dispatcher's group and membership re-checks would drop it, since the group or
     /// the membership it tells about is gone by then; only the account must still be active.
     static func lifecycle(
-        _ type: NotificationType, key: String, groupID: String, title: String, body: String, extra: [String: String],
+        _ type: NotificationType, key: String, groupID: String, title: String, message: NotificationMessage, extra: [String: String],
         recipients: [String], at now: Int64, on db: any SQLConnection
     ) throws {
-        let content = NotificationContent.make(type, groupID: groupID, title: title, body: body, extra: extra)
+        let content = NotificationContent.make(type, groupID: groupID, title: title, message: message, extra: extra)
         try enqueue(
             type, key: key, groupID: nil, actorID: nil, recipients: recipients, content: content, notBefore: now,
             expiresAt: now + type.policy.timeToLiveMilliseconds, at: now, on: db)
@@ -276,7 +279,7 @@ extension NotificationOutbox {
     static func alarmDeleted(_ alarm: SharedAlarm, at now: Int64, on db: any SQLConnection) throws {
         try lifecycle(
             .sharedAlarmDeleted, key: "shared_alarm_deleted:\(alarm.id)", groupID: alarm.groupID, title: alarm.settings.title,
-            body: "Shared alarm deleted in \(try groupName(alarm.groupID, on: db))",
+            message: NotificationMessage(.alarmDeleted, ["group": try groupName(alarm.groupID, on: db)]),
             extra: ["alarm_id": alarm.id, "drop": "alarm"], recipients: try activeMembers(of: alarm.groupID, on: db), at: now,
             on: db)
     }
@@ -286,7 +289,7 @@ extension NotificationOutbox {
         let ended = member.removedAt?.milliseconds ?? now
         try lifecycle(
             .groupAccessEnded, key: "group_access_ended:\(group.id):\(member.userID):\(ended)", groupID: group.id,
-            title: group.name, body: reason == "left" ? "You left the group" : "You were removed from the group",
+            title: group.name, message: NotificationMessage(.accessEnded, ["reason": reason]),
             extra: ["drop": "group", "reason": reason], recipients: [member.userID], at: now, on: db)
     }
 
@@ -294,7 +297,8 @@ extension NotificationOutbox {
     static func groupDeleted(_ group: Group, members: [String], at now: Int64, on db: any SQLConnection) throws {
         try lifecycle(
             .groupDeleted, key: "group_deleted:\(group.id)", groupID: group.id, title: group.name,
-            body: "The group was deleted", extra: ["drop": "group", "reason": "deleted"], recipients: members, at: now, on: db)
+            message: NotificationMessage(.groupDeleted), extra: ["drop": "group", "reason": "deleted"], recipients: members, at: now, on: db
+        )
     }
 
     /// An operator froze or unfroze a group (`group` as saved, its new `version` in the key) →
@@ -303,7 +307,7 @@ extension NotificationOutbox {
         let type: NotificationType = frozen ? .groupFrozen : .groupUnfrozen
         try lifecycle(
             type, key: "\(type.rawValue):\(group.id):\(group.version)", groupID: group.id, title: group.name,
-            body: frozen ? "The group was frozen by the operator" : "The group is available again",
+            message: NotificationMessage(frozen ? .groupFrozen : .groupUnfrozen),
             extra: frozen ? ["drop": "group", "reason": "frozen"] : ["refresh": "group"],
             recipients: try activeMembers(of: group.id, on: db), at: now, on: db)
     }

@@ -104,11 +104,12 @@ public enum NotificationScheduler {
         let recipients = try NotificationOutbox.listening(pending, in: alarm.groupID, on: db)
         let group = try NotificationOutbox.groupName(alarm.groupID, on: db)
         let scheduled = alarm.openOccurrence?.scheduledAt ?? Timestamp(milliseconds: instant)
-        let body =
+        let message =
             type == .alarmFired
-            ? "Due now · \(group)" : "In \(alarm.settings.preAlarmOffset) min · \(group)"
+            ? NotificationMessage(.alarmDue, ["group": group])
+            : NotificationMessage(.alarmSoon, ["minutes": "\(alarm.settings.preAlarmOffset)", "group": group])
         let content = NotificationContent.make(
-            type, groupID: alarm.groupID, title: alarm.settings.title, body: body,
+            type, groupID: alarm.groupID, title: alarm.settings.title, message: message,
             extra: ["alarm_id": alarm.id, "scheduled_at": scheduled.description])
         // A pre-alarm is worth nothing once the occurrence is due.
         let expires = type == .preAlarm ? scheduled.milliseconds : instant + type.policy.timeToLiveMilliseconds
