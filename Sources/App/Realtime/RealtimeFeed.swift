@@ -45,6 +45,9 @@ public final class RealtimeFeed: @unchecked Sendable {
     let localCommitAt = Atomic<UInt64>(0)
     /// Since when reading the change log fails (wall ms), while it does: logged once per outage.
     var ingestFailingSince: Int64?
+    /// The chain hash of the change-log row at `seq`, the last one read into the hub (nil hash:
+    /// unchained or compacted): the next read checks the database still holds that row.
+    var deliveredHash: (seq: Int64, hash: [UInt8]?)?
     /// The hub's counters and subscription count last handed to the metrics.
     private var recorded: (counters: RealtimeHub.Counters, subscriptions: Int)?
     /// Compresses every broadcast once (queue only); no context takeover, so any connection that
@@ -122,6 +125,17 @@ public final class RealtimeFeed: @unchecked Sendable {
             running = nil
             for socket in sockets.values { socket.close(code: .goingAway, reason: "server shutting down") }
         }
+    }
+
+    /// Ends the running hub without stopping the feed (queue only): every socket is closed 1012
+    /// Service Restart with `reason`, the watcher, timers and presence stop, and the next socket
+    /// starts a fresh hub at the log's head and epoch of that moment.
+    func restartHub(reason: String) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        running?.stop()
+        running = nil
+        deliveredHash = nil
+        for socket in sockets.values { socket.close(code: .serviceRestart, reason: reason) }
     }
 
     /// Starts the hub and its timers on first use (queue only). Nil after `stop`.
