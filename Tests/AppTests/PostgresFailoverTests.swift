@@ -52,6 +52,7 @@ struct PostgresFailoverTests {
         // Writes while no primary exists are refused as retryable, never a 500.
         let down = await a.h.send(.patch, "/v1/groups/\(groupID)", json: #"{"name":"During"}"#, token: ana.token)
         PostgresOutageTests.expectUnavailable(down)
+        PostgresOutageTests.expectUnavailable(await b.h.send(.get, "/readyz"))
         try await blocking { try standby.promote() }
 
         // The first write after the promotion, through A: refusals until A's writer finds the new
@@ -65,6 +66,13 @@ struct PostgresFailoverTests {
         try await subscriber.read(through: "A2")
         subscriber.expectExactly(["A1", "A2"])
         #expect(await eventually(timeout: PostgresOutageTests.recovery) { b.listening(standby) })
+        // B's readiness names the role reached and a live feed again.
+        let ready = await eventuallyAsync(timeout: PostgresOutageTests.recovery) {
+            let reply = await b.h.send(.get, "/readyz")
+            return reply.status == 200 && reply.json["database_role"] as? String == "primary"
+                && reply.json["change_feed"] as? String == "live"
+        }
+        #expect(ready)
 
         // A group created after the failover, a socket on B subscribed to it, a change through A.
         let later = try await a.h.createGroup(token: ana.token)

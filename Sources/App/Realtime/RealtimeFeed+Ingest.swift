@@ -134,6 +134,7 @@ extension RealtimeFeed {
     private func ingestFailed(_ error: any Error, at position: Int64) {
         guard ingestFailingSince == nil else { return }
         ingestFailingSince = services.clock.nowMilliseconds()
+        health.failing.store(true, ordering: .relaxed)
         services.logger.error(
             "realtime: reading the change log failed; changes are held until it can be read again",
             metadata: ["after_seq": "\(position)", "error": "\(error)"])
@@ -143,6 +144,7 @@ extension RealtimeFeed {
     private func ingestRecovered(at position: Int64) {
         guard let since = ingestFailingSince else { return }
         ingestFailingSince = nil
+        health.failing.store(false, ordering: .relaxed)
         services.logger.notice(
             "realtime: reading the change log works again",
             metadata: ["after_seq": "\(position)", "failed_for_ms": "\(services.clock.nowMilliseconds() - since)"])

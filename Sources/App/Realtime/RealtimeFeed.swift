@@ -45,6 +45,8 @@ public final class RealtimeFeed: @unchecked Sendable {
     let localCommitAt = Atomic<UInt64>(0)
     /// Since when reading the change log fails (wall ms), while it does: logged once per outage.
     var ingestFailingSince: Int64?
+    /// What `/readyz` reports of the feed (any thread).
+    let health = FeedHealth()
     /// The chain hash of the change-log row at `seq`, the last one read into the hub (nil hash:
     /// unchained or compacted): the next read checks the database still holds that row.
     var deliveredHash: (seq: Int64, hash: [UInt8]?)?
@@ -134,6 +136,7 @@ public final class RealtimeFeed: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         running?.stop()
         running = nil
+        health.running.store(false, ordering: .relaxed)
         deliveredHash = nil
         for socket in sockets.values { socket.close(code: .serviceRestart, reason: reason) }
     }
@@ -156,6 +159,7 @@ public final class RealtimeFeed: @unchecked Sendable {
         }
         let running = Running(hub: hub, watcher: try makeWatcher(presence: cluster), cluster: cluster)
         self.running = running
+        health.running.store(true, ordering: .relaxed)
         let poll = DispatchSource.makeTimerSource(queue: queue)
         poll.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval)
         poll.setEventHandler { [weak self] in self?.poll() }
@@ -189,9 +193,11 @@ public final class RealtimeFeed: @unchecked Sendable {
             case .notified(let channel, let payload):
                 if channel == ClusterPresenceStore.notifyChannel { presence?.received(.notified(payload: payload)) }
             case .listening(let resumed):
+                self?.health.listening.store(true, ordering: .relaxed)
                 if resumed { logger.info("realtime: change notifications resumed; catching up from the last seq seen") }
                 presence?.received(.listening)
             case .notListening(let reason, let retryInSeconds):
+                self?.health.listening.store(false, ordering: .relaxed)
                 logger.warning(
                     "realtime: change notifications unavailable; reading the change log on every poll until reconnected",
                     metadata: ["error": "\(reason)", "retry_in_s": "\(retryInSeconds)"])
@@ -537,5 +543,24 @@ final class FanOutCompletion: Sendable {
             metrics.fannedOut(nanoseconds: now &- min(now, committedAt))
         }
         return all
+    }
+}
+
+/// The realtime feed's state as `/readyz` reports it, kept in atomics by the feed and its watcher.
+final class FeedHealth: Sendable {
+    /// Whether the hub runs (it starts with the first socket).
+    let running = Atomic<Bool>(false)
+    /// Whether commit announcements flow (PostgreSQL's LISTEN is connected; SQLite always polls).
+    let listening = Atomic<Bool>(true)
+    /// Whether the last change-log read failed.
+    let failing = Atomic<Bool>(false)
+
+    /// `idle` (no socket yet: nothing to deliver), `failing` (the change log cannot be read; changes
+    /// are held and delivered once it can), `polling` (announcements are down: the log is read every
+    /// poll, changes arrive within a poll interval) or `live`.
+    var state: String {
+        guard running.load(ordering: .relaxed) else { return "idle" }
+        if failing.load(ordering: .relaxed) { return "failing" }
+        return listening.load(ordering: .relaxed) ? "live" : "polling"
     }
 }
