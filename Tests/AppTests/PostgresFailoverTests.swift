@@ -73,6 +73,8 @@ struct PostgresFailoverTests {
                 && reply.json["change_feed"] as? String == "live"
         }
         #expect(ready)
+        let metrics = String(decoding: b.h.app.services.metrics.exposition(), as: UTF8.self)
+        #expect(metrics.contains("chronir_realtime_listener_reconnects_total 1"))
 
         // A group created after the failover, a socket on B subscribed to it, a change through A.
         let later = try await a.h.createGroup(token: ana.token)
@@ -135,6 +137,8 @@ struct PostgresFailoverTests {
         #expect(code == 1012)
         let newEpoch = try standby.psql("SELECT epoch FROM log_epoch").trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(newEpoch != oldEpoch)
+        let metrics = String(decoding: b.h.app.services.metrics.exposition(), as: UTF8.self)
+        #expect(metrics.contains("chronir_realtime_history_resets_total 1"))
         let lastSeq = subscriber.changes.last?.seq ?? 0
         let resumed = try await blocking {
             let feed = try RealtimeTests.Feed(port: port, token: ana.token)

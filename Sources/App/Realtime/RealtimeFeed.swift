@@ -125,6 +125,7 @@ public final class RealtimeFeed: @unchecked Sendable {
             stopped = true
             running?.stop()
             running = nil
+            health.running.store(false, ordering: .relaxed)
             for socket in sockets.values { socket.close(code: .goingAway, reason: "server shutting down") }
         }
     }
@@ -194,6 +195,7 @@ public final class RealtimeFeed: @unchecked Sendable {
                 if channel == ClusterPresenceStore.notifyChannel { presence?.received(.notified(payload: payload)) }
             case .listening(let resumed):
                 self?.health.listening.store(true, ordering: .relaxed)
+                if resumed { self?.services.metrics.realtime.listenerReconnected() }
                 if resumed { logger.info("realtime: change notifications resumed; catching up from the last seq seen") }
                 presence?.received(.listening)
             case .notListening(let reason, let retryInSeconds):
