@@ -107,11 +107,15 @@ public final class PostgresConnection: SQLConnection {
     /// - `connect_timeout`: a connect — at start-up, a reconnect, /readyz — to an address that drops
     ///   packets fails within 5 s instead of blocking a storage queue for the kernel's minutes;
     /// - `keepalives_idle` / `keepalives_interval` / `keepalives_count`: a connection whose server
-    ///   vanished without closing it (a host down, a network partition) is declared dead after about
-    ///   10 + 3 × 5 s of silence instead of the kernel default of over two hours, so a statement
-    ///   waiting on it fails and the queue moves on.
+    ///   vanished without closing it (a host down, a network partition, a failover) is probed after
+    ///   5 s of silence, so the idle LISTEN connection of the realtime feed notices a dead primary;
+    /// - `tcp_user_timeout`: data (a statement, a keepalive probe) unacknowledged for 10 s declares
+    ///   the connection dead — a write in flight to a machine that died fails with a retryable
+    ///   error within 10 s instead of the kernel's ~15 minutes of retransmissions, and a silent
+    ///   connection is found dead about 5 + 10 s after its last answer.
     public static let defaultParameters: KeyValuePairs<String, String> = [
-        "connect_timeout": "5", "keepalives_idle": "10", "keepalives_interval": "5", "keepalives_count": "3",
+        "connect_timeout": "5", "keepalives_idle": "5", "keepalives_interval": "2", "keepalives_count": "3",
+        "tcp_user_timeout": "10000",
     ]
 
     /// Connects with a libpq connection string or URI (`postgres://user@host:port/db?sslmode=…`),

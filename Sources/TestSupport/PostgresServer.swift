@@ -55,6 +55,69 @@ public final class PostgresServer: @unchecked Sendable {
         try start()
     }
 
+    /// A streaming standby of `primary` (`pg_basebackup -R -X stream`: a copy of its data directory
+    /// that replays its WAL and refuses writes until `promote()`), started on a port of its own.
+    /// The primary's default `pg_hba.conf` already trusts replication connections from 127.0.0.1.
+    public static func standby(of primary: PostgresServer) throws -> PostgresServer {
+        try PostgresServer(standbyOf: primary)
+    }
+
+    private init(standbyOf primary: PostgresServer) throws {
+        bin = primary.bin
+        let base = FileManager.default.temporaryDirectory.path
+        directory = "\(base)/chronir-pg-\(UInt64.random(in: 0...UInt64.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if getuid() == 0 {
+            _ = try Self.run("/bin/chown", ["postgres:postgres", directory])
+        }
+        port = try Self.freePort()
+        url = "postgresql://chronir@127.0.0.1:\(port)/postgres?sslmode=disable&connect_timeout=10"
+        try runAsServerUser(
+            "\(bin)/pg_basebackup",
+            ["-h", "127.0.0.1", "-p", "\(primary.port)", "-U", "chronir", "-D", "\(directory)/data", "-R", "-X", "stream", "--no-sync"])
+        try start()
+    }
+
+    /// Promotes a standby to a primary (`pg_ctl promote -w`): returns once it accepts writes.
+    public func promote() throws {
+        try runAsServerUser("\(bin)/pg_ctl", ["-D", "\(directory)/data", "-w", "-t", "60", "promote"])
+    }
+
+    /// The machine dies: SIGKILL to the postmaster and every process it started, at once — no
+    /// checkpoint, no goodbye to any client, WAL not yet streamed to a standby is lost. Returns once
+    /// the postmaster is gone. `start()` would recover from the WAL (crash recovery).
+    public func kill() throws {
+        let pidLine = readWholeFile("\(directory)/data/postmaster.pid").split(separator: "\n").first
+        guard let pidLine, let postmaster = pid_t(pidLine) else {
+            throw StartError(description: "no postmaster.pid in \(directory)/data: is the server running?")
+        }
+        // Its children (backends, walsender, checkpointer…), found before the postmaster dies.
+        var children: [pid_t] = []
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = pid_t(entry) else { continue }
+            // /proc/PID/stat: "pid (comm) state ppid …"; comm may hold spaces, so split after ')'.
+            let stat = readWholeFile("/proc/\(pid)/stat")
+            guard let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, pid_t(fields[1]) == postmaster { children.append(pid) }
+        }
+        Foundation.kill(postmaster, SIGKILL)
+        for child in children { Foundation.kill(child, SIGKILL) }
+        var waited = 0
+        // Gone, or a zombie its parent (init, which may not reap in a container) has not reaped yet.
+        func alive() -> Bool {
+            guard Foundation.kill(postmaster, 0) == 0 else { return errno != ESRCH }
+            let stat = readWholeFile("/proc/\(postmaster)/stat")
+            guard let close = stat.lastIndex(of: ")") else { return false }
+            return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
+        }
+        while alive() {
+            waited += 10
+            if waited > Self.toolTimeoutSeconds * 1_000 { throw StartError(description: "postmaster \(postmaster) survived SIGKILL") }
+            usleep(10_000)
+        }
+    }
+
     /// How `pg_ctl stop` ends the server (https://www.postgresql.org/docs/15/app-pg-ctl.html).
     public enum ShutdownMode: String, Sendable {
         /// Open transactions are rolled back and every client is told 57P01 admin_shutdown before
@@ -136,7 +199,7 @@ public final class PostgresServer: @unchecked Sendable {
             if result < 0 && errno != EINTR { throw StartError(description: "waitpid \(tool) failed: errno \(errno)") }
             waited += 10
             if waited > toolTimeoutSeconds * 1_000 {
-                kill(pid, SIGKILL)
+                Foundation.kill(pid, SIGKILL)
                 _ = waitpid(pid, &status, 0)
                 throw StartError(description: "\(tool) did not finish within \(toolTimeoutSeconds) s")
             }

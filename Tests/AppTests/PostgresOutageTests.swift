@@ -280,10 +280,15 @@ struct PostgresOutageTests {
         var postgres: PostgresDatabase { h.database as! PostgresDatabase }
 
         init(server: PostgresServer, name: String, log: CapturedLog? = nil) throws {
+            try self.init(url: server.url, name: name, log: log)
+        }
+
+        /// An instance on the database at `url` (a multi-host URL too).
+        init(url: String, name: String, log: CapturedLog? = nil) throws {
             self.name = name
             h = try AppHarness(
                 defaultTier: .premium, logger: log.map { log in Logger(label: "test") { _ in log } }, writeBudget: .unlimited,
-                databaseURL: server.url + "&application_name=\(name)")
+                databaseURL: url + "&application_name=\(name)")
         }
 
         /// Renames the group through this instance (one write, acknowledged with 200).

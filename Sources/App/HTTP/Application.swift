@@ -44,7 +44,7 @@ public final class Application: HTTPResponder {
         services.database = ClaimingDatabase(base: services.database)
         bodyAdmissions = AttachmentRoutes.admissions(services: services)
         var router = Router<Handler>()
-        HealthRoutes.register(in: &router, services: services)
+        HealthRoutes.register(in: &router, services: services, feed: realtime.health)
         ConfigRoutes.register(in: &router, services: services)
         DeepLinkRoutes.register(in: &router, services: services)
         AccountRoutes.register(in: &router, services: services)

@@ -136,6 +136,12 @@ final class InviteCodeMetrics: Sendable {
 ///   `data_version` poll noticed it.
 /// - `sessionExpired()`: a socket closed 4001 because its session's idle expiry passed
 ///   → `chronir_realtime_sessions_expired_total`.
+/// - `historyReset()`: the database no longer held the history the feed delivered (a failover that
+///   lost commits, a restore): new epoch, sockets closed to resubscribe, a fresh hub
+///   → `chronir_realtime_history_resets_total`.
+/// - `listenerReconnected()`: the commit-announcement connection (PostgreSQL `LISTEN`) was lost and
+///   is back — a database restart or a failover seen by this instance
+///   → `chronir_realtime_listener_reconnects_total`.
 final class RealtimeMetrics: Sendable {
     static let fanOutName = "chronir_realtime_fanout_latency_seconds"
     static let changeLogLagName = "chronir_realtime_changelog_lag_seconds"
@@ -149,6 +155,8 @@ final class RealtimeMetrics: Sendable {
     private let resumesReset: Counter
     private let lag: Timer
     private let sessionsExpired: Counter
+    private let historyResets: Counter
+    private let listenerReconnects: Counter
 
     init(factory: any MetricsFactory) {
         subscriptions = Meter(label: "chronir_realtime_subscriptions", factory: factory)
@@ -161,6 +169,8 @@ final class RealtimeMetrics: Sendable {
         resumesReset = Counter(label: resumes, dimensions: [("outcome", "reset")], factory: factory)
         lag = Timer(label: Self.changeLogLagName, factory: factory)
         sessionsExpired = Counter(label: "chronir_realtime_sessions_expired_total", factory: factory)
+        historyResets = Counter(label: "chronir_realtime_history_resets_total", factory: factory)
+        listenerReconnects = Counter(label: "chronir_realtime_listener_reconnects_total", factory: factory)
         subscriptions.set(0)
     }
 
@@ -185,6 +195,13 @@ final class RealtimeMetrics: Sendable {
     func fannedOut(nanoseconds: UInt64) { fanOutLatency.recordNanoseconds(Int64(clamping: nanoseconds)) }
     func changeLogLag(nanoseconds: UInt64) { lag.recordNanoseconds(Int64(clamping: nanoseconds)) }
     func sessionExpired() { sessionsExpired.increment() }
+    /// Counts a reconnect of the commit-announcement connection.
+    func listenerReconnected() { listenerReconnects.increment() }
+    /// Counts a history reset; the next hub's counters start again from zero.
+    func historyReset() {
+        historyResets.increment()
+        lastTotals.withLock { $0 = RealtimeHub.Counters() }
+    }
 }
 
 /// The notification pipeline's series, recorded by `NotificationDispatcher`:

@@ -49,16 +49,33 @@ extension RealtimeFeed {
         guard let running else { return }
         while true {
             let position = running.hub.position
+            // The remembered hash counts only for the row at the hub's position.
+            let delivered = deliveredHash?.seq == position ? deliveredHash?.hash : nil
+            let epoch = running.hub.epoch
             let batches: [ChangeFeed.Batch]
+            let divergence: String?
+            let hash: [UInt8]?
             do {
-                batches = try services.database.readSync { c in
-                    try ChangeFeed.batches(after: position, limit: Self.ingestReadRows, on: c)
+                (divergence, batches, hash) = try services.database.readSync { c in
+                    // Still the history delivered from? (A failover to a standby that lacked commits.)
+                    let anchor = try ChangeLogAnchor.read(at: position, on: c)
+                    if let divergence = anchor.divergence(position: position, delivered: delivered, epoch: epoch) {
+                        return (divergence, [], nil)
+                    }
+                    let batches = try ChangeFeed.batches(after: position, limit: Self.ingestReadRows, on: c)
+                    guard let last = batches.last?.rows.last?.seq else { return (nil, batches, anchor.hash) }
+                    return (nil, batches, try ChangeLogAnchor.read(at: last, on: c).hash)
                 }
             } catch {
                 ingestFailed(error, at: position)
                 return
             }
             ingestRecovered(at: position)
+            if let divergence {
+                historyDiverged(divergence, at: position)
+                return
+            }
+            deliveredHash = (batches.last?.rows.last?.seq ?? position, hash)
             guard !batches.isEmpty else { return }
             if !afterLocalCommit {  // another process's or instance's commits
                 let now = services.clock.nowMilliseconds()
@@ -82,10 +99,42 @@ extension RealtimeFeed {
         }
     }
 
+    /// The database no longer holds the history this feed delivered from (`ChangeLogAnchor.divergence`):
+    /// a failover to a standby that had not received every commit, or a restore under a running
+    /// instance. Seqs delivered may be missing or mean other changes now, so no resume may cross it:
+    /// the log gets a new epoch (unless another instance gave it one already), every socket is closed
+    /// 1012 Service Restart, and the next socket starts a fresh hub at the new head and epoch — a
+    /// client resuming with its old epoch gets a `reset` snapshot. A failed rotation is retried at
+    /// the next poll (the read keeps finding the divergence).
+    func historyDiverged(_ reason: String, at position: Int64) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let running else { return }
+        let known = running.hub.epoch
+        let epoch: String
+        do {
+            epoch = try services.database.writeSync { db in
+                if let known { return try LogEpoch.rotate(ifStill: known, on: db) }
+                return try LogEpoch.current(on: db)
+            }
+        } catch {
+            ingestFailed(error, at: position)
+            return
+        }
+        services.metrics.realtime.historyReset()
+        services.logger.error(
+            """
+            realtime: the database lost changes already delivered (a failover to a standby behind the primary?); new change-log \
+            epoch, every socket closed to resubscribe
+            """,
+            metadata: ["reason": "\(reason)", "after_seq": "\(position)", "old_epoch": "\(known ?? "-")", "epoch": "\(epoch)"])
+        restartHub(reason: "change history reset")
+    }
+
     /// A change-log read failed: logged once per outage (the poll retries every `pollInterval`).
     private func ingestFailed(_ error: any Error, at position: Int64) {
         guard ingestFailingSince == nil else { return }
         ingestFailingSince = services.clock.nowMilliseconds()
+        health.failing.store(true, ordering: .relaxed)
         services.logger.error(
             "realtime: reading the change log failed; changes are held until it can be read again",
             metadata: ["after_seq": "\(position)", "error": "\(error)"])
@@ -95,6 +144,7 @@ extension RealtimeFeed {
     private func ingestRecovered(at position: Int64) {
         guard let since = ingestFailingSince else { return }
         ingestFailingSince = nil
+        health.failing.store(false, ordering: .relaxed)
         services.logger.notice(
             "realtime: reading the change log works again",
             metadata: ["after_seq": "\(position)", "failed_for_ms": "\(services.clock.nowMilliseconds() - since)"])

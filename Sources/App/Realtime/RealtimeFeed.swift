@@ -45,6 +45,11 @@ public final class RealtimeFeed: @unchecked Sendable {
     let localCommitAt = Atomic<UInt64>(0)
     /// Since when reading the change log fails (wall ms), while it does: logged once per outage.
     var ingestFailingSince: Int64?
+    /// What `/readyz` reports of the feed (any thread).
+    let health = FeedHealth()
+    /// The chain hash of the change-log row at `seq`, the last one read into the hub (nil hash:
+    /// unchained or compacted): the next read checks the database still holds that row.
+    var deliveredHash: (seq: Int64, hash: [UInt8]?)?
     /// The hub's counters and subscription count last handed to the metrics.
     private var recorded: (counters: RealtimeHub.Counters, subscriptions: Int)?
     /// Compresses every broadcast once (queue only); no context takeover, so any connection that
@@ -120,8 +125,21 @@ public final class RealtimeFeed: @unchecked Sendable {
             stopped = true
             running?.stop()
             running = nil
+            health.running.store(false, ordering: .relaxed)
             for socket in sockets.values { socket.close(code: .goingAway, reason: "server shutting down") }
         }
+    }
+
+    /// Ends the running hub without stopping the feed (queue only): every socket is closed 1012
+    /// Service Restart with `reason`, the watcher, timers and presence stop, and the next socket
+    /// starts a fresh hub at the log's head and epoch of that moment.
+    func restartHub(reason: String) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        running?.stop()
+        running = nil
+        health.running.store(false, ordering: .relaxed)
+        deliveredHash = nil
+        for socket in sockets.values { socket.close(code: .serviceRestart, reason: reason) }
     }
 
     /// Starts the hub and its timers on first use (queue only). Nil after `stop`.
@@ -142,6 +160,7 @@ public final class RealtimeFeed: @unchecked Sendable {
         }
         let running = Running(hub: hub, watcher: try makeWatcher(presence: cluster), cluster: cluster)
         self.running = running
+        health.running.store(true, ordering: .relaxed)
         let poll = DispatchSource.makeTimerSource(queue: queue)
         poll.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval)
         poll.setEventHandler { [weak self] in self?.poll() }
@@ -175,9 +194,12 @@ public final class RealtimeFeed: @unchecked Sendable {
             case .notified(let channel, let payload):
                 if channel == ClusterPresenceStore.notifyChannel { presence?.received(.notified(payload: payload)) }
             case .listening(let resumed):
+                self?.health.listening.store(true, ordering: .relaxed)
+                if resumed { self?.services.metrics.realtime.listenerReconnected() }
                 if resumed { logger.info("realtime: change notifications resumed; catching up from the last seq seen") }
                 presence?.received(.listening)
             case .notListening(let reason, let retryInSeconds):
+                self?.health.listening.store(false, ordering: .relaxed)
                 logger.warning(
                     "realtime: change notifications unavailable; reading the change log on every poll until reconnected",
                     metadata: ["error": "\(reason)", "retry_in_s": "\(retryInSeconds)"])
@@ -523,5 +545,24 @@ final class FanOutCompletion: Sendable {
             metrics.fannedOut(nanoseconds: now &- min(now, committedAt))
         }
         return all
+    }
+}
+
+/// The realtime feed's state as `/readyz` reports it, kept in atomics by the feed and its watcher.
+final class FeedHealth: Sendable {
+    /// Whether the hub runs (it starts with the first socket).
+    let running = Atomic<Bool>(false)
+    /// Whether commit announcements flow (PostgreSQL's LISTEN is connected; SQLite always polls).
+    let listening = Atomic<Bool>(true)
+    /// Whether the last change-log read failed.
+    let failing = Atomic<Bool>(false)
+
+    /// `idle` (no socket yet: nothing to deliver), `failing` (the change log cannot be read; changes
+    /// are held and delivered once it can), `polling` (announcements are down: the log is read every
+    /// poll, changes arrive within a poll interval) or `live`.
+    var state: String {
+        guard running.load(ordering: .relaxed) else { return "idle" }
+        if failing.load(ordering: .relaxed) { return "failing" }
+        return listening.load(ordering: .relaxed) ? "live" : "polling"
     }
 }
