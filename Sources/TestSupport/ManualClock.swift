@@ -84,7 +84,9 @@ extension ManualClock: MonotonicClock {
         on queue: DispatchQueue, after delay: UInt64, repeating interval: UInt64?, leeway: UInt64,
         _ work: @escaping @Sendable () -> Void
     ) -> Scheduled {
-        let timer = ManualTimer()
+        // A cancelled timer leaves the clock at once: its work (which may hold what holds this clock,
+        // such as a server's shutdown grace timer) is released with it, not kept until a later move.
+        let timer = ManualTimer { [weak self] timer in self?.timers.withLock { $0.removeAll { $0.timer === timer } } }
         let deadline = nowNanoseconds() &+ delay
         timers.withLock { $0.append(Entry(timer: timer, deadline: deadline, interval: interval, queue: queue, work: work)) }
         return Scheduled(timer)
@@ -92,9 +94,17 @@ extension ManualClock: MonotonicClock {
 }
 
 /// A `ManualClock` timer's handle: armed, then cancelled or (one-shot) fired.
-private final class ManualTimer: CancellableTimer {
+private final class ManualTimer: CancellableTimer, Sendable {
     private let done = Atomic<Bool>(false)
-    func cancel() { done.store(true, ordering: .sequentiallyConsistent) }
+    /// Removes this timer from its clock (called once, by the first `cancel`).
+    private let remove: @Sendable (ManualTimer) -> Void
+
+    init(remove: @escaping @Sendable (ManualTimer) -> Void) { self.remove = remove }
+
+    func cancel() {
+        guard done.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged else { return }
+        remove(self)
+    }
     var isCancelled: Bool { done.load(ordering: .sequentiallyConsistent) }
     /// Marks a one-shot timer fired; false when it was cancelled first.
     func fire() -> Bool { done.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged }

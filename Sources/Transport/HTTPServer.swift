@@ -97,7 +97,7 @@ public final class HTTPServer: Sendable {
                 }
             }
             let grace = configuration.shutdownGracePeriod
-            _ = configuration.clock.scheduleTimer(
+            let forceClose = configuration.clock.scheduleTimer(
                 on: listenerQueue, after: UInt64(grace.clampedNanoseconds), repeating: nil, leeway: 1_000_000
             ) { [self] in
                 for loop in group.loops {
@@ -108,6 +108,9 @@ public final class HTTPServer: Sendable {
                     }
                 }
             }
+            // Once every connection is closed nothing is left to force: the timer (which holds this
+            // server) goes then, not when the grace period ends.
+            _ = books.beginShutdown { forceClose.cancel() }
             books.completeIfIdle()
         }
     }
