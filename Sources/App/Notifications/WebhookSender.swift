@@ -69,10 +69,11 @@ public struct WebhookSender: RequestSender {
         guard case .webhook(let recipients) = delivery.target else {
             return .settled(.rejected(reason: "not a webhook delivery"))
         }
+        let words = NotificationText.words(delivery.content)
         let body = Self.body(
             Body(
-                key: delivery.key, type: delivery.type.rawValue, title: NotificationText.words(delivery.content).title,
-                body: NotificationText.body(delivery.content), data: delivery.content.data, recipients: recipients,
+                key: delivery.key, type: delivery.type.rawValue, title: words.title,
+                body: words.body, data: delivery.content.data, recipients: recipients,
                 expiresAt: Timestamp(milliseconds: delivery.expiresAt)))
         let timestamp = now / 1000
         return .request(
