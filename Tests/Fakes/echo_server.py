@@ -13,6 +13,8 @@ Endpoints (query parameters in brackets):
                              client_port (the peer's port: one per connection)
   /status/<code>[retry_after] that status, with Retry-After when given, JSON body {"status": code}
   /slow[seconds]             waits, then answers 200 "slow"
+  /hold[name]                waits until /release with the same name is asked, then answers 200 "held"
+  /release[name]             lets every /hold of that name (now or later) answer; 200 "released"
   /bytes[n, stream]          n bytes of "x"; with stream=1 sent in 4 KiB pieces without Content-Length
 """
 
@@ -33,6 +35,10 @@ async def respond(send, status, body, headers=(), content_length=True):
         fields.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": fields})
     await send({"type": "http.response.body", "body": body})
+
+
+# /hold's gates by name: a test holds a request open for as long as it needs, with no timing.
+gates = {}
 
 
 async def app(scope, receive, send):
@@ -59,6 +65,12 @@ async def app(scope, receive, send):
     elif path == "/slow":
         await asyncio.sleep(float(query.get("seconds", "1")))
         await respond(send, 200, b"slow")
+    elif path == "/hold":
+        await gates.setdefault(query.get("name", ""), asyncio.Event()).wait()
+        await respond(send, 200, b"held")
+    elif path == "/release":
+        gates.setdefault(query.get("name", ""), asyncio.Event()).set()
+        await respond(send, 200, b"released")
     elif path == "/bytes":
         count = int(query.get("n", "0"))
         if query.get("stream") == "1":

@@ -73,10 +73,13 @@ struct OutboundBatchTests {
         let client = server.client()
         defer { client.close() }
         let batch = client.batch(width: 4)
-        batch.add([OutboundRequest(url: server.https("/slow?seconds=2"))])
+        // The first slice is held by the server until the test releases it: it is seen running
+        // before the next slice is added however slowly this machine polls.
+        batch.add([OutboundRequest(url: server.https("/hold?name=first"))])
         #expect(await eventually { client.load.running == 1 })
         batch.add([])
         batch.add((1..<3).map { OutboundRequest(method: .post, url: server.https("/echo"), body: Array("\($0)".utf8)) })
+        #expect(try await client.send(OutboundRequest(url: server.https("/release?name=first"))).status == 200)
         let results = await batch.results(adding: [OutboundRequest(method: .post, url: server.https("/echo"), body: Array("3".utf8))])
         #expect(results.count == 4)
         #expect(try results[0].get().status == 200)
