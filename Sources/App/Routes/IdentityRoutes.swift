@@ -112,6 +112,14 @@ enum IdentityRoutes {
             throw APIError(.idTokenInvalid, "the ID token was refused (signature, issuer, audience, expiry or nonce)")
         }
 
+        // With an anonymous account's session this is its upgrade (docs/apps.md#anonymous-start); any
+        // other credentials, or none that resolve, leave it a plain sign-in.
+        let anonymousID: String?
+        if request.bearerToken != nil, let principal = try? await services.authenticate(request), principal.user.anonymous {
+            anonymousID = principal.user.id
+        } else {
+            anonymousID = nil
+        }
         let now = services.clock.nowMilliseconds()
         let nonceHash = IdentityStore.nonceHash(provider: provider, nonce: body.nonce)
         let nonceExpiry = (identity.expiresAt + IDTokenVerifier.defaultClockSkewSeconds) * 1000
@@ -127,7 +135,9 @@ enum IdentityRoutes {
             }
             let user: User
             var created = false
-            if let linked = try IdentityStore.userID(provider: provider, subject: subject, on: db) {
+            if let anonymousID {
+                user = try upgrade(anonymousID, with: identity, provider: provider, newAccount: newAccount, services, at: now, on: db)
+            } else if let linked = try IdentityStore.userID(provider: provider, subject: subject, on: db) {
                 guard let found = try AccountStore.user(id: linked, on: db) else { throw StoreError.corruptRow(table: "identities") }
                 user = found
             } else {
@@ -167,6 +177,32 @@ enum IdentityRoutes {
             created ? "account registered" : "signed in",
             metadata: ["user_id": "\(user.id)", "provider": "\(provider.rawValue)", "request_id": "\(request.requestID)"])
         return session.response(user: user, status: created ? .created : .ok, secureCookie: SessionCookie.secure(services.config))
+    }
+
+    /// Upgrades anonymous account `userID` in place with a verified identity: the same id keeps its
+    /// memberships, alarms, completions, devices and settings; the token's email (verified when the
+    /// provider says so, else a verification link is queued), no password, `migrated_at` now, the
+    /// identity linked. When the identity is linked to an account, or its email has one, nothing
+    /// changes: 409 ACCOUNT_EXISTS (CA075), the app signs in to that account instead.
+    static func upgrade(
+        _ userID: String, with identity: VerifiedIdentity, provider: SignInProvider,
+        newAccount: Result<NewAccount, DomainError>, _ services: Services, at now: Int64, on db: any SQLConnection
+    ) throws -> User {
+        let exists = APIError(
+            .accountExists,
+            "this \(provider.rawValue) account already signs in to an account of this server: sign in to it without the "
+                + "anonymous session (its data stays where it is)")
+        if try IdentityStore.userID(provider: provider, subject: identity.subject, on: db) != nil { throw exists }
+        let fields = try newAccount.get()
+        if try AccountStore.user(email: fields.email, on: db) != nil { throw exists }
+        let user = try AccountStore.upgrade(
+            userID: userID, email: fields.email, passwordHash: "", displayName: nil,
+            emailVerifiedAt: fields.emailVerified ? now : nil, at: now, on: db)
+        if !fields.emailVerified {
+            _ = try services.queueVerification(userID: userID, email: fields.email, change: false, at: now, on: db)
+        }
+        try IdentityStore.link(provider: provider, subject: identity.subject, userID: userID, email: identity.email, at: now, on: db)
+        return user
     }
 
     /// The email and name a new identity's account gets: the token's email (canonical, as
