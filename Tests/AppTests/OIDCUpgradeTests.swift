@@ -52,7 +52,9 @@ struct OIDCUpgradeTests {
         let newToken = try #require(reply.json["token"] as? String)
 
         for session in [token, newToken] {
-            #expect(try await h.expect(200, .get, "/v1/me/alarms/\(PersonalAlarmTests.alarmA)", token: session).json["title"] as? String == "Rent")
+            #expect(
+                try await h.expect(200, .get, "/v1/me/alarms/\(PersonalAlarmTests.alarmA)", token: session).json["title"] as? String
+                    == "Rent")
             #expect(try await h.expect(200, .get, "/v1/groups", token: session).text.contains(groupID))
             #expect(try await h.expect(200, .get, "/v1/me/settings", token: session).json["default_snooze_minutes"] as? Int == 15)
         }
