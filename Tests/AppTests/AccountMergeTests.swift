@@ -110,4 +110,41 @@ struct AccountMergeTests {
         #expect((identities["identities"] as? [[String: Any]])?.map { $0["provider"] as? String } == ["google"])
         #expect(try f.count("SELECT COUNT(*) AS n FROM users WHERE anonymous_ms IS NOT NULL AND deleted_ms IS NULL") == 0)
     }
+
+    @Test("one transaction: a merge refused part-way (the existing account's alarm limit) leaves both accounts as they were")
+    func atomic() async throws {
+        let h = try AppHarness(defaultTier: .plus)
+        h.clock.set(Timestamp.parse("2026-02-06T09:00:00.000Z")!)
+        let ana = try await h.register("ana@example.com")
+        let (anon, anonID) = try await start(h)
+        try await h.expect(200, .patch, "/v1/me/settings", json: #"{"default_snooze_minutes":15}"#, token: anon)
+        try await device(h, "phone", byte: "ab", token: anon)
+        try await h.expect(201, .put, "/v1/me/alarms/\(PersonalAlarmTests.alarmA)", json: PersonalAlarmTests.body("Rent"), token: anon)
+        try await h.expect(201, .put, "/v1/me/alarms/\(Self.alarmB)", json: PersonalAlarmTests.body("Gym"), token: anon)
+        // The existing account one alarm short of its limit: the anonymous account's second does not fit.
+        let now = h.clock.nowMilliseconds()
+        let anaID = ana.id
+        let timing = AlarmTiming(
+            schedule: Schedule(.customDays(intervalDays: 1), startDate: try #require(LocalDate(year: 2026, month: 2, day: 1))),
+            timesOfDay: [try #require(TimeOfDay(hour: 10, minute: 0))], timezone: "UTC")
+        let edit = PersonalAlarmStore.Edit(
+            settings: AlarmSettings(title: "Filler", timing: timing), isEnabled: true, vibrationEnabled: true, sortOrder: 0,
+            editedAt: Timestamp(milliseconds: now))
+        try await h.database.write { db in
+            for _ in 0..<(PersonalAlarmRules.maxAlarmsPerUser - 1) {
+                _ = try PersonalAlarmStore.put(
+                    userID: anaID, alarmID: UUID().uuidString.lowercased(), edit: edit, expectedVersion: nil, at: now, on: db)
+            }
+        }
+        let refused = await h.send(
+            .post, "/v1/me/upgrade", json: #"{"email":"ana@example.com","password":"correct horse","merge":true}"#, token: anon)
+        #expect(refused.status == 403 && refused.errorCode == "CA001", "\(refused.text)")
+        #expect(try await h.expect(200, .get, "/v1/me", token: anon).json["id"] as? String == anonID)
+        #expect(try await h.expect(200, .get, "/v1/me/settings", token: anon).json["default_snooze_minutes"] as? Int == 15)
+        #expect(try h.database.readSync { db in try DeviceStore.devices(userID: anonID, on: db) }.count == 1)
+        #expect(try h.database.readSync { db in try DeviceStore.devices(userID: anaID, on: db) }.isEmpty)
+        let anaAlarms = try h.database.readSync { db in try PersonalAlarmStore.live(userID: anaID, on: db) }
+        #expect(anaAlarms.count == PersonalAlarmRules.maxAlarmsPerUser - 1 && !anaAlarms.contains { $0.settings.title == "Rent" })
+        #expect(try h.database.readSync { db in try PersonalAlarmStore.live(userID: anonID, on: db) }.count == 2)
+    }
 }
