@@ -46,6 +46,7 @@ struct AccountMergeTests {
         try await device(h, "phone", byte: "ab", token: anon)
         #expect(await h.join(try await h.inviteCode(household, token: owner.token), token: anon).status == 200)
         #expect(await h.join(try await h.inviteCode(both, token: owner.token), token: anon).status == 200)
+        let mine = try await h.createGroup(token: anon, name: "Mine")
 
         // Without merge: 409 EMAIL_TAKEN offering it; a wrong password: 401 and nothing changes.
         let taken = await h.send(.post, "/v1/me/upgrade", json: #"{"email":"ana@example.com","password":"whatever1"}"#, token: anon)
@@ -75,6 +76,10 @@ struct AccountMergeTests {
         #expect(detail.object("group")?["member_count"] as? Int == 2, "already a member: one seat, the anonymous one's freed")
         let joined = try await h.expect(200, .get, "/v1/groups/\(household)", token: owner.token)
         #expect(joined.object("group")?["member_count"] as? Int == 2)
+        // The group the anonymous account owned is the existing account's now, with one member.
+        let owned = try await h.expect(200, .get, "/v1/groups/\(mine)", token: token)
+        #expect(owned.object("group")?["owner_id"] as? String == ana.id, "\(owned.text)")
+        #expect(owned.object("group")?["member_count"] as? Int == 1)
     }
 
     @Test("by Apple/Google: merge: true with the identity's token merges into its account, or into the verified email's and links it")

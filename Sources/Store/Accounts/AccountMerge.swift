@@ -29,9 +29,10 @@ public enum AccountMerge {
     /// - **settings**: the anonymous account's when they were changed later than the target's;
     /// - **push devices**: moved (a device id both have is the same phone: the anonymous row replaces
     ///   the target's), then the target keeps its `DeviceRules.maxDevicesPerUser` most recent;
-    /// - **memberships**: each group the anonymous account is an active member of admits the target
-    ///   as a member (event `member_joined`) unless it is one already; the anonymous account's own
-    ///   membership ends as the deletion ends it (an owned group passes on, see `deleteAccount`).
+    /// - **memberships**: each live, unfrozen group the anonymous account is an active member of admits
+    ///   the target as a member (event `member_joined`) unless it is one already; a group it owns is
+    ///   then transferred to the target (`GroupStore.transfer`) before the deletion ends the anonymous
+    ///   membership (a full group it owns refuses the merge: `groupMemberLimit`).
     /// Not moved: completions (shared ones stay in their group's history under "Deleted User", as for
     /// a deleted account; personal ones are deleted with the anonymous account's alarms), sessions,
     /// uploads. Throws `notFound("user")` when either account is missing, `permissionDenied` when the
@@ -86,18 +87,35 @@ public enum AccountMerge {
             try db.run("DELETE FROM devices WHERE user_id = ?1 AND device_id = ?2", [.text(targetID), row["device_id"]])
         }
 
-        let groupIDs = try db.query(
-            "SELECT group_id FROM group_members WHERE user_id = ?1 AND status = 'active' ORDER BY group_id", [.text(anonymousID)]
-        ).compactMap { $0.string("group_id") }
+        let memberships = try db.query(
+            "SELECT group_id, role FROM group_members WHERE user_id = ?1 AND status = 'active' ORDER BY group_id",
+            [.text(anonymousID)])
+        // A group the anonymous account owns passes to the existing account (joined first if need be),
+        // so the deletion below does not hand it to another member or delete it.
+        var handled: Set<String> = []
+        for row in memberships where row.string("role") == GroupRole.owner.rawValue {
+            guard let groupID = row.string("group_id"), let joined = try join(target, groupID, at: now, on: db) else { continue }
+            if joined { outcome.groups += 1 }
+            handled.insert(groupID)
+            _ = try GroupStore.transfer(groupID: groupID, actorID: anonymousID, targetID: targetID, at: now, on: db)
+        }
         try GroupStore.deleteAccount(userID: anonymousID, at: now, on: db, actor: .user(targetID), reason: "merged")
-        for groupID in groupIDs {
-            guard var group = try GroupStore.group(id: groupID, on: db), group.frozenAt == nil else { continue }
-            let previous = try GroupStore.member(groupID: groupID, userID: targetID, on: db)
-            if previous?.status == .active { continue }
-            let (_, changes) = try GroupStore.admit(target, to: &group, role: .member, previous: previous, at: now, on: db)
-            try ChangeLog.append(changes, event: .memberJoined, actor: .user(targetID), at: now, on: db)
-            outcome.groups += 1
+        for row in memberships {
+            guard let groupID = row.string("group_id"), !handled.contains(groupID) else { continue }
+            if try join(target, groupID, at: now, on: db) == true { outcome.groups += 1 }
         }
         return outcome
+    }
+
+    /// Admits `user` to live, unfrozen group `groupID` as a member (event `member_joined`) unless it is
+    /// an active member already. Returns true when it joined, false when it already was a member, nil
+    /// when the group is gone or frozen. The member limit applies (`groupMemberLimit`).
+    private static func join(_ user: User, _ groupID: String, at now: Int64, on db: any SQLConnection) throws -> Bool? {
+        guard var group = try GroupStore.group(id: groupID, on: db), group.frozenAt == nil else { return nil }
+        let previous = try GroupStore.member(groupID: groupID, userID: user.id, on: db)
+        if previous?.status == .active { return false }
+        let (_, changes) = try GroupStore.admit(user, to: &group, role: .member, previous: previous, at: now, on: db)
+        try ChangeLog.append(changes, event: .memberJoined, actor: .user(user.id), at: now, on: db)
+        return true
     }
 }
