@@ -56,8 +56,11 @@ struct AccountMergeTests {
         #expect(wrong.status == 401 && wrong.errorCode == "CA021")
         #expect(try await h.expect(200, .get, "/v1/me", token: anon).json["anonymous"] as? Bool == true)
 
-        let merged = try await h.expect(
-            200, .post, "/v1/me/upgrade", json: #"{"email":"Ana@example.com","password":"correct horse","merge":true}"#, token: anon)
+        // As a phone's offline queue sends it: with an Idempotency-Key.
+        let merged = await h.send(
+            .post, "/v1/me/upgrade", json: #"{"email":"Ana@example.com","password":"correct horse","merge":true}"#, token: anon,
+            headers: [("Idempotency-Key", "merge-1")])
+        #expect(merged.status == 200, "\(merged.text)")
         #expect((merged.json["user"] as? [String: Any])?["id"] as? String == ana.id)
         let token = try #require(merged.json["token"] as? String)
         #expect(await h.send(.get, "/v1/me", token: anon).status == 401, "the anonymous account and its sessions are gone")
