@@ -135,6 +135,9 @@ public struct ErrorCode: Hashable, Sendable {
     public static let productUnknown = ErrorCode(code: "CA073", name: "PRODUCT_UNKNOWN", status: .unprocessableContent)
     /// The store is not configured on this server (`--appstore-bundle-id`).
     public static let storeNotConfigured = ErrorCode(code: "CA074", name: "STORE_NOT_CONFIGURED", status: .notFound)
+    /// Upgrading an anonymous account with Sign in with Apple/Google whose identity or email already
+    /// has an account (docs/apps.md#anonymous-start).
+    public static let accountExists = ErrorCode(code: "CA075", name: "ACCOUNT_EXISTS", status: .conflict)
 
     /// Every code the server can send, in number order (the docs/api.md#errors table, tests).
     public static let all: [ErrorCode] = [
@@ -149,6 +152,6 @@ public struct ErrorCode: Hashable, Sendable {
         .lastSignInMethod, .passwordNotSet, .attachmentTypeUnsupported, .attachmentCorrupt, .attachmentPolyglot,
         .imageTooLarge, .attachmentLimitReached, .attachmentQuotaExceeded, .idempotencyKeyReused, .idempotencyKeyInUse,
         .appUpdateRequired, .alarmNotDone, .purchaseInvalid, .purchaseOwnedElsewhere, .purchaseAccountMismatch, .productUnknown,
-        .storeNotConfigured,
+        .storeNotConfigured, .accountExists,
     ]
 }

@@ -18,6 +18,14 @@ enum NotificationText {
     /// The body alone (webhooks and tests read it).
     static func body(_ content: NotificationContent) -> String { words(content).body }
 
+    /// A pre-alarm's lead in its largest whole unit: "3 d", "5 h", "90 min".
+    static func lead(_ minutes: String?) -> String {
+        guard let minutes, let n = Int(minutes), n > 0 else { return "\(minutes ?? "?") min" }
+        if n % 1440 == 0 { return "\(n / 1440) d" }
+        if n % 60 == 0 { return "\(n / 60) h" }
+        return "\(n) min"
+    }
+
     /// English: a title when the message words its own, and the body. An unknown key (a row queued
     /// by a newer server) shows its facts rather than nothing.
     static func english(_ message: NotificationMessage) -> (title: String?, body: String) {
@@ -31,7 +39,7 @@ enum NotificationText {
         case .alarmChanged: return (nil, "Shared alarm changed in \(group)")
         case .alarmDeleted: return (nil, "Shared alarm deleted in \(group)")
         case .alarmDue: return (nil, "Due now · \(group)")
-        case .alarmSoon: return (nil, "In \(a["minutes"] ?? "?") min · \(group)")
+        case .alarmSoon: return (nil, "In \(lead(a["minutes"])) · \(group)")
         case .alarmMissed: return (nil, "Missed · \(group)")
         case .memberJoined: return (nil, "\(a["member"] ?? "Someone") joined")
         case .invited: return (nil, "\(a["inviter"] ?? "Someone") invited you")

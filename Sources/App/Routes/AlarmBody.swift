@@ -21,7 +21,9 @@ struct AlarmBody: StrictBody {
     var persistenceLevel: PersistenceLevel?
     var soundID: String??
     var preAlarmEnabled: Bool?
+    /// The legacy single offset; with `preAlarmOffsets` too it must be their smallest.
     var preAlarmOffset: Int?
+    var preAlarmOffsets: [Int]?
     var snoozeEnabled: Bool?
     var snoozeOptions: [Int]?
     var dismissMethod: DismissMethod?
@@ -90,6 +92,7 @@ struct AlarmBody: StrictBody {
         soundID = try StrictKeys.nullable(f, .soundID)
         preAlarmEnabled = try f.decodeIfPresent(Bool.self, forKey: .preAlarmEnabled)
         preAlarmOffset = try f.decodeIfPresent(Int.self, forKey: .preAlarmOffset)
+        preAlarmOffsets = try f.decodeIfPresent([Int].self, forKey: .preAlarmOffsets)
         snoozeEnabled = try f.decodeIfPresent(Bool.self, forKey: .snoozeEnabled)
         snoozeOptions = try f.decodeIfPresent([Int].self, forKey: .snoozeOptions)
         dismissMethod = try f.decodeIfPresent(DismissMethod.self, forKey: .dismissMethod)
@@ -164,7 +167,16 @@ struct AlarmBody: StrictBody {
         if let persistenceLevel { s.persistenceLevel = persistenceLevel }
         if let soundID { s.soundID = soundID }
         if let preAlarmEnabled { s.preAlarmEnabled = preAlarmEnabled }
-        if let preAlarmOffset { s.preAlarmOffset = preAlarmOffset }
+        if let preAlarmOffsets {
+            // A client that read a document echoes both keys: they must agree.
+            if let preAlarmOffset, preAlarmOffset != preAlarmOffsets.min() {
+                throw .invalidField(
+                    field: "pre_alarm_offset", message: "pre_alarm_offset, when sent with pre_alarm_offsets, must be their smallest")
+            }
+            s.preAlarmOffsets = preAlarmOffsets
+        } else if let preAlarmOffset {
+            s.preAlarmOffset = preAlarmOffset
+        }
         if let snoozeEnabled { s.snoozeEnabled = snoozeEnabled }
         if let snoozeOptions { s.snoozeOptions = snoozeOptions }
         if let dismissMethod { s.dismissMethod = dismissMethod }

@@ -25,8 +25,10 @@ enum AnonymousRoutes {
         var email: String
         var password: String
         var displayName: String?
+        /// `true`: the address has an account and `password` is that account's — merge into it.
+        var merge: Bool?
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case email, password
+            case email, password, merge
             case displayName = "display_name"
         }
     }
@@ -66,25 +68,64 @@ enum AnonymousRoutes {
 
     /// 200 the user document (`anonymous: false`, `migrated_at` set, same `id`); the session stays
     /// valid. 403 CA007 for an account that is not anonymous; 409 CA022 EMAIL_TAKEN when the address
-    /// has an account (nothing changes: docs/apps.md#anonymous-start says what the app does then). With
+    /// has an account and `merge` is not `true` (nothing changes: docs/apps.md#anonymous-start); with
+    /// `merge: true` the merge into that account (`merge(_:email:password:_:_:)`). With
     /// mail configured a verification link goes to the address, as after a registration.
     static func upgrade(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let principal = try await services.authenticate(request)
         guard principal.user.anonymous else { throw DomainError.permissionDenied("the account is not anonymous") }
         let body = try JSONBody.decode(UpgradeBody.self, from: request)
         let email = try AccountRules.normalizeEmail(body.email)
+        if body.merge == true, try await services.database.read({ db in try AccountStore.user(email: email, on: db) }) != nil {
+            return try await merge(principal.user.id, email: email, password: body.password, request, services)
+        }
         try AccountRules.validatePassword(body.password)
         let displayName = try body.displayName.map { name throws(DomainError) in try AccountRules.normalizeDisplayName(name) }
         let (scrypt, password) = (services.scrypt, body.password)
         let hash = try await services.hashing.run { PasswordHash.make(password: password, parameters: scrypt) }
         let userID = principal.user.id
         let user = try await services.database.write { [now = services.clock.nowMilliseconds()] db in
-            let user = try AccountStore.upgrade(
-                userID: userID, email: email, passwordHash: hash, displayName: displayName, at: now, on: db)
+            let user: User
+            do {
+                user = try AccountStore.upgrade(
+                    userID: userID, email: email, passwordHash: hash, displayName: displayName, at: now, on: db)
+            } catch DomainError.emailTaken {
+                throw APIError(
+                    .emailTaken, "this email already has an account: send merge: true with that account's password to merge into it",
+                    field: "email")
+            }
             _ = try services.queueVerification(userID: userID, email: email, change: false, at: now, on: db)
             return user
         }
         services.logger.info("anonymous account upgraded", metadata: ["user_id": "\(userID)", "request_id": "\(request.requestID)"])
         return JSONBody.response(user)
+    }
+
+    /// `POST /v1/me/upgrade {email, password, merge: true}` when `email` has an account: `password`
+    /// is checked as a login is (the same throttle; wrong, or a suspended account → 401 CA019), then
+    /// one transaction merges the anonymous account into that one (`AccountMerge.merge`: alarms,
+    /// settings, devices, memberships; the anonymous account deleted) and opens a session of it →
+    /// 200 `{user, token, expires_at}` as a login.
+    static func merge(
+        _ anonymousID: String, email: String, password: String, _ request: Request, _ services: Services
+    ) async throws -> HTTPResponse {
+        let attempt = try await PasswordAttempt.verify(
+            password: password, email: email, clientIP: request.context.remoteAddress, services: services)
+        guard let attempt, attempt.user.status == .active else { throw DomainError.invalidCredentials }
+        let now = services.clock.nowMilliseconds()
+        let session = SessionOpening(for: request, at: now)
+        let targetID = attempt.user.id
+        let user = try await services.database.write { db -> User in
+            _ = try AccountMerge.merge(anonymous: anonymousID, into: targetID, at: now, on: db)
+            try session.store(userID: targetID, on: db)
+            try attempt.succeeded(on: db)
+            guard var user = try AccountStore.user(id: targetID, on: db) else { throw DomainError.notFound("user") }
+            user.lastSeenAt = Timestamp(milliseconds: now)
+            return user
+        }
+        services.logger.info(
+            "anonymous account merged",
+            metadata: ["user_id": "\(targetID)", "anonymous_id": "\(anonymousID)", "request_id": "\(request.requestID)"])
+        return session.response(user: user, secureCookie: SessionCookie.secure(services.config))
     }
 }

@@ -26,8 +26,10 @@ enum IdentityRoutes {
         var idToken: String
         /// The raw nonce the client generated (Apple's token carries its SHA-256 hex; Google's the nonce itself).
         var nonce: String
+        /// With an anonymous session: `true` merges it into the account the identity already has.
+        var merge: Bool?
         enum CodingKeys: String, CodingKey {
-            case provider, nonce
+            case provider, nonce, merge
             case idToken = "id_token"
         }
     }
@@ -112,6 +114,14 @@ enum IdentityRoutes {
             throw APIError(.idTokenInvalid, "the ID token was refused (signature, issuer, audience, expiry or nonce)")
         }
 
+        // With an anonymous account's session this is its upgrade (docs/apps.md#anonymous-start); any
+        // other credentials, or none that resolve, leave it a plain sign-in.
+        let anonymousID: String?
+        if request.bearerToken != nil, let principal = try? await services.authenticate(request), principal.user.anonymous {
+            anonymousID = principal.user.id
+        } else {
+            anonymousID = nil
+        }
         let now = services.clock.nowMilliseconds()
         let nonceHash = IdentityStore.nonceHash(provider: provider, nonce: body.nonce)
         let nonceExpiry = (identity.expiresAt + IDTokenVerifier.defaultClockSkewSeconds) * 1000
@@ -127,7 +137,11 @@ enum IdentityRoutes {
             }
             let user: User
             var created = false
-            if let linked = try IdentityStore.userID(provider: provider, subject: subject, on: db) {
+            if let anonymousID {
+                user = try upgrade(
+                    anonymousID, with: identity, provider: provider, newAccount: newAccount, merge: body.merge == true, services,
+                    at: now, on: db)
+            } else if let linked = try IdentityStore.userID(provider: provider, subject: subject, on: db) {
                 guard let found = try AccountStore.user(id: linked, on: db) else { throw StoreError.corruptRow(table: "identities") }
                 user = found
             } else {
@@ -167,6 +181,55 @@ enum IdentityRoutes {
             created ? "account registered" : "signed in",
             metadata: ["user_id": "\(user.id)", "provider": "\(provider.rawValue)", "request_id": "\(request.requestID)"])
         return session.response(user: user, status: created ? .created : .ok, secureCookie: SessionCookie.secure(services.config))
+    }
+
+    /// Upgrades anonymous account `userID` in place with a verified identity: the same id keeps its
+    /// memberships, alarms, completions, devices and settings; the token's email (verified when the
+    /// provider says so, else a verification link is queued), no password, `migrated_at` now, the
+    /// identity linked. When the identity is linked to an account, or its email has one: without
+    /// `merge`, 409 ACCOUNT_EXISTS (CA075) and nothing changes; with it, the anonymous account is
+    /// merged into that account (`AccountMerge.merge`) — an account found by email only when both
+    /// addresses are verified, as for linking (else 409 CA057), and the identity is linked to it —
+    /// and that account is returned (the caller opens its session).
+    static func upgrade(
+        _ userID: String, with identity: VerifiedIdentity, provider: SignInProvider,
+        newAccount: Result<NewAccount, DomainError>, merge: Bool, _ services: Services, at now: Int64, on db: any SQLConnection
+    ) throws -> User {
+        let exists = APIError(
+            .accountExists,
+            "this \(provider.rawValue) account already has an account on this server: send merge: true to move this "
+                + "anonymous account's data into it, or sign in to it without the anonymous session")
+        var target: (id: String, link: Bool)?
+        if let linked = try IdentityStore.userID(provider: provider, subject: identity.subject, on: db) {
+            target = (linked, false)
+        }
+        let fields = try newAccount.get()
+        if target == nil, let existing = try AccountStore.user(email: fields.email, on: db) {
+            guard merge else { throw exists }
+            guard existing.emailVerified, fields.emailVerified else {
+                throw DomainError.identityLinkRefused(
+                    reason: "an account with this email exists, and its address or \(provider.rawValue)'s is not verified")
+            }
+            target = (existing.id, true)
+        }
+        if let target {
+            guard merge else { throw exists }
+            _ = try AccountMerge.merge(anonymous: userID, into: target.id, at: now, on: db)
+            if target.link {
+                try IdentityStore.link(
+                    provider: provider, subject: identity.subject, userID: target.id, email: identity.email, at: now, on: db)
+            }
+            guard let user = try AccountStore.user(id: target.id, on: db) else { throw StoreError.corruptRow(table: "users") }
+            return user
+        }
+        let user = try AccountStore.upgrade(
+            userID: userID, email: fields.email, passwordHash: "", displayName: nil,
+            emailVerifiedAt: fields.emailVerified ? now : nil, at: now, on: db)
+        if !fields.emailVerified {
+            _ = try services.queueVerification(userID: userID, email: fields.email, change: false, at: now, on: db)
+        }
+        try IdentityStore.link(provider: provider, subject: identity.subject, userID: userID, email: identity.email, at: now, on: db)
+        return user
     }
 
     /// The email and name a new identity's account gets: the token's email (canonical, as

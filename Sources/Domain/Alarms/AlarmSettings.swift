@@ -9,8 +9,9 @@ public struct AlarmSettings: Sendable, Equatable {
     public var persistenceLevel: PersistenceLevel
     public var soundID: String?
     public var preAlarmEnabled: Bool
-    /// Minutes before the fire to send the pre-warning.
-    public var preAlarmOffset: Int
+    /// Minutes before each occurrence to send a pre-warning: 1…`SharedAlarmRules.maxPreAlarmOffsets`
+    /// distinct values, largest first once validated (the seeds' 7 days, 3 days, 24 hours).
+    public var preAlarmOffsets: [Int]
     public var snoozeEnabled: Bool
     /// Snooze durations, minutes.
     public var snoozeOptions: [Int]
@@ -29,7 +30,7 @@ public struct AlarmSettings: Sendable, Equatable {
 
     public init(
         title: String, note: String? = nil, timing: AlarmTiming, persistenceLevel: PersistenceLevel = .full,
-        soundID: String? = nil, preAlarmEnabled: Bool = false, preAlarmOffset: Int = 1440, snoozeEnabled: Bool = true,
+        soundID: String? = nil, preAlarmEnabled: Bool = false, preAlarmOffsets: [Int] = [1440], snoozeEnabled: Bool = true,
         snoozeOptions: [Int] = [60, 1440, 10080], dismissMethod: DismissMethod = .swipe, colorTag: String? = nil,
         iconName: String? = nil, category: AlarmCategory? = nil, assignedTo: [String] = [],
         completionRule: CompletionRule = .any, graceMinutes: Int = SharedAlarmRules.defaultGraceMinutes,
@@ -41,7 +42,7 @@ public struct AlarmSettings: Sendable, Equatable {
         self.persistenceLevel = persistenceLevel
         self.soundID = soundID
         self.preAlarmEnabled = preAlarmEnabled
-        self.preAlarmOffset = preAlarmOffset
+        self.preAlarmOffsets = preAlarmOffsets
         self.snoozeEnabled = snoozeEnabled
         self.snoozeOptions = snoozeOptions
         self.dismissMethod = dismissMethod
@@ -52,6 +53,13 @@ public struct AlarmSettings: Sendable, Equatable {
         self.completionRule = completionRule
         self.graceMinutes = graceMinutes
         self.answerLeadMinutes = answerLeadMinutes
+    }
+
+    /// The legacy single `pre_alarm_offset`: the nearest pre-warning (the smallest offset). Setting it
+    /// replaces every offset with this one, as an old client that knows one pre-alarm means.
+    public var preAlarmOffset: Int {
+        get { preAlarmOffsets.min() ?? 1440 }
+        set { preAlarmOffsets = [newValue] }
     }
 }
 
@@ -65,6 +73,7 @@ extension AlarmSettings {
         case soundID = "sound_id"
         case preAlarmEnabled = "pre_alarm_enabled"
         case preAlarmOffset = "pre_alarm_offset"
+        case preAlarmOffsets = "pre_alarm_offsets"
         case snoozeEnabled = "snooze_enabled"
         case snoozeOptions = "snooze_options"
         case dismissMethod = "dismiss_method"
@@ -88,7 +97,8 @@ extension AlarmSettings {
             persistenceLevel: try c.decode(PersistenceLevel.self, forKey: .persistenceLevel),
             soundID: try c.decodeIfPresent(String.self, forKey: .soundID),
             preAlarmEnabled: try c.decode(Bool.self, forKey: .preAlarmEnabled),
-            preAlarmOffset: try c.decode(Int.self, forKey: .preAlarmOffset),
+            preAlarmOffsets: try c.decodeIfPresent([Int].self, forKey: .preAlarmOffsets)
+                ?? [try c.decode(Int.self, forKey: .preAlarmOffset)],
             snoozeEnabled: try c.decode(Bool.self, forKey: .snoozeEnabled),
             snoozeOptions: try c.decode([Int].self, forKey: .snoozeOptions),
             dismissMethod: try c.decode(DismissMethod.self, forKey: .dismissMethod),
@@ -112,6 +122,7 @@ extension AlarmSettings {
         try c.encode(soundID, forKey: .soundID)
         try c.encode(preAlarmEnabled, forKey: .preAlarmEnabled)
         try c.encode(preAlarmOffset, forKey: .preAlarmOffset)
+        try c.encode(preAlarmOffsets, forKey: .preAlarmOffsets)
         try c.encode(snoozeEnabled, forKey: .snoozeEnabled)
         try c.encode(snoozeOptions, forKey: .snoozeOptions)
         try c.encode(dismissMethod, forKey: .dismissMethod)

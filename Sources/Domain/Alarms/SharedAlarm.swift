@@ -108,14 +108,24 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
     /// The open occurrence, if there is one.
     public var openOccurrence: Occurrence? { occurrence?.status == .open ? occurrence : nil }
 
-    /// When the pre-alarm warning of the open occurrence is due (epoch ms): `pre_alarm_offset`
-    /// minutes before it, when `pre_alarm_enabled`; nil otherwise.
-    /// A pre-alarm that would fall inside a pause is not sent (nil).
-    public var preAlarmAt: Int64? {
-        guard settings.preAlarmEnabled, let open = openOccurrence else { return nil }
-        let at = open.scheduledAt.milliseconds - Int64(settings.preAlarmOffset) * 60_000
-        if let pausedUntil, at < pausedUntil.milliseconds { return nil }
-        return at
+    /// The pre-alarm warnings of the open occurrence, earliest first (epoch ms, and the offset in
+    /// minutes): one `pre_alarm_offsets` entry each, when `pre_alarm_enabled`; none otherwise. A
+    /// warning that would fall inside a pause is not sent (left out).
+    public var preAlarms: [(at: Int64, offset: Int)] {
+        guard settings.preAlarmEnabled, let open = openOccurrence else { return [] }
+        let pausedUntil = pausedUntil?.milliseconds ?? .min
+        return settings.preAlarmOffsets.sorted(by: >)
+            .map { (at: open.scheduledAt.milliseconds - Int64($0) * 60_000, offset: $0) }
+            .filter { $0.at >= pausedUntil }
+    }
+
+    /// The instant stored as `pre_alarm_ms` on a write: the earliest pre-alarm of the open occurrence
+    /// (the fire scheduler advances it past each one it queues, `preAlarm(after:)`); nil without one.
+    public var preAlarmAt: Int64? { preAlarms.first?.at }
+
+    /// The first pre-alarm of the open occurrence strictly after `instant`, nil after the last.
+    public func preAlarm(after instant: Int64) -> (at: Int64, offset: Int)? {
+        preAlarms.first { $0.at > instant }
     }
 
     /// From when the open occurrence may be answered (epoch ms): `answer_lead_minutes` before its time,

@@ -8,7 +8,7 @@
 /// | `title`             | `FreeText` name, 1…200 characters                               |
 /// | `note`              | `FreeText` note, ≤ 2000 characters; empty becomes null          |
 /// | `sound_id`          | ≤ 100 bytes passing the `FreeText` name rules; empty becomes null |
-/// | `pre_alarm_offset`  | 1…`maxPreAlarmOffset` minutes                                   |
+/// | `pre_alarm_offsets` | 1…`maxPreAlarmOffsets` distinct, each 1…`maxPreAlarmOffset` minutes; stored largest first |
 /// | `snooze_options`    | ≤ `maxSnoozeOptions` distinct durations, each 1…`maxSnoozeMinutes` |
 /// | `color_tag`, `icon_name` | as for groups (`GroupRules`)                               |
 /// | `assigned_to_uids`  | ≤ `maxAssignees`, distinct (membership: the Store)              |
@@ -28,6 +28,8 @@ public enum SharedAlarmRules {
     public static let maxSoundIDBytes = 100
     /// A pre-alarm at most 30 days ahead.
     public static let maxPreAlarmOffset = 43_200
+    /// Pre-warnings per alarm: the seeds' 7 days, 3 days and 24 hours (tech spec §7.2).
+    public static let maxPreAlarmOffsets = 3
     /// Snooze choices a client can show.
     public static let maxSnoozeOptions = 10
     /// A snooze of at most a year.
@@ -83,10 +85,16 @@ public enum SharedAlarmRules {
                     field: "sound_id", message: "sound_id must be at most \(maxSoundIDBytes) bytes of text")
             }
         }
-        guard (1...maxPreAlarmOffset).contains(s.preAlarmOffset) else {
-            throw .invalidField(
-                field: "pre_alarm_offset", message: "pre_alarm_offset must be 1–\(maxPreAlarmOffset) minutes")
+        guard (1...maxPreAlarmOffsets).contains(s.preAlarmOffsets.count), Set(s.preAlarmOffsets).count == s.preAlarmOffsets.count,
+            s.preAlarmOffsets.allSatisfy({ (1...maxPreAlarmOffset).contains($0) })
+        else {
+            let message =
+                s.preAlarmOffsets.count == 1
+                ? "pre_alarm_offset must be 1–\(maxPreAlarmOffset) minutes"
+                : "pre_alarm_offsets needs 1–\(maxPreAlarmOffsets) distinct offsets of 1–\(maxPreAlarmOffset) minutes"
+            throw .invalidField(field: s.preAlarmOffsets.count == 1 ? "pre_alarm_offset" : "pre_alarm_offsets", message: message)
         }
+        s.preAlarmOffsets.sort(by: >)
         guard s.snoozeOptions.count <= maxSnoozeOptions, Set(s.snoozeOptions).count == s.snoozeOptions.count,
             s.snoozeOptions.allSatisfy({ (1...maxSnoozeMinutes).contains($0) })
         else {

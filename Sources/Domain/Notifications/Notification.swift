@@ -7,7 +7,7 @@ public struct NotificationType: RawRepresentable, Hashable, Sendable, Codable, C
 
     /// An occurrence became due: to its required members who have not answered.
     public static let alarmFired = NotificationType(rawValue: "alarm_fired")
-    /// `pre_alarm_offset` minutes before an occurrence, when `pre_alarm_enabled`.
+    /// Each of `pre_alarm_offsets` minutes before an occurrence, when `pre_alarm_enabled`.
     public static let preAlarm = NotificationType(rawValue: "pre_alarm")
     /// A member answered an occurrence: to the group's other members.
     public static let sharedCompletion = NotificationType(rawValue: "shared_completion")

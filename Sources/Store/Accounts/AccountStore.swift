@@ -108,9 +108,11 @@ public enum AccountStore {
     /// memberships, alarms, completions, devices and settings stay; `email` (normalised, unverified),
     /// `passwordHash`, optionally `displayName`; `migrated_ms` = now. Event `user_updated`. Throws
     /// `emailTaken` when another account has the address, `permissionDenied` when the account is not
-    /// anonymous.
+    /// anonymous. `emailVerifiedAt`: the address is verified from then (Sign in with Apple/Google
+    /// vouched for it); `passwordHash` empty: no password (an identity is its way to sign in).
     public static func upgrade(
-        userID: String, email: String, passwordHash: String, displayName: String?, at now: Int64, on db: any SQLConnection
+        userID: String, email: String, passwordHash: String, displayName: String?, emailVerifiedAt: Int64? = nil,
+        at now: Int64, on db: any SQLConnection
     ) throws -> User {
         guard var user = try user(id: userID, on: db) else { throw DomainError.notFound("user") }
         guard user.anonymous else { throw DomainError.permissionDenied("the account is not anonymous") }
@@ -120,16 +122,20 @@ public enum AccountStore {
         user.email = email
         user.anonymous = false
         user.migratedAt = Timestamp(milliseconds: now)
+        user.emailVerified = emailVerifiedAt != nil
         if let displayName { user.displayName = displayName }
         user.version += 1
         user.updatedAt = Timestamp(milliseconds: now)
         try db.run(
             """
             UPDATE users SET email = ?2, password_hash = ?3, display_name = ?4, anonymous_ms = NULL, migrated_ms = ?5,
-                version = ?6, updated_ms = ?5
+                version = ?6, updated_ms = ?5, email_verified_ms = ?7
             WHERE id = ?1
             """,
-            [.text(userID), .text(email), .text(passwordHash), .text(user.displayName), .integer(now), .integer(user.version)])
+            [
+                .text(userID), .text(email), .text(passwordHash), .text(user.displayName), .integer(now), .integer(user.version),
+                SQLValue(emailVerifiedAt),
+            ])
         var changes = [
             Change(topic: ChangeLog.userTopic(userID), kind: .user, op: .modified, entityID: userID, document: user.documentBytes)
         ]

@@ -159,7 +159,8 @@ public enum NotificationDeliveries {
                     (o.group_id IS NULL OR (g.id IS NOT NULL AND g.deleted_ms IS NULL AND g.frozen_ms IS NULL))
                     AND (o.alarm_id IS NULL OR (a.id IS NOT NULL AND a.deleted_ms IS NULL
                         AND ((o.type = 'alarm_fired' AND a.open_ms = o.not_before_ms)
-                            OR (o.type = 'pre_alarm' AND a.pre_alarm_ms = o.not_before_ms))))
+                            OR (o.type = 'pre_alarm' AND (a.pre_alarm_ms = o.not_before_ms
+                                OR o.key LIKE 'pre_alarm:' || a.id || ':' || a.open_ms || ':%')))))
                     AND (d.user_id IS NULL OR (u.id IS NOT NULL AND u.deleted_ms IS NULL AND u.status = 'active'
                         AND (o.group_id IS NULL OR (m.status = 'active' AND m.notification_enabled = 1))
                         AND (o.alarm_id IS NULL OR NOT EXISTS (

@@ -6,8 +6,11 @@ public import Storage
 ///
 /// Exactly once per (type, alarm, scheduled instant), across restarts and instances: the outbox key
 /// `alarm_fired:<alarm>:<scheduled_ms>` is unique and a row is inserted in the same transaction that
-/// finds it missing. After downtime, a fire due longer than `freshness` ago is recorded `skipped`,
-/// not sent (no stale alarm storm).
+/// finds it missing. Pre-alarms are once per (alarm, occurrence, offset) — key
+/// `pre_alarm:<alarm>:<scheduled_ms>:<offset minutes>` — and an alarm has up to three: `pre_alarm_ms`
+/// holds the next one, and the pass that queues it (or finds it queued) moves `pre_alarm_ms` to the
+/// following one (`SharedAlarm.preAlarm(after:)`), in the same transaction. After downtime, a fire
+/// due longer than `freshness` ago is recorded `skipped`, not sent (no stale alarm storm).
 ///
 /// Staged ahead: a fire is queued up to `lookaheadMilliseconds` before its instant (`not_before_ms` =
 /// the instant), so the dispatcher can expand it into deliveries that are not due before the instant
@@ -57,37 +60,56 @@ public enum NotificationScheduler {
         limit: Int = batchLimit, on db: any SQLConnection
     ) throws -> Pass {
         var pass = Pass()
-        for type in [NotificationType.alarmFired, .preAlarm] {
-            for (alarm, instant) in try due(type, at: now, lookahead: lookahead, limit: limit, on: db) {
-                let stale = now - instant > freshness
-                switch try enqueue(type, alarm: alarm, instant: instant, stale: stale, at: now, on: db) {
-                case .pending?: pass.queued += 1
-                case .skipped?: pass.skipped += 1
-                default: break
-                }
+        func count(_ state: NotificationOutbox.State?) {
+            switch state {
+            case .pending?: pass.queued += 1
+            case .skipped?: pass.skipped += 1
+            default: break
+            }
+        }
+        for (alarm, instant) in try due(.alarmFired, at: now, lookahead: lookahead, limit: limit, on: db) {
+            count(try enqueue(.alarmFired, alarm: alarm, instant: instant, stale: now - instant > freshness, at: now, on: db))
+        }
+        // Every row handled moves its `pre_alarm_ms` forward (or clears it), so this ends; an alarm
+        // whose next pre-alarm is also due comes back in the next round.
+        let fires = pass.total
+        while pass.total - fires < limit {
+            let rows = try due(.preAlarm, at: now, lookahead: lookahead, limit: limit - (pass.total - fires), on: db)
+            guard !rows.isEmpty else { break }
+            for (alarm, instant) in rows {
+                try db.run(
+                    "UPDATE shared_alarms SET pre_alarm_ms = ?2 WHERE id = ?1",
+                    [.text(alarm.id), SQLValue(alarm.preAlarm(after: instant)?.at)])
+                guard let pre = alarm.preAlarms.first(where: { $0.at == instant }) else { continue }
+                count(
+                    try enqueue(
+                        .preAlarm, alarm: alarm, instant: instant, offset: pre.offset, stale: now - instant > freshness, at: now,
+                        on: db))
             }
         }
         return pass
     }
 
-    /// Live alarms of live, unfrozen groups whose `type` instant is due by `now + lookahead` and has
-    /// no outbox row, oldest first. A pre-alarm is due between its instant and the occurrence (after
-    /// that it is moot).
+    /// Live alarms of live, unfrozen groups whose `type` instant is due by `now + lookahead`, oldest
+    /// first: an `alarm_fired` without its outbox row; a pre-alarm between its instant and the
+    /// occurrence (after that it is moot), queued or not (`enqueueDue` moves it on).
     static func due(_ type: NotificationType, at now: Int64, lookahead: Int64, limit: Int, on db: any SQLConnection)
         throws -> [(SharedAlarm, Int64)]
     {
         let column = type == .alarmFired ? "open_ms" : "pre_alarm_ms"
-        let moot = type == .alarmFired ? "" : "AND a.open_ms > ?4"
+        let condition =
+            type == .alarmFired
+            ? "NOT EXISTS (SELECT 1 FROM notification_outbox o WHERE o.key = ?2 || a.id || ':' || a.open_ms)"
+            : "a.open_ms > ?2"
         let rows = try db.query(
             """
             SELECT a.document AS document, a.\(column) AS instant FROM shared_alarms a JOIN groups g ON g.id = a.group_id
-            WHERE a.\(column) IS NOT NULL AND a.\(column) <= ?1 AND a.deleted_ms IS NULL \(moot)
+            WHERE a.\(column) IS NOT NULL AND a.\(column) <= ?1 AND a.deleted_ms IS NULL AND \(condition)
               AND g.deleted_ms IS NULL AND g.frozen_ms IS NULL
-              AND NOT EXISTS (SELECT 1 FROM notification_outbox o WHERE o.key = ?2 || a.id || ':' || a.\(column))
             ORDER BY a.\(column), a.id
             LIMIT ?3
             """,
-            [.integer(now + lookahead), .text(type.rawValue + ":"), .integer(Int64(limit))] + (type == .alarmFired ? [] : [.integer(now)]))
+            [.integer(now + lookahead), type == .alarmFired ? .text(type.rawValue + ":") : .integer(now), .integer(Int64(limit))])
         return try rows.map { row in
             guard let instant = row.int("instant") else { throw StoreError.corruptRow(table: "shared_alarms") }
             return (try SharedAlarmStore.alarmFromRow(row), instant)
@@ -97,8 +119,10 @@ public enum NotificationScheduler {
     /// The outbox row of one fire: to the open occurrence's members who have not answered, and who
     /// are active and listening; `skipped` when stale or nobody is left to tell. Returns the state of
     /// the row inserted, nil when the key was already there.
+    /// `offset` (minutes) names which of a pre-alarm's offsets this is.
     static func enqueue(
-        _ type: NotificationType, alarm: SharedAlarm, instant: Int64, stale: Bool, at now: Int64, on db: any SQLConnection
+        _ type: NotificationType, alarm: SharedAlarm, instant: Int64, offset: Int = 0, stale: Bool, at now: Int64,
+        on db: any SQLConnection
     ) throws -> NotificationOutbox.State? {
         let pending = alarm.openOccurrence?.pendingUIDs ?? []
         let recipients = try NotificationOutbox.listening(pending, in: alarm.groupID, on: db)
@@ -107,15 +131,26 @@ public enum NotificationScheduler {
         let message =
             type == .alarmFired
             ? NotificationMessage(.alarmDue, ["group": group])
-            : NotificationMessage(.alarmSoon, ["minutes": "\(alarm.settings.preAlarmOffset)", "group": group])
+            : NotificationMessage(.alarmSoon, ["minutes": "\(offset)", "group": group])
         let content = NotificationContent.make(
             type, groupID: alarm.groupID, title: alarm.settings.title, message: message,
             extra: ["alarm_id": alarm.id, "scheduled_at": scheduled.description])
         // A pre-alarm is worth nothing once the occurrence is due.
         let expires = type == .preAlarm ? scheduled.milliseconds : instant + type.policy.timeToLiveMilliseconds
         let state: NotificationOutbox.State = stale || recipients.isEmpty ? .skipped : .pending
+        let key: String
+        if type == .preAlarm {
+            // A row queued under the one-offset key (`pre_alarm:<alarm>:<instant>`) before an upgrade
+            // is the same warning: never a second one.
+            let legacy = try db.query(
+                "SELECT 1 AS one FROM notification_outbox WHERE key = ?1", [.text("\(type.rawValue):\(alarm.id):\(instant)")])
+            guard legacy.isEmpty else { return nil }
+            key = "\(type.rawValue):\(alarm.id):\(scheduled.milliseconds):\(offset)"
+        } else {
+            key = "\(type.rawValue):\(alarm.id):\(instant)"
+        }
         let inserted = try NotificationOutbox.enqueue(
-            type, key: "\(type.rawValue):\(alarm.id):\(instant)", groupID: alarm.groupID, alarmID: alarm.id, actorID: nil,
+            type, key: key, groupID: alarm.groupID, alarmID: alarm.id, actorID: nil,
             recipients: recipients, content: content, notBefore: instant, expiresAt: expires, state: state, at: now, on: db)
         return inserted ? state : nil
     }
