@@ -9,7 +9,7 @@ import Wire
 
 @testable import App
 
-/// Up to three pre-alarms per alarm (docs/api.md#alarm-fields, docs/notifications.md#pipeline): the
+/// Up to three pre-alarms per alarm (docs/api.md#shared-alarms-and-occurrences, docs/notifications.md#pipeline): the
 /// `pre_alarm_offsets` field beside the legacy `pre_alarm_offset`, and the fire scheduler queuing one
 /// warning per offset, exactly once, on the injected clock.
 @Suite("Pre-alarms — several offsets, the legacy single field, one warning per offset")
