@@ -135,6 +135,8 @@ public struct ErrorCode: Hashable, Sendable {
     public static let productUnknown = ErrorCode(code: "CA073", name: "PRODUCT_UNKNOWN", status: .unprocessableContent)
     /// The store is not configured on this server (`--appstore-bundle-id`).
     public static let storeNotConfigured = ErrorCode(code: "CA074", name: "STORE_NOT_CONFIGURED", status: .notFound)
+    /// A Google Play purchase whose payment is still pending: it grants nothing until it completes.
+    public static let purchasePending = ErrorCode(code: "CA078", name: "PURCHASE_PENDING", status: .unprocessableContent)
 
     /// Every code the server can send, in number order (the docs/api.md#errors table, tests).
     public static let all: [ErrorCode] = [
@@ -149,6 +151,6 @@ public struct ErrorCode: Hashable, Sendable {
         .lastSignInMethod, .passwordNotSet, .attachmentTypeUnsupported, .attachmentCorrupt, .attachmentPolyglot,
         .imageTooLarge, .attachmentLimitReached, .attachmentQuotaExceeded, .idempotencyKeyReused, .idempotencyKeyInUse,
         .appUpdateRequired, .alarmNotDone, .purchaseInvalid, .purchaseOwnedElsewhere, .purchaseAccountMismatch, .productUnknown,
-        .storeNotConfigured,
+        .storeNotConfigured, .purchasePending,
     ]
 }

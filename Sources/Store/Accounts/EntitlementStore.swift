@@ -177,6 +177,12 @@ public enum EntitlementStore {
         return (true, row.string("user_id"))
     }
 
+    /// When the purchase was revoked (refunded), if it is known and was: a store that re-reads state
+    /// (Google Play) keeps a revocation the state it reads no longer shows.
+    public static func revokedAt(source: EntitlementSource, storeID: String, on db: any SQLConnection) throws -> Int64? {
+        try db.queryOne("SELECT revoked_ms FROM purchases WHERE id = ?1", [.text("\(source.rawValue):\(storeID)")])?.int("revoked_ms")
+    }
+
     /// The tier changes of an account, oldest first (audit; chronir-admin purchases show).
     public static func tierChanges(userID: String, on db: any SQLConnection) throws -> [(
         from: String, to: String, cause: String, detail: String?, at: Int64
