@@ -128,6 +128,9 @@ struct PlayPurchaseTests {
         #expect(grants.count == 1, "the access token is cached")
         #expect(grants.first?["scope"] as? String == PlayDeveloperAPI.scope)
         _ = try await h.expect(201, .post, "/v1/groups", json: #"{"name":"Home"}"#, token: ana)
+        let active = Exposition(h.app.services.metrics.exposition())
+        #expect(active.series("chronir_entitlements") == [#"chronir_entitlements{tier="premium",state="active",platform="android"}"#])
+        #expect(active[#"chronir_entitlements{tier="premium",state="active",platform="android"}"#] == 1)
 
         // Refunded and revoked in the Play Console: Google serves it EXPIRED, the RTDN says REVOKED (12).
         h.clock.advance(by: Self.day)
@@ -156,6 +159,11 @@ struct PlayPurchaseTests {
             )
         }
         #expect(events == ["SUBSCRIPTION_REVOKED applied", "SUBSCRIPTION_EXPIRED applied"])
+        let gauges = Exposition(h.app.services.metrics.exposition())
+        #expect(gauges[#"chronir_entitlements{tier="premium",state="active",platform="android"}"#] == 0, "a label set gone reads 0")
+        #expect(gauges[#"chronir_entitlements{tier="premium",state="revoked",platform="android"}"#] == 1)
+        #expect(gauges[#"chronir_store_notifications_total{store="play",outcome="applied"}"#] == 2)
+        #expect(gauges[#"chronir_store_notifications_total{store="play",outcome="duplicate"}"#] == 1)
         #expect(audit == ["free→premium purchase", "premium→free notification"])
     }
 

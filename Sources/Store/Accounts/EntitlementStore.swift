@@ -403,6 +403,28 @@ public enum EntitlementStore {
             != nil
     }
 
+    /// Entitlements by tier, state and platform (`ios`, `android`, `operator`) — the
+    /// `chronir_entitlements` gauge: purchases bound to an account, in the state last evaluated (the
+    /// expiry sweep keeps it current), and operator grants (`expired` once ended).
+    public static func entitlementCounts(at now: Int64, on db: any SQLConnection) throws -> [(
+        tier: String, state: String, platform: String, count: Int64
+    )] {
+        let purchases = try db.query(
+            "SELECT tier, state, source, COUNT(*) AS n FROM purchases WHERE user_id IS NOT NULL GROUP BY tier, state, source"
+        ).map { row in
+            let source = EntitlementSource(rawValue: row.string("source") ?? "")
+            return (row.string("tier") ?? "", row.string("state") ?? "", source?.platform ?? "operator", row.int("n") ?? 0)
+        }
+        let grants = try db.query(
+            """
+            SELECT tier, CASE WHEN ended = 1 OR (expires_ms IS NOT NULL AND expires_ms <= ?1) THEN 'expired' ELSE 'active' END AS state,
+                COUNT(*) AS n
+            FROM operator_grants GROUP BY 1, 2
+            """, [.integer(now)]
+        ).map { row in (row.string("tier") ?? "", row.string("state") ?? "", "operator", row.int("n") ?? 0) }
+        return purchases + grants
+    }
+
     /// Counts of store messages by outcome (metrics).
     public static func eventCounts(on db: any SQLConnection) throws -> [(source: String, outcome: String, count: Int64)] {
         try db.query("SELECT source, outcome, COUNT(*) AS n FROM store_events GROUP BY source, outcome ORDER BY source, outcome").map {
