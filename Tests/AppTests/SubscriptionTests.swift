@@ -403,6 +403,21 @@ struct SubscriptionTests {
             }
         }
         #expect(told == ["[\"\(boID)\"] lapsed \(groupID)", "[\"\(boID)\"] renewed \(groupID)"])
+        // And every member's socket, on the group topic: paused, then accepting again.
+        let published = try await h.database.read { db in
+            try db.query(
+                "SELECT event, entity_id, document FROM change_log WHERE kind = 'group_owner_subscription' AND topic = ?1 ORDER BY seq",
+                [.text("group:\(groupID)")]
+            ).map { row in
+                let document = try JSONSerialization.jsonObject(with: Data((row.string("document") ?? "").utf8)) as? [String: Any]
+                return
+                    "\(row.string("event") ?? "") \(document?["state"] ?? "-") \((document?["accepts_new_members"] as? Bool).map { "\($0)" } ?? "-")"
+            }
+        }
+        #expect(
+            published == [
+                "group_owner_subscription_changed lapsed false", "group_owner_subscription_changed active true",
+            ])
     }
 
     @Test("a store notification reaches the user's open socket at once: the entitlement change, then the user's new tier")

@@ -326,8 +326,10 @@ public enum EntitlementStore {
         let lapsedPremium = Entitlement.lapsedTier(of: records, at: now) == .premium
         if user.tier == .premium, entitlement.tier < .premium, lapsedPremium {
             try NotificationOutbox.ownerSubscriptionChanged(ownerID: userID, ownerName: user.displayName, lapsed: true, at: now, on: db)
+            try publishOwnerSubscription(ownerID: userID, lapsed: true, actor: actor, at: now, on: db)
         } else if user.tier < .premium, entitlement.tier == .premium, try wasLimited(userID: userID, on: db) {
             try NotificationOutbox.ownerSubscriptionChanged(ownerID: userID, ownerName: user.displayName, lapsed: false, at: now, on: db)
+            try publishOwnerSubscription(ownerID: userID, lapsed: false, actor: actor, at: now, on: db)
         }
         if entitlement.tier != user.tier {
             _ = try AccountStore.setTier(userID: userID, tier: entitlement.tier, actor: actor, reason: cause.rawValue, at: now, on: db)
@@ -345,6 +347,23 @@ public enum EntitlementStore {
                     document: DocumentCoding.encode(entitlement), reason: cause.rawValue)
             ], event: .entitlementChanged, actor: actor, at: now, on: db)
         try NotificationOutbox.entitlementChanged(entitlement, userID: userID, previousTier: user.tier, at: now, on: db)
+    }
+
+    /// One `group_owner_subscription` change on the topic of every group `ownerID` owns, in one batch:
+    /// members' sockets see at once that the group takes new members and shared alarms again, or not.
+    private static func publishOwnerSubscription(ownerID: String, lapsed: Bool, actor: Actor, at now: Int64, on db: any SQLConnection)
+        throws
+    {
+        let changes = try db.query(
+            "SELECT id FROM groups WHERE owner_id = ?1 AND deleted_ms IS NULL ORDER BY id", [.text(ownerID)]
+        ).compactMap { row -> Change? in
+            guard let groupID = row.string("id") else { return nil }
+            return Change(
+                topic: ChangeLog.groupTopic(groupID), kind: .groupOwnerSubscription, op: .modified, entityID: groupID,
+                document: DocumentCoding.encode(GroupOwnerSubscription(groupID: groupID, lapsed: lapsed)))
+        }
+        guard !changes.isEmpty else { return }
+        try ChangeLog.append(changes, event: .groupOwnerSubscriptionChanged, actor: actor, at: now, on: db)
     }
 
     /// Whether the account's last tier change took premium away (its groups were limited since).
