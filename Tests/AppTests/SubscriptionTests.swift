@@ -410,8 +410,8 @@ struct SubscriptionTests {
                 [.text("group:\(groupID)")]
             ).map { row in
                 let document = try JSONSerialization.jsonObject(with: Data((row.string("document") ?? "").utf8)) as? [String: Any]
-                return
-                    "\(row.string("event") ?? "") \(document?["state"] ?? "-") \((document?["accepts_new_members"] as? Bool).map { "\($0)" } ?? "-")"
+                let accepts = (document?["accepts_new_members"] as? Bool).map { "\($0)" } ?? "-"
+                return "\(row.string("event") ?? "") \(document?["state"] ?? "-") \(accepts)"
             }
         }
         #expect(
