@@ -281,6 +281,31 @@ struct PlayPurchaseTests {
         #expect(try await Self.tier(h, ana) == "free")
     }
 
+    @Test("deleting an account with a renewing Play subscription answers 200 naming it; without one 204")
+    func deletion() async throws {
+        let (h, play) = try await Self.harness()
+        let (ana, anaID) = try await h.register("ana@example.com")
+        let expires = h.clock.nowMilliseconds() + 30 * Self.day
+        try await play.set("tok-del", "ACTIVE", expires: expires, account: anaID)
+        _ = try await h.expect(200, .post, "/v1/me/purchases/google", json: Self.purchase("tok-del"), token: ana)
+        let deleted = try await h.expect(200, .delete, "/v1/me", token: ana)
+        let subscriptions = try #require(deleted.json["store_subscriptions"] as? [[String: Any]])
+        #expect(subscriptions.count == 1)
+        #expect(subscriptions.first?["store"] as? String == "play")
+        #expect(subscriptions.first?["product_id"] as? String == "chronir_plus_monthly")
+        #expect(subscriptions.first?["expires_at"] as? String == Timestamp(milliseconds: expires).description)
+        #expect(
+            subscriptions.first?["manage_url"] as? String
+                == "https://play.google.com/store/account/subscriptions?sku=chronir_plus_monthly&package=\(FakePlay.package)")
+        let owner = try await h.database.read { db in try EntitlementStore.owner(source: .play, storeID: "tok-del", on: db) }
+        #expect(owner.known && owner.userID == nil, "the purchase is unbound, kept for audit")
+        // A canceled subscription (not renewing) is not named: 204.
+        let (bo, boID) = try await h.register("bo@example.com")
+        try await play.set("tok-bo", "CANCELED", expires: expires, account: boID, autoRenew: false)
+        _ = try await h.expect(200, .post, "/v1/me/purchases/google", json: Self.purchase("tok-bo"), token: bo)
+        _ = try await h.expect(204, .delete, "/v1/me", token: bo)
+    }
+
     @Test("without Play configuration the routes answer 404 CA074")
     func notConfigured() async throws {
         let h = try AppHarness()

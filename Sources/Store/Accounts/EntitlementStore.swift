@@ -177,6 +177,50 @@ public enum EntitlementStore {
         return (true, row.string("user_id"))
     }
 
+    /// A store subscription of the account that the store will go on renewing (auto-renewal on, not
+    /// revoked, not expired): what deleting the account cannot cancel (docs/subscriptions.md#account-deletion).
+    public struct RenewingSubscription: Sendable, Equatable, Encodable {
+        public var store: EntitlementSource
+        public var platform: String?
+        public var productID: String
+        public var expiresAt: Timestamp?
+        /// Where the user cancels it: the store's subscription management page.
+        public var manageURL: String
+
+        enum CodingKeys: String, CodingKey {
+            case store, platform
+            case productID = "product_id"
+            case expiresAt = "expires_at"
+            case manageURL = "manage_url"
+        }
+    }
+
+    /// The account's store subscriptions that renew on (`RenewingSubscription`); `playPackage` names the
+    /// app in Google Play's management link.
+    public static func renewingSubscriptions(userID: String, playPackage: String?, on db: any SQLConnection) throws
+        -> [RenewingSubscription]
+    {
+        try db.query(
+            """
+            SELECT source, product_id, expires_ms FROM purchases
+            WHERE user_id = ?1 AND auto_renewing = 1 AND revoked_ms IS NULL AND state IN ('active', 'grace', 'billing_retry')
+            ORDER BY id
+            """, [.text(userID)]
+        ).compactMap { row in
+            guard let source = EntitlementSource(rawValue: row.string("source") ?? ""), let product = row.string("product_id") else {
+                return nil
+            }
+            let manage =
+                source == .play
+                ? "https://play.google.com/store/account/subscriptions?sku=\(product)"
+                    + (playPackage.map { "&package=\($0)" } ?? "")
+                : "https://apps.apple.com/account/subscriptions"
+            return RenewingSubscription(
+                store: source, platform: source.platform, productID: product,
+                expiresAt: row.int("expires_ms").map(Timestamp.init(milliseconds:)), manageURL: manage)
+        }
+    }
+
     /// When the purchase was revoked (refunded), if it is known and was: a store that re-reads state
     /// (Google Play) keeps a revocation the state it reads no longer shows.
     public static func revokedAt(source: EntitlementSource, storeID: String, on db: any SQLConnection) throws -> Int64? {
