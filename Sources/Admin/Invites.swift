@@ -14,18 +14,17 @@ struct Invites: ParsableCommand {
             abstract: "Create or replace the group's invite code and print it once (the old code stops working).",
             discussion: "Needs the server secret (server.secret next to the database). Example: chronir-admin invites rotate 0b9c…")
         @OptionGroup var options: AdminOptions
-        @Argument(help: "Group id.") var group: String
-        @Option(help: "Why (recorded in the change log).") var reason: String?
+        @OptionGroup var target: InviteCodeTarget
 
         func run() throws {
             try change(
                 find: {
-                    (groupID: try Groups.find(group, in: $0).id, secret: try ServerSecret.loadOrCreate(path: options.secretPath))
+                    (groupID: try Groups.find(target.group, in: $0).id, secret: try ServerSecret.loadOrCreate(path: options.secretPath))
                 },
-                write: { target, now, db in
-                    try ServerSecret.checkFingerprint(target.secret, at: now, on: db)
+                write: { found, now, db in
+                    try ServerSecret.checkFingerprint(found.secret, at: now, on: db)
                     return try InviteCodeStore.adminRotate(
-                        groupID: target.groupID, secret: target.secret, reason: reason, at: now, on: db)
+                        groupID: found.groupID, secret: found.secret, reason: target.reason, at: now, on: db)
                 },
                 output: { rotated, _ in
                     let (code, record) = rotated
@@ -40,13 +39,12 @@ struct Invites: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Disable the group's invite code.", discussion: "Example: chronir-admin invites disable 0b9c… --reason leaked")
         @OptionGroup var options: AdminOptions
-        @Argument(help: "Group id.") var group: String
-        @Option(help: "Why (recorded in the change log).") var reason: String?
+        @OptionGroup var target: InviteCodeTarget
 
         func run() throws {
             try change(
-                find: { try Groups.find(group, in: $0) },
-                write: { target, now, db in try InviteCodeStore.adminDisable(groupID: target.id, reason: reason, at: now, on: db) },
+                find: { try Groups.find(target.group, in: $0) },
+                write: { found, now, db in try InviteCodeStore.adminDisable(groupID: found.id, reason: target.reason, at: now, on: db) },
                 output: { _, _ in .line(["disabled": true], "invite code disabled") })
         }
     }
@@ -56,16 +54,21 @@ struct Invites: ParsableCommand {
             abstract: "Clear the code's lockout and its failed-attempt count.",
             discussion: "Example: chronir-admin invites unlock 0b9c… --reason 'owner mistyped'")
         @OptionGroup var options: AdminOptions
-        @Argument(help: "Group id.") var group: String
-        @Option(help: "Why (recorded in the change log).") var reason: String?
+        @OptionGroup var target: InviteCodeTarget
 
         func run() throws {
             try change(
-                find: { try Groups.find(group, in: $0) },
-                write: { target, now, db in try InviteCodeStore.adminUnlock(groupID: target.id, reason: reason, at: now, on: db) },
+                find: { try Groups.find(target.group, in: $0) },
+                write: { found, now, db in try InviteCodeStore.adminUnlock(groupID: found.id, reason: target.reason, at: now, on: db) },
                 output: { cleared, _ in .line(["cleared": cleared], cleared ? "lock and failure count cleared" : "nothing to clear") })
         }
     }
+}
+
+/// What every invite-code change names: the group, and why (recorded in the change log).
+struct InviteCodeTarget: ParsableArguments {
+    @Argument(help: "Group id.") var group: String
+    @Option(help: "Why (recorded in the change log).") var reason: String?
 }
 
 /// `chronir-admin invitations …`

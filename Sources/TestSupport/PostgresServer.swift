@@ -42,17 +42,23 @@ public final class PostgresServer: @unchecked Sendable {
             throw StartError(description: "no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)")
         }
         self.bin = bin
-        let base = FileManager.default.temporaryDirectory.path
-        directory = "\(base)/chronir-pg-\(UInt64.random(in: 0...UInt64.max))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        if getuid() == 0 {
-            _ = try Self.run("/bin/chown", ["postgres:postgres", directory])
-        }
-        port = try Self.freePort()
-        url = "postgresql://chronir@127.0.0.1:\(port)/postgres?sslmode=disable&connect_timeout=10"
+        (directory, port, url) = try Self.newPlace()
         try runAsServerUser(
             "\(bin)/initdb", ["-D", "\(directory)/data", "-U", "chronir", "-A", "trust", "-E", "UTF8", "--no-sync", "-N"])
         try start()
+    }
+
+    /// A new directory for a cluster (owned by the server user when running as root), a free port on
+    /// loopback, and the URL a cluster there answers on.
+    private static func newPlace() throws -> (directory: String, port: Int, url: String) {
+        let base = FileManager.default.temporaryDirectory.path
+        let directory = "\(base)/chronir-pg-\(UInt64.random(in: 0...UInt64.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if getuid() == 0 {
+            _ = try run("/bin/chown", ["postgres:postgres", directory])
+        }
+        let port = try freePort()
+        return (directory, port, "postgresql://chronir@127.0.0.1:\(port)/postgres?sslmode=disable&connect_timeout=10")
     }
 
     /// A streaming standby of `primary` (`pg_basebackup -R -X stream`: a copy of its data directory
@@ -64,14 +70,7 @@ public final class PostgresServer: @unchecked Sendable {
 
     private init(standbyOf primary: PostgresServer) throws {
         bin = primary.bin
-        let base = FileManager.default.temporaryDirectory.path
-        directory = "\(base)/chronir-pg-\(UInt64.random(in: 0...UInt64.max))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        if getuid() == 0 {
-            _ = try Self.run("/bin/chown", ["postgres:postgres", directory])
-        }
-        port = try Self.freePort()
-        url = "postgresql://chronir@127.0.0.1:\(port)/postgres?sslmode=disable&connect_timeout=10"
+        (directory, port, url) = try Self.newPlace()
         try runAsServerUser(
             "\(bin)/pg_basebackup",
             ["-h", "127.0.0.1", "-p", "\(primary.port)", "-U", "chronir", "-D", "\(directory)/data", "-R", "-X", "stream", "--no-sync"])

@@ -285,8 +285,9 @@ public final class Connection: @unchecked Sendable {
                 } else if lifecycle == .open {
                     handler.received(UnsafeRawBufferPointer(rebasing: buffer[..<n]), on: self)
                 }
-                // A short read emptied the socket buffer; the source fires again if more arrives.
-                if n < buffer.count { return }
+                // Read on after a short read too, until EAGAIN: an end of stream queued behind the
+                // data is only seen by the next read, and once our side is shut down too (lingering)
+                // the source does not fire again for it — such a connection stayed open.
             } else if n == 0 {
                 inputClosed = true
                 updateReadInterest()

@@ -59,8 +59,8 @@ final class LoopState: @unchecked Sendable {
         if sweepTimer != nil && wanted == sweepInterval { return }
         sweepTimer?.cancel()
         sweepInterval = wanted
-        sweepTimer = loop.takeUnretainedValue().scheduleRepeating(every: wanted) { [unowned self] in
-            self.sweep()
+        sweepTimer = loop.takeUnretainedValue().scheduleRepeating(every: wanted) { [weak self] in
+            self?.sweep()
         }
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import TestSupport
 import Testing
 import Transport
@@ -45,6 +46,37 @@ struct ConnectionTests {
         try client.send("q")
         #expect(try client.readUntilClose() == Array("q".utf8))
         #expect(eventually { server.openConnectionCount == 0 })
+        #expect(shutdownAndWait(server))
+    }
+
+    @Test func lingeringConnectionSeesAnEndOfStreamThatArrivesWithData() throws {
+        // The server closes first (echo's `q`: flush, shut down sending, linger). The loop is then held
+        // while the client sends more bytes and its FIN, so one readable event finds both queued: a
+        // short read returns the bytes, only the next read the end of stream, and with both directions
+        // shut down the source does not fire again. The linger timeout is on a clock that never moves:
+        // only reading the end of stream closes the connection.
+        let clock = ManualClock()
+        let server = HTTPServer(
+            configuration: testConfiguration {
+                $0.loopCount = 1
+                $0.clock = clock
+            }
+        ) { EchoHandler() }
+        let port = try server.start()
+        let client = try LoopbackClient(port: port)
+        try client.send("q")
+        #expect(try client.readUntilClose() == Array("q".utf8))  // the server's side is shut down
+        let gate = DispatchSemaphore(value: 0)
+        let held = DispatchSemaphore(value: 0)
+        server.group.loops[0].execute {
+            held.signal()
+            gate.wait()
+        }
+        held.wait()
+        try client.send("more")
+        client.shutdownWrite()
+        gate.signal()
+        #expect(eventually { server.openConnectionCount == 0 }, "the lingering connection closed at the end of stream")
         #expect(shutdownAndWait(server))
     }
 

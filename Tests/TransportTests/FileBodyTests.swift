@@ -79,7 +79,7 @@ struct FileBodyTests {
                 adjust(&$0)
             }, responder: responder)
         let port = try server.start()
-        defer { shutdownAndWait(server) }
+        defer { #expect(shutdownAndWait(server), "the server shut down: every connection closed") }
         try body(port, responder, directory)
     }
 

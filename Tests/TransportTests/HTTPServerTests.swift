@@ -43,7 +43,7 @@ func withHTTPServer(
     let responder = TestResponder()
     let server = HTTPServer(configuration: testConfiguration(adjust), responder: responder, onEvent: events.hook)
     let port = try server.start()
-    defer { shutdownAndWait(server) }
+    defer { #expect(shutdownAndWait(server), "the server shut down: every connection closed") }
     try body(server, port, responder)
 }
 

@@ -71,7 +71,7 @@ func withWebSocketServer(
         configuration: testConfiguration(adjustServer),
         responder: WebSocketTestResponder(configuration: configuration, recorder: recorder))
     let port = try server.start()
-    defer { shutdownAndWait(server) }
+    defer { #expect(shutdownAndWait(server), "the server shut down: every connection closed") }
     try body(server, port, recorder)
 }
 
