@@ -475,8 +475,12 @@ struct SubscriptionTests {
             "{\"apple\":[" + Array(repeating: plus, count: SubscriptionRoutes.maxRestoreTransactions + 1).joined(separator: ",") + "]}"
         #expect(try await h.expect(422, .post, "/v1/me/purchases/restore", json: tooMany, token: ana).errorField == "apple")
 
-        // Ana deletes her account: the purchases are unbound (the store subscription runs on), Bo may claim them.
-        try await h.expect(204, .delete, "/v1/me", token: ana)
+        // Ana deletes her account: the purchases are unbound (the store subscription runs on, and the
+        // answer names both, with the App Store's management page), Bo may claim them.
+        let deleted = try await h.expect(200, .delete, "/v1/me", token: ana)
+        let renewing = try #require(deleted.json["store_subscriptions"] as? [[String: Any]])
+        #expect(renewing.compactMap { $0["product_id"] as? String } == ["com.chronir.plus.annual", "com.chronir.premium.annual"])
+        #expect(renewing.allSatisfy { $0["manage_url"] as? String == "https://apps.apple.com/account/subscriptions" })
         let owners = try await h.database.read { db in try EntitlementStore.purchases(userID: nil, on: db).map { $0.userID ?? "-" } }
         #expect(owners == ["-", "-"])
         _ = try await h.expect(200, .post, "/v1/me/purchases/restore", json: #"{"apple":[\#(premium)]}"#, token: bo)

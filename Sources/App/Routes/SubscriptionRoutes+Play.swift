@@ -76,7 +76,8 @@ extension SubscriptionRoutes {
         let answer = try await services.database.write { db -> Entitlement in
             let now = services.clock.nowMilliseconds()
             let revoked = try EntitlementStore.revokedAt(source: .play, storeID: token, on: db)
-            guard let update = PlaySubscriptionRules.update(subscription, token: token, revokedAt: revoked, catalogue: catalogue, at: now)
+            guard
+                let update = PlaySubscriptionRules.update(subscription, token: token, revokedAt: revoked, catalogue: catalogue, at: readAt)
             else { throw APIError(.productUnknown, "\(subscription.productID) is not a product of this server", field: "product_id") }
             try claim(update, userID: user.id, transfer: transfer, cause: .purchase, at: now, on: db)
             return try EntitlementStore.entitlement(userID: user.id, at: now, on: db)
@@ -125,8 +126,10 @@ extension SubscriptionRoutes {
             (type, token, revoked) = ("OTHER", nil, false)
         }
         var subscription: PlaySubscription?
+        // When Google's answer was current: its data counts as signed then (older reads are stale).
+        let readAt = services.clock.nowMilliseconds()
         if notification.packageName == play.packageName, let known = token, PlayDeveloperAPI.isPlausibleToken(known) {
-            switch await play.subscription(token: known, now: services.clock.nowMilliseconds()) {
+            switch await play.subscription(token: known, now: readAt) {
             case .success(let read): subscription = read
             case .failure(.notFound): break
             case .failure(.unavailable(let why)):
@@ -145,7 +148,7 @@ extension SubscriptionRoutes {
             if let read, let token {
                 let wasRevoked = try EntitlementStore.revokedAt(source: .play, storeID: token, on: db)
                 if let update = PlaySubscriptionRules.update(
-                    read, token: token, revokedAt: wasRevoked ?? (revoked ? now : nil), catalogue: catalogue, at: now)
+                    read, token: token, revokedAt: wasRevoked ?? (revoked ? now : nil), catalogue: catalogue, at: readAt)
                 {
                     purchaseID = "\(EntitlementSource.play.rawValue):\(token)"
                     // A purchase nobody claimed is bound by its obfuscatedExternalAccountId when that names an account.

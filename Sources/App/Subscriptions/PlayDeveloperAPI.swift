@@ -141,8 +141,9 @@ public struct PlaySubscription: Sendable, Equatable {
 /// sends no grace end: in IN_GRACE_PERIOD the line item's `expiryTime` is the end of the grace period,
 /// so the paid period is taken to have ended when the state was read.
 enum PlaySubscriptionRules {
-    /// The purchase row's values for `subscription` of `token` read at `now`; nil for a product the
-    /// catalogue does not list. `revoked`: an RTDN said the purchase was revoked or voided (a refund).
+    /// The purchase row's values for `subscription` of `token` as read from Google at `now` (its
+    /// `signedAt`: a read older than the one applied is stale); nil for a product the catalogue does
+    /// not list. `revokedAt`: when an RTDN said the purchase was revoked or voided (a refund).
     static func update(
         _ subscription: PlaySubscription, token: String, revokedAt: Int64?, catalogue: ProductCatalogue, at now: Int64
     ) -> EntitlementStore.PurchaseUpdate? {
