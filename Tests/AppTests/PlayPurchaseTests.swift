@@ -5,6 +5,7 @@ import Storage
 import Store
 import TestSupport
 import Testing
+import Transport
 import Wire
 
 @testable import App
@@ -304,6 +305,41 @@ struct PlayPurchaseTests {
         try await play.set("tok-bo", "CANCELED", expires: expires, account: boID, autoRenew: false)
         _ = try await h.expect(200, .post, "/v1/me/purchases/google", json: Self.purchase("tok-bo"), token: bo)
         _ = try await h.expect(204, .delete, "/v1/me", token: bo)
+    }
+
+    @Test("the owner's Play subscription goes on hold: a member's open socket on the group topic learns the group is paused")
+    func memberSocketLearnsOfLapse() async throws {
+        let (h, play) = try await Self.harness()
+        let (ana, anaID) = try await h.register("ana@example.com")
+        let (bo, _) = try await h.register("bo@example.com")
+        try await play.set(
+            "tok-own", "ACTIVE", product: "chronir_premium_annual", expires: h.clock.nowMilliseconds() + Self.day, account: anaID)
+        _ = try await h.expect(200, .post, "/v1/me/purchases/google", json: Self.purchase("tok-own", "chronir_premium_annual"), token: ana)
+        let groupID = try await h.createGroup(token: ana)
+        #expect(await h.join(try await h.inviteCode(groupID, token: ana), token: bo).status == 200)
+        let (server, port) = try RealtimeTests().serve(h)
+        defer {
+            server.shutdown()
+            h.app.realtime.stop()
+        }
+        let topic = "group:\(groupID)"
+        let feed = try await RealtimeTests.subscribed(port: port, token: bo, topic: topic)
+        defer { feed.close() }
+
+        h.clock.advance(by: Self.day)
+        try await play.fake.setClock(h.clock.nowMilliseconds())
+        try await play.set("tok-own", "ON_HOLD", product: "chronir_premium_annual", expires: h.clock.nowMilliseconds(), account: anaID)
+        _ = try await h.expect(200, .post, Self.rtdnPath, json: try FakePlay.subscriptionPush("5000000001", type: 5, token: "tok-own"))
+        let seen = try await blocking { () -> String in
+            while true {
+                let message = try feed.next(RealtimeTests.type("change", topic))
+                for change in message["changes"] as? [[String: Any]] ?? [] where change["kind"] as? String == "group_owner_subscription" {
+                    let doc = change["doc"] as? [String: Any]
+                    return "\(message["event"] ?? "-") \(doc?["state"] ?? "-") \(doc?["group_id"] ?? "-")"
+                }
+            }
+        }
+        #expect(seen == "group_owner_subscription_changed lapsed \(groupID)")
     }
 
     @Test("without Play configuration the routes answer 404 CA074")
