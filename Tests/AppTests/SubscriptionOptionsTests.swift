@@ -85,4 +85,29 @@ struct SubscriptionOptionsTests {
         let transfer = try ServerOptions.configuration(arguments: ["--purchase-transfer", "transfer"], environment: [:])
         #expect(transfer.app.subscriptions.purchaseTransfer == .transfer)
     }
+
+    @Test("Google Play: the service account needs the package name, the others need the service account, the RTDN secret ≥ 16 bytes")
+    func play() throws {
+        let directory = TemporaryDirectory()
+        let account = directory.file(named: "play.json")
+        let secret = directory.file(named: "rtdn")
+        try "0123456789abcdef\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        let short = directory.file(named: "short")
+        try "0123456789\n".write(toFile: short, atomically: true, encoding: .utf8)
+        let c = try ServerOptions.configuration(
+            arguments: [
+                "--play-service-account-file", account, "--play-package-name", "com.chronir.android", "--play-rtdn-token-file", secret,
+            ], environment: [:])
+        #expect(c.app.subscriptions.playSettings == .init(serviceAccountFile: account, packageName: "com.chronir.android"))
+        #expect(c.app.subscriptions.playRTDNToken == "0123456789abcdef", "one trailing newline ignored")
+        #expect(refusal(["--play-service-account-file", account])?.contains("--play-package-name") == true)
+        #expect(refusal(["--play-package-name", "com.chronir.android"])?.contains("needs --play-service-account-file") == true)
+        #expect(refusal(["--play-service-account-file", account, "--play-package-name", "com/../x"]) != nil)
+        #expect(
+            refusal(["--play-service-account-file", account, "--play-package-name", "a.b", "--play-api-url", "http://x"])?.contains(
+                "--play-api-url") == true)
+        #expect(
+            refusal(["--play-service-account-file", account, "--play-package-name", "a.b", "--play-rtdn-token-file", short])?.contains(
+                "16 bytes") == true)
+    }
 }

@@ -403,6 +403,21 @@ struct SubscriptionTests {
             }
         }
         #expect(told == ["[\"\(boID)\"] lapsed \(groupID)", "[\"\(boID)\"] renewed \(groupID)"])
+        // And every member's socket, on the group topic: paused, then accepting again.
+        let published = try await h.database.read { db in
+            try db.query(
+                "SELECT event, entity_id, document FROM change_log WHERE kind = 'group_owner_subscription' AND topic = ?1 ORDER BY seq",
+                [.text("group:\(groupID)")]
+            ).map { row in
+                let document = try JSONSerialization.jsonObject(with: Data((row.string("document") ?? "").utf8)) as? [String: Any]
+                let accepts = (document?["accepts_new_members"] as? Bool).map { "\($0)" } ?? "-"
+                return "\(row.string("event") ?? "") \(document?["state"] ?? "-") \(accepts)"
+            }
+        }
+        #expect(
+            published == [
+                "group_owner_subscription_changed lapsed false", "group_owner_subscription_changed active true",
+            ])
     }
 
     @Test("a store notification reaches the user's open socket at once: the entitlement change, then the user's new tier")
@@ -460,8 +475,12 @@ struct SubscriptionTests {
             "{\"apple\":[" + Array(repeating: plus, count: SubscriptionRoutes.maxRestoreTransactions + 1).joined(separator: ",") + "]}"
         #expect(try await h.expect(422, .post, "/v1/me/purchases/restore", json: tooMany, token: ana).errorField == "apple")
 
-        // Ana deletes her account: the purchases are unbound (the store subscription runs on), Bo may claim them.
-        try await h.expect(204, .delete, "/v1/me", token: ana)
+        // Ana deletes her account: the purchases are unbound (the store subscription runs on, and the
+        // answer names both, with the App Store's management page), Bo may claim them.
+        let deleted = try await h.expect(200, .delete, "/v1/me", token: ana)
+        let renewing = try #require(deleted.json["store_subscriptions"] as? [[String: Any]])
+        #expect(renewing.compactMap { $0["product_id"] as? String } == ["com.chronir.plus.annual", "com.chronir.premium.annual"])
+        #expect(renewing.allSatisfy { $0["manage_url"] as? String == "https://apps.apple.com/account/subscriptions" })
         let owners = try await h.database.read { db in try EntitlementStore.purchases(userID: nil, on: db).map { $0.userID ?? "-" } }
         #expect(owners == ["-", "-"])
         _ = try await h.expect(200, .post, "/v1/me/purchases/restore", json: #"{"apple":[\#(premium)]}"#, token: bo)

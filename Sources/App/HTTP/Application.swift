@@ -38,6 +38,7 @@ public final class Application: HTTPResponder {
         requestIDPrefix = Hex.encode(SecureRandom.bytes(4)) + "-"
         trustedProxies = services.config.trustedProxies
         realtime = RealtimeFeed(services: services)
+        services.metrics.observeEntitlements(database: services.database, clock: services.clock)
         // Route handlers write through `ClaimingDatabase`: a request's Idempotency-Key is claimed in its
         // first write transaction. The feed and the background loops keep the engine's database.
         var services = services

@@ -138,6 +138,8 @@ public struct ErrorCode: Hashable, Sendable {
     /// Upgrading an anonymous account with Sign in with Apple/Google whose identity or email already
     /// has an account (docs/apps.md#anonymous-start).
     public static let accountExists = ErrorCode(code: "CA075", name: "ACCOUNT_EXISTS", status: .conflict)
+    /// A Google Play purchase whose payment is still pending: it grants nothing until it completes.
+    public static let purchasePending = ErrorCode(code: "CA078", name: "PURCHASE_PENDING", status: .unprocessableContent)
 
     /// Every code the server can send, in number order (the docs/api.md#errors table, tests).
     public static let all: [ErrorCode] = [
@@ -152,6 +154,6 @@ public struct ErrorCode: Hashable, Sendable {
         .lastSignInMethod, .passwordNotSet, .attachmentTypeUnsupported, .attachmentCorrupt, .attachmentPolyglot,
         .imageTooLarge, .attachmentLimitReached, .attachmentQuotaExceeded, .idempotencyKeyReused, .idempotencyKeyInUse,
         .appUpdateRequired, .alarmNotDone, .purchaseInvalid, .purchaseOwnedElsewhere, .purchaseAccountMismatch, .productUnknown,
-        .storeNotConfigured, .accountExists,
+        .storeNotConfigured, .accountExists, .purchasePending,
     ]
 }

@@ -1,5 +1,7 @@
 import CoreMetrics
 import Domain
+import Storage
+import Store
 import Synchronization
 
 /// Store notifications by store and outcome (`chronir_store_notifications_total{store,outcome}`:
@@ -26,7 +28,48 @@ public final class SubscriptionMetrics: Sendable {
     }
 }
 
+/// `chronir_entitlements{tier,state,platform}`: how many entitlements are in each state, read from
+/// the database at every scrape (docs/subscriptions.md#operators). A label set no longer present reads 0.
+final class EntitlementGauges: Sendable {
+    private let factory: any MetricsFactory
+    private let gauges = Mutex<[String: Gauge]>([:])
+
+    init(factory: any MetricsFactory) { self.factory = factory }
+
+    /// Records `counts`, and 0 for every label set recorded before and absent now.
+    func record(_ counts: [(tier: String, state: String, platform: String, count: Int64)]) {
+        let factory = factory
+        gauges.withLock { gauges in
+            var seen = Set<String>()
+            for entry in counts {
+                let key = "\(entry.tier)\u{0}\(entry.state)\u{0}\(entry.platform)"
+                seen.insert(key)
+                let gauge =
+                    gauges[key]
+                    ?? Gauge(
+                        label: "chronir_entitlements",
+                        dimensions: [("tier", entry.tier), ("state", entry.state), ("platform", entry.platform)], factory: factory)
+                gauges[key] = gauge
+                gauge.record(entry.count)
+            }
+            for (key, gauge) in gauges where !seen.contains(key) { gauge.record(0) }
+        }
+    }
+}
+
 extension ChronirMetrics {
+    /// Reports `chronir_entitlements` from `database` at every scrape (a grouped count over purchases
+    /// and operator grants; a scrape that cannot read leaves the last values).
+    func observeEntitlements(database: any SQLDatabase, clock: any WallClock) {
+        let gauges = EntitlementGauges(factory: factory)
+        addSampler {
+            let now = clock.nowMilliseconds()
+            if let counts = try? database.readSync({ db in try EntitlementStore.entitlementCounts(at: now, on: db) }) {
+                gauges.record(counts)
+            }
+        }
+    }
+
     /// Counts one store notification (`SubscriptionMetrics`).
     func storeNotification(source: EntitlementSource, outcome: String) { subscriptions.record(source: source, outcome: outcome) }
 }

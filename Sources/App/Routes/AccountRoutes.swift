@@ -223,13 +223,27 @@ enum AccountRoutes {
         }
     }
 
-    /// `DELETE /v1/me`: deletes the account in one transaction (`GroupStore.deleteAccount`) → 204.
+    /// `DELETE /v1/me`'s answer when a store subscription renews on: deleting the account cannot cancel
+    /// it, so the app must send the user to the store (docs/subscriptions.md#account-deletion).
+    struct DeletedAccount: Encodable, Sendable {
+        var storeSubscriptions: [EntitlementStore.RenewingSubscription]
+        enum CodingKeys: String, CodingKey { case storeSubscriptions = "store_subscriptions" }
+    }
+
+    /// `DELETE /v1/me`: deletes the account in one transaction (`GroupStore.deleteAccount`) → 204, or
+    /// 200 `{"store_subscriptions":[…]}` naming the store subscriptions that renew on (the user must
+    /// cancel them in the store; the account is deleted either way).
     static func deleteMe(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let userID = try await services.authenticate(request).user.id
-        let response = try await services.writeNoContent { now, db in
+        let playPackage = services.config.subscriptions.play?.packageName
+        let now = services.clock.nowMilliseconds()
+        let renewing = try await services.database.write { db in
+            let renewing = try EntitlementStore.renewingSubscriptions(userID: userID, playPackage: playPackage, on: db)
             try GroupStore.deleteAccount(userID: userID, at: now, on: db)
+            return renewing
         }
         services.logger.info("account deleted", metadata: ["user_id": "\(userID)", "request_id": "\(request.requestID)"])
-        return response
+        guard !renewing.isEmpty else { return HTTPResponse(status: .noContent) }
+        return JSONBody.response(DeletedAccount(storeSubscriptions: renewing))
     }
 }

@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 public import Logging
+import Outbound
 import Postgres
 import SQLite
 import ServiceLifecycle
@@ -74,7 +75,7 @@ public final class ChronirRuntime: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.sink = sink
-        let config = configuration.app
+        var config = configuration.app
         let clock = SystemClock()
 
         var tlsReloader: TLSReloader?
@@ -134,6 +135,26 @@ public final class ChronirRuntime: Sendable {
         logger.notice(
             "sign in with apple/google",
             metadata: SignInProvider.allCases.reduce(into: [:]) { $0[$1.rawValue] = "\(config.oidc.provider($1) == nil ? "off" : "on")" })
+
+        if let play = config.subscriptions.playSettings {
+            // The operator's destination (Google's, or a fake's), as for the OIDC key sets above.
+            let client = OutboundClient(configuration: .init(policy: .operatorConfigured, caFile: config.notifications.caFile))
+            parts.services.append { client.close() }
+            do {
+                config.subscriptions.play = try PlayDeveloperAPI(
+                    account: GoogleServiceAccount(file: play.serviceAccountFile), packageName: play.packageName, baseURL: play.apiURL,
+                    client: client)
+            } catch {
+                throw StartupFailure(what: "start-up failed: --play-service-account-file", metadata: ["error": "\(error)"])
+            }
+        }
+        logger.notice(
+            "store purchases",
+            metadata: [
+                "app_store": "\(config.subscriptions.appStore == nil ? "off" : "on")",
+                "play": "\(config.subscriptions.play == nil ? "off" : "on")",
+                "play_rtdn": "\(config.subscriptions.playRTDNToken == nil ? "off" : "on")",
+            ])
 
         let apps: AppsConfigurationSource
         do { apps = try AppsConfigurationSource(file: config.appConfigFile) } catch {

@@ -120,6 +120,32 @@ extension ChronirConfiguration {
         return mail
     }
 
+    /// Google Play from `--play-service-account-file` and `--play-package-name` (both or neither), the
+    /// API origin and the RTDN secret.
+    private func resolvePlay(into subscriptions: inout SubscriptionConfiguration) throws(ConfigurationError) {
+        guard let file = pending["play-service-account-file"] else {
+            for set in ["play-package-name", "play-api-url", "play-rtdn-token-file"] where pending[set] != nil {
+                throw ConfigurationError("--\(set) needs --play-service-account-file")
+            }
+            return
+        }
+        guard let package = pending["play-package-name"], !package.isEmpty,
+            package.utf8.allSatisfy({ $0 == 0x2e || $0 == 0x5f || ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7a) })
+        else { throw ConfigurationError("--play-service-account-file needs --play-package-name (a Java package name)") }
+        let apiURL = pending["play-api-url"] ?? PlayDeveloperAPI.defaultBaseURL
+        guard apiURL.hasPrefix("https://") else { throw ConfigurationError("--play-api-url \(apiURL): an https URL") }
+        subscriptions.playSettings = .init(serviceAccountFile: file, packageName: package, apiURL: apiURL)
+        if let tokenFile = pending["play-rtdn-token-file"] {
+            guard let data = FileManager.default.contents(atPath: tokenFile) else { throw ConfigurationError("cannot read \(tokenFile)") }
+            var text = String(decoding: data, as: UTF8.self)
+            if text.hasSuffix("\n") { text.removeLast() }
+            guard text.utf8.count >= 16, !text.contains(where: { $0.isWhitespace || $0 == "&" || $0 == "#" }) else {
+                throw ConfigurationError("--play-rtdn-token-file \(tokenFile): at least 16 bytes, no spaces, & or #")
+            }
+            subscriptions.playRTDNToken = text
+        }
+    }
+
     /// The catalogue from `--products-file`, App Store verification when `--appstore-bundle-id` is set.
     private func resolveSubscriptions() throws(ConfigurationError) -> SubscriptionConfiguration {
         var subscriptions = SubscriptionConfiguration()
@@ -137,6 +163,7 @@ extension ChronirConfiguration {
             }
             subscriptions.purchaseTransfer = parsed
         }
+        try resolvePlay(into: &subscriptions)
         let dependent = ["appstore-environment", "appstore-app-apple-id", "appstore-root-ca"]
         guard let bundleID = pending["appstore-bundle-id"] else {
             if let set = dependent.first(where: { pending[$0] != nil }) {

@@ -330,6 +330,24 @@ public enum ServerOptions {
                     a purchase bound to another account: `refuse` (409 `PURCHASE_OWNED_ELSEWHERE`) or `transfer` (moves to the \
                     poster) ([transfer](subscriptions.md#one-purchase-one-account))
                     """),
+            pending(
+                "play-service-account-file", .subscriptions, "file", .words("off"),
+                help: """
+                    Google service-account JSON with access to the Play Developer API: turns on Google Play purchases \
+                    (with `--play-package-name`); its `token_uri` is where the OAuth grant goes
+                    """),
+            pending(
+                "play-package-name", .subscriptions, "name", .words("none"),
+                help: "the Android app's package name: every Play Developer API call is made for it; RTDN for another is ignored"),
+            pending(
+                "play-api-url", .subscriptions, "url", .literal(PlayDeveloperAPI.defaultBaseURL),
+                help: "the Play Developer API's origin (tests point it at a fake)"),
+            pending(
+                "play-rtdn-token-file", .subscriptions, "file", .words("off: RTDN answers 404"),
+                help: """
+                    file holding the secret (≥ 16 bytes; one trailing newline ignored) Pub/Sub's push URL carries as \
+                    `?token=` ([RTDN](subscriptions.md#real-time-developer-notifications))
+                    """),
         ]
     }
 

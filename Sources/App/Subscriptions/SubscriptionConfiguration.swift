@@ -8,10 +8,34 @@ public struct SubscriptionConfiguration: Sendable {
     public var catalogue: ProductCatalogue = .standard
     /// App Store signed-data verification; nil: `/v1/me/purchases/apple` and the notification endpoint answer 404.
     public var appStore: AppStoreVerifier? = nil
+    /// Google Play as configured (`--play-service-account-file`, `--play-package-name`, `--play-api-url`,
+    /// `--play-rtdn-token`); nil: the Play routes answer 404. The runtime builds `play` from it.
+    public var playSettings: PlaySettings? = nil
+    /// The Play Developer API client (built from `playSettings` at start-up; tests set one for a fake);
+    /// nil: `/v1/me/purchases/google` answers 404.
+    public var play: PlayDeveloperAPI? = nil
+    /// The secret RTDN pushes must carry as `?token=` (`--play-rtdn-token`); nil: RTDN answers 404.
+    public var playRTDNToken: String? = nil
     /// A purchase already bound to another account (`--purchase-transfer`).
     public var purchaseTransfer: PurchaseTransfer = .refuse
 
     public init() {}
+
+    /// Where Google Play's configuration comes from.
+    public struct PlaySettings: Sendable, Equatable {
+        /// The service account's JSON key file (its `token_uri` is where the OAuth grant goes).
+        public var serviceAccountFile: String
+        /// The app's package name.
+        public var packageName: String
+        /// The Play Developer API's origin.
+        public var apiURL: String = PlayDeveloperAPI.defaultBaseURL
+
+        public init(serviceAccountFile: String, packageName: String, apiURL: String = PlayDeveloperAPI.defaultBaseURL) {
+            self.serviceAccountFile = serviceAccountFile
+            self.packageName = packageName
+            self.apiURL = apiURL
+        }
+    }
 
     /// What `--purchase-transfer` allows.
     public enum PurchaseTransfer: String, Sendable, CaseIterable {

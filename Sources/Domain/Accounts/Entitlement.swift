@@ -240,3 +240,31 @@ public struct Entitlement: Sendable, Equatable, Encodable {
         records.filter { !$0.state(at: now).grantsAccess }.map(\.tier).max()
     }
 }
+
+/// The `group_owner_subscription` document on a group's topic (docs/subscriptions.md#downgrade): whether
+/// the group takes new members and new shared alarms, which its owner's premium decides.
+public struct GroupOwnerSubscription: Sendable, Equatable, Encodable {
+    /// The group.
+    public var groupID: String
+    /// `lapsed` (paused until renewed or handed to a premium member) or `active`.
+    public var state: String
+    /// Whether joins (by code or invitation) are accepted.
+    public var acceptsNewMembers: Bool
+    /// Whether new shared alarms are accepted.
+    public var acceptsNewSharedAlarms: Bool
+
+    /// The document for `groupID` when the owner's premium has `lapsed` or not.
+    public init(groupID: String, lapsed: Bool) {
+        self.groupID = groupID
+        state = lapsed ? "lapsed" : "active"
+        acceptsNewMembers = !lapsed
+        acceptsNewSharedAlarms = !lapsed
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case state
+        case groupID = "group_id"
+        case acceptsNewMembers = "accepts_new_members"
+        case acceptsNewSharedAlarms = "accepts_new_shared_alarms"
+    }
+}

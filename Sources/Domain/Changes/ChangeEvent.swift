@@ -106,6 +106,9 @@ public struct ChangeEvent: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// The account's entitlement changed (a purchase, a store notification, an expiry, an operator
     /// grant): one `entitlement` row on the user's topic, and the `user` row when the tier changed.
     public static let entitlementChanged = ChangeEvent(rawValue: "entitlement_changed")
+    /// The owner's premium lapsed or came back: one `group_owner_subscription` row on each group the
+    /// owner owns, so every member's socket learns that new members and shared alarms are paused or not.
+    public static let groupOwnerSubscriptionChanged = ChangeEvent(rawValue: "group_owner_subscription_changed")
 
     /// The user changed their synced settings.
     public static let settingsUpdated = ChangeEvent(rawValue: "settings_updated")

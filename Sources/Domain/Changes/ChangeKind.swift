@@ -35,6 +35,8 @@ public struct ChangeKind: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let settings = ChangeKind(rawValue: "settings")
     /// The account's entitlement (docs/subscriptions.md#the-entitlement), on the user's topic.
     public static let entitlement = ChangeKind(rawValue: "entitlement")
+    /// Whether a group takes new members and shared alarms, by its owner's premium (`GroupOwnerSubscription`).
+    public static let groupOwnerSubscription = ChangeKind(rawValue: "group_owner_subscription")
     /// A signed-in session (`system` topic, entity id = the session's public id, no document):
     /// `removed` when it was revoked, so every server process closes its sockets. Never sent to clients.
     public static let session = ChangeKind(rawValue: "session")

@@ -177,6 +177,56 @@ public enum EntitlementStore {
         return (true, row.string("user_id"))
     }
 
+    /// A store subscription of the account that the store will go on renewing (auto-renewal on, not
+    /// revoked, not expired): what deleting the account cannot cancel (docs/subscriptions.md#account-deletion).
+    public struct RenewingSubscription: Sendable, Equatable, Encodable {
+        public var store: EntitlementSource
+        public var platform: String?
+        public var productID: String
+        public var expiresAt: Timestamp?
+        /// Where the user cancels it: the store's subscription management page.
+        public var manageURL: String
+
+        enum CodingKeys: String, CodingKey {
+            case store, platform
+            case productID = "product_id"
+            case expiresAt = "expires_at"
+            case manageURL = "manage_url"
+        }
+    }
+
+    /// The account's store subscriptions that renew on (`RenewingSubscription`); `playPackage` names the
+    /// app in Google Play's management link.
+    public static func renewingSubscriptions(userID: String, playPackage: String?, on db: any SQLConnection) throws
+        -> [RenewingSubscription]
+    {
+        try db.query(
+            """
+            SELECT source, product_id, expires_ms FROM purchases
+            WHERE user_id = ?1 AND auto_renewing = 1 AND revoked_ms IS NULL AND state IN ('active', 'grace', 'billing_retry')
+            ORDER BY id
+            """, [.text(userID)]
+        ).compactMap { row in
+            guard let source = EntitlementSource(rawValue: row.string("source") ?? ""), let product = row.string("product_id") else {
+                return nil
+            }
+            let manage =
+                source == .play
+                ? "https://play.google.com/store/account/subscriptions?sku=\(product)"
+                    + (playPackage.map { "&package=\($0)" } ?? "")
+                : "https://apps.apple.com/account/subscriptions"
+            return RenewingSubscription(
+                store: source, platform: source.platform, productID: product,
+                expiresAt: row.int("expires_ms").map(Timestamp.init(milliseconds:)), manageURL: manage)
+        }
+    }
+
+    /// When the purchase was revoked (refunded), if it is known and was: a store that re-reads state
+    /// (Google Play) keeps a revocation the state it reads no longer shows.
+    public static func revokedAt(source: EntitlementSource, storeID: String, on db: any SQLConnection) throws -> Int64? {
+        try db.queryOne("SELECT revoked_ms FROM purchases WHERE id = ?1", [.text("\(source.rawValue):\(storeID)")])?.int("revoked_ms")
+    }
+
     /// The tier changes of an account, oldest first (audit; chronir-admin purchases show).
     public static func tierChanges(userID: String, on db: any SQLConnection) throws -> [(
         from: String, to: String, cause: String, detail: String?, at: Int64
@@ -320,8 +370,10 @@ public enum EntitlementStore {
         let lapsedPremium = Entitlement.lapsedTier(of: records, at: now) == .premium
         if user.tier == .premium, entitlement.tier < .premium, lapsedPremium {
             try NotificationOutbox.ownerSubscriptionChanged(ownerID: userID, ownerName: user.displayName, lapsed: true, at: now, on: db)
+            try publishOwnerSubscription(ownerID: userID, lapsed: true, actor: actor, at: now, on: db)
         } else if user.tier < .premium, entitlement.tier == .premium, try wasLimited(userID: userID, on: db) {
             try NotificationOutbox.ownerSubscriptionChanged(ownerID: userID, ownerName: user.displayName, lapsed: false, at: now, on: db)
+            try publishOwnerSubscription(ownerID: userID, lapsed: false, actor: actor, at: now, on: db)
         }
         if entitlement.tier != user.tier {
             _ = try AccountStore.setTier(userID: userID, tier: entitlement.tier, actor: actor, reason: cause.rawValue, at: now, on: db)
@@ -339,6 +391,23 @@ public enum EntitlementStore {
                     document: DocumentCoding.encode(entitlement), reason: cause.rawValue)
             ], event: .entitlementChanged, actor: actor, at: now, on: db)
         try NotificationOutbox.entitlementChanged(entitlement, userID: userID, previousTier: user.tier, at: now, on: db)
+    }
+
+    /// One `group_owner_subscription` change on the topic of every group `ownerID` owns, in one batch:
+    /// members' sockets see at once that the group takes new members and shared alarms again, or not.
+    private static func publishOwnerSubscription(ownerID: String, lapsed: Bool, actor: Actor, at now: Int64, on db: any SQLConnection)
+        throws
+    {
+        let changes = try db.query(
+            "SELECT id FROM groups WHERE owner_id = ?1 AND deleted_ms IS NULL ORDER BY id", [.text(ownerID)]
+        ).compactMap { row -> Change? in
+            guard let groupID = row.string("id") else { return nil }
+            return Change(
+                topic: ChangeLog.groupTopic(groupID), kind: .groupOwnerSubscription, op: .modified, entityID: groupID,
+                document: DocumentCoding.encode(GroupOwnerSubscription(groupID: groupID, lapsed: lapsed)))
+        }
+        guard !changes.isEmpty else { return }
+        try ChangeLog.append(changes, event: .groupOwnerSubscriptionChanged, actor: actor, at: now, on: db)
     }
 
     /// Whether the account's last tier change took premium away (its groups were limited since).
@@ -395,6 +464,28 @@ public enum EntitlementStore {
     public static func hasEvent(source: EntitlementSource, eventID: String, on db: any SQLConnection) throws -> Bool {
         try db.queryOne("SELECT 1 AS one FROM store_events WHERE source = ?1 AND event_id = ?2", [.text(source.rawValue), .text(eventID)])
             != nil
+    }
+
+    /// Entitlements by tier, state and platform (`ios`, `android`, `operator`) — the
+    /// `chronir_entitlements` gauge: purchases bound to an account, in the state last evaluated (the
+    /// expiry sweep keeps it current), and operator grants (`expired` once ended).
+    public static func entitlementCounts(at now: Int64, on db: any SQLConnection) throws -> [(
+        tier: String, state: String, platform: String, count: Int64
+    )] {
+        let purchases = try db.query(
+            "SELECT tier, state, source, COUNT(*) AS n FROM purchases WHERE user_id IS NOT NULL GROUP BY tier, state, source"
+        ).map { row in
+            let source = EntitlementSource(rawValue: row.string("source") ?? "")
+            return (row.string("tier") ?? "", row.string("state") ?? "", source?.platform ?? "operator", row.int("n") ?? 0)
+        }
+        let grants = try db.query(
+            """
+            SELECT tier, CASE WHEN ended = 1 OR (expires_ms IS NOT NULL AND expires_ms <= ?1) THEN 'expired' ELSE 'active' END AS state,
+                COUNT(*) AS n
+            FROM operator_grants GROUP BY 1, 2
+            """, [.integer(now)]
+        ).map { row in (row.string("tier") ?? "", row.string("state") ?? "", "operator", row.int("n") ?? 0) }
+        return purchases + grants
     }
 
     /// Counts of store messages by outcome (metrics).

@@ -1,0 +1,184 @@
+"""A fake Google Play Developer API (subscriptionsv2.get, subscriptions.acknowledge) with its Google
+OAuth2 token endpoint, for the Play purchase tests. TLS with ALPN h2 and http/1.1.
+
+Usage: fake_play.py CERT.pem KEY.pem PUBLIC_KEY.pem CLIENT_EMAIL PACKAGE
+  PUBLIC_KEY.pem: the service account's RSA public key (SubjectPublicKeyInfo PEM file).
+Prints `READY <port>`; exits with its parent. The token URI is https://127.0.0.1:<port>/token.
+
+POST /token (RFC 7523 JWT-bearer grant, form-encoded): as Google's — the assertion's RS256 signature
+  must verify under PUBLIC_KEY, iss = CLIENT_EMAIL, scope = the androidpublisher scope, aud = the
+  token URI, exp within an hour of iat, iat not in the future by the fake's clock (else 400
+  invalid_grant). Answers a fresh access token with expires_in 3599.
+GET /androidpublisher/v3/applications/PACKAGE/purchases/subscriptionsv2/tokens/TOKEN: the bearer must
+  be a token this fake issued and not expired (else 401); a token the test has not set, or one set for
+  another package, is 404; else the SubscriptionPurchaseV2 Google would answer.
+POST /androidpublisher/v3/applications/PACKAGE/purchases/subscriptions/PRODUCT/tokens/TOKEN:acknowledge:
+  401 as above; 404 for an unknown token; 400 when PRODUCT is not the token's or its payment is
+  pending; else the purchase becomes ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED, 200 with an empty body.
+
+Control: POST /control/clock {"now": unix seconds};
+POST /control/subscription {"token", "package", "product", "state": ACTIVE|CANCELED|IN_GRACE_PERIOD|
+  ON_HOLD|PAUSED|EXPIRED|PENDING|REVOKED, "start_ms", "expiry_ms", "account" (obfuscated id or null),
+  "auto_renew", "test", "order"}: sets (or moves) a purchase; REVOKED is served as Google serves a
+  revoked subscription: SUBSCRIPTION_STATE_EXPIRED, expiry at the revocation, canceled by the developer.
+POST /control/revoke-tokens (every issued access token becomes invalid);
+GET /received → {"grants": [claims…], "reads": [tokens], "acknowledged": [tokens]}.
+"""
+
+import base64
+import json
+import secrets
+import sys
+import time
+from datetime import datetime, timezone
+from urllib.parse import parse_qs
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding
+
+import fake_service
+
+SCOPE = "https://www.googleapis.com/auth/androidpublisher"
+GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+ACCESS_TOKEN_SECONDS = 3599
+API = "/androidpublisher/v3/applications/"
+
+certfile, keyfile, public_key_path, client_email, package = sys.argv[1:6]
+with open(public_key_path, "rb") as handle:
+    public_key = serialization.load_pem_public_key(handle.read())
+sock = fake_service.listening_socket()
+token_uri = f"https://127.0.0.1:{sock.getsockname()[1]}/token"
+state = {"now": int(time.time()), "grants": [], "issued": {}, "subscriptions": {}, "reads": [], "acknowledged": []}
+script = fake_service.Script()
+
+
+def b64(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def rfc3339(ms):
+    moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def check_assertion(assertion):
+    """(claims, None) when the assertion is acceptable, else (None, why)."""
+    try:
+        header_b64, claims_b64, signature_b64 = assertion.split(".")
+        header, claims = json.loads(b64(header_b64)), json.loads(b64(claims_b64))
+        public_key.verify(b64(signature_b64), f"{header_b64}.{claims_b64}".encode(), padding.PKCS1v15(), hashes.SHA256())
+    except (ValueError, InvalidSignature, json.JSONDecodeError):
+        return None, "Invalid JWT Signature."
+    if header.get("alg") != "RS256":
+        return None, "alg must be RS256"
+    if claims.get("iss") != client_email or claims.get("scope") != SCOPE or claims.get("aud") != token_uri:
+        return None, "Invalid iss, scope or aud"
+    iat, exp = claims.get("iat"), claims.get("exp")
+    if not isinstance(iat, int) or not isinstance(exp, int) or not iat < exp <= iat + 3600:
+        return None, "Invalid JWT: exp must be within an hour of iat"
+    if iat > state["now"] + 60 or exp < state["now"]:
+        return None, "Invalid JWT: Token must be a short-lived token and in a reasonable timeframe"
+    return claims, None
+
+
+def document(purchase):
+    """The SubscriptionPurchaseV2 resource for a purchase the test set."""
+    kind = purchase["state"]
+    served = "EXPIRED" if kind == "REVOKED" else kind
+    item = {"productId": purchase["product"], "expiryTime": rfc3339(purchase["expiry_ms"])}
+    if served in ("ACTIVE", "IN_GRACE_PERIOD", "ON_HOLD", "PAUSED", "CANCELED", "PENDING"):
+        item["autoRenewingPlan"] = {"autoRenewEnabled": bool(purchase.get("auto_renew", True)) and served != "CANCELED"}
+    resource = {
+        "kind": "androidpublisher#subscriptionPurchaseV2",
+        "regionCode": "DE",
+        "lineItems": [item],
+        "startTime": rfc3339(purchase["start_ms"]),
+        "subscriptionState": "SUBSCRIPTION_STATE_" + served,
+        "latestOrderId": purchase.get("order", "GPA.0000-0000-0000-00000"),
+        "acknowledgementState": "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" if purchase.get("acknowledged")
+        else "ACKNOWLEDGEMENT_STATE_PENDING",
+    }
+    if kind in ("CANCELED", "REVOKED"):
+        resource["canceledStateContext"] = (
+            {"developerInitiatedCancellation": {}} if kind == "REVOKED" else {"userInitiatedCancellation": {}})
+    if purchase.get("account"):
+        resource["externalAccountIdentifiers"] = {"obfuscatedExternalAccountId": purchase["account"]}
+    if purchase.get("test"):
+        resource["testPurchase"] = {}
+    return resource
+
+
+def error(status, code, text):
+    return {"error": {"code": status, "message": text, "status": code}}
+
+
+def bearer_ok(headers):
+    authorization = headers.get("authorization", "")
+    bearer = authorization[len("Bearer "):] if authorization.startswith("Bearer ") else ""
+    expiry = state["issued"].get(bearer)
+    return expiry is not None and expiry > state["now"]
+
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        return await fake_service.lifespan(receive, send)
+    path, method = scope["path"], scope["method"]
+    body = await fake_service.read_body(receive)
+    if await fake_service.control(path, method, body, send, state, script):
+        return
+    if path == "/control/subscription" and method == "POST":
+        purchase = json.loads(body)
+        previous = state["subscriptions"].get(purchase["token"], {})
+        purchase.setdefault("acknowledged", previous.get("acknowledged", False))
+        state["subscriptions"][purchase["token"]] = purchase
+        return await fake_service.respond(send, 200, {})
+    if path == "/control/revoke-tokens" and method == "POST":
+        state["issued"].clear()
+        return await fake_service.respond(send, 200, {})
+    if path == "/received" and method == "GET":
+        return await fake_service.respond(
+            send, 200, {"grants": state["grants"], "reads": state["reads"], "acknowledged": state["acknowledged"]})
+    headers = fake_service.headers_of(scope)
+    if path == "/token" and method == "POST":
+        if headers.get("content-type") != "application/x-www-form-urlencoded":
+            return await fake_service.respond(send, 400, {"error": "invalid_request"})
+        form = {k: v[-1] for k, v in parse_qs(body.decode()).items()}
+        if form.get("grant_type") != GRANT_TYPE:
+            return await fake_service.respond(send, 400, {"error": "unsupported_grant_type"})
+        claims, why = check_assertion(form.get("assertion", ""))
+        if claims is None:
+            return await fake_service.respond(send, 400, {"error": "invalid_grant", "error_description": why})
+        access_token = "ya29.fake-" + secrets.token_urlsafe(24)
+        state["issued"][access_token] = state["now"] + ACCESS_TOKEN_SECONDS
+        state["grants"].append(claims)
+        return await fake_service.respond(
+            send, 200, {"access_token": access_token, "expires_in": ACCESS_TOKEN_SECONDS, "token_type": "Bearer"})
+    if path.startswith(API):
+        if not bearer_ok(headers):
+            return await fake_service.respond(
+                send, 401, error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials."))
+        parts = path[len(API):].split("/")
+        # PACKAGE/purchases/subscriptionsv2/tokens/TOKEN
+        if method == "GET" and len(parts) == 5 and parts[1:4] == ["purchases", "subscriptionsv2", "tokens"]:
+            purchase = state["subscriptions"].get(parts[4])
+            state["reads"].append(parts[4])
+            if purchase is None or purchase["package"] != parts[0] or parts[0] != package:
+                return await fake_service.respond(send, 404, error(404, "NOT_FOUND", "The purchase token was not found."))
+            return await fake_service.respond(send, 200, document(purchase))
+        # PACKAGE/purchases/subscriptions/PRODUCT/tokens/TOKEN:acknowledge
+        if method == "POST" and len(parts) == 6 and parts[1:3] == ["purchases", "subscriptions"] and parts[5].endswith(":acknowledge"):
+            token = parts[5][: -len(":acknowledge")]
+            purchase = state["subscriptions"].get(token)
+            if purchase is None or purchase["package"] != parts[0]:
+                return await fake_service.respond(send, 404, error(404, "NOT_FOUND", "The purchase token was not found."))
+            if purchase["product"] != parts[3] or purchase["state"] == "PENDING":
+                return await fake_service.respond(send, 400, error(400, "INVALID_ARGUMENT", "cannot acknowledge"))
+            purchase["acknowledged"] = True
+            state["acknowledged"].append(token)
+            return await fake_service.respond(send, 200, None)
+    return await fake_service.respond(send, 404, error(404, "NOT_FOUND", "no such path"))
+
+
+if __name__ == "__main__":
+    fake_service.run(app, sock, certfile, keyfile, ["h2", "http/1.1"])
