@@ -80,7 +80,7 @@ final class FakePlay: Sendable {
 @Suite("Subscriptions — Google Play purchases and RTDN, read from a fake Play Developer API")
 struct PlayPurchaseTests {
     static let day: Int64 = 86_400_000
-    static let rtdnPath = "/v1/store/google/notifications?token=\(FakePlay.rtdnToken)"
+    static let rtdnPath = "/v1/store/google/rtdn?token=\(FakePlay.rtdnToken)"
 
     static func harness() async throws -> (AppHarness, FakePlay) {
         let play = try await FakePlay.start()
@@ -249,8 +249,8 @@ struct PlayPurchaseTests {
 
         // RTDN: without or with a wrong token 401; not a push 422; another package's is recorded, ignored.
         let push = try FakePlay.subscriptionPush("3000000001", type: 13, token: "tok-a")
-        #expect(try await h.expect(401, .post, "/v1/store/google/notifications", json: push).errorCode == "CA012")
-        _ = try await h.expect(401, .post, "/v1/store/google/notifications?token=rtdn-5ecret-tokeX", json: push)
+        #expect(try await h.expect(401, .post, "/v1/store/google/rtdn", json: push).errorCode == "CA012")
+        _ = try await h.expect(401, .post, "/v1/store/google/rtdn?token=rtdn-5ecret-tokeX", json: push)
         _ = try await h.expect(422, .post, Self.rtdnPath, json: #"{"message":{"data":"bm90IGpzb24=","messageId":"3"}}"#)
         try await play.set("tok-a", "EXPIRED", expires: h.clock.nowMilliseconds(), account: anaID)
         _ = try await h.expect(

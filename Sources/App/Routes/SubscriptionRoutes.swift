@@ -14,7 +14,7 @@ enum SubscriptionRoutes {
         router.add(.post, "/v1/me/purchases/restore", .async { request in try await restore(request, services) })
         router.add(.post, "/v1/store/apple/notifications", .async { request in try await appleNotification(request, services) })
         router.add(.post, "/v1/me/purchases/google", .async { request in try await googlePurchase(request, services) })
-        router.add(.post, "/v1/store/google/notifications", .async { request in try await googleNotification(request, services) })
+        router.add(.post, "/v1/store/google/rtdn", .async { request in try await googleNotification(request, services) })
     }
 
     /// `POST /v1/me/purchases/apple`: StoreKit 2's `jwsRepresentation` and, optionally, the renewal info.
