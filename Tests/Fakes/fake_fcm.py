@@ -22,55 +22,23 @@ POST /control/revoke (every issued access token becomes invalid);
 GET /received → {"messages": […], "grants": [claims…]}.
 """
 
-import base64
 import json
 import re
-import secrets
 import sys
 import time
-from urllib.parse import parse_qs
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import padding
 
 import fake_service
+import google_oauth
 
 SCOPE = "https://www.googleapis.com/auth/firebase.messaging"
-GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-ACCESS_TOKEN_SECONDS = 3599
 
 certfile, keyfile, public_key_path, client_email, project_id = sys.argv[1:6]
-with open(public_key_path, "rb") as handle:
-    public_key = serialization.load_pem_public_key(handle.read())
 sock = fake_service.listening_socket()
 token_uri = f"https://127.0.0.1:{sock.getsockname()[1]}/token"
 state = {"now": int(time.time()), "messages": [], "grants": [], "issued": {}}
 script = fake_service.Script()
-
-
-def b64(text):
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def check_assertion(assertion):
-    """(claims, None) when the assertion is acceptable, else (None, why)."""
-    try:
-        header_b64, claims_b64, signature_b64 = assertion.split(".")
-        header, claims = json.loads(b64(header_b64)), json.loads(b64(claims_b64))
-        public_key.verify(b64(signature_b64), f"{header_b64}.{claims_b64}".encode(), padding.PKCS1v15(), hashes.SHA256())
-    except (ValueError, InvalidSignature, json.JSONDecodeError):
-        return None, "Invalid JWT Signature."
-    if header.get("alg") != "RS256":
-        return None, "alg must be RS256"
-    if claims.get("iss") != client_email or claims.get("scope") != SCOPE or claims.get("aud") != token_uri:
-        return None, "Invalid iss, scope or aud"
-    iat, exp = claims.get("iat"), claims.get("exp")
-    if not isinstance(iat, int) or not isinstance(exp, int) or not iat < exp <= iat + 3600:
-        return None, "Invalid JWT: exp must be within an hour of iat"
-    if iat > state["now"] + 60 or exp < state["now"]:
-        return None, "Invalid JWT: Token must be a short-lived token and in a reasonable timeframe"
-    return claims, None
+oauth = google_oauth.TokenEndpoint(public_key_path, client_email, SCOPE, token_uri, state)
 
 
 def check_message(document):
@@ -119,26 +87,12 @@ async def app(scope, receive, send):
         return await fake_service.respond(send, 200, {"messages": state["messages"], "grants": state["grants"]})
     headers = fake_service.headers_of(scope)
     if path == "/token" and method == "POST":
-        if headers.get("content-type") != "application/x-www-form-urlencoded":
-            return await fake_service.respond(send, 400, {"error": "invalid_request"})
-        form = {k: v[-1] for k, v in parse_qs(body.decode()).items()}
-        if form.get("grant_type") != GRANT_TYPE:
-            return await fake_service.respond(send, 400, {"error": "unsupported_grant_type"})
-        claims, why = check_assertion(form.get("assertion", ""))
-        if claims is None:
-            return await fake_service.respond(send, 400, {"error": "invalid_grant", "error_description": why})
-        access_token = "ya29.fake-" + secrets.token_urlsafe(24)
-        state["issued"][access_token] = state["now"] + ACCESS_TOKEN_SECONDS
-        state["grants"].append(claims)
-        return await fake_service.respond(
-            send, 200, {"access_token": access_token, "expires_in": ACCESS_TOKEN_SECONDS, "token_type": "Bearer"})
+        return await oauth.grant(headers, body, send)
     if path == f"/v1/projects/{project_id}/messages:send" and method == "POST":
-        authorization = headers.get("authorization", "")
-        bearer = authorization[len("Bearer "):] if authorization.startswith("Bearer ") else ""
+        bearer = oauth.bearer(headers)
         record = {"authorization": bearer, "http_version": scope["http_version"]}
         state["messages"].append(record)
-        expiry = state["issued"].get(bearer)
-        if expiry is None or expiry <= state["now"]:
+        if not oauth.accepts(bearer):
             record["status"] = 401
             return await fake_service.respond(
                 send, 401, error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials."))

@@ -25,61 +25,29 @@ POST /control/revoke-tokens (every issued access token becomes invalid);
 GET /received → {"grants": [claims…], "reads": [tokens], "acknowledged": [tokens]}.
 """
 
-import base64
 import json
-import secrets
 import sys
 import time
 from datetime import datetime, timezone
-from urllib.parse import parse_qs
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import padding
 
 import fake_service
+import google_oauth
 
 SCOPE = "https://www.googleapis.com/auth/androidpublisher"
-GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-ACCESS_TOKEN_SECONDS = 3599
 API = "/androidpublisher/v3/applications/"
 
 certfile, keyfile, public_key_path, client_email, package = sys.argv[1:6]
-with open(public_key_path, "rb") as handle:
-    public_key = serialization.load_pem_public_key(handle.read())
 sock = fake_service.listening_socket()
 token_uri = f"https://127.0.0.1:{sock.getsockname()[1]}/token"
 state = {"now": int(time.time()), "grants": [], "issued": {}, "subscriptions": {}, "reads": [], "acknowledged": []}
 script = fake_service.Script()
-
-
-def b64(text):
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+oauth = google_oauth.TokenEndpoint(public_key_path, client_email, SCOPE, token_uri, state)
 
 
 def rfc3339(ms):
     moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
-
-
-def check_assertion(assertion):
-    """(claims, None) when the assertion is acceptable, else (None, why)."""
-    try:
-        header_b64, claims_b64, signature_b64 = assertion.split(".")
-        header, claims = json.loads(b64(header_b64)), json.loads(b64(claims_b64))
-        public_key.verify(b64(signature_b64), f"{header_b64}.{claims_b64}".encode(), padding.PKCS1v15(), hashes.SHA256())
-    except (ValueError, InvalidSignature, json.JSONDecodeError):
-        return None, "Invalid JWT Signature."
-    if header.get("alg") != "RS256":
-        return None, "alg must be RS256"
-    if claims.get("iss") != client_email or claims.get("scope") != SCOPE or claims.get("aud") != token_uri:
-        return None, "Invalid iss, scope or aud"
-    iat, exp = claims.get("iat"), claims.get("exp")
-    if not isinstance(iat, int) or not isinstance(exp, int) or not iat < exp <= iat + 3600:
-        return None, "Invalid JWT: exp must be within an hour of iat"
-    if iat > state["now"] + 60 or exp < state["now"]:
-        return None, "Invalid JWT: Token must be a short-lived token and in a reasonable timeframe"
-    return claims, None
 
 
 def document(purchase):
@@ -113,13 +81,6 @@ def error(status, code, text):
     return {"error": {"code": status, "message": text, "status": code}}
 
 
-def bearer_ok(headers):
-    authorization = headers.get("authorization", "")
-    bearer = authorization[len("Bearer "):] if authorization.startswith("Bearer ") else ""
-    expiry = state["issued"].get(bearer)
-    return expiry is not None and expiry > state["now"]
-
-
 async def app(scope, receive, send):
     if scope["type"] == "lifespan":
         return await fake_service.lifespan(receive, send)
@@ -141,21 +102,9 @@ async def app(scope, receive, send):
             send, 200, {"grants": state["grants"], "reads": state["reads"], "acknowledged": state["acknowledged"]})
     headers = fake_service.headers_of(scope)
     if path == "/token" and method == "POST":
-        if headers.get("content-type") != "application/x-www-form-urlencoded":
-            return await fake_service.respond(send, 400, {"error": "invalid_request"})
-        form = {k: v[-1] for k, v in parse_qs(body.decode()).items()}
-        if form.get("grant_type") != GRANT_TYPE:
-            return await fake_service.respond(send, 400, {"error": "unsupported_grant_type"})
-        claims, why = check_assertion(form.get("assertion", ""))
-        if claims is None:
-            return await fake_service.respond(send, 400, {"error": "invalid_grant", "error_description": why})
-        access_token = "ya29.fake-" + secrets.token_urlsafe(24)
-        state["issued"][access_token] = state["now"] + ACCESS_TOKEN_SECONDS
-        state["grants"].append(claims)
-        return await fake_service.respond(
-            send, 200, {"access_token": access_token, "expires_in": ACCESS_TOKEN_SECONDS, "token_type": "Bearer"})
+        return await oauth.grant(headers, body, send)
     if path.startswith(API):
-        if not bearer_ok(headers):
+        if not oauth.accepts(oauth.bearer(headers)):
             return await fake_service.respond(
                 send, 401, error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials."))
         parts = path[len(API):].split("/")
