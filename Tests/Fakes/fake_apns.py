@@ -113,13 +113,7 @@ def check_request(path, headers, body):
     return None
 
 
-async def app(scope, receive, send):
-    if scope["type"] == "lifespan":
-        return await fake_service.lifespan(receive, send)
-    path, method = scope["path"], scope["method"]
-    body = await fake_service.read_body(receive)
-    if await fake_service.control(path, method, body, send, state, script):
-        return
+async def handle(scope, path, method, body, send):
     if path == "/received" and method == "GET":
         return await fake_service.respond(send, 200, {"requests": state["requests"]})
     if scope["http_version"] != "2":
@@ -151,6 +145,9 @@ async def app(scope, receive, send):
         return await fake_service.respond(send, problem[0], {"reason": problem[1]})
     record["status"] = 200
     return await fake_service.respond(send, 200, None, [("apns-id", str(uuid.uuid4()).upper())])
+
+
+app = fake_service.provider_app(handle, state, script)
 
 
 if __name__ == "__main__":

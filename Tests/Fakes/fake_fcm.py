@@ -73,13 +73,7 @@ def error(status, code, text, error_code=None):
     return document
 
 
-async def app(scope, receive, send):
-    if scope["type"] == "lifespan":
-        return await fake_service.lifespan(receive, send)
-    path, method = scope["path"], scope["method"]
-    body = await fake_service.read_body(receive)
-    if await fake_service.control(path, method, body, send, state, script):
-        return
+async def handle(scope, path, method, body, send):
     if path == "/control/revoke" and method == "POST":
         state["issued"].clear()
         return await fake_service.respond(send, 200, {})
@@ -117,6 +111,9 @@ async def app(scope, receive, send):
         name = f"projects/{project_id}/messages/{len(state['messages'])}"
         return await fake_service.respond(send, 200, {"name": name})
     return await fake_service.respond(send, 404, error(404, "NOT_FOUND", "no such path"))
+
+
+app = fake_service.provider_app(handle, state, script)
 
 
 if __name__ == "__main__":

@@ -81,13 +81,7 @@ def error(status, code, text):
     return {"error": {"code": status, "message": text, "status": code}}
 
 
-async def app(scope, receive, send):
-    if scope["type"] == "lifespan":
-        return await fake_service.lifespan(receive, send)
-    path, method = scope["path"], scope["method"]
-    body = await fake_service.read_body(receive)
-    if await fake_service.control(path, method, body, send, state, script):
-        return
+async def handle(scope, path, method, body, send):
     if path == "/control/subscription" and method == "POST":
         purchase = json.loads(body)
         previous = state["subscriptions"].get(purchase["token"], {})
@@ -127,6 +121,9 @@ async def app(scope, receive, send):
             state["acknowledged"].append(token)
             return await fake_service.respond(send, 200, None)
     return await fake_service.respond(send, 404, error(404, "NOT_FOUND", "no such path"))
+
+
+app = fake_service.provider_app(handle, state, script)
 
 
 if __name__ == "__main__":

@@ -63,6 +63,21 @@ async def respond(send, status, document=None, headers=()):
     await send({"type": "http.response.body", "body": body})
 
 
+def provider_app(handle, state, script):
+    """The ASGI app of a provider fake: the ASGI lifespan, the body read whole, the control endpoints
+    (`control`), then `await handle(scope, path, method, body, send)` for every other request."""
+
+    async def app(scope, receive, send):
+        if scope["type"] == "lifespan":
+            return await lifespan(receive, send)
+        body = await read_body(receive)
+        if await control(scope["path"], scope["method"], body, send, state, script):
+            return
+        return await handle(scope, scope["path"], scope["method"], body, send)
+
+    return app
+
+
 async def lifespan(receive, send):
     while True:
         message = await receive()
