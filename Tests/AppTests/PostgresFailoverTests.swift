@@ -22,67 +22,49 @@ struct PostgresFailoverTests {
         """
     )
     func feedFollowsPromotedStandby() async throws {
-        let primary = try PostgresServer()
-        defer { primary.stop() }
-        let standby = try PostgresServer.standby(of: primary)
-        defer { standby.stop() }
-        // Synchronous: a COMMIT is acknowledged once the standby has its WAL, so the promotion loses nothing.
-        try primary.psql("ALTER SYSTEM SET synchronous_standby_names = '*'")
-        try primary.psql("SELECT pg_reload_conf()")
-        #expect(
-            await eventually(timeout: PostgresOutageTests.recovery) {
-                (try? primary.psql("SELECT sync_state FROM pg_stat_replication"))?.contains("sync") == true
-            })
-        let url =
-            "postgresql://chronir@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/postgres"
-            + "?sslmode=disable&connect_timeout=10&target_session_attrs=read-write"
-        let a = try PostgresOutageTests.Instance(url: url, name: "instance_a")
-        let b = try PostgresOutageTests.Instance(url: url, name: "instance_b")
-        let ana = try await a.h.register("ana@example.com")
-        let groupID = try await a.h.createGroup(token: ana.token)
-        let (http, port) = try PostgresOutageTests.serve(b.h)
-        defer { http.shutdown() }
-        let subscriber = try await PostgresOutageTests.Subscriber.open(port: port, token: ana.token, groupID: groupID)
-        defer { subscriber.close() }
-        #expect(await eventually(timeout: PostgresOutageTests.recovery) { b.listening(primary) })
-        try await a.rename(groupID, to: "A1", token: ana.token)
-        try await subscriber.read(through: "A1")
+        try await withFailoverPair(synchronous: true) { pair in
+            let (primary, standby, a, b, token, groupID) = (pair.primary, pair.standby, pair.a, pair.b, pair.token, pair.groupID)
+            let (port, subscriber) = (pair.port, pair.subscriber)
+            #expect(await eventually(timeout: PostgresOutageTests.recovery) { b.listening(primary) })
+            try await a.rename(groupID, to: "A1", token: token)
+            try await subscriber.read(through: "A1")
 
-        try await blocking { try primary.kill() }
-        // Writes while no primary exists are refused as retryable, never a 500.
-        let down = await a.h.send(.patch, "/v1/groups/\(groupID)", json: #"{"name":"During"}"#, token: ana.token)
-        PostgresOutageTests.expectUnavailable(down)
-        PostgresOutageTests.expectUnavailable(await b.h.send(.get, "/readyz"))
-        try await blocking { try standby.promote() }
+            try await blocking { try primary.kill() }
+            // Writes while no primary exists are refused as retryable, never a 500.
+            let down = await a.h.send(.patch, "/v1/groups/\(groupID)", json: #"{"name":"During"}"#, token: token)
+            PostgresOutageTests.expectUnavailable(down)
+            PostgresOutageTests.expectUnavailable(await b.h.send(.get, "/readyz"))
+            try await blocking { try standby.promote() }
 
-        // The first write after the promotion, through A: refusals until A's writer finds the new
-        // primary are 503s.
-        let renamed = await eventuallyAsync(timeout: PostgresOutageTests.recovery) {
-            let reply = await a.h.send(.patch, "/v1/groups/\(groupID)", json: #"{"name":"A2"}"#, token: ana.token)
-            if reply.status != 200 { PostgresOutageTests.expectUnavailable(reply) }
-            return reply.status == 200
+            // The first write after the promotion, through A: refusals until A's writer finds the new
+            // primary are 503s.
+            let renamed = await eventuallyAsync(timeout: PostgresOutageTests.recovery) {
+                let reply = await a.h.send(.patch, "/v1/groups/\(groupID)", json: #"{"name":"A2"}"#, token: token)
+                if reply.status != 200 { PostgresOutageTests.expectUnavailable(reply) }
+                return reply.status == 200
+            }
+            #expect(renamed)
+            try await subscriber.read(through: "A2")
+            subscriber.expectExactly(["A1", "A2"])
+            #expect(await eventually(timeout: PostgresOutageTests.recovery) { b.listening(standby) })
+            // B's readiness names the role reached and a live feed again.
+            let ready = await eventuallyAsync(timeout: PostgresOutageTests.recovery) {
+                let reply = await b.h.send(.get, "/readyz")
+                return reply.status == 200 && reply.json["database_role"] as? String == "primary"
+                    && reply.json["change_feed"] as? String == "live"
+            }
+            #expect(ready)
+            let metrics = String(decoding: b.h.app.services.metrics.exposition(), as: UTF8.self)
+            #expect(metrics.contains("chronir_realtime_listener_reconnects_total 1"))
+
+            // A group created after the failover, a socket on B subscribed to it, a change through A.
+            let later = try await a.h.createGroup(token: token)
+            let second = try await PostgresOutageTests.Subscriber.open(port: port, token: token, groupID: later)
+            defer { second.close() }
+            try await a.rename(later, to: "After", token: token)
+            try await second.read(through: "After")
+            second.expectExactly(["After"])
         }
-        #expect(renamed)
-        try await subscriber.read(through: "A2")
-        subscriber.expectExactly(["A1", "A2"])
-        #expect(await eventually(timeout: PostgresOutageTests.recovery) { b.listening(standby) })
-        // B's readiness names the role reached and a live feed again.
-        let ready = await eventuallyAsync(timeout: PostgresOutageTests.recovery) {
-            let reply = await b.h.send(.get, "/readyz")
-            return reply.status == 200 && reply.json["database_role"] as? String == "primary"
-                && reply.json["change_feed"] as? String == "live"
-        }
-        #expect(ready)
-        let metrics = String(decoding: b.h.app.services.metrics.exposition(), as: UTF8.self)
-        #expect(metrics.contains("chronir_realtime_listener_reconnects_total 1"))
-
-        // A group created after the failover, a socket on B subscribed to it, a change through A.
-        let later = try await a.h.createGroup(token: ana.token)
-        let second = try await PostgresOutageTests.Subscriber.open(port: port, token: ana.token, groupID: later)
-        defer { second.close() }
-        try await a.rename(later, to: "After", token: ana.token)
-        try await second.read(through: "After")
-        second.expectExactly(["After"])
     }
 
     @Test(
@@ -92,10 +74,87 @@ struct PostgresFailoverTests {
         """
     )
     func lostCommitsStartNewEpoch() async throws {
+        try await withFailoverPair(synchronous: false) { pair in
+            let (primary, standby, a, b, token, groupID) = (pair.primary, pair.standby, pair.a, pair.b, pair.token, pair.groupID)
+            let (port, subscriber) = (pair.port, pair.subscriber)
+            try await a.rename(groupID, to: "A1", token: token)
+            try await subscriber.read(through: "A1")
+            let oldEpoch = try primary.psql("SELECT epoch FROM log_epoch").trimmingCharacters(in: .whitespacesAndNewlines)
+            // The standby has everything up to A1 replayed; then it stops receiving WAL.
+            #expect(
+                await eventually(timeout: PostgresOutageTests.recovery) {
+                    (try? standby.psql("SELECT count(*) FROM groups WHERE name = 'A1'"))?.hasPrefix("1") == true
+                })
+            try standby.psql("ALTER SYSTEM SET primary_conninfo = 'host=127.0.0.1 port=1 user=chronir'")
+            try standby.psql("SELECT pg_reload_conf()")
+            #expect(
+                await eventually(timeout: PostgresOutageTests.recovery) {
+                    (try? primary.psql("SELECT count(*) FROM pg_stat_replication"))?.hasPrefix("0") == true
+                })
+            try await a.rename(groupID, to: "Lost", token: token)
+            try await subscriber.read(through: "Lost")  // delivered, never replicated
+
+            try await blocking { try primary.kill() }
+            try await blocking { try standby.promote() }
+            let renamed = await eventuallyAsync(timeout: PostgresOutageTests.recovery) {
+                let reply = await a.h.send(.patch, "/v1/groups/\(groupID)", json: #"{"name":"New"}"#, token: token)
+                if reply.status != 200 { PostgresOutageTests.expectUnavailable(reply) }
+                return reply.status == 200
+            }
+            #expect(renamed)
+            // B's feed finds its delivered history gone: its socket closes 1012 (never a silent gap).
+            let code = try await blocking { try subscriber.feed.closeCode() }
+            #expect(code == 1012)
+            let newEpoch = try standby.psql("SELECT epoch FROM log_epoch").trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(newEpoch != oldEpoch)
+            let metrics = String(decoding: b.h.app.services.metrics.exposition(), as: UTF8.self)
+            #expect(metrics.contains("chronir_realtime_history_resets_total 1"))
+            let lastSeq = subscriber.changes.last?.seq ?? 0
+            let resumed = try await blocking {
+                let feed = try RealtimeTests.Feed(port: port, token: token)
+                defer { feed.close() }
+                try feed.send(#"{"op":"subscribe","topic":"group:\#(groupID)","since":\#(lastSeq),"epoch":"\#(oldEpoch)"}"#)
+                return try feed.next { $0["type"] as? String == "snapshot" }
+            }
+            #expect(resumed.object["reset"] as? Bool == true)
+            #expect(resumed.object["epoch"] as? String == newEpoch)
+            let group = (resumed.object["data"] as? [String: Any])?["group"] as? [String: Any]
+            #expect(group?["name"] as? String == "New")
+        }
+    }
+
+    /// Everything both cases start from: a primary and its streaming standby, instances A and B on the
+    /// multi-host URL with `target_session_attrs=read-write`, an account with a group made through A, and a
+    /// subscriber to that group on B's served port.
+    struct Pair {
+        let primary: PostgresServer
+        let standby: PostgresServer
+        let a: PostgresOutageTests.Instance
+        let b: PostgresOutageTests.Instance
+        /// The account's session token.
+        let token: String
+        let groupID: String
+        /// B's HTTP port.
+        let port: Int
+        let subscriber: PostgresOutageTests.Subscriber
+    }
+
+    /// Builds a `Pair` (with `synchronous_standby_names = '*'` when `synchronous`, waiting until the standby
+    /// is in sync), runs `body` on it, then closes the subscriber and stops B's server and both clusters.
+    private func withFailoverPair(synchronous: Bool, _ body: (Pair) async throws -> Void) async throws {
         let primary = try PostgresServer()
         defer { primary.stop() }
         let standby = try PostgresServer.standby(of: primary)
         defer { standby.stop() }
+        if synchronous {
+            // A COMMIT is acknowledged once the standby has its WAL, so the promotion loses nothing.
+            try primary.psql("ALTER SYSTEM SET synchronous_standby_names = '*'")
+            try primary.psql("SELECT pg_reload_conf()")
+            #expect(
+                await eventually(timeout: PostgresOutageTests.recovery) {
+                    (try? primary.psql("SELECT sync_state FROM pg_stat_replication"))?.contains("sync") == true
+                })
+        }
         let url =
             "postgresql://chronir@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/postgres"
             + "?sslmode=disable&connect_timeout=10&target_session_attrs=read-write"
@@ -107,48 +166,7 @@ struct PostgresFailoverTests {
         defer { http.shutdown() }
         let subscriber = try await PostgresOutageTests.Subscriber.open(port: port, token: ana.token, groupID: groupID)
         defer { subscriber.close() }
-        try await a.rename(groupID, to: "A1", token: ana.token)
-        try await subscriber.read(through: "A1")
-        let oldEpoch = try primary.psql("SELECT epoch FROM log_epoch").trimmingCharacters(in: .whitespacesAndNewlines)
-        // The standby has everything up to A1 replayed; then it stops receiving WAL.
-        #expect(
-            await eventually(timeout: PostgresOutageTests.recovery) {
-                (try? standby.psql("SELECT count(*) FROM groups WHERE name = 'A1'"))?.hasPrefix("1") == true
-            })
-        try standby.psql("ALTER SYSTEM SET primary_conninfo = 'host=127.0.0.1 port=1 user=chronir'")
-        try standby.psql("SELECT pg_reload_conf()")
-        #expect(
-            await eventually(timeout: PostgresOutageTests.recovery) {
-                (try? primary.psql("SELECT count(*) FROM pg_stat_replication"))?.hasPrefix("0") == true
-            })
-        try await a.rename(groupID, to: "Lost", token: ana.token)
-        try await subscriber.read(through: "Lost")  // delivered, never replicated
-
-        try await blocking { try primary.kill() }
-        try await blocking { try standby.promote() }
-        let renamed = await eventuallyAsync(timeout: PostgresOutageTests.recovery) {
-            let reply = await a.h.send(.patch, "/v1/groups/\(groupID)", json: #"{"name":"New"}"#, token: ana.token)
-            if reply.status != 200 { PostgresOutageTests.expectUnavailable(reply) }
-            return reply.status == 200
-        }
-        #expect(renamed)
-        // B's feed finds its delivered history gone: its socket closes 1012 (never a silent gap).
-        let code = try await blocking { try subscriber.feed.closeCode() }
-        #expect(code == 1012)
-        let newEpoch = try standby.psql("SELECT epoch FROM log_epoch").trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(newEpoch != oldEpoch)
-        let metrics = String(decoding: b.h.app.services.metrics.exposition(), as: UTF8.self)
-        #expect(metrics.contains("chronir_realtime_history_resets_total 1"))
-        let lastSeq = subscriber.changes.last?.seq ?? 0
-        let resumed = try await blocking {
-            let feed = try RealtimeTests.Feed(port: port, token: ana.token)
-            defer { feed.close() }
-            try feed.send(#"{"op":"subscribe","topic":"group:\#(groupID)","since":\#(lastSeq),"epoch":"\#(oldEpoch)"}"#)
-            return try feed.next { $0["type"] as? String == "snapshot" }
-        }
-        #expect(resumed.object["reset"] as? Bool == true)
-        #expect(resumed.object["epoch"] as? String == newEpoch)
-        let group = (resumed.object["data"] as? [String: Any])?["group"] as? [String: Any]
-        #expect(group?["name"] as? String == "New")
+        try await body(
+            Pair(primary: primary, standby: standby, a: a, b: b, token: ana.token, groupID: groupID, port: port, subscriber: subscriber))
     }
 }
