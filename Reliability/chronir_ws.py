@@ -8,6 +8,8 @@
   read_message(sock)              the next JSON text message on a blocking socket; answers pings,
                                   skips other frames; ConnectionError("socket closed") at EOF
   Socket                          the asyncio counterpart: open / send / flush / receive / close
+  Subscriber                      a Socket on one topic that resubscribes with `since` + `epoch` after a
+                                  drop; subclasses record snapshots and changes (on_snapshot / on_change)
 
 Frame headers are parsed once (`_frame_reads`, sans-I/O) for both the blocking and asyncio readers.
 """
@@ -17,6 +19,7 @@ import json
 import os
 import socket
 import struct
+import time
 
 TEXT, CLOSE, PING = 0x1, 0x8, 0x9
 
@@ -151,3 +154,79 @@ class Socket:
 
     def close(self):
         self.writer.close()
+
+
+class Subscriber:
+    """One socket subscribed to `topic` on `port`. After a drop it reconnects to `resume_port` (default
+    `port`) and resubscribes with `since` + `epoch`, retrying every `retry_delay` seconds for at most
+    `timeout` (then `gave_up`). `drops` holds (dropped at, subscribed again at) in monotonic
+    seconds; `epoch` and `last_seq` follow the snapshots and changes of the topic. Subclasses override
+    `on_snapshot` (called before `epoch`/`last_seq` move, so it can tell a first snapshot from a later
+    one), `on_change` and `on_other` (every other message, any topic)."""
+
+    def __init__(self, port, token, topic, timeout, resume_port=None, retry_delay=0.05):
+        self.port, self.token, self.topic, self.timeout = port, token, topic, timeout
+        self.resume_port = port if resume_port is None else resume_port
+        self.retry_delay = retry_delay
+        self.epoch, self.last_seq = None, None
+        self.drops = []
+        self.socket, self.task = None, None
+        self.snapshot_ready = asyncio.Event()
+        self.stopping = False
+
+    async def start(self):
+        """Opens the socket, subscribes, and starts reading (`snapshot_ready` is set at the snapshot)."""
+        self.socket = await Socket.open(self.port, self.token, self.timeout)
+        self.socket.send({"op": "subscribe", "topic": self.topic})
+        self.task = asyncio.create_task(self.run())
+
+    async def run(self):
+        while True:
+            message = await self.socket.receive()
+            if message is None:
+                if self.stopping:
+                    return
+                dropped = time.monotonic()
+                await self.reconnect()
+                self.drops.append((dropped, time.monotonic()))
+                continue
+            kind = message.get("type")
+            if kind == "snapshot" and message.get("topic") == self.topic:
+                self.on_snapshot(message)
+                self.epoch, self.last_seq = message.get("epoch"), message["seq"]
+                self.snapshot_ready.set()
+            elif kind == "change" and message.get("topic") == self.topic:
+                self.on_change(message)
+                self.last_seq = message["seq"]
+            else:
+                self.on_other(message)
+
+    async def reconnect(self):
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                self.socket = await Socket.open(self.resume_port, self.token, self.timeout)
+                self.socket.send({"op": "subscribe", "topic": self.topic, "since": self.last_seq, "epoch": self.epoch})
+                return
+            except (OSError, ConnectionError, asyncio.TimeoutError) as error:
+                if time.monotonic() > deadline:
+                    self.gave_up(f"{self.topic} could not resubscribe on port {self.resume_port}: {error}")
+                await asyncio.sleep(self.retry_delay)
+
+    def gave_up(self, reason):
+        """Called when no resubscription succeeded within `timeout`; the scripts override it to fail the run."""
+        raise ConnectionError(reason)
+
+    def on_snapshot(self, message):
+        pass
+
+    def on_change(self, message):
+        pass
+
+    def on_other(self, message):
+        pass
+
+    def stop(self):
+        self.stopping = True
+        if self.socket:
+            self.socket.close()

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from chronir_ws import Socket
+import chronir_ws
 
 PASSWORD = "correct horse battery staple"
 TIMEOUT = 60.0
@@ -53,54 +53,27 @@ def must(port, method, path, body=None, token=None):
     return doc
 
 
-class Subscriber:
+class Subscriber(chronir_ws.Subscriber):
+    """Records the group names and seqs of the topic's changes, when each arrived, and reset snapshots."""
+
     def __init__(self, port, token, topic):
-        self.port, self.token, self.topic = port, token, topic
+        super().__init__(port, token, topic, TIMEOUT, retry_delay=0.1)
         self.names, self.seqs, self.arrivals = [], [], []
-        self.epoch, self.last_seq, self.resets, self.resumes = None, None, 0, 0
-        self.ready = asyncio.Event()
-        self.stopping = False
+        self.resets = 0
 
-    async def start(self):
-        self.socket = await Socket.open(self.port, self.token, TIMEOUT)
-        self.socket.send({"op": "subscribe", "topic": self.topic})
-        self.task = asyncio.create_task(self.run())
+    def gave_up(self, reason):
+        fail(reason)
 
-    async def run(self):
-        while True:
-            message = await self.socket.receive()
-            if message is None:
-                if self.stopping:
-                    return
-                await self.reconnect()
-                continue
-            if message.get("topic") != self.topic:
-                continue
-            if message.get("type") == "snapshot":
-                if message.get("reset"):
-                    self.resets += 1
-                self.epoch, self.last_seq = message.get("epoch"), message["seq"]
-                self.ready.set()
-            elif message.get("type") == "change":
-                for change in message.get("changes", []):
-                    if change.get("kind") == "group":
-                        self.names.append((change.get("doc") or {}).get("name"))
-                        self.seqs.append(message["seq"])
-                        self.arrivals.append(time.monotonic())
-                self.last_seq = message["seq"]
+    def on_snapshot(self, message):
+        if message.get("reset"):
+            self.resets += 1
 
-    async def reconnect(self):
-        self.resumes += 1
-        deadline = time.monotonic() + TIMEOUT
-        while True:
-            try:
-                self.socket = await Socket.open(self.port, self.token, TIMEOUT)
-                self.socket.send({"op": "subscribe", "topic": self.topic, "since": self.last_seq, "epoch": self.epoch})
-                return
-            except (OSError, ConnectionError, asyncio.TimeoutError) as error:
-                if time.monotonic() > deadline:
-                    fail(f"a subscriber on {self.port} could not reconnect: {error}")
-                await asyncio.sleep(0.1)
+    def on_change(self, message):
+        for change in message.get("changes", []):
+            if change.get("kind") == "group":
+                self.names.append((change.get("doc") or {}).get("name"))
+                self.seqs.append(message["seq"])
+                self.arrivals.append(time.monotonic())
 
 
 def writer(i, ports, token, group_id, state):
@@ -141,7 +114,7 @@ async def main_async(args):
             await s.start()
     for group in subscribers.values():
         for s in group:
-            await asyncio.wait_for(s.ready.wait(), TIMEOUT)
+            await asyncio.wait_for(s.snapshot_ready.wait(), TIMEOUT)
     state = {"killed": None, "after": args.after}
     loop = asyncio.get_running_loop()
     tasks = [loop.run_in_executor(None, writer, i, ports, token, group_id, state) for i, (token, group_id) in enumerate(owners)]
@@ -166,8 +139,7 @@ async def main_async(args):
                 await asyncio.sleep(0.05)
     for group in subscribers.values():
         for s in group:
-            s.stopping = True
-            s.socket.close()
+            s.stop()
     acknowledged_total = delivered = expected = 0
     first_write = min(answered for acknowledged in results for _, sent, answered in acknowledged if sent > killed)
     first_change = None
@@ -193,7 +165,7 @@ async def main_async(args):
         final = must(ports[0], "GET", f"/v1/groups/{group_id}", token=token)["group"]["name"]
         if final != names[-1]:
             fail(f"group {group_id}: final name {final}, last acknowledged {names[-1]}")
-    resumes = sum(s.resumes for group in subscribers.values() for s in group)
+    resumes = sum(len(s.drops) for group in subscribers.values() for s in group)
     print(f"writes acknowledged {acknowledged_total}, present {acknowledged_total} (final names and deliveries); "
           f"changes delivered {delivered} / expected {expected}; resumes {resumes}, resets 0", flush=True)
     print(f"kill → promote done {promoted - killed:.2f} s (pg_ctl promote took {promoted - promoting:.2f} s); "

@@ -102,72 +102,38 @@ def call(port, method, path, body=None, token=None, want=(200, 201)):
     return doc
 
 
-class Subscriber:
+class Subscriber(chronir_ws.Subscriber):
     """One socket on `group:<id>`: records every change (seq, the write keys it carries, when), and
     after a drop reconnects through `resume_port` with `since` + `epoch`."""
 
     def __init__(self, index, port, placement, token, topic, resume_port):
-        self.index, self.port, self.placement = index, port, placement
-        self.token, self.topic, self.resume_port = token, topic, resume_port
+        super().__init__(port, token, topic, TIMEOUT, resume_port=resume_port)
+        self.index, self.placement = index, placement
         self.seqs = []           # change seqs on the topic, in arrival order
         self.seen = {}           # write key → [arrival times]
-        self.epoch = None
-        self.last_seq = None
-        self.resets = 0
+        self.resets = 0          # reset snapshots, and any snapshot after the first
         self.errors = []
-        self.drops = []          # (dropped at, 101 again at)
-        self.socket = None
-        self.task = None
-        self.snapshot_ready = asyncio.Event()
-        self.stopping = False
         self.waiters = {}        # write key → asyncio.Event
 
-    async def start(self):
-        self.socket = await Socket.open(self.port, self.token, TIMEOUT)
-        self.socket.send({"op": "subscribe", "topic": self.topic})
-        self.task = asyncio.create_task(self.run())
+    def gave_up(self, reason):
+        fail(reason)
 
-    async def run(self):
-        while True:
-            message = await self.socket.receive()
-            if message is None:
-                if self.stopping:
-                    return
-                dropped = time.monotonic()
-                await self.reconnect()
-                self.drops.append((dropped, time.monotonic()))
-                continue
-            kind = message.get("type")
-            if kind == "snapshot" and message.get("topic") == self.topic:
-                if message.get("reset") or self.last_seq is not None:
-                    self.resets += 1
-                self.epoch = message.get("epoch")
-                self.last_seq = message["seq"]
-                self.snapshot_ready.set()
-            elif kind == "change" and message.get("topic") == self.topic:
-                now = time.monotonic()
-                self.seqs.append(message["seq"])
-                self.last_seq = message["seq"]
-                for key in write_keys(message):
-                    self.seen.setdefault(key, []).append(now)
-                    waiter = self.waiters.get(key)
-                    if waiter:
-                        waiter.set()
-            elif kind in ("error", "revoked"):
-                self.errors.append(message)
+    def on_snapshot(self, message):
+        if message.get("reset") or self.last_seq is not None:
+            self.resets += 1
 
-    async def reconnect(self):
-        """Through nginx until an instance takes the upgrade (nginx moves a refused connect on)."""
-        deadline = time.monotonic() + TIMEOUT
-        while True:
-            try:
-                self.socket = await Socket.open(self.resume_port, self.token, TIMEOUT)
-                self.socket.send({"op": "subscribe", "topic": self.topic, "since": self.last_seq, "epoch": self.epoch})
-                return
-            except (OSError, ConnectionError, asyncio.TimeoutError) as error:
-                if time.monotonic() > deadline:
-                    fail(f"subscriber {self.index} could not reconnect through nginx: {error}")
-                await asyncio.sleep(0.05)
+    def on_change(self, message):
+        now = time.monotonic()
+        self.seqs.append(message["seq"])
+        for key in write_keys(message):
+            self.seen.setdefault(key, []).append(now)
+            waiter = self.waiters.get(key)
+            if waiter:
+                waiter.set()
+
+    def on_other(self, message):
+        if message.get("type") in ("error", "revoked"):
+            self.errors.append(message)
 
     async def wait_for(self, key, timeout):
         if key in self.seen:
@@ -178,11 +144,6 @@ class Subscriber:
             return True
         except asyncio.TimeoutError:
             return False
-
-    def stop(self):
-        self.stopping = True
-        if self.socket:
-            self.socket.close()
 
 
 def write_keys(message):
