@@ -223,8 +223,26 @@ public final class PostgresConnection: SQLConnection {
         }
     }
 
+    /// Told whether each top-level transaction reached the primary: success, or a failure for lack of
+    /// one (`isUnavailable`, or 25006 read_only_sql_transaction from a standby). `PostgresDatabase`
+    /// sets it on every connection; nil: nobody is told.
+    public var availabilityObserver: (any DatabaseObserver)?
+
     public func transaction<T>(_ kind: TransactionKind, _ body: (any SQLConnection) throws -> T) throws -> T {
         if transactionDepth > 0 { return try savepoint(body) }
+        guard let availabilityObserver else { return try topLevelTransaction(kind, body) }
+        do {
+            let result = try topLevelTransaction(kind, body)
+            availabilityObserver.primaryReached()
+            return result
+        } catch let error as PostgresError where error.isUnavailable || error.sqlState == "25006" {
+            availabilityObserver.primaryUnreachable()
+            throw error
+        }
+    }
+
+    /// `transaction` outside any other: BEGIN, the body, COMMIT (or ROLLBACK when the body threw).
+    private func topLevelTransaction<T>(_ kind: TransactionKind, _ body: (any SQLConnection) throws -> T) throws -> T {
         try reconnectIfBroken()
         // BEGIN (and the lock) leave with the body's first statement; `flush` begins again on a
         // fresh connection if the server closed this idle one since its last transaction.

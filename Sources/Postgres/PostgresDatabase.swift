@@ -4,7 +4,8 @@ public import Storage
 public struct PostgresConfiguration: Sendable {
     /// Reader connections per instance (at least 1). Each is one server backend process.
     public var readerCount: Int
-    /// Told how long each transaction waited and ran (metrics); nil: nothing timed.
+    /// Told how long each transaction waited and ran, and whether each transaction reached the
+    /// primary (metrics); nil: nothing timed.
     public var observer: (any DatabaseObserver)?
 
     /// Creates options; the defaults suit one small instance.
@@ -30,8 +31,13 @@ public final class PostgresDatabase: QueuedDatabase {
         precondition(options.readerCount >= 1, "PostgresConfiguration.readerCount must be at least 1")
         self.url = url
         let writer = try PostgresConnection(url: url)
+        writer.availabilityObserver = options.observer
         var readers: [PostgresConnection] = []
-        for _ in 0..<options.readerCount { readers.append(try PostgresConnection(url: url)) }
+        for _ in 0..<options.readerCount {
+            let reader = try PostgresConnection(url: url)
+            reader.availabilityObserver = options.observer
+            readers.append(reader)
+        }
         queues = ConnectionQueues(writer: writer, readers: readers, label: "chronir.postgres", observer: options.observer)
     }
 

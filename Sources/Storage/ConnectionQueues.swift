@@ -8,6 +8,20 @@ public protocol DatabaseObserver: Sendable {
     /// A transaction on `side` waited `waitNanoseconds` for its connection (the writer queue, or a
     /// free reader) and then ran for `runNanoseconds` from BEGIN to COMMIT/ROLLBACK.
     func transactionFinished(_ side: DatabaseSide, waitNanoseconds: UInt64, runNanoseconds: UInt64)
+    /// A transaction failed because no writable primary could be reached (an engine with primaries:
+    /// the server is unreachable or restarting, or a write reached a read-only standby). Called on the
+    /// connection's thread; the default does nothing.
+    func primaryUnreachable()
+    /// A transaction ended successfully on the primary. Called on the connection's thread; the default
+    /// does nothing.
+    func primaryReached()
+}
+
+extension DatabaseObserver {
+    /// Does nothing: an engine without primaries (SQLite) never calls it.
+    public func primaryUnreachable() {}
+    /// Does nothing: an engine without primaries (SQLite) never calls it.
+    public func primaryReached() {}
 }
 
 /// Which side of the database a timed transaction ran on.

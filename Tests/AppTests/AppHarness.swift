@@ -44,10 +44,13 @@ final class AppHarness: Sendable {
         // database in the process's shared cluster.
         if TestBackend.current == .postgres { config.databaseURL = try databaseURL ?? PostgresServer.freshDatabaseURL() }
         configure(&config)
-        database = try Bootstrap.openDatabase(config: config, logger: logger, nowMilliseconds: clock.nowMilliseconds())
+        // The database observer is the metrics' own, as `chronir-server` wires it.
+        let metrics = ChronirMetrics()
+        database = try Bootstrap.openDatabase(
+            config: config, logger: logger, nowMilliseconds: clock.nowMilliseconds(), observer: metrics.database)
         let services = Services(
             config: config, database: database, clock: clock, workers: WorkerPool(width: 2), hashing: hashing, logger: logger,
-            secret: Array(repeating: 0x5A, count: 32), vapidPublicKey: vapidPublicKey, oidc: oidc?(clock),
+            secret: Array(repeating: 0x5A, count: 32), metrics: metrics, vapidPublicKey: vapidPublicKey, oidc: oidc?(clock),
             apps: apps)
         app = Application(services: services, accessLog: accessLog)
     }

@@ -458,3 +458,39 @@ struct ParseErrorMappingTests {
         }
     }
 }
+
+@Suite("Metrics: time without a writable primary")
+struct DatabaseUnavailableMetricTests {
+    @Test(
+        """
+        chronir_database_unavailable_seconds_total counts from a transaction that found no primary to the next one that \
+        succeeded, an outage under way included at each scrape, and nothing while writes reach a primary
+        """
+    )
+    func countsOutagesOnTheInjectedClock() {
+        let start = ContinuousClock.now
+        let offset = Mutex(Duration.zero)
+        let metrics = ChronirMetrics(now: { start + offset.withLock { $0 } })
+        func advance(_ duration: Duration) { offset.withLock { $0 += duration } }
+        func seconds() -> Double? { Exposition(metrics.exposition())["chronir_database_unavailable_seconds_total"] }
+        let database = metrics.database
+
+        #expect(seconds() == 0)
+        database.primaryReached()
+        advance(.seconds(10))
+        #expect(seconds() == 0)
+        database.primaryUnreachable()
+        advance(.seconds(2))
+        database.primaryUnreachable()  // the same outage: it began at the first failure
+        advance(.milliseconds(500))
+        #expect(seconds() == 2.5)  // under way
+        advance(.seconds(1))
+        database.primaryReached()
+        advance(.seconds(30))
+        #expect(seconds() == 3.5)
+        database.primaryUnreachable()
+        advance(.seconds(4))
+        database.primaryReached()
+        #expect(seconds() == 7.5)
+    }
+}

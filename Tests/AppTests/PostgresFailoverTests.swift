@@ -44,6 +44,9 @@ struct PostgresFailoverTests {
                 return reply.status == 200
             }
             #expect(renamed)
+            // A found no primary from the kill (the PATCH above) until the rename that succeeded.
+            let unavailable = Exposition(a.h.app.services.metrics.exposition())["chronir_database_unavailable_seconds_total"]
+            #expect((unavailable ?? 0) > 0)
             try await subscriber.read(through: "A2")
             subscriber.expectExactly(["A1", "A2"])
             #expect(await eventually(timeout: PostgresOutageTests.recovery) { b.listening(standby) })

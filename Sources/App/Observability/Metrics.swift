@@ -62,8 +62,12 @@ public final class ChronirMetrics: Sendable {
         }
     }
 
-    /// A fresh registry with every series this server exports.
-    public init() {
+    /// A fresh registry with every series this server exports, on `ContinuousClock`.
+    public convenience init() { self.init(now: { ContinuousClock.now }) }
+
+    /// A fresh registry with every series this server exports; `now` is the monotonic clock the time
+    /// without a writable primary is measured on (tests step it).
+    public init(now: @escaping @Sendable () -> ContinuousClock.Instant) {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets = [
@@ -77,12 +81,14 @@ public final class ChronirMetrics: Sendable {
         self.factory = factory
         http = HTTPMetrics()
         transport = TransportMetrics(factory: factory)
-        database = DatabaseMetrics(factory: factory)
+        database = DatabaseMetrics(factory: factory, now: now)
         inviteCodes = InviteCodeMetrics(factory: factory)
         realtime = RealtimeMetrics(factory: factory)
         notifications = NotificationMetrics(factory: factory)
         mail = MailMetrics(factory: factory)
         subscriptions = SubscriptionMetrics(factory: factory)
+        let database = database
+        addSampler { database.sampleUnavailable() }
     }
 
     /// The Prometheus text exposition (format 0.0.4) of every series, after the samplers ran.

@@ -64,9 +64,11 @@ final class TransportMetrics: Sendable {
     }
 }
 
-/// `chronir_sqlite_transaction_duration_seconds{kind}` (BEGIN → COMMIT/ROLLBACK) and
+/// `chronir_sqlite_transaction_duration_seconds{kind}` (BEGIN → COMMIT/ROLLBACK),
 /// `chronir_sqlite_queue_wait_seconds{kind}` (call → connection ready: the writer queue for
-/// `write`, the reader pool for `read`). Pass it as `SQLiteConfiguration.observer`.
+/// `write`, the reader pool for `read`) and, on PostgreSQL, `chronir_database_unavailable_seconds_total`
+/// (`PrimaryOutage`, brought up to date at every scrape by `sampleUnavailable`). Pass it as
+/// `SQLiteConfiguration.observer` / `PostgresConfiguration.observer`.
 public final class DatabaseMetrics: DatabaseObserver {
     static let transactionName = "chronir_sqlite_transaction_duration_seconds"
     static let waitName = "chronir_sqlite_queue_wait_seconds"
@@ -75,8 +77,13 @@ public final class DatabaseMetrics: DatabaseObserver {
     private let readTransaction: Timer
     private let writeWait: Timer
     private let readWait: Timer
+    private let unavailable: FloatingPointCounter
+    /// The outage record, and the seconds of it already added to `unavailable`.
+    private let outage = Mutex((record: PrimaryOutage(), reported: 0.0))
+    /// Monotonic time for `outage` (`ContinuousClock.now`; tests step it).
+    private let now: @Sendable () -> ContinuousClock.Instant
 
-    init(factory: any MetricsFactory) {
+    init(factory: any MetricsFactory, now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) {
         func timer(_ name: String, _ side: DatabaseSide) -> Timer {
             Timer(label: name, dimensions: [("kind", side.rawValue)], factory: factory)
         }
@@ -84,6 +91,30 @@ public final class DatabaseMetrics: DatabaseObserver {
         readTransaction = timer(Self.transactionName, .read)
         writeWait = timer(Self.waitName, .write)
         readWait = timer(Self.waitName, .read)
+        unavailable = FloatingPointCounter(label: "chronir_database_unavailable_seconds_total", factory: factory)
+        self.now = now
+    }
+
+    public func primaryUnreachable() {
+        let now = now()
+        outage.withLock { $0.record.writeFailed(at: now) }
+    }
+
+    public func primaryReached() {
+        let now = now()
+        outage.withLock { $0.record.writeCommitted(at: now) }
+    }
+
+    /// Adds to `chronir_database_unavailable_seconds_total` what the outage record grew since the last
+    /// call, an outage still under way included (called before each scrape).
+    func sampleUnavailable() {
+        let now = now()
+        let grown = outage.withLock { state in
+            let total = state.record.seconds(at: now)
+            defer { state.reported = max(state.reported, total) }
+            return total - state.reported
+        }
+        if grown > 0 { unavailable.increment(by: grown) }
     }
 
     public func transactionFinished(_ side: DatabaseSide, waitNanoseconds: UInt64, runNanoseconds: UInt64) {
@@ -277,4 +308,36 @@ public final class MailMetrics: Sendable {
 
     /// Mails waiting after a round.
     func pending(_ count: Int) { pending.set(count) }
+}
+
+/// Time without a writable primary as one instance saw it: an outage starts at a transaction that
+/// failed for lack of one and ends at the next one that succeeded, so an idle instance counts no
+/// outage it never hit. Instants in, seconds out.
+struct PrimaryOutage: Sendable {
+    /// Seconds of the outages that have ended.
+    private var ended = 0.0
+    /// When the outage under way began; nil: writes reach a primary.
+    private var since: ContinuousClock.Instant?
+
+    /// A transaction failed for lack of a writable primary at `now`: starts an outage unless one is under way.
+    mutating func writeFailed(at now: ContinuousClock.Instant) {
+        if since == nil { since = now }
+    }
+
+    /// A transaction succeeded at `now`: ends the outage under way, if any.
+    mutating func writeCommitted(at now: ContinuousClock.Instant) {
+        guard let start = since else { return }
+        ended += Self.seconds(now - start)
+        since = nil
+    }
+
+    /// Seconds without a primary up to `now`, the outage under way included.
+    func seconds(at now: ContinuousClock.Instant) -> Double {
+        ended + (since.map { Self.seconds(now - $0) } ?? 0)
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return max(0, Double(seconds) + Double(attoseconds) / 1e18)
+    }
 }
