@@ -21,11 +21,7 @@ struct APNsSenderTests {
     static let teamID = "TEAM123456"
     static let keyID = "KEY7654321"
     static let topic = "app.chronir.ios"
-    static let quiet: Logger = {
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        return logger
-    }()
+    static let quiet = Logger.quiet
 
     /// A group of the owner and one member (or `fixture`'s), a fake APNs for a fresh P-256 key, and a
     /// dispatcher with the APNs sender.

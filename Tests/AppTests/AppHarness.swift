@@ -12,6 +12,15 @@ import Wire
 @testable import App
 
 /// An Application on a temporary database and a manual clock, driven without sockets.
+extension Logger {
+    /// A logger that keeps the test output to what matters: critical lines only.
+    static let quiet: Logger = {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        return logger
+    }()
+}
+
 final class AppHarness: Sendable {
     let directory: TemporaryDirectory
     let clock: ManualClock
@@ -29,9 +38,7 @@ final class AppHarness: Sendable {
     ) throws {
         directory = TemporaryDirectory()
         clock = ManualClock()
-        var quiet = Logger(label: "test")
-        quiet.logLevel = .critical
-        let logger = logger ?? quiet
+        let logger = logger ?? .quiet
         var config = AppConfiguration(
             dataDirectory: directory.path, publicDirectory: publicDirectory, defaultTier: defaultTier,
             workerThreads: 2, passwordHashing: .fast)

@@ -60,11 +60,7 @@ struct MailDeliveryTests {
         }
     }
 
-    static let quiet: Logger = {
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        return logger
-    }()
+    static let quiet = Logger.quiet
 
     static func mailConfig(port: Int, scheme: String = "smtp") -> MailConfiguration {
         var config = MailConfiguration()

@@ -13,11 +13,7 @@ import Wire
 /// queued for what, in the mutation's own transaction, exactly once.
 @Suite("Notification outbox — producers and the fire scheduler")
 struct NotificationOutboxTests {
-    static let quiet: Logger = {
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        return logger
-    }()
+    static let quiet = Logger.quiet
 
     func entries(_ h: AppHarness, _ type: NotificationType? = nil) throws -> [NotificationOutbox.Entry] {
         try h.database.readSync { db in try NotificationOutbox.entries(on: db) }.filter { type == nil || $0.type == type }

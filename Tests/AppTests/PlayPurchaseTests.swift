@@ -96,14 +96,6 @@ struct PlayPurchaseTests {
         #"{"purchase_token":"\#(token)","product_id":"\#(product)"}"#
     }
 
-    static func tier(_ h: AppHarness, _ token: String) async throws -> String? {
-        try await h.expect(200, .get, "/v1/me", token: token).json["tier"] as? String
-    }
-
-    static func entitlement(_ h: AppHarness, _ token: String) async throws -> [String: Any] {
-        try await h.expect(200, .get, "/v1/me/entitlement", token: token).json
-    }
-
     @Test("done when: a Play purchase token makes a free account premium (acknowledged), an RTDN refund makes it free: 403 CA013")
     func timeline() async throws {
         let (h, play) = try await Self.harness()
@@ -140,7 +132,7 @@ struct PlayPurchaseTests {
             "tok-premium-1", "REVOKED", product: "chronir_premium_monthly", expires: h.clock.nowMilliseconds(), account: anaID)
         let revoke = try FakePlay.subscriptionPush("1000000001", type: 12, token: "tok-premium-1")
         _ = try await h.expect(200, .post, Self.rtdnPath, json: revoke)
-        let revoked = try await Self.entitlement(h, ana)
+        let revoked = try await h.entitlement(ana)
         #expect(revoked["state"] as? String == "revoked")
         #expect(revoked["tier"] as? String == "free")
         let lapsed = try await h.expect(403, .post, "/v1/groups", json: #"{"name":"Work"}"#, token: ana)
@@ -150,7 +142,7 @@ struct PlayPurchaseTests {
         // A later read still showing EXPIRED keeps the revocation.
         let later = try FakePlay.subscriptionPush("1000000002", type: 13, token: "tok-premium-1")
         _ = try await h.expect(200, .post, Self.rtdnPath, json: later)
-        #expect(try await Self.entitlement(h, ana)["state"] as? String == "revoked")
+        #expect(try await h.entitlement(ana)["state"] as? String == "revoked")
         let (events, audit) = try await h.database.read { db in
             (
                 try db.query("SELECT type, outcome FROM store_events WHERE source = 'play' ORDER BY event_id").map {
@@ -175,13 +167,13 @@ struct PlayPurchaseTests {
         let now = h.clock.nowMilliseconds()
         try await play.set("tok-plus-1", "ACTIVE", expires: now + Self.day, account: anaID)
         _ = try await h.expect(200, .post, "/v1/me/purchases/google", json: Self.purchase("tok-plus-1"), token: ana)
-        #expect(try await Self.tier(h, ana) == "plus")
+        #expect(try await h.tier(ana) == "plus")
 
         func moveTo(_ state: String, type: Int, id: String, expires: Int64, autoRenew: Bool = true) async throws -> [String: Any] {
             try await play.fake.setClock(h.clock.nowMilliseconds())
             try await play.set("tok-plus-1", state, expires: expires, account: anaID, autoRenew: autoRenew)
             _ = try await h.expect(200, .post, Self.rtdnPath, json: try FakePlay.subscriptionPush(id, type: type, token: "tok-plus-1"))
-            return try await Self.entitlement(h, ana)
+            return try await h.entitlement(ana)
         }
         // The renewal fails: IN_GRACE_PERIOD, expiryTime is the grace period's end.
         h.clock.advance(by: Self.day)
@@ -211,7 +203,7 @@ struct PlayPurchaseTests {
         h.clock.advance(by: Self.day)
         let expired = try await moveTo("EXPIRED", type: 13, id: "2000000006", expires: h.clock.nowMilliseconds() - Self.day)
         #expect(expired["state"] as? String == "expired")
-        #expect(try await Self.tier(h, ana) == "free")
+        #expect(try await h.tier(ana) == "free")
         // The access token expired meanwhile (an hour): a new grant, signed again.
         #expect(try await play.received("grants").count >= 2)
     }
@@ -238,14 +230,14 @@ struct PlayPurchaseTests {
         try await refused(Self.purchase("tok-pending"), 422, "CA078")
         try await play.set("tok-gold", "ACTIVE", product: "chronir_gold", expires: expires, account: anaID)
         try await refused(Self.purchase("tok-gold", "chronir_gold"), 422, "CA073")
-        #expect(try await Self.tier(h, ana) == "free")
+        #expect(try await h.tier(ana) == "free")
         #expect(try await play.received("acknowledged").isEmpty, "nothing refused is acknowledged")
 
         // Ana's; the same token without an account id, posted by Bo: 409 CA071.
         _ = try await h.expect(200, .post, "/v1/me/purchases/google", json: Self.purchase("tok-a"), token: ana)
         try await play.set("tok-a", "ACTIVE", expires: expires, account: nil)
         try await refused(Self.purchase("tok-a"), 409, "CA071", token: bo)
-        #expect(try await Self.tier(h, bo) == "free")
+        #expect(try await h.tier(bo) == "free")
 
         // RTDN: without or with a wrong token 401; not a push 422; another package's is recorded, ignored.
         let push = try FakePlay.subscriptionPush("3000000001", type: 13, token: "tok-a")
@@ -255,7 +247,7 @@ struct PlayPurchaseTests {
         try await play.set("tok-a", "EXPIRED", expires: h.clock.nowMilliseconds(), account: anaID)
         _ = try await h.expect(
             200, .post, Self.rtdnPath, json: try FakePlay.subscriptionPush("3000000002", type: 13, token: "tok-a", package: "com.other"))
-        #expect(try await Self.tier(h, ana) == "plus", "the other package's notification changed nothing")
+        #expect(try await h.tier(ana) == "plus", "the other package's notification changed nothing")
         let outcome = try await h.database.read { db in
             try db.queryOne("SELECT outcome FROM store_events WHERE event_id = '3000000002'")?.string("outcome")
         }
@@ -268,7 +260,7 @@ struct PlayPurchaseTests {
         let (ana, anaID) = try await h.register("ana@example.com")
         try await play.set("tok-new", "ACTIVE", expires: h.clock.nowMilliseconds() + 30 * Self.day, account: anaID.uppercased())
         _ = try await h.expect(200, .post, Self.rtdnPath, json: try FakePlay.subscriptionPush("4000000001", type: 4, token: "tok-new"))
-        #expect(try await Self.tier(h, ana) == "plus")
+        #expect(try await h.tier(ana) == "plus")
         #expect(try await play.received("acknowledged") as? [String] == ["tok-new"])
         let voided = try FakePlay.push(
             "4000000002",
@@ -278,8 +270,8 @@ struct PlayPurchaseTests {
             ])
         try await play.set("tok-new", "EXPIRED", expires: h.clock.nowMilliseconds(), account: anaID.uppercased())
         _ = try await h.expect(200, .post, Self.rtdnPath, json: voided)
-        #expect(try await Self.entitlement(h, ana)["state"] as? String == "revoked")
-        #expect(try await Self.tier(h, ana) == "free")
+        #expect(try await h.entitlement(ana)["state"] as? String == "revoked")
+        #expect(try await h.tier(ana) == "free")
     }
 
     @Test("deleting an account with a renewing Play subscription answers 200 naming it; without one 204")

@@ -14,11 +14,7 @@ import Wire
 /// warning per offset, exactly once, on the injected clock.
 @Suite("Pre-alarms — several offsets, the legacy single field, one warning per offset")
 struct PreAlarmTests {
-    static let quiet: Logger = {
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        return logger
-    }()
+    static let quiet = Logger.quiet
 
     func preAlarms(_ h: AppHarness) throws -> [NotificationOutbox.Entry] {
         try h.database.readSync { db in try NotificationOutbox.entries(on: db) }.filter { $0.type == .preAlarm }

@@ -24,11 +24,7 @@ struct SharedAlarmControlsTests {
     /// 2026-02-06T10:00:00Z, the first fire of `dailyTen`.
     static let firstFire: Int64 = 1_770_372_000_000
 
-    static let quiet: Logger = {
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        return logger
-    }()
+    static let quiet = Logger.quiet
 
     static func text(_ ms: Int64) -> String { Timestamp(milliseconds: ms).description }
 

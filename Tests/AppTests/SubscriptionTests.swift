@@ -89,19 +89,11 @@ struct SubscriptionTests {
         return (h, store)
     }
 
-    static func tier(_ h: AppHarness, _ token: String) async throws -> String? {
-        try await h.expect(200, .get, "/v1/me", token: token).json["tier"] as? String
-    }
-
-    static func entitlement(_ h: AppHarness, _ token: String) async throws -> [String: Any] {
-        try await h.expect(200, .get, "/v1/me/entitlement", token: token).json
-    }
-
     @Test("done when: free → verified plus → premium creates a group → refund notification → free, group creation 403 CA013")
     func timeline() async throws {
         let (h, store) = try Self.harness()
         let (ana, anaID) = try await h.register("ana@example.com")
-        let none = try await Self.entitlement(h, ana)
+        let none = try await h.entitlement(ana)
         #expect(none["tier"] as? String == "free")
         #expect(none["state"] as? String == "none")
         #expect(none["source"] is NSNull)
@@ -122,7 +114,7 @@ struct SubscriptionTests {
         #expect(plus.json["product_id"] as? String == "com.chronir.plus.monthly")
         #expect(plus.json["auto_renewing"] as? Bool == true)
         #expect(plus.json["expires_at"] as? String == Timestamp(milliseconds: now + 30 * Self.day).description)
-        #expect(try await Self.tier(h, ana) == "plus")
+        #expect(try await h.tier(ana) == "plus")
         _ = try await h.expect(403, .post, "/v1/groups", json: #"{"name":"Home"}"#, token: ana)
 
         // An upgrade within the subscription group keeps the original transaction id.
@@ -142,8 +134,8 @@ struct SubscriptionTests {
                 original: "1000", product: "com.chronir.premium.monthly", expires: now + 30 * Self.day, account: anaID,
                 revoked: h.clock.nowMilliseconds()))
         _ = try await h.expect(200, .post, "/v1/store/apple/notifications", json: refundBody)
-        #expect(try await Self.tier(h, ana) == "free")
-        let revoked = try await Self.entitlement(h, ana)
+        #expect(try await h.tier(ana) == "free")
+        let revoked = try await h.entitlement(ana)
         #expect(revoked["state"] as? String == "revoked")
         #expect(revoked["tier"] as? String == "free")
         let lapsed = try await h.expect(403, .post, "/v1/groups", json: #"{"name":"Work"}"#, token: ana)
@@ -214,16 +206,16 @@ struct SubscriptionTests {
         try await refused(
             FakeAppStore.purchase(store.transaction(original: "2001", product: "com.chronir.gold", expires: expires, account: anaID)),
             422, "CA073")
-        #expect(try await Self.tier(h, ana) == "free")
-        #expect(try await Self.tier(h, bo) == "free")
+        #expect(try await h.tier(ana) == "free")
+        #expect(try await h.tier(bo) == "free")
 
         // Ana's purchase is hers; the same original transaction without a token, posted by Bo: 409 CA071.
         _ = try await h.expect(200, .post, "/v1/me/purchases/apple", json: FakeAppStore.purchase(good), token: ana)
         try await refused(
             FakeAppStore.purchase(store.transaction(original: "2000", product: "com.chronir.plus.monthly", expires: expires, account: nil)),
             409, "CA071", token: bo)
-        #expect(try await Self.tier(h, ana) == "plus")
-        #expect(try await Self.tier(h, bo) == "free")
+        #expect(try await h.tier(ana) == "plus")
+        #expect(try await h.tier(bo) == "free")
         #expect(boID != anaID)
 
         // A notification that fails verification is 422 and changes nothing.
@@ -233,7 +225,7 @@ struct SubscriptionTests {
             bundleID: "com.other")
         let reply = try await h.expect(422, .post, "/v1/store/apple/notifications", json: forged)
         #expect(reply.errorCode == "CA070")
-        #expect(try await Self.tier(h, ana) == "plus")
+        #expect(try await h.tier(ana) == "plus")
     }
 
     @Test("--purchase-transfer transfer moves a purchase to the account that posts it; the first account loses the tier")
@@ -245,10 +237,10 @@ struct SubscriptionTests {
         let body = FakeAppStore.purchase(
             store.transaction(original: "3000", product: "com.chronir.plus.annual", expires: expires, account: nil))
         _ = try await h.expect(200, .post, "/v1/me/purchases/apple", json: body, token: ana)
-        #expect(try await Self.tier(h, ana) == "plus")
+        #expect(try await h.tier(ana) == "plus")
         _ = try await h.expect(200, .post, "/v1/me/purchases/apple", json: body, token: bo)
-        #expect(try await Self.tier(h, bo) == "plus")
-        #expect(try await Self.tier(h, ana) == "free")
+        #expect(try await h.tier(bo) == "plus")
+        #expect(try await h.tier(ana) == "free")
     }
 
     @Test("a lapse: billing retry with grace keeps access, grace over → free (CA013), resubscribe → plus; by the injected clock")
@@ -279,7 +271,7 @@ struct SubscriptionTests {
                 renewal: store.renewal(original: "4000", retrying: true, graceExpires: grace)))
         try sweep()
         try await signIn()
-        var now = try await Self.entitlement(h, ana)
+        var now = try await h.entitlement(ana)
         #expect(now["state"] as? String == "grace")
         #expect(now["tier"] as? String == "plus")
         #expect(now["grace_expires_at"] as? String == Timestamp(milliseconds: grace).description)
@@ -289,11 +281,11 @@ struct SubscriptionTests {
         h.clock.set(grace - 1)
         try sweep()
         try await signIn()
-        #expect(try await Self.tier(h, ana) == "plus")
+        #expect(try await h.tier(ana) == "plus")
         h.clock.set(grace)
         try sweep()
-        #expect(try await Self.tier(h, ana) == "free")
-        now = try await Self.entitlement(h, ana)
+        #expect(try await h.tier(ana) == "free")
+        now = try await h.entitlement(ana)
         #expect(now["state"] as? String == "billing_retry")
         let write = try await h.expect(
             403, .put, "/v1/me/alarms/\(PersonalAlarmTests.alarmA)", json: PersonalAlarmTests.body("Rent 2"), token: ana)
@@ -309,8 +301,8 @@ struct SubscriptionTests {
                 "DID_RENEW",
                 transaction: store.transaction(original: "4000", product: "com.chronir.plus.monthly", expires: renewed, account: anaID),
                 renewal: store.renewal(original: "4000")))
-        #expect(try await Self.tier(h, ana) == "plus")
-        #expect(try await Self.entitlement(h, ana)["state"] as? String == "active")
+        #expect(try await h.tier(ana) == "plus")
+        #expect(try await h.entitlement(ana)["state"] as? String == "active")
         let causes = try await h.database.read { db in try EntitlementStore.tierChanges(userID: anaID, on: db).map(\.cause) }
         #expect(causes == ["purchase", "expiry", "notification"])
     }
@@ -329,12 +321,12 @@ struct SubscriptionTests {
             try EntitlementStore.setOperatorGrant(
                 userID: anaID, tier: .premium, until: now + Self.day, reason: "trial", actor: .admin, at: now, on: db)
         }
-        var shown = try await Self.entitlement(h, ana)
+        var shown = try await h.entitlement(ana)
         #expect(shown["tier"] as? String == "premium")
         #expect(shown["source"] as? String == "operator")
         h.clock.advance(by: Self.day)
         _ = try Sweeper.Job.entitlementExpiry.run(h.database, h.clock.nowMilliseconds())
-        shown = try await Self.entitlement(h, ana)
+        shown = try await h.entitlement(ana)
         #expect(shown["tier"] as? String == "plus")
         #expect(shown["source"] as? String == "app_store")
         // Setting free removes the grant only; the purchase stays.
@@ -342,7 +334,7 @@ struct SubscriptionTests {
             try EntitlementStore.setOperatorGrant(
                 userID: anaID, tier: .free, until: nil, reason: nil, actor: .admin, at: h.clock.nowMilliseconds(), on: db)
         }
-        #expect(try await Self.tier(h, ana) == "plus")
+        #expect(try await h.tier(ana) == "plus")
     }
 
     @Test("premium lapses: the owner's group takes no new members or shared alarms (CA013), members keep theirs; renewal undoes it")
@@ -372,7 +364,7 @@ struct SubscriptionTests {
         ana = try #require(await h.login("ana@example.com").json["token"] as? String)
         let boAgain = try #require(await h.login("bo@example.com").json["token"] as? String)
         let cyAgain = try #require(await h.login("cy@example.com").json["token"] as? String)
-        #expect(try await Self.tier(h, ana) == "free")
+        #expect(try await h.tier(ana) == "free")
         let joined = await h.join(code, token: cyAgain)
         #expect(joined.status == 403)
         #expect(joined.errorCode == "CA013")
@@ -468,7 +460,7 @@ struct SubscriptionTests {
         let refused = try await h.expect(
             422, .post, "/v1/me/purchases/restore", json: #"{"apple":[\#(plus),\#(unknown)]}"#, token: ana)
         #expect(refused.errorCode == "CA073")
-        #expect(try await Self.tier(h, ana) == "free")
+        #expect(try await h.tier(ana) == "free")
         let restored = try await h.expect(200, .post, "/v1/me/purchases/restore", json: #"{"apple":[\#(plus),\#(premium)]}"#, token: ana)
         #expect(restored.json["tier"] as? String == "premium")
         let tooMany =
@@ -484,7 +476,7 @@ struct SubscriptionTests {
         let owners = try await h.database.read { db in try EntitlementStore.purchases(userID: nil, on: db).map { $0.userID ?? "-" } }
         #expect(owners == ["-", "-"])
         _ = try await h.expect(200, .post, "/v1/me/purchases/restore", json: #"{"apple":[\#(premium)]}"#, token: bo)
-        #expect(try await Self.tier(h, bo) == "premium")
+        #expect(try await h.tier(bo) == "premium")
         #expect(anaID != boID)
     }
 
@@ -516,21 +508,21 @@ struct SubscriptionTests {
             200, .post, "/v1/me/purchases/apple",
             json: FakeAppStore.purchase(transaction("9000", expires: start + 30 * Self.day), renewal: store.renewal(original: "9000")),
             token: ana)
-        #expect(try await Self.entitlement(h, ana)["auto_renewing"] as? Bool == true)
+        #expect(try await h.entitlement(ana)["auto_renewing"] as? Bool == true)
         // The user turns auto-renewal off: still plus until expires_at.
         try await notify(
             "DID_CHANGE_RENEWAL_STATUS", transaction("9000", expires: start + 30 * Self.day), subtype: "AUTO_RENEW_DISABLED",
             renewal: store.renewal(original: "9000", autoRenew: false))
-        var shown = try await Self.entitlement(h, ana)
+        var shown = try await h.entitlement(ana)
         #expect(shown["auto_renewing"] as? Bool == false)
         #expect(shown["tier"] as? String == "plus")
         // The app posts the older copy: recorded, changes nothing (auto-renewal stays off).
         _ = try await h.expect(200, .post, "/v1/me/purchases/apple", json: FakeAppStore.purchase(oldCopy), token: ana)
-        #expect(try await Self.entitlement(h, ana)["auto_renewing"] as? Bool == false)
+        #expect(try await h.entitlement(ana)["auto_renewing"] as? Bool == false)
         // EXPIRED ends it now, whatever the transaction's period says.
         try await notify("EXPIRED", transaction("9000", expires: start + 30 * Self.day), subtype: "VOLUNTARY")
         try await advance(to: start + 1000)
-        shown = try await Self.entitlement(h, ana)
+        shown = try await h.entitlement(ana)
         #expect(shown["state"] as? String == "expired")
         #expect(shown["tier"] as? String == "free")
 
@@ -541,21 +533,21 @@ struct SubscriptionTests {
         try await notify(
             "DID_FAIL_TO_RENEW", transaction("9001", expires: end9001), subtype: "GRACE_PERIOD",
             renewal: store.renewal(original: "9001", retrying: true, graceExpires: end9001 + 6 * Self.day))
-        #expect(try await Self.entitlement(h, ana)["state"] as? String == "grace")
+        #expect(try await h.entitlement(ana)["state"] as? String == "grace")
         try await advance(to: end9001 + Self.day)
         try await notify(
             "GRACE_PERIOD_EXPIRED", transaction("9001", expires: end9001), renewal: store.renewal(original: "9001", retrying: true))
-        shown = try await Self.entitlement(h, ana)
+        shown = try await h.entitlement(ana)
         #expect(shown["state"] as? String == "billing_retry")
         #expect(shown["tier"] as? String == "free")
 
         // 9002: family sharing, then withdrawn: REVOKE.
         try await notify("SUBSCRIBED", transaction("9002", expires: h.clock.nowMilliseconds() + 30 * Self.day))
-        #expect(try await Self.tier(h, ana) == "plus")
+        #expect(try await h.tier(ana) == "plus")
         try await notify(
             "REVOKE", transaction("9002", expires: h.clock.nowMilliseconds() + 30 * Self.day, revoked: h.clock.nowMilliseconds()))
-        #expect(try await Self.entitlement(h, ana)["state"] as? String == "revoked")
-        #expect(try await Self.tier(h, ana) == "free")
+        #expect(try await h.entitlement(ana)["state"] as? String == "revoked")
+        #expect(try await h.tier(ana) == "free")
 
         // A type this server does not act on: stored and answered 200.
         try await notify("PRICE_INCREASE", nil)
@@ -577,9 +569,21 @@ struct SubscriptionTests {
         let reply = try await h.expect(404, .post, "/v1/me/purchases/apple", json: #"{"signed_transaction":"x.y.z"}"#, token: ana)
         #expect(reply.errorCode == "CA074")
         _ = try await h.expect(404, .post, "/v1/store/apple/notifications", json: #"{"signedPayload":"x.y.z"}"#)
-        let shown = try await Self.entitlement(h, ana)
+        let shown = try await h.entitlement(ana)
         #expect(shown["tier"] as? String == "premium")
         #expect(shown["source"] as? String == "operator")
         #expect(shown["expires_at"] is NSNull)
+    }
+}
+
+extension AppHarness {
+    /// The account's tier as `GET /v1/me` answers it.
+    func tier(_ token: String) async throws -> String? {
+        try await expect(200, .get, "/v1/me", token: token).json["tier"] as? String
+    }
+
+    /// `GET /v1/me/entitlement`'s answer.
+    func entitlement(_ token: String) async throws -> [String: Any] {
+        try await expect(200, .get, "/v1/me/entitlement", token: token).json
     }
 }

@@ -18,11 +18,7 @@ import Wire
 @Suite("Web Push delivery — API → outbox → dispatcher → sender → fake push service")
 struct WebPushDeliveryTests {
     static let subject = "mailto:ops@example.com"
-    static let quiet: Logger = {
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        return logger
-    }()
+    static let quiet = Logger.quiet
 
     /// A group (owner + `members`), a fake push service, and a dispatcher whose only sender is Web
     /// Push. The alarm-created notification is drained before any device exists, so each test sees

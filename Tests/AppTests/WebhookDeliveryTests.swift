@@ -47,11 +47,7 @@ struct WebhookDeliveryTests {
         }
     }
 
-    static let quiet: Logger = {
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        return logger
-    }()
+    static let quiet = Logger.quiet
 
     func dispatcher(_ h: AppHarness, _ receiver: Receiver, metrics: ChronirMetrics? = nil) throws -> NotificationDispatcher {
         NotificationDispatcher(
