@@ -878,7 +878,10 @@ def compact_cards(a, b, group_id, stamp):
             button.click()
         wait(d, lambda drv: not drv.find_elements(By.CSS_SELECTOR, "#alarm-list button.disclosure[aria-expanded=true]") or None, "every card folded")
     heights = {}
-    for d, who, limit in ((a, "ana", 80), (b, "bea", 140)):  # a phone wraps a long title or state
+    # A phone wraps a long title onto two lines and the state onto three, and how long the state is
+    # depends on today's date ("answers open Friday, 18:00", "tomorrow, 06:30"): 176 px holds 2 + 3
+    # lines on any day (152 px on a Saturday; each unfolded card was 700 px).
+    for d, who, limit in ((a, "ana", 80), (b, "bea", 176)):
         cards = d.execute_script("return [...document.querySelectorAll('#alarm-list > li.alarm')].map((li) => li.getBoundingClientRect().height)")
         total = d.execute_script("return document.getElementById('alarm-list').getBoundingClientRect().height")
         heights[who] = (max(cards), total)
