@@ -100,9 +100,11 @@ public final class DatabaseMetrics: DatabaseObserver {
         outage.withLock { $0.record.writeFailed(at: now) }
     }
 
+    /// Called after every successful transaction: reads the clock only while an outage is under way.
     public func primaryReached() {
-        let now = now()
-        outage.withLock { $0.record.writeCommitted(at: now) }
+        outage.withLock { state in
+            if state.record.isUnderWay { state.record.writeCommitted(at: now()) }
+        }
     }
 
     /// Adds to `chronir_database_unavailable_seconds_total` what the outage record grew since the last
@@ -318,6 +320,9 @@ struct PrimaryOutage: Sendable {
     private var ended = 0.0
     /// When the outage under way began; nil: writes reach a primary.
     private var since: ContinuousClock.Instant?
+
+    /// Whether an outage is under way.
+    var isUnderWay: Bool { since != nil }
 
     /// A transaction failed for lack of a writable primary at `now`: starts an outage unless one is under way.
     mutating func writeFailed(at now: ContinuousClock.Instant) {

@@ -86,7 +86,7 @@ extension SubscriptionRoutes {
         return JSONBody.response(answer)
     }
 
-    /// A Real-time developer notification (Pub/Sub push), authenticated by `?token=` (`--play-rtdn-token`,
+    /// A Real-time developer notification (Pub/Sub push), authenticated by `?token=` (`--play-rtdn-token-file`,
     /// compared in constant time). The message only says that something changed: the subscription is read
     /// again from the API. Recorded by `messageId` (a redelivery changes nothing) and answered 200 (Pub/Sub's
     /// acknowledgement) once handled; 503 when Google cannot be reached, so Pub/Sub delivers it again; 401
@@ -94,7 +94,7 @@ extension SubscriptionRoutes {
     static func googleNotification(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let play = try playAPI(services)
         guard let secret = services.config.subscriptions.playRTDNToken else {
-            throw APIError(.storeNotConfigured, "Google Play notifications are not configured on this server (--play-rtdn-token)")
+            throw APIError(.storeNotConfigured, "Google Play notifications are not configured on this server (--play-rtdn-token-file)")
         }
         guard let given = QueryParameters(request)["token"], ConstantTime.equals(Array(given.utf8), Array(secret.utf8)) else {
             services.metrics.storeNotification(source: .play, outcome: "refused")

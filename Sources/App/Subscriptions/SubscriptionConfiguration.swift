@@ -9,12 +9,12 @@ public struct SubscriptionConfiguration: Sendable {
     /// App Store signed-data verification; nil: `/v1/me/purchases/apple` and the notification endpoint answer 404.
     public var appStore: AppStoreVerifier? = nil
     /// Google Play as configured (`--play-service-account-file`, `--play-package-name`, `--play-api-url`,
-    /// `--play-rtdn-token`); nil: the Play routes answer 404. The runtime builds `play` from it.
+    /// `--play-rtdn-token-file`); nil: the Play routes answer 404. The runtime builds `play` from it.
     public var playSettings: PlaySettings? = nil
     /// The Play Developer API client (built from `playSettings` at start-up; tests set one for a fake);
     /// nil: `/v1/me/purchases/google` answers 404.
     public var play: PlayDeveloperAPI? = nil
-    /// The secret RTDN pushes must carry as `?token=` (`--play-rtdn-token`); nil: RTDN answers 404.
+    /// The secret RTDN pushes must carry as `?token=` (`--play-rtdn-token-file`); nil: RTDN answers 404.
     public var playRTDNToken: String? = nil
     /// A purchase already bound to another account (`--purchase-transfer`).
     public var purchaseTransfer: PurchaseTransfer = .refuse

@@ -124,6 +124,13 @@ public enum NotificationScheduler {
         _ type: NotificationType, alarm: SharedAlarm, instant: Int64, offset: Int = 0, stale: Bool, at now: Int64,
         on db: any SQLConnection
     ) throws -> NotificationOutbox.State? {
+        if type == .preAlarm {
+            // A row queued under the one-offset key (`pre_alarm:<alarm>:<instant>`) before an upgrade
+            // is the same warning: never a second one. Checked before the recipients are read.
+            let legacy = try db.query(
+                "SELECT 1 AS one FROM notification_outbox WHERE key = ?1", [.text("\(type.rawValue):\(alarm.id):\(instant)")])
+            guard legacy.isEmpty else { return nil }
+        }
         let pending = alarm.openOccurrence?.pendingUIDs ?? []
         let recipients = try NotificationOutbox.listening(pending, in: alarm.groupID, on: db)
         let group = try NotificationOutbox.groupName(alarm.groupID, on: db)
@@ -138,17 +145,9 @@ public enum NotificationScheduler {
         // A pre-alarm is worth nothing once the occurrence is due.
         let expires = type == .preAlarm ? scheduled.milliseconds : instant + type.policy.timeToLiveMilliseconds
         let state: NotificationOutbox.State = stale || recipients.isEmpty ? .skipped : .pending
-        let key: String
-        if type == .preAlarm {
-            // A row queued under the one-offset key (`pre_alarm:<alarm>:<instant>`) before an upgrade
-            // is the same warning: never a second one.
-            let legacy = try db.query(
-                "SELECT 1 AS one FROM notification_outbox WHERE key = ?1", [.text("\(type.rawValue):\(alarm.id):\(instant)")])
-            guard legacy.isEmpty else { return nil }
-            key = "\(type.rawValue):\(alarm.id):\(scheduled.milliseconds):\(offset)"
-        } else {
-            key = "\(type.rawValue):\(alarm.id):\(instant)"
-        }
+        let key =
+            type == .preAlarm
+            ? "\(type.rawValue):\(alarm.id):\(scheduled.milliseconds):\(offset)" : "\(type.rawValue):\(alarm.id):\(instant)"
         let inserted = try NotificationOutbox.enqueue(
             type, key: key, groupID: alarm.groupID, alarmID: alarm.id, actorID: nil,
             recipients: recipients, content: content, notBefore: instant, expiresAt: expires, state: state, at: now, on: db)
