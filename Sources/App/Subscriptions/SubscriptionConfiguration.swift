@@ -16,6 +16,12 @@ public struct SubscriptionConfiguration: Sendable {
     public var play: PlayDeveloperAPI? = nil
     /// The secret RTDN pushes must carry as `?token=` (`--play-rtdn-token-file`); nil: RTDN answers 404.
     public var playRTDNToken: String? = nil
+    /// The App Store Server API as configured (`--appstore-key-file`, `--appstore-key-id`,
+    /// `--appstore-issuer-id`, `--appstore-api-url`); nil: no status refresh. The runtime builds `appStoreAPI` from it.
+    public var appStoreAPISettings: AppStoreAPISettings? = nil
+    /// The App Store Server API client (built from `appStoreAPISettings` at start-up; tests set one for
+    /// a fake); nil: purchases follow notifications and the clock only.
+    public var appStoreAPI: AppStoreServerAPI? = nil
     /// A purchase already bound to another account (`--purchase-transfer`).
     public var purchaseTransfer: PurchaseTransfer = .refuse
 
@@ -34,6 +40,19 @@ public struct SubscriptionConfiguration: Sendable {
             self.serviceAccountFile = serviceAccountFile
             self.packageName = packageName
             self.apiURL = apiURL
+        }
+    }
+
+    /// Where the App Store Server API's configuration comes from.
+    public struct AppStoreAPISettings: Sendable, Equatable {
+        /// The In-App Purchase key (`.p8`, PKCS#8 PEM of a P-256 key).
+        public var keyFile: String
+        /// The key's id, the issuer id, the bundle id and the API's origin.
+        public var api: AppStoreServerAPI.Configuration
+
+        public init(keyFile: String, api: AppStoreServerAPI.Configuration) {
+            self.keyFile = keyFile
+            self.api = api
         }
     }
 
