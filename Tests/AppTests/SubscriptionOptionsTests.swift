@@ -118,11 +118,9 @@ extension SubscriptionOptionsTests {
         let sandbox = ["--appstore-bundle-id", "com.chronir.app", "--appstore-environment", "Sandbox"]
         let key = ["--appstore-key-file", "/k.p8", "--appstore-key-id", "2X9R4HXF34", "--appstore-issuer-id", "issuer"]
         let c = try ServerOptions.configuration(arguments: sandbox + key, environment: [:])
-        #expect(
-            c.app.subscriptions.appStoreAPISettings
-                == .init(
-                    keyFile: "/k.p8",
-                    api: .init(keyID: "2X9R4HXF34", issuerID: "issuer", bundleID: "com.chronir.app", baseURL: AppStoreServerAPI.sandboxURL)))
+        let expected = AppStoreServerAPI.Configuration(
+            keyID: "2X9R4HXF34", issuerID: "issuer", bundleID: "com.chronir.app", baseURL: AppStoreServerAPI.sandboxURL)
+        #expect(c.app.subscriptions.appStoreAPISettings == .init(keyFile: "/k.p8", api: expected))
         let production = try ServerOptions.configuration(
             arguments: ["--appstore-bundle-id", "com.chronir.app", "--appstore-app-apple-id", "1234"] + key, environment: [:])
         #expect(production.app.subscriptions.appStoreAPISettings?.api.baseURL == AppStoreServerAPI.productionURL)
