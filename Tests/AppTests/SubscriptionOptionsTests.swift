@@ -134,3 +134,21 @@ extension SubscriptionOptionsTests {
         #expect(refusal(sandbox + key + ["--appstore-api-url", "http://x"])?.contains("an https URL") == true)
     }
 }
+
+extension SubscriptionOptionsTests {
+    @Test("RTDN push authentication: --play-rtdn-audience (and the service account) with the Play settings; the account needs the audience")
+    func rtdnAudience() throws {
+        let play = ["--play-service-account-file", "/sa.json", "--play-package-name", "com.chronir.android"]
+        let audience = ["--play-rtdn-audience", "https://chronir.example.com/v1/store/google/rtdn"]
+        let c = try ServerOptions.configuration(
+            arguments: play + audience + ["--play-rtdn-service-account", "push@x.iam.gserviceaccount.com"], environment: [:])
+        #expect(
+            c.app.subscriptions.playRTDNPush
+                == .init(audience: "https://chronir.example.com/v1/store/google/rtdn", serviceAccount: "push@x.iam.gserviceaccount.com"))
+        #expect(c.app.subscriptions.playRTDNPush?.keySetURL == PubSubPushAuthenticator.googleKeySetURL)
+        #expect(try ServerOptions.configuration(arguments: play, environment: [:]).app.subscriptions.playRTDNPush == nil)
+        #expect(refusal(audience)?.contains("--play-rtdn-audience needs --play-service-account-file") == true)
+        #expect(refusal(play + ["--play-rtdn-service-account", "a@b"])?.contains("needs --play-rtdn-audience") == true)
+        #expect(refusal(play + audience + ["--play-rtdn-service-account", "nobody"])?.contains("an email address") == true)
+    }
+}

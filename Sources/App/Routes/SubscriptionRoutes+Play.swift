@@ -87,18 +87,37 @@ extension SubscriptionRoutes {
     }
 
     /// A Real-time developer notification (Pub/Sub push), authenticated by `?token=` (`--play-rtdn-token-file`,
-    /// compared in constant time). The message only says that something changed: the subscription is read
+    /// compared in constant time) and/or Pub/Sub's OIDC bearer token (`--play-rtdn-audience`; both when both
+    /// are set). The message only says that something changed: the subscription is read
     /// again from the API. Recorded by `messageId` (a redelivery changes nothing) and answered 200 (Pub/Sub's
     /// acknowledgement) once handled; 503 when Google cannot be reached, so Pub/Sub delivers it again; 401
     /// without the right token; 422 for a body that is not a push.
     static func googleNotification(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let play = try playAPI(services)
-        guard let secret = services.config.subscriptions.playRTDNToken else {
-            throw APIError(.storeNotConfigured, "Google Play notifications are not configured on this server (--play-rtdn-token-file)")
+        let secret = services.config.subscriptions.playRTDNToken
+        let pushAuthenticator = services.config.subscriptions.playRTDNAuthenticator
+        guard secret != nil || pushAuthenticator != nil else {
+            throw APIError(
+                .storeNotConfigured,
+                "Google Play notifications are not configured on this server (--play-rtdn-token-file, --play-rtdn-audience)")
         }
-        guard let given = QueryParameters(request)["token"], ConstantTime.equals(Array(given.utf8), Array(secret.utf8)) else {
-            services.metrics.storeNotification(source: .play, outcome: "refused")
-            throw APIError(.authRequired, "the push's token is missing or wrong")
+        if let secret {
+            guard let given = QueryParameters(request)["token"], ConstantTime.equals(Array(given.utf8), Array(secret.utf8)) else {
+                services.metrics.storeNotification(source: .play, outcome: "refused")
+                throw APIError(.authRequired, "the push's token is missing or wrong")
+            }
+        }
+        if let pushAuthenticator {
+            switch await pushAuthenticator.authenticate(bearer: request.bearerToken) {
+            case .success: break
+            case .failure(.keysUnavailable):
+                services.logger.warning("play: RTDN not handled, Google's key set unavailable")
+                throw APIError(.serviceUnavailable, "Google's key set could not be fetched", retryAfterSeconds: 60)
+            case .failure(.invalid(let why)):
+                services.metrics.storeNotification(source: .play, outcome: "refused")
+                services.logger.notice("play: RTDN push refused", metadata: ["reason": "\(why)"])
+                throw APIError(.authRequired, "the push's bearer token is missing or not Google's for this audience")
+            }
         }
         let push = try JSONBody.decode(PubSubPush.self, from: request)
         let messageID = push.message.messageID

@@ -148,6 +148,13 @@ public final class ChronirRuntime: Sendable {
                 throw StartupFailure(what: "start-up failed: --play-service-account-file", metadata: ["error": "\(error)"])
             }
         }
+        if let push = config.subscriptions.playRTDNPush {
+            // Google's key set, fetched as sign-in fetches it (an operator-configured destination).
+            let client = OutboundClient(configuration: .init(policy: .operatorConfigured, caFile: config.notifications.caFile))
+            parts.services.append { client.close() }
+            config.subscriptions.playRTDNAuthenticator = PubSubPushAuthenticator(
+                configuration: push, client: client, clock: clock, logger: logger)
+        }
         if let appStoreAPI = config.subscriptions.appStoreAPISettings {
             let client = OutboundClient(configuration: .init(policy: .operatorConfigured, caFile: config.notifications.caFile))
             parts.services.append { client.close() }
@@ -165,7 +172,8 @@ public final class ChronirRuntime: Sendable {
                 "app_store": "\(config.subscriptions.appStore == nil ? "off" : "on")",
                 "app_store_api": "\(config.subscriptions.appStoreAPI == nil ? "off" : "on")",
                 "play": "\(config.subscriptions.play == nil ? "off" : "on")",
-                "play_rtdn": "\(config.subscriptions.playRTDNToken == nil ? "off" : "on")",
+                "play_rtdn": "\(config.subscriptions.playRTDNToken == nil ? "off" : "token")",
+                "play_rtdn_oidc": "\(config.subscriptions.playRTDNAuthenticator == nil ? "off" : "on")",
             ])
 
         let apps: AppsConfigurationSource

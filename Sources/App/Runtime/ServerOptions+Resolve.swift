@@ -124,7 +124,8 @@ extension ChronirConfiguration {
     /// API origin and the RTDN secret.
     private func resolvePlay(into subscriptions: inout SubscriptionConfiguration) throws(ConfigurationError) {
         guard let file = pending["play-service-account-file"] else {
-            for set in ["play-package-name", "play-api-url", "play-rtdn-token-file"] where pending[set] != nil {
+            for set in ["play-package-name", "play-api-url", "play-rtdn-token-file", "play-rtdn-audience", "play-rtdn-service-account"]
+            where pending[set] != nil {
                 throw ConfigurationError("--\(set) needs --play-service-account-file")
             }
             return
@@ -143,6 +144,14 @@ extension ChronirConfiguration {
                 throw ConfigurationError("--play-rtdn-token-file \(tokenFile): at least 16 bytes, no spaces, & or #")
             }
             subscriptions.playRTDNToken = text
+        }
+        if let audience = pending["play-rtdn-audience"] {
+            guard !audience.isEmpty else { throw ConfigurationError("--play-rtdn-audience: not empty") }
+            let account = pending["play-rtdn-service-account"]
+            if let account, !account.contains("@") { throw ConfigurationError("--play-rtdn-service-account \(account): an email address") }
+            subscriptions.playRTDNPush = .init(audience: audience, serviceAccount: account)
+        } else if pending["play-rtdn-service-account"] != nil {
+            throw ConfigurationError("--play-rtdn-service-account needs --play-rtdn-audience")
         }
     }
 

@@ -363,6 +363,15 @@ public enum ServerOptions {
                     file holding the secret (≥ 16 bytes; one trailing newline ignored) Pub/Sub's push URL carries as \
                     `?token=` ([RTDN](subscriptions.md#real-time-developer-notifications))
                     """),
+            pending(
+                "play-rtdn-audience", .subscriptions, "audience", .words("off"),
+                help: """
+                    the audience of the push subscription's OIDC tokens: each push must carry a Google-signed ID token for it \
+                    (`Authorization: Bearer`; [RTDN](subscriptions.md#real-time-developer-notifications))
+                    """),
+            pending(
+                "play-rtdn-service-account", .subscriptions, "email", .words("any signer"),
+                help: "with `--play-rtdn-audience`: the push subscription's service account; tokens must name it (`email`, verified)"),
         ]
     }
 

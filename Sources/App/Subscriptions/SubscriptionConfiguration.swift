@@ -14,7 +14,7 @@ public struct SubscriptionConfiguration: Sendable {
     /// The Play Developer API client (built from `playSettings` at start-up; tests set one for a fake);
     /// nil: `/v1/me/purchases/google` answers 404.
     public var play: PlayDeveloperAPI? = nil
-    /// The secret RTDN pushes must carry as `?token=` (`--play-rtdn-token-file`); nil: RTDN answers 404.
+    /// The secret RTDN pushes must carry as `?token=` (`--play-rtdn-token-file`); nil: not checked.
     public var playRTDNToken: String? = nil
     /// The App Store Server API as configured (`--appstore-key-file`, `--appstore-key-id`,
     /// `--appstore-issuer-id`, `--appstore-api-url`); nil: no status refresh. The runtime builds `appStoreAPI` from it.
@@ -22,6 +22,12 @@ public struct SubscriptionConfiguration: Sendable {
     /// The App Store Server API client (built from `appStoreAPISettings` at start-up; tests set one for
     /// a fake); nil: purchases follow notifications and the clock only.
     public var appStoreAPI: AppStoreServerAPI? = nil
+    /// Pub/Sub push authentication for RTDN (`--play-rtdn-audience`, `--play-rtdn-service-account`);
+    /// the runtime builds `playRTDNAuthenticator` from it.
+    public var playRTDNPush: PubSubPushAuthenticator.Configuration? = nil
+    /// The push authenticator (built from `playRTDNPush` at start-up; tests set one for a fake key set).
+    /// RTDN answers 404 when neither it nor `playRTDNToken` is set; when both are, a push must pass both.
+    public var playRTDNAuthenticator: PubSubPushAuthenticator? = nil
     /// A purchase already bound to another account (`--purchase-transfer`).
     public var purchaseTransfer: PurchaseTransfer = .refuse
 
