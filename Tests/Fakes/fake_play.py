@@ -19,7 +19,8 @@ POST /androidpublisher/v3/applications/PACKAGE/purchases/subscriptions/PRODUCT/t
 Control: POST /control/clock {"now": unix seconds};
 POST /control/subscription {"token", "package", "product", "state": ACTIVE|CANCELED|IN_GRACE_PERIOD|
   ON_HOLD|PAUSED|EXPIRED|PENDING|REVOKED, "start_ms", "expiry_ms", "account" (obfuscated id or null),
-  "auto_renew", "test", "order"}: sets (or moves) a purchase; REVOKED is served as Google serves a
+  "auto_renew", "test", "order", "linked" (the token it replaced, optional)}: sets (or moves) a purchase;
+  REVOKED is served as Google serves a
   revoked subscription: SUBSCRIPTION_STATE_EXPIRED, expiry at the revocation, canceled by the developer.
 POST /control/revoke-tokens (every issued access token becomes invalid);
 GET /received → {"grants": [claims…], "reads": [tokens], "acknowledged": [tokens]}.
@@ -74,6 +75,8 @@ def document(purchase):
         resource["externalAccountIdentifiers"] = {"obfuscatedExternalAccountId": purchase["account"]}
     if purchase.get("test"):
         resource["testPurchase"] = {}
+    if purchase.get("linked"):
+        resource["linkedPurchaseToken"] = purchase["linked"]
     return resource
 
 

@@ -79,7 +79,17 @@ extension SubscriptionRoutes {
             guard
                 let update = PlaySubscriptionRules.update(subscription, token: token, revokedAt: revoked, catalogue: catalogue, at: readAt)
             else { throw APIError(.productUnknown, "\(subscription.productID) is not a product of this server", field: "product_id") }
+            // The purchase it replaced is this account's too: one bound elsewhere is refused as a claim of it would be.
+            let linked = subscription.linkedPurchaseToken.flatMap { PlayDeveloperAPI.isPlausibleToken($0) ? $0 : nil }
+            if let linked, let previous = try EntitlementStore.owner(source: .play, storeID: linked, on: db).userID, previous != user.id,
+                transfer == .refuse
+            {
+                throw APIError(.purchaseOwnedElsewhere, "the purchase this one replaces belongs to another account")
+            }
             try claim(update, userID: user.id, transfer: transfer, cause: .purchase, at: now, on: db)
+            if let linked, linked != token {
+                try EntitlementStore.supersede(source: .play, storeID: linked, by: token, actor: .user(user.id), at: now, on: db)
+            }
             return try EntitlementStore.entitlement(userID: user.id, at: now, on: db)
         }
         await acknowledgeIfNeeded(play, subscription, token: token, services)
@@ -178,8 +188,16 @@ extension SubscriptionRoutes {
                     {
                         bindTo = account
                     }
+                    // An upgrade's new token belongs to the account of the purchase it replaced, which ends.
+                    let linked = read.linkedPurchaseToken.flatMap { PlayDeveloperAPI.isPlausibleToken($0) && $0 != token ? $0 : nil }
+                    if known.userID == nil, bindTo == nil, let linked {
+                        bindTo = try EntitlementStore.owner(source: .play, storeID: linked, on: db).userID
+                    }
                     let applied = try EntitlementStore.apply(update, bindTo: bindTo, cause: .notification, actor: .system, at: now, on: db)
                     owner = applied.userID
+                    if let linked, applied.applied {
+                        try EntitlementStore.supersede(source: .play, storeID: linked, by: token, actor: .system, at: now, on: db)
+                    }
                     outcome = !applied.applied ? "stale" : (owner == nil ? "unbound" : "applied")
                 }
             }
