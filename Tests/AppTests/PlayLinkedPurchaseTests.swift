@@ -67,3 +67,26 @@ struct PlayLinkedPurchaseTests {
         #expect(rows["tok-premium-2"]?.state == "active")
     }
 }
+
+/// A Play acknowledgement that failed is retried later (docs/subscriptions.md#google-play), not lost.
+@Suite("Subscriptions — a failed Play acknowledgement is retried")
+struct PlayAcknowledgementRetryTests {
+    @Test("the acknowledgement fails (503): the purchase still counts; retried after the delay, then done; nothing more after")
+    func retried() async throws {
+        let (h, play) = try await PlayPurchaseTests.harness()
+        let (ana, anaID) = try await h.register("ana@example.com")
+        let now = h.clock.nowMilliseconds()
+        try await play.set("tok-ack-1", "ACTIVE", expires: now + 30 * 86_400_000, account: anaID)
+        try await play.fake.script("tok-ack-1", [["status": 503]])
+        let posted = try await h.expect(200, .post, "/v1/me/purchases/google", json: PlayPurchaseTests.purchase("tok-ack-1"), token: ana)
+        #expect(posted.json["tier"] as? String == "plus")
+        #expect(try await play.received("acknowledged").isEmpty)
+        let retry = PlayAcknowledgements(play: play.api, services: h.app.services)
+        #expect(await retry.pass(at: now + PlayAcknowledgements.retryMilliseconds - 1).isEmpty, "not due yet")
+        #expect(try await play.received("acknowledged").isEmpty)
+        #expect(await retry.pass(at: now + PlayAcknowledgements.retryMilliseconds).isEmpty, "acknowledged: nothing owed")
+        #expect(try await play.received("acknowledged") as? [String] == ["tok-ack-1"])
+        #expect(await retry.pass(at: now + 10 * PlayAcknowledgements.retryMilliseconds).isEmpty)
+        #expect(try await play.received("acknowledged").count == 1, "not acknowledged twice")
+    }
+}

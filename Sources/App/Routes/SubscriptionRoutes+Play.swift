@@ -238,15 +238,10 @@ extension SubscriptionRoutes {
     }
 
     /// Acknowledges a purchase Google has not seen acknowledged (unacknowledged purchases are refunded
-    /// after three days). A failure is logged and left to the next post or notification of the token.
+    /// after three days); a failure is retried later (`PlayAcknowledgements`).
     private static func acknowledgeIfNeeded(_ play: PlayDeveloperAPI, _ subscription: PlaySubscription, token: String, _ services: Services)
         async
     {
-        guard !subscription.acknowledged, subscription.state == "ACTIVE" || subscription.state == "IN_GRACE_PERIOD" else { return }
-        if case .failure(let failure) = await play.acknowledge(
-            productID: subscription.productID, token: token, now: services.clock.nowMilliseconds())
-        {
-            services.logger.warning("play: acknowledge failed", metadata: ["error": "\(failure)"])
-        }
+        await PlayAcknowledgements(play: play, services: services).acknowledge(subscription, token: token)
     }
 }

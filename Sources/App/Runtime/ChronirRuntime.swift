@@ -281,6 +281,8 @@ public final class ChronirRuntime: Sendable {
             refresher?.start()
         }
         let appStoreRefresher = refresher
+        let acknowledgements = config.subscriptions.play.map { PlayAcknowledgements(play: $0, services: services) }
+        acknowledgements?.start()
         notifications.start()
         mail?.start()
 
@@ -307,7 +309,10 @@ public final class ChronirRuntime: Sendable {
             Stage(blocking: "mail") { mail?.stop() },
             Stage(blocking: "notifications") { notifications.stop() },
             Stage(blocking: "sweeper") { sweeper.stop() },
-            Stage(blocking: "app store refresh") { appStoreRefresher?.stop() },
+            Stage(blocking: "store refresh and retries") {
+                appStoreRefresher?.stop()
+                acknowledgements?.stop()
+            },
         ]
         group = ServiceGroup(
             configuration: ServiceGroupConfiguration(

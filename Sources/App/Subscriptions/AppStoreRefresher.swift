@@ -47,10 +47,7 @@ public final class AppStoreRefresher: Sendable {
     private let api: AppStoreServerAPI
     private let verifier: AppStoreVerifier
     private let services: Services
-    private let timer = Mutex<RepeatingTimer?>(nil)
-    private let running = Mutex(false)
-    /// Entered while a pass runs: `stop` waits on it.
-    private let passes = DispatchGroup()
+    private let timer = Mutex<PassTimer?>(nil)
 
     /// A refresher reading through `api`, verifying with `verifier`, writing through `services`.
     public init(api: AppStoreServerAPI, verifier: AppStoreVerifier, services: Services) {
@@ -62,33 +59,20 @@ public final class AppStoreRefresher: Sendable {
     /// Starts the timer on `ticks` (real time by default; a test passes its `ManualClock`): a pass
     /// every `every`, first after one `every`, dated by the services' wall clock.
     public func start(ticks: any MonotonicClock = SystemMonotonicClock(), every: DispatchTimeInterval = AppStoreRefresher.tick) {
-        let repeating = RepeatingTimer(
-            label: "chronir.appstore-refresh", every: every, leeway: .seconds(1), firstAfter: every, clock: ticks
-        ) { [self] in
-            let starts = running.withLock { running -> Bool in
-                guard !running else { return false }
-                running = true
-                return true
-            }
-            guard starts else { return }
-            passes.enter()
-            Task {
-                _ = await pass(at: services.clock.nowMilliseconds())
-                running.withLock { $0 = false }
-                passes.leave()
-            }
+        let clock = services.clock
+        let repeating = PassTimer(label: "chronir.appstore-refresh", every: every, ticks: ticks) { [self] in
+            _ = await pass(at: clock.nowMilliseconds())
         }
         timer.withLock { $0 = repeating }
     }
 
     /// Stops the timer and waits for a pass in progress (blocks: call it off the cooperative pool).
     public func stop() {
-        let stopping = timer.withLock { timer -> RepeatingTimer? in
+        let stopping = timer.withLock { timer -> PassTimer? in
             defer { timer = nil }
             return timer
         }
         stopping?.stop()
-        passes.wait()
     }
 
     /// Refreshes every purchase due at `now` (at most `batchSize`); returns each one's outcome.
