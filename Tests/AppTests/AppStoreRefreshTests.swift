@@ -237,4 +237,26 @@ struct AppStoreRefreshTests {
         #expect(api.bearerToken(now: t0 + 54 * 60_000 + 59_000) == token)
         #expect(api.bearerToken(now: t0 + 55 * 60_000) != token)
     }
+
+    @Test("start-up: a key file that is not a P-256 key stops the server naming --appstore-key-file; a good one starts and stops")
+    func startup() async throws {
+        let directory = TemporaryDirectory(prefix: "appstore-key")
+        let bad = directory.file(named: "bad.p8")
+        try "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n".write(toFile: bad, atomically: true, encoding: .utf8)
+        let good = directory.file(named: "good.p8")
+        try P256.PrivateKey().pemRepresentation.write(toFile: good, atomically: true, encoding: .utf8)
+        let base = [
+            "--appstore-bundle-id", FakeAppStore.bundleID, "--appstore-environment", "Sandbox", "--appstore-key-id", FakeAppStoreAPI.keyID,
+            "--appstore-issuer-id", FakeAppStoreAPI.issuerID, "--appstore-api-url", "https://127.0.0.1:9",
+        ]
+        do {
+            let started = try RunningServer(base + ["--appstore-key-file", bad])
+            Issue.record("started with a bad key")
+            try await started.stop()
+        } catch let failure as ChronirRuntime.StartupFailure {
+            #expect(failure.description.contains("--appstore-key-file"), "\(failure)")
+        }
+        let server = try RunningServer(base + ["--appstore-key-file", good])
+        try await server.stop()
+    }
 }
