@@ -259,4 +259,27 @@ struct AppStoreRefreshTests {
         let server = try RunningServer(base + ["--appstore-key-file", good])
         try await server.stop()
     }
+
+    @Test("chronir-admin purchases refresh USER marks the account's App Store purchase due; the refresher's next pass reads it")
+    func adminRequest() async throws {
+        let s = try await Self.setup()
+        let now = s.h.clock.nowMilliseconds()
+        try await s.apple.set(
+            "1000", status: 5,
+            transaction: s.store.transaction(
+                original: "1000", product: Self.plus, expires: now + Self.day, account: s.userID, revoked: now - 1_000))
+        var arguments = ["purchases", "refresh", "ana@example.com", "--data-dir", s.h.directory.path]
+        if let url = s.h.app.services.config.databaseURL { arguments += ["--database-url", url] }
+        let run = try await AdminLiveTests.LiveServer.runAdmin(arguments)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("refresh requested for 1 App Store purchase"), "\(run)")
+        // The command dates the request by its own (wall) clock: the pass runs at that instant.
+        let due = try #require(
+            try await s.h.database.read { db in
+                try db.queryOne("SELECT api_refresh_due_ms FROM purchases WHERE store_id = '1000'")?.int("api_refresh_due_ms")
+            })
+        try await s.apple.fake.setClock(due)
+        #expect(await s.refresher.pass(at: due) == ["1000": .applied])
+        #expect(try await s.h.database.read { db in try EntitlementStore.purchases(userID: nil, on: db) }.first?.state == "revoked")
+    }
 }
