@@ -8,7 +8,7 @@ import Store
 struct Purchases: ParsableCommand, TableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List and inspect store purchases and the entitlements they give.",
-        subcommands: [List.self, Show.self])
+        subcommands: [List.self, Show.self, Refresh.self])
 
     static let header = ["ID", "USER", "PRODUCT", "TIER", "STATE", "EXPIRES", "AUTO-RENEW", "ENV", "UPDATED"]
     static func row(_ p: EntitlementStore.Purchase) -> [String] {
@@ -90,6 +90,32 @@ struct Purchases: ParsableCommand, TableCommand {
                             report.tierChanges.map { [$0.at.description, $0.from, $0.to, $0.cause, $0.detail ?? "-"] })
                     }
                 })
+        }
+    }
+
+    /// Asks the server for an App Store Server API status refresh of the account's App Store purchases.
+    /// The server makes the request (it holds the API key and the network configuration; this command
+    /// only has the database): its refresher picks the request up within `AppStoreRefresher.tick`.
+    struct Refresh: AdminCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Ask the server to refresh an account's App Store subscriptions from the App Store Server API.",
+            discussion: """
+                The running server (with --appstore-key-file) reads each one's status within a minute and applies it as it \
+                applies a purchase; `purchases show` then shows the result (tier changes with cause `refresh`). \
+                Example: chronir-admin purchases refresh ana@example.com
+                """)
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "User id or email.") var user: String
+
+        func run() throws {
+            let database = try options.openDatabase()
+            let target = try Users.find(user, in: database)
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let count = try database.writeSync { try EntitlementStore.requestAppStoreRefresh(userID: target.id, at: now, on: $0) }
+            print(
+                count == 0
+                    ? "\(target.email) has no App Store purchase"
+                    : "refresh requested for \(count) App Store purchase(s) of \(target.email); the server reads them within a minute")
         }
     }
 }

@@ -79,7 +79,16 @@ public struct IDTokenVerifier: Sendable {
         Result { () throws(IDTokenError) in try check(token, keys: keys, nonce: nonce, now: nowMilliseconds / 1000) }
     }
 
-    private func check(_ token: String, keys: JWKS, nonce: String, now: Int64) throws(IDTokenError) -> VerifiedIdentity {
+    /// Checks `token` against `keys` at `nowMilliseconds` without a nonce: for ID tokens no client asked
+    /// for, which carry none — Google's tokens on Pub/Sub push requests (docs/subscriptions.md#real-time-developer-notifications).
+    /// Every other check is `verify`'s. Sign-in never comes here: a sign-in token must carry the nonce
+    /// the client sent (`verify`, which refuses an empty nonce), or it could be replayed.
+    public func verifyWithoutNonce(_ token: String, keys: JWKS, nowMilliseconds: Int64) -> Result<VerifiedIdentity, IDTokenError> {
+        Result { () throws(IDTokenError) in try check(token, keys: keys, nonce: nil, now: nowMilliseconds / 1000) }
+    }
+
+    /// `nonce` nil: no nonce check (`verifyWithoutNonce` only).
+    private func check(_ token: String, keys: JWKS, nonce: String?, now: Int64) throws(IDTokenError) -> VerifiedIdentity {
         guard token.utf8.count <= limits.maxTokenBytes else { throw .malformed }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = Base64URL.decode(String(parts[0])),
@@ -123,13 +132,15 @@ public struct IDTokenVerifier: Sendable {
         guard issued <= now + clockSkewSeconds else { throw .issuedAtOutOfRange }
         if let maxAgeSeconds, now - issued > maxAgeSeconds + clockSkewSeconds { throw .issuedAtOutOfRange }
 
-        guard let claimed = claims["nonce"]?.string else { throw .nonceMismatch }
-        let expected: String
-        switch nonceRule {
-        case .equal: expected = nonce
-        case .sha256Hex: expected = Hex.encode(SHA256.hash(nonce.utf8))
+        if let nonce {
+            guard let claimed = claims["nonce"]?.string else { throw .nonceMismatch }
+            let expected: String
+            switch nonceRule {
+            case .equal: expected = nonce
+            case .sha256Hex: expected = Hex.encode(SHA256.hash(nonce.utf8))
+            }
+            guard !nonce.isEmpty, ConstantTime.equals(Array(claimed.utf8), Array(expected.utf8)) else { throw .nonceMismatch }
         }
-        guard !nonce.isEmpty, ConstantTime.equals(Array(claimed.utf8), Array(expected.utf8)) else { throw .nonceMismatch }
 
         guard let subject = claims["sub"]?.string, !subject.isEmpty else { throw .missingClaim("sub") }
         let email = claims["email"]?.string

@@ -47,12 +47,13 @@ final class FakePlay: Sendable {
     /// Sets (or moves) the purchase `token` as Google would serve it.
     func set(
         _ token: String, _ state: String, product: String = "chronir_plus_monthly", expires: Int64, account: String?,
-        package: String = FakePlay.package, autoRenew: Bool = true, order: String = "GPA.1234-5678-9012-34567"
+        package: String = FakePlay.package, autoRenew: Bool = true, order: String = "GPA.1234-5678-9012-34567", linked: String? = nil
     ) async throws {
         var document: [String: Any] = [
             "token": token, "package": package, "product": product, "state": state, "start_ms": expires - 30 * 86_400_000,
             "expiry_ms": expires, "auto_renew": autoRenew, "order": order, "test": true,
         ]
+        if let linked { document["linked"] = linked }
         document["account"] = account ?? NSNull()
         try await fake.post("/control/subscription", document)
     }

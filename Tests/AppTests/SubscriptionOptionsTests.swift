@@ -111,3 +111,44 @@ struct SubscriptionOptionsTests {
                 "16 bytes") == true)
     }
 }
+
+extension SubscriptionOptionsTests {
+    @Test("App Store Server API: key file, key id and issuer id together, with a bundle id; the origin follows the environment")
+    func appStoreAPI() throws {
+        let sandbox = ["--appstore-bundle-id", "com.chronir.app", "--appstore-environment", "Sandbox"]
+        let key = ["--appstore-key-file", "/k.p8", "--appstore-key-id", "2X9R4HXF34", "--appstore-issuer-id", "issuer"]
+        let c = try ServerOptions.configuration(arguments: sandbox + key, environment: [:])
+        let expected = AppStoreServerAPI.Configuration(
+            keyID: "2X9R4HXF34", issuerID: "issuer", bundleID: "com.chronir.app", baseURL: AppStoreServerAPI.sandboxURL)
+        #expect(c.app.subscriptions.appStoreAPISettings == .init(keyFile: "/k.p8", api: expected))
+        let production = try ServerOptions.configuration(
+            arguments: ["--appstore-bundle-id", "com.chronir.app", "--appstore-app-apple-id", "1234"] + key, environment: [:])
+        #expect(production.app.subscriptions.appStoreAPISettings?.api.baseURL == AppStoreServerAPI.productionURL)
+        let fake = try ServerOptions.configuration(
+            arguments: sandbox + key + ["--appstore-api-url", "https://127.0.0.1:9"], environment: [:])
+        #expect(fake.app.subscriptions.appStoreAPISettings?.api.baseURL == "https://127.0.0.1:9")
+        #expect(try ServerOptions.configuration(arguments: sandbox, environment: [:]).app.subscriptions.appStoreAPISettings == nil)
+        #expect(refusal(key)?.contains("--appstore-key-file needs --appstore-bundle-id") == true)
+        #expect(refusal(sandbox + ["--appstore-key-file", "/k.p8"])?.contains("--appstore-key-id and --appstore-issuer-id") == true)
+        #expect(refusal(sandbox + ["--appstore-key-id", "x"])?.contains("--appstore-key-id needs --appstore-key-file") == true)
+        #expect(refusal(sandbox + key + ["--appstore-api-url", "http://x"])?.contains("an https URL") == true)
+    }
+}
+
+extension SubscriptionOptionsTests {
+    @Test("RTDN push authentication: --play-rtdn-audience (and the service account) with the Play settings; the account needs the audience")
+    func rtdnAudience() throws {
+        let play = ["--play-service-account-file", "/sa.json", "--play-package-name", "com.chronir.android"]
+        let audience = ["--play-rtdn-audience", "https://chronir.example.com/v1/store/google/rtdn"]
+        let c = try ServerOptions.configuration(
+            arguments: play + audience + ["--play-rtdn-service-account", "push@x.iam.gserviceaccount.com"], environment: [:])
+        #expect(
+            c.app.subscriptions.playRTDNPush
+                == .init(audience: "https://chronir.example.com/v1/store/google/rtdn", serviceAccount: "push@x.iam.gserviceaccount.com"))
+        #expect(c.app.subscriptions.playRTDNPush?.keySetURL == PubSubPushAuthenticator.googleKeySetURL)
+        #expect(try ServerOptions.configuration(arguments: play, environment: [:]).app.subscriptions.playRTDNPush == nil)
+        #expect(refusal(audience)?.contains("--play-rtdn-audience needs --play-service-account-file") == true)
+        #expect(refusal(play + ["--play-rtdn-service-account", "a@b"])?.contains("needs --play-rtdn-audience") == true)
+        #expect(refusal(play + audience + ["--play-rtdn-service-account", "nobody"])?.contains("an email address") == true)
+    }
+}

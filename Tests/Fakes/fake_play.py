@@ -14,12 +14,14 @@ GET /androidpublisher/v3/applications/PACKAGE/purchases/subscriptionsv2/tokens/T
   another package, is 404; else the SubscriptionPurchaseV2 Google would answer.
 POST /androidpublisher/v3/applications/PACKAGE/purchases/subscriptions/PRODUCT/tokens/TOKEN:acknowledge:
   401 as above; 404 for an unknown token; 400 when PRODUCT is not the token's or its payment is
-  pending; else the purchase becomes ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED, 200 with an empty body.
+  pending; a scripted answer for the token (POST /control/respond) next; else the purchase becomes
+  ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED, 200 with an empty body.
 
 Control: POST /control/clock {"now": unix seconds};
 POST /control/subscription {"token", "package", "product", "state": ACTIVE|CANCELED|IN_GRACE_PERIOD|
   ON_HOLD|PAUSED|EXPIRED|PENDING|REVOKED, "start_ms", "expiry_ms", "account" (obfuscated id or null),
-  "auto_renew", "test", "order"}: sets (or moves) a purchase; REVOKED is served as Google serves a
+  "auto_renew", "test", "order", "linked" (the token it replaced, optional)}: sets (or moves) a purchase;
+  REVOKED is served as Google serves a
   revoked subscription: SUBSCRIPTION_STATE_EXPIRED, expiry at the revocation, canceled by the developer.
 POST /control/revoke-tokens (every issued access token becomes invalid);
 GET /received → {"grants": [claims…], "reads": [tokens], "acknowledged": [tokens]}.
@@ -74,6 +76,8 @@ def document(purchase):
         resource["externalAccountIdentifiers"] = {"obfuscatedExternalAccountId": purchase["account"]}
     if purchase.get("test"):
         resource["testPurchase"] = {}
+    if purchase.get("linked"):
+        resource["linkedPurchaseToken"] = purchase["linked"]
     return resource
 
 
@@ -117,6 +121,9 @@ async def handle(scope, path, method, body, send):
                 return await fake_service.respond(send, 404, error(404, "NOT_FOUND", "The purchase token was not found."))
             if purchase["product"] != parts[3] or purchase["state"] == "PENDING":
                 return await fake_service.respond(send, 400, error(400, "INVALID_ARGUMENT", "cannot acknowledge"))
+            scripted = script.next(token)
+            if scripted is not None:
+                return await fake_service.respond(send, scripted["status"], error(scripted["status"], "UNAVAILABLE", "scripted"))
             purchase["acknowledged"] = True
             state["acknowledged"].append(token)
             return await fake_service.respond(send, 200, None)

@@ -79,7 +79,17 @@ extension SubscriptionRoutes {
             guard
                 let update = PlaySubscriptionRules.update(subscription, token: token, revokedAt: revoked, catalogue: catalogue, at: readAt)
             else { throw APIError(.productUnknown, "\(subscription.productID) is not a product of this server", field: "product_id") }
+            // The purchase it replaced is this account's too: one bound elsewhere is refused as a claim of it would be.
+            let linked = subscription.linkedPurchaseToken.flatMap { PlayDeveloperAPI.isPlausibleToken($0) ? $0 : nil }
+            if let linked, let previous = try EntitlementStore.owner(source: .play, storeID: linked, on: db).userID, previous != user.id,
+                transfer == .refuse
+            {
+                throw APIError(.purchaseOwnedElsewhere, "the purchase this one replaces belongs to another account")
+            }
             try claim(update, userID: user.id, transfer: transfer, cause: .purchase, at: now, on: db)
+            if let linked, linked != token {
+                try EntitlementStore.supersede(source: .play, storeID: linked, by: token, actor: .user(user.id), at: now, on: db)
+            }
             return try EntitlementStore.entitlement(userID: user.id, at: now, on: db)
         }
         await acknowledgeIfNeeded(play, subscription, token: token, services)
@@ -87,18 +97,37 @@ extension SubscriptionRoutes {
     }
 
     /// A Real-time developer notification (Pub/Sub push), authenticated by `?token=` (`--play-rtdn-token-file`,
-    /// compared in constant time). The message only says that something changed: the subscription is read
+    /// compared in constant time) and/or Pub/Sub's OIDC bearer token (`--play-rtdn-audience`; both when both
+    /// are set). The message only says that something changed: the subscription is read
     /// again from the API. Recorded by `messageId` (a redelivery changes nothing) and answered 200 (Pub/Sub's
     /// acknowledgement) once handled; 503 when Google cannot be reached, so Pub/Sub delivers it again; 401
     /// without the right token; 422 for a body that is not a push.
     static func googleNotification(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let play = try playAPI(services)
-        guard let secret = services.config.subscriptions.playRTDNToken else {
-            throw APIError(.storeNotConfigured, "Google Play notifications are not configured on this server (--play-rtdn-token-file)")
+        let secret = services.config.subscriptions.playRTDNToken
+        let pushAuthenticator = services.config.subscriptions.playRTDNAuthenticator
+        guard secret != nil || pushAuthenticator != nil else {
+            throw APIError(
+                .storeNotConfigured,
+                "Google Play notifications are not configured on this server (--play-rtdn-token-file, --play-rtdn-audience)")
         }
-        guard let given = QueryParameters(request)["token"], ConstantTime.equals(Array(given.utf8), Array(secret.utf8)) else {
-            services.metrics.storeNotification(source: .play, outcome: "refused")
-            throw APIError(.authRequired, "the push's token is missing or wrong")
+        if let secret {
+            guard let given = QueryParameters(request)["token"], ConstantTime.equals(Array(given.utf8), Array(secret.utf8)) else {
+                services.metrics.storeNotification(source: .play, outcome: "refused")
+                throw APIError(.authRequired, "the push's token is missing or wrong")
+            }
+        }
+        if let pushAuthenticator {
+            switch await pushAuthenticator.authenticate(bearer: request.bearerToken) {
+            case .success: break
+            case .failure(.keysUnavailable):
+                services.logger.warning("play: RTDN not handled, Google's key set unavailable")
+                throw APIError(.serviceUnavailable, "Google's key set could not be fetched", retryAfterSeconds: 60)
+            case .failure(.invalid(let why)):
+                services.metrics.storeNotification(source: .play, outcome: "refused")
+                services.logger.notice("play: RTDN push refused", metadata: ["reason": "\(why)"])
+                throw APIError(.authRequired, "the push's bearer token is missing or not Google's for this audience")
+            }
         }
         let push = try JSONBody.decode(PubSubPush.self, from: request)
         let messageID = push.message.messageID
@@ -159,8 +188,16 @@ extension SubscriptionRoutes {
                     {
                         bindTo = account
                     }
+                    // An upgrade's new token belongs to the account of the purchase it replaced, which ends.
+                    let linked = read.linkedPurchaseToken.flatMap { PlayDeveloperAPI.isPlausibleToken($0) && $0 != token ? $0 : nil }
+                    if known.userID == nil, bindTo == nil, let linked {
+                        bindTo = try EntitlementStore.owner(source: .play, storeID: linked, on: db).userID
+                    }
                     let applied = try EntitlementStore.apply(update, bindTo: bindTo, cause: .notification, actor: .system, at: now, on: db)
                     owner = applied.userID
+                    if let linked, applied.applied {
+                        try EntitlementStore.supersede(source: .play, storeID: linked, by: token, actor: .system, at: now, on: db)
+                    }
                     outcome = !applied.applied ? "stale" : (owner == nil ? "unbound" : "applied")
                 }
             }
@@ -201,15 +238,10 @@ extension SubscriptionRoutes {
     }
 
     /// Acknowledges a purchase Google has not seen acknowledged (unacknowledged purchases are refunded
-    /// after three days). A failure is logged and left to the next post or notification of the token.
+    /// after three days); a failure is retried later (`PlayAcknowledgements`).
     private static func acknowledgeIfNeeded(_ play: PlayDeveloperAPI, _ subscription: PlaySubscription, token: String, _ services: Services)
         async
     {
-        guard !subscription.acknowledged, subscription.state == "ACTIVE" || subscription.state == "IN_GRACE_PERIOD" else { return }
-        if case .failure(let failure) = await play.acknowledge(
-            productID: subscription.productID, token: token, now: services.clock.nowMilliseconds())
-        {
-            services.logger.warning("play: acknowledge failed", metadata: ["error": "\(failure)"])
-        }
+        await PlayAcknowledgements(play: play, services: services).acknowledge(subscription, token: token)
     }
 }

@@ -141,14 +141,31 @@ enum SubscriptionRoutes {
     static func verifiedPurchase(
         _ body: ApplePurchaseBody, for userID: String, verifier: AppStoreVerifier, catalogue: ProductCatalogue
     ) throws -> EntitlementStore.PurchaseUpdate {
+        let (transaction, renewal) = try verifiedSignedData(
+            signedTransaction: body.signedTransaction, signedRenewalInfo: body.signedRenewalInfo, verifier: verifier)
+        if let token = transaction.appAccountToken, token != userID {
+            throw APIError(.purchaseAccountMismatch, "the purchase was made for another account (appAccountToken)")
+        }
+        guard let update = purchaseUpdate(transaction, renewal, catalogue) else {
+            throw APIError(.productUnknown, "\(transaction.productID) is not a product of this server", field: "signed_transaction")
+        }
+        return update
+    }
+
+    /// A signed transaction and its optional renewal info, verified (docs/subscriptions.md#verification)
+    /// and of one subscription: what a posted purchase, a restore and the App Store Server API's status
+    /// refresh (`AppStoreRefresher`) all go through. 422 CA070 naming the part refused.
+    static func verifiedSignedData(
+        signedTransaction: String, signedRenewalInfo: String?, verifier: AppStoreVerifier
+    ) throws(APIError) -> (AppStoreTransaction, AppStoreRenewalInfo?) {
         let transaction: AppStoreTransaction
-        switch verifier.verifyTransaction(body.signedTransaction) {
+        switch verifier.verifyTransaction(signedTransaction) {
         case .success(let verified): transaction = verified
         case .failure(let reason):
             throw APIError(.purchaseInvalid, "signed_transaction refused: \(reason.rawValue)", field: "signed_transaction")
         }
         var renewal: AppStoreRenewalInfo?
-        if let signed = body.signedRenewalInfo {
+        if let signed = signedRenewalInfo {
             switch verifier.verifyRenewalInfo(signed) {
             case .success(let verified): renewal = verified
             case .failure(let reason):
@@ -158,13 +175,7 @@ enum SubscriptionRoutes {
                 throw APIError(.purchaseInvalid, "signed_renewal_info is another subscription's", field: "signed_renewal_info")
             }
         }
-        if let token = transaction.appAccountToken, token != userID {
-            throw APIError(.purchaseAccountMismatch, "the purchase was made for another account (appAccountToken)")
-        }
-        guard let update = purchaseUpdate(transaction, renewal, catalogue) else {
-            throw APIError(.productUnknown, "\(transaction.productID) is not a product of this server", field: "signed_transaction")
-        }
-        return update
+        return (transaction, renewal)
     }
 
     /// The purchase row's new values from a transaction and its renewal info; nil for an unknown product.

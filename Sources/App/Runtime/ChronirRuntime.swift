@@ -148,12 +148,32 @@ public final class ChronirRuntime: Sendable {
                 throw StartupFailure(what: "start-up failed: --play-service-account-file", metadata: ["error": "\(error)"])
             }
         }
+        if let push = config.subscriptions.playRTDNPush {
+            // Google's key set, fetched as sign-in fetches it (an operator-configured destination).
+            let client = OutboundClient(configuration: .init(policy: .operatorConfigured, caFile: config.notifications.caFile))
+            parts.services.append { client.close() }
+            config.subscriptions.playRTDNAuthenticator = PubSubPushAuthenticator(
+                configuration: push, client: client, clock: clock, logger: logger)
+        }
+        if let appStoreAPI = config.subscriptions.appStoreAPISettings {
+            let client = OutboundClient(configuration: .init(policy: .operatorConfigured, caFile: config.notifications.caFile))
+            parts.services.append { client.close() }
+            do {
+                config.subscriptions.appStoreAPI = try AppStoreServerAPI(
+                    configuration: appStoreAPI.api, keyFile: appStoreAPI.keyFile, client: client)
+            } catch {
+                throw StartupFailure(
+                    what: "start-up failed: --appstore-key-file (a .p8 PKCS#8 P-256 private key)", metadata: ["error": "\(error)"])
+            }
+        }
         logger.notice(
             "store purchases",
             metadata: [
                 "app_store": "\(config.subscriptions.appStore == nil ? "off" : "on")",
+                "app_store_api": "\(config.subscriptions.appStoreAPI == nil ? "off" : "on")",
                 "play": "\(config.subscriptions.play == nil ? "off" : "on")",
-                "play_rtdn": "\(config.subscriptions.playRTDNToken == nil ? "off" : "on")",
+                "play_rtdn": "\(config.subscriptions.playRTDNToken == nil ? "off" : "token")",
+                "play_rtdn_oidc": "\(config.subscriptions.playRTDNAuthenticator == nil ? "off" : "on")",
             ])
 
         let apps: AppsConfigurationSource
@@ -255,6 +275,14 @@ public final class ChronirRuntime: Sendable {
         }
 
         let sweeper = Self.sweeper(configuration, database: database, clock: clock, logger: logger)
+        var refresher: AppStoreRefresher?
+        if let api = config.subscriptions.appStoreAPI, let verifier = config.subscriptions.appStore {
+            refresher = AppStoreRefresher(api: api, verifier: verifier, services: services)
+            refresher?.start()
+        }
+        let appStoreRefresher = refresher
+        let acknowledgements = config.subscriptions.play.map { PlayAcknowledgements(play: $0, services: services) }
+        acknowledgements?.start()
         notifications.start()
         mail?.start()
 
@@ -281,6 +309,10 @@ public final class ChronirRuntime: Sendable {
             Stage(blocking: "mail") { mail?.stop() },
             Stage(blocking: "notifications") { notifications.stop() },
             Stage(blocking: "sweeper") { sweeper.stop() },
+            Stage(blocking: "store refresh and retries") {
+                appStoreRefresher?.stop()
+                acknowledgements?.stop()
+            },
         ]
         group = ServiceGroup(
             configuration: ServiceGroupConfiguration(

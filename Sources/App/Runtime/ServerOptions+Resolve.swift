@@ -124,7 +124,8 @@ extension ChronirConfiguration {
     /// API origin and the RTDN secret.
     private func resolvePlay(into subscriptions: inout SubscriptionConfiguration) throws(ConfigurationError) {
         guard let file = pending["play-service-account-file"] else {
-            for set in ["play-package-name", "play-api-url", "play-rtdn-token-file"] where pending[set] != nil {
+            for set in ["play-package-name", "play-api-url", "play-rtdn-token-file", "play-rtdn-audience", "play-rtdn-service-account"]
+            where pending[set] != nil {
                 throw ConfigurationError("--\(set) needs --play-service-account-file")
             }
             return
@@ -143,6 +144,14 @@ extension ChronirConfiguration {
                 throw ConfigurationError("--play-rtdn-token-file \(tokenFile): at least 16 bytes, no spaces, & or #")
             }
             subscriptions.playRTDNToken = text
+        }
+        if let audience = pending["play-rtdn-audience"] {
+            guard !audience.isEmpty else { throw ConfigurationError("--play-rtdn-audience: not empty") }
+            let account = pending["play-rtdn-service-account"]
+            if let account, !account.contains("@") { throw ConfigurationError("--play-rtdn-service-account \(account): an email address") }
+            subscriptions.playRTDNPush = .init(audience: audience, serviceAccount: account)
+        } else if pending["play-rtdn-service-account"] != nil {
+            throw ConfigurationError("--play-rtdn-service-account needs --play-rtdn-audience")
         }
     }
 
@@ -164,7 +173,10 @@ extension ChronirConfiguration {
             subscriptions.purchaseTransfer = parsed
         }
         try resolvePlay(into: &subscriptions)
-        let dependent = ["appstore-environment", "appstore-app-apple-id", "appstore-root-ca"]
+        let dependent = [
+            "appstore-environment", "appstore-app-apple-id", "appstore-root-ca", "appstore-key-file", "appstore-key-id",
+            "appstore-issuer-id", "appstore-api-url",
+        ]
         guard let bundleID = pending["appstore-bundle-id"] else {
             if let set = dependent.first(where: { pending[$0] != nil }) {
                 throw ConfigurationError("--\(set) needs --appstore-bundle-id")
@@ -194,7 +206,26 @@ extension ChronirConfiguration {
             guard !roots.isEmpty else { throw ConfigurationError("--appstore-root-ca \(file): no PEM or DER certificate") }
         }
         subscriptions.appStore = AppStoreVerifier(roots: roots, bundleID: bundleID, environment: environment, appAppleID: appAppleID)
+        subscriptions.appStoreAPISettings = try resolveAppStoreAPI(bundleID: bundleID, environment: environment)
         return subscriptions
+    }
+
+    /// The App Store Server API from `--appstore-key-file` with `--appstore-key-id` and `--appstore-issuer-id`
+    /// (all three or none); the origin by environment unless `--appstore-api-url`. The key itself is read at start-up.
+    private func resolveAppStoreAPI(
+        bundleID: String, environment: AppStoreVerifier.Environment
+    ) throws(ConfigurationError) -> SubscriptionConfiguration.AppStoreAPISettings? {
+        guard let keyFile = pending["appstore-key-file"] else {
+            for set in ["appstore-key-id", "appstore-issuer-id", "appstore-api-url"] where pending[set] != nil {
+                throw ConfigurationError("--\(set) needs --appstore-key-file")
+            }
+            return nil
+        }
+        guard let keyID = pending["appstore-key-id"], !keyID.isEmpty, let issuerID = pending["appstore-issuer-id"], !issuerID.isEmpty
+        else { throw ConfigurationError("--appstore-key-file needs --appstore-key-id and --appstore-issuer-id") }
+        let apiURL = pending["appstore-api-url"] ?? AppStoreServerAPI.defaultURL(for: environment)
+        guard apiURL.hasPrefix("https://") else { throw ConfigurationError("--appstore-api-url \(apiURL): an https URL") }
+        return .init(keyFile: keyFile, api: .init(keyID: keyID, issuerID: issuerID, bundleID: bundleID, baseURL: apiURL))
     }
 
     /// A provider is on when it has client ids; its key-set URL and issuer default to the provider's own.

@@ -325,6 +325,21 @@ public enum ServerOptions {
                 "appstore-root-ca", .subscriptions, "file", .words("Apple Root CA - G3 (built in)"),
                 help: "PEM or DER root certificate(s) replacing Apple's: Xcode's StoreKit testing certificate, tests"),
             pending(
+                "appstore-key-file", .subscriptions, "file", .words("off: no status refresh"),
+                help: """
+                    the App Store Connect In-App Purchase key (`.p8`, PKCS#8 P-256): turns on the App Store Server API status \
+                    refresh (with `--appstore-key-id`, `--appstore-issuer-id`; [refresh](subscriptions.md#app-store-server-api))
+                    """),
+            pending(
+                "appstore-key-id", .subscriptions, "id", .words("none"),
+                help: "the In-App Purchase key's id (the API token's `kid`)"),
+            pending(
+                "appstore-issuer-id", .subscriptions, "id", .words("none"),
+                help: "the App Store Connect issuer id (the API token's `iss`)"),
+            pending(
+                "appstore-api-url", .subscriptions, "url", .words("Apple's production API; sandbox unless `Production`"),
+                help: "the App Store Server API's origin (tests point it at a fake)"),
+            pending(
                 "purchase-transfer", .subscriptions, "rule", .literal("refuse"),
                 help: """
                     a purchase bound to another account: `refuse` (409 `PURCHASE_OWNED_ELSEWHERE`) or `transfer` (moves to the \
@@ -348,6 +363,15 @@ public enum ServerOptions {
                     file holding the secret (≥ 16 bytes; one trailing newline ignored) Pub/Sub's push URL carries as \
                     `?token=` ([RTDN](subscriptions.md#real-time-developer-notifications))
                     """),
+            pending(
+                "play-rtdn-audience", .subscriptions, "audience", .words("off"),
+                help: """
+                    the audience of the push subscription's OIDC tokens: each push must carry a Google-signed ID token for it \
+                    (`Authorization: Bearer`; [RTDN](subscriptions.md#real-time-developer-notifications))
+                    """),
+            pending(
+                "play-rtdn-service-account", .subscriptions, "email", .words("any signer"),
+                help: "with `--play-rtdn-audience`: the push subscription's service account; tokens must name it (`email`, verified)"),
         ]
     }
 

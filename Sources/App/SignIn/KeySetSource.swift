@@ -86,3 +86,27 @@ actor KeySetSource {
         }
     }
 }
+
+extension KeySetSource {
+    /// Runs `check` (a verifier's call) against the set at the clock's now; a `kid` the set lacks fetches
+    /// it again once (`keys(newerThan:)`) and checks again. Sign-in and the Pub/Sub push check share it.
+    nonisolated func verify(
+        clock: any WallClock, _ check: @Sendable (JWKS, Int64) -> Result<VerifiedIdentity, IDTokenError>
+    ) async -> Result<VerifiedIdentity, OIDCService.Refusal> {
+        let held: (keys: JWKS, generation: Int)
+        do {
+            held = try await keys()
+        } catch {
+            return .failure(.keysUnavailable)
+        }
+        switch check(held.keys, clock.nowMilliseconds()) {
+        case .success(let identity):
+            return .success(identity)
+        case .failure(.unknownKeyID(let kid)) where kid != nil:
+            guard let newer = await keys(newerThan: held.generation) else { return .failure(.invalid(.unknownKeyID(kid))) }
+            return check(newer, clock.nowMilliseconds()).mapError { .invalid($0) }
+        case .failure(let error):
+            return .failure(.invalid(error))
+        }
+    }
+}

@@ -64,21 +64,6 @@ public final class OIDCService: Sendable {
     /// retries; the nonce's replay check is the caller's (it belongs in the sign-in's transaction).
     public func verify(_ token: String, provider: SignInProvider, nonce: String) async -> Result<VerifiedIdentity, Refusal> {
         guard let verifier = verifiers[provider], let source = sources[provider] else { return .failure(.disabled) }
-        let held: (keys: JWKS, generation: Int)
-        do {
-            held = try await source.keys()
-        } catch {
-            return .failure(.keysUnavailable)
-        }
-        let now = clock.nowMilliseconds()
-        switch verifier.verify(token, keys: held.keys, nonce: nonce, nowMilliseconds: now) {
-        case .success(let identity):
-            return .success(identity)
-        case .failure(.unknownKeyID(let kid)) where kid != nil:
-            guard let newer = await source.keys(newerThan: held.generation) else { return .failure(.invalid(.unknownKeyID(kid))) }
-            return verifier.verify(token, keys: newer, nonce: nonce, nowMilliseconds: clock.nowMilliseconds()).mapError { .invalid($0) }
-        case .failure(let error):
-            return .failure(.invalid(error))
-        }
+        return await source.verify(clock: clock) { keys, now in verifier.verify(token, keys: keys, nonce: nonce, nowMilliseconds: now) }
     }
 }

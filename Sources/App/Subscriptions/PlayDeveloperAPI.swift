@@ -118,6 +118,8 @@ public struct PlaySubscription: Sendable, Equatable {
     public var test: Bool
     /// `latestOrderId`: the order of the current period.
     public var latestOrderID: String?
+    /// `linkedPurchaseToken`: the purchase this one replaced (an upgrade, downgrade or re-subscription).
+    public var linkedPurchaseToken: String?
 
     /// Parses the API's JSON; nil without a state or a line item with a product.
     public init?(json: [UInt8]) {
@@ -134,6 +136,7 @@ public struct PlaySubscription: Sendable, Equatable {
         obfuscatedAccountID = (object["externalAccountIdentifiers"] as? [String: Any])?["obfuscatedExternalAccountId"] as? String
         test = object["testPurchase"] != nil
         latestOrderID = object["latestOrderId"] as? String
+        linkedPurchaseToken = object["linkedPurchaseToken"] as? String
     }
 }
 

@@ -14,8 +14,20 @@ public struct SubscriptionConfiguration: Sendable {
     /// The Play Developer API client (built from `playSettings` at start-up; tests set one for a fake);
     /// nil: `/v1/me/purchases/google` answers 404.
     public var play: PlayDeveloperAPI? = nil
-    /// The secret RTDN pushes must carry as `?token=` (`--play-rtdn-token-file`); nil: RTDN answers 404.
+    /// The secret RTDN pushes must carry as `?token=` (`--play-rtdn-token-file`); nil: not checked.
     public var playRTDNToken: String? = nil
+    /// The App Store Server API as configured (`--appstore-key-file`, `--appstore-key-id`,
+    /// `--appstore-issuer-id`, `--appstore-api-url`); nil: no status refresh. The runtime builds `appStoreAPI` from it.
+    public var appStoreAPISettings: AppStoreAPISettings? = nil
+    /// The App Store Server API client (built from `appStoreAPISettings` at start-up; tests set one for
+    /// a fake); nil: purchases follow notifications and the clock only.
+    public var appStoreAPI: AppStoreServerAPI? = nil
+    /// Pub/Sub push authentication for RTDN (`--play-rtdn-audience`, `--play-rtdn-service-account`);
+    /// the runtime builds `playRTDNAuthenticator` from it.
+    public var playRTDNPush: PubSubPushAuthenticator.Configuration? = nil
+    /// The push authenticator (built from `playRTDNPush` at start-up; tests set one for a fake key set).
+    /// RTDN answers 404 when neither it nor `playRTDNToken` is set; when both are, a push must pass both.
+    public var playRTDNAuthenticator: PubSubPushAuthenticator? = nil
     /// A purchase already bound to another account (`--purchase-transfer`).
     public var purchaseTransfer: PurchaseTransfer = .refuse
 
@@ -34,6 +46,19 @@ public struct SubscriptionConfiguration: Sendable {
             self.serviceAccountFile = serviceAccountFile
             self.packageName = packageName
             self.apiURL = apiURL
+        }
+    }
+
+    /// Where the App Store Server API's configuration comes from.
+    public struct AppStoreAPISettings: Sendable, Equatable {
+        /// The In-App Purchase key (`.p8`, PKCS#8 PEM of a P-256 key).
+        public var keyFile: String
+        /// The key's id, the issuer id, the bundle id and the API's origin.
+        public var api: AppStoreServerAPI.Configuration
+
+        public init(keyFile: String, api: AppStoreServerAPI.Configuration) {
+            self.keyFile = keyFile
+            self.api = api
         }
     }
 

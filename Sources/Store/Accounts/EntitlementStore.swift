@@ -21,6 +21,8 @@ public enum EntitlementStore {
         public static let `operator` = Cause(rawValue: "operator")
         /// A purchase moved to another account (`--purchase-transfer transfer`).
         public static let transfer = Cause(rawValue: "transfer")
+        /// The server read the subscription's status from the store's server API (App Store Server API).
+        public static let refresh = Cause(rawValue: "refresh")
     }
 
     /// What a store's verified data says about one subscription (one purchase row).
