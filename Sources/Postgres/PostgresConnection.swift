@@ -23,11 +23,13 @@ public struct PostgresNotification: Sendable, Equatable {
 /// why Store SQL writes an optional filter as `CAST(?1 AS TEXT) IS NULL OR topic = ?1`. The Store's `?n` parameters are
 /// rewritten to `$n` (`ParameterStyle`).
 ///
-/// Transactions (`transaction`): `.immediate` is `BEGIN` plus the cluster-wide writer lock
-/// (`pg_advisory_xact_lock(writerLockKey)`, released at COMMIT/ROLLBACK), so writers on every
-/// instance are serialised exactly like SQLite's `BEGIN IMMEDIATE` — which is what keeps change-log
-/// seqs committing in order (docs/architecture.md). `.deferred` is a read-only REPEATABLE READ
-/// snapshot.
+/// Transactions (`transaction`): `.immediate` is `BEGIN` plus the cluster-wide writer lock in
+/// exclusive mode (`pg_advisory_xact_lock(writerLockKey)`, released at COMMIT/ROLLBACK), so such a
+/// write runs alone across every instance, like SQLite's `BEGIN IMMEDIATE`; `.concurrent` takes the
+/// same lock in shared mode, so concurrent writes of all instances run together (each locking the
+/// rows it decides on, `forUpdate`) while no `.immediate` one runs. Change-log seqs commit in order
+/// whatever the kind: the log is appended by a commit trigger under its own lock
+/// (`appendLockKey`, Migrations/postgres/0045). `.deferred` is a read-only REPEATABLE READ snapshot.
 ///
 /// Round trips (docs/scaling.md): a database across a network costs a round trip per message
 /// exchange, so inside a transaction this connection holds back every statement whose result nobody
@@ -58,8 +60,13 @@ public final class PostgresConnection: SQLConnection {
     /// Always `.postgres`.
     public var dialect: SQLDialect { .postgres }
 
-    /// The advisory-lock key every writer takes (ASCII "chronir"): one writer at a time per database.
+    /// The advisory-lock key every writer takes (ASCII "chronir"): exclusive for `.immediate` writes,
+    /// shared for `.concurrent` ones.
     public static let writerLockKey: Int64 = 0x63_68_72_6f_6e_69_72
+    /// The advisory-lock key the change log's commit trigger takes (ASCII "chronlog"), held from the
+    /// append through the COMMIT: one append at a time, in commit order. Written into
+    /// Migrations/postgres/0045 as a literal; `PostgresSchemaTests` checks the two agree.
+    public static let appendLockKey: Int64 = 0x63_68_72_6f_6e_6c_6f_67
 
     /// Most statements kept prepared; past this the server-side statements are deallocated and the
     /// cache starts over (the app uses a bounded set of static SQL).
@@ -75,6 +82,8 @@ public final class PostgresConnection: SQLConnection {
     private var transactionDepth = 0
     /// See `SQLConnection.transactionMemo`: emptied at BEGIN, at the end and on a savepoint's rollback.
     public var transactionMemo: [String: [SQLValue]] = [:]
+    /// See `SQLConnection.rowLockWait`: `.wait` at each BEGIN.
+    public var rowLockWait = RowLockWait.wait
     /// Statements held back until the next one whose result is needed (see the type's comment).
     private var queued: [QueuedStatement] = []
     /// Whether `queued` begins with this transaction's BEGIN (nothing of it reached the server yet).
@@ -246,11 +255,18 @@ public final class PostgresConnection: SQLConnection {
         try reconnectIfBroken()
         // BEGIN (and the lock) leave with the body's first statement; `flush` begins again on a
         // fresh connection if the server closed this idle one since its last transaction.
-        queued = [QueuedStatement(control: kind == .immediate ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")]
-        if kind == .immediate {
+        queued = [QueuedStatement(control: kind == .deferred ? "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" : "BEGIN")]
+        switch kind {
+        case .deferred: break
+        case .immediate:
             queued.append(
                 QueuedStatement(sql: "SELECT pg_advisory_xact_lock($1)", bindings: [.integer(Self.writerLockKey)], control: false))
+        case .concurrent:
+            queued.append(
+                QueuedStatement(
+                    sql: "SELECT pg_advisory_xact_lock_shared($1)", bindings: [.integer(Self.writerLockKey)], control: false))
         }
+        rowLockWait = .wait
         let preamble = queued.count
         beginQueued = true
         transactionDepth = 1

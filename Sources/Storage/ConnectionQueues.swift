@@ -86,11 +86,20 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
     /// writer lock flushes cannot overlap, so one flush per write capped writes/s at the disk's flush
     /// rate (docs/scaling.md). Bodies see the writes batched before them, as they would have
     /// committed first.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+    ///
+    /// `kind` is `.immediate` (the write runs alone across instances) or `.concurrent` (it runs beside
+    /// other instances' concurrent writes; its body locks what it decides on — `TransactionKind`). A
+    /// batch holds writes of one kind. In a concurrent batch every write after the first locks rows
+    /// without waiting (`RowLockWait.fail`); one that finds a row locked is not failed: the batch
+    /// commits without it and it runs first in the next transaction, where it may wait.
+    public func write<T: Sendable>(
+        _ kind: TransactionKind = .immediate, _ body: @escaping @Sendable (any SQLConnection) throws -> T
+    ) async throws -> T {
+        precondition(kind != .deferred, "a write is .immediate or .concurrent")
         let queued = observer == nil ? 0 : uptimeNanoseconds()
         return try await withCheckedThrowingContinuation { continuation in
             let write = PendingWrite(
-                queued: queued,
+                queued: queued, kind: kind,
                 run: { connection in
                     let value = try body(connection)
                     return { continuation.resume(returning: value) }
@@ -112,33 +121,38 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
     /// resumes the caller once the transaction committed; `fail` resumes it with an error.
     private struct PendingWrite: Sendable {
         let queued: UInt64
+        let kind: TransactionKind
         let run: @Sendable (any SQLConnection) throws -> @Sendable () -> Void
         let fail: @Sendable (any Error) -> Void
     }
 
-    /// Runs the queued writes (up to `maxWritesPerCommit`) in one transaction on the writer queue.
-    /// Stops the batch at the first body that throws: the writes after it go back to the head of the
-    /// queue for the next transaction, so none runs in a transaction an engine may have aborted.
+    /// Runs the queued writes (up to `maxWritesPerCommit`, all of the first one's kind) in one
+    /// transaction on the writer queue. Stops the batch at the first body that throws: the writes
+    /// after it go back to the head of the queue for the next transaction, so none runs in a
+    /// transaction an engine may have aborted; a body that found a row locked goes back with them.
     private func commitPendingWrites() {
         dispatchPrecondition(condition: .onQueue(writerQueue))
         let batch = pendingWrites.withLock { queue in
-            let taken = Array(queue.prefix(Self.maxWritesPerCommit))
+            guard let kind = queue.first?.kind else { return [PendingWrite]() }
+            let taken = Array(queue.prefix(Self.maxWritesPerCommit).prefix { $0.kind == kind })
             queue.removeFirst(taken.count)
             return taken
         }
-        guard !batch.isEmpty else { return }
+        guard let kind = batch.first?.kind else { return }
         let started = observer == nil ? 0 : uptimeNanoseconds()
         var acknowledged: [@Sendable () -> Void] = []
         var failed: (index: Int, error: any Error)?
         let outcome = Result {
-            try writer.connection().transaction(.immediate) { transaction in
+            try writer.connection().transaction(kind) { transaction in
                 for (index, write) in batch.enumerated() {
+                    // Only the first write may wait for a row lock: it holds none yet (`RowLockWait`).
+                    transaction.rowLockWait = index == 0 ? .wait : .fail
                     do {
                         // A lone write needs no savepoint: its failure rolls the transaction back.
                         acknowledged.append(
                             batch.count == 1
                                 ? try write.run(transaction)
-                                : try transaction.transaction(.immediate) { try write.run($0) })
+                                : try transaction.transaction(kind) { try write.run($0) })
                     } catch {
                         failed = (index, error)
                         if batch.count == 1 { throw error }
@@ -151,8 +165,9 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
             for write in batch { Self.report(observer, .write, write.queued, started) }
         }
         if let failed {
-            batch[failed.index].fail(failed.error)
-            let rest = batch[(failed.index + 1)...]
+            let retried = failed.index > 0 && failed.error.storageFailure?.isRowLockUnavailable == true
+            if !retried { batch[failed.index].fail(failed.error) }
+            let rest = batch[(retried ? failed.index : failed.index + 1)...]
             if !rest.isEmpty {
                 pendingWrites.withLock { $0.insert(contentsOf: rest, at: 0) }
                 writerQueue.async { self.commitPendingWrites() }
@@ -296,8 +311,10 @@ public protocol QueuedDatabase: SQLDatabase {
 
 extension QueuedDatabase {
     @discardableResult
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await queues.write(body)
+    public func write<T: Sendable>(
+        _ kind: TransactionKind, _ body: @escaping @Sendable (any SQLConnection) throws -> T
+    ) async throws -> T {
+        try await queues.write(kind, body)
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {

@@ -3,10 +3,29 @@ public enum TransactionKind: Sendable {
     /// A read snapshot (SQLite `BEGIN DEFERRED`; PostgreSQL `BEGIN ISOLATION LEVEL REPEATABLE READ,
     /// READ ONLY`): every statement sees the same committed state.
     case deferred
-    /// The write lock at once (SQLite `BEGIN IMMEDIATE`; PostgreSQL `BEGIN` then the `write_lock`
-    /// row `FOR UPDATE`): writers are serialised — within a process and across processes and
-    /// instances — so a transaction that reads then writes cannot race another writer.
+    /// A write that runs alone (SQLite `BEGIN IMMEDIATE`; PostgreSQL `BEGIN` then the writer lock
+    /// `pg_advisory_xact_lock` in exclusive mode): writers are serialised — within a process and
+    /// across processes and instances — so a transaction that reads then writes cannot race another
+    /// writer. What every write uses unless it was written for `.concurrent`.
     case immediate
+    /// A write that may run beside other `.concurrent` writes of other instances (PostgreSQL: the
+    /// writer lock in shared mode, so no `.immediate` write runs meanwhile; SQLite: as `.immediate`,
+    /// one writer). Its body must make its own checks safe: before it reads what it decides on, it
+    /// locks the row that owns that state (`SQLConnection.forUpdate`, e.g. the user row for a
+    /// profile change) and changes only rows under that row (docs/scaling.md, "Concurrent writes").
+    case concurrent
+}
+
+/// Whether a statement that locks rows (`SQLConnection.forUpdate`) waits for another transaction's
+/// lock on them. A transaction waits only while it holds no row locks of its own (its first write);
+/// a later write of a group commit must not wait — two instances' batches that lock the same rows
+/// in different orders would deadlock — so it fails at once (`StorageFailure.isRowLockUnavailable`)
+/// and runs again first in the next transaction (`ConnectionQueues.write`).
+public enum RowLockWait: Sendable {
+    /// Wait for the lock (`FOR UPDATE`).
+    case wait
+    /// Fail at once when another transaction holds it (`FOR UPDATE NOWAIT`).
+    case fail
 }
 
 /// Which SQL engine a connection talks to. Store SQL is written once, in the common subset both
@@ -71,6 +90,10 @@ public protocol SQLConnection: AnyObject, SendableMetatype {
     /// keeps here what it wrote last and would otherwise read back (the change log's head).
     var transactionMemo: [String: [SQLValue]] { get set }
 
+    /// How `forUpdate` locks rows in the current write: set by the writer queue before each write of a
+    /// group commit (`RowLockWait`); `.wait` outside them. SQLite ignores it (one writer at a time).
+    var rowLockWait: RowLockWait { get set }
+
     /// Runs `body` in one transaction of `kind`: COMMIT when it returns, ROLLBACK and rethrow when it
     /// (or COMMIT) throws. Called inside an open transaction, it uses a SAVEPOINT instead: an error
     /// undoes the savepoint only and the outer transaction goes on.
@@ -90,6 +113,13 @@ extension SQLConnection {
     public func queryOne(_ sql: String) throws -> Row? { try queryOne(sql, []) }
     /// `scalar` without parameters.
     public func scalar(_ sql: String) throws -> SQLValue { try scalar(sql, []) }
+    /// The clause that locks the rows a `SELECT` reads until COMMIT, for a `.concurrent` write that
+    /// decides on them (PostgreSQL ` FOR UPDATE` or ` FOR UPDATE NOWAIT` by `rowLockWait`; empty on
+    /// SQLite, whose writer lock already excludes every other writer). Append it to the statement.
+    public var forUpdate: String {
+        guard dialect == .postgres else { return "" }
+        return rowLockWait == .wait ? " FOR UPDATE" : " FOR UPDATE NOWAIT"
+    }
     /// `transaction` of kind `.immediate`.
     @discardableResult
     public func transaction<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
