@@ -1,6 +1,7 @@
 import Dispatch
 import Domain
 import Foundation
+import Postgres
 import Storage
 import Store
 import Synchronization
@@ -32,53 +33,71 @@ struct ConcurrentWriteTests {
         """,
         .enabled(if: TestBackend.available.contains(.postgres)), .timeLimit(.minutes(5)))
     func lockedRowWaitsForTheNextTransaction() async throws {
-        let storage = try TestBackend.postgres.open(migrations: Self.itemMigrations)
-        let database = storage.database
+        // One connection for concurrent writes, so the five below share its group commits.
+        let database = try PostgresDatabase(
+            url: try PostgresServer.freshDatabaseURL(), options: PostgresConfiguration(readerCount: 1, concurrentWriterCount: 1))
+        defer { database.close() }
+        _ = try MigrationRunner.migrate(database, migrations: Self.itemMigrations, nowMilliseconds: 1)
         try await database.write { db in
-            for key in ["a", "b", "held", "c", "d"] { try db.run("INSERT INTO item VALUES (?1, 0)", [.text(key)]) }
+            for key in ["gate", "a", "b", "held", "c"] { try db.run("INSERT INTO item VALUES (?1, 0)", [.text(key)]) }
         }
-        // Another instance holds the "held" row: it changed it and has not committed yet.
-        let other = try openAnotherHandle(database)
-        defer { other.close() }
-        let held = DispatchSemaphore(value: 0)
-        let commit = DispatchSemaphore(value: 0)
-        let committed = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            _ = try? other.withWriter { db in
-                try db.execute("BEGIN")
-                try db.run("UPDATE item SET n = 100 WHERE k = 'held'", [])
-                held.signal()
-                commit.wait()
-                try db.execute("COMMIT")
-            }
-            committed.signal()
-        }
-        try await blocking { held.wait() }
-        // The writer is busy while five writes queue behind it, in this order.
-        let release = DispatchSemaphore(value: 0)
-        let holding = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            _ = try? database.withWriter { _ in
-                holding.signal()
-                release.wait()
-            }
-        }
-        try await blocking { holding.wait() }
+        // Two other instances hold "gate" and "held": each changed its row and has not committed yet.
+        let gate = try Holder(database, row: "gate")
+        let held = try Holder(database, row: "held")
+        try await blocking { gate.holding.wait() }
+        try await blocking { held.holding.wait() }
+        // The concurrent writer waits for "gate" while four writes queue behind it, in this order.
+        let first = Task { try await database.write(.concurrent) { try Self.increment("gate", on: $0) } }
+        #expect(
+            await eventually(timeout: .seconds(120)) {
+                let waiting = try? database.readSync {
+                    try $0.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+                }
+                return database.queuedWrites == 0 && waiting == .integer(1)
+            })
         var tasks: [Task<Int64, any Error>] = []
-        for (index, key) in ["a", "b", "held", "c", "d"].enumerated() {
+        for (index, key) in ["a", "b", "held", "c"].enumerated() {
             tasks.append(Task { try await database.write(.concurrent) { try Self.increment(key, on: $0) } })
             #expect(await eventually(timeout: .seconds(120)) { database.queuedWrites == index + 1 })
         }
-        release.signal()
-        // "a" and "b" commit while "held" is still held: the batch did not wait for it.
+        try await gate.commit()
+        #expect(try await first.value == 101)
+        // "a" and "b" commit while "held" is still held: their batch did not wait for it.
         #expect(try await tasks[0].value == 1)
         #expect(try await tasks[1].value == 1)
-        commit.signal()
-        try await blocking { committed.wait() }
-        // "held" waited for the holder's commit and read its value; the writes behind it follow.
+        try await held.commit()
+        // "held" waited for the holder's commit and read its value; the write behind it follows.
         #expect(try await tasks[2].value == 101)
         #expect(try await tasks[3].value == 1)
-        #expect(try await tasks[4].value == 1)
+    }
+
+    /// Another instance that sets `row`'s counter to 100 and holds it (uncommitted) until `commit`.
+    final class Holder: Sendable {
+        let holding = DispatchSemaphore(value: 0)
+        private let release = DispatchSemaphore(value: 0)
+        private let done = DispatchSemaphore(value: 0)
+        private let other: any SQLDatabase
+
+        init(_ database: any SQLDatabase, row: String) throws {
+            other = try openAnotherHandle(database)
+            DispatchQueue.global().async { [other, holding, release, done] in
+                _ = try? other.withWriter { db in
+                    try db.execute("BEGIN")
+                    try db.run("UPDATE item SET n = 100 WHERE k = ?1", [.text(row)])
+                    holding.signal()
+                    release.wait()
+                    try db.execute("COMMIT")
+                }
+                done.signal()
+            }
+        }
+
+        /// Commits (releasing the row) and waits until it did.
+        func commit() async throws {
+            release.signal()
+            try await blocking { [done] in done.wait() }
+            other.close()
+        }
     }
 
     @Test(
