@@ -28,8 +28,8 @@ public struct PostgresNotification: Sendable, Equatable {
 /// write runs alone across every instance, like SQLite's `BEGIN IMMEDIATE`; `.concurrent` takes the
 /// same lock in shared mode, so concurrent writes of all instances run together (each locking the
 /// rows it decides on, `forUpdate`) while no `.immediate` one runs. Change-log seqs commit in order
-/// whatever the kind: the log is appended by a commit trigger under its own lock
-/// (`appendLockKey`, Migrations/postgres/0045). `.deferred` is a read-only REPEATABLE READ snapshot.
+/// whatever the kind: the log is appended at COMMIT under a lock of its own (`sendAtCommit`,
+/// `ChangeLog.append`). `.deferred` is a read-only REPEATABLE READ snapshot.
 ///
 /// Round trips (docs/scaling.md): a database across a network costs a round trip per message
 /// exchange, so inside a transaction this connection holds back every statement whose result nobody
@@ -63,10 +63,6 @@ public final class PostgresConnection: SQLConnection {
     /// The advisory-lock key every writer takes (ASCII "chronir"): exclusive for `.immediate` writes,
     /// shared for `.concurrent` ones.
     public static let writerLockKey: Int64 = 0x63_68_72_6f_6e_69_72
-    /// The advisory-lock key the change log's commit trigger takes (ASCII "chronlog"), held from the
-    /// append through the COMMIT: one append at a time, in commit order. Written into
-    /// Migrations/postgres/0045 as a literal; `PostgresSchemaTests` checks the two agree.
-    public static let appendLockKey: Int64 = 0x63_68_72_6f_6e_6c_6f_67
 
     /// Most statements kept prepared; past this the server-side statements are deallocated and the
     /// cache starts over (the app uses a bounded set of static SQL).
@@ -86,6 +82,8 @@ public final class PostgresConnection: SQLConnection {
     public var rowLockWait = RowLockWait.wait
     /// Statements held back until the next one whose result is needed (see the type's comment).
     private var queued: [QueuedStatement] = []
+    /// Statements held back until COMMIT (`sendAtCommit`), in order.
+    private var atCommit: [QueuedStatement] = []
     /// Whether `queued` begins with this transaction's BEGIN (nothing of it reached the server yet).
     private var beginQueued = false
     /// Round trips to the server so far: each `PQexec`, `PQprepare`, `PQexecPrepared` and pipeline
@@ -215,6 +213,17 @@ public final class PostgresConnection: SQLConnection {
         return rows
     }
 
+    /// Held back until COMMIT, then queued after everything else (`SQLConnection.sendAtCommit`):
+    /// they travel with the COMMIT, in pipelines of at most `pipelineLimits` (a longer list is sent in
+    /// parts, the last with the COMMIT).
+    public func sendAtCommit(_ sql: String, _ bindings: [SQLValue]) throws(PostgresError) {
+        guard transactionDepth > 0 else {
+            try run(sql, bindings)
+            return
+        }
+        atCommit.append(QueuedStatement(sql: sql, bindings: bindings, control: false))
+    }
+
     /// Held back inside a transaction until the next statement whose result is needed (the type's
     /// comment); outside one, `run`.
     public func send(_ sql: String, _ bindings: [SQLValue]) throws(PostgresError) {
@@ -272,15 +281,21 @@ public final class PostgresConnection: SQLConnection {
         transactionDepth = 1
         transactionMemo = [:]
         poisoned = nil
+        atCommit = []
         defer {
             transactionDepth = 0
             transactionMemo = [:]
             queued = []
+            atCommit = []
             beginQueued = false
             poisoned = nil
         }
         do {
             let result = try body(self)
+            if let poisoned { throw poisoned }
+            let last = atCommit
+            atCommit = []
+            for statement in last { try hold(statement) }
             if let poisoned { throw poisoned }
             // Nothing reached the server and nothing is queued: there is nothing to commit.
             if beginQueued, queued.count == preamble { return result }
@@ -312,6 +327,7 @@ public final class PostgresConnection: SQLConnection {
         defer { transactionDepth -= 1 }
         let name = "chronir_savepoint_\(transactionDepth)"
         let mark = queued.count
+        let commitMark = atCommit.count
         let pipelinesBefore = pipelinesSent
         queued.append(QueuedStatement(control: "SAVEPOINT \(name)"))
         do {
@@ -321,6 +337,7 @@ public final class PostgresConnection: SQLConnection {
             return result
         } catch {
             transactionMemo = [:]
+            if atCommit.count > commitMark { atCommit.removeSubrange(commitMark...) }
             if let poisoned { throw poisoned }
             if pipelinesSent == pipelinesBefore {
                 // The SAVEPOINT never left, nor anything after it: dropping them undoes the body.

@@ -24,7 +24,7 @@ public struct PostgresConfiguration: Sendable {
 /// more for `.concurrent` writes, and a pool of reader connections (`ConnectionQueues`, the same
 /// machinery as SQLite's). Writers of all instances meet at the advisory writer lock
 /// (`PostgresConnection.writerLockKey`: exclusive for `.immediate` writes, shared for concurrent ones)
-/// and the change log's commit trigger (`appendLockKey`).
+/// and at the change log's append lock, taken at COMMIT (`ChangeLog.append`).
 public final class PostgresDatabase: QueuedDatabase {
     /// Always `.postgres`.
     public var dialect: SQLDialect { .postgres }

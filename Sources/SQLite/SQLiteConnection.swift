@@ -53,6 +53,10 @@ public final class SQLiteConnection: SQLConnection {
     /// writer), so it is only kept.
     public var rowLockWait = RowLockWait.wait
 
+    /// At once: SQLite's writer holds its lock from BEGIN, so nothing can come between this and
+    /// COMMIT that a later moment would order differently.
+    public func sendAtCommit(_ sql: String, _ bindings: [SQLValue]) throws { try run(sql, bindings) }
+
     /// SQLiteDatabase files this connection narrowed to owner-only when opening (`FileProtection`): they had
     /// group/other permissions, e.g. written by an older version. Empty normally.
     public let narrowedFiles: [String]

@@ -80,6 +80,14 @@ public protocol SQLConnection: AnyObject, SendableMetatype {
     /// particular error (a unique violation) uses `run`.
     func send(_ sql: String, _ bindings: [SQLValue]) throws
 
+    /// Runs one statement right before this transaction's COMMIT, after every other statement of it,
+    /// in the order such statements were given (PostgreSQL: held back and sent in the pipeline that
+    /// carries the COMMIT — no round trip of its own; SQLite: at once, its single writer makes the
+    /// moment the same). Dropped with a savepoint that rolls back; its failure fails the whole
+    /// top-level transaction, as `send`'s does. Outside a transaction: `run`. For work that must
+    /// happen as late as possible — the change log's append under its lock (`ChangeLog.append`).
+    func sendAtCommit(_ sql: String, _ bindings: [SQLValue]) throws
+
     /// Runs independent statements (none needs another's result) and returns each one's rows, in
     /// order. An engine may send them together (PostgreSQL: one pipeline, one round trip); the first
     /// failure is thrown.

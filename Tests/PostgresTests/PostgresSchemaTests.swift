@@ -167,25 +167,6 @@ struct PostgresSchemaTests {
         #expect(try both.postgres.query("SELECT count(*) FROM log_epoch").map(\.values) == [[.integer(1)]])
     }
 
-    /// `change_log_pending` is PostgreSQL's alone (the change log is appended at COMMIT there,
-    /// Migrations/postgres/0045): the comparisons below leave it out, and this test holds its contract.
-    @Test("change_log_pending: the commit trigger takes PostgresConnection.appendLockKey and leaves the queue empty")
-    func changeLogPending() throws {
-        let both = try BothSchemas()
-        let migration = try #require(Schema.postgresMigrations.first { $0.name.hasPrefix("0045_") })
-        #expect(migration.sql.contains("pg_advisory_xact_lock(\(PostgresConnection.appendLockKey))"))
-        try both.postgres.transaction { db in
-            try db.send(
-                """
-                INSERT INTO change_log_pending (batch_id, event, at_ms, actor, topic, kind, op, entity_id, content)
-                VALUES (nextval('change_log_pending_batch'), 'e', 1, 'system', 't', 'k', 'added', 'x', '\\x00')
-                """, [])
-        }
-        #expect(try both.postgres.query("SELECT count(*) FROM change_log_pending").map(\.values) == [[.integer(0)]])
-        let appended = try both.postgres.query("SELECT seq, batch, event FROM change_log").map(\.values)
-        #expect(appended == [[.integer(1), .integer(1), .text("e")]])
-    }
-
     @Test("same tables and columns, in order, with mapped types, nullability, defaults and primary keys")
     func sameColumns() throws {
         let both = try BothSchemas()
@@ -217,7 +198,7 @@ struct PostgresSchemaTests {
                                AND a.attrelid = ix.indrelid AND a.attnum = k.n AND a.attname = c.column_name), 0),
                    c.column_default IS NOT NULL, COALESCE(c.collation_name::text, '-')
             FROM information_schema.columns c
-            WHERE c.table_schema = current_schema() AND c.table_name NOT IN ('schema_migrations', 'change_log_pending')
+            WHERE c.table_schema = current_schema() AND c.table_name <> 'schema_migrations'
             ORDER BY c.table_name COLLATE "C", c.ordinal_position
             """
         ).map(\.values).map { row -> String in
@@ -274,7 +255,7 @@ struct PostgresSchemaTests {
                              AND c.contype IN ('p', 'u')), 'c')
             FROM pg_index ix JOIN pg_class i ON i.oid = ix.indexrelid JOIN pg_class t ON t.oid = ix.indrelid
             JOIN pg_namespace n ON n.oid = t.relnamespace
-            WHERE n.nspname = current_schema() AND t.relname NOT IN ('schema_migrations', 'change_log_pending')
+            WHERE n.nspname = current_schema() AND t.relname <> 'schema_migrations'
             """
         ).map(\.values).compactMap { row -> String? in
             guard case .text(let table) = row[0], case .text(let name) = row[1], case .text(let columns) = row[2],
@@ -311,7 +292,7 @@ struct PostgresSchemaTests {
         let postgresTriggers = try both.postgres.query(
             """
             SELECT c.relname::text || '.' || t.tgname::text FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-            WHERE NOT t.tgisinternal AND c.relname <> 'change_log_pending' ORDER BY t.tgname COLLATE "C"
+            WHERE NOT t.tgisinternal ORDER BY t.tgname COLLATE "C"
             """
         ).map(\.values).map { row -> String in
             if case .text(let name) = row[0] { name } else { "\(row)" }

@@ -9,7 +9,7 @@ import TestSupport
 import Testing
 
 /// `.concurrent` writes (`TransactionKind`): on PostgreSQL, writes of several instances run together
-/// and serialise only at the change log's commit trigger; resuming readers still never skip a seq, and
+/// and serialise only at the change log's append at COMMIT; resuming readers still never skip a seq, and
 /// a write that finds a row locked in the middle of a group commit runs again first in the next one.
 @Suite("Concurrent writes: instances write together, the change log stays gap-free and chained")
 struct ConcurrentWriteTests {

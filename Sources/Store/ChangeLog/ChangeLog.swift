@@ -20,8 +20,8 @@ public enum ChangeLog {
     public static func userTopic(_ userID: String) -> String { "user:\(userID)" }
     /// Topic of a group's feed (group, members, shared alarms, completions).
     public static func groupTopic(_ groupID: String) -> String { "group:\(groupID)" }
-    /// The PostgreSQL channel the commit trigger notifies with the transaction's last seq (delivered at
-    /// COMMIT; Migrations/postgres/0045 names it too), which every instance LISTENs on to read new batches at once (docs/architecture.md).
+    /// The PostgreSQL channel every append notifies at COMMIT with the log's last seq, which every
+    /// instance LISTENs on to read new batches at once (docs/architecture.md).
     public static let notifyChannel = "chronir_changes"
 
     /// Topic of the log's own bookkeeping rows (compaction checkpoints); no client subscribes to it.
@@ -32,11 +32,13 @@ public enum ChangeLog {
     /// row hash-chained to the one before (`ChangeLogChain`), seqs visible in commit order — so a
     /// resuming reader never skips one, in this process, another process or another instance.
     ///
-    /// SQLite (one writer at a time): reads the head and inserts the rows now. PostgreSQL: queues the
-    /// rows in `change_log_pending`; the commit trigger gives them their seqs and hashes under the
-    /// append lock as the transaction commits (Migrations/postgres/0045, docs/scaling.md), so writers
-    /// on every instance run their statements concurrently and serialise only at COMMIT. Either way
-    /// nothing is read back here: the seqs are known once the transaction committed.
+    /// SQLite (one writer at a time): reads the head and inserts the rows now. PostgreSQL: every row is
+    /// one `INSERT … SELECT` that reads the head, numbers the row and finishes its hash in SQL, sent
+    /// at COMMIT (`SQLConnection.sendAtCommit`) after the append lock (`appendLockKey`), so writers on
+    /// every instance run their own statements concurrently and meet only there; the lock is held for
+    /// those statements and the COMMIT's flush, which travel in one pipeline — never across a round
+    /// trip to an instance — and released after the commit is visible, so seqs become visible in
+    /// order. Either way nothing is read back here: the seqs are known once the transaction committed.
     public static func append(
         _ changes: [Change], event: ChangeEvent, actor: Actor, at now: Int64, on db: any SQLConnection
     ) throws {
@@ -68,26 +70,53 @@ public enum ChangeLog {
         db.transactionMemo[headMemoKey] = [.integer(lastSeq), .blob(previousHash)]
     }
 
-    /// PostgreSQL's `append`: one `change_log_pending` row per change, the first taking a new batch id
-    /// and the others the same (`currval` is this connection's last `nextval`). Held back like any
-    /// `send`: they travel with the next read or the COMMIT.
+    /// The advisory-lock key (ASCII "chronlog") a PostgreSQL transaction takes at COMMIT before it
+    /// appends: one append at a time in the cluster, from its lock to its COMMIT.
+    public static let appendLockKey: Int64 = 0x63_68_72_6f_6e_6c_6f_67
+
+    /// Where a PostgreSQL transaction remembers that it queued the append lock.
+    static let lockMemoKey = "change_log.append_lock"
+
+    /// PostgreSQL's `append`: the lock (once per transaction), one `INSERT … SELECT` per change and
+    /// the notification, all at COMMIT. The row's hash is `ChangeLogChain.hash` computed in SQL:
+    /// SHA-256 of the previous row's hash (genesis when none or unchained), the seq and the batch as
+    /// length-prefixed decimal text, then `ChangeLogChain.content`, computed here.
     private static func queue(_ changes: [Change], event: ChangeEvent, actor: Actor, at now: Int64, on db: any SQLConnection) throws {
+        if db.transactionMemo[lockMemoKey] == nil {
+            try db.sendAtCommit("SELECT pg_advisory_xact_lock(?1)", [.integer(appendLockKey)])
+            db.transactionMemo[lockMemoKey] = [.integer(1)]
+        }
         for (offset, change) in changes.enumerated() {
             let row = chainRow(change, seq: 0, batch: 0, event: event, actor: actor, at: now)
-            let batch = offset == 0 ? "nextval('change_log_pending_batch')" : "currval('change_log_pending_batch')"
-            try db.send(
-                """
-                INSERT INTO change_log_pending
-                    (batch_id, event, at_ms, actor, topic, kind, op, entity_id, document, reason, document_digest, content)
-                VALUES (\(batch), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-                """,
+            try db.sendAtCommit(
+                offset == 0 ? appendFirstSQL : appendNextSQL,
                 [
                     .text(row.event), .integer(now), .text(row.actor), .text(row.topic), .text(row.kind), .text(row.op),
                     .text(row.entityID), row.document.map { .text($0) } ?? .null, row.reason.map { .text($0) } ?? .null,
                     row.documentDigest.map { .blob($0) } ?? .null, .blob(ChangeLogChain.content(row)),
                 ])
         }
+        try db.sendAtCommit("SELECT pg_notify(?1, CAST((SELECT MAX(seq) FROM change_log) AS TEXT))", [.text(notifyChannel)])
     }
+
+    /// One row of a PostgreSQL append; `batch` is the SQL of its batch over `head` (`seq`: a batch's
+    /// first row; `last_batch`: the row before it is of the same batch).
+    private static func appendSQL(batch: String) -> String {
+        func field(_ text: String) -> String { "int8send(CAST(octet_length(\(text)) AS BIGINT)) || convert_to(\(text), 'UTF8')" }
+        return """
+            WITH last AS (SELECT seq, batch, hash FROM change_log ORDER BY seq DESC LIMIT 1),
+            head AS (
+                SELECT COALESCE((SELECT seq FROM last), 0) + 1 AS seq, (SELECT batch FROM last) AS last_batch,
+                    COALESCE((SELECT hash FROM last), decode(repeat('00', 32), 'hex')) AS previous)
+            INSERT INTO change_log
+                (seq, batch, event, at_ms, actor, topic, kind, op, entity_id, document, reason, hash, document_digest)
+            SELECT seq, \(batch), ?1, ?2, ?3, ?4, ?5, ?6, ?7, CAST(?8 AS TEXT), CAST(?9 AS TEXT),
+                sha256(previous || \(field("CAST(seq AS TEXT)")) || \(field("CAST(\(batch) AS TEXT)")) || ?11), CAST(?10 AS BYTEA)
+            FROM head
+            """
+    }
+    private static let appendFirstSQL = appendSQL(batch: "seq")
+    private static let appendNextSQL = appendSQL(batch: "last_batch")
 
     /// The chained form of `change` (seq and batch as given: SQLite's, or placeholders for the queue).
     private static func chainRow(

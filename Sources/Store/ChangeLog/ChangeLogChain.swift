@@ -51,8 +51,8 @@ public enum ChangeLogChain {
     }
 
     /// What a row's hash covers after the previous hash, its seq and its batch: the other fields,
-    /// encoded. On PostgreSQL the seq is only known at COMMIT, so the writer stores this and the
-    /// commit trigger finishes the hash (Migrations/postgres/0045_change_log_append_at_commit.sql).
+    /// encoded. On PostgreSQL the seq is only known at COMMIT, so the writer computes this and the
+    /// append's SQL finishes the hash there (`ChangeLog.append`).
     static func content(_ row: Row) -> [UInt8] {
         var bytes: [UInt8] = []
         for value in [row.event, String(row.atMilliseconds), row.actor, row.topic, row.kind, row.op, row.entityID] {
