@@ -8,7 +8,8 @@
 #   Benchmarks/network.sh [SECONDS] [DELAY_US] [RUNS]                  (defaults 15 300 2)
 #   SERVERS="old=/work/bench/chronir-server-base new=.build/release/chronir-server" Benchmarks/network.sh
 #
-# SERVERS: space-separated LABEL=BINARY pairs (default: new=the release build, built if missing).
+# SERVERS: space-separated LABEL=BINARY pairs (default: new=the release build, built if missing);
+# ARGS_<LABEL>: more server flags for that label (e.g. ARGS_w2="--database-writers 2").
 # Each label gets its own database on one throwaway PostgreSQL 15 cluster (scripts/lib/postgres.sh:
 # fsync and synchronous_commit on), seeded once with WRITERS (64) accounts without a group.
 # Per run and label, in this order:
@@ -105,8 +106,9 @@ for pair in $SERVERS; do
     binary=${pair#*=}
     eval "binary_$label=\$binary"
     CHRONIR_SERVER=$binary
+    eval "extra=(\${ARGS_$label:-})"
     psql_do "$(url_for "$pg_port" postgres)" -c "CREATE DATABASE bench_$label"
-    CH_DATA_DIR=$work/$label.a CH_LOG=$work/$label.a.log start_chronir --database-url "$(url_for "$pg_port" "bench_$label")"
+    CH_DATA_DIR=$work/$label.a CH_LOG=$work/$label.a.log start_chronir --database-url "$(url_for "$pg_port" "bench_$label")" "${extra[@]}"
     CH_SEED_DIR=$work/$label.writers seed_chronir "$writers" --no-group --prefix writer
     write_lua "$work/$label.writers/tokens" >"$work/patch.$label.lua"
     server_stop "$CH_PID" TERM
@@ -118,15 +120,16 @@ echo "network: ${seconds}s per phase, ${delay_us} us per direction, $runs run(s)
 for run in $(seq 1 "$runs"); do
     for label in "${labels[@]}"; do
         eval "CHRONIR_SERVER=\$binary_$label"
+        eval "extra=(\${ARGS_$label:-})"
         direct=$(url_for "$pg_port" "bench_$label")
         proxied=$(url_for "$proxy_port" "bench_$label")
-        CH_DATA_DIR=$work/$label.a CH_LOG=$work/$label.a.log start_chronir --database-url "$direct"
+        CH_DATA_DIR=$work/$label.a CH_LOG=$work/$label.a.log start_chronir --database-url "$direct" "${extra[@]}"
         write_phase "$label.direct1" "$CH_PORT"
         server_stop "$CH_PID" TERM
-        CH_DATA_DIR=$work/$label.a CH_LOG=$work/$label.a.log start_chronir --database-url "$proxied"
+        CH_DATA_DIR=$work/$label.a CH_LOG=$work/$label.a.log start_chronir --database-url "$proxied" "${extra[@]}"
         a_port=$CH_PORT
         write_phase "$label.proxy1" "$a_port"
-        CH_DATA_DIR=$work/$label.b CH_LOG=$work/$label.b.log start_chronir --database-url "$proxied"
+        CH_DATA_DIR=$work/$label.b CH_LOG=$work/$label.b.log start_chronir --database-url "$proxied" "${extra[@]}"
         write_phase "$label.proxy2" "$a_port" "$CH_PORT"
         server_stop_all TERM
     done

@@ -40,7 +40,7 @@ struct AdminOptions: ParsableArguments {
     func openDatabase(requireCurrentSchema: Bool = true) throws -> any SQLDatabase {
         let database: any SQLDatabase
         if let url = postgresURL {
-            database = try PostgresDatabase(url: url, options: PostgresConfiguration(readerCount: 1))
+            database = try PostgresDatabase(url: url, options: PostgresConfiguration(readerCount: 1, concurrentWriterCount: 0))
         } else {
             database = try openSQLiteFile()
         }

@@ -74,7 +74,7 @@ struct DB: ParsableCommand {
         func run() throws {
             let database: any SQLDatabase
             if let url = options.postgresURL {
-                database = try PostgresDatabase(url: url, options: PostgresConfiguration(readerCount: 1))
+                database = try PostgresDatabase(url: url, options: PostgresConfiguration(readerCount: 1, concurrentWriterCount: 0))
             } else {
                 let path = options.databasePath
                 try FileManager.default.createDirectory(

@@ -1,5 +1,6 @@
 public import Domain
 public import Logging
+import Postgres
 public import SQLite
 import Transport
 
@@ -25,6 +26,8 @@ extension AppConfiguration {
         public static let logLevel = Logger.Level.info
         /// `--log-format`.
         public static let logFormat = LogFormat.text
+        /// `--database-writers` (`PostgresConfiguration.concurrentWriterCount`).
+        public static let databaseWriters = PostgresConfiguration().concurrentWriterCount
         /// `--durability`: WAL, fsync at checkpoints.
         public static let durability = Durability.normal
         /// `--default-tier`: the tier of new accounts — `premium`: on a self-hosted server with no store

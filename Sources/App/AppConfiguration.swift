@@ -11,6 +11,9 @@ public struct AppConfiguration: Sendable {
     /// shared PostgreSQL database of every instance. nil (the default): the embedded SQLite file in
     /// `dataDirectory`.
     public var databaseURL: String? = nil
+    /// PostgreSQL writer connections for `.concurrent` writes (`--database-writers`;
+    /// `PostgresConfiguration.concurrentWriterCount`).
+    public var databaseWriters = Defaults.databaseWriters
     /// Directory served at `/` (the web client); nil serves no static files.
     public var publicDirectory: String?
     /// SQLite durability: `normal` (WAL, fsync at checkpoints) or `full` (fsync every commit).

@@ -54,7 +54,8 @@ public enum Bootstrap {
         try prepareDataDirectory(config: config, logger: logger)
         let database: any SQLDatabase
         if let url = config.databaseURL {
-            database = try PostgresDatabase(url: url, options: PostgresConfiguration(observer: observer))
+            database = try PostgresDatabase(
+                url: url, options: PostgresConfiguration(concurrentWriterCount: config.databaseWriters, observer: observer))
         } else {
             database = try openSQLite(config: config, logger: logger, observer: observer)
         }

@@ -23,11 +23,13 @@ public struct PostgresNotification: Sendable, Equatable {
 /// why Store SQL writes an optional filter as `CAST(?1 AS TEXT) IS NULL OR topic = ?1`. The Store's `?n` parameters are
 /// rewritten to `$n` (`ParameterStyle`).
 ///
-/// Transactions (`transaction`): `.immediate` is `BEGIN` plus the cluster-wide writer lock
-/// (`pg_advisory_xact_lock(writerLockKey)`, released at COMMIT/ROLLBACK), so writers on every
-/// instance are serialised exactly like SQLite's `BEGIN IMMEDIATE` — which is what keeps change-log
-/// seqs committing in order (docs/architecture.md). `.deferred` is a read-only REPEATABLE READ
-/// snapshot.
+/// Transactions (`transaction`): `.immediate` is `BEGIN` plus the cluster-wide writer lock in
+/// exclusive mode (`pg_advisory_xact_lock(writerLockKey)`, released at COMMIT/ROLLBACK), so such a
+/// write runs alone across every instance, like SQLite's `BEGIN IMMEDIATE`; `.concurrent` takes the
+/// same lock in shared mode, so concurrent writes of all instances run together (each locking the
+/// rows it decides on, `forUpdate`) while no `.immediate` one runs. Change-log seqs commit in order
+/// whatever the kind: the log is appended at COMMIT under a lock of its own (`sendAtCommit`,
+/// `ChangeLog.append`). `.deferred` is a read-only REPEATABLE READ snapshot.
 ///
 /// Round trips (docs/scaling.md): a database across a network costs a round trip per message
 /// exchange, so inside a transaction this connection holds back every statement whose result nobody
@@ -58,7 +60,8 @@ public final class PostgresConnection: SQLConnection {
     /// Always `.postgres`.
     public var dialect: SQLDialect { .postgres }
 
-    /// The advisory-lock key every writer takes (ASCII "chronir"): one writer at a time per database.
+    /// The advisory-lock key every writer takes (ASCII "chronir"): exclusive for `.immediate` writes,
+    /// shared for `.concurrent` ones.
     public static let writerLockKey: Int64 = 0x63_68_72_6f_6e_69_72
 
     /// Most statements kept prepared; past this the server-side statements are deallocated and the
@@ -75,8 +78,12 @@ public final class PostgresConnection: SQLConnection {
     private var transactionDepth = 0
     /// See `SQLConnection.transactionMemo`: emptied at BEGIN, at the end and on a savepoint's rollback.
     public var transactionMemo: [String: [SQLValue]] = [:]
+    /// See `SQLConnection.rowLockWait`: `.wait` at each BEGIN.
+    public var rowLockWait = RowLockWait.wait
     /// Statements held back until the next one whose result is needed (see the type's comment).
     private var queued: [QueuedStatement] = []
+    /// Statements held back until COMMIT (`sendAtCommit`), in order.
+    private var atCommit: [QueuedStatement] = []
     /// Whether `queued` begins with this transaction's BEGIN (nothing of it reached the server yet).
     private var beginQueued = false
     /// Round trips to the server so far: each `PQexec`, `PQprepare`, `PQexecPrepared` and pipeline
@@ -206,6 +213,17 @@ public final class PostgresConnection: SQLConnection {
         return rows
     }
 
+    /// Held back until COMMIT, then queued after everything else (`SQLConnection.sendAtCommit`):
+    /// they travel with the COMMIT, in pipelines of at most `pipelineLimits` (a longer list is sent in
+    /// parts, the last with the COMMIT).
+    public func sendAtCommit(_ sql: String, _ bindings: [SQLValue]) throws(PostgresError) {
+        guard transactionDepth > 0 else {
+            try run(sql, bindings)
+            return
+        }
+        atCommit.append(QueuedStatement(sql: sql, bindings: bindings, control: false))
+    }
+
     /// Held back inside a transaction until the next statement whose result is needed (the type's
     /// comment); outside one, `run`.
     public func send(_ sql: String, _ bindings: [SQLValue]) throws(PostgresError) {
@@ -246,25 +264,38 @@ public final class PostgresConnection: SQLConnection {
         try reconnectIfBroken()
         // BEGIN (and the lock) leave with the body's first statement; `flush` begins again on a
         // fresh connection if the server closed this idle one since its last transaction.
-        queued = [QueuedStatement(control: kind == .immediate ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")]
-        if kind == .immediate {
+        queued = [QueuedStatement(control: kind == .deferred ? "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" : "BEGIN")]
+        switch kind {
+        case .deferred: break
+        case .immediate:
             queued.append(
                 QueuedStatement(sql: "SELECT pg_advisory_xact_lock($1)", bindings: [.integer(Self.writerLockKey)], control: false))
+        case .concurrent:
+            queued.append(
+                QueuedStatement(
+                    sql: "SELECT pg_advisory_xact_lock_shared($1)", bindings: [.integer(Self.writerLockKey)], control: false))
         }
+        rowLockWait = .wait
         let preamble = queued.count
         beginQueued = true
         transactionDepth = 1
         transactionMemo = [:]
         poisoned = nil
+        atCommit = []
         defer {
             transactionDepth = 0
             transactionMemo = [:]
             queued = []
+            atCommit = []
             beginQueued = false
             poisoned = nil
         }
         do {
             let result = try body(self)
+            if let poisoned { throw poisoned }
+            let last = atCommit
+            atCommit = []
+            for statement in last { try hold(statement) }
             if let poisoned { throw poisoned }
             // Nothing reached the server and nothing is queued: there is nothing to commit.
             if beginQueued, queued.count == preamble { return result }
@@ -296,6 +327,7 @@ public final class PostgresConnection: SQLConnection {
         defer { transactionDepth -= 1 }
         let name = "chronir_savepoint_\(transactionDepth)"
         let mark = queued.count
+        let commitMark = atCommit.count
         let pipelinesBefore = pipelinesSent
         queued.append(QueuedStatement(control: "SAVEPOINT \(name)"))
         do {
@@ -305,6 +337,7 @@ public final class PostgresConnection: SQLConnection {
             return result
         } catch {
             transactionMemo = [:]
+            if atCommit.count > commitMark { atCommit.removeSubrange(commitMark...) }
             if let poisoned { throw poisoned }
             if pipelinesSent == pipelinesBefore {
                 // The SAVEPOINT never left, nor anything after it: dropping them undoes the body.

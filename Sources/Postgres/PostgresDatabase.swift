@@ -4,20 +4,27 @@ public import Storage
 public struct PostgresConfiguration: Sendable {
     /// Reader connections per instance (at least 1). Each is one server backend process.
     public var readerCount: Int
+    /// Writer connections for `.concurrent` writes, besides the one writer of `.immediate` writes
+    /// (0: concurrent writes queue for that writer). Each runs its own group commits, so this is how
+    /// many transactions of this instance can wait on the network at once (docs/scaling.md).
+    public var concurrentWriterCount: Int
     /// Told how long each transaction waited and ran, and whether each transaction reached the
     /// primary (metrics); nil: nothing timed.
     public var observer: (any DatabaseObserver)?
 
     /// Creates options; the defaults suit one small instance.
-    public init(readerCount: Int = 4, observer: (any DatabaseObserver)? = nil) {
+    public init(readerCount: Int = 4, concurrentWriterCount: Int = 4, observer: (any DatabaseObserver)? = nil) {
         self.readerCount = readerCount
+        self.concurrentWriterCount = concurrentWriterCount
         self.observer = observer
     }
 }
 
-/// A PostgreSQL database shared by every instance: one writer connection on a serial queue and a
-/// pool of reader connections (`ConnectionQueues`, the same machinery as SQLite's). Writers of all
-/// instances are serialised by the advisory writer lock (`PostgresConnection.writerLockKey`).
+/// A PostgreSQL database shared by every instance: one writer connection on a serial queue, a few
+/// more for `.concurrent` writes, and a pool of reader connections (`ConnectionQueues`, the same
+/// machinery as SQLite's). Writers of all instances meet at the advisory writer lock
+/// (`PostgresConnection.writerLockKey`: exclusive for `.immediate` writes, shared for concurrent ones)
+/// and at the change log's append lock, taken at COMMIT (`ChangeLog.append`).
 public final class PostgresDatabase: QueuedDatabase {
     /// Always `.postgres`.
     public var dialect: SQLDialect { .postgres }
@@ -38,7 +45,15 @@ public final class PostgresDatabase: QueuedDatabase {
             reader.availabilityObserver = options.observer
             readers.append(reader)
         }
-        queues = ConnectionQueues(writer: writer, readers: readers, label: "chronir.postgres", observer: options.observer)
+        var concurrentWriters: [PostgresConnection] = []
+        for _ in 0..<max(0, options.concurrentWriterCount) {
+            let connection = try PostgresConnection(url: url)
+            connection.availabilityObserver = options.observer
+            concurrentWriters.append(connection)
+        }
+        queues = ConnectionQueues(
+            writer: writer, readers: readers, concurrentWriters: concurrentWriters, label: "chronir.postgres",
+            observer: options.observer)
     }
 
     /// The migrations' entry point: re-establishes a broken writer connection first.

@@ -49,6 +49,13 @@ public final class SQLiteConnection: SQLConnection {
     private var savepointDepth = 0
     /// See `SQLConnection.transactionMemo`: emptied at BEGIN, at the end and on a savepoint's rollback.
     public var transactionMemo: [String: [SQLValue]] = [:]
+    /// See `SQLConnection.rowLockWait`: SQLite locks no rows (its writer lock excludes every other
+    /// writer), so it is only kept.
+    public var rowLockWait = RowLockWait.wait
+
+    /// At once: SQLite's writer holds its lock from BEGIN, so nothing can come between this and
+    /// COMMIT that a later moment would order differently.
+    public func sendAtCommit(_ sql: String, _ bindings: [SQLValue]) throws { try run(sql, bindings) }
 
     /// SQLiteDatabase files this connection narrowed to owner-only when opening (`FileProtection`): they had
     /// group/other permissions, e.g. written by an older version. Empty normally.
@@ -186,7 +193,7 @@ public final class SQLiteConnection: SQLConnection {
                 throw error
             }
         }
-        try run(kind == .immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+        try run(kind == .deferred ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE")
         transactionMemo = [:]
         defer { transactionMemo = [:] }
         do {

@@ -49,6 +49,12 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
     private let writerQueue: DispatchQueue
     /// The writer connection (owned by `writerQueue`).
     private let writer: WriterSlot<C>
+    /// Where `.immediate` writes wait: the writer alone (and every write when `concurrentLane` has no
+    /// connection: SQLite).
+    private let writerLane: WriteLane
+    /// Where `.concurrent` writes wait: connections of their own, each running its own group commits
+    /// beside the others (PostgreSQL); empty for an engine with one writer at a time.
+    private let concurrentLane: WriteLane
     /// The reader connections.
     private let readers: ReaderPool<C>
     /// Called after every committed `write`/`writeSync` (see `onCommit`). Held in a struct, never as a
@@ -57,24 +63,44 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
     /// call walked N nested thunks, and the process overflowed its stack after ~400,000 commits
     /// (`CommitObserverTests`).
     private let commitObserver = Mutex<CommitObserver?>(nil)
-    /// Writes waiting for the writer queue, oldest first (see `write`); drained only on the queue.
-    private let pendingWrites = Mutex<[PendingWrite]>([])
+    /// Writes waiting for a lane's writers, oldest first (see `write`), and the writers that take
+    /// them: each connection is touched only on its slot's queue; a write is taken by whichever of
+    /// them drains the list first.
+    private final class WriteLane: Sendable {
+        let pending = Mutex<[PendingWrite]>([])
+        let slots: [WriterSlot<C>]
+        /// Which slot the next drain is asked of (round robin).
+        private let turn = Atomic<Int>(0)
+
+        init(_ slots: [WriterSlot<C>]) { self.slots = slots }
+
+        /// Asks the next slot to drain the list on its queue (one drain per queued write, so every
+        /// write is taken by this drain or an earlier one).
+        func schedule(_ drain: @escaping @Sendable (WriteLane, WriterSlot<C>) -> Void) {
+            let slot = slots[turn.add(1, ordering: .relaxed).oldValue % slots.count]
+            slot.queue.async { drain(self, slot) }
+        }
+    }
 
     /// The commit callback, boxed in a struct so its stored representation is fixed (see above).
     private struct CommitObserver: Sendable {
         let call: @Sendable () -> Void
     }
 
-    /// Takes ownership of `writer` and `readers` (at least one). `label` names the queues.
-    public init(writer: C, readers: [C], label: String, observer: (any DatabaseObserver)?) {
+    /// Takes ownership of `writer`, `readers` (at least one) and `concurrentWriters` (connections
+    /// for `.concurrent` writes; none: they queue for `writer`). `label` names the queues.
+    public init(writer: C, readers: [C], concurrentWriters: [C] = [], label: String, observer: (any DatabaseObserver)?) {
         precondition(!readers.isEmpty, "a database needs at least one reader connection")
         writerQueue = DispatchQueue(label: "\(label).writer")
         self.writer = WriterSlot(writer, queue: writerQueue)
+        writerLane = WriteLane([self.writer])
+        concurrentLane = WriteLane(
+            concurrentWriters.enumerated().map { WriterSlot($1, queue: DispatchQueue(label: "\(label).writer\($0 + 1)")) })
         self.readers = ReaderPool(readers, label: "\(label).readers")
         self.observer = observer
     }
 
-    /// Runs body on the writer queue inside one `.immediate` transaction; commits or rolls back.
+    /// Runs body on a writer queue inside one transaction of `kind`; commits or rolls back.
     ///
     /// Group commit: writes that queue up while the writer is busy share one transaction and one
     /// COMMIT (at most `maxWritesPerCommit`), each inside its own SAVEPOINT, so a body that throws
@@ -86,23 +112,35 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
     /// writer lock flushes cannot overlap, so one flush per write capped writes/s at the disk's flush
     /// rate (docs/scaling.md). Bodies see the writes batched before them, as they would have
     /// committed first.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+    ///
+    /// `kind` is `.immediate` (the write runs alone across instances) or `.concurrent` (it runs beside
+    /// other concurrent writes; its body locks what it decides on — `TransactionKind`). Concurrent
+    /// writes queue for the concurrent writer connections when there are some (PostgreSQL: each runs
+    /// its own group commits, so several transactions of this instance wait on the network at once),
+    /// else for the writer like the rest. A batch holds writes of one kind. In a concurrent batch every write after the first locks rows
+    /// without waiting (`RowLockWait.fail`); one that finds a row locked is not failed: the batch
+    /// commits without it and it runs first in the next transaction, where it may wait.
+    public func write<T: Sendable>(
+        _ kind: TransactionKind = .immediate, _ body: @escaping @Sendable (any SQLConnection) throws -> T
+    ) async throws -> T {
+        precondition(kind != .deferred, "a write is .immediate or .concurrent")
         let queued = observer == nil ? 0 : uptimeNanoseconds()
         return try await withCheckedThrowingContinuation { continuation in
             let write = PendingWrite(
-                queued: queued,
+                queued: queued, kind: kind,
                 run: { connection in
                     let value = try body(connection)
                     return { continuation.resume(returning: value) }
                 },
                 fail: { continuation.resume(throwing: $0) })
-            pendingWrites.withLock { $0.append(write) }
-            writerQueue.async { self.commitPendingWrites() }
+            let lane = kind == .concurrent && !concurrentLane.slots.isEmpty ? concurrentLane : writerLane
+            lane.pending.withLock { $0.append(write) }
+            lane.schedule { lane, slot in self.commitPendingWrites(lane, on: slot) }
         }
     }
 
-    /// Async writes waiting for the writer (queued behind the running transaction).
-    public var queuedWrites: Int { pendingWrites.withLock { $0.count } }
+    /// Async writes waiting for a writer (queued behind the running transactions).
+    public var queuedWrites: Int { writerLane.pending.withLock { $0.count } + concurrentLane.pending.withLock { $0.count } }
 
     /// Writes at most one COMMIT carries (see `write`): bounds how long the first of a batch waits
     /// for the others' statements.
@@ -112,33 +150,38 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
     /// resumes the caller once the transaction committed; `fail` resumes it with an error.
     private struct PendingWrite: Sendable {
         let queued: UInt64
+        let kind: TransactionKind
         let run: @Sendable (any SQLConnection) throws -> @Sendable () -> Void
         let fail: @Sendable (any Error) -> Void
     }
 
-    /// Runs the queued writes (up to `maxWritesPerCommit`) in one transaction on the writer queue.
-    /// Stops the batch at the first body that throws: the writes after it go back to the head of the
-    /// queue for the next transaction, so none runs in a transaction an engine may have aborted.
-    private func commitPendingWrites() {
-        dispatchPrecondition(condition: .onQueue(writerQueue))
-        let batch = pendingWrites.withLock { queue in
-            let taken = Array(queue.prefix(Self.maxWritesPerCommit))
+    /// Runs the queued writes (up to `maxWritesPerCommit`, all of the first one's kind) in one
+    /// transaction on the writer queue. Stops the batch at the first body that throws: the writes
+    /// after it go back to the head of the queue for the next transaction, so none runs in a
+    /// transaction an engine may have aborted; a body that found a row locked goes back with them.
+    private func commitPendingWrites(_ lane: WriteLane, on slot: WriterSlot<C>) {
+        dispatchPrecondition(condition: .onQueue(slot.queue))
+        let batch = lane.pending.withLock { queue in
+            guard let kind = queue.first?.kind else { return [PendingWrite]() }
+            let taken = Array(queue.prefix(Self.maxWritesPerCommit).prefix { $0.kind == kind })
             queue.removeFirst(taken.count)
             return taken
         }
-        guard !batch.isEmpty else { return }
+        guard let kind = batch.first?.kind else { return }
         let started = observer == nil ? 0 : uptimeNanoseconds()
         var acknowledged: [@Sendable () -> Void] = []
         var failed: (index: Int, error: any Error)?
         let outcome = Result {
-            try writer.connection().transaction(.immediate) { transaction in
+            try slot.connection().transaction(kind) { transaction in
                 for (index, write) in batch.enumerated() {
+                    // Only the first write may wait for a row lock: it holds none yet (`RowLockWait`).
+                    transaction.rowLockWait = index == 0 ? .wait : .fail
                     do {
                         // A lone write needs no savepoint: its failure rolls the transaction back.
                         acknowledged.append(
                             batch.count == 1
                                 ? try write.run(transaction)
-                                : try transaction.transaction(.immediate) { try write.run($0) })
+                                : try transaction.transaction(kind) { try write.run($0) })
                     } catch {
                         failed = (index, error)
                         if batch.count == 1 { throw error }
@@ -151,11 +194,12 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
             for write in batch { Self.report(observer, .write, write.queued, started) }
         }
         if let failed {
-            batch[failed.index].fail(failed.error)
-            let rest = batch[(failed.index + 1)...]
+            let retried = failed.index > 0 && failed.error.storageFailure?.isRowLockUnavailable == true
+            if !retried { batch[failed.index].fail(failed.error) }
+            let rest = batch[(retried ? failed.index : failed.index + 1)...]
             if !rest.isEmpty {
-                pendingWrites.withLock { $0.insert(contentsOf: rest, at: 0) }
-                writerQueue.async { self.commitPendingWrites() }
+                lane.pending.withLock { $0.insert(contentsOf: rest, at: 0) }
+                lane.schedule { lane, slot in self.commitPendingWrites(lane, on: slot) }
             }
         }
         switch outcome {
@@ -252,6 +296,7 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
     public func close() {
         dispatchPrecondition(condition: .notOnQueue(writerQueue))
         writerQueue.sync { writer.close() }
+        for slot in concurrentLane.slots { slot.queue.sync { slot.close() } }
         readers.close()
     }
 }
@@ -262,7 +307,7 @@ final class WriterSlot<C: SQLConnection>: @unchecked Sendable {
     /// The connection; nil after close.
     private var open: C?
     /// The serial queue that owns the connection.
-    private let queue: DispatchQueue
+    let queue: DispatchQueue
 
     /// Takes ownership of `connection` for `queue`.
     init(_ connection: C, queue: DispatchQueue) {
@@ -296,8 +341,10 @@ public protocol QueuedDatabase: SQLDatabase {
 
 extension QueuedDatabase {
     @discardableResult
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await queues.write(body)
+    public func write<T: Sendable>(
+        _ kind: TransactionKind, _ body: @escaping @Sendable (any SQLConnection) throws -> T
+    ) async throws -> T {
+        try await queues.write(kind, body)
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {

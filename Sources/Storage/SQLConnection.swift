@@ -3,10 +3,29 @@ public enum TransactionKind: Sendable {
     /// A read snapshot (SQLite `BEGIN DEFERRED`; PostgreSQL `BEGIN ISOLATION LEVEL REPEATABLE READ,
     /// READ ONLY`): every statement sees the same committed state.
     case deferred
-    /// The write lock at once (SQLite `BEGIN IMMEDIATE`; PostgreSQL `BEGIN` then the `write_lock`
-    /// row `FOR UPDATE`): writers are serialised — within a process and across processes and
-    /// instances — so a transaction that reads then writes cannot race another writer.
+    /// A write that runs alone (SQLite `BEGIN IMMEDIATE`; PostgreSQL `BEGIN` then the writer lock
+    /// `pg_advisory_xact_lock` in exclusive mode): writers are serialised — within a process and
+    /// across processes and instances — so a transaction that reads then writes cannot race another
+    /// writer. What every write uses unless it was written for `.concurrent`.
     case immediate
+    /// A write that may run beside other `.concurrent` writes of other instances (PostgreSQL: the
+    /// writer lock in shared mode, so no `.immediate` write runs meanwhile; SQLite: as `.immediate`,
+    /// one writer). Its body must make its own checks safe: before it reads what it decides on, it
+    /// locks the row that owns that state (`SQLConnection.forUpdate`, e.g. the user row for a
+    /// profile change) and changes only rows under that row (docs/scaling.md, "Concurrent writes").
+    case concurrent
+}
+
+/// Whether a statement that locks rows (`SQLConnection.forUpdate`) waits for another transaction's
+/// lock on them. A transaction waits only while it holds no row locks of its own (its first write);
+/// a later write of a group commit must not wait — two instances' batches that lock the same rows
+/// in different orders would deadlock — so it fails at once (`StorageFailure.isRowLockUnavailable`)
+/// and runs again first in the next transaction (`ConnectionQueues.write`).
+public enum RowLockWait: Sendable {
+    /// Wait for the lock (`FOR UPDATE`).
+    case wait
+    /// Fail at once when another transaction holds it (`FOR UPDATE NOWAIT`).
+    case fail
 }
 
 /// Which SQL engine a connection talks to. Store SQL is written once, in the common subset both
@@ -61,6 +80,14 @@ public protocol SQLConnection: AnyObject, SendableMetatype {
     /// particular error (a unique violation) uses `run`.
     func send(_ sql: String, _ bindings: [SQLValue]) throws
 
+    /// Runs one statement right before this transaction's COMMIT, after every other statement of it,
+    /// in the order such statements were given (PostgreSQL: held back and sent in the pipeline that
+    /// carries the COMMIT — no round trip of its own; SQLite: at once, its single writer makes the
+    /// moment the same). Dropped with a savepoint that rolls back; its failure fails the whole
+    /// top-level transaction, as `send`'s does. Outside a transaction: `run`. For work that must
+    /// happen as late as possible — the change log's append under its lock (`ChangeLog.append`).
+    func sendAtCommit(_ sql: String, _ bindings: [SQLValue]) throws
+
     /// Runs independent statements (none needs another's result) and returns each one's rows, in
     /// order. An engine may send them together (PostgreSQL: one pipeline, one round trip); the first
     /// failure is thrown.
@@ -70,6 +97,10 @@ public protocol SQLConnection: AnyObject, SendableMetatype {
     /// and whenever a savepoint inside it rolls back, so they never describe undone writes. A Store
     /// keeps here what it wrote last and would otherwise read back (the change log's head).
     var transactionMemo: [String: [SQLValue]] { get set }
+
+    /// How `forUpdate` locks rows in the current write: set by the writer queue before each write of a
+    /// group commit (`RowLockWait`); `.wait` outside them. SQLite ignores it (one writer at a time).
+    var rowLockWait: RowLockWait { get set }
 
     /// Runs `body` in one transaction of `kind`: COMMIT when it returns, ROLLBACK and rethrow when it
     /// (or COMMIT) throws. Called inside an open transaction, it uses a SAVEPOINT instead: an error
@@ -90,6 +121,13 @@ extension SQLConnection {
     public func queryOne(_ sql: String) throws -> Row? { try queryOne(sql, []) }
     /// `scalar` without parameters.
     public func scalar(_ sql: String) throws -> SQLValue { try scalar(sql, []) }
+    /// The clause that locks the rows a `SELECT` reads until COMMIT, for a `.concurrent` write that
+    /// decides on them (PostgreSQL ` FOR UPDATE` or ` FOR UPDATE NOWAIT` by `rowLockWait`; empty on
+    /// SQLite, whose writer lock already excludes every other writer). Append it to the statement.
+    public var forUpdate: String {
+        guard dialect == .postgres else { return "" }
+        return rowLockWait == .wait ? " FOR UPDATE" : " FOR UPDATE NOWAIT"
+    }
     /// `transaction` of kind `.immediate`.
     @discardableResult
     public func transaction<T>(_ body: (any SQLConnection) throws -> T) throws -> T {

@@ -13,8 +13,10 @@ public protocol SQLDatabase: Sendable {
     /// `ConnectionQueues.write`): `body` must not assume it is alone in its transaction, nor change
     /// transaction-wide settings (`SET LOCAL`, `set_config(…, true)`) — use `writeSync`, which runs
     /// alone, for that.
+    /// `kind`: `.immediate`, or `.concurrent` for a body written to run beside other instances'
+    /// writes (`TransactionKind`).
     @discardableResult
-    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
+    func write<T: Sendable>(_ kind: TransactionKind, _ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
 
     /// Runs `body` on a reader in one `.deferred` transaction (one consistent snapshot).
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
@@ -46,4 +48,12 @@ public protocol SQLDatabase: Sendable {
 
     /// Closes every connection; later calls throw. Idempotent.
     func close()
+}
+
+extension SQLDatabase {
+    /// `write` of kind `.immediate`: the body runs alone across instances.
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await write(.immediate, body)
+    }
 }

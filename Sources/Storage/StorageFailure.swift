@@ -19,6 +19,13 @@ public protocol StorageFailure: Error, Sendable, CustomStringConvertible {
     /// The storage cannot take this request now (disk full, read-only, I/O error, locked, server
     /// down or restarting): the API answers 503 rather than 500.
     var isStorageUnavailable: Bool { get }
+    /// A row lock asked for without waiting (`RowLockWait.fail`) was held by another transaction.
+    var isRowLockUnavailable: Bool { get }
+}
+
+extension StorageFailure {
+    /// False: only an engine with row locks (PostgreSQL's `FOR UPDATE NOWAIT`) reports it.
+    public var isRowLockUnavailable: Bool { false }
 }
 
 extension Error {

@@ -60,14 +60,20 @@ struct AccountStoreTests {
     func batches(_ backend: TestBackend) throws {
         let (_, db) = try database(backend)
         let change = Change(topic: "group:g", kind: .group, op: .modified, entityID: "g", document: Array("{}".utf8))
-        let first = try db.writeSync { try ChangeLog.append([change], event: ChangeEvent(rawValue: "a"), actor: .system, at: 1, on: $0) }
-        let second = try db.writeSync {
+        try db.writeSync { try ChangeLog.append([change], event: ChangeEvent(rawValue: "a"), actor: .system, at: 1, on: $0) }
+        try db.writeSync {
             try ChangeLog.append([change, change, change], event: ChangeEvent(rawValue: "b"), actor: .admin, at: 2, on: $0)
         }
-        #expect(first == 1...1)
-        #expect(second == 2...4)
-        let batches = try db.readSync { try $0.query("SELECT batch FROM change_log WHERE event = 'b'") }
-        #expect(batches.map { $0.int("batch") } == [2, 2, 2])
+        // Two mutations in one transaction (a group commit): two batches, in the order they appended.
+        try db.writeSync { c in
+            try ChangeLog.append([change, change], event: ChangeEvent(rawValue: "c"), actor: .admin, at: 3, on: c)
+            try ChangeLog.append([change], event: ChangeEvent(rawValue: "d"), actor: .admin, at: 3, on: c)
+        }
+        let rows = try db.readSync { try $0.query("SELECT seq, batch, event FROM change_log ORDER BY seq") }
+        #expect(rows.map { [$0.int("seq"), $0.int("batch")] } == [[1, 1], [2, 2], [3, 2], [4, 2], [5, 5], [6, 5], [7, 7]])
+        #expect(rows.map { $0.string("event") } == ["a", "b", "b", "b", "c", "c", "d"])
+        let report = try db.readSync { try ChangeLogChain.verify(on: $0) }
+        #expect(report.verified == 7 && report.firstBroken == nil)
     }
 
     @Test("the change log refuses updates", arguments: TestBackend.available)

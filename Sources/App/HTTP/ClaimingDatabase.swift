@@ -13,9 +13,9 @@ struct ClaimingDatabase: SQLDatabase {
     var dialect: SQLDialect { base.dialect }
 
     @discardableResult
-    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        guard let claim = IdempotencyKey.current, !claim.isCommitted else { return try await base.write(body) }
-        let value = try await base.write { db in
+    func write<T: Sendable>(_ kind: TransactionKind, _ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        guard let claim = IdempotencyKey.current, !claim.isCommitted else { return try await base.write(kind, body) }
+        let value = try await base.write(kind) { db in
             let value = try body(db)
             guard
                 try IdempotencyStore.claim(

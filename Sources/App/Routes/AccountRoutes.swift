@@ -216,7 +216,8 @@ enum AccountRoutes {
         let userID = principal.user.id
         let version = patch.version
         let validated = change
-        return try await services.writeDocument { now, db in
+        // Concurrent: updateProfile locks the user row first and changes only what hangs off it.
+        return try await services.writeDocument(.concurrent) { now, db in
             try AccountStore.updateProfile(
                 userID: userID, change: validated, expectedVersion: version, actor: .user(userID), at: now, on: db
             ).document

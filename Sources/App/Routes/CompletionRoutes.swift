@@ -55,7 +55,8 @@ enum CompletionRoutes {
             status: body.status, method: body.completionMethod ?? (body.status == .skipped ? .skipped : .onTime),
             snoozeCount: snoozes, note: note, scheduledAt: body.scheduledAt?.milliseconds)
         let now = services.clock.nowMilliseconds()
-        let (answered, created) = try await services.database.write { db in
+        // Concurrent: `record` locks the alarm row first (answers to different alarms run together).
+        let (answered, created) = try await services.database.write(.concurrent) { db in
             let recorded = try CompletionStore.record(
                 groupID: groupID, alarmID: alarmID, userID: userID, answer: answer, at: now, on: db)
             let completion = try AttachmentStore.attaching(

@@ -29,11 +29,13 @@ extension Services {
         return JSONBody.response(try await database.write { db in try write(now, db) }, status: status)
     }
 
-    /// Runs `write` in one write transaction at `now` and answers 200 with the JSON document it
-    /// returns, as is (a document the write encoded for the change log already: encoded once).
-    func writeDocument(_ write: @escaping @Sendable (_ now: Int64, any SQLConnection) throws -> [UInt8]) async throws -> HTTPResponse {
+    /// Runs `write` in one write transaction of `kind` at `now` and answers 200 with the JSON document
+    /// it returns, as is (a document the write encoded for the change log already: encoded once).
+    func writeDocument(
+        _ kind: TransactionKind = .immediate, _ write: @escaping @Sendable (_ now: Int64, any SQLConnection) throws -> [UInt8]
+    ) async throws -> HTTPResponse {
         let now = clock.nowMilliseconds()
-        let document = try await database.write { db in try write(now, db) }
+        let document = try await database.write(kind) { db in try write(now, db) }
         return HTTPResponse(status: .ok, headers: ["Content-Type": JSONText.contentType], body: document)
     }
 }

@@ -31,6 +31,12 @@ public enum ServerOptions {
                     ([scaling](architecture.md#storage)); the log shows it with the password masked. Absent: the SQLite file in \
                     `--data-dir`
                     """),
+            .integer(
+                "database-writers", .server, "count", .literal("\(Defaults.databaseWriters)"), 0...64, \.app.databaseWriters,
+                help: """
+                    PostgreSQL: writer connections for the writes that run concurrently (profile changes, answers), besides the \
+                    one writer of all others; `0`: they queue for that writer ([scaling](scaling.md#appended-at-commit))
+                    """),
             .text(
                 "public-dir", .server, "directory", .literal(Defaults.publicDirectory), \.publicDirectoryText,
                 help: """

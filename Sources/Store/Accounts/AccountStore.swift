@@ -209,10 +209,15 @@ public enum AccountStore {
         userID: String, change: ProfileChange, expectedVersion: Int64?, actor: Actor, at now: Int64, on db: any SQLConnection
     ) throws -> (user: User, document: [UInt8]) {
         // The user and, for a new name, the memberships to rename: read together (one round trip on
-        // PostgreSQL); the memberships are used only when the name really changes.
+        // PostgreSQL); the memberships are used only when the name really changes. Safe as a
+        // `.concurrent` write: the user row is locked first (`forUpdate`), so two changes of one
+        // profile run one after the other, and the memberships are read after that lock; everything
+        // written hangs off the user (their row, their member documents), and an `.immediate` write
+        // that changes memberships never runs beside it.
         let renaming = change.displayName.map { GroupStore.membershipsToRename(userID: userID, to: $0) }
         let rows = try db.queryEach(
-            [("SELECT \(userColumns()) FROM users WHERE id = ?1 AND deleted_ms IS NULL", [.text(userID)])] + (renaming.map { [$0] } ?? []))
+            [("SELECT \(userColumns()) FROM users WHERE id = ?1 AND deleted_ms IS NULL" + db.forUpdate, [.text(userID)])]
+                + (renaming.map { [$0] } ?? []))
         guard var user = try rows[0].first.map(userFromRow) else { throw DomainError.notFound("user") }
         if let expectedVersion, expectedVersion != user.version {
             throw DomainError.versionConflict(current: user.documentBytes)

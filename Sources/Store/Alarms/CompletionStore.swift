@@ -51,11 +51,15 @@ public enum CompletionStore {
     /// 4. otherwise the answer is stored and counted; if it meets the rule the occurrence closes and the
     ///    alarm advances (`SharedAlarm.advanceAfterClose`). Event `shared_completion`: the completion
     ///    (`added`) and the alarm (`modified`).
-    /// The single writer serialises answers, so concurrent answers close an occurrence exactly once.
+    /// Safe as a `.concurrent` write: the alarm row is locked before anything is decided, so answers
+    /// to one alarm run one after the other and close an occurrence exactly once; what else it reads
+    /// (the membership, the group, its members) only `.immediate` writes change, and what it writes is
+    /// the alarm, a new completion and a new outbox row keyed by that completion.
     public static func record(
         groupID: String, alarmID: String, userID: String, answer: Answer, at now: Int64, on db: any SQLConnection
     ) throws -> Recorded {
-        let (member, accessed) = try SharedAlarmStore.access(groupID: groupID, alarmID: alarmID, userID: userID, on: db)
+        let (member, accessed) = try SharedAlarmStore.access(
+            groupID: groupID, alarmID: alarmID, userID: userID, locked: true, on: db)
         var alarm = accessed
         let target = answer.scheduledAt ?? alarm.openOccurrence?.scheduledAt.milliseconds
         if let target, let existing = try completion(alarmID: alarmID, userID: userID, scheduledAt: target, on: db) {

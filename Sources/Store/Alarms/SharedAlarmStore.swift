@@ -16,12 +16,15 @@ public enum SharedAlarmStore {
     // MARK: - Reads
 
     /// The alarm with this id in the group; deleted ones only with `includeDeleted`.
+    /// `locked`: the row stays locked until COMMIT (`SQLConnection.forUpdate`), for a `.concurrent`
+    /// write that decides on the alarm's state.
     public static func alarm(
-        id: String, groupID: String, includeDeleted: Bool = false, on db: any SQLConnection
+        id: String, groupID: String, includeDeleted: Bool = false, locked: Bool = false, on db: any SQLConnection
     ) throws -> SharedAlarm? {
         guard UUIDText.isCanonical(id) else { return nil }
         return try db.queryOne(
-            "SELECT document FROM shared_alarms WHERE id = ?1 AND group_id = ?2 AND (?3 = 1 OR deleted_ms IS NULL)",
+            "SELECT document FROM shared_alarms WHERE id = ?1 AND group_id = ?2 AND (?3 = 1 OR deleted_ms IS NULL)"
+                + (locked ? db.forUpdate : ""),
             [.text(id), .text(groupID), .integer(includeDeleted ? 1 : 0)]
         ).map(alarmFromRow)
     }
@@ -29,10 +32,10 @@ public enum SharedAlarmStore {
     /// The caller's membership and the live alarm; `notFound("group")` for non-members,
     /// `alarmNotFound` for an unknown or deleted alarm.
     public static func access(
-        groupID: String, alarmID: String, userID: String, on db: any SQLConnection
+        groupID: String, alarmID: String, userID: String, locked: Bool = false, on db: any SQLConnection
     ) throws -> (GroupMember, SharedAlarm) {
         let (_, member) = try GroupStore.access(groupID: groupID, userID: userID, on: db)
-        guard let alarm = try alarm(id: alarmID, groupID: groupID, on: db) else { throw DomainError.alarmNotFound }
+        guard let alarm = try alarm(id: alarmID, groupID: groupID, locked: locked, on: db) else { throw DomainError.alarmNotFound }
         return (member, alarm)
     }
 

@@ -45,21 +45,32 @@ public enum ChangeLogChain {
 
     static func hash(_ row: Row, previous: [UInt8]) -> [UInt8] {
         var bytes = previous
-        func field(_ text: String?) {
-            guard let text else {
-                bytes += withUnsafeBytes(of: Int64(-1).bigEndian, Array.init)
-                return
-            }
-            bytes += withUnsafeBytes(of: Int64(text.utf8.count).bigEndian, Array.init)
-            bytes += text.utf8
+        field(String(row.seq), into: &bytes)
+        field(String(row.batch), into: &bytes)
+        return SHA256.hash(bytes + content(row))
+    }
+
+    /// What a row's hash covers after the previous hash, its seq and its batch: the other fields,
+    /// encoded. On PostgreSQL the seq is only known at COMMIT, so the writer computes this and the
+    /// append's SQL finishes the hash there (`ChangeLog.append`).
+    static func content(_ row: Row) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for value in [row.event, String(row.atMilliseconds), row.actor, row.topic, row.kind, row.op, row.entityID] {
+            field(value, into: &bytes)
         }
-        for value in [
-            String(row.seq), String(row.batch), row.event, String(row.atMilliseconds), row.actor, row.topic, row.kind,
-            row.op, row.entityID,
-        ] { field(value) }
-        field(row.documentDigest.map(digestField) ?? row.document)
-        field(row.reason)
-        return SHA256.hash(bytes)
+        field(row.documentDigest.map(digestField) ?? row.document, into: &bytes)
+        field(row.reason, into: &bytes)
+        return bytes
+    }
+
+    /// One field of `encode`: its UTF-8 length (8 bytes, big-endian; -1 for NULL), then its bytes.
+    private static func field(_ text: String?, into bytes: inout [UInt8]) {
+        guard let text else {
+            bytes += withUnsafeBytes(of: Int64(-1).bigEndian, Array.init)
+            return
+        }
+        bytes += withUnsafeBytes(of: Int64(text.utf8.count).bigEndian, Array.init)
+        bytes += text.utf8
     }
 
     /// The outcome of `verify`.
