@@ -136,9 +136,12 @@ public final class ChronirRuntime: Sendable {
             "sign in with apple/google",
             metadata: SignInProvider.allCases.reduce(into: [:]) { $0[$1.rawValue] = "\(config.oidc.provider($1) == nil ? "off" : "on")" })
 
+        // The stores' outbound clients: closed by `parts` when start-up fails, by the last stage when it stops.
+        var storeClients: [OutboundClient] = []
         if let play = config.subscriptions.playSettings {
             // The operator's destination (Google's, or a fake's), as for the OIDC key sets above.
             let client = OutboundClient(configuration: .init(policy: .operatorConfigured, caFile: config.notifications.caFile))
+            storeClients.append(client)
             parts.services.append { client.close() }
             do {
                 config.subscriptions.play = try PlayDeveloperAPI(
@@ -151,12 +154,14 @@ public final class ChronirRuntime: Sendable {
         if let push = config.subscriptions.playRTDNPush {
             // Google's key set, fetched as sign-in fetches it (an operator-configured destination).
             let client = OutboundClient(configuration: .init(policy: .operatorConfigured, caFile: config.notifications.caFile))
+            storeClients.append(client)
             parts.services.append { client.close() }
             config.subscriptions.playRTDNAuthenticator = PubSubPushAuthenticator(
                 configuration: push, client: client, clock: clock, logger: logger)
         }
         if let appStoreAPI = config.subscriptions.appStoreAPISettings {
             let client = OutboundClient(configuration: .init(policy: .operatorConfigured, caFile: config.notifications.caFile))
+            storeClients.append(client)
             parts.services.append { client.close() }
             do {
                 config.subscriptions.appStoreAPI = try AppStoreServerAPI(
@@ -309,6 +314,7 @@ public final class ChronirRuntime: Sendable {
             Stage(blocking: "mail") { mail?.stop() },
             Stage(blocking: "notifications") { notifications.stop() },
             Stage(blocking: "sweeper") { sweeper.stop() },
+            Stage(blocking: "store clients") { [storeClients] in for client in storeClients { client.close() } },
             Stage(blocking: "store refresh and retries") {
                 appStoreRefresher?.stop()
                 acknowledgements?.stop()
