@@ -36,8 +36,8 @@ public struct PostgresNotification: Sendable, Equatable {
 /// waits for — BEGIN and the writer lock, SAVEPOINT and RELEASE, `send`'s statements, a failed
 /// savepoint's ROLLBACK TO — and sends them, in order, in one libpq pipeline (`PQenterPipelineMode`,
 /// one `PQpipelineSync`) with the next statement whose result is needed: any `run`/`query`, or
-/// COMMIT. So a lone `PATCH /v1/me` is three round trips (BEGIN + lock + its reads; the change-log
-/// head read with the UPDATE; the appends + COMMIT) instead of one per statement, and one write
+/// COMMIT. So a lone `PATCH /v1/me` is two round trips (BEGIN + lock + its reads; the UPDATE, the
+/// `sendAtCommit` appends and COMMIT) instead of one per statement, and one write
 /// of a group commit is one round trip per read it makes: its SAVEPOINT and the previous write's
 /// sends and RELEASE travel with its first read. A statement never sent has no effect, so a
 /// savepoint whose SAVEPOINT had not left yet rolls back by dropping what it queued. A held-back
