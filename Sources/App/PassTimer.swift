@@ -49,3 +49,24 @@ final class PassTimer: Sendable {
         passes.wait()
     }
 }
+
+/// The one `PassTimer` of a background job, started and stopped by its owner (the App Store refresher,
+/// the Play acknowledgement retries): `start` replaces a running one, `stop` ends it and waits.
+final class PassSchedule: Sendable {
+    private let timer = Mutex<PassTimer?>(nil)
+
+    /// Starts `pass` every `every` on `ticks` under `label` (`PassTimer`).
+    func start(label: String, every: DispatchTimeInterval, ticks: any MonotonicClock, pass: @escaping @Sendable () async -> Void) {
+        let repeating = PassTimer(label: label, every: every, ticks: ticks, pass: pass)
+        timer.withLock { $0 = repeating }
+    }
+
+    /// Stops the timer and waits for a pass in progress (blocks: call it off the cooperative pool).
+    func stop() {
+        let stopping = timer.withLock { timer -> PassTimer? in
+            defer { timer = nil }
+            return timer
+        }
+        stopping?.stop()
+    }
+}

@@ -136,13 +136,17 @@ public final class ChronirRuntime: Sendable {
             "sign in with apple/google",
             metadata: SignInProvider.allCases.reduce(into: [:]) { $0[$1.rawValue] = "\(config.oidc.provider($1) == nil ? "off" : "on")" })
 
-        // The stores' outbound clients: closed by `parts` when start-up fails, by the last stage when it stops.
+        // The stores' outbound clients (the operator's destinations — Google's, Apple's, or a fake's — as
+        // for the OIDC key sets above): closed by `parts` when start-up fails, by a stage when it stops.
         var storeClients: [OutboundClient] = []
-        if let play = config.subscriptions.playSettings {
-            // The operator's destination (Google's, or a fake's), as for the OIDC key sets above.
+        func storeClient() -> OutboundClient {
             let client = OutboundClient(configuration: .init(policy: .operatorConfigured, caFile: config.notifications.caFile))
             storeClients.append(client)
             parts.services.append { client.close() }
+            return client
+        }
+        if let play = config.subscriptions.playSettings {
+            let client = storeClient()
             do {
                 config.subscriptions.play = try PlayDeveloperAPI(
                     account: GoogleServiceAccount(file: play.serviceAccountFile), packageName: play.packageName, baseURL: play.apiURL,
@@ -152,17 +156,13 @@ public final class ChronirRuntime: Sendable {
             }
         }
         if let push = config.subscriptions.playRTDNPush {
-            // Google's key set, fetched as sign-in fetches it (an operator-configured destination).
-            let client = OutboundClient(configuration: .init(policy: .operatorConfigured, caFile: config.notifications.caFile))
-            storeClients.append(client)
-            parts.services.append { client.close() }
+            // Google's key set, fetched as sign-in fetches it.
+            let client = storeClient()
             config.subscriptions.playRTDNAuthenticator = PubSubPushAuthenticator(
                 configuration: push, client: client, clock: clock, logger: logger)
         }
         if let appStoreAPI = config.subscriptions.appStoreAPISettings {
-            let client = OutboundClient(configuration: .init(policy: .operatorConfigured, caFile: config.notifications.caFile))
-            storeClients.append(client)
-            parts.services.append { client.close() }
+            let client = storeClient()
             do {
                 config.subscriptions.appStoreAPI = try AppStoreServerAPI(
                     configuration: appStoreAPI.api, keyFile: appStoreAPI.keyFile, client: client)

@@ -4,7 +4,6 @@ public import Identity
 import Logging
 import Storage
 import Store
-import Synchronization
 public import Transport
 
 /// Reads App Store purchases' status from the App Store Server API (docs/subscriptions.md#app-store-server-api)
@@ -47,7 +46,7 @@ public final class AppStoreRefresher: Sendable {
     private let api: AppStoreServerAPI
     private let verifier: AppStoreVerifier
     private let services: Services
-    private let timer = Mutex<PassTimer?>(nil)
+    private let schedule = PassSchedule()
 
     /// A refresher reading through `api`, verifying with `verifier`, writing through `services`.
     public init(api: AppStoreServerAPI, verifier: AppStoreVerifier, services: Services) {
@@ -60,20 +59,13 @@ public final class AppStoreRefresher: Sendable {
     /// every `every`, first after one `every`, dated by the services' wall clock.
     public func start(ticks: any MonotonicClock = SystemMonotonicClock(), every: DispatchTimeInterval = AppStoreRefresher.tick) {
         let clock = services.clock
-        let repeating = PassTimer(label: "chronir.appstore-refresh", every: every, ticks: ticks) { [self] in
+        schedule.start(label: "chronir.appstore-refresh", every: every, ticks: ticks) { [self] in
             _ = await pass(at: clock.nowMilliseconds())
         }
-        timer.withLock { $0 = repeating }
     }
 
     /// Stops the timer and waits for a pass in progress (blocks: call it off the cooperative pool).
-    public func stop() {
-        let stopping = timer.withLock { timer -> PassTimer? in
-            defer { timer = nil }
-            return timer
-        }
-        stopping?.stop()
-    }
+    public func stop() { schedule.stop() }
 
     /// Refreshes every purchase due at `now` (at most `batchSize`); returns each one's outcome.
     public func pass(at now: Int64) async -> [String: Outcome] {

@@ -3,7 +3,6 @@ import Domain
 import Logging
 import Storage
 import Store
-import Synchronization
 public import Transport
 
 /// Google Play acknowledgements (docs/subscriptions.md#google-play): Google refunds a purchase not
@@ -21,7 +20,7 @@ public final class PlayAcknowledgements: Sendable {
 
     private let play: PlayDeveloperAPI
     private let services: Services
-    private let timer = Mutex<PassTimer?>(nil)
+    private let schedule = PassSchedule()
 
     /// Acknowledges through `play`, records through `services`.
     public init(play: PlayDeveloperAPI, services: Services) {
@@ -32,20 +31,13 @@ public final class PlayAcknowledgements: Sendable {
     /// Starts the retry timer on `ticks` (a test passes its `ManualClock`).
     public func start(ticks: any MonotonicClock = SystemMonotonicClock(), every: DispatchTimeInterval = PlayAcknowledgements.tick) {
         let clock = services.clock
-        let repeating = PassTimer(label: "chronir.play-acknowledge", every: every, ticks: ticks) { [self] in
+        schedule.start(label: "chronir.play-acknowledge", every: every, ticks: ticks) { [self] in
             _ = await pass(at: clock.nowMilliseconds())
         }
-        timer.withLock { $0 = repeating }
     }
 
     /// Stops the timer and waits for a pass in progress (blocks: call it off the cooperative pool).
-    public func stop() {
-        let stopping = timer.withLock { timer -> PassTimer? in
-            defer { timer = nil }
-            return timer
-        }
-        stopping?.stop()
-    }
+    public func stop() { schedule.stop() }
 
     /// Acknowledges `subscription` of `token` when Google shows it unacknowledged and it grants access;
     /// a failure is logged and retried later. Returns whether an acknowledgement is still owed.

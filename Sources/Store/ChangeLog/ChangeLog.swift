@@ -43,7 +43,7 @@ public enum ChangeLog {
         _ changes: [Change], event: ChangeEvent, actor: Actor, at now: Int64, on db: any SQLConnection
     ) throws {
         precondition(!changes.isEmpty, "a mutation appends at least one change")
-        if db.dialect == .postgres { return try queue(changes, event: event, actor: actor, at: now, on: db) }
+        if db.dialect == .postgres { return try appendAtCommit(changes, event: event, actor: actor, at: now, on: db) }
         let head = try head(on: db)
         let first = head.seq + 1
         var previousHash = head.hash
@@ -81,7 +81,9 @@ public enum ChangeLog {
     /// the notification, all at COMMIT. The row's hash is `ChangeLogChain.hash` computed in SQL:
     /// SHA-256 of the previous row's hash (genesis when none or unchained), the seq and the batch as
     /// length-prefixed decimal text, then `ChangeLogChain.content`, computed here.
-    private static func queue(_ changes: [Change], event: ChangeEvent, actor: Actor, at now: Int64, on db: any SQLConnection) throws {
+    private static func appendAtCommit(
+        _ changes: [Change], event: ChangeEvent, actor: Actor, at now: Int64, on db: any SQLConnection
+    ) throws {
         if db.transactionMemo[lockMemoKey] == nil {
             try db.sendAtCommit("SELECT pg_advisory_xact_lock(?1)", [.integer(appendLockKey)])
             db.transactionMemo[lockMemoKey] = [.integer(1)]
