@@ -63,7 +63,7 @@ struct Purchases: ParsableCommand, TableCommand {
         func run() throws {
             let database = try options.openDatabase()
             let target = try Users.find(user, in: database)
-            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let now = options.now
             let report = try database.readSync { db in
                 Report(
                     entitlement: try EntitlementStore.entitlement(userID: target.id, at: now, on: db),
@@ -110,7 +110,7 @@ struct Purchases: ParsableCommand, TableCommand {
         func run() throws {
             let database = try options.openDatabase()
             let target = try Users.find(user, in: database)
-            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let now = options.now
             let count = try database.writeSync { try EntitlementStore.requestAppStoreRefresh(userID: target.id, at: now, on: $0) }
             print(
                 count == 0

@@ -157,8 +157,6 @@ public final class APNsSender: NotificationSender {
         let reason = ProviderExchange.jsonObject(response.body)?["reason"] as? String ?? ""
         let described = "apns \(response.status)" + (reason.isEmpty ? "" : " \(reason)")
         switch response.status {
-        case 200:
-            return .delivered
         case 410:
             return .deviceGone(reason: described)
         case 400 where ["BadDeviceToken", "Unregistered", "DeviceTokenNotForTopic"].contains(reason):
@@ -166,13 +164,12 @@ public final class APNsSender: NotificationSender {
         case 403 where reason == "ExpiredProviderToken":
             discard(jwt)
             return .retry(reason: described, retryAfterMilliseconds: 0)
-        case 429, 500, 503:
-            return .retry(reason: described, retryAfterMilliseconds: ProviderExchange.retryAfterMilliseconds(response.headers, now: now))
-        case 500...599:
-            return .retry(reason: described, retryAfterMilliseconds: nil)
         default:
-            logger.warning("apns refused a notification", metadata: ["status": "\(response.status)", "reason": "\(reason)"])
-            return .rejected(reason: described)
+            let outcome = ProviderExchange.outcome(ofStatus: response, described: described, now: now)
+            if case .rejected = outcome {
+                logger.warning("apns refused a notification", metadata: ["status": "\(response.status)", "reason": "\(reason)"])
+            }
+            return outcome
         }
     }
 }

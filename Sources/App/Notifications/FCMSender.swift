@@ -120,8 +120,6 @@ public final class FCMSender: NotificationSender {
         let errorCode = details.compactMap { $0["errorCode"] as? String }.first ?? status
         let described = "fcm \(response.status)" + (errorCode.isEmpty ? "" : " \(errorCode)")
         switch response.status {
-        case 200:
-            return .delivered
         case 404:
             return .deviceGone(reason: described)
         case 400 where errorCode == "UNREGISTERED":
@@ -129,15 +127,14 @@ public final class FCMSender: NotificationSender {
         case 401:
             await grant.discard(accessToken)
             return .retry(reason: described, retryAfterMilliseconds: 0)
-        case 429, 500, 503:
-            return .retry(reason: described, retryAfterMilliseconds: ProviderExchange.retryAfterMilliseconds(response.headers, now: now))
-        case 500...599:
-            return .retry(reason: described, retryAfterMilliseconds: nil)
         default:
-            logger.warning(
-                "fcm refused a notification",
-                metadata: ["status": "\(response.status)", "error": "\(errorCode)", "message": "\(error?["message"] as? String ?? "")"])
-            return .rejected(reason: described)
+            let outcome = ProviderExchange.outcome(ofStatus: response, described: described, now: now)
+            if case .rejected = outcome {
+                logger.warning(
+                    "fcm refused a notification",
+                    metadata: ["status": "\(response.status)", "error": "\(errorCode)", "message": "\(error?["message"] as? String ?? "")"])
+            }
+            return outcome
         }
     }
 

@@ -43,6 +43,17 @@ enum ProviderExchange {
         }
     }
 
+    /// The statuses APNs and FCM answer alike, after each sender has classified its own reasons (a
+    /// gone device, an expired credential): 200 delivered; 429 and 5xx retried (after `Retry-After`
+    /// when the provider sent one); anything else rejected — sending it again cannot succeed.
+    static func outcome(ofStatus response: OutboundResponse, described: String, now: Int64) -> SendOutcome {
+        switch response.status {
+        case 200: .delivered
+        case 429, 500...599: .retry(reason: described, retryAfterMilliseconds: retryAfterMilliseconds(response.headers, now: now))
+        default: .rejected(reason: described)
+        }
+    }
+
     /// A JSON body's top-level object, or nil.
     static func jsonObject(_ body: [UInt8]) -> [String: Any]? {
         guard !body.isEmpty else { return nil }
