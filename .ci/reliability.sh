@@ -7,8 +7,9 @@
 # sweeper once per period), and notifications end to end on the real clock (an alarm at the next
 # minute to the webhook and Web Push fakes; a completion committed just before a SIGKILL sent after
 # the restart), and attachments killed mid-upload and before their row (nothing half-stored after the
-# sweep), and a failover to a synchronous standby under load (every acknowledged write present and
-# delivered through at most a resume). Storage failures (disk
+# sweep), and failovers under load to a synchronous standby (every acknowledged write present and
+# delivered through at most a resume) and to an asynchronous one behind the primary (lost writes
+# counted, every subscriber of a lost change reset, no silent gap). Storage failures (disk
 # full / read-only → 503) are unit tests (StorageFailureTests) run by `swift test`. The 10-minute
 # soak is nightly-style: Reliability/soak.sh.
 set -euo pipefail
@@ -44,7 +45,9 @@ Reliability/two-instances.sh 200
 step "three instances behind nginx: 300 sockets, cross-instance delivery, SIGKILL mid-load, sweeper once per period, presence across instances (issue 16)"
 Reliability/three-instances.sh 300 40 --check-presence
 step "failover: a synchronous standby promoted after SIGKILL of the primary's machine under load through two instances; every acknowledged write present and delivered, no reset (issue 39)"
-Reliability/failover.sh 6
+Reliability/failover.sh sync 6
+step "failover: an asynchronous standby behind the primary promoted after SIGKILL; lost writes counted, every subscriber of a lost change reset, no silent gap (issue 39)"
+Reliability/failover.sh async 6
 step "attachments under SIGKILL: mid-upload and between the stored files and the row; nothing half-stored after restart + sweep (issue 20)"
 Reliability/attachment-crash.sh
 step "reliability done"

@@ -159,7 +159,8 @@ class Socket:
 class Subscriber:
     """One socket subscribed to `topic` on `port`. After a drop it reconnects to `resume_port` (default
     `port`) and resubscribes with `since` + `epoch`, retrying every `retry_delay` seconds for at most
-    `timeout` (then `gave_up`). `drops` holds (dropped at, subscribed again at) in monotonic
+    `timeout` (then `gave_up`); a subscribe answered `unavailable` (the server could not read the
+    topic) is sent again after `retry_delay`. `drops` holds (dropped at, subscribed again at) in monotonic
     seconds; `epoch` and `last_seq` follow the snapshots and changes of the topic. Subclasses override
     `on_snapshot` (called before `epoch`/`last_seq` move, so it can tell a first snapshot from a later
     one), `on_change` and `on_other` (every other message, any topic)."""
@@ -170,14 +171,16 @@ class Subscriber:
         self.retry_delay = retry_delay
         self.epoch, self.last_seq = None, None
         self.drops = []
-        self.socket, self.task = None, None
+        self.unavailable = 0  # `unavailable` errors answered to a subscribe, each followed by another after the back-off
+        self.socket, self.task, self.socket_port = None, None, None
         self.snapshot_ready = asyncio.Event()
         self.stopping = False
 
     async def start(self):
         """Opens the socket, subscribes, and starts reading (`snapshot_ready` is set at the snapshot)."""
         self.socket = await Socket.open(self.port, self.token, self.timeout)
-        self.socket.send({"op": "subscribe", "topic": self.topic})
+        self.socket_port = self.port
+        self.socket.send(self.subscription())
         self.task = asyncio.create_task(self.run())
 
     async def run(self):
@@ -198,6 +201,15 @@ class Subscriber:
             elif kind == "change" and message.get("topic") == self.topic:
                 self.on_change(message)
                 self.last_seq = message["seq"]
+            elif kind == "error" and message.get("topic") == self.topic and message.get("code") == "unavailable":
+                # The server could not read the topic (docs/realtime-protocol.md): the subscription
+                # ended; subscribe again after the back-off, resuming where it was.
+                self.on_other(message)
+                self.unavailable += 1
+                if self.unavailable * self.retry_delay > self.timeout:
+                    self.gave_up(f"{self.topic} stayed unavailable on port {self.socket_port} for {self.timeout} s")
+                await asyncio.sleep(self.retry_delay)
+                self.socket.send(self.subscription())
             else:
                 self.on_other(message)
 
@@ -206,12 +218,19 @@ class Subscriber:
         while True:
             try:
                 self.socket = await Socket.open(self.resume_port, self.token, self.timeout)
-                self.socket.send({"op": "subscribe", "topic": self.topic, "since": self.last_seq, "epoch": self.epoch})
+                self.socket_port = self.resume_port
+                self.socket.send(self.subscription())
                 return
             except (OSError, ConnectionError, asyncio.TimeoutError) as error:
                 if time.monotonic() > deadline:
                     self.gave_up(f"{self.topic} could not resubscribe on port {self.resume_port}: {error}")
                 await asyncio.sleep(self.retry_delay)
+
+    def subscription(self):
+        """The subscribe message: resuming with `since` + `epoch` once a snapshot was received."""
+        if self.last_seq is None:
+            return {"op": "subscribe", "topic": self.topic}
+        return {"op": "subscribe", "topic": self.topic, "since": self.last_seq, "epoch": self.epoch}
 
     def gave_up(self, reason):
         """Called when no resubscription succeeded within `timeout`; the scripts override it to fail the run."""
