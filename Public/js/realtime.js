@@ -3,7 +3,8 @@
 // 4001 when the session is not valid). Each topic remembers its last seq and the log's
 // epoch; after a drop the client reconnects with exponential backoff (0.5 s doubling to 30 s, with
 // jitter) and resubscribes with `since`, so the server replays only what was missed (or answers with a
-// reset snapshot when it can't).
+// reset snapshot when it can't). A subscribe answered `unavailable` (the server could not read the topic:
+// its database is failing or failing over) is sent again on the same backoff, per topic, until a snapshot.
 
 const BACKOFF_START_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
@@ -20,7 +21,7 @@ export class Realtime {
   constructor(token, hooks) {
     this.token = token;
     this.hooks = hooks;
-    this.topics = new Map(); // topic → {seq, epoch, handler, live}
+    this.topics = new Map(); // topic → {seq, epoch, handler, retries, retryTimer}
     this.ws = null;
     this.attempt = 0;
     this.timer = null;
@@ -50,6 +51,7 @@ export class Realtime {
     clearTimeout(this.timer);
     this.clearHeartbeat();
     if (this.ws) { const ws = this.ws; this.ws = null; ws.close(1000, 'bye'); }
+    for (const t of this.topics.values()) clearTimeout(t.retryTimer);
     this.topics.clear();
     this.setState('offline');
   }
@@ -58,12 +60,15 @@ export class Realtime {
   subscribe(topic, handler) {
     const existing = this.topics.get(topic);
     if (existing) { existing.handler = handler; return; }
-    this.topics.set(topic, { seq: null, epoch: null, handler });
+    this.topics.set(topic, { seq: null, epoch: null, handler, retries: 0, retryTimer: null });
     this.sendSubscribe(topic);
   }
 
   unsubscribe(topic) {
-    if (!this.topics.delete(topic)) return;
+    const t = this.topics.get(topic);
+    if (!t) return;
+    clearTimeout(t.retryTimer);
+    this.topics.delete(topic);
     this.send({ op: 'unsubscribe', topic });
   }
 
@@ -100,9 +105,14 @@ export class Realtime {
     ws.onerror = () => { /* onclose follows and reconnects */ };
   }
 
+  /** The wait before retry number `attempt` (from 0): 0.5 s doubling to 30 s, the upper half jittered. */
+  static backoff(attempt) {
+    const base = Math.min(BACKOFF_MAX_MS, BACKOFF_START_MS * 2 ** attempt);
+    return Math.round(base / 2 + Math.random() * base / 2);
+  }
+
   scheduleReconnect() {
-    const base = Math.min(BACKOFF_MAX_MS, BACKOFF_START_MS * 2 ** this.attempt);
-    const delay = Math.round(base / 2 + Math.random() * base / 2);
+    const delay = Realtime.backoff(this.attempt);
     this.attempt += 1;
     this.setState('reconnecting', `retrying in ${Math.max(1, Math.round(delay / 1000))} s`);
     this.timer = setTimeout(() => this.connectNow(), delay);
@@ -111,6 +121,8 @@ export class Realtime {
   sendSubscribe(topic) {
     const t = this.topics.get(topic);
     if (!t) return;
+    clearTimeout(t.retryTimer);
+    t.retryTimer = null;
     const message = { op: 'subscribe', topic, id: this.nextId++ };
     if (t.seq !== null) {
       message.since = t.seq;
@@ -146,6 +158,7 @@ export class Realtime {
         if (!t) return;
         t.seq = msg.seq;
         if (msg.epoch) t.epoch = msg.epoch;
+        t.retries = 0;
         t.handler.snapshot(msg);
         break;
       case 'change':
@@ -163,10 +176,16 @@ export class Realtime {
         if (t && t.handler.presence) t.handler.presence(msg);
         break;
       case 'error':
-        if (t && t.handler.error) {
-          if (msg.code === 'not_found') this.topics.delete(msg.topic);
-          t.handler.error(msg);
+        if (!t) return;
+        if (msg.code === 'not_found') this.topics.delete(msg.topic);
+        if (msg.code === 'unavailable') {
+          // The subscription ended; ask again later, resuming from the seq it had (a new socket's onopen
+          // resubscribes every topic anyway and clears this timer).
+          clearTimeout(t.retryTimer);
+          t.retryTimer = setTimeout(() => this.sendSubscribe(msg.topic), Realtime.backoff(t.retries));
+          t.retries += 1;
         }
+        if (t.handler.error) t.handler.error(msg);
         break;
       case 'pong':
         clearTimeout(this.pongTimer);
