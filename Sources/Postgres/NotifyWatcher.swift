@@ -14,6 +14,8 @@ final class NotifyWatcher: CommitWatcher, Sendable {
     static let reconnectDelays = (first: 0.1, longest: 5.0)
 
     private let url: String
+    /// The listener's heartbeat (`PostgresConfiguration.listenerHeartbeat`).
+    private let heartbeat: Duration?
     private let channels: CommitChannels
     private let events: @Sendable (CommitWatcherEvent) -> Void
     private let queue = DispatchQueue(label: "chronir.postgres.commit-watcher")
@@ -26,8 +28,9 @@ final class NotifyWatcher: CommitWatcher, Sendable {
     private let state = Mutex<(listener: PostgresListener?, stopped: Bool, delay: Double)>((nil, false, 0.1))
 
     /// Starts listening (connecting on its own queue).
-    init(url: String, channels: CommitChannels, events: @escaping @Sendable (CommitWatcherEvent) -> Void) {
+    init(url: String, heartbeat: Duration?, channels: CommitChannels, events: @escaping @Sendable (CommitWatcherEvent) -> Void) {
         self.url = url
+        self.heartbeat = heartbeat
         self.channels = channels
         self.events = events
         queue.async { [self] in connect() }
@@ -51,7 +54,8 @@ final class NotifyWatcher: CommitWatcher, Sendable {
     private func connect() {
         guard !state.withLock({ $0.stopped }) else { return }
         do {
-            let listener = try PostgresListener(url: url, channels: [channels.changes] + channels.others) { [weak self] event in
+            let listener = try PostgresListener(url: url, channels: [channels.changes] + channels.others, heartbeat: heartbeat) {
+                [weak self] event in
                 self?.received(event)
             }
             let keep = state.withLock { state -> Bool in
@@ -103,6 +107,6 @@ extension PostgresDatabase {
     public func watchCommits(
         channels: CommitChannels, events: @escaping @Sendable (CommitWatcherEvent) -> Void
     ) throws -> any CommitWatcher {
-        NotifyWatcher(url: url, channels: channels, events: events)
+        NotifyWatcher(url: url, heartbeat: listenerHeartbeat, channels: channels, events: events)
     }
 }

@@ -370,6 +370,29 @@ public final class PostgresConnection: SQLConnection {
         return received
     }
 
+    /// Sends `SELECT 1` without waiting for its answer: a liveness probe on a connection that
+    /// otherwise only listens. `probeAnswered()` reads the answer once `notifications()` consumed
+    /// the input; send no other statement while a probe is outstanding.
+    public func sendProbe() throws(PostgresError) {
+        let connection = try open()
+        guard PQsendQuery(connection, "SELECT 1") == 1 else {
+            throw PostgresError(.connection, message: Self.message(connection))
+        }
+    }
+
+    /// Whether the outstanding probe's whole answer has arrived (its results are consumed); never
+    /// blocks. Call only while a probe is outstanding, after `notifications()`.
+    public func probeAnswered() throws(PostgresError) -> Bool {
+        let connection = try open()
+        while PQisBusy(connection) == 0 {
+            guard let result = PQgetResult(connection) else { return true }
+            let status = PQresultStatus(result)
+            PQclear(result)
+            guard status == PGRES_TUPLES_OK else { throw PostgresError(.connection, message: Self.message(connection)) }
+        }
+        return false
+    }
+
     /// Quotes `name` as an SQL identifier (`PQescapeIdentifier`), e.g. for `LISTEN`.
     public func quoteIdentifier(_ name: String) throws(PostgresError) -> String {
         let connection = try open()

@@ -11,12 +11,23 @@ public struct PostgresConfiguration: Sendable {
     /// Told how long each transaction waited and ran, and whether each transaction reached the
     /// primary (metrics); nil: nothing timed.
     public var observer: (any DatabaseObserver)?
+    /// How often the commit watcher's `LISTEN` connection probes the server (`PostgresListener`):
+    /// a server that stops answering is left within twice this (nil: never probed).
+    public var listenerHeartbeat: Duration?
+
+    /// The default `listenerHeartbeat`: a silent primary is left within 10 s, about when
+    /// `tcp_user_timeout` gives up on a statement in flight (`PostgresConnection.defaultParameters`).
+    public static let defaultListenerHeartbeat: Duration = .seconds(5)
 
     /// Creates options; the defaults suit one small instance.
-    public init(readerCount: Int = 4, concurrentWriterCount: Int = 4, observer: (any DatabaseObserver)? = nil) {
+    public init(
+        readerCount: Int = 4, concurrentWriterCount: Int = 4, observer: (any DatabaseObserver)? = nil,
+        listenerHeartbeat: Duration? = defaultListenerHeartbeat
+    ) {
         self.readerCount = readerCount
         self.concurrentWriterCount = concurrentWriterCount
         self.observer = observer
+        self.listenerHeartbeat = listenerHeartbeat
     }
 }
 
@@ -32,11 +43,14 @@ public final class PostgresDatabase: QueuedDatabase {
     public let url: String
     /// The writer queue and the reader pool (`QueuedDatabase` forwards `write`, `read`, … to them).
     public let queues: ConnectionQueues<PostgresConnection>
+    /// `PostgresConfiguration.listenerHeartbeat`, for `watchCommits`.
+    let listenerHeartbeat: Duration?
 
     /// Connects the writer and the readers (blocking); throws the first connection error.
     public init(url: String, options: PostgresConfiguration = PostgresConfiguration()) throws(PostgresError) {
         precondition(options.readerCount >= 1, "PostgresConfiguration.readerCount must be at least 1")
         self.url = url
+        listenerHeartbeat = options.listenerHeartbeat
         let writer = try PostgresConnection(url: url)
         writer.availabilityObserver = options.observer
         var readers: [PostgresConnection] = []

@@ -86,20 +86,7 @@ public final class PostgresServer: @unchecked Sendable {
     /// checkpoint, no goodbye to any client, WAL not yet streamed to a standby is lost. Returns once
     /// the postmaster is gone. `start()` would recover from the WAL (crash recovery).
     public func kill() throws {
-        let pidLine = readWholeFile("\(directory)/data/postmaster.pid").split(separator: "\n").first
-        guard let pidLine, let postmaster = pid_t(pidLine) else {
-            throw StartError(description: "no postmaster.pid in \(directory)/data: is the server running?")
-        }
-        // Its children (backends, walsender, checkpointer…), found before the postmaster dies.
-        var children: [pid_t] = []
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let pid = pid_t(entry) else { continue }
-            // /proc/PID/stat: "pid (comm) state ppid …"; comm may hold spaces, so split after ')'.
-            let stat = readWholeFile("/proc/\(pid)/stat")
-            guard let close = stat.lastIndex(of: ")") else { continue }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            if fields.count > 1, pid_t(fields[1]) == postmaster { children.append(pid) }
-        }
+        let (postmaster, children) = try processes()
         Foundation.kill(postmaster, SIGKILL)
         for child in children { Foundation.kill(child, SIGKILL) }
         var waited = 0
@@ -115,6 +102,39 @@ public final class PostgresServer: @unchecked Sendable {
             if waited > Self.toolTimeoutSeconds * 1_000 { throw StartError(description: "postmaster \(postmaster) survived SIGKILL") }
             usleep(10_000)
         }
+    }
+
+    /// The machine stops answering but its kernel does not: SIGSTOP to the postmaster and every
+    /// process it started, so connections stay open and their data is acknowledged by TCP while no
+    /// answer ever comes (a hung server, or a proxy in front of a vanished one). `resume()` undoes it.
+    public func pause() throws {
+        let (postmaster, children) = try processes()
+        for pid in [postmaster] + children { Foundation.kill(pid, SIGSTOP) }
+    }
+
+    /// SIGCONT to what `pause()` stopped.
+    public func resume() throws {
+        let (postmaster, children) = try processes()
+        for pid in [postmaster] + children { Foundation.kill(pid, SIGCONT) }
+    }
+
+    /// The postmaster (from `postmaster.pid`) and the processes it started (backends, walsender,
+    /// checkpointer…), read from /proc.
+    private func processes() throws -> (postmaster: pid_t, children: [pid_t]) {
+        let pidLine = readWholeFile("\(directory)/data/postmaster.pid").split(separator: "\n").first
+        guard let pidLine, let postmaster = pid_t(pidLine) else {
+            throw StartError(description: "no postmaster.pid in \(directory)/data: is the server running?")
+        }
+        var children: [pid_t] = []
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = pid_t(entry) else { continue }
+            // /proc/PID/stat: "pid (comm) state ppid …"; comm may hold spaces, so split after ')'.
+            let stat = readWholeFile("/proc/\(pid)/stat")
+            guard let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, pid_t(fields[1]) == postmaster { children.append(pid) }
+        }
+        return (postmaster, children)
     }
 
     /// How `pg_ctl stop` ends the server (https://www.postgresql.org/docs/15/app-pg-ctl.html).

@@ -192,6 +192,62 @@ struct PostgresRestartTests {
         #expect(try again.query("SELECT 1").map(\.values) == [[.integer(1)]])
     }
 
+    @Test(
+        """
+        a server that stops answering while its kernel still acknowledges (every process SIGSTOPped) ends a listener with a \
+        heartbeat: .disconnected names the heartbeat
+        """
+    )
+    func silentServerEndsListener() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        let events = Mutex<[PostgresListener.Event]>([])
+        let listener = try PostgresListener(url: server.url, channels: ["c"], heartbeat: .milliseconds(200)) { event in
+            events.withLock { $0.append(event) }
+        }
+        listener.start()
+        defer { listener.stop() }
+        try server.pause()
+        defer { try? server.resume() }
+        #expect(waitUntil { events.withLock { !$0.isEmpty } })
+        let first = events.withLock { $0.first }
+        guard case .disconnected(let message) = first else {
+            Issue.record("expected .disconnected, got \(String(describing: first))")
+            return
+        }
+        #expect(message.contains("heartbeat"))
+    }
+
+    @Test(
+        """
+        the commit watcher leaves a silent server (SIGSTOP) by its heartbeat, says so, and listens again once the server answers \
+        (.listening resumed); a NOTIFY then arrives
+        """
+    )
+    func commitWatcherLeavesSilentServer() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        let database = try PostgresDatabase(
+            url: server.url, options: PostgresConfiguration(readerCount: 1, concurrentWriterCount: 0, listenerHeartbeat: .milliseconds(200))
+        )
+        defer { database.close() }
+        let events = Mutex<[CommitWatcherEvent]>([])
+        let watcher = try database.watchCommits(channels: CommitChannels(changes: "c")) { event in events.withLock { $0.append(event) } }
+        defer { watcher.stop() }
+        #expect(waitUntil { events.withLock { $0.contains(.listening(resumed: false)) } })
+        try server.pause()
+        let left = waitUntil {
+            events.withLock { $0.contains { if case .notListening(let reason, _) = $0 { reason.contains("heartbeat") } else { false } } }
+        }
+        try server.resume()
+        #expect(left)
+        #expect(waitUntil { events.withLock { $0.contains(.listening(resumed: true)) } })
+        events.withLock { $0.removeAll() }
+        let sender = try PostgresConnection(url: server.url)
+        try sender.run("SELECT pg_notify('c', 'after')", [])
+        #expect(waitUntil { events.withLock { $0.contains(.commitAnnounced) } })
+    }
+
     @Test("a restart between transactions is invisible: the next transaction finds the connection closed at BEGIN, reconnects and runs")
     func restartBetweenTransactions() throws {
         let server = try PostgresServer()
