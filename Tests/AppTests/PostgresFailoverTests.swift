@@ -1,4 +1,8 @@
+import Domain
 import Foundation
+import Logging
+import Storage
+import Store
 import Synchronization
 import TestSupport
 import Testing
@@ -126,7 +130,93 @@ struct PostgresFailoverTests {
         }
     }
 
-    /// Everything both cases start from: a primary and its streaming standby, instances A and B on the
+    @Test(
+        """
+        outbox leases and staged fires survive the promotion: a fire staged before is not staged again, a claim made before holds \
+        its lease on the new primary and is claimed again once it lapses (at-least-once, nothing lost), and a fire due while no \
+        primary existed is staged after, not skipped
+        """
+    )
+    func leasesAndFiresSurvivePromotion() async throws {
+        try await withFailoverPair(synchronous: true) { pair in
+            let (primary, standby, a, b, token) = (pair.primary, pair.standby, pair.a, pair.b, pair.token)
+            let quiet = Logger.quiet
+            let ahead = NotificationScheduler.lookaheadMilliseconds
+            let schedule =
+                #""schedule":{"type":"custom_days","interval_days":1,"start_date":"2026-02-01"},"timezone":"UTC","assigned_to_uids":[]"#
+            func alarm(_ title: String, hour: Int, minute: Int) async throws {
+                try await a.h.expect(
+                    201, .post, "/v1/groups/\(pair.groupID)/alarms",
+                    json: #"{"title":"\#(title)",\#(schedule),"times_of_day":[{"hour":\#(hour),"minute":\#(minute)}]}"#, token: token)
+            }
+            try await alarm("Before", hour: 10, minute: 0)
+            try await alarm("During", hour: 10, minute: 5)
+            let before = try #require(Timestamp.parse("2026-02-06T10:00:00Z"))
+            let during = try #require(Timestamp.parse("2026-02-06T10:05:00Z"))
+            // Ana's phone, after her own notifications were expanded (they go to nobody else).
+            let start = a.h.clock.nowMilliseconds()
+            _ = try a.h.database.writeSync { db in
+                try NotificationDeliveries.expand(at: start, providers: [.apns], webhook: false, limit: 1_000, on: db)
+            }
+            try await a.h.expect(
+                201, .put, "/v1/me/devices/phone",
+                json: #"{"platform":"ios","provider":"apns","token":"\#(String(repeating: "ab", count: 32))"}"#,
+                token: token)
+
+            // On the old primary: the 10:00 fire staged and expanded, then claimed by instance A until 10:01.
+            #expect(try FireScheduler.runOnce(database: a.h.database, at: before - ahead, logger: quiet).queued == 1)
+            _ = try a.h.database.writeSync { db in
+                try NotificationDeliveries.expand(
+                    at: before - ahead, lookahead: ahead, providers: [.apns], webhook: false, limit: 1_000, on: db)
+            }
+            let claimedByA = try a.h.database.writeSync { db in
+                try NotificationDeliveries.claim(owner: "instance_a", at: before, leaseUntil: before + 60_000, limit: 1_000, on: db)
+            }
+            #expect(claimedByA.deliveries.count == 1)
+            #expect(claimedByA.deliveries.first.map { $0.type == .alarmFired && $0.key.hasSuffix(":\(before)") } == true)
+
+            // The machine dies at 10:00 with A's claim unsettled (A died with it, say); the standby is promoted.
+            try await blocking { try primary.kill() }
+            try await blocking { try standby.promote() }
+
+            // B's first pass after the promotion, at 10:00:30: the fire is not staged twice and A's lease holds.
+            let firstPass = await eventually(timeout: PostgresOutageTests.recovery) {
+                (try? FireScheduler.runOnce(database: b.h.database, at: before + 30_000, logger: quiet)) != nil
+            }
+            #expect(firstPass)
+            #expect(try FireScheduler.runOnce(database: b.h.database, at: before + 30_000, logger: quiet).total == 0, "staged once")
+            let early = try b.h.database.writeSync { db in
+                try NotificationDeliveries.claim(
+                    owner: "instance_b", at: before + 30_000, leaseUntil: before + 90_000, limit: 1_000, on: db)
+            }
+            #expect(early.deliveries.isEmpty && early.cancelled == 0, "A's lease came through the promotion")
+            // At 10:07 (no pass ran while there was no primary): the 10:05 fire is staged late, not skipped, and
+            // A's lapsed claim is B's: the 10:00 fire is sent again, not lost.
+            let late = during + 2 * 60_000
+            #expect(
+                try FireScheduler.runOnce(database: b.h.database, at: late, logger: quiet)
+                    == NotificationScheduler.Pass(queued: 1, skipped: 0))
+            _ = try b.h.database.writeSync { db in
+                try NotificationDeliveries.expand(at: late, providers: [.apns], webhook: false, limit: 1_000, on: db)
+            }
+            let claimedByB = try b.h.database.writeSync { db in
+                try NotificationDeliveries.claim(owner: "instance_b", at: late, leaseUntil: late + 60_000, limit: 1_000, on: db)
+            }
+            let keys = Set(claimedByB.deliveries.map(\.key))
+            #expect(claimedByA.deliveries.allSatisfy { keys.contains($0.key) }, "the lapsed lease is claimed again")
+            #expect(keys.contains { $0.hasPrefix("alarm_fired:") && $0.hasSuffix(":\(during)") }, "the 10:05 fire is sent late")
+            #expect(claimedByB.deliveries.count == 2)
+            for delivery in claimedByB.deliveries {
+                try b.h.database.writeSync { db in try NotificationDeliveries.settle(delivery.id, on: db) }
+            }
+            let after = try b.h.database.writeSync { db in
+                try NotificationDeliveries.claim(owner: "instance_b", at: late + 120_000, leaseUntil: late + 180_000, limit: 1_000, on: db)
+            }
+            #expect(after.deliveries.isEmpty, "settled once, never again")
+        }
+    }
+
+    /// Everything the cases start from: a primary and its streaming standby, instances A and B on the
     /// multi-host URL with `target_session_attrs=read-write`, an account with a group made through A, and a
     /// subscriber to that group on B's served port.
     struct Pair {
