@@ -64,6 +64,22 @@ public enum DeviceStore {
         ).map(deviceFromRow)
     }
 
+    /// The devices of several accounts in one query, as (account, device) pairs: each account's
+    /// in `devices(userID:)` order, the accounts in `userIDs` order.
+    public static func devices(userIDs: [String], on db: any SQLConnection) throws -> [(userID: String, device: Device)] {
+        guard !userIDs.isEmpty else { return [] }
+        let placeholders = userIDs.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
+        let rows = try db.query(
+            "SELECT user_id, \(columns()) FROM devices WHERE user_id IN (\(placeholders)) ORDER BY last_seen_ms DESC, device_id",
+            userIDs.map { .text($0) })
+        var byUser: [String: [Device]] = [:]
+        for row in rows {
+            guard let userID = row.string("user_id") else { throw StoreError.corruptRow(table: "devices") }
+            byUser[userID, default: []].append(try deviceFromRow(row))
+        }
+        return userIDs.flatMap { userID in (byUser[userID] ?? []).map { (userID, $0) } }
+    }
+
     /// Deletes one device of the account; false when it has none of that id.
     @discardableResult
     public static func delete(userID: String, deviceID: String, on db: any SQLConnection) throws -> Bool {

@@ -73,15 +73,15 @@ public enum NotificationDeliveries {
                 continue
             }
             let users = try recipients(of: entry, on: db)
-            for userID in users {
-                for device in try DeviceStore.devices(userID: userID, on: db) where providers.contains(device.provider) {
-                    result.deliveries += try insert(
-                        entry, channel: "device", userID: userID, deviceID: device.deviceID, recipients: nil, at: now, on: db)
+            if !providers.isEmpty, !users.isEmpty {
+                for (userID, device) in try DeviceStore.devices(userIDs: users, on: db) where providers.contains(device.provider) {
+                    try insert(entry, channel: "device", userID: userID, deviceID: device.deviceID, recipients: nil, at: now, on: db)
+                    result.deliveries += 1
                 }
             }
             if webhook, !users.isEmpty {
-                result.deliveries += try insert(
-                    entry, channel: "webhook", userID: nil, deviceID: nil, recipients: users, at: now, on: db)
+                try insert(entry, channel: "webhook", userID: nil, deviceID: nil, recipients: users, at: now, on: db)
+                result.deliveries += 1
             }
             try finish(entry.id, .expanded, at: now, on: db)
             result.expanded += 1
@@ -89,11 +89,14 @@ public enum NotificationDeliveries {
         return result
     }
 
+    /// Makes one delivery (`send`: pipelined on PostgreSQL, no round trip of its own). A row is
+    /// expanded once, in the transaction that marks it expanded, so the insert never meets an
+    /// existing delivery; `ON CONFLICT DO NOTHING` only guards that.
     private static func insert(
         _ entry: NotificationOutbox.Entry, channel: String, userID: String?, deviceID: String?, recipients: [String]?,
         at now: Int64, on db: any SQLConnection
-    ) throws -> Int {
-        try db.run(
+    ) throws {
+        try db.send(
             """
             INSERT INTO notification_deliveries (outbox_id, channel, user_id, device_id, recipients, next_attempt_ms,
                 expires_ms)
@@ -106,29 +109,42 @@ public enum NotificationDeliveries {
             ])
     }
 
-    /// The queued recipients still entitled to the notification now.
+    /// The queued recipients still entitled to the notification now, once each, in queued order: for
+    /// a group's notification the active, listening members of a live (not deleted, not frozen) group
+    /// whose accounts are active — one query; otherwise active accounts (an invitation only while it
+    /// is pending).
     static func recipients(of entry: NotificationOutbox.Entry, on db: any SQLConnection) throws -> [String] {
-        var users = entry.recipients.filter { $0 != entry.actorID }
+        let candidates = entry.recipients.filter { $0 != entry.actorID }
+        guard !candidates.isEmpty else { return [] }
+        let entitled: [Row]
         if let groupID = entry.groupID {
-            let live = try db.queryOne(
-                "SELECT 1 AS one FROM groups WHERE id = ?1 AND deleted_ms IS NULL AND frozen_ms IS NULL", [.text(groupID)])
-            guard live != nil else { return [] }
-            users = try NotificationOutbox.listening(users, in: groupID, on: db)
+            entitled = try db.query(
+                """
+                SELECT m.user_id AS id FROM group_members m
+                JOIN groups g ON g.id = m.group_id AND g.deleted_ms IS NULL AND g.frozen_ms IS NULL
+                JOIN users u ON u.id = m.user_id AND u.deleted_ms IS NULL AND u.status = 'active'
+                WHERE m.group_id = ?1 AND m.status = 'active' AND m.notification_enabled = 1
+                """, [.text(groupID)])
+        } else {
+            if entry.type == .groupInvitation {
+                let pending = try db.queryOne(
+                    "SELECT 1 AS one FROM invitations WHERE id = ?1 AND status = 'pending'",
+                    [.text(entry.content.data["invitation_id"] ?? "")])
+                guard pending != nil else { return [] }
+            }
+            let placeholders = candidates.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
+            entitled = try db.query(
+                "SELECT id FROM users WHERE id IN (\(placeholders)) AND deleted_ms IS NULL AND status = 'active'",
+                candidates.map { .text($0) })
         }
-        if entry.type == .groupInvitation {
-            let pending = try db.queryOne(
-                "SELECT 1 AS one FROM invitations WHERE id = ?1 AND status = 'pending'",
-                [.text(entry.content.data["invitation_id"] ?? "")])
-            guard pending != nil else { return [] }
-        }
-        return try users.filter { user in
-            try db.queryOne(
-                "SELECT 1 AS one FROM users WHERE id = ?1 AND deleted_ms IS NULL AND status = 'active'", [.text(user)]) != nil
-        }
+        let ids = Set(entitled.compactMap { $0.string("id") })
+        var seen = Set<String>()
+        return candidates.filter { ids.contains($0) && seen.insert($0).inserted }
     }
 
+    /// Marks an outbox row done (`send`: no round trip of its own on PostgreSQL).
     static func finish(_ outboxID: Int64, _ state: NotificationOutbox.State, at now: Int64, on db: any SQLConnection) throws {
-        try db.run(
+        try db.send(
             "UPDATE notification_outbox SET state = ?2, done_ms = ?3 WHERE id = ?1",
             [.integer(outboxID), .text(state.rawValue), .integer(now)])
     }
