@@ -138,6 +138,23 @@ public enum NotificationOutbox {
         return candidates.filter { listening.contains($0) && seen.insert($0).inserted }
     }
 
+    /// The group's name and its members among `candidates` who are active and listening, in
+    /// `candidates` order, once each — `groupName` and `listening` in one query (a fire's staging
+    /// needs both).
+    static func audience(_ candidates: [String], in groupID: String, on db: any SQLConnection) throws
+        -> (groupName: String, listening: [String])
+    {
+        let rows = try db.query(
+            """
+            SELECT g.name AS name, m.user_id AS user_id FROM groups g
+            LEFT JOIN group_members m ON m.group_id = g.id AND m.status = 'active' AND m.notification_enabled = 1
+            WHERE g.id = ?1
+            """, [.text(groupID)])
+        let members = Set(rows.compactMap { $0.string("user_id") })
+        var seen = Set<String>()
+        return (rows.first?.string("name") ?? "", candidates.filter { members.contains($0) && seen.insert($0).inserted })
+    }
+
     static func groupName(_ groupID: String, on db: any SQLConnection) throws -> String {
         try db.queryOne("SELECT name FROM groups WHERE id = ?1", [.text(groupID)])?.string("name") ?? ""
     }

@@ -77,7 +77,7 @@ public enum NotificationScheduler {
             let rows = try due(.preAlarm, at: now, lookahead: lookahead, limit: limit - (pass.total - fires), on: db)
             guard !rows.isEmpty else { break }
             for (alarm, instant) in rows {
-                try db.run(
+                try db.send(
                     "UPDATE shared_alarms SET pre_alarm_ms = ?2 WHERE id = ?1",
                     [.text(alarm.id), SQLValue(alarm.preAlarm(after: instant)?.at)])
                 guard let pre = alarm.preAlarms.first(where: { $0.at == instant }) else { continue }
@@ -132,8 +132,7 @@ public enum NotificationScheduler {
             guard legacy.isEmpty else { return nil }
         }
         let pending = alarm.openOccurrence?.pendingUIDs ?? []
-        let recipients = try NotificationOutbox.listening(pending, in: alarm.groupID, on: db)
-        let group = try NotificationOutbox.groupName(alarm.groupID, on: db)
+        let (group, recipients) = try NotificationOutbox.audience(pending, in: alarm.groupID, on: db)
         let scheduled = alarm.openOccurrence?.scheduledAt ?? Timestamp(milliseconds: instant)
         let message =
             type == .alarmFired
