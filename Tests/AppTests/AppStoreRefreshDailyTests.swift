@@ -55,6 +55,8 @@ struct AppStoreRefreshDailyTests {
         #expect(await s.refresher.pass(at: bought + 2 * Self.day) == ["2000": .applied])
         #expect(try await s.h.tier(bobToken) == "plus")
         #expect(try await s.apple.received().reads == ["1000", "2000", "2000"])
+        let metrics = Exposition(s.h.app.services.metrics.exposition())
+        #expect(metrics[#"chronir_appstore_refreshes_total{outcome="applied"}"#] == 3)
     }
 
     @Test("one pass refreshes at most batchSize purchases, the longest unrefreshed first; the rest wait for the next pass")
@@ -92,5 +94,7 @@ struct AppStoreRefreshDailyTests {
         #expect(second.values.allSatisfy { $0 == .notFound }, "the fake knows none of them: settled, not retried")
         #expect(await s.refresher.pass(at: at).isEmpty)
         #expect(try await s.apple.received().reads.count == count + 1)
+        let metrics = Exposition(s.h.app.services.metrics.exposition())
+        #expect(metrics[#"chronir_appstore_refreshes_total{outcome="not_found"}"#] == Double(count + 1))
     }
 }

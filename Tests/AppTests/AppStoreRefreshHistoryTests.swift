@@ -87,6 +87,10 @@ struct AppStoreRefreshHistoryTests {
         #expect(try await AppStoreRefreshTests.causes(s) == changes)
         #expect(try await s.apple.historyRequests().last?.start == now - AppStoreHistoryCatchUp.overlapMilliseconds)
         #expect(try await s.h.entitlement(s.token)["state"] as? String == "revoked")
+        let metrics = Exposition(s.h.app.services.metrics.exposition())
+        #expect(metrics[#"chronir_appstore_history_notifications_total{outcome="applied"}"#] == 2)
+        #expect(metrics[#"chronir_appstore_history_notifications_total{outcome="ignored"}"#] == 1)
+        #expect(metrics[#"chronir_appstore_history_notifications_total{outcome="duplicate"}"#] == nil, "a replay is not counted")
     }
 
     @Test("the API down: nothing changes and the catch-up is retried later; cut after a page, it goes on from that page's token")

@@ -155,7 +155,7 @@ public final class AppStoreRefresher: Sendable {
         }
     }
 
-    /// Nothing to apply, but Apple answered: no refresh pending until the period ends again.
+    /// Nothing to apply, but Apple answered: no refresh pending until the period ends again or a day has passed.
     private func settle(_ storeID: String, _ outcome: Outcome, at now: Int64) async -> Outcome {
         _ = try? await services.database.write { db in try EntitlementStore.appStoreRefreshed(storeID: storeID, at: now, on: db) }
         return outcome
