@@ -28,6 +28,9 @@
 #
 # Env: CHRONIR_SERVER (else `swift build -c release`), KEEP_WORK=1 keeps the temp dir (server log),
 # BENCH_RECEIVER=sink|fake (default sink), RECEIVER_WORKERS (the sink's processes, default nproc).
+# BENCH_DATABASE=postgres runs the server on a throwaway PostgreSQL cluster (scripts/lib/postgres.sh:
+# fsync on, as SQLite's default durability) instead of SQLite; with DELAY_US=N it connects through
+# Benchmarks/loadgen/delayproxy.c, N µs each way (issue 35's round trip: DELAY_US=300 ≈ 0.7 ms).
 source "$(dirname "$0")/lib.sh"
 alarms=${1:-10000}
 groups=${2:-1000}
@@ -81,10 +84,26 @@ receiver_cpu_pids=$(awk '/^READY/ {print $3}' "$work/receiver.out")
 receiver_cpu_pids=${receiver_cpu_pids:-$receiver_pid}
 [ -n "$receiver_port" ] || { echo "webhook receiver did not start:" >&2; cat "$work/receiver.log" >&2; exit 1; }
 
-start_chronir --metrics-port auto --max-members 100 \
+database=()
+if [ "${BENCH_DATABASE:-sqlite}" = postgres ]; then
+    source scripts/lib/postgres.sh  # pg_start, pg_stop
+    trap 'pg_stop; cleanup' EXIT
+    chmod 755 "$work"
+    pg_start "$work/pg"
+    db_port=$pg_port
+    if [ -n "${DELAY_US:-}" ]; then
+        gcc -O2 -Wall -pthread -o "$work/delayproxy" Benchmarks/loadgen/delayproxy.c
+        db_port=$(server_free_port)
+        "$work/delayproxy" "$db_port" "$pg_port" "$DELAY_US" 3600 2>"$work/proxy.log" &
+        pids+=($!)
+        server_wait_tcp "$db_port"
+    fi
+    database=(--database-url "postgresql://chronir@127.0.0.1:$db_port/postgres?sslmode=disable")
+fi
+start_chronir --metrics-port auto --max-members 100 "${database[@]}" \
     --notify-webhook-url "https://127.0.0.1:$receiver_port/hook" --notify-webhook-secret-file "$work/webhook.secret" \
     --push-allow-private-endpoints --outbound-ca-file "$work/ca.pem"
-echo "notifications: $alarms alarms across $groups groups; receiver $receiver_name; $(nproc) cores, load $(load)"
+echo "notifications: $alarms alarms across $groups groups; receiver $receiver_name; database ${BENCH_DATABASE:-sqlite}${DELAY_US:+ through a ${DELAY_US} µs-each-way proxy}; $(nproc) cores, load $(load)"
 
 status=0
 BENCH_CPU_PIDS="$CH_PID $receiver_cpu_pids" python3 Benchmarks/loadgen/notifications_bench.py "$CH_PORT" "$metrics_base" "https://127.0.0.1:$receiver_port" \

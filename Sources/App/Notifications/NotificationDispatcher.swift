@@ -311,7 +311,12 @@ public final class NotificationDispatcher: Sendable {
         guard !outcomes.isEmpty else { return round }
         let planned = outcomes.map { delivery, outcome in (delivery, outcome, nextAttempt(after: outcome, of: delivery, now: now)) }
         let kept = try await database.write { db in
-            try planned.map { delivery, outcome, next in try Self.apply(outcome, to: delivery, nextAttempt: next, on: db) }
+            var done: [Int64] = []
+            let kept = try planned.map { delivery, outcome, next in
+                try Self.apply(outcome, to: delivery, nextAttempt: next, done: &done, on: db)
+            }
+            try NotificationDeliveries.settle(done, on: db)
+            return kept
         }
         for ((delivery, outcome, _), kept) in zip(planned, kept) {
             record(delivery, outcome, kept: kept, round: &round)
@@ -337,22 +342,24 @@ public final class NotificationDispatcher: Sendable {
         return now + retry.delay(attempts: delivery.attempts, retryAfterMilliseconds: retryAfter, unit: unitRandom())
     }
 
-    /// Settles one outcome in the round's transaction: delivered or rejected → done; retry → due at
-    /// `nextAttempt` (false when that passes its TTL and it was dropped); device gone → the device is
-    /// deleted, and with it its deliveries.
+    /// Settles one outcome in the round's transaction: delivered or rejected → done (its id added to
+    /// `done`, which the caller settles in one statement); retry → due at `nextAttempt` (false when
+    /// that passes its TTL and it was dropped); device gone → the device is deleted, and with it its
+    /// deliveries.
     private static func apply(
-        _ outcome: SendOutcome, to delivery: NotificationDeliveries.Delivery, nextAttempt: Int64?, on db: any SQLConnection
+        _ outcome: SendOutcome, to delivery: NotificationDeliveries.Delivery, nextAttempt: Int64?, done: inout [Int64],
+        on db: any SQLConnection
     ) throws -> Bool {
         switch outcome {
         case .delivered, .rejected:
-            try NotificationDeliveries.settle(delivery.id, on: db)
+            done.append(delivery.id)
         case .retry(let reason, _):
             return try NotificationDeliveries.retry(delivery.id, at: nextAttempt ?? 0, error: reason, on: db)
         case .deviceGone:
             if case .device(let userID, let device) = delivery.target {
                 try NotificationDeliveries.deviceGone(userID: userID, deviceID: device.deviceID, on: db)
             } else {
-                try NotificationDeliveries.settle(delivery.id, on: db)
+                done.append(delivery.id)
             }
         }
         return true

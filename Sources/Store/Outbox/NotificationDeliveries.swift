@@ -244,7 +244,21 @@ public enum NotificationDeliveries {
 
     /// The provider accepted it (or it can never be sent): the delivery is done.
     public static func settle(_ id: Int64, on db: any SQLConnection) throws {
-        try db.run("DELETE FROM notification_deliveries WHERE id = ?1", [.integer(id)])
+        try settle([id], on: db)
+    }
+
+    /// Most ids one settling statement names (a round settles at most the dispatcher's in-flight
+    /// limit, 128 by default: one statement).
+    static let settleChunk = 500
+
+    /// The provider accepted them (or they can never be sent): the deliveries are done — one
+    /// statement per `settleChunk` ids, so settling a round costs one round trip, not one per delivery.
+    public static func settle(_ ids: [Int64], on db: any SQLConnection) throws {
+        for start in stride(from: 0, to: ids.count, by: settleChunk) {
+            let chunk = ids[start..<min(start + settleChunk, ids.count)]
+            let placeholders = chunk.indices.map { "?\($0 - start + 1)" }.joined(separator: ", ")
+            try db.run("DELETE FROM notification_deliveries WHERE id IN (\(placeholders))", chunk.map { SQLValue.integer($0) })
+        }
     }
 
     /// Try again at `nextAttempt` (the lease ends now); past its expiry the delivery is dropped
