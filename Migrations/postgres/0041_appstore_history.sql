@@ -3,9 +3,9 @@
 -- from a little before it. window_start_ms / window_end_ms / page_token: a catch-up that stopped at its
 -- page cap, continued from page_token by the next pass (NULL: none in progress).
 CREATE TABLE appstore_history (
-    id                 INTEGER PRIMARY KEY CHECK (id = 1),
+    id                 BIGINT PRIMARY KEY CHECK (id = 1),
     caught_up_ms       BIGINT,
     window_start_ms    BIGINT,
     window_end_ms      BIGINT,
-    page_token         TEXT
+    page_token         TEXT COLLATE "C"
 );
