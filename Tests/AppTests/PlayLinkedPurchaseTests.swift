@@ -88,5 +88,8 @@ struct PlayAcknowledgementRetryTests {
         #expect(try await play.received("acknowledged") as? [String] == ["tok-ack-1"])
         #expect(await retry.pass(at: now + 10 * PlayAcknowledgements.retryMilliseconds).isEmpty)
         #expect(try await play.received("acknowledged").count == 1, "not acknowledged twice")
+        let metrics = Exposition(h.app.services.metrics.exposition())
+        #expect(metrics[#"chronir_play_acknowledgement_retries_total{outcome="done"}"#] == 1)
+        #expect(metrics[#"chronir_play_acknowledgement_retries_total{outcome="failed"}"#] == nil)
     }
 }

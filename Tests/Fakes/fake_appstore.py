@@ -14,16 +14,25 @@ GET /inApps/v1/subscriptions/ID: a scripted answer first (POST /control/respond 
   "responses": [{"status": 503}]}), else the StatusResponse for the status the test set, else 404
   {"errorCode": 4040010}.
 
+POST /inApps/v1/notifications/history[?paginationToken=T] {"startDate", "endDate"} (Unix ms): Get Notification
+  History. A scripted answer first (token "history"; {"status": 0} answers as unscripted), else 400 {"errorCode": 4000xxx} when a date is
+  missing, startDate > endDate, or startDate is more than 180 days before the fake's clock, or T is not
+  one this fake issued; else the held notifications sent in [startDate, endDate), oldest first, `page_size`
+  a page: {"notificationHistory": [{"signedPayload", "sendAttemptResults"}], "hasMore", "paginationToken"}.
+
 Control: POST /control/clock {"now": unix seconds};
+POST /control/history {"signedPayload", "sent": Unix ms}: a notification Apple holds (never delivered);
+POST /control/history-page-size {"size"};
 POST /control/status {"original", "status", "signedTransactionInfo", "signedRenewalInfo" (optional)}: the
   subscription's lastTransactions item (the test signs the data, as Apple would, with its minted chain);
-GET /received → {"reads": [ID…], "refused": [reason…]}.
+GET /received → {"reads": [ID…], "refused": [reason…], "history": [{"startDate", "endDate", "paginationToken"}…]}.
 """
 
 import base64
 import json
 import sys
 import time
+from urllib.parse import parse_qs
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
@@ -35,9 +44,11 @@ import fake_service
 certfile, keyfile, public_hex, key_id, issuer_id, bundle_id = sys.argv[1:7]
 public_key = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), bytes.fromhex(public_hex))
 sock = fake_service.listening_socket()
-state = {"now": int(time.time()), "statuses": {}, "reads": [], "refused": []}
+state = {"now": int(time.time()), "statuses": {}, "reads": [], "refused": [], "history": [], "held": [], "page_size": 20}
 script = fake_service.Script()
 PREFIX = "/inApps/v1/subscriptions/"
+HISTORY = "/inApps/v1/notifications/history"
+RETENTION_MS = 180 * 86_400_000
 
 
 def b64url(text):
@@ -80,8 +91,53 @@ async def handle(scope, path, method, body, send):
         document = json.loads(body)
         state["statuses"][document["original"]] = document
         return await fake_service.respond(send, 200, {})
+    if path == "/control/history" and method == "POST":
+        document = json.loads(body)
+        state["held"].append({"signedPayload": document["signedPayload"], "sent": int(document["sent"])})
+        return await fake_service.respond(send, 200, {})
+    if path == "/control/history-page-size" and method == "POST":
+        state["page_size"] = int(json.loads(body)["size"])
+        return await fake_service.respond(send, 200, {})
     if path == "/received" and method == "GET":
-        return await fake_service.respond(send, 200, {"reads": state["reads"], "refused": state["refused"]})
+        return await fake_service.respond(
+            send, 200, {"reads": state["reads"], "refused": state["refused"], "history": state["history"]})
+    if path == HISTORY and method == "POST":
+        why = refusal(fake_service.headers_of(scope))
+        if why is not None:
+            state["refused"].append(why)
+            return await fake_service.respond(send, 401)
+        query = parse_qs(scope.get("query_string", b"").decode())
+        token = query.get("paginationToken", [None])[0]
+        try:
+            document = json.loads(body)
+            start, end = int(document["startDate"]), int(document["endDate"])
+        except (ValueError, KeyError, TypeError):
+            return await fake_service.respond(send, 400, {"errorCode": 4000001, "errorMessage": "invalid request"})
+        state["history"].append({"startDate": start, "endDate": end, "paginationToken": token})
+        scripted = script.next("history")
+        if scripted is not None and scripted["status"] != 0:
+            return await fake_service.respond(send, scripted["status"], scripted.get("body"))
+        if start > end or start < state["now"] * 1000 - RETENTION_MS:
+            return await fake_service.respond(send, 400, {"errorCode": 4000028, "errorMessage": "invalid start date"})
+        offset = 0
+        if token is not None:
+            if not token.startswith("page-") or not token[5:].isdigit():
+                return await fake_service.respond(send, 400, {"errorCode": 4000020, "errorMessage": "invalid token"})
+            offset = int(token[5:])
+        matching = sorted((n for n in state["held"] if start <= n["sent"] < end), key=lambda n: n["sent"])
+        page = matching[offset:offset + state["page_size"]]
+        more = offset + len(page) < len(matching)
+        answer = {
+            "notificationHistory": [
+                {"signedPayload": n["signedPayload"], "sendAttemptResults": [
+                    {"attemptDate": n["sent"], "sendAttemptResult": "UNSUCCESSFUL_HTTP_RESPONSE_CODE"}]}
+                for n in page
+            ],
+            "hasMore": more,
+        }
+        if more:
+            answer["paginationToken"] = "page-%d" % (offset + len(page))
+        return await fake_service.respond(send, 200, answer)
     if path.startswith(PREFIX) and method == "GET":
         why = refusal(fake_service.headers_of(scope))
         if why is not None:

@@ -26,6 +26,21 @@ public final class SubscriptionMetrics: Sendable {
         }
         counter.increment()
     }
+
+    /// Counts one event of the store background work (docs/subscriptions.md#operators):
+    /// `chronir_appstore_refreshes_total{outcome}`, `chronir_appstore_history_notifications_total{outcome}`,
+    /// `chronir_play_acknowledgement_retries_total{outcome}`.
+    func count(_ label: String, outcome: String) {
+        let key = label + "\u{0}" + outcome
+        let factory = factory
+        let counter = counters.withLock { counters in
+            if let existing = counters[key] { return existing }
+            let made = Counter(label: label, dimensions: [("outcome", outcome)], factory: factory)
+            counters[key] = made
+            return made
+        }
+        counter.increment()
+    }
 }
 
 /// `chronir_entitlements{tier,state,platform}`: how many entitlements are in each state, read from
@@ -69,6 +84,18 @@ extension ChronirMetrics {
             }
         }
     }
+
+    /// Counts one App Store status refresh by its outcome (`AppStoreRefresher.Outcome`).
+    func appStoreRefresh(outcome: String) { subscriptions.count("chronir_appstore_refreshes_total", outcome: outcome) }
+
+    /// Counts one notification the Get Notification History catch-up handled that the server had not
+    /// (applied, unbound, stale, ignored; a duplicate is not counted).
+    func storeHistoryNotification(outcome: String) {
+        subscriptions.count("chronir_appstore_history_notifications_total", outcome: outcome)
+    }
+
+    /// Counts one retried Google Play acknowledgement: `done` (acknowledged, or no longer owed) or `failed`.
+    func playAcknowledgementRetry(outcome: String) { subscriptions.count("chronir_play_acknowledgement_retries_total", outcome: outcome) }
 
     /// Counts one store notification (`SubscriptionMetrics`).
     func storeNotification(source: EntitlementSource, outcome: String) { subscriptions.record(source: source, outcome: outcome) }

@@ -92,8 +92,18 @@ enum SubscriptionRoutes {
     static func appleNotification(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let verifier = try appStore(services)
         let body = try JSONBody.decode(NotificationBody.self, from: request)
+        _ = try await handleAppleNotification(body.signedPayload, verifier: verifier, services: services)
+        return HTTPResponse(status: .ok)
+    }
+
+    /// Verifies, records and applies one App Store notification's `signedPayload` — the handling of
+    /// `POST /v1/store/apple/notifications`, also fed by the Get Notification History catch-up
+    /// (`AppStoreHistoryCatchUp`). Returns the outcome counted in `chronir_store_notifications_total`
+    /// (applied, unbound, stale, ignored, duplicate); throws 422 CA070 when verification fails (counted
+    /// refused), or the database's error (nothing recorded: one transaction).
+    static func handleAppleNotification(_ signedPayload: String, verifier: AppStoreVerifier, services: Services) async throws -> String {
         let notification: AppStoreNotification
-        switch verifier.verifyNotification(body.signedPayload) {
+        switch verifier.verifyNotification(signedPayload) {
         case .success(let verified): notification = verified
         case .failure(let reason):
             services.metrics.storeNotification(source: .appStore, outcome: "refused")
@@ -125,7 +135,7 @@ enum SubscriptionRoutes {
             return outcome
         }
         services.metrics.storeNotification(source: .appStore, outcome: outcome)
-        return HTTPResponse(status: .ok)
+        return outcome
     }
 
     // MARK: Helpers

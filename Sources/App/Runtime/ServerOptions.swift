@@ -331,10 +331,11 @@ public enum ServerOptions {
                 "appstore-root-ca", .subscriptions, "file", .words("Apple Root CA - G3 (built in)"),
                 help: "PEM or DER root certificate(s) replacing Apple's: Xcode's StoreKit testing certificate, tests"),
             pending(
-                "appstore-key-file", .subscriptions, "file", .words("off: no status refresh"),
+                "appstore-key-file", .subscriptions, "file", .words("off: no status refresh, no history catch-up"),
                 help: """
                     the App Store Connect In-App Purchase key (`.p8`, PKCS#8 P-256): turns on the App Store Server API status \
-                    refresh (with `--appstore-key-id`, `--appstore-issuer-id`; [refresh](subscriptions.md#app-store-server-api))
+                    refresh (daily, at expiry) and the notification history catch-up (with `--appstore-key-id`, \
+                    `--appstore-issuer-id`; [refresh](subscriptions.md#app-store-server-api))
                     """),
             pending(
                 "appstore-key-id", .subscriptions, "id", .words("none"),

@@ -14,8 +14,11 @@ public import Transport
 /// Which purchases, when (`EntitlementStore.appStoreRefreshesDue`): one whose period ended without
 /// data saying what came next — a renewal or a refund whose notification never arrived (Apple retries
 /// a notification five times, then gives up) — once, at its expiry; one an operator asked for
-/// (`chronir-admin purchases refresh`); one whose refresh failed, `retryMilliseconds` later. A timer on
-/// the injected monotonic clock starts a pass every `tick`; one pass at a time.
+/// (`chronir-admin purchases refresh`); one whose refresh failed, `retryMilliseconds` later; and every
+/// active one once every `dailyMilliseconds` after its last refresh (or its creation), so a missed
+/// renewal, refund or revocation notification is corrected within a day. A timer on the injected
+/// monotonic clock starts a pass every `tick`; one pass at a time, at most `batchSize` purchases each
+/// (50 a minute: 72,000 a day, the bound on how many active App Store subscriptions a day's refresh covers).
 public final class AppStoreRefresher: Sendable {
     /// How often the timer looks for due refreshes (and an operator's request waits at most).
     public static let tick: DispatchTimeInterval = .seconds(60)
@@ -24,6 +27,8 @@ public final class AppStoreRefresher: Sendable {
     /// Periods that ended longer ago than this are not refreshed by expiry (the first start after this
     /// feature, or after a long outage, does not read every subscription that ever lapsed).
     public static let lookbackMilliseconds: Int64 = 7 * 86_400_000
+    /// How long after its last refresh (or its creation) an active purchase is refreshed again.
+    public static let dailyMilliseconds: Int64 = 86_400_000
     /// Most purchases one pass refreshes (one request each); the rest wait for the next tick.
     public static let batchSize = 50
 
@@ -47,19 +52,24 @@ public final class AppStoreRefresher: Sendable {
     private let verifier: AppStoreVerifier
     private let services: Services
     private let schedule = PassSchedule()
+    /// The Get Notification History catch-up the timer runs before each pass.
+    public let history: AppStoreHistoryCatchUp
 
     /// A refresher reading through `api`, verifying with `verifier`, writing through `services`.
     public init(api: AppStoreServerAPI, verifier: AppStoreVerifier, services: Services) {
         self.api = api
         self.verifier = verifier
         self.services = services
+        self.history = AppStoreHistoryCatchUp(api: api, verifier: verifier, services: services)
     }
 
-    /// Starts the timer on `ticks` (real time by default; a test passes its `ManualClock`): a pass
-    /// every `every`, first after one `every`, dated by the services' wall clock.
+    /// Starts the timer on `ticks` (real time by default; a test passes its `ManualClock`): every
+    /// `every`, first after one `every`, the history catch-up when due (`AppStoreHistoryCatchUp`), then
+    /// a pass, dated by the services' wall clock.
     public func start(ticks: any MonotonicClock = SystemMonotonicClock(), every: DispatchTimeInterval = AppStoreRefresher.tick) {
         let clock = services.clock
         schedule.start(label: "chronir.appstore-refresh", every: every, ticks: ticks) { [self] in
+            _ = await history.run(at: clock.nowMilliseconds())
             _ = await pass(at: clock.nowMilliseconds())
         }
     }
@@ -73,14 +83,18 @@ public final class AppStoreRefresher: Sendable {
         do {
             due = try await services.database.read { db in
                 try EntitlementStore.appStoreRefreshesDue(
-                    at: now, since: now - Self.lookbackMilliseconds, limit: Self.batchSize, on: db)
+                    at: now, since: now - Self.lookbackMilliseconds, dailyEvery: Self.dailyMilliseconds, limit: Self.batchSize, on: db)
             }
         } catch {
             services.logger.error("appstore refresh: cannot read due purchases", metadata: ["error": "\(error)"])
             return [:]
         }
         var outcomes: [String: Outcome] = [:]
-        for purchase in due { outcomes[purchase.storeID] = await refresh(storeID: purchase.storeID, at: now) }
+        for purchase in due {
+            let outcome = await refresh(storeID: purchase.storeID, at: now)
+            services.metrics.appStoreRefresh(outcome: outcome.rawValue)
+            outcomes[purchase.storeID] = outcome
+        }
         return outcomes
     }
 
@@ -141,7 +155,7 @@ public final class AppStoreRefresher: Sendable {
         }
     }
 
-    /// Nothing to apply, but Apple answered: no refresh pending until the period ends again.
+    /// Nothing to apply, but Apple answered: no refresh pending until the period ends again or a day has passed.
     private func settle(_ storeID: String, _ outcome: Outcome, at now: Int64) async -> Outcome {
         _ = try? await services.database.write { db in try EntitlementStore.appStoreRefreshed(storeID: storeID, at: now, on: db) }
         return outcome

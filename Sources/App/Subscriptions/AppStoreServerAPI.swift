@@ -5,8 +5,9 @@ public import Outbound
 import Push
 import Synchronization
 
-/// Apple's App Store Server API, the one call this server makes: Get All Subscription Statuses
-/// (`GET /inApps/v1/subscriptions/{originalTransactionId}`; docs/subscriptions.md#app-store-server-api).
+/// Apple's App Store Server API, the two calls this server makes: Get All Subscription Statuses
+/// (`GET /inApps/v1/subscriptions/{originalTransactionId}`) and Get Notification History
+/// (`POST /inApps/v1/notifications/history`; docs/subscriptions.md#app-store-server-api).
 /// Authorised with an ES256 JWT made from the In-App Purchase key (`--appstore-key-file`, a `.p8`),
 /// signed as APNs' provider tokens are (`JWT.signES256`), reused until `tokenRenewalSeconds` before it
 /// expires. The answer's signed transactions and renewal infos are not trusted here: the caller
@@ -75,6 +76,17 @@ public final class AppStoreServerAPI: Sendable {
         public var signedRenewalInfo: String?
     }
 
+    /// One page of Get Notification History (`NotificationHistoryResponse`).
+    public struct HistoryPage: Sendable, Equatable {
+        /// Each `notificationHistory[].signedPayload`, as sent to the notification URL (a JWS).
+        public var signedPayloads: [String]
+        /// `paginationToken` when `hasMore` is true: the next page's; nil on the last page.
+        public var nextPageToken: String?
+    }
+
+    /// Longest `paginationToken` accepted from Apple (it goes back into a query string; Apple's are UUIDs).
+    public static let maxPaginationTokenLength = 256
+
     /// The configuration in use.
     public let configuration: Configuration
     private let key: P256.PrivateKey
@@ -127,25 +139,44 @@ public final class AppStoreServerAPI: Sendable {
     /// subscription group in the answer. A 401 drops the cached token and is tried once with a new one.
     public func subscriptionStatuses(originalTransactionID: String, now: Int64) async -> Result<[SignedStatus], Failure> {
         guard Self.isPlausibleTransactionID(originalTransactionID) else { return .failure(.notFound) }
-        let url = "\(configuration.baseURL)/inApps/v1/subscriptions/\(originalTransactionID)"
+        return await call(.get, "\(configuration.baseURL)/inApps/v1/subscriptions/\(originalTransactionID)", body: [], now: now)
+            .flatMap { body in Self.statuses(json: body).map { .success($0) } ?? .failure(.unavailable("malformed StatusResponse")) }
+    }
+
+    /// Get Notification History: the notifications Apple sent (or tried to send) from `start` up to
+    /// `end` (Unix ms; Apple keeps 180 days), one page — the first, or the one `pageToken` names. A 401
+    /// is handled as in `subscriptionStatuses`; 400/404 (a window Apple refuses) is `.notFound`.
+    public func notificationHistory(start: Int64, end: Int64, pageToken: String?, now: Int64) async -> Result<HistoryPage, Failure> {
+        var url = "\(configuration.baseURL)/inApps/v1/notifications/history"
+        if let pageToken {
+            guard (1...Self.maxPaginationTokenLength).contains(pageToken.utf8.count),
+                let escaped = pageToken.addingPercentEncoding(withAllowedCharacters: .alphanumerics)
+            else { return .failure(.unavailable("unusable paginationToken")) }
+            url += "?paginationToken=\(escaped)"
+        }
+        let body = Array("{\"startDate\":\(start),\"endDate\":\(end)}".utf8)
+        return await call(.post, url, body: body, now: now).flatMap { body in
+            Self.historyPage(json: body).map { .success($0) } ?? .failure(.unavailable("malformed NotificationHistoryResponse"))
+        }
+    }
+
+    /// One authorised request answered 200 → its body. A 401 drops the cached token and is tried once
+    /// with a new one; 400/404 → `.notFound`; anything else → `.unavailable`.
+    private func call(_ method: OutboundRequest.Method, _ url: String, body: [UInt8], now: Int64) async -> Result<[UInt8], Failure> {
         var retried = false
         while true {
             let jwt = bearerToken(now: now)
+            var headers = [HTTPField(name: "authorization", value: "Bearer \(jwt)")]
+            if !body.isEmpty { headers.append(HTTPField(name: "content-type", value: "application/json")) }
             let response: OutboundResponse
             do {
                 response = try await client.send(
-                    OutboundRequest(
-                        method: .get, url: url, headers: [HTTPField(name: "authorization", value: "Bearer \(jwt)")],
-                        timeout: Self.requestTimeout))
+                    OutboundRequest(method: method, url: url, headers: headers, body: body, timeout: Self.requestTimeout))
             } catch {
                 return .failure(.unavailable("\(error)"))
             }
             switch response.status {
-            case 200:
-                guard let statuses = Self.statuses(json: response.body) else {
-                    return .failure(.unavailable("malformed StatusResponse"))
-                }
-                return .success(statuses)
+            case 200: return .success(response.body)
             case 401 where !retried:
                 token.withLock { cached in if cached?.jwt == jwt { cached = nil } }
                 retried = true
@@ -154,6 +185,22 @@ public final class AppStoreServerAPI: Sendable {
             default: return .failure(.unavailable("app store server api \(response.status)"))
             }
         }
+    }
+
+    /// `NotificationHistoryResponse`: the signed payloads and, when `hasMore`, the next page's token;
+    /// nil when the document is not one (or says `hasMore` without a token).
+    static func historyPage(json: [UInt8]) -> HistoryPage? {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(json))) as? [String: Any],
+            let items = object["notificationHistory"] as? [[String: Any]]
+        else { return nil }
+        var payloads: [String] = []
+        for item in items {
+            guard let signed = item["signedPayload"] as? String else { return nil }
+            payloads.append(signed)
+        }
+        guard object["hasMore"] as? Bool == true else { return HistoryPage(signedPayloads: payloads, nextPageToken: nil) }
+        guard let next = object["paginationToken"] as? String, !next.isEmpty else { return nil }
+        return HistoryPage(signedPayloads: payloads, nextPageToken: next)
     }
 
     /// `StatusResponse.data[].lastTransactions[]`; nil when the document is not one.

@@ -68,6 +68,11 @@ public final class PlayAcknowledgements: Sendable {
             return []
         }
         var owed: [String] = []
+        defer {
+            let failed = owed.count
+            for _ in 0..<failed { services.metrics.playAcknowledgementRetry(outcome: "failed") }
+            for _ in 0..<(due.count - failed) { services.metrics.playAcknowledgementRetry(outcome: "done") }
+        }
         for item in due {
             switch await play.subscription(token: item.token, now: now) {
             case .success(let subscription):
