@@ -62,3 +62,12 @@ extension SQLValue: CustomStringConvertible {
         }
     }
 }
+
+/// SQL text the stores share.
+public enum SQLText {
+    /// `?first, ?first+1, …`: `count` numbered parameters, the list of an `IN (…)` whose values are bound
+    /// from position `first`.
+    public static func parameters(count: Int, from first: Int) -> String {
+        (first..<first + count).map { "?\($0)" }.joined(separator: ", ")
+    }
+}

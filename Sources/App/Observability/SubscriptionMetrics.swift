@@ -14,28 +14,23 @@ public final class SubscriptionMetrics: Sendable {
 
     /// One notification from `source` ended in `outcome`.
     func record(source: EntitlementSource, outcome: String) {
-        let key = source.rawValue + "\u{0}" + outcome
-        let factory = factory
-        let counter = counters.withLock { counters in
-            if let existing = counters[key] { return existing }
-            let made = Counter(
-                label: "chronir_store_notifications_total", dimensions: [("store", source.rawValue), ("outcome", outcome)],
-                factory: factory)
-            counters[key] = made
-            return made
-        }
-        counter.increment()
+        increment("chronir_store_notifications_total", [("store", source.rawValue), ("outcome", outcome)])
     }
 
     /// Counts one event of the store background work (docs/subscriptions.md#operators):
     /// `chronir_appstore_refreshes_total{outcome}`, `chronir_appstore_history_notifications_total{outcome}`,
     /// `chronir_play_acknowledgement_retries_total{outcome}`.
     func count(_ label: String, outcome: String) {
-        let key = label + "\u{0}" + outcome
+        increment(label, [("outcome", outcome)])
+    }
+
+    /// Increments the counter `label{dimensions}`, made on first use and kept.
+    private func increment(_ label: String, _ dimensions: [(String, String)]) {
+        let key = ([label] + dimensions.map(\.1)).joined(separator: "\u{0}")
         let factory = factory
         let counter = counters.withLock { counters in
             if let existing = counters[key] { return existing }
-            let made = Counter(label: label, dimensions: [("outcome", outcome)], factory: factory)
+            let made = Counter(label: label, dimensions: dimensions, factory: factory)
             counters[key] = made
             return made
         }

@@ -68,7 +68,7 @@ public enum DeviceStore {
     /// in `devices(userID:)` order, the accounts in `userIDs` order.
     public static func devices(userIDs: [String], on db: any SQLConnection) throws -> [(userID: String, device: Device)] {
         guard !userIDs.isEmpty else { return [] }
-        let placeholders = userIDs.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
+        let placeholders = SQLText.parameters(count: userIDs.count, from: 1)
         let rows = try db.query(
             "SELECT user_id, \(columns()) FROM devices WHERE user_id IN (\(placeholders)) ORDER BY last_seen_ms DESC, device_id",
             userIDs.map { .text($0) })

@@ -249,7 +249,7 @@ public enum AttachmentStore {
         while start < ids.count {
             let chunk = ids[start..<min(start + idsPerQuery, ids.count)]
             start += chunk.count
-            let placeholders = chunk.indices.map { "?\($0 - chunk.startIndex + 3)" }.joined(separator: ", ")
+            let placeholders = SQLText.parameters(count: chunk.count, from: 3)
             let rows = try db.query(
                 """
                 SELECT \(columns) FROM attachments

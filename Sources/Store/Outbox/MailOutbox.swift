@@ -173,7 +173,7 @@ public enum MailOutbox {
                 id: id, kind: MailKind(rawValue: kind), recipient: recipient, subject: subject, body: body, createdAt: created,
                 attempts: Int(attempts), expiresAt: expires)
         }
-        let placeholders = mails.indices.map { "?\($0 + 3)" }.joined(separator: ", ")
+        let placeholders = SQLText.parameters(count: mails.count, from: 3)
         try db.run(
             "UPDATE mail_outbox SET lease_owner = ?1, lease_until_ms = ?2 WHERE id IN (\(placeholders))",
             [.text(owner), .integer(leaseUntil)] + mails.map { SQLValue.integer($0.id) })

@@ -132,14 +132,12 @@ public enum NotificationDeliveries {
                     [.text(entry.content.data["invitation_id"] ?? "")])
                 guard pending != nil else { return [] }
             }
-            let placeholders = candidates.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
+            let placeholders = SQLText.parameters(count: candidates.count, from: 1)
             entitled = try db.query(
                 "SELECT id FROM users WHERE id IN (\(placeholders)) AND deleted_ms IS NULL AND status = 'active'",
                 candidates.map { .text($0) })
         }
-        let ids = Set(entitled.compactMap { $0.string("id") })
-        var seen = Set<String>()
-        return candidates.filter { ids.contains($0) && seen.insert($0).inserted }
+        return NotificationOutbox.ordered(candidates, among: Set(entitled.compactMap { $0.string("id") }))
     }
 
     /// Marks an outbox row done (`send`: no round trip of its own on PostgreSQL).
@@ -200,14 +198,14 @@ public enum NotificationDeliveries {
         let owed = rows.filter { $0.int("owed") == 1 }
         let cancelled = rows.filter { $0.int("owed") != 1 }.compactMap { $0.int("id") }
         if !cancelled.isEmpty {
-            let placeholders = cancelled.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
+            let placeholders = SQLText.parameters(count: cancelled.count, from: 1)
             try db.run(
                 "DELETE FROM notification_deliveries WHERE id IN (\(placeholders))", cancelled.map { SQLValue.integer($0) })
             result.cancelled = cancelled.count
         }
         let ids = owed.compactMap { $0.int("id") }
         guard !ids.isEmpty else { return result }
-        let placeholders = ids.indices.map { "?\($0 + 3)" }.joined(separator: ", ")
+        let placeholders = SQLText.parameters(count: ids.count, from: 3)
         try db.run(
             "UPDATE notification_deliveries SET lease_owner = ?1, lease_until_ms = ?2 WHERE id IN (\(placeholders))",
             [.text(owner), .integer(leaseUntil)] + ids.map { SQLValue.integer($0) })
@@ -272,7 +270,7 @@ public enum NotificationDeliveries {
     public static func settle(_ ids: [Int64], on db: any SQLConnection) throws {
         for start in stride(from: 0, to: ids.count, by: settleChunk) {
             let chunk = ids[start..<min(start + settleChunk, ids.count)]
-            let placeholders = chunk.indices.map { "?\($0 - start + 1)" }.joined(separator: ", ")
+            let placeholders = SQLText.parameters(count: chunk.count, from: 1)
             try db.run("DELETE FROM notification_deliveries WHERE id IN (\(placeholders))", chunk.map { SQLValue.integer($0) })
         }
     }
@@ -301,7 +299,7 @@ public enum NotificationDeliveries {
     /// full): due again at `until`, its lease freed, no attempt counted.
     public static func postpone(_ ids: [Int64], until: Int64, on db: any SQLConnection) throws {
         guard !ids.isEmpty else { return }
-        let placeholders = ids.indices.map { "?\($0 + 2)" }.joined(separator: ", ")
+        let placeholders = SQLText.parameters(count: ids.count, from: 2)
         try db.run(
             """
             UPDATE notification_deliveries SET next_attempt_ms = ?1, lease_owner = NULL, lease_until_ms = NULL

@@ -133,9 +133,13 @@ public enum NotificationOutbox {
 
     /// The members among `candidates` who are active and listening in `groupID`, in `candidates` order.
     static func listening(_ candidates: [String], in groupID: String, on db: any SQLConnection) throws -> [String] {
-        let listening = Set(try listeningMembers(of: groupID, excluding: [], on: db))
+        ordered(candidates, among: Set(try listeningMembers(of: groupID, excluding: [], on: db)))
+    }
+
+    /// The `candidates` that are in `members`, in `candidates` order, once each.
+    static func ordered(_ candidates: [String], among members: Set<String>) -> [String] {
         var seen = Set<String>()
-        return candidates.filter { listening.contains($0) && seen.insert($0).inserted }
+        return candidates.filter { members.contains($0) && seen.insert($0).inserted }
     }
 
     /// The group's name and its members among `candidates` who are active and listening, in
@@ -150,9 +154,7 @@ public enum NotificationOutbox {
             LEFT JOIN group_members m ON m.group_id = g.id AND m.status = 'active' AND m.notification_enabled = 1
             WHERE g.id = ?1
             """, [.text(groupID)])
-        let members = Set(rows.compactMap { $0.string("user_id") })
-        var seen = Set<String>()
-        return (rows.first?.string("name") ?? "", candidates.filter { members.contains($0) && seen.insert($0).inserted })
+        return (rows.first?.string("name") ?? "", ordered(candidates, among: Set(rows.compactMap { $0.string("user_id") })))
     }
 
     static func groupName(_ groupID: String, on db: any SQLConnection) throws -> String {
