@@ -128,6 +128,14 @@ extension SQLConnection {
         guard dialect == .postgres else { return "" }
         return rowLockWait == .wait ? " FOR UPDATE" : " FOR UPDATE NOWAIT"
     }
+    /// The clause that takes rows of the table aliased `alias` that no other transaction holds and
+    /// locks them until COMMIT, passing over the held ones (PostgreSQL ` FOR UPDATE OF alias SKIP
+    /// LOCKED`; empty on SQLite). For a `.concurrent` write that claims work from a queue: two
+    /// claimers never take the same row and never wait for each other (so never deadlock), whatever
+    /// `rowLockWait` says. Append it to the statement.
+    public func forUpdateSkipLocked(of alias: String) -> String {
+        dialect == .postgres ? " FOR UPDATE OF \(alias) SKIP LOCKED" : ""
+    }
     /// `transaction` of kind `.immediate`.
     @discardableResult
     public func transaction<T>(_ body: (any SQLConnection) throws -> T) throws -> T {

@@ -1,3 +1,4 @@
+import Dispatch
 import Domain
 import Foundation
 import Logging
@@ -289,5 +290,46 @@ struct NotificationOutboxTests {
         let missed = try #require(try entries(h, .missedAlarmFollowup).first)
         #expect(Set(missed.recipients) == [f.owner.id, f.members[1].id])
         #expect(missed.key == "missed_alarm_followup:\(alarmID):\(fire)")
+    }
+
+    @Test(
+        """
+        PostgreSQL: claims and expansions run as concurrent writes beside each other — one claimer holding its rows \
+        uncommitted never makes another wait or take the same delivery; once it commits nothing is left to claim
+        """,
+        .enabled(if: TestBackend.current == .postgres, "row locks: SQLite has one writer"), .timeLimit(.minutes(5)))
+    func concurrentClaimsTakeDisjointRows() async throws {
+        let f = try await SharedAlarmFixture.make(members: 4)
+        for _ in 0..<3 { _ = try await f.createAlarm(assignees: f.members) }
+        try await registerPhones(f)
+        let fire = ms(SharedAlarmFixture.firstFire)
+        let staged = try stage(f.h, at: fire - NotificationScheduler.lookaheadMilliseconds)
+        #expect(staged.deliveries == 12, "three fires to four phones")
+
+        // Another instance claims three deliveries and holds its transaction open.
+        let other = try f.h.openAnotherHandle()
+        defer { other.close() }
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let held = Task {
+            try await other.write(.concurrent) { db in
+                let claim = try NotificationDeliveries.claim(owner: "held", at: fire, leaseUntil: fire + 60_000, limit: 3, on: db)
+                holding.signal()
+                release.wait()
+                return Set(claim.deliveries.map(\.id))
+            }
+        }
+        try await blocking { holding.wait() }
+        // Meanwhile this instance claims everything else without waiting for the held rows.
+        let rest = try await f.h.database.write(.concurrent) { db in
+            try NotificationDeliveries.claim(owner: "rest", at: fire, leaseUntil: fire + 60_000, limit: 1_000, on: db)
+        }
+        release.signal()
+        let heldIDs = try await held.value
+        let restIDs = Set(rest.deliveries.map(\.id))
+        #expect(heldIDs.count == 3)
+        #expect(restIDs.count == 9, "every delivery the held claim did not lock")
+        #expect(heldIDs.isDisjoint(with: restIDs))
+        #expect(try claim(f.h, at: fire + 1) == ([], 0), "both claims committed their leases")
     }
 }

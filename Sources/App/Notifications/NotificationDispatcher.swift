@@ -166,10 +166,9 @@ public final class NotificationDispatcher: Sendable {
         log(total)
         let now = clock.nowMilliseconds()
         let metrics = metrics
-        let due = try? await database.read { db in
-            if let metrics { metrics.pending(try NotificationDeliveries.depth(on: db)) }
-            return try NotificationDeliveries.nextDue(after: now, on: db)
-        }
+        let outlook = try? await database.read { db in try NotificationDeliveries.outlook(after: now, on: db) }
+        if let metrics, let outlook { metrics.pending(outlook.depth) }
+        let due = outlook?.nextDue
         return starved.withLock { $0 } ? nil : due
     }
 
@@ -212,7 +211,7 @@ public final class NotificationDispatcher: Sendable {
         let webhook = senders.contains { $0.provider == nil }
         let limits = limits
         let owner = owner
-        round.expansion = try await database.write { db in
+        round.expansion = try await database.write(.concurrent) { db in
             try NotificationDeliveries.expand(
                 at: now, lookahead: NotificationScheduler.lookaheadMilliseconds, providers: providers, webhook: webhook,
                 limit: limits.expandBatch, on: db)
@@ -222,7 +221,7 @@ public final class NotificationDispatcher: Sendable {
             starved.withLock { $0 = true }
             return (round, [])
         }
-        let claim = try await database.write { db in
+        let claim = try await database.write(.concurrent) { db in
             try NotificationDeliveries.claim(owner: owner, at: now, leaseUntil: now + limits.leaseMilliseconds, limit: room, on: db)
         }
         round.claimed = claim.deliveries.count
@@ -248,7 +247,7 @@ public final class NotificationDispatcher: Sendable {
         round.postponed = postponed.count
         if !postponed.isEmpty || !unsendable.isEmpty {
             let (ids, until) = (postponed, now + limits.overBudgetDeferMilliseconds)
-            try await database.write { db in try NotificationDeliveries.postpone(ids, until: until, on: db) }
+            try await database.write(.concurrent) { db in try NotificationDeliveries.postpone(ids, until: until, on: db) }
             round.add(try await settle(unsendable, now: now))
         }
         let groups = shares.map { key, share in
@@ -305,12 +304,15 @@ public final class NotificationDispatcher: Sendable {
         return round
     }
 
-    /// Settles `outcomes` in one write transaction, then counts, measures and logs each.
+    /// Settles `outcomes` in one write transaction, then counts, measures and logs each. The write is
+    /// `.concurrent` (it changes only deliveries this dispatcher leased) unless a device is gone:
+    /// deleting a device deletes its deliveries, which another round may hold, so that one runs alone.
     private func settle(_ outcomes: [(NotificationDeliveries.Delivery, SendOutcome)], now: Int64) async throws -> Round {
         var round = Round()
         guard !outcomes.isEmpty else { return round }
         let planned = outcomes.map { delivery, outcome in (delivery, outcome, nextAttempt(after: outcome, of: delivery, now: now)) }
-        let kept = try await database.write { db in
+        let kind: TransactionKind = outcomes.contains { $0.1.isDeviceGone } ? .immediate : .concurrent
+        let kept = try await database.write(kind) { db in
             var done: [Int64] = []
             let kept = try planned.map { delivery, outcome, next in
                 try Self.apply(outcome, to: delivery, nextAttempt: next, done: &done, on: db)

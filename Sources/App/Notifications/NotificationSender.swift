@@ -55,6 +55,12 @@ extension SendOutcome {
         guard case .retry(let reason, _) = self else { return false }
         return reason.hasSuffix(ProviderExchange.timeoutSuffix)
     }
+
+    /// Whether the address is gone (its settle deletes the device).
+    var isDeviceGone: Bool {
+        if case .deviceGone = self { return true }
+        return false
+    }
 }
 
 /// When to try a failed delivery again: exponential back-off from `base`, doubling per attempt up

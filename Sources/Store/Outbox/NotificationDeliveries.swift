@@ -55,6 +55,11 @@ public enum NotificationDeliveries {
     /// plus one for the operator's webhook when `webhook` and anyone is left. A delivery is due at its
     /// row's `not_before` — a staged alarm fire (`NotificationScheduler.lookaheadMilliseconds`) waits
     /// for its instant — or now if that has passed. Rows past their TTL become `expired`.
+    ///
+    /// Safe as a `.concurrent` write: the outbox rows are taken with `forUpdateSkipLocked`, so two
+    /// expanders (rounds, instances) never expand one row twice nor wait for each other, and what the
+    /// recipients are decided on (memberships, groups, accounts, devices) changes only in `.immediate`
+    /// writes; the claim checks every delivery again anyway.
     public static func expand(
         at now: Int64, lookahead: Int64 = 0, providers: Set<Device.Provider>, webhook: Bool, limit: Int,
         on db: any SQLConnection
@@ -64,7 +69,7 @@ public enum NotificationDeliveries {
             """
             SELECT id, key, type, group_id, actor_id, recipients, content, created_ms, not_before_ms, expires_ms, state
             FROM notification_outbox WHERE state = 'pending' AND not_before_ms <= ?1 ORDER BY not_before_ms, id LIMIT ?2
-            """, [.integer(now + lookahead), .integer(Int64(limit))])
+            """ + db.forUpdateSkipLocked(of: "notification_outbox"), [.integer(now + lookahead), .integer(Int64(limit))])
         for row in rows {
             let entry = try NotificationOutbox.entryFromRow(row)
             guard entry.expiresAt > now else {
@@ -158,12 +163,15 @@ public enum NotificationDeliveries {
     /// advanced, swept as missed); and, to a device, when the account is no longer active, the user
     /// no longer an active member listening to the group, or already answered the fired occurrence.
     /// A webhook delivery keeps the recipients checked at expansion.
+    ///
+    /// Safe as a `.concurrent` write: the due rows are taken with `forUpdateSkipLocked`, so claimers
+    /// (rounds, instances) take disjoint rows without waiting for each other; a row another claimer
+    /// leased and committed meanwhile no longer matches the lease condition when it is locked.
     public static func claim(
         owner: String, at now: Int64, leaseUntil: Int64, limit: Int, on db: any SQLConnection
     ) throws -> Claim {
-        // One read of the due rows with what a sender needs and whether each is still owed, one
-        // write of their lease and one of the cancelled: the caller's write transaction holds the
-        // writer lock, so no other claimer runs in between.
+        // One read of the due rows (locked) with what a sender needs and whether each is still owed;
+        // the lease and the cancellation are sent with the COMMIT (`send`): two round trips in all.
         let rows = try db.query(
             """
             SELECT d.id AS id, d.outbox_id AS outbox_id, d.channel AS channel, d.user_id AS user_id,
@@ -192,21 +200,21 @@ public enum NotificationDeliveries {
             LEFT JOIN users u ON u.id = d.user_id
             WHERE d.next_attempt_ms <= ?1 AND (d.lease_until_ms IS NULL OR d.lease_until_ms <= ?1)
             ORDER BY d.next_attempt_ms, d.id LIMIT ?2
-            """, [.integer(now), .integer(Int64(limit))])
+            """ + db.forUpdateSkipLocked(of: "d"), [.integer(now), .integer(Int64(limit))])
         var result = Claim()
         guard !rows.isEmpty else { return result }
         let owed = rows.filter { $0.int("owed") == 1 }
         let cancelled = rows.filter { $0.int("owed") != 1 }.compactMap { $0.int("id") }
         if !cancelled.isEmpty {
             let placeholders = SQLText.parameters(count: cancelled.count, from: 1)
-            try db.run(
+            try db.send(
                 "DELETE FROM notification_deliveries WHERE id IN (\(placeholders))", cancelled.map { SQLValue.integer($0) })
             result.cancelled = cancelled.count
         }
         let ids = owed.compactMap { $0.int("id") }
         guard !ids.isEmpty else { return result }
         let placeholders = SQLText.parameters(count: ids.count, from: 3)
-        try db.run(
+        try db.send(
             "UPDATE notification_deliveries SET lease_owner = ?1, lease_until_ms = ?2 WHERE id IN (\(placeholders))",
             [.text(owner), .integer(leaseUntil)] + ids.map { SQLValue.integer($0) })
         var claimed: [Delivery] = []
@@ -246,14 +254,14 @@ public enum NotificationDeliveries {
         return result
     }
 
-    /// The earliest `next_attempt_ms` after `now` among deliveries, if any: when the dispatcher must
-    /// look next (a staged alarm fire's instant, a retry).
-    public static func nextDue(after now: Int64, on db: any SQLConnection) throws -> Int64? {
-        guard
-            case .integer(let due) = try db.scalar(
-                "SELECT MIN(next_attempt_ms) FROM notification_deliveries WHERE next_attempt_ms > ?1", [.integer(now)])
-        else { return nil }
-        return due
+    /// Deliveries waiting (`depth`) and the earliest `next_attempt_ms` after `now` (`nextDue`), read
+    /// together (PostgreSQL: one pipeline, one round trip): what the dispatcher asks after each pass.
+    public static func outlook(after now: Int64, on db: any SQLConnection) throws -> (depth: Int64, nextDue: Int64?) {
+        let rows = try db.queryEach([
+            ("SELECT COUNT(*) AS n FROM notification_deliveries", []),
+            ("SELECT MIN(next_attempt_ms) AS due FROM notification_deliveries WHERE next_attempt_ms > ?1", [.integer(now)]),
+        ])
+        return (rows[0].first?.int("n") ?? 0, rows[1].first?.int("due"))
     }
 
     /// The provider accepted it (or it can never be sent): the delivery is done.
@@ -266,12 +274,13 @@ public enum NotificationDeliveries {
     static let settleChunk = 500
 
     /// The provider accepted them (or they can never be sent): the deliveries are done — one
-    /// statement per `settleChunk` ids, so settling a round costs one round trip, not one per delivery.
+    /// statement per `settleChunk` ids, sent with the COMMIT (`send`), so settling a round costs no
+    /// round trip of its own. Safe as a `.concurrent` write: a settler deletes only the rows it leased.
     public static func settle(_ ids: [Int64], on db: any SQLConnection) throws {
         for start in stride(from: 0, to: ids.count, by: settleChunk) {
             let chunk = ids[start..<min(start + settleChunk, ids.count)]
             let placeholders = SQLText.parameters(count: chunk.count, from: 1)
-            try db.run("DELETE FROM notification_deliveries WHERE id IN (\(placeholders))", chunk.map { SQLValue.integer($0) })
+            try db.send("DELETE FROM notification_deliveries WHERE id IN (\(placeholders))", chunk.map { SQLValue.integer($0) })
         }
     }
 
