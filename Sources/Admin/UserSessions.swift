@@ -49,10 +49,8 @@ extension Users {
         @Argument(help: "User id or email.") var user: String
 
         func run() throws {
-            let now = options.now
             try inspect(
-                find: { try Users.find(user, in: $0) },
-                read: { target, db in try SessionStore.live(userID: target.id, at: now, on: db).map(SessionRow.init) },
+                account: user, read: { target, now, db in try SessionStore.live(userID: target.id, at: now, on: db).map(SessionRow.init) },
                 output: { rows in
                     .table(
                         rows, ["SESSION", "CREATED", "LAST USED", "CLIENT", "USER AGENT"],
