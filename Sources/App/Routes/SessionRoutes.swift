@@ -146,15 +146,7 @@ enum SessionRoutes {
                 metadata: ["user_id": "\(user.id)", "request_id": "\(request.requestID)"])
             throw APIError(.invalidCredentials, "the current password is incorrect")
         }
-        let scrypt = services.scrypt
-        let password = body.newPassword
-        let newHash: String
-        do {
-            newHash = try await services.hashing.run { PasswordHash.make(password: password, parameters: scrypt) }
-        } catch let error as WorkerPool.Saturated {
-            try await attempt.giveBack(services)
-            throw error
-        }
+        let newHash = try await services.hashPassword(body.newPassword) { try await attempt.giveBack(services) }
         let keeping = principal.tokenHash
         let now = services.clock.nowMilliseconds()
         let revoked = try await services.database.write { db -> Int? in
