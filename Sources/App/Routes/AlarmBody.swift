@@ -3,13 +3,11 @@ import Foundation
 import Store
 
 /// The body of every alarm write — shared alarms' POST and PATCH, personal alarms' PUT and PATCH —
-/// decoded once. Every field optional here; the route checks the required ones and `check(for:)`
+/// decoded once. Every field optional here; the route checks the required ones and `decode(for:from:)`
 /// refuses the fields of the other kind of alarm as unknown. In a PATCH, an absent field stays and
 /// `null` clears a nullable one (`note`, `sound_id`, `color_tag`, `icon_name`, `category`;
 /// `assigned_to_uids: null` = `[]`).
-struct AlarmBody: StrictBody {
-    /// Which alarm the body is for.
-    enum Scope { case shared, personal }
+struct AlarmBody: ScopedBody {
 
     var title: String?
     var note: String??
@@ -67,10 +65,10 @@ struct AlarmBody: StrictBody {
         case sortOrder = "sort_order"
         case updatedAt = "updated_at"
 
-        /// The fields only one kind of alarm has, in the order `check(for:)` names the first present.
-        static let sharedOnly = SharedKeys.allCases.map(\.stringValue) + [archived.stringValue]
-        static let personalOnly = [vibrationEnabled, sortOrder, updatedAt].map(\.stringValue)
     }
+
+    static let sharedOnly = SharedKeys.allCases.map(\.stringValue) + [CodingKeys.archived.stringValue]
+    static let personalOnly = [CodingKeys.vibrationEnabled, .sortOrder, .updatedAt].map(\.stringValue)
 
     /// Every key a body may have: the union of the three sets.
     static let allowedKeys = Set(
@@ -118,16 +116,8 @@ struct AlarmBody: StrictBody {
         present = Set(s.allKeys.map(\.stringValue) + c.allKeys.map(\.stringValue))
     }
 
-    /// The body's keys beyond `FieldKeys` it had.
-    private var present: Set<String> = []
-
-    /// 422 "unknown field" (as for any other unknown key) for a field of the other kind of alarm.
-    func check(for scope: Scope) throws(APIError) {
-        let foreign = scope == .shared ? CodingKeys.personalOnly : CodingKeys.sharedOnly
-        if let key = foreign.first(where: present.contains) {
-            throw APIError(.validationFailed, "\(key) is invalid: unknown field", field: key)
-        }
-    }
+    /// The body's keys beyond `FieldKeys` it had (the kind-specific ones are all among them).
+    private(set) var present: Set<String> = []
 
     /// The fields required to make an alarm: `title`, `schedule`, `times_of_day` (or `time_of_day`),
     /// `timezone`; the others start at their defaults and then take what the body gives.

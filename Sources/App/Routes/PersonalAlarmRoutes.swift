@@ -118,8 +118,7 @@ enum PersonalAlarmRoutes {
     /// kept it (the body's version is then in the conflict archive).
     static func put(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let (userID, alarmID) = try await syncTarget(request, services)
-        let body = try JSONBody.decode(AlarmBody.self, from: request)
-        try body.check(for: .personal)
+        let body = try AlarmBody.decode(for: .personal, from: request)
         let now = services.clock.nowMilliseconds()
         let settings = try SharedAlarmRules.validate(try body.newSettings(), now: now)
         let sortOrder = body.sortOrder ?? 0
@@ -141,8 +140,7 @@ enum PersonalAlarmRoutes {
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let (userID, alarmID) = try await syncTarget(request, services)
-        let body = try JSONBody.decode(AlarmBody.self, from: request)
-        try body.check(for: .personal)
+        let body = try AlarmBody.decode(for: .personal, from: request)
         if let sortOrder = body.sortOrder { try PersonalAlarmRules.checkSortOrder(sortOrder) }
         return try await services.writeJSON { now, db in
             let editedAt = try PersonalAlarmRules.editTime(body.updatedAt, now: now)
