@@ -26,15 +26,16 @@ enum SessionRoutes {
         }
     }
 
-    /// One session in `GET /v1/me/sessions`.
+    /// One session in `GET /v1/me/sessions`. Every key always present: an unknown user agent or
+    /// network is `null`, not absent.
     struct SessionDocument: Encodable {
         var id: String
         var createdAt: Timestamp
         var lastUsedAt: Timestamp
         var expiresAt: Timestamp
-        var userAgent: String?
+        @ExplicitNull var userAgent: String?
         /// `ClientNetwork.coarse` of the address that signed in: where, not exactly where.
-        var network: String?
+        @ExplicitNull var network: String?
         /// The session of the request's own token.
         var current: Bool
         enum CodingKeys: String, CodingKey {
@@ -43,17 +44,6 @@ enum SessionRoutes {
             case lastUsedAt = "last_used_at"
             case expiresAt = "expires_at"
             case userAgent = "user_agent"
-        }
-        /// Every key always present: an unknown user agent or network is `null`, not absent.
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id, forKey: .id)
-            try c.encode(createdAt, forKey: .createdAt)
-            try c.encode(lastUsedAt, forKey: .lastUsedAt)
-            try c.encode(expiresAt, forKey: .expiresAt)
-            try c.encode(userAgent, forKey: .userAgent)
-            try c.encode(network, forKey: .network)
-            try c.encode(current, forKey: .current)
         }
     }
 
