@@ -130,24 +130,7 @@ write_phase() {
 
 # ---------------------------------------------------------------- delivery
 
-# delivery_phase NAME SUB_PORT HTTP_PORT SEED_DIR: wsload fanout; notes NAME.{latency_p50_ms,…,load}.
-delivery_phase() {
-    local name=$1 sub_port=$2 http_port=$3 seed=$4 out=$work/fanout.$1
-    local group owner
-    group=$(cat "$seed/group"); owner=$(cat "$seed/owner")
-    log "delivery: $name ($subs subscribers on :$sub_port, mutations on :$http_port)"
-    "$WSLOAD" fanout --port "$sub_port" --http-port "$http_port" --path /v1/realtime --tokens "$seed/tokens" \
-        --subs "$subs" --subscribe "{\"op\":\"subscribe\",\"topic\":\"group:$group\"}" \
-        --method PATCH --target "/v1/groups/$group" --auth "$owner" --body '{"name":"bench %d"}' \
-        --latency-runs "$latency_runs" --seconds "$seconds" --inflight 4 >"$out" 2>"$out.err" \
-        || { echo "wsload fanout failed ($name):" >&2; cat "$out" "$out.err" >&2; exit 1; }
-    [ "$(field latency_timeouts "$out")" = 0 ] || echo "warning: $name: $(field latency_timeouts "$out") mutations not delivered to every subscriber within 5 s" >&2
-    local k
-    for k in latency_p50_ms latency_p99_ms latency_max_ms deliveries_per_s loaded_latency_p50_ms loaded_latency_p99_ms subscribe_s; do
-        note "$name.$k" "$(field "$k" "$out")"
-    done
-    note "$name.load" "$(load | cut -d' ' -f1)"
-}
+# delivery_phase (Benchmarks/lib.sh): wsload fanout of SUBS subscribers.
 
 # ---------------------------------------------------------------- change log on disk
 

@@ -19,12 +19,16 @@
 #   proxy2   two instances through the proxy at once.
 # Each phase: one `wrk -t2 -c16 -d SECONDS` per instance of `PATCH /v1/me {"display_name": …}` rotating
 # over the WRITERS tokens (Benchmarks/lib.sh write_lua); writes/s summed over the instances, p50/p99 the
-# higher of the instances'. Once per run: `pgbench -N` (TPC-B without the contended branch/teller
+# higher of the instances'. Then, unless SUBS=0, cross-instance delivery with both instances through the
+# proxy: SUBS (1000) accounts in one group with a socket each on instance B, the group renamed through A
+# (delivery_phase in Benchmarks/lib.sh: LATENCY_RUNS (100) mutations one at a time, then SECONDS with 4
+# in flight), so each change travels A's COMMIT → NOTIFY → B's LISTEN → B's read → B's fan-out, every
+# database step across the proxy. Once per run: `pgbench -N` (TPC-B without the contended branch/teller
 # updates; scale 10), 32 clients, SECONDS, through the proxy and directly. The round trip the proxy
 # adds is measured first: `pgbench -c1` of `SELECT 1` through the proxy and directly (average latency).
 #
 # The goals (issue 35), at 0.5–0.7 ms round trip: proxy2 ≥ 0.8 × pgbench -N through the proxy,
-# p99 ≤ 50 ms; proxy2 ≥ 1.6 × proxy1; direct1 ≥ 0.5 × SQLite (Benchmarks/backends.sh) at the same
+# p99 ≤ 50 ms; proxy2 ≥ 1.6 × proxy1; cross-instance delivery p99 ≤ 50 ms; direct1 ≥ 0.5 × SQLite (Benchmarks/backends.sh) at the same
 # durability. Needs wrk, gcc, pgbench and PostgreSQL's server binaries. Everything is bounded: each
 # phase lasts SECONDS, the proxy exits by itself after two hours.
 source "$(dirname "$0")/lib.sh"
@@ -33,6 +37,8 @@ seconds=${1:-15}
 delay_us=${2:-300}
 runs=${3:-2}
 writers=${WRITERS:-64}
+subs=${SUBS:-1000}
+latency_runs=${LATENCY_RUNS:-100}
 connections=16
 pgbench_clients=32
 trap 'server_stop_all TERM; [ -n "${proxy_pid:-}" ] && kill "$proxy_pid" 2>/dev/null; pg_stop; cleanup' EXIT
@@ -43,6 +49,8 @@ if [ -z "${SERVERS:-}" ]; then
     SERVERS="new=$PWD/.build/release/chronir-server"
 fi
 gcc -O2 -Wall -pthread -o "$work/delayproxy" Benchmarks/loadgen/delayproxy.c
+WSLOAD=$work/wsload
+gcc -O2 -o "$WSLOAD" Benchmarks/loadgen/wsload.c
 results=$work/results
 : >"$results"
 note() { echo "$1 $2" >>"$results"; }
@@ -111,6 +119,7 @@ for pair in $SERVERS; do
     CH_DATA_DIR=$work/$label.a CH_LOG=$work/$label.a.log start_chronir --database-url "$(url_for "$pg_port" "bench_$label")" "${extra[@]}"
     CH_SEED_DIR=$work/$label.writers seed_chronir "$writers" --no-group --prefix writer
     write_lua "$work/$label.writers/tokens" >"$work/patch.$label.lua"
+    if [ "$subs" -gt 0 ]; then CH_SEED_DIR=$work/$label.subs seed_chronir "$subs" --prefix sub; fi
     server_stop "$CH_PID" TERM
     mkdir -m 700 "$work/$label.b"
     cp "$work/$label.a/server.secret" "$work/$label.b/server.secret"
@@ -131,6 +140,7 @@ for run in $(seq 1 "$runs"); do
         write_phase "$label.proxy1" "$a_port"
         CH_DATA_DIR=$work/$label.b CH_LOG=$work/$label.b.log start_chronir --database-url "$proxied" "${extra[@]}"
         write_phase "$label.proxy2" "$a_port" "$CH_PORT"
+        if [ "$subs" -gt 0 ]; then delivery_phase "$label.cross" "$CH_PORT" "$a_port" "$work/$label.subs"; fi
         server_stop_all TERM
     done
     for via in proxy direct; do
@@ -155,3 +165,14 @@ for label in "${labels[@]}"; do
 done
 echo "| pgbench -N, $pgbench_clients clients | through the proxy | $(got pgbench.proxy) | | | |"
 echo "| pgbench -N, $pgbench_clients clients | direct | $(got pgbench.direct) | | | |"
+if [ "$subs" -gt 0 ]; then
+    echo
+    echo "| build | cross-instance delivery to $subs subscribers, through the proxy | p50 ms | p99 ms | max ms | under load p50 / p99 ms | deliveries/s | load |"
+    echo "|---|---|---|---|---|---|---|---|"
+    for label in "${labels[@]}"; do
+        n=$label.cross
+        echo "| $label | ($latency_runs one at a time, then ${seconds}s with 4 in flight) | $(got "$n.latency_p50_ms") |" \
+            "$(got "$n.latency_p99_ms") | $(got "$n.latency_max_ms") | $(got "$n.loaded_latency_p50_ms") / $(got "$n.loaded_latency_p99_ms") |" \
+            "$(got "$n.deliveries_per_s") | $(got "$n.load") |"
+    done
+fi

@@ -27,7 +27,8 @@
 # the target. Goal (issue 17): p99 lag ≤ 1 s. Not part of CI.
 #
 # Env: CHRONIR_SERVER (else `swift build -c release`), KEEP_WORK=1 keeps the temp dir (server log),
-# BENCH_RECEIVER=sink|fake (default sink), RECEIVER_WORKERS (the sink's processes, default nproc).
+# BENCH_RECEIVER=sink|fake (default sink), RECEIVER_WORKERS (the sink's processes, default nproc),
+# SERVER_ARGS (more server flags, e.g. "--database-writers 0" or "--log-level debug").
 # BENCH_DATABASE=postgres runs the server on a throwaway PostgreSQL cluster (scripts/lib/postgres.sh:
 # fsync on, as SQLite's default durability) instead of SQLite; with DELAY_US=N it connects through
 # Benchmarks/loadgen/delayproxy.c, N µs each way (issue 35's round trip: DELAY_US=300 ≈ 0.7 ms).
@@ -102,7 +103,7 @@ if [ "${BENCH_DATABASE:-sqlite}" = postgres ]; then
 fi
 start_chronir --metrics-port auto --max-members 100 "${database[@]}" \
     --notify-webhook-url "https://127.0.0.1:$receiver_port/hook" --notify-webhook-secret-file "$work/webhook.secret" \
-    --push-allow-private-endpoints --outbound-ca-file "$work/ca.pem"
+    --push-allow-private-endpoints --outbound-ca-file "$work/ca.pem" ${SERVER_ARGS:-}
 echo "notifications: $alarms alarms across $groups groups; receiver $receiver_name; database ${BENCH_DATABASE:-sqlite}${DELAY_US:+ through a ${DELAY_US} µs-each-way proxy}; $(nproc) cores, load $(load)"
 
 status=0

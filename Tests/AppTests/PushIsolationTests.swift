@@ -210,6 +210,31 @@ struct SendBudgetTests {
         #expect(answer10 == .admitted, "a released slot is free again")
     }
 
+    @Test("a round's reservation holds its room against rounds claiming at once, until it admits what it claimed")
+    func reservationsShareTheTotal() {
+        var budget = SendBudget(limits: limits())
+        let first = budget.reserve(upTo: 6)
+        let second = budget.reserve(upTo: 6)
+        #expect(first == 6 && second == 4, "the second round gets what the first left")
+        #expect(budget.reserve(upTo: 6) == 0 && budget.free == 0)
+        // The first round claimed 2 of its 6: it ends its reservation and admits them.
+        budget.endReservation(first)
+        for _ in 0..<2 {
+            let answer = budget.admit(.init(origin: nil, account: nil))
+            #expect(answer == .admitted)
+        }
+        #expect(budget.free == 4, "10 − 2 in flight − the second round's 4 reserved")
+        // The second round's reservation still counts against anyone admitting past it.
+        for _ in 0..<4 {
+            let answer = budget.admit(.init(origin: nil, account: nil))
+            #expect(answer == .admitted)
+        }
+        let over = budget.admit(.init(origin: nil, account: nil))
+        #expect(over == .overBudget("in flight"), "6 in flight + 4 reserved")
+        budget.endReservation(second)
+        #expect(budget.free == 4)
+    }
+
     @Test func timeoutStreakNeedsCountAndSpan() {
         var budget = SendBudget(limits: limits())
         // Five timeouts within 10 minutes: kept; the sixth, 10 minutes after the first: dropped.

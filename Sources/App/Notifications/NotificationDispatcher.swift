@@ -35,15 +35,20 @@ public final class NotificationDispatcher: Sendable {
         /// share a delivery). With 32 sends each, 4 fill `OutboundLimits`' 64 running transfers and
         /// keep the queue behind them, so the connection is never idle while a round claims or settles.
         public var concurrentRounds = 4
-        /// Deliveries claimed per round.
-        public var claimBatch = 256
+        /// Deliveries claimed per round: a quarter of `maxInFlight`, so while one round's sends run the
+        /// next rounds claim, and their round trips to the database overlap with the sending.
+        public var claimBatch = 128
         /// Outbox rows expanded per round.
         public var expandBatch = 256
         /// How long a claim holds: longer than any send (outbound total timeout 30 s).
         public var leaseMilliseconds: Int64 = 60_000
         /// Sends in flight at once, every origin and round together: rounds do not wait for their sends,
-        /// so this is what bounds them. 128 = the 4 rounds × 32 sends that could run at once before.
-        public var maxInFlight = 128
+        /// so this is what bounds them. 512 = 4 claim batches: with one batch in flight a round's claim,
+        /// settle and wake-up ran one after another with its sends, and across a network (0.7 ms a
+        /// round trip) they, not the sends, set the pace (docs/scaling.md, "Notifications at a
+        /// distance"). The outbound client runs at most `OutboundLimits` transfers at once; the rest wait
+        /// there, leased.
+        public var maxInFlight = 512
         /// Sends in flight at once to one user-chosen origin (a Web Push endpoint's `https://host:port`):
         /// a stalled origin holds at most this many of `maxInFlight`. 32, what one round sent to one
         /// provider before, so a big push service (FCM's, Mozilla's, Apple's) keeps its pace.
@@ -216,13 +221,20 @@ public final class NotificationDispatcher: Sendable {
                 at: now, lookahead: NotificationScheduler.lookaheadMilliseconds, providers: providers, webhook: webhook,
                 limit: limits.expandBatch, on: db)
         }
-        let room = min(limits.claimBatch, budget.withLock { $0.free })
+        // Rounds claim at once (`Limits.concurrentRounds`): each reserves its room first.
+        let room = budget.withLock { $0.reserve(upTo: limits.claimBatch) }
         guard room > 0 else {
             starved.withLock { $0 = true }
             return (round, [])
         }
-        let claim = try await database.write(.concurrent) { db in
-            try NotificationDeliveries.claim(owner: owner, at: now, leaseUntil: now + limits.leaseMilliseconds, limit: room, on: db)
+        let claim: NotificationDeliveries.Claim
+        do {
+            claim = try await database.write(.concurrent) { db in
+                try NotificationDeliveries.claim(owner: owner, at: now, leaseUntil: now + limits.leaseMilliseconds, limit: room, on: db)
+            }
+        } catch {
+            budget.withLock { $0.endReservation(room) }
+            throw error
         }
         round.claimed = claim.deliveries.count
         round.cancelled = claim.cancelled
@@ -232,6 +244,7 @@ public final class NotificationDispatcher: Sendable {
         var postponed: [Int64] = []
         var unsendable: [(NotificationDeliveries.Delivery, SendOutcome)] = []
         budget.withLock { budget in
+            budget.endReservation(room)
             for delivery in claim.deliveries {
                 guard let index = senders.firstIndex(where: { $0.provider == delivery.provider }) else {
                     unsendable.append((delivery, .rejected(reason: "no sender configured")))

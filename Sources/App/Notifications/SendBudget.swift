@@ -1,6 +1,8 @@
 /// Who pays for a send (one client's cost stays with that client). Sans-I/O: the
 /// dispatcher holds one in a mutex, asks `admit` before it starts a send and calls `release` when the
-/// send is settled; it never reads a clock (`now` comes in).
+/// send is settled; it never reads a clock (`now` comes in). A round `reserve`s the slots it may
+/// claim before it claims and ends the reservation when it admits what it claimed, so rounds that
+/// claim at once never claim more together than `maxInFlight` leaves room for.
 ///
 /// A send is charged to its destination origin (the `https://host:port` a user chose for a Web Push
 /// endpoint; an operator-fixed provider — APNs, FCM, the webhook — is one origin the per-origin cap
@@ -29,6 +31,8 @@ struct SendBudget: Sendable {
     private let limits: NotificationDispatcher.Limits
     /// Sends started and not yet released.
     private(set) var inFlight = 0
+    /// Slots rounds reserved for the claims they are making (`reserve`).
+    private(set) var reserved = 0
     private var perOrigin: [String: Int] = [:]
     private var perAccount: [String: Int] = [:]
     /// Per device (`user/device`): consecutive timeouts and when the first of them was settled.
@@ -36,12 +40,27 @@ struct SendBudget: Sendable {
 
     init(limits: NotificationDispatcher.Limits) { self.limits = limits }
 
-    /// Slots free under `maxInFlight` (how many deliveries a round may claim).
-    var free: Int { max(0, limits.maxInFlight - inFlight) }
+    /// Slots free under `maxInFlight`: neither in flight nor reserved.
+    var free: Int { max(0, limits.maxInFlight - inFlight - reserved) }
 
-    /// Takes a slot of every budget `charge` is under, or none when one is full.
+    /// Reserves up to `wanted` free slots for a claim that is about to run and returns how many (the
+    /// most the claim may take). The round ends the reservation (`endReservation`) when it admits
+    /// what it claimed, or when the claim failed.
+    mutating func reserve(upTo wanted: Int) -> Int {
+        let granted = min(max(0, wanted), free)
+        reserved += granted
+        return granted
+    }
+
+    /// Gives back `count` reserved slots (`reserve`).
+    mutating func endReservation(_ count: Int) {
+        reserved = max(0, reserved - count)
+    }
+
+    /// Takes a slot of every budget `charge` is under, or none when one is full (other rounds'
+    /// reservations count as taken).
     mutating func admit(_ charge: Charge) -> Admission {
-        if inFlight >= limits.maxInFlight { return .overBudget("in flight") }
+        if inFlight + reserved >= limits.maxInFlight { return .overBudget("in flight") }
         if let origin = charge.origin, perOrigin[origin, default: 0] >= limits.maxInFlightPerOrigin {
             return .overBudget("origin")
         }

@@ -269,8 +269,8 @@ public enum NotificationDeliveries {
         try settle([id], on: db)
     }
 
-    /// Most ids one settling statement names (a round settles at most the dispatcher's in-flight
-    /// limit, 128 by default: one statement).
+    /// Most ids one settling statement names (a group settles at most one round's claim, 128 by
+    /// default: one statement).
     static let settleChunk = 500
 
     /// The provider accepted them (or they can never be sent): the deliveries are done — one
