@@ -1,7 +1,6 @@
 import ArgumentParser
 import Domain
 import Foundation
-import IPAddresses
 import Storage
 import Store
 import Wire
@@ -37,7 +36,7 @@ extension Users {
             expiresAt = Timestamp(milliseconds: record.expiresAt)
             userAgent = record.userAgent
             clientIP = record.clientIP
-            network = record.clientIP.flatMap(ClientNetwork.coarse)
+            network = record.network
         }
     }
 

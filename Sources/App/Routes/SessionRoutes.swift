@@ -1,6 +1,5 @@
 import Domain
 import Hashing
-import IPAddresses
 import Logging
 import Storage
 import Store
@@ -34,7 +33,7 @@ enum SessionRoutes {
         var lastUsedAt: Timestamp
         var expiresAt: Timestamp
         @ExplicitNull var userAgent: String?
-        /// `ClientNetwork.coarse` of the address that signed in: where, not exactly where.
+        /// `SessionStore.Record.network`: where the session signed in, not exactly where.
         @ExplicitNull var network: String?
         /// The session of the request's own token.
         var current: Bool
@@ -78,7 +77,7 @@ enum SessionRoutes {
                         id: record.id, createdAt: Timestamp(milliseconds: record.createdAt),
                         lastUsedAt: Timestamp(milliseconds: record.lastUsedAt),
                         expiresAt: Timestamp(milliseconds: record.expiresAt), userAgent: record.userAgent,
-                        network: record.clientIP.flatMap(ClientNetwork.coarse), current: record.id == principal.sessionID)
+                        network: record.network, current: record.id == principal.sessionID)
                 }))
     }
 
