@@ -53,7 +53,7 @@ let package = Package(
         // permessage-deflate (zlib). Imports no other module of ours, so fuzzers compile it standalone.
         .target(name: "Wire", dependencies: ["CZlib"], swiftSettings: strict),
         // Client addresses as the networks they count as (an IPv6 /64, an IPv4 address) and the coarse
-        // network a user is shown for a session; pure (inet_pton), used by Transport, Store, App, Admin.
+        // network a user is shown for a session; pure (inet_pton), used by Transport, Store and App.
         .target(name: "IPAddresses", swiftSettings: strict),
         // Sans-I/O TLS on libssl: an SSL_CTX from PEM (TLS 1.2/1.3, Mozilla intermediate, ALPN http/1.1,
         // tickets) and a per-connection engine over memory BIOs: ciphertext in, plaintext and records out.
@@ -117,7 +117,7 @@ let package = Package(
         .executableTarget(
             name: "Admin",
             dependencies: [
-                "Store", "Domain", "Storage", "SQLite", "Postgres", "Hashing", "IPAddresses", "Wire",
+                "Store", "Domain", "Storage", "SQLite", "Postgres", "Hashing", "Wire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -61,33 +61,35 @@ struct Purchases: ParsableCommand, TableCommand {
         @Argument(help: "User id or email.") var user: String
 
         func run() throws {
-            let database = try options.openDatabase()
-            let target = try Users.find(user, in: database)
-            let now = options.now
-            let report = try database.readSync { db in
-                Report(
-                    entitlement: try EntitlementStore.entitlement(userID: target.id, at: now, on: db),
-                    purchases: try EntitlementStore.purchases(userID: target.id, on: db),
-                    tierChanges: try EntitlementStore.tierChanges(userID: target.id, on: db).map {
-                        Report.TierChange(from: $0.from, to: $0.to, cause: $0.cause, detail: $0.detail, at: Timestamp(milliseconds: $0.at))
-                    })
-            }
-            emit(
-                AdminOutput(json: report) {
-                    let e = report.entitlement
-                    print(
-                        "\(target.email): \(e.tier.rawValue), \(e.state.rawValue)"
-                            + (e.source.map { " (\($0.rawValue)\(e.productID.map { " \($0)" } ?? ""))" } ?? "")
-                            + (e.expiresAt.map { ", until \($0)" } ?? ""))
-                    if !report.purchases.isEmpty {
-                        print("")
-                        printTable(Purchases.header, report.purchases.map(Purchases.row))
-                    }
-                    if !report.tierChanges.isEmpty {
-                        print("")
-                        printTable(
-                            ["AT", "FROM", "TO", "CAUSE", "DETAIL"],
-                            report.tierChanges.map { [$0.at.description, $0.from, $0.to, $0.cause, $0.detail ?? "-"] })
+            try inspect(
+                account: user,
+                read: { target, now, db -> (User, Report) in
+                    let report = Report(
+                        entitlement: try EntitlementStore.entitlement(userID: target.id, at: now, on: db),
+                        purchases: try EntitlementStore.purchases(userID: target.id, on: db),
+                        tierChanges: try EntitlementStore.tierChanges(userID: target.id, on: db).map {
+                            Report.TierChange(
+                                from: $0.from, to: $0.to, cause: $0.cause, detail: $0.detail, at: Timestamp(milliseconds: $0.at))
+                        })
+                    return (target, report)
+                },
+                output: { (target: User, report: Report) in
+                    AdminOutput(json: report) {
+                        let e = report.entitlement
+                        print(
+                            "\(target.email): \(e.tier.rawValue), \(e.state.rawValue)"
+                                + (e.source.map { " (\($0.rawValue)\(e.productID.map { " \($0)" } ?? ""))" } ?? "")
+                                + (e.expiresAt.map { ", until \($0)" } ?? ""))
+                        if !report.purchases.isEmpty {
+                            print("")
+                            printTable(Purchases.header, report.purchases.map(Purchases.row))
+                        }
+                        if !report.tierChanges.isEmpty {
+                            print("")
+                            printTable(
+                                ["AT", "FROM", "TO", "CAUSE", "DETAIL"],
+                                report.tierChanges.map { [$0.at.description, $0.from, $0.to, $0.cause, $0.detail ?? "-"] })
+                        }
                     }
                 })
         }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Domain
 import Foundation
-import IPAddresses
 import Storage
 import Store
 import Wire
@@ -37,7 +36,7 @@ extension Users {
             expiresAt = Timestamp(milliseconds: record.expiresAt)
             userAgent = record.userAgent
             clientIP = record.clientIP
-            network = record.clientIP.flatMap(ClientNetwork.coarse)
+            network = record.network
         }
     }
 
@@ -49,10 +48,8 @@ extension Users {
         @Argument(help: "User id or email.") var user: String
 
         func run() throws {
-            let now = options.now
             try inspect(
-                find: { try Users.find(user, in: $0) },
-                read: { target, db in try SessionStore.live(userID: target.id, at: now, on: db).map(SessionRow.init) },
+                account: user, read: { target, now, db in try SessionStore.live(userID: target.id, at: now, on: db).map(SessionRow.init) },
                 output: { rows in
                     .table(
                         rows, ["SESSION", "CREATED", "LAST USED", "CLIENT", "USER AGENT"],

@@ -270,3 +270,14 @@ struct Users: ParsableCommand, TableCommand {
         }
     }
 }
+
+extension AdminCommand {
+    /// `inspect` of the account `user` (id or email; "no user …" when there is none), read as of the
+    /// command's `now`.
+    func inspect<Value>(
+        account user: String, read: (User, _ now: Int64, any SQLConnection) throws -> Value, output: (Value) -> AdminOutput
+    ) throws {
+        let now = options.now
+        try inspect(find: { try Users.find(user, in: $0) }, read: { target, db in try read(target, now, db) }, output: output)
+    }
+}

@@ -75,6 +75,19 @@ public struct Services: Sendable {
     /// scrypt parameters for new password hashes.
     var scrypt: ScryptParameters { Self.scrypt(config.passwordHashing) }
 
+    /// A new password hash (scrypt at `scrypt`), made on the hashing pool. When the pool is full it runs
+    /// `undo` (giving back what the caller counted before hashing) and rethrows `WorkerPool.Saturated`
+    /// (503 with `Retry-After`).
+    func hashPassword(_ password: String, undo: () async throws -> Void = {}) async throws -> String {
+        let scrypt = self.scrypt
+        do {
+            return try await hashing.run { PasswordHash.make(password: password, parameters: scrypt) }
+        } catch let error as WorkerPool.Saturated {
+            try await undo()
+            throw error
+        }
+    }
+
     static func scrypt(_ cost: PasswordHashingCost) -> ScryptParameters {
         switch cost {
         case .interactive: .interactive

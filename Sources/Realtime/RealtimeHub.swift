@@ -97,12 +97,10 @@ public struct RealtimeHub: Sendable {
     /// Recently suspended or deleted accounts → the seq of that batch, so a token checked before it
     /// but reported after it (`connect`/`authenticated` with `checkedAt`) still closes. Bounded by
     /// `limits.maxRememberedAccountClosures` (oldest forgotten first).
-    var accountClosures: [String: Int64] = [:]
-    var accountClosureOrder: [String] = []
+    var accountClosures: RecentClosures
     /// Recently revoked sessions (public id) → the seq of their `sessions_revoked` row, like
     /// `accountClosures`. Bounded by `limits.maxRememberedSessionClosures`.
-    var sessionClosures: [String: Int64] = [:]
-    var sessionClosureOrder: [String] = []
+    var sessionClosures: RecentClosures
     /// The seq of the last change-log row ingested: poll `ChangeFeed.batches(after: position)`.
     public private(set) var position: Int64
     /// Running totals for the shell's metrics (only ever grow).
@@ -171,6 +169,8 @@ public struct RealtimeHub: Sendable {
         self.position = position
         self.limits = limits
         self.decoder = ClientMessageDecoder(limits: limits)
+        accountClosures = RecentClosures(capacity: limits.maxRememberedAccountClosures)
+        sessionClosures = RecentClosures(capacity: limits.maxRememberedSessionClosures)
     }
 
     // MARK: - Connection state
@@ -628,7 +628,7 @@ public struct RealtimeHub: Sendable {
     mutating func ingest(_ batch: ChangeFeed.Batch, _ out: inout [HubAction]) {
         for row in batch.rows where row.change.kind == .session && row.change.op == .removed {
             let sessionID = row.change.entityID
-            rememberSessionClosure(sessionID, at: row.seq)
+            sessionClosures.remember(sessionID, at: row.seq)
             for id in (connectionsBySession[sessionID] ?? []).sorted() {
                 close(id, .sessionRevoked, reason: "session revoked", &out)
             }
@@ -636,10 +636,10 @@ public struct RealtimeHub: Sendable {
         for row in batch.rows where row.change.kind == .user {
             guard case .user(let userID)? = Topic(logName: row.change.topic), row.change.entityID == userID else { continue }
             if batch.event == .userSuspended {
-                rememberAccountClosure(userID, at: row.seq)
+                accountClosures.remember(userID, at: row.seq)
                 closeUser(userID, reason: "account suspended", &out)
             } else if row.change.op == .removed {
-                rememberAccountClosure(userID, at: row.seq)
+                accountClosures.remember(userID, at: row.seq)
                 closeUser(userID, reason: "account deleted", &out)
             }
         }
@@ -865,24 +865,6 @@ public struct RealtimeHub: Sendable {
         out.append(.send(id, bytes))
         if state.buffered + bytes.count > limits.hardOutboundBytes {
             close(id, .slowConsumer, reason: "slow consumer", &out)
-        }
-    }
-
-    mutating func rememberAccountClosure(_ userID: String, at seq: Int64) {
-        if accountClosures.updateValue(seq, forKey: userID) == nil { accountClosureOrder.append(userID) }
-        if accountClosureOrder.count > limits.maxRememberedAccountClosures {
-            let evicted = accountClosureOrder.count - limits.maxRememberedAccountClosures
-            for userID in accountClosureOrder.prefix(evicted) { accountClosures[userID] = nil }
-            accountClosureOrder.removeFirst(evicted)
-        }
-    }
-
-    mutating func rememberSessionClosure(_ sessionID: String, at seq: Int64) {
-        if sessionClosures.updateValue(seq, forKey: sessionID) == nil { sessionClosureOrder.append(sessionID) }
-        if sessionClosureOrder.count > limits.maxRememberedSessionClosures {
-            let evicted = sessionClosureOrder.count - limits.maxRememberedSessionClosures
-            for sessionID in sessionClosureOrder.prefix(evicted) { sessionClosures[sessionID] = nil }
-            sessionClosureOrder.removeFirst(evicted)
         }
     }
 

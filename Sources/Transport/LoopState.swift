@@ -27,21 +27,20 @@ final class LoopState: @unchecked Sendable {
     private var tlsPlaintext: UnsafeMutableRawBufferPointer?
 
     /// Where TLS connections of this loop decrypt into; allocated the first time a TLS connection reads.
-    var tlsPlaintextBuffer: UnsafeMutableRawBufferPointer {
-        if let tlsPlaintext { return tlsPlaintext }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.tlsPlaintextBufferSize, alignment: 16)
-        tlsPlaintext = buffer
-        return buffer
-    }
+    var tlsPlaintextBuffer: UnsafeMutableRawBufferPointer { Self.allocatedOnce(&tlsPlaintext, byteCount: Self.tlsPlaintextBufferSize) }
 
     private var fileChunk: UnsafeMutableRawBufferPointer?
 
     /// Where TLS connections of this loop read file bodies into (`Connection.fileChunkBytes`); allocated
     /// the first time one sends a file.
-    var fileChunkBuffer: UnsafeMutableRawBufferPointer {
-        if let fileChunk { return fileChunk }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Connection.fileChunkBytes, alignment: 16)
-        fileChunk = buffer
+    var fileChunkBuffer: UnsafeMutableRawBufferPointer { Self.allocatedOnce(&fileChunk, byteCount: Connection.fileChunkBytes) }
+
+    /// The buffer in `slot`, allocated (`byteCount` bytes, 16-aligned) the first time it is asked for;
+    /// `deinit` frees it.
+    private static func allocatedOnce(_ slot: inout UnsafeMutableRawBufferPointer?, byteCount: Int) -> UnsafeMutableRawBufferPointer {
+        if let slot { return slot }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: byteCount, alignment: 16)
+        slot = buffer
         return buffer
     }
 

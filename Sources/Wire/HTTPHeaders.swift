@@ -73,7 +73,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
 extension Substring {
     /// The substring without leading and trailing spaces and horizontal tabs (RFC 9110 OWS).
-    func trimmingASCIIWhitespace() -> Substring {
+    public func trimmingASCIIWhitespace() -> Substring {
         var s = self[...]
         while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
         while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }

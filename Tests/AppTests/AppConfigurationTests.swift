@@ -49,6 +49,8 @@ struct AppConfigurationTests {
         let other = try AppHarness(configure: { $0.maxMembersPerGroup = 7 })
         let seven = await other.send(.get, "/v1/config")
         #expect((seven.json["limits"] as? [String: Any])?["members_per_group"] as? Int == 7)
+        // Without Web Push the key is there, null (the apps read it, not its absence).
+        #expect((seven.json["push"] as? [String: Any])?["vapid_public_key"] is NSNull, "\(seven.text)")
         #expect(seven.header("ETag") != reply.header("ETag"))
     }
 

@@ -280,5 +280,18 @@ struct AppStoreRefreshTests {
         try await s.apple.fake.setClock(due)
         #expect(await s.refresher.pass(at: due) == ["1000": .applied])
         #expect(try await s.h.database.read { db in try EntitlementStore.purchases(userID: nil, on: db) }.first?.state == "revoked")
+
+        // `purchases show` reports the refreshed purchase, for people and as JSON.
+        let show = try await AdminLiveTests.LiveServer.runAdmin(["purchases", "show", "ana@example.com"] + arguments.dropFirst(3))
+        #expect(show.status == 0, "\(show)")
+        #expect(show.stdout.hasPrefix("ana@example.com: "), "\(show)")
+        #expect(show.stdout.contains("revoked") && show.stdout.contains("CAUSE"), "\(show)")
+        let json = try await AdminLiveTests.LiveServer.runAdmin(
+            ["purchases", "show", "ana@example.com", "--json"] + arguments.dropFirst(3))
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
+        #expect(Set(report.keys) == ["entitlement", "purchases", "tier_changes"])
+        #expect((report["purchases"] as? [[String: Any]])?.first?["state"] as? String == "revoked")
+        let missing = try await AdminLiveTests.LiveServer.runAdmin(["purchases", "show", "nobody@example.com"] + arguments.dropFirst(3))
+        #expect(missing.status != 0 && missing.stderr.contains("no user nobody@example.com"), "\(missing)")
     }
 }

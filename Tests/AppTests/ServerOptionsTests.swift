@@ -73,7 +73,10 @@ struct ServerOptionsTests {
                 "--apns-key-file", "k.p8", "--apns-key-id", "K", "--apns-team-id", "T", "--apns-topic", "app", "--apns-environment",
                 "SANDBOX",
             ])
-        #expect(apns.app.notifications.apns?.environment == .sandbox)
+        #expect(
+            apns.app.notifications.apns
+                == NotificationsConfiguration.APNs(
+                    keyFile: "k.p8", sender: APNsSender.Configuration(keyID: "K", teamID: "T", topic: "app", environment: .sandbox)))
         #expect(refusal(["--smtp-url", "smtp://mail:587"]) == "--smtp-url needs --mail-from")
         #expect(refusal(["--smtp-url", "http://mail"])?.hasPrefix("--smtp-url must be") == true)
         let mail = try configuration(

@@ -1,3 +1,5 @@
+import Wire
+
 /// One `Range: bytes=…` request (RFC 9110 §14.1.2) resolved against a representation's length.
 /// Only a single range is honoured; a multi-range or malformed header is ignored (the whole file is
 /// sent with 200, which §14.2 allows). A syntactically valid range that starts past the end is
@@ -20,7 +22,7 @@ struct ByteRange: Equatable, Sendable {
 
     static func resolve(_ header: String?, length: Int64) -> Outcome {
         guard let header, header.hasPrefix("bytes=") else { return .whole }
-        let spec = header.dropFirst("bytes=".count).trimmingCharacters(" \t")
+        let spec = header.dropFirst("bytes=".count).trimmingASCIIWhitespace()
         guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .whole }
         let start = spec[..<dash]
         let end = spec[spec.index(after: dash)...]
@@ -44,14 +46,5 @@ struct ByteRange: Equatable, Sendable {
         }
         guard first < length else { return .unsatisfiable }
         return .partial(ByteRange(first: first, last: last))
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingCharacters(_ set: String) -> Substring {
-        var s = self
-        while let f = s.first, set.contains(f) { s = s.dropFirst() }
-        while let l = s.last, set.contains(l) { s = s.dropLast() }
-        return s
     }
 }

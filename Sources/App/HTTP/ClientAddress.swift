@@ -17,7 +17,7 @@ public enum ClientAddress {
         guard !trustedProxies.isEmpty, trustedProxies.contains(peer) else { return peer }
         var entries: [Substring] = []
         for value in headers[all: "x-forwarded-for"] {
-            entries += value.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }
+            entries += value.split(separator: ",").map { $0.trimmingASCIIWhitespace() }
         }
         for entry in entries.reversed().prefix(maxForwardedEntries) {
             let address = String(entry)
@@ -25,14 +25,5 @@ public enum ClientAddress {
             if !trustedProxies.contains(address) { return address }
         }
         return peer
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingCharacters(in set: String) -> Substring {
-        var s = self
-        while let f = s.first, set.contains(f) { s = s.dropFirst() }
-        while let l = s.last, set.contains(l) { s = s.dropLast() }
-        return s
     }
 }

@@ -27,16 +27,7 @@ public struct Request: Sendable {
         guard let value = headers[first: "authorization"] else { return nil }
         let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, HTTPHeaders.namesEqual(String(parts[0]), "bearer") else { return nil }
-        return String(parts[1]).trimmingCharacters(in: " \t")
-    }
-}
-
-extension String {
-    fileprivate func trimmingCharacters(in set: String) -> String {
-        var s = self[...]
-        while let f = s.first, set.contains(f) { s = s.dropFirst() }
-        while let l = s.last, set.contains(l) { s = s.dropLast() }
-        return String(s)
+        return String(parts[1].trimmingASCIIWhitespace())
     }
 }
 

@@ -28,7 +28,7 @@ public final class APNsSender: NotificationSender {
     }
 
     /// What the operator configures.
-    public struct Configuration: Sendable {
+    public struct Configuration: Sendable, Equatable {
         /// The 10-character id of the `.p8` key (the JWT's `kid`).
         public var keyID: String
         /// The 10-character Apple developer team id (the JWT's `iss`).

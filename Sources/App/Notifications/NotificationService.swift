@@ -67,10 +67,8 @@ public final class NotificationService: Sendable {
                 logger.notice("notifications: Web Push off (--web-push off)")
             }
             if let apns = config.apns {
-                let configuration = APNsSender.Configuration(
-                    keyID: apns.keyID, teamID: apns.teamID, topic: apns.topic, environment: apns.environment)
                 do {
-                    senders.append(try APNsSender(configuration: configuration, keyFile: apns.keyFile, client: client, logger: logger))
+                    senders.append(try APNsSender(configuration: apns.sender, keyFile: apns.keyFile, client: client, logger: logger))
                 } catch {
                     throw ConfigurationError(description: "APNs key \(apns.keyFile): \(error)")
                 }

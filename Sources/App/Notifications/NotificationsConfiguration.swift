@@ -32,18 +32,12 @@ public struct NotificationsConfiguration: Sendable {
         public typealias Environment = APNsSender.Environment
         /// The `.p8` signing key (PKCS#8 PEM) from the Apple developer account.
         public var keyFile: String
-        public var keyID: String
-        public var teamID: String
-        /// The app's bundle id (`apns-topic`).
-        public var topic: String
-        public var environment: Environment
+        /// Key id, team id, bundle id (`apns-topic`) and environment, as the sender takes them.
+        public var sender: APNsSender.Configuration
 
-        public init(keyFile: String, keyID: String, teamID: String, topic: String, environment: Environment) {
+        public init(keyFile: String, sender: APNsSender.Configuration) {
             self.keyFile = keyFile
-            self.keyID = keyID
-            self.teamID = teamID
-            self.topic = topic
-            self.environment = environment
+            self.sender = sender
         }
     }
 

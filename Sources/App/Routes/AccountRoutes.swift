@@ -91,15 +91,7 @@ enum AccountRoutes {
                 metadata: ["client_ip": "\(request.context.remoteAddress)", "request_id": "\(request.requestID)"])
             throw DomainError.rateLimited(retryAfterSeconds: seconds)
         }
-        let scrypt = services.scrypt
-        let password = body.password
-        let hash: String
-        do {
-            hash = try await services.hashing.run { PasswordHash.make(password: password, parameters: scrypt) }
-        } catch let error as WorkerPool.Saturated {
-            try await services.registrations.refund(admission)
-            throw error
-        }
+        let hash = try await services.hashPassword(body.password) { try await services.registrations.refund(admission) }
         let now = services.clock.nowMilliseconds()
         let tier = services.config.defaultTier
         if services.config.mail.isConfigured {

@@ -3,13 +3,11 @@ import Foundation
 import Store
 
 /// The body of every alarm write — shared alarms' POST and PATCH, personal alarms' PUT and PATCH —
-/// decoded once. Every field optional here; the route checks the required ones and `check(for:)`
+/// decoded once. Every field optional here; the route checks the required ones and `decode(for:from:)`
 /// refuses the fields of the other kind of alarm as unknown. In a PATCH, an absent field stays and
 /// `null` clears a nullable one (`note`, `sound_id`, `color_tag`, `icon_name`, `category`;
 /// `assigned_to_uids: null` = `[]`).
-struct AlarmBody: StrictBody {
-    /// Which alarm the body is for.
-    enum Scope { case shared, personal }
+struct AlarmBody: ScopedBody {
 
     var title: String?
     var note: String??
@@ -53,33 +51,28 @@ struct AlarmBody: StrictBody {
 
     /// The alarm fields every alarm has (`AlarmSettings.FieldKeys`, the stored document's keys).
     typealias FieldKeys = AlarmSettings.FieldKeys
+    /// The shared alarm's own fields (`AlarmSettings.SharedKeys`, the stored document's keys too).
+    typealias SharedKeys = AlarmSettings.SharedKeys
 
-    /// The body's keys beyond `FieldKeys`: the legacy `time_of_day`, `version`, and each kind's own.
+    /// The body's keys beyond `FieldKeys` and `SharedKeys`: the legacy `time_of_day`, `version`, and
+    /// each kind's own.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case version
         case timeOfDay = "time_of_day"
-        case assignedTo = "assigned_to_uids"
-        case completionRule = "completion_rule"
-        case requireAny = "require_any_completion"
-        case requireAll = "require_all_completion"
-        case graceMinutes = "grace_minutes"
-        case answerLeadMinutes = "answer_lead_minutes"
-        case pausedUntil = "paused_until"
         case isEnabled = "is_enabled"
         case archived
         case vibrationEnabled = "vibration_enabled"
         case sortOrder = "sort_order"
         case updatedAt = "updated_at"
 
-        /// The fields only one kind of alarm has.
-        static let sharedOnly: [CodingKeys] = [
-            .assignedTo, .completionRule, .requireAny, .requireAll, .graceMinutes, .answerLeadMinutes, .pausedUntil, .archived,
-        ]
-        static let personalOnly: [CodingKeys] = [.vibrationEnabled, .sortOrder, .updatedAt]
     }
 
-    /// Every key a body may have: the union of the two sets.
-    static let allowedKeys = Set(FieldKeys.allCases.map(\.stringValue) + CodingKeys.allCases.map(\.stringValue))
+    static let sharedOnly = SharedKeys.allCases.map(\.stringValue) + [CodingKeys.archived.stringValue]
+    static let personalOnly = [CodingKeys.vibrationEnabled, .sortOrder, .updatedAt].map(\.stringValue)
+
+    /// Every key a body may have: the union of the three sets.
+    static let allowedKeys = Set(
+        FieldKeys.allCases.map(\.stringValue) + SharedKeys.allCases.map(\.stringValue) + CodingKeys.allCases.map(\.stringValue))
 
     init(from decoder: any Decoder) throws {
         let f = try decoder.container(keyedBy: FieldKeys.self)
@@ -106,32 +99,25 @@ struct AlarmBody: StrictBody {
             }
             timeOfDay = time
         }
-        assignedTo = try StrictKeys.nullable(c, .assignedTo)
-        completionRule = try c.decodeIfPresent(CompletionRule.self, forKey: .completionRule)
-        requireAny = try c.decodeIfPresent(Bool.self, forKey: .requireAny)
-        requireAll = try c.decodeIfPresent(Bool.self, forKey: .requireAll)
-        graceMinutes = try c.decodeIfPresent(Int.self, forKey: .graceMinutes)
-        answerLeadMinutes = try c.decodeIfPresent(Int.self, forKey: .answerLeadMinutes)
-        pausedUntil = try StrictKeys.nullable(c, .pausedUntil)
+        let s = try decoder.container(keyedBy: SharedKeys.self)
+        assignedTo = try StrictKeys.nullable(s, .assignedTo)
+        completionRule = try s.decodeIfPresent(CompletionRule.self, forKey: .completionRule)
+        requireAny = try s.decodeIfPresent(Bool.self, forKey: .requireAny)
+        requireAll = try s.decodeIfPresent(Bool.self, forKey: .requireAll)
+        graceMinutes = try s.decodeIfPresent(Int.self, forKey: .graceMinutes)
+        answerLeadMinutes = try s.decodeIfPresent(Int.self, forKey: .answerLeadMinutes)
+        pausedUntil = try StrictKeys.nullable(s, .pausedUntil)
         version = try c.decodeIfPresent(Int64.self, forKey: .version)
         isEnabled = try c.decodeIfPresent(Bool.self, forKey: .isEnabled)
         archived = try c.decodeIfPresent(Bool.self, forKey: .archived)
         vibrationEnabled = try c.decodeIfPresent(Bool.self, forKey: .vibrationEnabled)
         sortOrder = try c.decodeIfPresent(Int.self, forKey: .sortOrder)
         updatedAt = try c.decodeIfPresent(Timestamp.self, forKey: .updatedAt)
-        present = Set(c.allKeys)
+        present = Set(s.allKeys.map(\.stringValue) + c.allKeys.map(\.stringValue))
     }
 
-    /// The body's own keys it had.
-    private var present: Set<CodingKeys> = []
-
-    /// 422 "unknown field" (as for any other unknown key) for a field of the other kind of alarm.
-    func check(for scope: Scope) throws(APIError) {
-        let foreign = scope == .shared ? CodingKeys.personalOnly : CodingKeys.sharedOnly
-        if let key = foreign.first(where: present.contains) {
-            throw APIError(.validationFailed, "\(key.stringValue) is invalid: unknown field", field: key.stringValue)
-        }
-    }
+    /// The body's keys beyond `FieldKeys` it had (the kind-specific ones are all among them).
+    private(set) var present: Set<String> = []
 
     /// The fields required to make an alarm: `title`, `schedule`, `times_of_day` (or `time_of_day`),
     /// `timezone`; the others start at their defaults and then take what the body gives.

@@ -81,8 +81,7 @@ enum AnonymousRoutes {
         }
         try AccountRules.validatePassword(body.password)
         let displayName = try body.displayName.map { name throws(DomainError) in try AccountRules.normalizeDisplayName(name) }
-        let (scrypt, password) = (services.scrypt, body.password)
-        let hash = try await services.hashing.run { PasswordHash.make(password: password, parameters: scrypt) }
+        let hash = try await services.hashPassword(body.password)
         let userID = principal.user.id
         let user = try await services.database.write { [now = services.clock.nowMilliseconds()] db in
             let user: User

@@ -182,7 +182,7 @@ enum AttachmentRoutes {
         headers.add(name: "Content-Disposition", value: "\(disposition); filename=\"\(attachment.id)\(suffix)\"")
         if let match = request.headers[first: "if-none-match"],
             match.split(separator: ",").contains(where: { tag in
-                let trimmed = tag.trimmingSpaces()
+                let trimmed = tag.trimmingASCIIWhitespace()
                 return trimmed == etag || trimmed == "W/\(etag)" || trimmed == "*"
             })
         {
@@ -238,14 +238,5 @@ extension AttachmentConfiguration {
         AttachmentStore.Limits(
             maxPerOwner: maxPerAlarm, uploadsPerMinute: uploadsPerMinute, userQuotaBytes: userQuotaBytes,
             groupQuotaBytes: groupQuotaBytes)
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingSpaces() -> Substring {
-        var s = self
-        while s.first == " " || s.first == "\t" { s = s.dropFirst() }
-        while s.last == " " || s.last == "\t" { s = s.dropLast() }
-        return s
     }
 }

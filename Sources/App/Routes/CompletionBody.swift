@@ -8,11 +8,9 @@ import Wire
 /// it so that a retry after the occurrence closed returns the first answer instead of answering the
 /// next one), required by the personal route (the server keeps no occurrence of a personal alarm).
 /// Personal completions also take the seeds' `total_snooze_minutes`, the device's `completed_at`
-/// (default: now) and its own `id` (default: the server picks one); `check(for:)` refuses those in a
-/// shared completion as unknown fields (422), as for any other unknown key.
-struct CompletionBody: StrictBody {
-    /// Which completion the body is for.
-    enum Scope { case shared, personal }
+/// (default: now) and its own `id` (default: the server picks one); `decode(for:from:)` refuses those
+/// in a shared completion as unknown fields (422), as for any other unknown key.
+struct CompletionBody: ScopedBody {
 
     var status: CompletionStatus
     var note: String?
@@ -33,10 +31,10 @@ struct CompletionBody: StrictBody {
         case scheduledDate = "scheduled_date"
         case totalSnoozeMinutes = "total_snooze_minutes"
         case completedAt = "completed_at"
-
-        /// The fields only a personal completion has.
-        static let personalOnly: [CodingKeys] = [.id, .totalSnoozeMinutes, .completedAt]
     }
+
+    static let sharedOnly: [String] = []
+    static let personalOnly = [CodingKeys.id, .totalSnoozeMinutes, .completedAt].map(\.stringValue)
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -50,19 +48,8 @@ struct CompletionBody: StrictBody {
         id = try c.decodeIfPresent(String.self, forKey: .id)
         totalSnoozeMinutes = try c.decodeIfPresent(Int64.self, forKey: .totalSnoozeMinutes)
         completedAt = try c.decodeIfPresent(Timestamp.self, forKey: .completedAt)
-        present = Set(c.allKeys)
+        present = Set(c.allKeys.map(\.stringValue))
     }
 
-    /// The keys the body had.
-    private var present: Set<CodingKeys> = []
-
-    /// Decodes the body of a `scope` completion: 422 "unknown field" for a personal-only field in a
-    /// shared completion.
-    static func decode(for scope: Scope, from request: Request) throws(APIError) -> CompletionBody {
-        let body = try JSONBody.decode(CompletionBody.self, from: request)
-        if scope == .shared, let key = CodingKeys.personalOnly.first(where: body.present.contains) {
-            throw APIError(.validationFailed, "\(key.stringValue) is invalid: unknown field", field: key.stringValue)
-        }
-        return body
-    }
+    private(set) var present: Set<String> = []
 }

@@ -161,19 +161,11 @@ struct ConfigDocument: Encodable {
         var webPush: Bool
         var apns: Bool
         var fcm: Bool
-        /// The VAPID public key for `PushManager.subscribe` (base64url), or null without Web Push.
-        var vapidPublicKey: String?
+        /// The VAPID public key for `PushManager.subscribe` (base64url), or null (not absent) without Web Push.
+        @ExplicitNull var vapidPublicKey: String?
 
         enum CodingKeys: String, CodingKey {
             case webPush = "web_push", apns, fcm, vapidPublicKey = "vapid_public_key"
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(webPush, forKey: .webPush)
-            try c.encode(apns, forKey: .apns)
-            try c.encode(fcm, forKey: .fcm)
-            try c.encode(vapidPublicKey, forKey: .vapidPublicKey)  // null when absent
         }
     }
 }

@@ -34,21 +34,15 @@ enum IdentityRoutes {
         }
     }
 
-    /// One identity in `GET /v1/me/identities`.
+    /// One identity in `GET /v1/me/identities`. Every key present: an identity linked without an
+    /// email shows `"email": null`.
     struct IdentityDocument: Encodable {
         var provider: String
-        var email: String?
+        @ExplicitNull var email: String?
         var createdAt: Timestamp
         enum CodingKeys: String, CodingKey {
             case provider, email
             case createdAt = "created_at"
-        }
-        /// Every key present: an identity linked without an email shows `"email": null`.
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(provider, forKey: .provider)
-            try c.encode(email, forKey: .email)
-            try c.encode(createdAt, forKey: .createdAt)
         }
     }
 

@@ -88,8 +88,7 @@ enum PasswordResetRoutes {
             throw DomainError.rateLimited(retryAfterSeconds: 1)
         }
         defer { slot.release() }
-        let (password, scrypt) = (body.password, services.scrypt)
-        let hash = try await services.hashing.run { PasswordHash.make(password: password, parameters: scrypt) }
+        let hash = try await services.hashPassword(body.password)
         let now = services.clock.nowMilliseconds()
         let result = try await services.database.write { db in
             try AccountStore.resetPassword(tokenHash: tokenHash, passwordHash: hash, at: now, on: db)

@@ -117,11 +117,8 @@ enum PersonalAlarmRoutes {
     /// Create or replace: 201 created, 200 replaced; 200 with the stored document when last-write-wins
     /// kept it (the body's version is then in the conflict archive).
     static func put(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let user = try await services.authenticate(request).user
-        try await services.requireTier(user, .plus, PersonalAlarmRules.syncTierMessage)
-        let alarmID = try PersonalAlarmRules.alarmID(try request.parameter("alarm_id"))
-        let body = try JSONBody.decode(AlarmBody.self, from: request)
-        try body.check(for: .personal)
+        let (userID, alarmID) = try await syncTarget(request, services)
+        let body = try AlarmBody.decode(for: .personal, from: request)
         let now = services.clock.nowMilliseconds()
         let settings = try SharedAlarmRules.validate(try body.newSettings(), now: now)
         let sortOrder = body.sortOrder ?? 0
@@ -129,7 +126,6 @@ enum PersonalAlarmRoutes {
         let edit = PersonalAlarmStore.Edit(
             settings: settings, isEnabled: body.isEnabled ?? true, vibrationEnabled: body.vibrationEnabled ?? true,
             sortOrder: sortOrder, editedAt: try PersonalAlarmRules.editTime(body.updatedAt, now: now))
-        let userID = user.id
         let (stored, created) = try await services.database.write { db in
             switch try PersonalAlarmStore.put(
                 userID: userID, alarmID: alarmID, edit: edit, expectedVersion: body.version, at: now, on: db)
@@ -143,13 +139,9 @@ enum PersonalAlarmRoutes {
     }
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let user = try await services.authenticate(request).user
-        try await services.requireTier(user, .plus, PersonalAlarmRules.syncTierMessage)
-        let alarmID = try PersonalAlarmRules.alarmID(try request.parameter("alarm_id"))
-        let body = try JSONBody.decode(AlarmBody.self, from: request)
-        try body.check(for: .personal)
+        let (userID, alarmID) = try await syncTarget(request, services)
+        let body = try AlarmBody.decode(for: .personal, from: request)
         if let sortOrder = body.sortOrder { try PersonalAlarmRules.checkSortOrder(sortOrder) }
-        let userID = user.id
         return try await services.writeJSON { now, db in
             let editedAt = try PersonalAlarmRules.editTime(body.updatedAt, now: now)
             let patched = try PersonalAlarmStore.patch(
@@ -166,6 +158,14 @@ enum PersonalAlarmRoutes {
         }
     }
 
+    /// A sync write's caller and target, checked in this order: the signed-in user (401), whose tier must
+    /// sync (403 TIER_REQUIRED), and the `alarm_id` the path names (422 when it is not a UUID).
+    static func syncTarget(_ request: Request, _ services: Services) async throws -> (userID: String, alarmID: String) {
+        let user = try await services.authenticate(request).user
+        try await services.requireTier(user, .plus, PersonalAlarmRules.syncTierMessage)
+        return (user.id, try PersonalAlarmRules.alarmID(try request.parameter("alarm_id")))
+    }
+
     /// The alarm document as answers show it: with its live attachments (docs/attachments.md#in-the-documents).
     static func attaching(_ alarm: PersonalAlarm, on db: any SQLConnection) throws -> WithAttachments<PersonalAlarm> {
         try AttachmentStore.attaching(alarm, to: .personalAlarm(userID: alarm.userID, alarmID: alarm.id), on: db)
@@ -173,9 +173,7 @@ enum PersonalAlarmRoutes {
 
     /// 204; `?version=N` makes it conditional (409 CA010 with the current document when stale).
     static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let user = try await services.authenticate(request).user
-        try await services.requireTier(user, .plus, PersonalAlarmRules.syncTierMessage)
-        let alarmID = try PersonalAlarmRules.alarmID(try request.parameter("alarm_id"))
+        let (userID, alarmID) = try await syncTarget(request, services)
         var expected: Int64?
         if let text = QueryParameters(request)["version"] {
             guard let version = Int64(text), version >= 1 else {
@@ -183,7 +181,6 @@ enum PersonalAlarmRoutes {
             }
             expected = version
         }
-        let userID = user.id
         let expectedVersion = expected
         return try await services.writeNoContent { now, db in
             try PersonalAlarmStore.delete(userID: userID, alarmID: alarmID, expectedVersion: expectedVersion, at: now, on: db)

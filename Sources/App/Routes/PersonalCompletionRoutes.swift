@@ -16,9 +16,7 @@ enum PersonalCompletionRoutes {
     }
 
     static func record(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let user = try await services.authenticate(request).user
-        try await services.requireTier(user, .plus, PersonalAlarmRules.syncTierMessage)
-        let alarmID = try PersonalAlarmRules.alarmID(try request.parameter("alarm_id"))
+        let (userID, alarmID) = try await PersonalAlarmRoutes.syncTarget(request, services)
         let body = try CompletionBody.decode(for: .personal, from: request)
         guard let scheduledAt = body.scheduledAt else {
             throw DomainError.invalidField(field: "scheduled_at", message: "scheduled_at (the occurrence answered) is required")
@@ -36,7 +34,6 @@ enum PersonalCompletionRoutes {
             method: body.completionMethod ?? (body.status == .skipped ? .skipped : .onTime), snoozeCount: snoozes,
             totalSnoozeMinutes: snoozeMinutes, note: note,
             completedAt: try PersonalCompletionRules.completionTime(body.completedAt, now: now))
-        let userID = user.id
         let recorded = try await services.database.write { db in
             try PersonalCompletionStore.record(userID: userID, alarmID: alarmID, answer: answer, at: now, on: db)
         }

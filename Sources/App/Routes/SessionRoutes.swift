@@ -1,6 +1,5 @@
 import Domain
 import Hashing
-import IPAddresses
 import Logging
 import Storage
 import Store
@@ -26,15 +25,16 @@ enum SessionRoutes {
         }
     }
 
-    /// One session in `GET /v1/me/sessions`.
+    /// One session in `GET /v1/me/sessions`. Every key always present: an unknown user agent or
+    /// network is `null`, not absent.
     struct SessionDocument: Encodable {
         var id: String
         var createdAt: Timestamp
         var lastUsedAt: Timestamp
         var expiresAt: Timestamp
-        var userAgent: String?
-        /// `ClientNetwork.coarse` of the address that signed in: where, not exactly where.
-        var network: String?
+        @ExplicitNull var userAgent: String?
+        /// `SessionStore.Record.network`: where the session signed in, not exactly where.
+        @ExplicitNull var network: String?
         /// The session of the request's own token.
         var current: Bool
         enum CodingKeys: String, CodingKey {
@@ -43,17 +43,6 @@ enum SessionRoutes {
             case lastUsedAt = "last_used_at"
             case expiresAt = "expires_at"
             case userAgent = "user_agent"
-        }
-        /// Every key always present: an unknown user agent or network is `null`, not absent.
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id, forKey: .id)
-            try c.encode(createdAt, forKey: .createdAt)
-            try c.encode(lastUsedAt, forKey: .lastUsedAt)
-            try c.encode(expiresAt, forKey: .expiresAt)
-            try c.encode(userAgent, forKey: .userAgent)
-            try c.encode(network, forKey: .network)
-            try c.encode(current, forKey: .current)
         }
     }
 
@@ -88,7 +77,7 @@ enum SessionRoutes {
                         id: record.id, createdAt: Timestamp(milliseconds: record.createdAt),
                         lastUsedAt: Timestamp(milliseconds: record.lastUsedAt),
                         expiresAt: Timestamp(milliseconds: record.expiresAt), userAgent: record.userAgent,
-                        network: record.clientIP.flatMap(ClientNetwork.coarse), current: record.id == principal.sessionID)
+                        network: record.network, current: record.id == principal.sessionID)
                 }))
     }
 
@@ -146,15 +135,7 @@ enum SessionRoutes {
                 metadata: ["user_id": "\(user.id)", "request_id": "\(request.requestID)"])
             throw APIError(.invalidCredentials, "the current password is incorrect")
         }
-        let scrypt = services.scrypt
-        let password = body.newPassword
-        let newHash: String
-        do {
-            newHash = try await services.hashing.run { PasswordHash.make(password: password, parameters: scrypt) }
-        } catch let error as WorkerPool.Saturated {
-            try await attempt.giveBack(services)
-            throw error
-        }
+        let newHash = try await services.hashPassword(body.newPassword) { try await attempt.giveBack(services) }
         let keeping = principal.tokenHash
         let now = services.clock.nowMilliseconds()
         let revoked = try await services.database.write { db -> Int? in

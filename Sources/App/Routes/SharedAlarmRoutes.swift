@@ -21,8 +21,7 @@ enum SharedAlarmRoutes {
 
     static func create(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let (userID, groupID) = try await services.groupCaller(request)
-        let body = try JSONBody.decode(AlarmBody.self, from: request)
-        try body.check(for: .shared)
+        let body = try AlarmBody.decode(for: .shared, from: request)
         guard body.version == nil else {
             throw APIError(.validationFailed, "version is invalid: unknown field", field: "version")
         }
@@ -109,8 +108,7 @@ enum SharedAlarmRoutes {
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let (userID, groupID) = try await services.groupCaller(request)
         let alarmID = try request.parameter("aid")
-        let body = try JSONBody.decode(AlarmBody.self, from: request)
-        try body.check(for: .shared)
+        let body = try AlarmBody.decode(for: .shared, from: request)
         return try await services.writeJSON { now, db in
             try SharedAlarmView.reading(
                 try SharedAlarmStore.update(

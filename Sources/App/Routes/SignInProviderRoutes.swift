@@ -15,17 +15,12 @@ enum SignInProviderRoutes {
     /// One provider that is on; `webClientID` nil: apps may use it, the web client shows no button.
     struct Entry: Encodable {
         var provider: SignInProvider
-        var webClientID: String?
+        /// null, not absent: the schema names it.
+        @ExplicitNull var webClientID: String?
 
         enum CodingKeys: String, CodingKey {
             case provider
             case webClientID = "web_client_id"
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(provider, forKey: .provider)
-            try container.encode(webClientID, forKey: .webClientID)  // null, not absent: the schema names it
         }
     }
 

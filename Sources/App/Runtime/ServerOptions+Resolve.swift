@@ -88,7 +88,8 @@ extension ChronirConfiguration {
         guard let environment = NotificationsConfiguration.APNs.Environment(rawValue: environmentName.lowercased()) else {
             throw ConfigurationError("invalid value '\(environmentName)' for --apns-environment: production, sandbox")
         }
-        return NotificationsConfiguration.APNs(keyFile: keyFile, keyID: keyID, teamID: teamID, topic: topic, environment: environment)
+        return NotificationsConfiguration.APNs(
+            keyFile: keyFile, sender: APNsSender.Configuration(keyID: keyID, teamID: teamID, topic: topic, environment: environment))
     }
 
     /// The password comes from the file or `CHRONIR_SMTP_PASSWORD` (never a flag: it would show in `ps`).

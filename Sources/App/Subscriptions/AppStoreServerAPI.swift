@@ -166,12 +166,9 @@ public final class AppStoreServerAPI: Sendable {
         var retried = false
         while true {
             let jwt = bearerToken(now: now)
-            var headers = [HTTPField(name: "authorization", value: "Bearer \(jwt)")]
-            if !body.isEmpty { headers.append(HTTPField(name: "content-type", value: "application/json")) }
             let response: OutboundResponse
             do {
-                response = try await client.send(
-                    OutboundRequest(method: method, url: url, headers: headers, body: body, timeout: Self.requestTimeout))
+                response = try await client.send(.bearer(method, url, token: jwt, body: body, timeout: Self.requestTimeout))
             } catch {
                 return .failure(.unavailable("\(error)"))
             }

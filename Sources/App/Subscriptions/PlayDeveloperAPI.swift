@@ -77,12 +77,9 @@ public final class PlayDeveloperAPI: Sendable {
         case .success(let token): accessToken = token
         case .failure(let failure): return .failure(.unavailable("oauth: \(failure)"))
         }
-        var headers = [HTTPField(name: "authorization", value: "Bearer \(accessToken)")]
-        if method == .post { headers.append(HTTPField(name: "content-type", value: "application/json")) }
         let response: OutboundResponse
         do {
-            response = try await client.send(
-                OutboundRequest(method: method, url: url, headers: headers, body: body, timeout: Self.requestTimeout))
+            response = try await client.send(.bearer(method, url, token: accessToken, body: body, timeout: Self.requestTimeout))
         } catch {
             return .failure(.unavailable("\(error)"))
         }

@@ -169,15 +169,16 @@ public struct EntitlementRecord: Sendable, Equatable {
 }
 
 /// What `GET /v1/me/entitlement` answers and the `entitlement` change carries (docs/subscriptions.md#the-entitlement).
+/// Every key is always written (`ExplicitNull`: null, not absent).
 public struct Entitlement: Sendable, Equatable, Encodable {
     public var tier: Tier
     public var state: EntitlementState
-    public var platform: String?
-    public var productID: String?
-    public var expiresAt: Timestamp?
-    public var graceExpiresAt: Timestamp?
+    @ExplicitNull public var platform: String?
+    @ExplicitNull public var productID: String?
+    @ExplicitNull public var expiresAt: Timestamp?
+    @ExplicitNull public var graceExpiresAt: Timestamp?
     public var autoRenewing: Bool
-    public var source: EntitlementSource?
+    @ExplicitNull public var source: EntitlementSource?
 
     enum CodingKeys: String, CodingKey {
         case tier, state, platform, source
@@ -185,18 +186,6 @@ public struct Entitlement: Sendable, Equatable, Encodable {
         case expiresAt = "expires_at"
         case graceExpiresAt = "grace_expires_at"
         case autoRenewing = "auto_renewing"
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(tier, forKey: .tier)
-        try c.encode(state, forKey: .state)
-        try c.encode(ExplicitNull(wrappedValue: platform), forKey: .platform)
-        try c.encode(ExplicitNull(wrappedValue: productID), forKey: .productID)
-        try c.encode(ExplicitNull(wrappedValue: expiresAt), forKey: .expiresAt)
-        try c.encode(ExplicitNull(wrappedValue: graceExpiresAt), forKey: .graceExpiresAt)
-        try c.encode(autoRenewing, forKey: .autoRenewing)
-        try c.encode(ExplicitNull(wrappedValue: source), forKey: .source)
     }
 
     /// The account's entitlement at `now`: its tier is the highest among the records that grant

@@ -81,6 +81,29 @@ extension AlarmSettings {
         case iconName = "icon_name"
     }
 
+    /// The keys only a shared alarm has, in its document and in the body that writes it (`AlarmBody`),
+    /// in the order a personal alarm's body that sends one names the first.
+    public enum SharedKeys: String, CodingKey, CaseIterable {
+        case assignedTo = "assigned_to_uids"
+        case completionRule = "completion_rule"
+        case requireAny = "require_any_completion"
+        case requireAll = "require_all_completion"
+        case graceMinutes = "grace_minutes"
+        case answerLeadMinutes = "answer_lead_minutes"
+        case pausedUntil = "paused_until"
+    }
+
+    /// The keys both alarm documents have besides the fields and their kind's own: the record's id,
+    /// version, master switch, next fire and timestamps.
+    enum RecordKeys: String, CodingKey, CaseIterable {
+        case id, version
+        case isEnabled = "is_enabled"
+        case nextFireAt = "next_fire_at"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+        case deletedAt = "deleted_at"
+    }
+
     /// Reads the common fields of a stored document; the shared-only ones come from the caller.
     init(
         from decoder: any Decoder, assignedTo: [String], completionRule: CompletionRule, graceMinutes: Int,

@@ -1,13 +1,13 @@
 /// A user's own alarm, mirrored for backup and sync across their devices (docs/personal-sync.md;
 /// data-schema §4.2). The client chooses the id (a UUID) so an alarm made offline can be sent again
-/// without making two. One flat JSON object: the alarm fields (`AlarmSettings.FieldKeys`) plus
-/// `CodingKeys` below.
+/// without making two. One flat JSON object: the alarm fields (`AlarmSettings.FieldKeys`), the
+/// record's (`AlarmSettings.RecordKeys`) and `CodingKeys` below.
 ///
 /// Versions (docs/personal-sync.md#conflicts): `version` is the server's counter, bumped on every
 /// write; `updated_at` is the client's time of the edit, what last-write-wins compares when a write
 /// names no version. `next_fire_at` is the server's reading of the schedule at the last write (null
 /// when disabled or when nothing fires again); the device remains the source of truth for ringing.
-public struct PersonalAlarm: Sendable, Codable, Equatable {
+public struct PersonalAlarm: Sendable, Codable, Equatable, AlarmRecord {
     public var id: String
     public var userID: String
     /// The alarm fields; the shared-only ones (`assignedTo`, `completionRule`, `graceMinutes`) keep
@@ -49,47 +49,38 @@ public struct PersonalAlarm: Sendable, Codable, Equatable {
         nextFireAt = isEnabled ? NextFire.after(now, timing: settings.timing).map { Timestamp(milliseconds: $0) } : nil
     }
 
+    /// The personal alarm's own keys; the rest of the same flat object are `AlarmSettings.FieldKeys`
+    /// (the alarm fields) and `AlarmSettings.RecordKeys` (what both alarm documents have).
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, version
         case userID = "user_id"
-        case isEnabled = "is_enabled"
         case vibrationEnabled = "vibration_enabled"
         case sortOrder = "sort_order"
-        case nextFireAt = "next_fire_at"
-        case createdAt = "created_at"
-        case updatedAt = "updated_at"
-        case deletedAt = "deleted_at"
     }
 
     public init(from decoder: any Decoder) throws {
+        let r = try decoder.container(keyedBy: AlarmSettings.RecordKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decode(String.self, forKey: .id)
+        id = try r.decode(String.self, forKey: .id)
         userID = try c.decode(String.self, forKey: .userID)
         settings = try AlarmSettings(
             from: decoder, assignedTo: [], completionRule: .any, graceMinutes: SharedAlarmRules.defaultGraceMinutes)
-        isEnabled = try c.decode(Bool.self, forKey: .isEnabled)
+        isEnabled = try r.decode(Bool.self, forKey: .isEnabled)
         vibrationEnabled = try c.decode(Bool.self, forKey: .vibrationEnabled)
         sortOrder = try c.decode(Int.self, forKey: .sortOrder)
-        nextFireAt = try c.decodeIfPresent(Timestamp.self, forKey: .nextFireAt)
-        version = try c.decode(Int64.self, forKey: .version)
-        createdAt = try c.decode(Timestamp.self, forKey: .createdAt)
-        updatedAt = try c.decode(Timestamp.self, forKey: .updatedAt)
-        deletedAt = try c.decodeIfPresent(Timestamp.self, forKey: .deletedAt)
+        nextFireAt = try r.decodeIfPresent(Timestamp.self, forKey: .nextFireAt)
+        version = try r.decode(Int64.self, forKey: .version)
+        createdAt = try r.decode(Timestamp.self, forKey: .createdAt)
+        updatedAt = try r.decode(Timestamp.self, forKey: .updatedAt)
+        deletedAt = try r.decodeIfPresent(Timestamp.self, forKey: .deletedAt)
     }
 
     public func encode(to encoder: any Encoder) throws {
         try settings.encodeFields(to: encoder)
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
         try c.encode(userID, forKey: .userID)
-        try c.encode(isEnabled, forKey: .isEnabled)
         try c.encode(vibrationEnabled, forKey: .vibrationEnabled)
         try c.encode(sortOrder, forKey: .sortOrder)
-        try c.encode(nextFireAt, forKey: .nextFireAt)
-        try c.encode(version, forKey: .version)
-        try c.encode(createdAt, forKey: .createdAt)
-        try c.encode(updatedAt, forKey: .updatedAt)
-        try c.encode(deletedAt, forKey: .deletedAt)
+        try encodeRecord(to: encoder)
     }
 }
 

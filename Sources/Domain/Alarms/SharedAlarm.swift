@@ -1,6 +1,6 @@
 /// A group's shared alarm as the API and the change log show it (docs/design.md#shared-alarms):
 /// the editable `settings` plus server-kept state — `next_fire_at`, the open `occurrence`, the last
-/// completion and miss, `version`, timestamps. One flat JSON object; see `CodingKeys`.
+/// completion and miss, `version`, timestamps. One flat JSON object; see `CodingKeys` for its keys.
 ///
 /// Occurrence life cycle (rules decided here are marked *decision*):
 /// - The open occurrence is `next_fire_at`. Its required set follows the assignment: the assignees, or
@@ -27,7 +27,7 @@
 /// occurrence already stands at the first fire after it. The `open_ms`/`pre_alarm_ms` columns copy
 /// the document, so the scheduler, the claim-time re-check and the overdue sweep need no rule of their
 /// own.
-public struct SharedAlarm: Sendable, Codable, Equatable {
+public struct SharedAlarm: Sendable, Codable, Equatable, AlarmRecord {
     public var id: String
     public var groupID: String
     /// `created_by_uid`: may delete the alarm even without a manager role.
@@ -230,83 +230,70 @@ public struct SharedAlarm: Sendable, Codable, Equatable {
         return open
     }
 
-    /// The shared alarm's own keys; the alarm fields are `AlarmSettings.FieldKeys` (same flat object).
+    /// The shared alarm's own keys; the rest of the same flat object are `AlarmSettings.FieldKeys` (the
+    /// alarm fields), `AlarmSettings.SharedKeys` (what only shared alarms have, also written by the
+    /// body) and `AlarmSettings.RecordKeys` (what both alarm documents have).
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, occurrence, version
+        case occurrence
         case groupID = "group_id"
         case createdBy = "created_by_uid"
-        case assignedTo = "assigned_to_uids"
-        case completionRule = "completion_rule"
-        case requireAny = "require_any_completion"
-        case requireAll = "require_all_completion"
-        case graceMinutes = "grace_minutes"
-        case answerLeadMinutes = "answer_lead_minutes"
-        case isEnabled = "is_enabled"
-        case pausedUntil = "paused_until"
         case isDone = "is_done"
         case archivedAt = "archived_at"
         case answerableFrom = "answerable_from"
-        case nextFireAt = "next_fire_at"
         case lastCompletedAt = "last_completed_at"
         case lastMissedAt = "last_missed_at"
         case isActive = "is_active"
-        case createdAt = "created_at"
-        case updatedAt = "updated_at"
-        case deletedAt = "deleted_at"
     }
 
     public init(from decoder: any Decoder) throws {
+        let r = try decoder.container(keyedBy: AlarmSettings.RecordKeys.self)
+        let s = try decoder.container(keyedBy: AlarmSettings.SharedKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decode(String.self, forKey: .id)
+        id = try r.decode(String.self, forKey: .id)
         groupID = try c.decode(String.self, forKey: .groupID)
         createdBy = try c.decode(String.self, forKey: .createdBy)
         settings = try AlarmSettings(
-            from: decoder, assignedTo: try c.decode([String].self, forKey: .assignedTo),
-            completionRule: try c.decode(CompletionRule.self, forKey: .completionRule),
-            graceMinutes: try c.decode(Int.self, forKey: .graceMinutes),
-            answerLeadMinutes: try c.decodeIfPresent(Int.self, forKey: .answerLeadMinutes)
+            from: decoder, assignedTo: try s.decode([String].self, forKey: .assignedTo),
+            completionRule: try s.decode(CompletionRule.self, forKey: .completionRule),
+            graceMinutes: try s.decode(Int.self, forKey: .graceMinutes),
+            answerLeadMinutes: try s.decodeIfPresent(Int.self, forKey: .answerLeadMinutes)
                 ?? SharedAlarmRules.defaultAnswerLeadMinutes)
         // Documents written before the controls existed have none: enabled, not paused.
-        isEnabled = try c.decodeIfPresent(Bool.self, forKey: .isEnabled) ?? true
-        pausedUntil = try c.decodeIfPresent(Timestamp.self, forKey: .pausedUntil)
+        isEnabled = try r.decodeIfPresent(Bool.self, forKey: .isEnabled) ?? true
+        pausedUntil = try s.decodeIfPresent(Timestamp.self, forKey: .pausedUntil)
         archivedAt = try c.decodeIfPresent(Timestamp.self, forKey: .archivedAt)
-        nextFireAt = try c.decodeIfPresent(Timestamp.self, forKey: .nextFireAt)
+        nextFireAt = try r.decodeIfPresent(Timestamp.self, forKey: .nextFireAt)
         lastCompletedAt = try c.decodeIfPresent(Timestamp.self, forKey: .lastCompletedAt)
         lastMissedAt = try c.decodeIfPresent(Timestamp.self, forKey: .lastMissedAt)
         occurrence = try c.decodeIfPresent(Occurrence.self, forKey: .occurrence)
-        version = try c.decode(Int64.self, forKey: .version)
-        createdAt = try c.decode(Timestamp.self, forKey: .createdAt)
-        updatedAt = try c.decode(Timestamp.self, forKey: .updatedAt)
-        deletedAt = try c.decodeIfPresent(Timestamp.self, forKey: .deletedAt)
+        version = try r.decode(Int64.self, forKey: .version)
+        createdAt = try r.decode(Timestamp.self, forKey: .createdAt)
+        updatedAt = try r.decode(Timestamp.self, forKey: .updatedAt)
+        deletedAt = try r.decodeIfPresent(Timestamp.self, forKey: .deletedAt)
     }
 
     public func encode(to encoder: any Encoder) throws {
+        let settings = self.settings
+        try settings.encodeFields(to: encoder)
+        var s = encoder.container(keyedBy: AlarmSettings.SharedKeys.self)
+        try s.encode(settings.assignedTo, forKey: .assignedTo)
+        try s.encode(settings.completionRule, forKey: .completionRule)
+        try s.encode(settings.completionRule == .any, forKey: .requireAny)
+        try s.encode(settings.completionRule == .all, forKey: .requireAll)
+        try s.encode(settings.graceMinutes, forKey: .graceMinutes)
+        try s.encode(settings.answerLeadMinutes, forKey: .answerLeadMinutes)
+        try s.encode(pausedUntil, forKey: .pausedUntil)
         var c = encoder.container(keyedBy: CodingKeys.self)
-        let s = settings
-        try s.encodeFields(to: encoder)
-        try c.encode(id, forKey: .id)
         try c.encode(groupID, forKey: .groupID)
         try c.encode(createdBy, forKey: .createdBy)
-        try c.encode(s.assignedTo, forKey: .assignedTo)
-        try c.encode(s.completionRule, forKey: .completionRule)
-        try c.encode(s.completionRule == .any, forKey: .requireAny)
-        try c.encode(s.completionRule == .all, forKey: .requireAll)
-        try c.encode(s.graceMinutes, forKey: .graceMinutes)
-        try c.encode(s.answerLeadMinutes, forKey: .answerLeadMinutes)
-        try c.encode(isEnabled, forKey: .isEnabled)
-        try c.encode(pausedUntil, forKey: .pausedUntil)
         try c.encode(isDone, forKey: .isDone)
         try c.encode(archivedAt, forKey: .archivedAt)
         try c.encode(answerableFrom.map(Timestamp.init(milliseconds:)), forKey: .answerableFrom)
-        try c.encode(nextFireAt, forKey: .nextFireAt)
         try c.encode(lastCompletedAt, forKey: .lastCompletedAt)
         try c.encode(lastMissedAt, forKey: .lastMissedAt)
         try c.encode(occurrence, forKey: .occurrence)
         try c.encode(isActive, forKey: .isActive)
-        try c.encode(version, forKey: .version)
-        try c.encode(createdAt, forKey: .createdAt)
-        try c.encode(updatedAt, forKey: .updatedAt)
-        try c.encode(deletedAt, forKey: .deletedAt)
+        try encodeRecord(to: encoder)
     }
 }
 

@@ -22,8 +22,12 @@ extension SessionStore {
         public var expiresAt: Int64
         /// The `User-Agent` of the request that signed in (at most 256 characters).
         public var userAgent: String?
-        /// The client address that signed in; shown to users only coarsened (`ClientNetwork.coarse`).
+        /// The client address that signed in; shown to users only coarsened (`network`).
         public var clientIP: String?
+
+        /// What the session's user is shown of `clientIP`: `ClientNetwork.coarse` of it — where, not
+        /// exactly where; nil when unknown.
+        public var network: String? { clientIP.flatMap(ClientNetwork.coarse) }
     }
 
     /// Most sessions `live(userID:)` returns, most recently used first (named bound: the answer
