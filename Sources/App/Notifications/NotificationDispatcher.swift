@@ -103,6 +103,11 @@ public final class NotificationDispatcher: Sendable {
     /// Set when a round claimed fewer than its batch because `maxInFlight` was reached: the next group
     /// to settle asks for a pass.
     private let starved = Mutex(false)
+    /// When a pass last counted the waiting deliveries for the pending gauge (`depthInterval`).
+    private let depthCountedAt = Mutex<Int64?>(nil)
+    /// How often a pass counts the waiting deliveries (a scan of the table) for the pending gauge: a
+    /// burst runs a pass per settled group, dozens a second, and the gauge needs no more than this.
+    static let depthInterval: Int64 = 1_000
 
     /// A dispatcher over `senders` (one per configured provider, plus the webhook's). Call `start`
     /// for the timer; tests call `runOnce`.
@@ -170,9 +175,15 @@ public final class NotificationDispatcher: Sendable {
         }
         log(total)
         let now = clock.nowMilliseconds()
-        let metrics = metrics
-        let outlook = try? await database.read { db in try NotificationDeliveries.outlook(after: now, on: db) }
-        if let metrics, let outlook { metrics.pending(outlook.depth) }
+        let counting =
+            metrics != nil
+            && depthCountedAt.withLock { last in
+                guard last.map({ now - $0 >= Self.depthInterval }) ?? true else { return false }
+                last = now
+                return true
+            }
+        let outlook = try? await database.read { db in try NotificationDeliveries.outlook(after: now, countingDepth: counting, on: db) }
+        if let metrics, let depth = outlook?.depth { metrics.pending(depth) }
         let due = outlook?.nextDue
         return starved.withLock { $0 } ? nil : due
     }

@@ -254,14 +254,18 @@ public enum NotificationDeliveries {
         return result
     }
 
-    /// Deliveries waiting (`depth`) and the earliest `next_attempt_ms` after `now` (`nextDue`), read
-    /// together (PostgreSQL: one pipeline, one round trip): what the dispatcher asks after each pass.
-    public static func outlook(after now: Int64, on db: any SQLConnection) throws -> (depth: Int64, nextDue: Int64?) {
-        let rows = try db.queryEach([
-            ("SELECT COUNT(*) AS n FROM notification_deliveries", []),
-            ("SELECT MIN(next_attempt_ms) AS due FROM notification_deliveries WHERE next_attempt_ms > ?1", [.integer(now)]),
-        ])
-        return (rows[0].first?.int("n") ?? 0, rows[1].first?.int("due"))
+    /// The earliest `next_attempt_ms` after `now` (`nextDue`) and, when `countingDepth`, how many
+    /// deliveries wait (`depth`, a scan of the table; else nil), read together (PostgreSQL: one
+    /// pipeline, one round trip): what the dispatcher asks after each pass.
+    public static func outlook(
+        after now: Int64, countingDepth: Bool, on db: any SQLConnection
+    ) throws -> (depth: Int64?, nextDue: Int64?) {
+        let due: (sql: String, bindings: [SQLValue]) = (
+            "SELECT MIN(next_attempt_ms) AS due FROM notification_deliveries WHERE next_attempt_ms > ?1", [.integer(now)]
+        )
+        guard countingDepth else { return (nil, try db.queryOne(due.sql, due.bindings)?.int("due")) }
+        let rows = try db.queryEach([due, ("SELECT COUNT(*) AS n FROM notification_deliveries", [])])
+        return (rows[1].first?.int("n") ?? 0, rows[0].first?.int("due"))
     }
 
     /// The provider accepted it (or it can never be sent): the delivery is done.
