@@ -41,6 +41,8 @@ subs=${SUBS:-1000}
 latency_runs=${LATENCY_RUNS:-100}
 connections=16
 pgbench_clients=32
+# Room for SUBS members in one group and their sockets (as Benchmarks/backends.sh).
+group_flags=(--max-members "$((subs > 0 ? subs : 1))" --max-connections $((subs + 2000)))
 trap 'server_stop_all TERM; [ -n "${proxy_pid:-}" ] && kill "$proxy_pid" 2>/dev/null; pg_stop; cleanup' EXIT
 chmod 755 "$work"
 
@@ -116,7 +118,7 @@ for pair in $SERVERS; do
     CHRONIR_SERVER=$binary
     eval "extra=(\${ARGS_$label:-})"
     psql_do "$(url_for "$pg_port" postgres)" -c "CREATE DATABASE bench_$label"
-    CH_DATA_DIR=$work/$label.a CH_LOG=$work/$label.a.log start_chronir --database-url "$(url_for "$pg_port" "bench_$label")" "${extra[@]}"
+    CH_DATA_DIR=$work/$label.a CH_LOG=$work/$label.a.log start_chronir "${group_flags[@]}" --database-url "$(url_for "$pg_port" "bench_$label")" "${extra[@]}"
     CH_SEED_DIR=$work/$label.writers seed_chronir "$writers" --no-group --prefix writer
     write_lua "$work/$label.writers/tokens" >"$work/patch.$label.lua"
     if [ "$subs" -gt 0 ]; then CH_SEED_DIR=$work/$label.subs seed_chronir "$subs" --prefix sub; fi
@@ -132,13 +134,13 @@ for run in $(seq 1 "$runs"); do
         eval "extra=(\${ARGS_$label:-})"
         direct=$(url_for "$pg_port" "bench_$label")
         proxied=$(url_for "$proxy_port" "bench_$label")
-        CH_DATA_DIR=$work/$label.a CH_LOG=$work/$label.a.log start_chronir --database-url "$direct" "${extra[@]}"
+        CH_DATA_DIR=$work/$label.a CH_LOG=$work/$label.a.log start_chronir "${group_flags[@]}" --database-url "$direct" "${extra[@]}"
         write_phase "$label.direct1" "$CH_PORT"
         server_stop "$CH_PID" TERM
-        CH_DATA_DIR=$work/$label.a CH_LOG=$work/$label.a.log start_chronir --database-url "$proxied" "${extra[@]}"
+        CH_DATA_DIR=$work/$label.a CH_LOG=$work/$label.a.log start_chronir "${group_flags[@]}" --database-url "$proxied" "${extra[@]}"
         a_port=$CH_PORT
         write_phase "$label.proxy1" "$a_port"
-        CH_DATA_DIR=$work/$label.b CH_LOG=$work/$label.b.log start_chronir --database-url "$proxied" "${extra[@]}"
+        CH_DATA_DIR=$work/$label.b CH_LOG=$work/$label.b.log start_chronir "${group_flags[@]}" --database-url "$proxied" "${extra[@]}"
         write_phase "$label.proxy2" "$a_port" "$CH_PORT"
         if [ "$subs" -gt 0 ]; then delivery_phase "$label.cross" "$CH_PORT" "$a_port" "$work/$label.subs"; fi
         server_stop_all TERM
