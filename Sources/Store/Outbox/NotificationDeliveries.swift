@@ -166,7 +166,10 @@ public enum NotificationDeliveries {
     ///
     /// Safe as a `.concurrent` write: the due rows are taken with `forUpdateSkipLocked`, so claimers
     /// (rounds, instances) take disjoint rows without waiting for each other; a row another claimer
-    /// leased and committed meanwhile no longer matches the lease condition when it is locked.
+    /// leased and committed meanwhile no longer matches the lease condition when it is locked. The
+    /// rows it checks against (groups, alarms, memberships, accounts) are changed by `.immediate`
+    /// writes, which never run beside it; an answer (a `.concurrent` write) that commits while the
+    /// claim runs may still be notified, as one committing just after the claim would be.
     public static func claim(
         owner: String, at now: Int64, leaseUntil: Int64, limit: Int, on db: any SQLConnection
     ) throws -> Claim {
