@@ -267,7 +267,7 @@ public enum NotificationDeliveries {
             "SELECT MIN(next_attempt_ms) AS due FROM notification_deliveries WHERE next_attempt_ms > ?1", [.integer(now)]
         )
         guard countingDepth else { return (nil, try db.queryOne(due.sql, due.bindings)?.int("due")) }
-        let rows = try db.queryEach([due, ("SELECT COUNT(*) AS n FROM notification_deliveries", [])])
+        let rows = try db.queryEach([due, (depthSQL, [])])
         return (rows[1].first?.int("n") ?? 0, rows[0].first?.int("due"))
     }
 
@@ -351,7 +351,9 @@ public enum NotificationDeliveries {
 
     /// Deliveries waiting (the outbox depth metric).
     public static func depth(on db: any SQLConnection) throws -> Int64 {
-        guard case .integer(let count) = try db.scalar("SELECT COUNT(*) FROM notification_deliveries") else { return 0 }
-        return count
+        try db.queryOne(depthSQL, [])?.int("n") ?? 0
     }
+
+    /// Counts the waiting deliveries as `n` (`depth`, `outlook`).
+    private static let depthSQL = "SELECT COUNT(*) AS n FROM notification_deliveries"
 }
