@@ -150,20 +150,14 @@ public final class NotificationDispatcher: Sendable {
             total.add(first)
             if first.backlog(limits) {
                 let lanes = max(1, limits.concurrentRounds)
-                // A lane expands only while expansions fill their batch: the first round expanded
-                // everything due when its batch was not full, and a burst's lanes claim dozens of
-                // times a second.
-                let expandingAtStart = first.expansion.expanded >= limits.expandBatch
                 await withTaskGroup(of: Round.self) { group in
                     for _ in 0..<lanes {
                         group.addTask { [self] in
                             var lane = Round()
-                            var expanding = expandingAtStart
                             while !loop.isStopped {
                                 do {
-                                    let round = try await round(at: clock.nowMilliseconds(), expanding: expanding).round
+                                    let round = try await round(at: clock.nowMilliseconds()).round
                                     lane.add(round)
-                                    expanding = expanding && round.expansion.expanded >= limits.expandBatch
                                     if !round.backlog(limits) { break }
                                 } catch {
                                     logger.error("notification dispatcher failed", metadata: ["error": "\(error)"])
@@ -224,21 +218,19 @@ public final class NotificationDispatcher: Sendable {
         return round
     }
 
-    /// One round: expand (unless `expanding` is false), claim as many as `maxInFlight` leaves room for, charge each delivery to its
+    /// One round: expand, claim as many as `maxInFlight` leaves room for, charge each delivery to its
     /// budget (postponing those over it and settling those no sender takes, in one write), and start one
     /// task per sender and origin. Returns what it did and those tasks (each yields its settled counts).
-    private func round(at now: Int64, expanding: Bool = true) async throws -> (round: Round, groups: [Task<Round, Never>]) {
+    private func round(at now: Int64) async throws -> (round: Round, groups: [Task<Round, Never>]) {
         var round = Round()
         let providers = Set(senders.compactMap(\.provider))
         let webhook = senders.contains { $0.provider == nil }
         let limits = limits
         let owner = owner
-        if expanding {
-            round.expansion = try await database.write(.concurrent) { db in
-                try NotificationDeliveries.expand(
-                    at: now, lookahead: NotificationScheduler.lookaheadMilliseconds, providers: providers, webhook: webhook,
-                    limit: limits.expandBatch, on: db)
-            }
+        round.expansion = try await database.write(.concurrent) { db in
+            try NotificationDeliveries.expand(
+                at: now, lookahead: NotificationScheduler.lookaheadMilliseconds, providers: providers, webhook: webhook,
+                limit: limits.expandBatch, on: db)
         }
         // Rounds claim at once (`Limits.concurrentRounds`): each reserves its room first.
         let room = budget.withLock { $0.reserve(upTo: limits.claimBatch) }
