@@ -118,7 +118,7 @@ public struct Services: Sendable {
         }
         if cookie != nil { try SessionCookie.checkCSRF(request, config: config) }
         let now = clock.nowMilliseconds()
-        let lookup = try await database.read { db in try SessionStore.lookup(tokenHash: tokenHash, at: now, on: db) }
+        let lookup = try await database.readStatement { db in try SessionStore.lookup(tokenHash: tokenHash, at: now, on: db) }
         guard var lookup else { throw DomainError.authenticationRequired }
         guard lookup.user.status == .active else { throw DomainError.accountSuspended }
         if !exemptFromWriteBudget, Self.writeMethods.contains(request.method) {
@@ -148,7 +148,7 @@ public struct Services: Sendable {
         guard let token = request.bearerToken ?? cookie, let tokenHash = TokenHashing.hash(token: token) else { return nil }
         if cookie != nil { try SessionCookie.checkCSRF(request, config: config) }
         let now = clock.nowMilliseconds()
-        let lookup = try await database.read { db in try SessionStore.lookup(tokenHash: tokenHash, at: now, on: db) }
+        let lookup = try await database.readStatement { db in try SessionStore.lookup(tokenHash: tokenHash, at: now, on: db) }
         guard let lookup, lookup.user.status == .active else { return nil }
         return lookup.user.id
     }

@@ -29,7 +29,8 @@ public struct PostgresNotification: Sendable, Equatable {
 /// same lock in shared mode, so concurrent writes of all instances run together (each locking the
 /// rows it decides on, `forUpdate`) while no `.immediate` one runs. Change-log seqs commit in order
 /// whatever the kind: the log is appended at COMMIT under a lock of its own (`sendAtCommit`,
-/// `ChangeLog.append`). `.deferred` is a read-only REPEATABLE READ snapshot.
+/// `ChangeLog.append`). `.deferred` is a read-only REPEATABLE READ snapshot; `.statement` is no
+/// transaction at all: its one statement runs in autocommit, its own snapshot.
 ///
 /// Round trips (docs/scaling.md): a database across a network costs a round trip per message
 /// exchange, so inside a transaction this connection holds back every statement whose result nobody
@@ -89,6 +90,8 @@ public final class PostgresConnection: SQLConnection {
     /// Round trips to the server so far: each `PQexec`, `PQprepare`, `PQexecPrepared` and pipeline
     /// is one (what a write costs across a network; tests hold the pipelining to it).
     public private(set) var roundTrips = 0
+    /// Inside a `.statement` read: how many statements it may still run (one, then none); nil elsewhere.
+    private var statementsLeft: Int?
     /// Pipelines sent so far: a savepoint compares it to learn whether its SAVEPOINT left.
     private var pipelinesSent = 0
     /// The failure of a held-back statement in this transaction: it cannot be pinned on the savepoint
@@ -182,6 +185,7 @@ public final class PostgresConnection: SQLConnection {
 
     /// Runs one or more statements with no parameters (the simple query protocol); results discarded.
     public func execute(_ script: String) throws(PostgresError) {
+        try spend(1, sql: script)
         let connection = try open()
         if !queued.isEmpty { try flush(own: []) { _, _ in } }
         roundTrips += 1
@@ -206,6 +210,7 @@ public final class PostgresConnection: SQLConnection {
     /// All of them in one pipeline, with whatever is held back: one round trip.
     public func queryEach(_ statements: [(sql: String, bindings: [SQLValue])]) throws(PostgresError) -> [[Row]] {
         guard !statements.isEmpty else { return [] }
+        try spend(statements.count, sql: statements[0].sql)
         var rows = [[Row]](repeating: [], count: statements.count)
         try flush(own: statements.map { QueuedStatement(sql: $0.sql, bindings: $0.bindings, control: false) }) { index, result in
             rows[index] = Self.rows(of: result)
@@ -261,12 +266,13 @@ public final class PostgresConnection: SQLConnection {
 
     /// `transaction` outside any other: BEGIN, the body, COMMIT (or ROLLBACK when the body threw).
     private func topLevelTransaction<T>(_ kind: TransactionKind, _ body: (any SQLConnection) throws -> T) throws -> T {
+        if kind == .statement { return try singleStatement(body) }
         try reconnectIfBroken()
         // BEGIN (and the lock) leave with the body's first statement; `flush` begins again on a
         // fresh connection if the server closed this idle one since its last transaction.
         queued = [QueuedStatement(control: kind == .deferred ? "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" : "BEGIN")]
         switch kind {
-        case .deferred: break
+        case .deferred, .statement: break
         case .immediate:
             queued.append(
                 QueuedStatement(sql: "SELECT pg_advisory_xact_lock($1)", bindings: [.integer(Self.writerLockKey)], control: false))
@@ -316,6 +322,37 @@ public final class PostgresConnection: SQLConnection {
             if sent, isInTransaction { _ = try? execute("ROLLBACK") }
             throw poisoned ?? error
         }
+    }
+
+    /// A `.statement` read: the body's one statement in autocommit, no BEGIN or COMMIT; a second
+    /// statement throws `misuse` (`spend`). A connection the server closed since its last use is
+    /// re-established and the body run once more, as a transaction whose BEGIN found it closed is:
+    /// a read has no effect to lose.
+    private func singleStatement<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try reconnectIfBroken()
+        transactionMemo = [:]
+        defer {
+            statementsLeft = nil
+            transactionMemo = [:]
+        }
+        statementsLeft = 1
+        do {
+            return try body(self)
+        } catch {
+            guard !isHealthy else { throw error }
+            try reconnectIfBroken()
+            statementsLeft = 1
+            return try body(self)
+        }
+    }
+
+    /// Counts `count` statements against a `.statement` read's one (nothing elsewhere).
+    private func spend(_ count: Int, sql: String) throws(PostgresError) {
+        guard let left = statementsLeft else { return }
+        guard count <= left else {
+            throw PostgresError(.misuse, message: "a .statement read runs one statement; this is one more", sql: sql)
+        }
+        statementsLeft = left - count
     }
 
     /// A transaction inside the open one: `Savepoint`'s contract, with its SAVEPOINT and RELEASE held
@@ -438,6 +475,7 @@ public final class PostgresConnection: SQLConnection {
     private func perform<R>(
         _ sql: String, _ bindings: [SQLValue], _ read: (OpaquePointer) -> R
     ) throws(PostgresError) -> R {
+        try spend(1, sql: sql)
         let connection = try open()
         if !queued.isEmpty {
             var value: R?

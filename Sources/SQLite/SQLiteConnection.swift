@@ -193,7 +193,8 @@ public final class SQLiteConnection: SQLConnection {
                 throw error
             }
         }
-        try run(kind == .deferred ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE")
+        // `.statement` reads run as `.deferred`: a local BEGIN costs no round trip.
+        try run(kind == .deferred || kind == .statement ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE")
         transactionMemo = [:]
         defer { transactionMemo = [:] }
         do {

@@ -123,7 +123,7 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
     public func write<T: Sendable>(
         _ kind: TransactionKind = .immediate, _ body: @escaping @Sendable (any SQLConnection) throws -> T
     ) async throws -> T {
-        precondition(kind != .deferred, "a write is .immediate or .concurrent")
+        precondition(kind == .immediate || kind == .concurrent, "a write is .immediate or .concurrent")
         let queued = observer == nil ? 0 : uptimeNanoseconds()
         return try await withCheckedThrowingContinuation { continuation in
             let write = PendingWrite(
@@ -177,14 +177,15 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
                     // Only the first write may wait for a row lock: it holds none yet (`RowLockWait`).
                     transaction.rowLockWait = index == 0 ? .wait : .fail
                     do {
-                        // A lone write needs no savepoint: its failure rolls the transaction back.
+                        // The first write needs no savepoint: nothing else ran in the transaction yet,
+                        // so its failure rolls the whole transaction back and the rest run in the next.
                         acknowledged.append(
-                            batch.count == 1
+                            index == 0
                                 ? try write.run(transaction)
                                 : try transaction.transaction(kind) { try write.run($0) })
                     } catch {
                         failed = (index, error)
-                        if batch.count == 1 { throw error }
+                        if index == 0 { throw error }
                         return
                     }
                 }
@@ -229,16 +230,20 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
         commitObserver.withLock { $0 }?.call()
     }
 
-    /// Runs body on a reader connection, inside a `.deferred` transaction (one consistent snapshot),
-    /// on the readers' Dispatch queue; waits without blocking a thread when all readers are busy.
-    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+    /// Runs body on a reader connection, inside a `.deferred` transaction (one consistent snapshot) or,
+    /// for `.statement`, as one statement outside one, on the readers' Dispatch queue; waits without
+    /// blocking a thread when all readers are busy.
+    public func read<T: Sendable>(
+        _ kind: TransactionKind = .deferred, _ body: @escaping @Sendable (any SQLConnection) throws -> T
+    ) async throws -> T {
+        precondition(kind == .deferred || kind == .statement, "a read is .deferred or .statement")
         let observer = observer
         let queued = observer == nil ? 0 : uptimeNanoseconds()
         return try await withCheckedThrowingContinuation { continuation in
             readers.acquire { [readers] slot in
                 guard let slot else { return continuation.resume(throwing: StorageError.closed) }
                 let started = observer == nil ? 0 : uptimeNanoseconds()
-                let result = Result { try slot.connection.transaction(.deferred, body) }
+                let result = Result { try slot.connection.transaction(kind, body) }
                 readers.release(slot)
                 if let observer { Self.report(observer, .read, queued, started) }
                 continuation.resume(with: result)
@@ -348,7 +353,11 @@ extension QueuedDatabase {
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await queues.read(body)
+        try await queues.read(.deferred, body)
+    }
+
+    public func readStatement<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await queues.read(.statement, body)
     }
 
     @discardableResult

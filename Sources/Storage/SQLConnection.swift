@@ -14,6 +14,11 @@ public enum TransactionKind: Sendable {
     /// locks the row that owns that state (`SQLConnection.forUpdate`, e.g. the user row for a
     /// profile change) and changes only rows under that row (docs/scaling.md, "Concurrent writes").
     case concurrent
+    /// A read of one statement outside an explicit transaction (`SQLDatabase.readStatement`): the
+    /// statement is its own snapshot in both engines' autocommit, so on PostgreSQL it costs one
+    /// statement and one round trip instead of BEGIN, the statement and COMMIT. The body runs at most
+    /// one statement: PostgreSQL refuses a second one (`misuse`); SQLite runs the body as `.deferred`.
+    case statement
 }
 
 /// Whether a statement that locks rows (`SQLConnection.forUpdate`) waits for another transaction's

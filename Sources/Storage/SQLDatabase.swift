@@ -9,7 +9,7 @@ public protocol SQLDatabase: Sendable {
     var dialect: SQLDialect { get }
 
     /// Runs `body` on the writer in one `.immediate` transaction; commits or rolls back. Writes queued
-    /// together may share one transaction and COMMIT, each in its own savepoint (group commit,
+    /// together may share one transaction and COMMIT, each after the first in its own savepoint (group commit,
     /// `ConnectionQueues.write`): `body` must not assume it is alone in its transaction, nor change
     /// transaction-wide settings (`SET LOCAL`, `set_config(…, true)`) — use `writeSync`, which runs
     /// alone, for that.
@@ -20,6 +20,11 @@ public protocol SQLDatabase: Sendable {
 
     /// Runs `body` on a reader in one `.deferred` transaction (one consistent snapshot).
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
+
+    /// Runs `body` on a reader as one statement outside an explicit transaction
+    /// (`TransactionKind.statement`): for the hot reads that are one statement (a request's session
+    /// lookup). `body` must run exactly one statement.
+    func readStatement<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
 
     /// Blocking `write`.
     @discardableResult

@@ -85,6 +85,37 @@ struct PostgresConnectionTests {
 
     @Test(
         """
+        a .statement read is its one statement in autocommit: one round trip against a .deferred read's two (BEGIN + \
+        statement, COMMIT), no transaction left open; a second statement throws misuse and leaves the connection usable
+        """
+    )
+    func statementRead() throws {
+        let connection = try PostgresConnection(url: try PostgresServer.freshDatabaseURL())
+        try connection.execute("CREATE TABLE s (k text PRIMARY KEY)")
+        try connection.run("INSERT INTO s VALUES ('a')", [])
+        let select = "SELECT k FROM s WHERE k = ?1"
+        _ = try connection.query(select, [.text("a")])  // prepared: what follows counts only the reads
+        var before = connection.roundTrips
+        let rows = try connection.transaction(.statement) { try $0.query(select, [.text("a")]) }
+        #expect(rows.map(\.values) == [[.text("a")]])
+        #expect(connection.roundTrips - before == 1)
+        #expect(!connection.isInTransaction)
+        before = connection.roundTrips
+        _ = try connection.transaction(.deferred) { try $0.query(select, [.text("a")]) }
+        #expect(connection.roundTrips - before == 2)
+        let error = #expect(throws: PostgresError.self) {
+            try connection.transaction(.statement) { db in
+                _ = try db.query(select, [.text("a")])
+                _ = try db.query(select, [.text("b")])
+            }
+        }
+        #expect(error?.kind == .misuse)
+        #expect(!connection.isInTransaction)
+        #expect(try connection.transaction(.statement) { try $0.scalar("SELECT count(*) FROM s") } == .integer(1))
+    }
+
+    @Test(
+        """
         pipelining: a savepoint that throws undoes only its own statements, whether its SAVEPOINT had left or not; \
         a held-back statement that fails fails the whole transaction, even after its savepoint returned
         """
@@ -259,6 +290,9 @@ struct PostgresRestartTests {
         try server.shutDown(.immediate)
         try server.start()
         #expect(try connection.transaction(.immediate) { try $0.scalar("SELECT 3") } == .integer(3))
+        // A `.statement` read has no BEGIN to find the connection closed: its statement does, and runs again.
+        try server.restart()
+        #expect(try connection.transaction(.statement) { try $0.scalar("SELECT 4") } == .integer(4))
     }
 
     @Test(

@@ -97,6 +97,38 @@ struct GroupCommitTests {
         #expect(ids == [0, 1, 2, 4, 5])
     }
 
+    @Test(
+        "the batch's first write (no savepoint) that throws fails alone: nothing of it is stored, the rest commit next",
+        arguments: TestBackend.available)
+    func failingFirstWriteFailsAlone(backend: TestBackend) async throws {
+        let storage = try backend.open(migrations: Self.migrations)
+        let first = Mutex<Int?>(nil)
+        let (commits, results) = try await Self.queuedBehindBusyWriter(storage.database, count: 5) { index, connection in
+            let isFirst = first.withLock { first in
+                if first == nil { first = index }
+                return first == index
+            }
+            try connection.run("INSERT INTO parent (id, name) VALUES (?1, ?2)", [.integer(Int64(index)), .text("p\(index)")])
+            // The first write to run fails after its first statement succeeded: a unique violation.
+            if isFirst { try connection.run("INSERT INTO parent (id, name) VALUES (100, ?1)", [.text("p\(index)")]) }
+        }
+        let failed = try #require(first.withLock { $0 })
+        for (index, result) in results.enumerated() {
+            switch result {
+            case .success: #expect(index != failed)
+            case .failure(let error):
+                #expect(index == failed)
+                #expect(error.storageFailure?.isUniqueViolation == true, "\(error)")
+            }
+        }
+        // The failed write's transaction held nothing else; the other four commit in the next one.
+        #expect(commits == 1)
+        let ids = try await storage.database.read { connection in
+            try connection.query("SELECT id FROM parent ORDER BY id").map { $0.int("id") }
+        }
+        #expect(ids == (0..<5).filter { $0 != failed }.map { Int64($0) })
+    }
+
     @Test("a COMMIT that fails fails every write it carried and stores none", arguments: TestBackend.available)
     func failedCommitFailsTheBatch(backend: TestBackend) async throws {
         let storage = try backend.open(migrations: Self.migrations)

@@ -31,6 +31,10 @@ struct ClaimingDatabase: SQLDatabase {
         try await base.read(body)
     }
 
+    func readStatement<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await base.readStatement(body)
+    }
+
     @discardableResult
     func writeSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try base.writeSync(body) }
 

@@ -54,6 +54,7 @@ public enum SessionStore {
 
     /// The active user behind a live session, or nil for unknown, revoked, expired tokens and
     /// deleted accounts. Suspended users are returned; the caller refuses them with `accountSuspended`.
+    /// One statement: callers may run it as a `.statement` read (`SQLDatabase.readStatement`).
     public static func lookup(tokenHash: [UInt8], at now: Int64, on db: any SQLConnection) throws -> Lookup? {
         guard
             let row = try db.queryOne(
