@@ -96,3 +96,16 @@ extension AdminCommand {
         try inspect(find: { _ in () }, read: { _, db in try read(db) }, output: output)
     }
 }
+
+/// What `mail list` and `notifications list` accept: `--limit` from 1 to `maxRows`, and a `--state`,
+/// when given, that `State` knows (`choices` names the states in the message).
+enum OutboxListing {
+    /// The most rows one listing prints.
+    static let maxRows = 10_000
+
+    /// Refuses a `limit` outside 1…`maxRows` or a `state` that is not a `State`, naming the flag.
+    static func validate<State: RawRepresentable<String>>(limit: Int, state: String?, as _: State.Type, choices: String) throws {
+        guard (1...maxRows).contains(limit) else { throw ValidationError("--limit must be 1…\(maxRows)") }
+        if let state, State(rawValue: state) == nil { throw ValidationError("--state must be \(choices)") }
+    }
+}

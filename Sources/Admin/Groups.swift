@@ -48,20 +48,18 @@ struct Groups: ParsableCommand, TableCommand {
             abstract: "Freeze a group: read-only for everyone (members, owner, and this CLI) until unfrozen.",
             discussion: "Example: chronir-admin groups freeze 0b9c… --reason 'under review'")
         @OptionGroup var options: AdminOptions
-        @Argument(help: "Group id.") var group: String
-        @Option(help: "Why (required; recorded in the change log).") var reason: String
+        @OptionGroup var moderation: GroupModeration
 
-        func run() throws { try Groups.setFrozen(true, group: group, reason: reason, by: self) }
+        func run() throws { try Groups.setFrozen(true, group: moderation.group, reason: moderation.reason, by: self) }
     }
 
     struct Unfreeze: AdminCommand {
         static let configuration = CommandConfiguration(
             abstract: "Unfreeze a group.", discussion: "Example: chronir-admin groups unfreeze 0b9c… --reason 'review done'")
         @OptionGroup var options: AdminOptions
-        @Argument(help: "Group id.") var group: String
-        @Option(help: "Why (required; recorded in the change log).") var reason: String
+        @OptionGroup var moderation: GroupModeration
 
-        func run() throws { try Groups.setFrozen(false, group: group, reason: reason, by: self) }
+        func run() throws { try Groups.setFrozen(false, group: moderation.group, reason: moderation.reason, by: self) }
     }
 
     struct List: AdminCommand {
@@ -170,19 +168,18 @@ struct Groups: ParsableCommand, TableCommand {
             abstract: "Delete a group (soft delete: every member loses access at once).",
             discussion: "Example: chronir-admin groups delete 0b9c… --reason 'reported spam' --yes")
         @OptionGroup var options: AdminOptions
-        @Argument(help: "Group id.") var group: String
-        @Option(help: "Why (required; recorded in the change log).") var reason: String
+        @OptionGroup var moderation: GroupModeration
         @Flag(help: "Do not ask for confirmation.") var yes = false
         @Flag(help: "Show what would be deleted and change nothing.") var dryRun = false
 
         func run() throws {
             try change(
-                find: { try Groups.find(group, in: $0) },
+                find: { try Groups.find(moderation.group, in: $0) },
                 preview: dryRun
                     ? { .line(["would_delete": $0], "would delete group \($0.id) '\($0.name)' with \($0.memberCount) members") }
                     : nil,
                 confirm: { "Delete group '\($0.name)' (\($0.memberCount) members lose access)?" }, yes: yes,
-                write: { target, now, db in try GroupStore.adminDelete(groupID: target.id, reason: reason, at: now, on: db) },
+                write: { target, now, db in try GroupStore.adminDelete(groupID: target.id, reason: moderation.reason, at: now, on: db) },
                 output: { _, target in .line(["deleted_group": target.id], "deleted group \(target.id)") })
         }
     }
@@ -205,6 +202,13 @@ struct Groups: ParsableCommand, TableCommand {
                 output: { detail, _ in .table(detail, Members.header, detail.members.map(Members.row)) })
         }
     }
+}
+
+/// What a group moderation that must give its reason names: the group, and why (recorded in the
+/// change log): `groups freeze`, `unfreeze` and `delete`.
+struct GroupModeration: ParsableArguments {
+    @Argument(help: "Group id.") var group: String
+    @Option(help: "Why (required; recorded in the change log).") var reason: String
 }
 
 /// `chronir-admin members …`

@@ -23,13 +23,11 @@ struct Mail: ParsableCommand, TableCommand {
             discussion: "Example: chronir-admin mail list --state pending")
         @OptionGroup var options: AdminOptions
         @Option(help: "pending | sent | failed | unsendable (default: all)") var state: String?
-        @Option(help: "At most this many rows (1…10000).") var limit = 100
+        @Option(help: "At most this many rows (1…\(OutboxListing.maxRows)).") var limit = 100
 
         func validate() throws {
-            guard (1...10_000).contains(limit) else { throw ValidationError("--limit must be 1…10000") }
-            if let state, MailOutbox.State(rawValue: state) == nil {
-                throw ValidationError("--state must be pending, sent, failed or unsendable")
-            }
+            try OutboxListing.validate(
+                limit: limit, state: state, as: MailOutbox.State.self, choices: "pending, sent, failed or unsendable")
         }
 
         func run() throws {

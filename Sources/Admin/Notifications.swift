@@ -22,13 +22,11 @@ struct Notifications: ParsableCommand, TableCommand {
             abstract: "List outbox rows, oldest first.", discussion: "Example: chronir-admin notifications list --state pending")
         @OptionGroup var options: AdminOptions
         @Option(help: "pending | expanded | skipped | expired (default: all)") var state: String?
-        @Option(help: "At most this many rows (1…10000).") var limit = 100
+        @Option(help: "At most this many rows (1…\(OutboxListing.maxRows)).") var limit = 100
 
         func validate() throws {
-            guard (1...10_000).contains(limit) else { throw ValidationError("--limit must be 1…10000") }
-            if let state, NotificationOutbox.State(rawValue: state) == nil {
-                throw ValidationError("--state must be pending, expanded, skipped or expired")
-            }
+            try OutboxListing.validate(
+                limit: limit, state: state, as: NotificationOutbox.State.self, choices: "pending, expanded, skipped or expired")
         }
 
         func run() throws {

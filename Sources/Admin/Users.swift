@@ -219,14 +219,13 @@ struct Users: ParsableCommand, TableCommand {
             abstract: "Suspend an account: it can no longer sign in and every token is revoked.",
             discussion: "Example: chronir-admin users suspend ana@example.com --reason 'spam' --yes")
         @OptionGroup var options: AdminOptions
-        @Argument(help: "User id or email.") var user: String
-        @Option(help: "Why (required; recorded in the change log).") var reason: String
+        @OptionGroup var moderation: AccountModeration
         @Flag(help: "Do not ask for confirmation.") var yes = false
 
         func run() throws {
-            try Users.update(user, by: self, confirm: { "Suspend \($0.email) and revoke all their sessions?" }, yes: yes) {
+            try Users.update(moderation.user, by: self, confirm: { "Suspend \($0.email) and revoke all their sessions?" }, yes: yes) {
                 target, now, db in
-                try AccountStore.setStatus(userID: target.id, status: .suspended, actor: .admin, reason: reason, at: now, on: db)
+                try AccountStore.setStatus(userID: target.id, status: .suspended, actor: .admin, reason: moderation.reason, at: now, on: db)
             }
         }
     }
@@ -236,12 +235,11 @@ struct Users: ParsableCommand, TableCommand {
             abstract: "Reinstate a suspended account (it signs in again with its password).",
             discussion: "Example: chronir-admin users unsuspend ana@example.com --reason 'appeal accepted'")
         @OptionGroup var options: AdminOptions
-        @Argument(help: "User id or email.") var user: String
-        @Option(help: "Why (required; recorded in the change log).") var reason: String
+        @OptionGroup var moderation: AccountModeration
 
         func run() throws {
-            try Users.update(user, by: self) { target, now, db in
-                try AccountStore.setStatus(userID: target.id, status: .active, actor: .admin, reason: reason, at: now, on: db)
+            try Users.update(moderation.user, by: self) { target, now, db in
+                try AccountStore.setStatus(userID: target.id, status: .active, actor: .admin, reason: moderation.reason, at: now, on: db)
             }
         }
     }
@@ -255,20 +253,26 @@ struct Users: ParsableCommand, TableCommand {
                 Example: chronir-admin users delete ana@example.com --reason 'GDPR request' --yes
                 """)
         @OptionGroup var options: AdminOptions
-        @Argument(help: "User id or email.") var user: String
-        @Option(help: "Why (required; recorded in the change log).") var reason: String
+        @OptionGroup var moderation: AccountModeration
         @Flag(help: "Do not ask for confirmation.") var yes = false
 
         func run() throws {
             try change(
-                find: { try Users.find(user, in: $0) },
+                find: { try Users.find(moderation.user, in: $0) },
                 confirm: { "Delete the account \($0.email) for good?" }, yes: yes,
                 write: { target, now, db in
-                    try GroupStore.deleteAccount(userID: target.id, at: now, on: db, actor: .admin, reason: reason)
+                    try GroupStore.deleteAccount(userID: target.id, at: now, on: db, actor: .admin, reason: moderation.reason)
                 },
                 output: { _, target in .line(["deleted_user": target.id], "deleted account \(target.id)") })
         }
     }
+}
+
+/// What an account moderation that must give its reason names: the account, and why (recorded in
+/// the change log): `users suspend`, `unsuspend` and `delete`.
+struct AccountModeration: ParsableArguments {
+    @Argument(help: "User id or email.") var user: String
+    @Option(help: "Why (required; recorded in the change log).") var reason: String
 }
 
 extension AdminCommand {

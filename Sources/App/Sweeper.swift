@@ -31,13 +31,8 @@ public final class Sweeper: Sendable {
 
         /// Marks shared-alarm occurrences still open past their grace as missed, every minute,
         /// in batches of 500 alarms per transaction until none is left.
-        public static let overdueOccurrences = Job(name: "overdue_occurrences", everyMilliseconds: 60_000) { db, now in
-            var total = 0
-            while true {
-                let marked = try db.writeSync { try SharedAlarmStore.sweepOverdue(at: now, limit: 500, on: $0) }
-                total += marked
-                if marked < 500 { return total }
-            }
+        public static let overdueOccurrences = Job.inBatches(name: "overdue_occurrences", everyMilliseconds: 60_000, of: 500) {
+            now, limit, db in try SharedAlarmStore.sweepOverdue(at: now, limit: limit, on: db)
         }
 
         /// The retention sweep (`Retention.sweep`), every 10 minutes.
@@ -54,12 +49,23 @@ public final class Sweeper: Sendable {
         /// Entitlements whose period or grace period ran out (`EntitlementStore.sweepExpiries`), every
         /// minute, 200 accounts per transaction until none is left: the tier follows the store's dates
         /// even when no notification arrives (docs/subscriptions.md#the-timeline-of-a-lapse).
-        public static let entitlementExpiry = Job(name: "entitlement_expiry", everyMilliseconds: 60_000) { db, now in
-            var total = 0
-            while true {
-                let refreshed = try db.writeSync { try EntitlementStore.sweepExpiries(at: now, limit: 200, on: $0) }
-                total += refreshed
-                if refreshed < 200 { return total }
+        public static let entitlementExpiry = Job.inBatches(name: "entitlement_expiry", everyMilliseconds: 60_000, of: 200) {
+            now, limit, db in try EntitlementStore.sweepExpiries(at: now, limit: limit, on: db)
+        }
+
+        /// A job that runs `step` in one write transaction after another, each on at most `batch` rows
+        /// (`limit`), until one affects fewer (nothing more is due); the rows it reports are the sum.
+        static func inBatches(
+            name: String, everyMilliseconds: Int64, of batch: Int,
+            _ step: @escaping @Sendable (_ now: Int64, _ limit: Int, any SQLConnection) throws -> Int
+        ) -> Job {
+            Job(name: name, everyMilliseconds: everyMilliseconds) { db, now in
+                var total = 0
+                while true {
+                    let affected = try db.writeSync { try step(now, batch, $0) }
+                    total += affected
+                    if affected < batch { return total }
+                }
             }
         }
 

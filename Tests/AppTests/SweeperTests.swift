@@ -48,6 +48,33 @@ struct SweeperTests {
         #expect(runs.withLock { $0 } == [3, 2])
     }
 
+    @Test("a batched job runs one write transaction after another until one affects fewer rows than the batch")
+    func batches() throws {
+        let dir = TemporaryDirectory()
+        defer { withExtendedLifetime(dir) {} }
+        let db = try SQLiteDatabase(path: dir.path + "/t.sqlite")
+        // 25 rows due, batches of 10: 10, 10, 5 — three transactions, 25 rows reported.
+        let due = Mutex(25)
+        let steps = Mutex([Int]())
+        let job = Sweeper.Job.inBatches(name: "batched", everyMilliseconds: 1000, of: 10) { now, limit, _ in
+            #expect(now == 7)
+            let taken = due.withLock { left in
+                let taken = min(left, limit)
+                left -= taken
+                return taken
+            }
+            steps.withLock { $0.append(taken) }
+            return taken
+        }
+        #expect(try job.run(db, 7) == 25)
+        #expect(steps.withLock { $0 } == [10, 10, 5])
+        // Exactly a multiple of the batch: one more, empty transaction confirms nothing is left.
+        due.withLock { $0 = 20 }
+        steps.withLock { $0 = [] }
+        #expect(try job.run(db, 7) == 20)
+        #expect(steps.withLock { $0 } == [10, 10, 0])
+    }
+
     @Test("a failing job is retried at its next period and does not stop the others")
     func failures() throws {
         let dir = TemporaryDirectory()
