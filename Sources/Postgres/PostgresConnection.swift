@@ -85,6 +85,8 @@ public final class PostgresConnection: SQLConnection {
     private var queued: [QueuedStatement] = []
     /// Statements held back until COMMIT (`sendAtCommit`), in order.
     private var atCommit: [QueuedStatement] = []
+    /// Statements held back until COMMIT once each (`sendOnceAtCommit`), sent after `atCommit`.
+    private var onceAtCommit: [QueuedStatement] = []
     /// Whether `queued` begins with this transaction's BEGIN (nothing of it reached the server yet).
     private var beginQueued = false
     /// Round trips to the server so far: each `PQexec`, `PQprepare`, `PQexecPrepared` and pipeline
@@ -229,6 +231,17 @@ public final class PostgresConnection: SQLConnection {
         atCommit.append(QueuedStatement(sql: sql, bindings: bindings, control: false))
     }
 
+    /// Held back until COMMIT like `sendAtCommit`, once, after every `sendAtCommit` statement
+    /// (`SQLConnection.sendOnceAtCommit`); outside a transaction, `run`.
+    public func sendOnceAtCommit(_ sql: String, _ bindings: [SQLValue]) throws(PostgresError) {
+        guard transactionDepth > 0 else {
+            try run(sql, bindings)
+            return
+        }
+        guard !onceAtCommit.contains(where: { $0.sql == sql && $0.bindings == bindings }) else { return }
+        onceAtCommit.append(QueuedStatement(sql: sql, bindings: bindings, control: false))
+    }
+
     /// Held back inside a transaction until the next statement whose result is needed (the type's
     /// comment); outside one, `run`.
     public func send(_ sql: String, _ bindings: [SQLValue]) throws(PostgresError) {
@@ -288,19 +301,22 @@ public final class PostgresConnection: SQLConnection {
         transactionMemo = [:]
         poisoned = nil
         atCommit = []
+        onceAtCommit = []
         defer {
             transactionDepth = 0
             transactionMemo = [:]
             queued = []
             atCommit = []
+            onceAtCommit = []
             beginQueued = false
             poisoned = nil
         }
         do {
             let result = try body(self)
             if let poisoned { throw poisoned }
-            let last = atCommit
+            let last = atCommit + onceAtCommit
             atCommit = []
+            onceAtCommit = []
             for statement in last { try hold(statement) }
             if let poisoned { throw poisoned }
             // Nothing reached the server and nothing is queued: there is nothing to commit.
@@ -365,6 +381,7 @@ public final class PostgresConnection: SQLConnection {
         let name = "chronir_savepoint_\(transactionDepth)"
         let mark = queued.count
         let commitMark = atCommit.count
+        let onceBefore = onceAtCommit
         let pipelinesBefore = pipelinesSent
         queued.append(QueuedStatement(control: "SAVEPOINT \(name)"))
         do {
@@ -375,6 +392,7 @@ public final class PostgresConnection: SQLConnection {
         } catch {
             transactionMemo = [:]
             if atCommit.count > commitMark { atCommit.removeSubrange(commitMark...) }
+            onceAtCommit = onceBefore
             if let poisoned { throw poisoned }
             if pipelinesSent == pipelinesBefore {
                 // The SAVEPOINT never left, nor anything after it: dropping them undoes the body.

@@ -56,6 +56,7 @@ public final class SQLiteConnection: SQLConnection {
     /// At once: SQLite's writer holds its lock from BEGIN, so nothing can come between this and
     /// COMMIT that a later moment would order differently.
     public func sendAtCommit(_ sql: String, _ bindings: [SQLValue]) throws { try run(sql, bindings) }
+    public func sendOnceAtCommit(_ sql: String, _ bindings: [SQLValue]) throws { try run(sql, bindings) }
 
     /// SQLiteDatabase files this connection narrowed to owner-only when opening (`FileProtection`): they had
     /// group/other permissions, e.g. written by an older version. Empty normally.

@@ -93,6 +93,13 @@ public protocol SQLConnection: AnyObject, SendableMetatype {
     /// happen as late as possible — the change log's append under its lock (`ChangeLog.append`).
     func sendAtCommit(_ sql: String, _ bindings: [SQLValue]) throws
 
+    /// `sendAtCommit` for a statement a transaction needs once however often it is given (a
+    /// notification that something committed): PostgreSQL holds it back until COMMIT and sends it
+    /// once, after every `sendAtCommit` statement, however many times the same SQL and bindings were
+    /// given; a savepoint that rolls back forgets only what was given inside it. SQLite: `run` at
+    /// once, each time.
+    func sendOnceAtCommit(_ sql: String, _ bindings: [SQLValue]) throws
+
     /// Runs independent statements (none needs another's result) and returns each one's rows, in
     /// order. An engine may send them together (PostgreSQL: one pipeline, one round trip); the first
     /// failure is thrown.

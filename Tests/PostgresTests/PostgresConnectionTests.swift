@@ -116,6 +116,35 @@ struct PostgresConnectionTests {
 
     @Test(
         """
+        sendOnceAtCommit: the same statement given three times runs once, after every sendAtCommit statement; \
+        one given only inside a savepoint that rolls back never runs
+        """
+    )
+    func sendOnceAtCommit() throws {
+        let connection = try PostgresConnection(url: try PostgresServer.freshDatabaseURL())
+        try connection.execute("CREATE TABLE o (i serial PRIMARY KEY, v text)")
+        let once = "INSERT INTO o (v) VALUES ('once')"
+        struct Refused: Error {}
+        try connection.transaction(.immediate) { db in
+            try db.sendOnceAtCommit(once, [])
+            try db.sendAtCommit("INSERT INTO o (v) VALUES ('a')", [])
+            try db.sendOnceAtCommit(once, [])
+            try db.transaction { inner in
+                try inner.sendOnceAtCommit(once, [])
+                try inner.sendAtCommit("INSERT INTO o (v) VALUES ('b')", [])
+            }
+            #expect(throws: Refused.self) {
+                try db.transaction { inner in
+                    try inner.sendOnceAtCommit("INSERT INTO o (v) VALUES ('undone')", [])
+                    throw Refused()
+                }
+            }
+        }
+        #expect(try connection.query("SELECT v FROM o ORDER BY i").map(\.values) == [[.text("a")], [.text("b")], [.text("once")]])
+    }
+
+    @Test(
+        """
         pipelining: a savepoint that throws undoes only its own statements, whether its SAVEPOINT had left or not; \
         a held-back statement that fails fails the whole transaction, even after its savepoint returned
         """

@@ -77,10 +77,11 @@ public enum ChangeLog {
     /// Where a PostgreSQL transaction remembers that it queued the append lock.
     static let lockMemoKey = "change_log.append_lock"
 
-    /// PostgreSQL's `append`: the lock (once per transaction), one `INSERT … SELECT` per change and
-    /// the notification, all at COMMIT. The row's hash is `ChangeLogChain.hash` computed in SQL:
-    /// SHA-256 of the previous row's hash (genesis when none or unchained), the seq and the batch as
-    /// length-prefixed decimal text, then `ChangeLogChain.content`, computed here.
+    /// PostgreSQL's `append`: the lock (once per transaction), one `INSERT … SELECT` per change
+    /// and the notification (once per transaction, after its last append), all at COMMIT. The
+    /// row's hash is `ChangeLogChain.hash` computed in SQL: SHA-256 of the previous row's hash
+    /// (genesis when none or unchained), the seq and the batch as length-prefixed decimal text,
+    /// then `ChangeLogChain.content`, computed here.
     private static func appendAtCommit(
         _ changes: [Change], event: ChangeEvent, actor: Actor, at now: Int64, on db: any SQLConnection
     ) throws {
@@ -98,7 +99,8 @@ public enum ChangeLog {
                     row.documentDigest.map { .blob($0) } ?? .null, .blob(ChangeLogChain.content(row)),
                 ])
         }
-        try db.sendAtCommit("SELECT pg_notify(?1, CAST((SELECT MAX(seq) FROM change_log) AS TEXT))", [.text(notifyChannel)])
+        // Once per transaction, after every append of it: the payload is the transaction's last seq.
+        try db.sendOnceAtCommit("SELECT pg_notify(?1, CAST((SELECT MAX(seq) FROM change_log) AS TEXT))", [.text(notifyChannel)])
     }
 
     /// One row of a PostgreSQL append; `batch` is the SQL of its batch over `head` (`seq`: a batch's
