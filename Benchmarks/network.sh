@@ -41,8 +41,9 @@ subs=${SUBS:-1000}
 latency_runs=${LATENCY_RUNS:-100}
 connections=16
 pgbench_clients=32
-# Room for SUBS members in one group and their sockets (as Benchmarks/backends.sh).
-group_flags=(--max-members "$((subs > 0 ? subs : 1))" --max-connections $((subs + 2000)))
+# Room for SUBS members in one group and their sockets (as Benchmarks/backends.sh); none without SUBS.
+group_flags=()
+if [ "$subs" -gt 0 ]; then group_flags=(--max-members "$((subs > 2 ? subs : 2))" --max-connections $((subs + 2000))); fi
 trap 'server_stop_all TERM; [ -n "${proxy_pid:-}" ] && kill "$proxy_pid" 2>/dev/null; pg_stop; cleanup' EXIT
 chmod 755 "$work"
 
