@@ -1,5 +1,4 @@
 import Domain
-import Postgres
 import Storage
 import Store
 import TestSupport
@@ -16,9 +15,7 @@ struct ChangeLogNotifyTests {
     func oncePerTransaction() throws {
         guard TestBackend.available.contains(.postgres) else { return }
         let db = try TestBackend.postgres.open(migrations: Schema.postgresMigrations).database
-        let url = try #require(db as? PostgresDatabase).url
-        let listener = try PostgresConnection(url: url)
-        try listener.execute("LISTEN \(ChangeLog.notifyChannel)")
+        let listener = try ChannelListener(db, channel: ChangeLog.notifyChannel)
         let change = Change(topic: "group:g", kind: .group, op: .modified, entityID: "g", document: Array("{}".utf8))
         struct Refused: Error {}
         try db.writeSync { c in
@@ -34,14 +31,8 @@ struct ChangeLogNotifyTests {
             }
         }
         try db.writeSync { try ChangeLog.append([change], event: ChangeEvent(rawValue: "c"), actor: .system, at: 2, on: $0) }
-        var payloads: [String] = []
-        #expect(
-            eventually {
-                (try? listener.notifications())?.forEach { payloads.append($0.payload) }
-                return payloads.count >= 2
-            })
         // Seqs 1–3 in the first transaction (the rolled-back append left none), 4 in the second.
-        #expect(payloads == ["3", "4"])
+        #expect(listener.payloads(atLeast: 2) == ["3", "4"])
         #expect(try db.readSync { try $0.scalar("SELECT MAX(seq) FROM change_log") } == .integer(4))
     }
 }

@@ -1,4 +1,3 @@
-import Postgres
 import Storage
 import Store
 import TestSupport
@@ -99,18 +98,10 @@ struct ClusterPresenceStoreTests {
     func notifies() throws {
         guard TestBackend.available.contains(.postgres) else { return }
         let db = try TestBackend.postgres.open(migrations: Schema.postgresMigrations).database
-        let url = try #require(db as? PostgresDatabase).url
-        let listener = try PostgresConnection(url: url)
-        try listener.execute("LISTEN \(ClusterPresenceStore.notifyChannel)")
+        let listener = try ChannelListener(db, channel: ClusterPresenceStore.notifyChannel)
         _ = try tick(db, "A", ["g1": ["u1"]], at: 1_000)
         _ = try tick(db, "A", [:], all: ["g1": ["u1"]], at: 2_000)  // nothing changed: no notice
         _ = try db.writeSync { try ClusterPresenceStore.remove(instance: "A", on: $0) }
-        var payloads: [String] = []
-        #expect(
-            eventually {
-                (try? listener.notifications())?.forEach { payloads.append($0.payload) }
-                return payloads.count >= 2
-            })
-        #expect(payloads == ["A:g1", "A:g1"])
+        #expect(listener.payloads(atLeast: 2) == ["A:g1", "A:g1"])
     }
 }
