@@ -154,7 +154,7 @@ public final class MailDispatcher: Sendable {
                 logger.warning("mail refused", metadata: ["mail_id": "\(mail.id)", "reason": "\(reason)"])
             }
         }
-        if let metrics { metrics.pending(try await database.read { db in try MailOutbox.depth(on: db) }) }
+        if let metrics { metrics.pending(try await database.readStatement { db in try MailOutbox.depth(on: db) }) }
         return round
     }
 }

@@ -182,7 +182,11 @@ public final class NotificationDispatcher: Sendable {
                 last = now
                 return true
             }
-        let outlook = try? await database.read { db in try NotificationDeliveries.outlook(after: now, countingDepth: counting, on: db) }
+        let read: @Sendable (any SQLConnection) throws -> (depth: Int64?, nextDue: Int64?) = { db in
+            try NotificationDeliveries.outlook(after: now, countingDepth: counting, on: db)
+        }
+        // Without the count the outlook is one statement: a `.statement` read, no BEGIN or COMMIT.
+        let outlook = try? await (counting ? database.read(read) : database.readStatement(read))
         if let metrics, let depth = outlook?.depth { metrics.pending(depth) }
         let due = outlook?.nextDue
         return starved.withLock { $0 } ? nil : due
@@ -213,7 +217,7 @@ public final class NotificationDispatcher: Sendable {
         var (round, groups) = try await self.round(at: now)
         for group in groups { round.add(await group.value) }
         if let metrics {
-            metrics.pending(try await database.read { db in try NotificationDeliveries.depth(on: db) })
+            metrics.pending(try await database.readStatement { db in try NotificationDeliveries.depth(on: db) })
         }
         return round
     }

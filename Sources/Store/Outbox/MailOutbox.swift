@@ -218,7 +218,7 @@ public enum MailOutbox {
         return true
     }
 
-    /// Pending mails (the queue depth gauge).
+    /// Pending mails (the queue depth gauge). One statement.
     public static func depth(on db: any SQLConnection) throws -> Int {
         Int(try db.queryOne("SELECT COUNT(*) AS n FROM mail_outbox WHERE state = 'pending'", [])?.int("n") ?? 0)
     }

@@ -259,7 +259,8 @@ public enum NotificationDeliveries {
 
     /// The earliest `next_attempt_ms` after `now` (`nextDue`) and, when `countingDepth`, how many
     /// deliveries wait (`depth`, a scan of the table; else nil), read together (PostgreSQL: one
-    /// pipeline, one round trip): what the dispatcher asks after each pass.
+    /// pipeline, one round trip): what the dispatcher asks after each pass. Without the count it is
+    /// one statement (a `.statement` read may run it).
     public static func outlook(
         after now: Int64, countingDepth: Bool, on db: any SQLConnection
     ) throws -> (depth: Int64?, nextDue: Int64?) {
@@ -349,7 +350,7 @@ public enum NotificationDeliveries {
         return (row?.int("total") ?? 0, row?.int("retrying") ?? 0)
     }
 
-    /// Deliveries waiting (the outbox depth metric).
+    /// Deliveries waiting (the outbox depth metric). One statement.
     public static func depth(on db: any SQLConnection) throws -> Int64 {
         try db.queryOne(depthSQL, [])?.int("n") ?? 0
     }
