@@ -74,7 +74,7 @@ if [ "$replication" = async ]; then
 fi
 promote_cmd="$(declare -f pg_as_postgres); pg_as_postgres $pg_bin/pg_ctl -D $standby_data -w -t 60 promote >/dev/null"
 python3 Reliability/failover.py --a "$a_port" --b "$b_port" --writers "$writers" --replication "$replication" \
-    --database-url "$url" --kill-cmd "$kill_cmd" --promote-cmd "$promote_cmd" || { echo "FAILOVER FAIL: see above" >&2; tail -5 "$work/a.log" "$work/b.log" >&2; exit 1; }
+    --database-url "$url" --kill-cmd "$kill_cmd" --promote-cmd "$promote_cmd" || { echo "FAILOVER FAIL: see above" >&2; tail -n 20 "$work/a.log" "$work/b.log" >&2; exit 1; }
 pg_data=""  # the primary is dead: nothing for pg_stop to do
 "$ADMIN" audit verify --database-url "$url" || { echo "FAILOVER FAIL: audit verify on the new primary" >&2; exit 1; }
 echo "failover: all checks passed"

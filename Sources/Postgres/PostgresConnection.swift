@@ -52,7 +52,8 @@ public struct PostgresNotification: Sendable, Equatable {
 /// transaction (`reconnectIfBroken`, `PQreset`), and a BEGIN that finds the connection closed
 /// under it reconnects and begins once more — nothing of the transaction ran yet — so the first
 /// request after a restart is served. A reconnect that fails is not tried again before a back-off
-/// (`reconnectBackoff`) has passed: meanwhile transactions fail at once with a `.connection` error
+/// has passed (`ReconnectBackoff`, shared by a database's connections; a reconnect of any of them
+/// that succeeds ends it for all): meanwhile transactions fail at once with a `.connection` error
 /// (`isStorageUnavailable`: the API answers 503 with Retry-After) rather than each waiting for a
 /// connect attempt. A connection that breaks inside a transaction fails that transaction with a
 /// `.connection` error; whether a COMMIT that broke took effect is unknown, so it is reported as
@@ -103,16 +104,9 @@ public final class PostgresConnection: SQLConnection {
     /// memory and keeps a pipeline well inside the socket buffers (libpq writes it blocking while the
     /// server may already answer).
     public static let pipelineLimits = (statements: 64, bytes: 256 * 1024)
-    /// The first and the longest wait after a failed reconnect before the next attempt (doubling in
-    /// between). The first is short so a restart costs little; the longest bounds how long after the
-    /// server is back a connection may still refuse, and how often an unreachable server is dialled.
-    public static let reconnectBackoff: (first: Duration, longest: Duration) = (.milliseconds(50), .seconds(2))
-    /// The wait after the next failed reconnect.
-    private var reconnectDelay = reconnectBackoff.first
-    /// After a failed reconnect: when the next attempt is due, and that attempt's error.
-    private var reconnectBlocked: (until: ContinuousClock.Instant, message: String)?
-    /// Monotonic time for the back-off (`ContinuousClock.now`; tests step it).
-    private let now: () -> ContinuousClock.Instant
+    /// When this connection may dial again after a failed reconnect: shared by a database's
+    /// connections (`ReconnectBackoff`), or its own.
+    private let backoff: ReconnectBackoff
 
     /// libpq parameters every connection gets unless its URL sets them
     /// (https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-PARAMKEYWORDS):
@@ -132,9 +126,10 @@ public final class PostgresConnection: SQLConnection {
 
     /// Connects with a libpq connection string or URI (`postgres://user@host:port/db?sslmode=…`),
     /// with `defaultParameters` for what it leaves unset. Blocks until connected or failed (at most
-    /// the connect timeout). `now` is the monotonic clock the reconnect back-off is measured on.
-    public init(url: String, now: @escaping () -> ContinuousClock.Instant = { ContinuousClock.now }) throws(PostgresError) {
-        self.now = now
+    /// the connect timeout). `backoff` paces its reconnects (shared with the other connections to the
+    /// same database, or its own).
+    public init(url: String, backoff: ReconnectBackoff = ReconnectBackoff()) throws(PostgresError) {
+        self.backoff = backoff
         // libpq initialises OpenSSL when a connection negotiates TLS: set it up our way first.
         LibCrypto.prepare()
         // Keywords are applied in order and `dbname` is expanded in place (expand_dbname = 1), so
@@ -462,23 +457,19 @@ public final class PostgresConnection: SQLConnection {
     /// Re-establishes a broken connection (`PQreset`, blocking for at most the connect timeout)
     /// between transactions; prepared statements died with the old session. Throws a `.connection`
     /// error when the server is still unreachable — at once, without dialling, while the back-off
-    /// after the last failed attempt (`reconnectBackoff`) has not passed.
+    /// after the last failed attempt (`ReconnectBackoff`) has not passed.
     public func reconnectIfBroken() throws(PostgresError) {
         let connection = try open()
         guard PQstatus(connection) != CONNECTION_OK else { return }
-        if let blocked = reconnectBlocked, now() < blocked.until {
-            throw PostgresError(.connection, message: "\(blocked.message) (reconnecting after a back-off)")
-        }
+        let attempt = try backoff.permit()
         statements.removeAll()
         PQreset(connection)
         guard PQstatus(connection) == CONNECTION_OK else {
             let message = Self.message(connection)
-            reconnectBlocked = (now() + reconnectDelay, message)
-            reconnectDelay = min(reconnectDelay * 2, Self.reconnectBackoff.longest)
+            backoff.failed(attempt, message: message)
             throw PostgresError(.connection, message: message)
         }
-        reconnectBlocked = nil
-        reconnectDelay = Self.reconnectBackoff.first
+        backoff.succeeded()
     }
 
     // MARK: - Internals

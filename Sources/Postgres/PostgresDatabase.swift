@@ -46,22 +46,24 @@ public final class PostgresDatabase: QueuedDatabase {
     /// `PostgresConfiguration.listenerHeartbeat`, for `watchCommits`.
     let listenerHeartbeat: Duration?
 
-    /// Connects the writer and the readers (blocking); throws the first connection error.
+    /// Connects the writer and the readers (blocking); throws the first connection error. They share
+    /// one `ReconnectBackoff`: after an outage, the first reconnect that succeeds frees them all.
     public init(url: String, options: PostgresConfiguration = PostgresConfiguration()) throws(PostgresError) {
         precondition(options.readerCount >= 1, "PostgresConfiguration.readerCount must be at least 1")
         self.url = url
         listenerHeartbeat = options.listenerHeartbeat
-        let writer = try PostgresConnection(url: url)
+        let backoff = ReconnectBackoff()
+        let writer = try PostgresConnection(url: url, backoff: backoff)
         writer.availabilityObserver = options.observer
         var readers: [PostgresConnection] = []
         for _ in 0..<options.readerCount {
-            let reader = try PostgresConnection(url: url)
+            let reader = try PostgresConnection(url: url, backoff: backoff)
             reader.availabilityObserver = options.observer
             readers.append(reader)
         }
         var concurrentWriters: [PostgresConnection] = []
         for _ in 0..<max(0, options.concurrentWriterCount) {
-            let connection = try PostgresConnection(url: url)
+            let connection = try PostgresConnection(url: url, backoff: backoff)
             connection.availabilityObserver = options.observer
             concurrentWriters.append(connection)
         }

@@ -20,7 +20,7 @@ import Wire
     "PostgreSQL outages — stop, start, a dropped LISTEN connection", .serialized,
     .enabled(if: TestBackend.current == .postgres, "CHRONIR_TEST_BACKEND=postgres: each case stops its own PostgreSQL server"))
 struct PostgresOutageTests {
-    /// The bound on every recovery. Reconnects back off to at most `PostgresConnection.reconnectBackoff`
+    /// The bound on every recovery. Reconnects back off to at most `ReconnectBackoff.delays`
     /// (storage) and `NotifyWatcher.reconnectDelays` (LISTEN); the rest is room for a loaded machine.
     static let recovery: Duration = .seconds(60)
 

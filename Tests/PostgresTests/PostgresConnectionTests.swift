@@ -335,7 +335,8 @@ struct PostgresRestartTests {
         defer { server.stop() }
         let origin = ContinuousClock.now
         let elapsed = Mutex<Duration>(.zero)
-        let connection = try PostgresConnection(url: server.url, now: { origin + elapsed.withLock { $0 } })
+        let connection = try PostgresConnection(
+            url: server.url, backoff: ReconnectBackoff(now: { origin + elapsed.withLock { $0 } }))
         func advance(_ duration: Duration) { elapsed.withLock { $0 += duration } }
         /// The transaction's error (nil when it ran) and whether it dialled the server.
         func attempt() -> (error: PostgresError?, dialled: Bool) {
@@ -353,16 +354,16 @@ struct PostgresRestartTests {
         #expect(first.error?.kind == .connection && first.error?.isStorageUnavailable == true && first.dialled)
         let blocked = attempt()
         #expect(blocked.error?.isStorageUnavailable == true && !blocked.dialled)
-        var delay = PostgresConnection.reconnectBackoff.first
+        var delay = ReconnectBackoff.delays.first
         for _ in 0..<8 {  // 50, 100, 200, … ms, then 2 s each time
             advance(delay - .milliseconds(1))
             #expect(!attempt().dialled)
             advance(.milliseconds(1))
             let due = attempt()
             #expect(due.dialled && due.error?.kind == .connection)
-            delay = min(delay * 2, PostgresConnection.reconnectBackoff.longest)
+            delay = min(delay * 2, ReconnectBackoff.delays.longest)
         }
-        #expect(delay == PostgresConnection.reconnectBackoff.longest)
+        #expect(delay == ReconnectBackoff.delays.longest)
 
         try server.start()
         #expect(!attempt().dialled)  // up, but the back-off has not passed
@@ -371,8 +372,61 @@ struct PostgresRestartTests {
         // Reset: the next outage starts at the first delay again.
         try server.shutDown(.immediate)
         #expect(attempt().dialled)
-        advance(PostgresConnection.reconnectBackoff.first)
+        advance(ReconnectBackoff.delays.first)
         #expect(attempt().dialled)
+    }
+}
+
+@Suite("Reconnect back-off shared by a database's connections")
+struct ReconnectBackoffTests {
+    @Test(
+        """
+        one connection's failed reconnect holds the other back without dialling; once one reconnects, the other, broken \
+        too, reconnects on its next use
+        """,
+        .enabled(if: PostgresServer.isAvailable, "no PostgreSQL server binaries: apt-get install postgresql")
+    )
+    func shared() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        let origin = ContinuousClock.now
+        let elapsed = Mutex<Duration>(.zero)
+        let backoff = ReconnectBackoff(now: { origin + elapsed.withLock { $0 } })
+        let first = try PostgresConnection(url: server.url, backoff: backoff)
+        let second = try PostgresConnection(url: server.url, backoff: backoff)
+        func read(_ connection: PostgresConnection) -> PostgresError? {
+            do {
+                _ = try connection.transaction(.deferred) { try $0.scalar("SELECT 1") }
+                return nil
+            } catch { return error as? PostgresError }
+        }
+
+        try server.shutDown(.fast)
+        #expect(read(first)?.message.contains("reconnecting after a back-off") == false)  // dialled, failed
+        let held = read(second)
+        #expect(held?.isStorageUnavailable == true && held?.message.contains("reconnecting after a back-off") == true)
+        for _ in 0..<4 {  // the delay grows to 800 ms
+            elapsed.withLock { $0 += .seconds(1) }
+            #expect(read(first)?.kind == .connection)
+        }
+        try server.start()
+        elapsed.withLock { $0 += .seconds(1) }
+        #expect(read(first) == nil)
+        // `second` lost its server too and never dialled since: nothing holds it back now.
+        #expect(read(second) == nil)
+    }
+
+    @Test("a dial that failed after another succeeded, but began before it, holds nobody back")
+    func staleFailure() throws {
+        let backoff = ReconnectBackoff()
+        let stale = try backoff.permit()
+        backoff.succeeded()
+        backoff.failed(stale, message: "connection refused")
+        #expect(throws: Never.self) { try backoff.permit() }
+        let fresh = try backoff.permit()
+        backoff.failed(fresh, message: "connection refused")
+        let error = #expect(throws: PostgresError.self) { try backoff.permit() }
+        #expect(error?.kind == .connection && error?.message.contains("connection refused") == true)
     }
 }
 
