@@ -16,11 +16,15 @@ private struct TestDatabase {
     }
 }
 
+/// `LoopbackClient.hangBound` as a Dispatch interval.
+private let hangBoundInterval = DispatchTimeInterval.seconds(Int(LoopbackClient.hangBound.components.seconds))
+
 /// Waits for `semaphore` on a Dispatch thread, so an async test never blocks its own thread.
-private func wait(for semaphore: DispatchSemaphore, seconds: Int = 10) async -> Bool {
+/// The bound is `LoopbackClient.hangBound`: a hang fails, a starved cooperative pool does not.
+private func wait(for semaphore: DispatchSemaphore) async -> Bool {
     await withCheckedContinuation { continuation in
         DispatchQueue.global().async {
-            continuation.resume(returning: semaphore.wait(timeout: .now() + .seconds(seconds)) == .success)
+            continuation.resume(returning: semaphore.wait(timeout: .now() + hangBoundInterval) == .success)
         }
     }
 }
@@ -282,18 +286,18 @@ struct DatabaseTests {
                 try connection.run("INSERT INTO t VALUES (2)")
                 inWrite.signal()
                 // Hold the write transaction open until the reads below have finished.
-                _ = readDone.wait(timeout: .now() + .seconds(120))
+                _ = readDone.wait(timeout: .now() + hangBoundInterval)
             }
             writeFinished.signal()
         }
-        #expect(await wait(for: inWrite, seconds: 120))
+        #expect(await wait(for: inWrite))
         // Both pool readers and the blocking variant read the last committed snapshot, not the open write.
         async let first = database.read { try $0.scalar("SELECT count(*) FROM t") }
         async let second = database.read { try $0.scalar("SELECT count(*) FROM t") }
         let during = try await [first, second]
         let duringSync = try database.readSync { try $0.scalar("SELECT count(*) FROM t") }
         readDone.signal()
-        #expect(await wait(for: writeFinished, seconds: 120))
+        #expect(await wait(for: writeFinished))
         #expect(during == [1, 1] && duringSync == 1)
         #expect(try await database.read { try $0.scalar("SELECT count(*) FROM t") } == 2)
     }

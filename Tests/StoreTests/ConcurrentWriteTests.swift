@@ -49,7 +49,7 @@ struct ConcurrentWriteTests {
         // The concurrent writer waits for "gate" while four writes queue behind it, in this order.
         let first = Task { try await database.write(.concurrent) { try Self.increment("gate", on: $0) } }
         #expect(
-            await eventually(timeout: .seconds(120)) {
+            await eventually {
                 let waiting = try? database.readSync {
                     try $0.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
                 }
@@ -58,7 +58,7 @@ struct ConcurrentWriteTests {
         var tasks: [Task<Int64, any Error>] = []
         for (index, key) in ["a", "b", "held", "c"].enumerated() {
             tasks.append(Task { try await database.write(.concurrent) { try Self.increment(key, on: $0) } })
-            #expect(await eventually(timeout: .seconds(120)) { database.queuedWrites == index + 1 })
+            #expect(await eventually { database.queuedWrites == index + 1 })
         }
         try await gate.commit()
         #expect(try await first.value == 101)
