@@ -73,7 +73,7 @@ struct AbuseLimitTests {
             served.signal()
         }
         // A guard against hanging (it fails only if they wait for the gate), not a timing assertion.
-        let finished = try await metricsBlocking { served.wait(timeout: .now() + 30) == .success }
+        let finished = try await blocking { served.wait(timeout: .now() + 30) == .success }
         #expect(finished)
         #expect(replies.withLock { $0 } == [200, 200, 200, 200])
 
@@ -117,7 +117,7 @@ struct AbuseLimitTests {
         defer { server.shutdown() }
         let quota = h.app.realtime.webSockets
 
-        try await metricsBlocking {
+        try await blocking {
             func open(_ client: String) throws -> WebSocketTestClient {
                 try WebSocketTestClient(port: port, path: "/v1/realtime", extraHeaders: [("X-Forwarded-For", client)])
             }

@@ -55,7 +55,7 @@ struct MetricsConnectionLogTests {
         let port = try server.start()
         defer { server.shutdown() }
 
-        try await metricsBlocking {
+        try await blocking {
             let client = try LoopbackClient(port: port, timeout: ioTimeout)
             _ = try client.request("GET", "/healthz")
             _ = try client.request("GET", "/v1/nothing-here")

@@ -112,13 +112,6 @@ struct Exposition {
 /// a small shared machine (a wait is a bound, not a timing assertion).
 let ioTimeout: Duration = LoopbackClient.hangBound
 
-/// Runs blocking client I/O on a Dispatch thread, never on a cooperative one.
-func metricsBlocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-    }
-}
-
 @Suite("Metrics — /metrics in Prometheus text format")
 struct MetricsTests {
     static let auth = [("Authorization", "Bearer \(MetricsServer.token)")]
@@ -155,7 +148,7 @@ struct MetricsTests {
         let s = try MetricsServer()
         defer { s.stop() }
         _ = try await s.register("ana@example.com")
-        let (first, second) = try await metricsBlocking {
+        let (first, second) = try await blocking {
             let client = try LoopbackClient(port: s.port, timeout: ioTimeout)
             defer { client.close() }
             for _ in 0..<5 { _ = try client.request("GET", "/healthz") }
@@ -202,7 +195,7 @@ struct MetricsTests {
     func transportRejections() async throws {
         let s = try MetricsServer()
         defer { s.stop() }
-        let exposition = try await metricsBlocking {
+        let exposition = try await blocking {
             let bad = try LoopbackClient(port: s.port, timeout: ioTimeout)
             defer { bad.close() }
             try bad.send("GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n")
@@ -224,7 +217,7 @@ struct MetricsTests {
     func tokenOnTheAPIPort() async throws {
         let s = try MetricsServer()
         defer { s.stop() }
-        let (missing, wrong, right) = try await metricsBlocking {
+        let (missing, wrong, right) = try await blocking {
             let client = try LoopbackClient(port: s.port, timeout: ioTimeout)
             defer { client.close() }
             return (
@@ -262,7 +255,7 @@ struct MetricsTests {
         defer { open.shutdown() }
         let (guarded, guardedPort) = try listen(token: MetricsServer.token)
         defer { guarded.shutdown() }
-        let results = try await metricsBlocking {
+        let results = try await blocking {
             let api = try LoopbackClient(port: s.port, timeout: ioTimeout)
             defer { api.close() }
             let apiMetrics = try api.request("GET", "/metrics", headers: Self.auth).status
@@ -376,7 +369,7 @@ struct MetricsTests {
         let s = try MetricsServer()
         defer { s.stop() }
         let token = try await s.register("ws@example.com")
-        let (during, after) = try await metricsBlocking {
+        let (during, after) = try await blocking {
             let ws = try WebSocketTestClient(
                 port: s.port, path: "/v1/realtime", extraHeaders: [("Authorization", "Bearer \(token)")], timeout: ioTimeout)
             #expect(ws.handshake.status == 101)

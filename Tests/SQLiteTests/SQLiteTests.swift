@@ -19,11 +19,11 @@ private struct TestDatabase {
 /// `LoopbackClient.hangBound` as a Dispatch interval.
 private let hangBoundInterval = DispatchTimeInterval.seconds(Int(LoopbackClient.hangBound.components.seconds))
 
-/// Waits for `semaphore` on a Dispatch thread, so an async test never blocks its own thread.
+/// Waits for `semaphore` on a thread of its own (`blockingQueue`), so an async test never blocks its own thread.
 /// The bound is `LoopbackClient.hangBound`: a hang fails, a starved cooperative pool does not.
 private func wait(for semaphore: DispatchSemaphore) async -> Bool {
     await withCheckedContinuation { continuation in
-        DispatchQueue.global().async {
+        blockingQueue().async {
             continuation.resume(returning: semaphore.wait(timeout: .now() + hangBoundInterval) == .success)
         }
     }
@@ -279,9 +279,9 @@ struct DatabaseTests {
         let inWrite = DispatchSemaphore(value: 0)
         let readDone = DispatchSemaphore(value: 0)
         let writeFinished = DispatchSemaphore(value: 0)
-        // The writer runs on a plain Dispatch thread, not a task: under a loaded parallel test run the
+        // The writer runs on a thread of its own, not a task: under a loaded parallel test run the
         // two cooperative threads may be busy with CPU-heavy tests for many seconds.
-        DispatchQueue.global().async {
+        blockingQueue().async {
             _ = try? database.writeSync { connection in
                 try connection.run("INSERT INTO t VALUES (2)")
                 inWrite.signal()
@@ -310,7 +310,7 @@ struct DatabaseTests {
             let before = try connection.scalar("SELECT count(*) FROM t")
             // A commit from another thread while this read transaction is open is not visible in it.
             let done = DispatchSemaphore(value: 0)
-            DispatchQueue.global().async {
+            blockingQueue().async {
                 _ = try? database.writeSync { try $0.run("INSERT INTO t VALUES (2)") }
                 done.signal()
             }

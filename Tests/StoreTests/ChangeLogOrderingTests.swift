@@ -23,7 +23,7 @@ struct ChangeLogOrderingTests {
         let writing = DispatchGroup()
         let failures = Mutex<[String]>([])
         for (w, handle) in handles.enumerated() {
-            DispatchQueue.global().async(group: writing) {
+            blockingQueue().async(group: writing) {
                 for i in 0..<Self.writesPerWriter {
                     do {
                         _ = try handle.writeSync { c in

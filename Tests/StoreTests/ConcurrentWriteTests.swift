@@ -80,7 +80,7 @@ struct ConcurrentWriteTests {
 
         init(_ database: any SQLDatabase, row: String) throws {
             other = try openAnotherHandle(database)
-            DispatchQueue.global().async { [other, holding, release, done] in
+            blockingQueue().async { [other, holding, release, done] in
                 _ = try? other.withWriter { db in
                     try db.execute("BEGIN")
                     try db.run("UPDATE item SET n = 100 WHERE k = ?1", [.text(row)])

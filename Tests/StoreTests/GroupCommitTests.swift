@@ -30,7 +30,7 @@ struct GroupCommitTests {
         database.onCommit { commits.withLock { $0 += 1 } }
         let release = DispatchSemaphore(value: 0)
         let holding = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
+        blockingQueue().async {
             _ = try? database.withWriter { _ in
                 holding.signal()
                 release.wait()

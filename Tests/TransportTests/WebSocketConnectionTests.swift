@@ -211,7 +211,7 @@ struct WebSocketConnectionTests {
             let ws = try WebSocketTestClient(port: port, path: "/ws")
             #expect(eventually { recorder.sockets.count == 1 })
             let socket = recorder.sockets[0]
-            DispatchQueue.global().async {
+            blockingQueue().async {
                 socket.send(text: "last words")
                 socket.close(code: WebSocketCloseCode(rawValue: 4001), reason: "bye")
                 socket.send(text: "ignored: closing")
@@ -236,13 +236,13 @@ struct WebSocketConnectionTests {
             #expect(eventually { recorder.sockets.count == 1 })
             let socket = recorder.sockets[0]
             let total = 500
-            DispatchQueue.global().async {
+            blockingQueue().async {
                 for i in 0..<total { socket.send(text: "message \(i)") }
             }
             for i in 0..<total {
                 #expect(try ws.readFrame() == .init(opcode: .text, payload: bytes("message \(i)")))
             }
-            DispatchQueue.global().async { socket.send(text: "alone") }
+            blockingQueue().async { socket.send(text: "alone") }
             #expect(try ws.readFrame() == .init(opcode: .text, payload: bytes("alone")))
         }
     }
@@ -339,7 +339,7 @@ struct WebSocketConnectionBehaviourTests {
             let sent = Counter()
             let senderDone = DispatchSemaphore(value: 0)
             nonisolated(unsafe) let unsafeSender = sender
-            DispatchQueue.global().async {
+            blockingQueue().async {
                 for _ in 0..<total {
                     do { try unsafeSender.send(frame) } catch { break }
                     sent.add()
