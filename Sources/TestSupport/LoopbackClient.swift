@@ -58,7 +58,7 @@ public final class LoopbackClient {
         port: Int, host: String = "127.0.0.1", source: String? = nil, timeout: Duration = LoopbackClient.hangBound
     ) throws(Failure) {
         self.timeout = timeout
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .system(call: "socket", errno: errno) }
         if let source { try addressCall("bind", source, port: 0) { bind($0, $1, $2) } }
         try addressCall("connect", host, port: port) { connect($0, $1, $2) }

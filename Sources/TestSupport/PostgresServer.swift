@@ -255,7 +255,7 @@ public final class PostgresServer: @unchecked Sendable {
 
     /// Whether a socket can bind 127.0.0.1:`port` now (then closed again).
     private static func canListen(on port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_in()

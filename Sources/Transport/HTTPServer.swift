@@ -124,6 +124,9 @@ public final class HTTPServer: Sendable {
             let fd = withUnsafeMutablePointer(to: &storage) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listenFD, $0, &length) }
             }
+            // Close-on-exec (Glibc does not export accept4): a process this one starts must not hold
+            // the connection open after it is closed here — its peer would never see the end.
+            if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
             if fd < 0 {
                 let code = Glibc.errno
                 switch code {
