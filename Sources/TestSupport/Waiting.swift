@@ -16,9 +16,10 @@ public func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) as
     }
 }
 
-/// Polls `condition` every 5 ms on a thread of its own (`blockingQueue`) until it holds or `timeout` passes; returns
-/// whether it held. For side effects that follow what a client saw (a metric recorded after the
-/// frame it counts was written): the bound is generous, and passing it is a failure, not a timing.
+/// Polls `condition` every 5 ms on a thread of its own (`blockingQueue`) until it holds or `timeout`
+/// passes; returns whether it held. For side effects that follow what a client saw (a metric recorded
+/// after the frame it counts was written): the bound is generous, and passing it is a failure, not a
+/// timing.
 public func eventually(
     timeout: Duration = LoopbackClient.hangBound, _ condition: @escaping @Sendable () -> Bool
 ) async -> Bool {
