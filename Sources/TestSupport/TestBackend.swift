@@ -98,12 +98,38 @@ extension PostgresServer {
     /// The process's shared cluster, or the reason it could not start (a test failure, not a skip).
     public static func shared() throws -> PostgresServer { try sharedCluster.get() }
 
-    /// A fresh database in the shared cluster, so tests never see each other's tables.
-    public static func freshDatabaseURL() throws -> String {
+    /// A fresh database in the shared cluster, so tests never see each other's tables: empty, or a
+    /// copy of `template` (a `DatabaseSnapshot`'s).
+    public static func freshDatabaseURL(template: String? = nil) throws -> String {
         let server = try shared()
         let name = "t\(UInt64.random(in: 0...UInt64.max))"
         let admin = try PostgresConnection(url: server.url)
-        try admin.execute("CREATE DATABASE \(name)")
+        try admin.execute("CREATE DATABASE \(name)" + (template.map { " TEMPLATE \($0)" } ?? ""))
         return server.url.replacingOccurrences(of: "/postgres?", with: "/\(name)?")
+    }
+
+    /// Turns the shared cluster's database at `url` into a template and returns its name: it refuses
+    /// new connections, and its open ones are ended (waiting until each backend is gone), since
+    /// `CREATE DATABASE … TEMPLATE` copies only a database nobody is connected to.
+    static func freezeAsTemplate(url: String) throws -> String {
+        let (admin, name) = try adminConnection(for: url)
+        try admin.execute("ALTER DATABASE \(name) WITH ALLOW_CONNECTIONS false")
+        _ = try admin.query("SELECT pg_terminate_backend(pid, 60000) FROM pg_stat_activity WHERE datname = $1", [.text(name)])
+        return name
+    }
+
+    /// Drops the shared cluster's database at `url`, ending its connections (`WITH (FORCE)`).
+    public static func dropDatabase(url: String) throws {
+        let (admin, name) = try adminConnection(for: url)
+        try admin.execute("DROP DATABASE \(name) WITH (FORCE)")
+    }
+
+    /// A superuser connection to the shared cluster, and the name of its database at `url`.
+    private static func adminConnection(for url: String) throws -> (PostgresConnection, String) {
+        let server = try shared()
+        guard url.hasPrefix(server.url.components(separatedBy: "/postgres?")[0] + "/"),
+            let path = url.split(separator: "?").first, let name = path.split(separator: "/").last
+        else { preconditionFailure("not a database of the shared cluster: \(url)") }
+        return (try PostgresConnection(url: server.url), String(name))
     }
 }

@@ -34,10 +34,11 @@ final class AppHarness: Sendable {
         defaultTier: Tier = .free, publicDirectory: String? = nil, logger: Logger? = nil, accessLog: AccessLog? = nil,
         trustedProxies: Set<String> = [], writeBudget: WriteBudget = .standard, hashing: WorkerPool? = nil,
         databaseURL: String? = nil, vapidPublicKey: String? = nil, configure: (inout AppConfiguration) -> Void = { _ in },
-        oidc: ((ManualClock) -> OIDCService?)? = nil, apps: AppsConfigurationSource = AppsConfigurationSource()
+        oidc: ((ManualClock) -> OIDCService?)? = nil, apps: AppsConfigurationSource = AppsConfigurationSource(),
+        restoring snapshot: HarnessSnapshot? = nil
     ) throws {
         directory = TemporaryDirectory()
-        clock = ManualClock()
+        clock = snapshot.map { ManualClock(milliseconds: $0.clockMilliseconds) } ?? ManualClock()
         let logger = logger ?? .quiet
         var config = AppConfiguration(
             dataDirectory: directory.path, publicDirectory: publicDirectory, defaultTier: defaultTier,
@@ -49,7 +50,12 @@ final class AppHarness: Sendable {
         config.registrationLimits = RegistrationLimits(perNetworkPerHour: 1_000_000, totalPerHour: 1_000_000)
         // PostgreSQL: `databaseURL` (a dedicated server a test stops and starts), else a fresh
         // database in the process's shared cluster.
-        if TestBackend.current == .postgres { config.databaseURL = try databaseURL ?? PostgresServer.freshDatabaseURL() }
+        if let snapshot {
+            // A copy of the snapshot's database where this harness opens its own.
+            config.databaseURL = try snapshot.database.restore(sqlitePath: config.databasePath)
+        } else if TestBackend.current == .postgres {
+            config.databaseURL = try databaseURL ?? PostgresServer.freshDatabaseURL()
+        }
         configure(&config)
         // The database observer is the metrics' own, as `chronir-server` wires it.
         let metrics = ChronirMetrics()
@@ -120,6 +126,29 @@ final class AppHarness: Sendable {
     func openAnotherHandle() throws -> any SQLDatabase { try TestSupport.openAnotherHandle(database) }
 
     enum HarnessError: Error { case unexpected(String) }
+
+    /// Drops this harness's database when it is one of the shared PostgreSQL cluster's (its
+    /// connections are ended): for tests that make harnesses by the hundred one after another, so the
+    /// cluster does not keep every finished one. The harness must not be used afterwards. Nothing on
+    /// SQLite (the file goes with the harness's directory).
+    func dropDatabase() throws {
+        guard TestBackend.current == .postgres, let url = app.services.config.databaseURL else { return }
+        try PostgresServer.dropDatabase(url: url)
+    }
+
+    /// This harness's database and clock, for others to start from (`restoring:`); this harness must
+    /// not be used afterwards (on PostgreSQL its database became the snapshot's template).
+    func snapshot() throws -> HarnessSnapshot {
+        HarnessSnapshot(database: try DatabaseSnapshot.take(of: database), clockMilliseconds: clock.nowMilliseconds())
+    }
+}
+
+/// A harness's state to start others from: its database's contents and its clock's time. A harness
+/// restored from it has a fresh Application — nothing held in memory (limiters, caches, metrics) is
+/// carried over.
+struct HarnessSnapshot: Sendable {
+    let database: DatabaseSnapshot
+    let clockMilliseconds: Int64
 }
 
 /// A response with JSON conveniences.

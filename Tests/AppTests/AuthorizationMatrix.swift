@@ -110,7 +110,8 @@ struct AuthorizationMatrix<Prepared: Sendable>: Sendable {
             && Set(endpoints.map(\.name)).count == endpoints.count
     }
 
-    /// Plays `cell` on a fresh fixture and checks the answer's status and error name.
+    /// Plays `cell` on a fresh fixture and checks the answer's status and error name; then drops the
+    /// fixture's database (hundreds of cells run one after another).
     func run(_ cell: MatrixCell<Prepared>) async throws {
         let fixture = try await GroupFixture.make()
         let prepared = try await prepare(fixture)
@@ -118,6 +119,7 @@ struct AuthorizationMatrix<Prepared: Sendable>: Sendable {
             MatrixCall(fixture: fixture, actor: cell.role.account(in: fixture), prepared: prepared))
         #expect(reply.status == cell.status, "\(reply.text)")
         if let name = cell.errorName { #expect(reply.errorName == name, "\(reply.text)") }
+        try fixture.h.dropDatabase()
     }
 }
 

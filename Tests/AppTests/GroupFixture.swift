@@ -30,7 +30,39 @@ struct GroupFixture {
     /// The code every member joined with (created before the removal and the leave).
     let code: String
 
+    /// A fixture of its own: a copy of the process's prototype (built once, `build()`) in a fresh
+    /// harness — its database and clock as the prototype left them, nothing held in memory.
     static func make() async throws -> GroupFixture {
+        let (snapshot, prototype) = try await Self.prototype.value
+        let h = try AppHarness(defaultTier: .premium, restoring: snapshot)
+        return GroupFixture(
+            h: h, owner: prototype.owner, admin: prototype.admin, member: prototype.member, other: prototype.other,
+            removed: prototype.removed, left: prototype.left, outsider: prototype.outsider, groupID: prototype.groupID,
+            code: prototype.code)
+    }
+
+    /// Built once per process on first use. Only the snapshot and the accounts are kept, not the
+    /// builder's harness (on PostgreSQL its database became the snapshot's template).
+    private static let prototype = Task { () throws -> (HarnessSnapshot, Prototype) in
+        let fixture = try await build()
+        return (
+            try fixture.h.snapshot(),
+            Prototype(
+                owner: fixture.owner, admin: fixture.admin, member: fixture.member, other: fixture.other,
+                removed: fixture.removed, left: fixture.left, outsider: fixture.outsider, groupID: fixture.groupID,
+                code: fixture.code)
+        )
+    }
+
+    /// What a fixture holds besides its harness.
+    private struct Prototype {
+        let owner, admin, member, other, removed, left, outsider: Account
+        let groupID, code: String
+    }
+
+    /// Builds the fixture through the API on a new harness: registrations, the group, its code,
+    /// the joins, a promotion, a removal and a leave.
+    private static func build() async throws -> GroupFixture {
         let h = try AppHarness(defaultTier: .premium)
         func account(_ name: String) async throws -> Account {
             let email = "\(name)@example.com"
