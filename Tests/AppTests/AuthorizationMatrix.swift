@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 import Wire
 
@@ -71,6 +72,11 @@ struct MatrixEndpoint<Prepared: Sendable>: Sendable {
     }
 }
 
+/// The gate every matrix cell passes: the two matrices' 537 cells are started at once as test cases,
+/// and as many fixtures at once would starve the shared Dispatch pool that timing-sensitive suites
+/// elsewhere rely on; one at a time made the matrices the longest suites of every run.
+let matrixCellsAtOnce = AsyncGate(width: 3)
+
 /// One (endpoint, role) check: the test argument.
 struct MatrixCell<Prepared: Sendable>: Sendable, CustomTestStringConvertible {
     let endpoint: MatrixEndpoint<Prepared>
@@ -111,8 +117,12 @@ struct AuthorizationMatrix<Prepared: Sendable>: Sendable {
     }
 
     /// Plays `cell` on a fresh fixture and checks the answer's status and error name; then drops the
-    /// fixture's database (hundreds of cells run one after another).
+    /// fixture's database. At most `matrixCellsAtOnce` cells of all matrices run at a time.
     func run(_ cell: MatrixCell<Prepared>) async throws {
+        try await matrixCellsAtOnce.run { try await play(cell) }
+    }
+
+    private func play(_ cell: MatrixCell<Prepared>) async throws {
         let fixture = try await GroupFixture.make()
         let prepared = try await prepare(fixture)
         let reply = try await cell.endpoint.request(

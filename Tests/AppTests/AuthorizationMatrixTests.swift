@@ -247,9 +247,7 @@ struct AuthorizationMatrixTests {
         #expect(Self.matrix.isComplete)
     }
 
-    // Serialized: 133 fixtures at once would starve the shared Dispatch pool that timing-sensitive
-    // suites elsewhere rely on.
-    @Test("row", .serialized, arguments: matrix.cells)
+    @Test("row", arguments: matrix.cells)
     func row(_ cell: MatrixCell<Void>) async throws {
         try await Self.matrix.run(cell)
     }

@@ -122,8 +122,7 @@ struct SharedAlarmAuthorizationTests {
         #expect(served == covered)
     }
 
-    // Serialized like the group matrix: keeps the shared Dispatch pool responsive.
-    @Test("row", .serialized, arguments: matrix.cells)
+    @Test("row", arguments: matrix.cells)
     func row(_ cell: MatrixCell<String>) async throws {
         try await Self.matrix.run(cell)
     }
