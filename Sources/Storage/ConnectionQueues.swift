@@ -251,14 +251,16 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
         }
     }
 
-    /// Blocking `write`: runs body on the writer queue in one `.immediate` transaction and waits.
-    public func writeSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+    /// Blocking `write`: runs body on the writer queue in one transaction of `kind` (`.immediate` or
+    /// `.concurrent`, as in `write`) of its own, and waits.
+    public func writeSync<T>(_ kind: TransactionKind = .immediate, _ body: (any SQLConnection) throws -> T) throws -> T {
+        precondition(kind == .immediate || kind == .concurrent, "a write is .immediate or .concurrent")
         let observer = observer
         let queued = observer == nil ? 0 : uptimeNanoseconds()
         let result = try withWriter { connection in
             let started = observer == nil ? 0 : uptimeNanoseconds()
             defer { if let observer { Self.report(observer, .write, queued, started) } }
-            return try connection.transaction(.immediate, body)
+            return try connection.transaction(kind, body)
         }
         committed()
         return result
@@ -361,7 +363,9 @@ extension QueuedDatabase {
     }
 
     @discardableResult
-    public func writeSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try queues.writeSync(body) }
+    public func writeSync<T>(_ kind: TransactionKind, _ body: (any SQLConnection) throws -> T) throws -> T {
+        try queues.writeSync(kind, body)
+    }
 
     public func readSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try queues.readSync(body) }
 

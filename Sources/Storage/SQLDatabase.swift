@@ -26,9 +26,10 @@ public protocol SQLDatabase: Sendable {
     /// lookup). `body` must run exactly one statement.
     func readStatement<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
 
-    /// Blocking `write`.
+    /// Blocking `write`, alone in its transaction (never group-committed with others), on the writer
+    /// connection: `kind` as in `write`.
     @discardableResult
-    func writeSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+    func writeSync<T>(_ kind: TransactionKind, _ body: (any SQLConnection) throws -> T) throws -> T
 
     /// Blocking `read`.
     func readSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T
@@ -60,5 +61,11 @@ extension SQLDatabase {
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try await write(.immediate, body)
+    }
+
+    /// `writeSync` of kind `.immediate`: the body runs alone across instances.
+    @discardableResult
+    public func writeSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try writeSync(.immediate, body)
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Storage
 import Store
 import TestSupport
@@ -11,7 +12,7 @@ struct ClusterPresenceStoreTests {
         _ db: any SQLDatabase, _ instance: String, _ changes: [String: Set<String>], all: [String: Set<String>]? = nil,
         at now: Int64
     ) throws -> ClusterPresenceStore.TickResult {
-        try db.writeSync {
+        try db.writeSync(.concurrent) {  // as ClusterPresence runs it
             try ClusterPresenceStore.tick(
                 instance: instance, changes: changes, all: all ?? changes, at: now, staleAfter: staleAfter, on: $0)
         }
@@ -73,6 +74,55 @@ struct ClusterPresenceStoreTests {
         let back = try tick(db, "dead", ["g2": []], all: ["g1": ["u9"]], at: t + staleAfter + 2)
         #expect(back.rejoined && back.changedGroups == ["g1", "g2"])
         #expect(try others(db, nil, excluding: "A", at: t + staleAfter + 2) == ["g1": ["u9"]])
+    }
+
+    @Test(
+        """
+        PostgreSQL: ticks are concurrent writes — one instance's tick holding its transaction open (having expired a dead \
+        instance) never makes another's wait, and the other does not expire the same instance again
+        """,
+        .enabled(if: TestBackend.available.contains(.postgres)), .timeLimit(.minutes(5)))
+    func concurrentTicks() async throws {
+        let a = try TestBackend.postgres.open(migrations: Schema.postgresMigrations).database
+        let b = try openAnotherHandle(a)
+        defer { b.close() }
+        let t: Int64 = 1_000_000
+        _ = try tick(a, "dead", ["g1": ["u9"]], at: t)
+        _ = try tick(a, "A", ["g1": ["u1"]], at: t)
+        _ = try tick(b, "B", ["g2": ["u2"]], at: t)
+
+        let later = t + staleAfter + 1
+        _ = try tick(b, "B", [:], all: ["g2": ["u2"]], at: later - 1)  // B is alive; A and dead have gone quiet
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        defer { release.signal() }  // never leave the held transaction open, whatever fails
+        let held = Task {
+            try await blocking {
+                try a.writeSync(.concurrent) { db in
+                    let result = try ClusterPresenceStore.tick(
+                        instance: "A", changes: [:], all: ["g1": ["u1"]], at: later, staleAfter: staleAfter, on: db)
+                    holding.signal()
+                    release.wait()
+                    return result.expiredInstances
+                }
+            }
+        }
+        try await blocking { holding.wait() }
+        // B's tick runs while A's is open: it passes over the instances A holds (the dead one it is
+        // expiring, and A itself, stale in B's snapshot but being refreshed) instead of waiting for them.
+        // A lock wait would be a hang: `lock_timeout` turns it into an error.
+        let other = try await blocking {
+            try b.writeSync(.concurrent) { db in
+                _ = try db.run("SET LOCAL lock_timeout = '30s'")
+                return try ClusterPresenceStore.tick(
+                    instance: "B", changes: ["g2": ["u2", "u3"]], all: ["g2": ["u2", "u3"]], at: later, staleAfter: staleAfter, on: db)
+            }
+        }
+        release.signal()
+        #expect(try await held.value == ["dead"])
+        #expect(other.expiredInstances.isEmpty)
+        #expect(try others(a, nil, excluding: "A", at: later) == ["g2": ["u2", "u3"]])
+        #expect(try a.readSync { try $0.scalar("SELECT COUNT(*) FROM instances") } == .integer(2))
     }
 
     @Test("a notice names its sender and groups, or every group when the list is too long or unsafe")

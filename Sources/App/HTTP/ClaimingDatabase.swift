@@ -36,7 +36,9 @@ struct ClaimingDatabase: SQLDatabase {
     }
 
     @discardableResult
-    func writeSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try base.writeSync(body) }
+    func writeSync<T>(_ kind: TransactionKind, _ body: (any SQLConnection) throws -> T) throws -> T {
+        try base.writeSync(kind, body)
+    }
 
     func readSync<T>(_ body: (any SQLConnection) throws -> T) throws -> T { try base.readSync(body) }
 

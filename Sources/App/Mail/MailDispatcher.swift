@@ -103,11 +103,14 @@ public final class MailDispatcher: Sendable {
     public func waitUntilIdle(timeout: Duration = .seconds(20)) -> Bool { loop.waitUntilIdle(timeout: timeout) }
 
     /// One round at `now`: prepare due requests and claim due mails in one write, send them, settle
-    /// every outcome in one write.
+    /// every outcome in one write. Both are `.concurrent` writes (PostgreSQL: beside other instances'
+    /// writes): the claim takes its rows with `forUpdateSkipLocked` (`MailOutbox.claim`,
+    /// `unprepared`), and a settle changes only mails this dispatcher leased; what a preparation reads
+    /// (the account of the address) changes only in `.immediate` writes, which never run beside it.
     @discardableResult
     public func runOnce(at now: Int64) async throws -> Round {
         let (owner, limits, base) = (owner, limits, publicBaseURL)
-        let (claimed, dropped) = try await database.write { db in
+        let (claimed, dropped) = try await database.write(.concurrent) { db in
             let dropped = try Self.prepareRequests(at: now, base: base, limit: limits.claimBatch, on: db)
             let claimed = try MailOutbox.claim(
                 owner: owner, at: now, leaseUntil: now + limits.leaseMilliseconds, limit: limits.claimBatch, on: db)
@@ -123,7 +126,7 @@ public final class MailDispatcher: Sendable {
             guard case .retry(_, let retryAfter) = outcome else { return (mail, outcome, nil) }
             return (mail, outcome, now + retry.delay(attempts: mail.attempts, retryAfterMilliseconds: retryAfter, unit: unitRandom()))
         }
-        let kept = try await database.write { db in
+        let kept = try await database.write(.concurrent) { db in
             try outcomes.map { mail, outcome, next -> Bool in
                 switch outcome {
                 case .delivered:

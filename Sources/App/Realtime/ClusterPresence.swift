@@ -136,7 +136,8 @@ final class ClusterPresence: @unchecked Sendable {
         let now = clock.nowMilliseconds()
         do {
             let (changed, all, staleAfter) = (unwritten, local, staleAfterMilliseconds)
-            let result = try database.writeSync { [instanceID] db in
+            // `.concurrent`: a tick never holds off the cluster's other writes (`ClusterPresenceStore.tick`).
+            let result = try database.writeSync(.concurrent) { [instanceID] db in
                 try ClusterPresenceStore.tick(
                     instance: instanceID, changes: changed, all: all, at: now, staleAfter: staleAfter, on: db)
             }

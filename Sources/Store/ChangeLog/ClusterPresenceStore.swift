@@ -46,6 +46,11 @@ public enum ClusterPresenceStore {
     /// groups now empty. The transaction must be its own (`SQLDatabase.writeSync`, never the group
     /// commit of `write`): it turns `synchronous_commit` off for the whole transaction, which would
     /// drop the durability of any write batched with it.
+    ///
+    /// Safe as a `.concurrent` write (beside other instances' writes, their ticks included): what it
+    /// writes is this instance's own rows, and the stale instances it expires are taken with
+    /// `forUpdateSkipLocked` — two instances never expire one at once, and an instance whose tick is
+    /// refreshing its heartbeat right now (its row locked) is skipped, not deleted under it.
     public static func tick(
         instance: String, changes: [String: Set<String>], all: [String: Set<String>], at now: Int64,
         staleAfter: Int64, on db: any SQLConnection
@@ -64,7 +69,8 @@ public enum ClusterPresenceStore {
         let cutoff = now - staleAfter
         var changed = Set<String>()
         let expired = try db.query(
-            "SELECT instance_id FROM instances WHERE heartbeat_ms < ?1 AND instance_id <> ?2 ORDER BY instance_id",
+            "SELECT instance_id FROM instances i WHERE heartbeat_ms < ?1 AND instance_id <> ?2 ORDER BY instance_id"
+                + db.forUpdateSkipLocked(of: "i"),
             [.integer(cutoff), .text(instance)]
         ).compactMap { $0.string("instance_id") }
         for dead in expired {

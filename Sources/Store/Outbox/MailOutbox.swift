@@ -96,14 +96,16 @@ public enum MailOutbox {
         public var expiresAt: Int64
     }
 
-    /// Up to `limit` due, unleased pending rows without a body (requests to prepare), oldest first.
+    /// Up to `limit` due, unleased pending rows without a body (requests to prepare), oldest first;
+    /// on PostgreSQL locked until COMMIT and skipping rows another transaction holds, so dispatchers
+    /// preparing at once (`.concurrent` writes) never prepare one request twice.
     public static func unprepared(at now: Int64, limit: Int, on db: any SQLConnection) throws -> [Request] {
         try db.query(
             """
-            SELECT id, kind, recipient, created_ms, expires_ms FROM mail_outbox
+            SELECT id, kind, recipient, created_ms, expires_ms FROM mail_outbox m
             WHERE state = 'pending' AND body IS NULL AND next_attempt_ms <= ?1 AND expires_ms > ?1
                 AND (lease_until_ms IS NULL OR lease_until_ms <= ?1)
-            ORDER BY id LIMIT ?2
+            ORDER BY id LIMIT ?2\(db.forUpdateSkipLocked(of: "m"))
             """, [.integer(now), .integer(Int64(limit))]
         ).map { row in
             guard let id = row.int("id"), let kind = row.string("kind"), let recipient = row.string("recipient"),
@@ -150,18 +152,25 @@ public enum MailOutbox {
     /// Leases up to `limit` due pending mails to `owner` until `leaseUntil`; mails past their expiry
     /// are settled `failed` ("expired") instead and not returned, and requests not yet prepared
     /// (`enqueueRequest`) are skipped.
+    ///
+    /// Safe as a `.concurrent` write: the rows it expires and the rows it leases are taken with
+    /// `forUpdateSkipLocked`, so claimers on other instances never wait for each other (nor deadlock
+    /// expiring the same rows in another order) and never lease one mail twice.
     public static func claim(owner: String, at now: Int64, leaseUntil: Int64, limit: Int, on db: any SQLConnection) throws -> [Mail] {
         try db.run(
             """
             UPDATE mail_outbox SET state = 'failed', body = NULL, done_ms = ?1, last_error = 'expired before it could be sent',
                 lease_owner = NULL, lease_until_ms = NULL
-            WHERE state = 'pending' AND expires_ms <= ?1 AND (lease_until_ms IS NULL OR lease_until_ms <= ?1)
+            WHERE id IN (
+                SELECT id FROM mail_outbox m
+                WHERE state = 'pending' AND expires_ms <= ?1 AND (lease_until_ms IS NULL OR lease_until_ms <= ?1)
+                \(db.forUpdateSkipLocked(of: "m")))
             """, [.integer(now)])
         let rows = try db.query(
             """
-            SELECT id, kind, recipient, subject, body, created_ms, attempts, expires_ms FROM mail_outbox
+            SELECT id, kind, recipient, subject, body, created_ms, attempts, expires_ms FROM mail_outbox m
             WHERE state = 'pending' AND body IS NOT NULL AND next_attempt_ms <= ?1 AND (lease_until_ms IS NULL OR lease_until_ms <= ?1)
-            ORDER BY next_attempt_ms, id LIMIT ?2
+            ORDER BY next_attempt_ms, id LIMIT ?2\(db.forUpdateSkipLocked(of: "m"))
             """, [.integer(now), .integer(Int64(limit))])
         guard !rows.isEmpty else { return [] }
         let mails = try rows.map { row in
