@@ -294,6 +294,53 @@ struct NotificationOutboxTests {
 
     @Test(
         """
+        PostgreSQL: the fire scheduler runs as a concurrent write — an alarm whose row a write holds (an answer) is \
+        passed over without waiting and queued by the next pass; the others are queued at once
+        """,
+        .enabled(if: TestBackend.current == .postgres, "row locks: SQLite has one writer"), .timeLimit(.minutes(5)))
+    func schedulerPassesOverALockedAlarm() async throws {
+        let f = try await SharedAlarmFixture.make(members: 2)
+        let held = try #require(try await f.createAlarm(assignees: f.members)["id"] as? String)
+        let free = try #require(try await f.createAlarm(assignees: f.members)["id"] as? String)
+        let due = ms(SharedAlarmFixture.firstFire) - NotificationScheduler.lookaheadMilliseconds
+        func pass() async throws -> NotificationScheduler.Pass {
+            try await blocking {
+                try f.h.database.writeSync(.concurrent) { db in
+                    _ = try db.run("SET LOCAL lock_timeout = '30s'")  // a lock wait fails instead of hanging
+                    return try NotificationScheduler.enqueueDue(at: due, on: db)
+                }
+            }
+        }
+        func firedAlarms() throws -> Set<String> {
+            Set(try entries(f.h, .alarmFired).compactMap { $0.key.split(separator: ":").dropFirst().first.map(String.init) })
+        }
+
+        // Another instance's answer holds the first alarm's row.
+        let other = try f.h.openAnotherHandle()
+        defer { other.close() }
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        defer { release.signal() }  // never leave the held transaction open, whatever fails
+        let answer = Task {
+            try await blocking {
+                try other.writeSync(.concurrent) { db in
+                    _ = try db.query("SELECT id FROM shared_alarms WHERE id = ?1" + db.forUpdate, [.text(held)])
+                    holding.signal()
+                    release.wait()
+                }
+            }
+        }
+        try await blocking { holding.wait() }
+        #expect(try await pass().queued == 1, "the free alarm, at once")
+        #expect(try firedAlarms() == [free])
+        release.signal()
+        try await answer.value
+        #expect(try await pass().queued == 1, "the held alarm, once its row is free")
+        #expect(try firedAlarms() == [held, free])
+    }
+
+    @Test(
+        """
         PostgreSQL: claims and expansions run as concurrent writes beside each other — one claimer holding its rows \
         uncommitted never makes another wait or take the same delivery; once it commits nothing is left to claim
         """,

@@ -40,7 +40,8 @@ public final class FireScheduler: Sendable {
         var total = NotificationScheduler.Pass()
         guard try database.readSync({ try NotificationScheduler.anythingDue(at: now, on: $0) }) else { return total }
         while true {
-            let pass = try database.writeSync { try NotificationScheduler.enqueueDue(at: now, on: $0) }
+            // `.concurrent`: beside answers and other instances' passes (`NotificationScheduler.enqueueDue`).
+            let pass = try database.writeSync(.concurrent) { try NotificationScheduler.enqueueDue(at: now, on: $0) }
             total.queued += pass.queued
             total.skipped += pass.skipped
             if pass.total < NotificationScheduler.batchLimit { break }

@@ -55,6 +55,12 @@ public enum NotificationScheduler {
     /// Queues (or records as skipped) every fire due by `now + lookahead` that has no outbox row yet,
     /// at most `limit` per type; a fire's row is not sendable before its instant. Runs in the caller's
     /// write transaction.
+    ///
+    /// Safe as a `.concurrent` write (beside answers and other instances' schedulers): the due alarms
+    /// are taken with `forUpdateSkipLocked`, so two schedulers never handle one alarm at once and an
+    /// alarm being answered right now (its row locked) waits for the next pass instead of being read
+    /// half-answered; the outbox key is unique (`ON CONFLICT DO NOTHING`); what else it reads (the
+    /// group, its members) changes only in `.immediate` writes, which never run beside it.
     public static func enqueueDue(
         at now: Int64, lookahead: Int64 = lookaheadMilliseconds, freshness: Int64 = freshnessMilliseconds,
         limit: Int = batchLimit, on db: any SQLConnection
@@ -67,14 +73,14 @@ public enum NotificationScheduler {
             default: break
             }
         }
-        for (alarm, instant) in try due(.alarmFired, at: now, lookahead: lookahead, limit: limit, on: db) {
+        for (alarm, instant) in try due(.alarmFired, at: now, lookahead: lookahead, limit: limit, locking: true, on: db) {
             count(try enqueue(.alarmFired, alarm: alarm, instant: instant, stale: now - instant > freshness, at: now, on: db))
         }
         // Every row handled moves its `pre_alarm_ms` forward (or clears it), so this ends; an alarm
         // whose next pre-alarm is also due comes back in the next round.
         let fires = pass.total
         while pass.total - fires < limit {
-            let rows = try due(.preAlarm, at: now, lookahead: lookahead, limit: limit - (pass.total - fires), on: db)
+            let rows = try due(.preAlarm, at: now, lookahead: lookahead, limit: limit - (pass.total - fires), locking: true, on: db)
             guard !rows.isEmpty else { break }
             for (alarm, instant) in rows {
                 try db.send(
@@ -92,10 +98,11 @@ public enum NotificationScheduler {
 
     /// Live alarms of live, unfrozen groups whose `type` instant is due by `now + lookahead`, oldest
     /// first: an `alarm_fired` without its outbox row; a pre-alarm between its instant and the
-    /// occurrence (after that it is moot), queued or not (`enqueueDue` moves it on).
-    static func due(_ type: NotificationType, at now: Int64, lookahead: Int64, limit: Int, on db: any SQLConnection)
-        throws -> [(SharedAlarm, Int64)]
-    {
+    /// occurrence (after that it is moot), queued or not (`enqueueDue` moves it on). `locking`: the
+    /// alarms' rows are locked until COMMIT, skipping those another transaction holds (a write's).
+    static func due(
+        _ type: NotificationType, at now: Int64, lookahead: Int64, limit: Int, locking: Bool = false, on db: any SQLConnection
+    ) throws -> [(SharedAlarm, Int64)] {
         let column = type == .alarmFired ? "open_ms" : "pre_alarm_ms"
         let condition =
             type == .alarmFired
@@ -107,7 +114,7 @@ public enum NotificationScheduler {
             WHERE a.\(column) IS NOT NULL AND a.\(column) <= ?1 AND a.deleted_ms IS NULL AND \(condition)
               AND g.deleted_ms IS NULL AND g.frozen_ms IS NULL
             ORDER BY a.\(column), a.id
-            LIMIT ?3
+            LIMIT ?3\(locking ? db.forUpdateSkipLocked(of: "a") : "")
             """,
             [.integer(now + lookahead), type == .alarmFired ? .text(type.rawValue + ":") : .integer(now), .integer(Int64(limit))])
         return try rows.map { row in
