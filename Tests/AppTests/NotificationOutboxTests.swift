@@ -1,4 +1,3 @@
-import Dispatch
 import Domain
 import Foundation
 import Logging
@@ -318,23 +317,12 @@ struct NotificationOutboxTests {
         // Another instance's answer holds the first alarm's row.
         let other = try f.h.openAnotherHandle()
         defer { other.close() }
-        let holding = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        defer { release.signal() }  // never leave the held transaction open, whatever fails
-        let answer = Task {
-            try await blocking {
-                try other.writeSync(.concurrent) { db in
-                    _ = try db.query("SELECT id FROM shared_alarms WHERE id = ?1" + db.forUpdate, [.text(held)])
-                    holding.signal()
-                    release.wait()
-                }
-            }
+        let answer = try await HeldWrite(on: other) { db in
+            _ = try db.query("SELECT id FROM shared_alarms WHERE id = ?1" + db.forUpdate, [.text(held)])
         }
-        try await blocking { holding.wait() }
         #expect(try await pass().queued == 1, "the free alarm, at once")
         #expect(try firedAlarms() == [free])
-        release.signal()
-        try await answer.value
+        try await answer.commit()
         #expect(try await pass().queued == 1, "the held alarm, once its row is free")
         #expect(try firedAlarms() == [held, free])
     }
@@ -356,23 +344,14 @@ struct NotificationOutboxTests {
         // Another instance claims three deliveries and holds its transaction open.
         let other = try f.h.openAnotherHandle()
         defer { other.close() }
-        let holding = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let held = Task {
-            try await other.write(.concurrent) { db in
-                let claim = try NotificationDeliveries.claim(owner: "held", at: fire, leaseUntil: fire + 60_000, limit: 3, on: db)
-                holding.signal()
-                release.wait()
-                return Set(claim.deliveries.map(\.id))
-            }
+        let held = try await HeldWrite(on: other) { db in
+            Set(try NotificationDeliveries.claim(owner: "held", at: fire, leaseUntil: fire + 60_000, limit: 3, on: db).deliveries.map(\.id))
         }
-        try await blocking { holding.wait() }
         // Meanwhile this instance claims everything else without waiting for the held rows.
         let rest = try await f.h.database.write(.concurrent) { db in
             try NotificationDeliveries.claim(owner: "rest", at: fire, leaseUntil: fire + 60_000, limit: 1_000, on: db)
         }
-        release.signal()
-        let heldIDs = try await held.value
+        let heldIDs = try await held.commit()
         let restIDs = Set(rest.deliveries.map(\.id))
         #expect(heldIDs.count == 3)
         #expect(restIDs.count == 9, "every delivery the held claim did not lock")

@@ -1,4 +1,3 @@
-import Dispatch
 import Storage
 import Store
 import TestSupport
@@ -93,21 +92,12 @@ struct ClusterPresenceStoreTests {
 
         let later = t + staleAfter + 1
         _ = try tick(b, "B", [:], all: ["g2": ["u2"]], at: later - 1)  // B is alive; A and dead have gone quiet
-        let holding = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        defer { release.signal() }  // never leave the held transaction open, whatever fails
-        let held = Task {
-            try await blocking {
-                try a.writeSync(.concurrent) { db in
-                    let result = try ClusterPresenceStore.tick(
-                        instance: "A", changes: [:], all: ["g1": ["u1"]], at: later, staleAfter: staleAfter, on: db)
-                    holding.signal()
-                    release.wait()
-                    return result.expiredInstances
-                }
-            }
+        let staleAfter = staleAfter
+        let held = try await HeldWrite(on: a) { db in
+            try ClusterPresenceStore.tick(
+                instance: "A", changes: [:], all: ["g1": ["u1"]], at: later, staleAfter: staleAfter, on: db
+            ).expiredInstances
         }
-        try await blocking { holding.wait() }
         // B's tick runs while A's is open: it passes over the instances A holds (the dead one it is
         // expiring, and A itself, stale in B's snapshot but being refreshed) instead of waiting for them.
         // A lock wait would be a hang: `lock_timeout` turns it into an error.
@@ -118,8 +108,7 @@ struct ClusterPresenceStoreTests {
                     instance: "B", changes: ["g2": ["u2", "u3"]], all: ["g2": ["u2", "u3"]], at: later, staleAfter: staleAfter, on: db)
             }
         }
-        release.signal()
-        #expect(try await held.value == ["dead"])
+        #expect(try await held.commit() == ["dead"])
         #expect(other.expiredInstances.isEmpty)
         #expect(try others(a, nil, excluding: "A", at: later) == ["g2": ["u2", "u3"]])
         #expect(try a.readSync { try $0.scalar("SELECT COUNT(*) FROM instances") } == .integer(2))

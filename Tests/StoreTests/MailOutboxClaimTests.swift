@@ -1,4 +1,3 @@
-import Dispatch
 import Domain
 import Storage
 import Store
@@ -41,19 +40,11 @@ struct MailOutboxClaimTests {
         // to prepare, and holds its transaction open.
         let other = try openAnotherHandle(database)
         defer { other.close() }
-        let holding = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        defer { release.signal() }  // never leave the held transaction open, whatever fails
-        let held = Task {
-            try await other.write(.concurrent) { db in
-                let mails = try MailOutbox.claim(owner: "held", at: Self.now, leaseUntil: Self.now + 60_000, limit: 2, on: db)
-                let requests = try MailOutbox.unprepared(at: Self.now, limit: 2, on: db)
-                holding.signal()
-                release.wait()
-                return (Set(mails.map(\.id)), Set(requests.map(\.id)))
-            }
+        let held = try await HeldWrite(on: other) { db in
+            let mails = try MailOutbox.claim(owner: "held", at: Self.now, leaseUntil: Self.now + 60_000, limit: 2, on: db)
+            let requests = try MailOutbox.unprepared(at: Self.now, limit: 2, on: db)
+            return (Set(mails.map(\.id)), Set(requests.map(\.id)))
         }
-        try await blocking { holding.wait() }
         // Meanwhile this instance takes everything else, without waiting for the held rows (a lock wait
         // would be a hang: `lock_timeout` turns it into an error).
         let (restMails, restRequests) = try await blocking {
@@ -64,8 +55,7 @@ struct MailOutboxClaimTests {
                 return (Set(mails.map(\.id)), Set(requests.map(\.id)))
             }
         }
-        release.signal()
-        let (heldMails, heldRequests) = try await held.value
+        let (heldMails, heldRequests) = try await held.commit()
         #expect(heldMails.count == 2)
         #expect(restMails.count == 4, "every due mail the held claim did not lock")
         #expect(heldMails.isDisjoint(with: restMails))
