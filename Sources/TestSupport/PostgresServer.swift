@@ -52,7 +52,8 @@ public final class PostgresServer: @unchecked Sendable {
     /// else the temporary directory. The shared cluster gets a database per test — about 9 MB of data
     /// and as much WAL each, gigabytes per run — and on a disk the tests waited for that I/O (writeback,
     /// and discards when the cluster is deleted): the PostgreSQL App suites' matrix alone took 51–145 s
-    /// on disk and 36 s in memory on the 2-core CI machine.
+    /// on disk and 36 s in memory on a 2-core machine. A test process that is killed leaves its
+    /// cluster there, in memory, until it is deleted (`/dev/shm/chronir-pg-*`).
     static let baseDirectory: String = {
         var stats = statvfs()
         if statvfs("/dev/shm", &stats) == 0, access("/dev/shm", W_OK) == 0,
