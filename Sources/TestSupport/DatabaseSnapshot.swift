@@ -8,11 +8,15 @@ public import Storage
 /// the process's shared cluster on PostgreSQL. A copy is independent of the snapshot and of every
 /// other copy.
 public enum DatabaseSnapshot: Sendable {
-    /// A self-contained SQLite file (online backup, rollback-journal mode) in a directory of its own.
-    case sqliteFile(path: String, directory: TemporaryDirectory)
+    /// A self-contained SQLite file (online backup, rollback-journal mode), `sqliteFileName` in a
+    /// directory of its own.
+    case sqliteFile(TemporaryDirectory)
     /// A database of the shared PostgreSQL cluster that no longer accepts connections: the template
     /// of `CREATE DATABASE … TEMPLATE`.
     case postgresTemplate(name: String)
+
+    /// The SQLite snapshot's file name in its directory.
+    static let sqliteFileName = "snapshot.sqlite"
 
     /// Takes a snapshot of `database`, whose owner is done with it: SQLite's online backup into a new
     /// file; on PostgreSQL the database itself becomes the template — it refuses new connections and
@@ -21,9 +25,8 @@ public enum DatabaseSnapshot: Sendable {
         switch database {
         case let sqlite as SQLiteDatabase:
             let directory = TemporaryDirectory(prefix: "snapshot")
-            let path = directory.file(named: "snapshot.sqlite")
-            try sqlite.backup(to: path)
-            return .sqliteFile(path: path, directory: directory)
+            try sqlite.backup(to: directory.file(named: sqliteFileName))
+            return .sqliteFile(directory)
         case let postgres as PostgresDatabase:
             let name = try PostgresServer.freezeAsTemplate(url: postgres.url)
             return .postgresTemplate(name: name)
@@ -36,8 +39,8 @@ public enum DatabaseSnapshot: Sendable {
     /// database of the shared cluster made from the template — its URL returned (nil on SQLite).
     public func restore(sqlitePath: String) throws -> String? {
         switch self {
-        case .sqliteFile(let path, _):
-            try FileManager.default.copyItem(atPath: path, toPath: sqlitePath)
+        case .sqliteFile(let directory):
+            try FileManager.default.copyItem(atPath: directory.file(named: Self.sqliteFileName), toPath: sqlitePath)
             return nil
         case .postgresTemplate(let name):
             return try PostgresServer.freshDatabaseURL(template: name)

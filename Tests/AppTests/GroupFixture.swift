@@ -10,6 +10,7 @@ import Wire
 
 /// A premium harness with one group and a user in every relation to it: owner, admin, member,
 /// removed (by the owner), left (on their own), outsider (never joined).
+@dynamicMemberLookup
 struct GroupFixture {
     struct Account {
         var token: String
@@ -17,47 +18,39 @@ struct GroupFixture {
         var email: String
     }
 
+    /// Who is who, and the group: the same in every copy of the prototype (`fixture.owner` reads
+    /// `cast.owner`).
+    struct Cast: Sendable {
+        let owner: Account
+        let admin: Account
+        let member: Account
+        /// A second plain member: the target of removals.
+        let other: Account
+        let removed: Account
+        let left: Account
+        let outsider: Account
+        let groupID: String
+        /// The code every member joined with (created before the removal and the leave).
+        let code: String
+    }
+
     let h: AppHarness
-    let owner: Account
-    let admin: Account
-    let member: Account
-    /// A second plain member: the target of removals.
-    let other: Account
-    let removed: Account
-    let left: Account
-    let outsider: Account
-    let groupID: String
-    /// The code every member joined with (created before the removal and the leave).
-    let code: String
+    let cast: Cast
+
+    subscript<T>(dynamicMember keyPath: KeyPath<Cast, T>) -> T { cast[keyPath: keyPath] }
 
     /// A fixture of its own: a copy of the process's prototype (built once, `build()`) in a fresh
     /// harness — its database and clock as the prototype left them, nothing held in memory.
     static func make() async throws -> GroupFixture {
-        let (snapshot, prototype) = try await Self.prototype.value
-        let h = try AppHarness(defaultTier: .premium, restoring: snapshot)
-        return GroupFixture(
-            h: h, owner: prototype.owner, admin: prototype.admin, member: prototype.member, other: prototype.other,
-            removed: prototype.removed, left: prototype.left, outsider: prototype.outsider, groupID: prototype.groupID,
-            code: prototype.code)
+        let (snapshot, cast) = try await Self.prototype.value
+        return GroupFixture(h: try AppHarness(defaultTier: .premium, restoring: snapshot), cast: cast)
     }
 
-    /// Built once per process on first use. Only the snapshot and the accounts are kept, not the
+    /// Built once per process on first use. Only the snapshot and the cast are kept, not the
     /// builder's harness (on PostgreSQL its database became the snapshot's template).
-    private static let prototype = Task { () throws -> (HarnessSnapshot, Prototype) in
+    private static let prototype = Task { () throws -> (HarnessSnapshot, Cast) in
         let fixture = try await build()
-        return (
-            try fixture.h.snapshot(),
-            Prototype(
-                owner: fixture.owner, admin: fixture.admin, member: fixture.member, other: fixture.other,
-                removed: fixture.removed, left: fixture.left, outsider: fixture.outsider, groupID: fixture.groupID,
-                code: fixture.code)
-        )
-    }
-
-    /// What a fixture holds besides its harness.
-    private struct Prototype {
-        let owner, admin, member, other, removed, left, outsider: Account
-        let groupID, code: String
+        return (try fixture.h.snapshot(), fixture.cast)
     }
 
     /// Builds the fixture through the API on a new harness: registrations, the group, its code,
@@ -92,8 +85,10 @@ struct GroupFixture {
         try await h.expect(204, .delete, "/v1/groups/\(groupID)/members/\(left.id)", token: left.token)
         h.clock.advance(by: 1)
         return GroupFixture(
-            h: h, owner: owner, admin: admin, member: member, other: other, removed: removed, left: left, outsider: outsider,
-            groupID: groupID, code: code)
+            h: h,
+            cast: Cast(
+                owner: owner, admin: admin, member: member, other: other, removed: removed, left: left, outsider: outsider,
+                groupID: groupID, code: code))
     }
 }
 
