@@ -30,7 +30,9 @@
 # The goals (issue 35), at 0.5–0.7 ms round trip: proxy2 ≥ 0.8 × pgbench -N through the proxy,
 # p99 ≤ 50 ms; proxy2 ≥ 1.6 × proxy1; cross-instance delivery p99 ≤ 50 ms; direct1 ≥ 0.5 × SQLite (Benchmarks/backends.sh) at the same
 # durability. Needs wrk, gcc, pgbench and PostgreSQL's server binaries. Everything is bounded: each
-# phase lasts SECONDS, the proxy exits by itself after two hours.
+# phase lasts SECONDS, the proxy exits by itself after two hours. PROFILE_DIR=DIR samples each label's
+# one-instance phases (direct1, proxy1) of the first run with perf (Benchmarks/lib.sh profile_start;
+# their writes/s then count the sampling's cost).
 source "$(dirname "$0")/lib.sh"
 source scripts/lib/postgres.sh  # pg_start, pg_stop
 seconds=${1:-15}
@@ -78,7 +80,12 @@ write_phase() {
         wrk_pids+=($!)
         files+=("$f")
     done
+    local server_ticks pg_ticks
+    server_ticks=$(cpu_ticks "$CH_PID"); pg_ticks=$(pg_cpu_ticks)
+    [ $# -eq 1 ] && profile_start "$CH_PID" "$name"
     for i in "${!wrk_pids[@]}"; do wait "${wrk_pids[$i]}" || { cat "${files[$i]}" "${files[$i]}.err" >&2; exit 1; }; done
+    profile_stop
+    server_ticks=$(($(cpu_ticks "$CH_PID") - server_ticks)); pg_ticks=$(($(pg_cpu_ticks) - pg_ticks))
     for f in "${files[@]}"; do
         if [ -s "$f.err" ]; then echo "$name: non-200 answers:" >&2; sort "$f.err" | uniq -c | head -5 >&2; exit 1; fi
         rate=$(awk -v a="$rate" '/^Requests\/sec/ {printf "%.0f", a + $2}' "$f")
@@ -86,9 +93,24 @@ write_phase() {
         p99=$(awk -v a="$p99" -v b="$(wrk_ms "$f" 99)" 'BEGIN {print (b + 0 > a + 0 ? b : a)}')
     done
     note "$name.writes" "$rate"; note "$name.p50" "$p50"; note "$name.p99" "$p99"; note "$name.load" "$(load | cut -d' ' -f1)"
+    # CPU per write (one instance only: CH_PID is the instance): the server's, and every PostgreSQL process's.
+    if [ $# -eq 1 ]; then
+        local writes
+        writes=$(awk -v r="$rate" -v s="$seconds" 'BEGIN {printf "%d", r * s}')
+        note "$name.server_us" "$(awk -v t="$server_ticks" -v w="$writes" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.0f", t / hz * 1e6 / w}')"
+        note "$name.pg_us" "$(awk -v t="$pg_ticks" -v w="$writes" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.0f", t / hz * 1e6 / w}')"
+    fi
     log "  $rate writes/s, p50 $p50 ms, p99 $p99 ms"
 }
 
+# User+sys clock ticks of every PostgreSQL process of the cluster (postmaster and backends).
+pg_cpu_ticks() {
+    local pid total=0
+    local postmaster
+    postmaster=$(head -1 "$pg_data/postmaster.pid")
+    for pid in "$postmaster" $(pgrep -P "$postmaster"); do total=$((total + $(cpu_ticks "$pid" 2>/dev/null || echo 0))); done
+    echo "$total"
+}
 psql_do() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
 url_for() { echo "postgresql://chronir@127.0.0.1:$1/$2?sslmode=disable"; }  # url_for PORT DATABASE
 
@@ -159,15 +181,16 @@ done
 echo
 echo "round trip (pgbench -c1 SELECT 1, average latency): direct $(got rtt.direct) ms, through the proxy $(got rtt.proxy) ms"
 echo
-echo "| build | phase | writes/s (each run) | p50 ms | p99 ms | load |"
-echo "|---|---|---|---|---|---|"
+echo "| build | phase | writes/s (each run) | p50 ms | p99 ms | server CPU µs per write | PostgreSQL CPU µs per write | load |"
+echo "|---|---|---|---|---|---|---|---|"
 for label in "${labels[@]}"; do
     for phase in direct1 proxy1 proxy2; do
-        echo "| $label | $phase | $(got "$label.$phase.writes") | $(got "$label.$phase.p50") | $(got "$label.$phase.p99") | $(got "$label.$phase.load") |"
+        echo "| $label | $phase | $(got "$label.$phase.writes") | $(got "$label.$phase.p50") | $(got "$label.$phase.p99") |" \
+            "$(got "$label.$phase.server_us") | $(got "$label.$phase.pg_us") | $(got "$label.$phase.load") |"
     done
 done
-echo "| pgbench -N, $pgbench_clients clients | through the proxy | $(got pgbench.proxy) | | | |"
-echo "| pgbench -N, $pgbench_clients clients | direct | $(got pgbench.direct) | | | |"
+echo "| pgbench -N, $pgbench_clients clients | through the proxy | $(got pgbench.proxy) | | | | | |"
+echo "| pgbench -N, $pgbench_clients clients | direct | $(got pgbench.direct) | | | | | |"
 if [ "$subs" -gt 0 ]; then
     echo
     echo "| build | cross-instance delivery to $subs subscribers, through the proxy | p50 ms | p99 ms | max ms | under load p50 / p99 ms | deliveries/s | load |"
