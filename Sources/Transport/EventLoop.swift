@@ -122,3 +122,16 @@ extension Duration {
         return Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
     }
 }
+
+/// A loop runs Swift tasks that prefer it (`Task(executorPreference:)`): a request's handler task
+/// starts, and resumes after every `await` that left it, on its connection's loop instead of the
+/// global cooperative pool, so a request crosses threads only to the database's queues and back —
+/// the hop from the loop to the pool at its start and the one back to the loop with its response are
+/// gone (docs/scaling.md). The task's code runs serially with the loop's I/O: work that takes long
+/// belongs on a `WorkerPool`, as it already must not hold a pool thread.
+extension EventLoop: TaskExecutor {
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}

@@ -75,6 +75,16 @@ public struct ResponseSink: Sendable {
         target = .connection(handler, request: request, loop: loop)
     }
 
+    /// The loop of the request's connection, for the responder's task to run on
+    /// (`Task(executorPreference:)`: its response is then written without a hop); nil for a
+    /// closure-backed sink (the global pool).
+    public var taskExecutor: (any TaskExecutor)? {
+        switch target {
+        case .closure: nil
+        case .connection(_, _, let loop): loop
+        }
+    }
+
     /// Sends `response` on the request's connection, in request order.
     public func send(_ response: HTTPResponse) { deliver(response, field: nil, upgrade: nil) }
 

@@ -17,6 +17,24 @@ struct EventLoopTests {
         #expect(onLoop)
     }
 
+    /// A task that prefers a loop starts on it and comes back to it after awaiting work that finished on
+    /// another queue (what a request's handler does around a database call).
+    @Test func aTaskThatPrefersTheLoopRunsOnItAcrossAwaits() async {
+        let loop = EventLoop(label: "test")
+        let elsewhere = DispatchQueue(label: "test.elsewhere")
+        let seen = await Task(executorPreference: loop) { () async -> [Bool] in
+            var seen = [loop.inEventLoop]
+            let there = await withCheckedContinuation { continuation in
+                elsewhere.async { continuation.resume(returning: loop.inEventLoop) }
+            }
+            seen.append(there)
+            seen.append(loop.inEventLoop)
+            return seen
+        }.value
+        #expect(seen == [true, false, true])
+        #expect(!loop.inEventLoop)
+    }
+
     @Test func scheduledWorkRunsOnTheLoopOnceItsDelayHasPassedOnTheLoopsClock() {
         let clock = ManualClock()
         let loop = EventLoop(label: "test", clock: clock)

@@ -8,6 +8,10 @@ public import Wire
 
 /// The HTTP application: routes a request, runs its handler (inline when synchronous, as a task when
 /// asynchronous), maps any error to the envelope, stamps `X-Request-Id`, writes the access log line.
+///
+/// A request's task prefers its connection's event loop (`ResponseSink.taskExecutor`): between its
+/// awaits a handler runs on the loop, so its code must stay short — hashing, media decoding and file
+/// I/O go to the `WorkerPool`s, the database to its own queues — as a TLS handshake on the loop is.
 public final class Application: HTTPResponder {
     public let services: Services
     let router: Router<Handler>
@@ -106,7 +110,7 @@ public final class Application: HTTPResponder {
                 finish(response, request, started, sink)
             case .async(let handler):
                 let keyed = method == .post && request.headers[first: "idempotency-key"] != nil
-                let task = Task {
+                let task = Task(executorPreference: sink.taskExecutor) {
                     let response: HTTPResponse
                     if keyed {
                         response = await self.respondOnce(request, handler)
@@ -125,7 +129,7 @@ public final class Application: HTTPResponder {
                 case .upgraded:
                     completed(status: 101, bytes: 0, request, started)
                 case .pending(let decide):
-                    let task = Task {
+                    let task = Task(executorPreference: sink.taskExecutor) {
                         let response: HTTPResponse?
                         do { response = try await decide() } catch { response = self.failure(error, request) }
                         if let response {
@@ -154,7 +158,7 @@ public final class Application: HTTPResponder {
             }
             request.route = "static"
             let headers = request.headers
-            let task = Task {
+            let task = Task(executorPreference: sink.taskExecutor) {
                 let response =
                     (try? await self.services.workers.run { staticFiles.response(path: path, headers: headers) })
                     ?? nil
