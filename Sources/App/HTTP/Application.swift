@@ -11,7 +11,8 @@ public import Wire
 ///
 /// A request's task prefers its connection's event loop (`ResponseSink.taskExecutor`): between its
 /// awaits a handler runs on the loop, so its code must stay short — hashing, media decoding and file
-/// I/O go to the `WorkerPool`s, the database to its own queues — as a TLS handshake on the loop is.
+/// I/O go to the `WorkerPool`s, the database to its own queues, a body over `maxBodyBytesOnLoop` is
+/// decoded on the global pool — as a TLS handshake on the loop is.
 public final class Application: HTTPResponder {
     public let services: Services
     let router: Router<Handler>
@@ -33,6 +34,17 @@ public final class Application: HTTPResponder {
 
     /// Longest `X-Request-Id` accepted from a client; longer or odd ones are replaced.
     public static let maxRequestIDLength = 128
+
+    /// Largest request body whose handler task runs on its connection's loop. A larger one (up to
+    /// `HTTPLimits.maxBodyBytes`, 1 MiB) runs on the global pool: decoding it takes milliseconds, and
+    /// the loop's other connections must not wait for that.
+    public static let maxBodyBytesOnLoop = 64 * 1024
+
+    /// Where a request's task runs: its connection's loop (`ResponseSink.taskExecutor`), or the global
+    /// pool (nil) for a body over `maxBodyBytesOnLoop`.
+    static func taskExecutor(bodyBytes: Int, loop: (any TaskExecutor)?) -> (any TaskExecutor)? {
+        bodyBytes <= maxBodyBytesOnLoop ? loop : nil
+    }
 
     /// `accessLog` nil writes no access lines.
     public init(services: Services, accessLog: AccessLog?) {
@@ -110,7 +122,7 @@ public final class Application: HTTPResponder {
                 finish(response, request, started, sink)
             case .async(let handler):
                 let keyed = method == .post && request.headers[first: "idempotency-key"] != nil
-                let task = Task(executorPreference: sink.taskExecutor) {
+                let task = Task(executorPreference: Self.taskExecutor(bodyBytes: request.http.body.count, loop: sink.taskExecutor)) {
                     let response: HTTPResponse
                     if keyed {
                         response = await self.respondOnce(request, handler)
