@@ -80,12 +80,14 @@ write_phase() {
         wrk_pids+=($!)
         files+=("$f")
     done
-    local server_ticks pg_ticks
-    server_ticks=$(cpu_ticks "$CH_PID"); pg_ticks=$(pg_cpu_ticks)
-    [ $# -eq 1 ] && profile_start "$CH_PID" "$name"
+    # One instance: its CPU and the cluster's are counted (CH_PID is that instance), and perf may sample it.
+    local one=$(( $# == 1 )) server_ticks pg_ticks
+    if [ $one = 1 ]; then server_ticks=$(cpu_ticks "$CH_PID"); pg_ticks=$(pg_cpu_ticks); profile_start "$CH_PID" "$name"; fi
     for i in "${!wrk_pids[@]}"; do wait "${wrk_pids[$i]}" || { cat "${files[$i]}" "${files[$i]}.err" >&2; exit 1; }; done
-    profile_stop
-    server_ticks=$(($(cpu_ticks "$CH_PID") - server_ticks)); pg_ticks=$(($(pg_cpu_ticks) - pg_ticks))
+    if [ $one = 1 ]; then
+        profile_stop
+        server_ticks=$(($(cpu_ticks "$CH_PID") - server_ticks)); pg_ticks=$(($(pg_cpu_ticks) - pg_ticks))
+    fi
     for f in "${files[@]}"; do
         if [ -s "$f.err" ]; then echo "$name: non-200 answers:" >&2; sort "$f.err" | uniq -c | head -5 >&2; exit 1; fi
         rate=$(awk -v a="$rate" '/^Requests\/sec/ {printf "%.0f", a + $2}' "$f")
@@ -93,8 +95,8 @@ write_phase() {
         p99=$(awk -v a="$p99" -v b="$(wrk_ms "$f" 99)" 'BEGIN {print (b + 0 > a + 0 ? b : a)}')
     done
     note "$name.writes" "$rate"; note "$name.p50" "$p50"; note "$name.p99" "$p99"; note "$name.load" "$(load | cut -d' ' -f1)"
-    # CPU per write (one instance only: CH_PID is the instance): the server's, and every PostgreSQL process's.
-    if [ $# -eq 1 ]; then
+    # CPU per write: the server's, and every PostgreSQL process's.
+    if [ $one = 1 ]; then
         local writes
         writes=$(awk -v r="$rate" -v s="$seconds" 'BEGIN {printf "%d", r * s}')
         note "$name.server_us" "$(awk -v t="$server_ticks" -v w="$writes" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.0f", t / hz * 1e6 / w}')"

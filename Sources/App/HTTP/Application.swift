@@ -122,7 +122,7 @@ public final class Application: HTTPResponder {
                 finish(response, request, started, sink)
             case .async(let handler):
                 let keyed = method == .post && request.headers[first: "idempotency-key"] != nil
-                let task = Task(executorPreference: Self.taskExecutor(bodyBytes: request.http.body.count, loop: sink.taskExecutor)) {
+                startTask(for: request, sink) { [request] in
                     let response: HTTPResponse
                     if keyed {
                         response = await self.respondOnce(request, handler)
@@ -131,7 +131,6 @@ public final class Application: HTTPResponder {
                     }
                     self.finish(response, request, started, sink)
                 }
-                sink.onCancel { task.cancel() }  // the client went away: its handler stops at its next await
             case .upgrade(let handler):
                 let outcome: UpgradeOutcome
                 do { outcome = try handler(request, sink) } catch { outcome = .respond(failure(error, request)) }
@@ -141,7 +140,7 @@ public final class Application: HTTPResponder {
                 case .upgraded:
                     completed(status: 101, bytes: 0, request, started)
                 case .pending(let decide):
-                    let task = Task(executorPreference: sink.taskExecutor) {
+                    startTask(for: request, sink) { [request] in
                         let response: HTTPResponse?
                         do { response = try await decide() } catch { response = self.failure(error, request) }
                         if let response {
@@ -150,7 +149,6 @@ public final class Application: HTTPResponder {
                             self.completed(status: 101, bytes: 0, request, started)
                         }
                     }
-                    sink.onCancel { task.cancel() }
                 }
             }
         case .methodNotAllowed(let allowed):
@@ -170,7 +168,7 @@ public final class Application: HTTPResponder {
             }
             request.route = "static"
             let headers = request.headers
-            let task = Task(executorPreference: sink.taskExecutor) {
+            startTask(for: request, sink) { [request] in
                 let response =
                     (try? await self.services.workers.run { staticFiles.response(path: path, headers: headers) })
                     ?? nil
@@ -178,8 +176,14 @@ public final class Application: HTTPResponder {
                     response ?? ErrorMapping.response(for: APIError(.notFound, "no such resource"), requestID: requestID),
                     request, started, sink)
             }
-            sink.onCancel { task.cancel() }
         }
+    }
+
+    /// Runs `work` as the request's task, where `taskExecutor` places it, and cancels it when the
+    /// client goes away (the work stops at its next await).
+    private func startTask(for request: Request, _ sink: ResponseSink, _ work: @escaping @Sendable () async -> Void) {
+        let task = Task(executorPreference: Self.taskExecutor(bodyBytes: request.http.body.count, loop: sink.taskExecutor), operation: work)
+        sink.onCancel { task.cancel() }
     }
 
     /// A streamed body (an upload) is received only when its route's admission passes from the head
