@@ -102,10 +102,12 @@ profile_start() {  # profile_start PID NAME
 profile_stop() {
     [ -n "${PERF_PID:-}" ] || return 0
     kill -INT "$PERF_PID"; wait "$PERF_PID" || true
-    perf report -i "$PROFILE_DIR/$PERF_NAME.perf.data" --no-children --sort dso,symbol --stdio -g none 2>/dev/null \
-        | grep -v '^$' | grep -v '^ *|' | grep -v '^ *-' | head -80 | swift demangle --simplified \
-        >"$PROFILE_DIR/$PERF_NAME.perf.txt" || true
+    profile_report "$PROFILE_DIR/$PERF_NAME.perf.data" "$PROFILE_DIR/$PERF_NAME.perf.txt"
     PERF_PID=
+}
+profile_report() {  # profile_report PERF_DATA TEXT: the flat report (self time by symbol, demangled)
+    perf report -i "$1" --no-children --sort dso,symbol --stdio -g none 2>/dev/null \
+        | grep -v '^$' | grep -v '^ *|' | grep -v '^ *-' | head -80 | swift demangle --simplified >"$2" || true
 }
 
 # wrk script: request N carries token N mod WRITERS; every non-200 answer is reported on stderr.

@@ -28,7 +28,8 @@
 #
 # Env: CHRONIR_SERVER (else `swift build -c release`), KEEP_WORK=1 keeps the temp dir (server log),
 # BENCH_RECEIVER=sink|fake (default sink), RECEIVER_WORKERS (the sink's processes, default nproc),
-# SERVER_ARGS (more server flags, e.g. "--database-writers 0" or "--log-level debug").
+# SERVER_ARGS (more server flags, e.g. "--database-writers 0" or "--log-level debug"), PROFILE_DIR (perf
+# samples the server during the burst; DIR/notifications.perf.txt).
 # BENCH_DATABASE=postgres runs the server on a throwaway PostgreSQL cluster (scripts/lib/postgres.sh:
 # fsync on, as SQLite's default durability) instead of SQLite; with DELAY_US=N it connects through
 # Benchmarks/loadgen/delayproxy.c, N µs each way (issue 35's round trip: DELAY_US=300 ≈ 0.7 ms).
@@ -107,9 +108,17 @@ start_chronir --metrics-port auto --max-members 100 "${database[@]}" \
 echo "notifications: $alarms alarms across $groups groups; receiver $receiver_name; database ${BENCH_DATABASE:-sqlite}${DELAY_US:+ through a ${DELAY_US} µs-each-way proxy}; $(nproc) cores, load $(load)"
 
 status=0
-BENCH_CPU_PIDS="$CH_PID $receiver_cpu_pids" python3 Benchmarks/loadgen/notifications_bench.py "$CH_PORT" "$metrics_base" "https://127.0.0.1:$receiver_port" \
+# PROFILE_DIR=DIR: the server is sampled with perf over the burst only (from 1 s before the minute to the
+# last arrival); DIR/notifications.perf.txt gets the flat report (Benchmarks/lib.sh profile_report).
+profile=
+if [ -n "${PROFILE_DIR:-}" ]; then
+    mkdir -p "$PROFILE_DIR"
+    profile="perf record -q -e cpu-clock -F 999 -g -p $CH_PID -o $PROFILE_DIR/notifications.perf.data"
+fi
+BENCH_PROFILE=$profile BENCH_CPU_PIDS="$CH_PID $receiver_cpu_pids" python3 Benchmarks/loadgen/notifications_bench.py "$CH_PORT" "$metrics_base" "https://127.0.0.1:$receiver_port" \
     "$work/ca.pem" "$alarms" "$groups" >"$work/results" || status=$?
 [ -s "$work/results" ] || { echo "the benchmark failed (status $status)" >&2; exit 1; }
+[ -z "$profile" ] || profile_report "$PROFILE_DIR/notifications.perf.data" "$PROFILE_DIR/notifications.perf.txt"
 r() { field "$1" "$work/results"; }
 
 echo

@@ -27,7 +27,10 @@ import http.client
 import json
 import math
 import os
+import shlex
+import signal
 import ssl
+import subprocess
 import sys
 import threading
 import time
@@ -242,10 +245,16 @@ def main():
     cpu_pids = os.environ.get("BENCH_CPU_PIDS", "").split()
     time.sleep(max(0.0, target - 1 - time.time()))
     cpu_before = [cpu_seconds(pid) for pid in cpu_pids]
+    # BENCH_PROFILE: a command (notifications.sh's PROFILE_DIR: `perf record … -p SERVER`) that samples the
+    # burst; it is started here and stopped with SIGINT at the last arrival.
+    profiler = subprocess.Popen(shlex.split(os.environ["BENCH_PROFILE"])) if os.environ.get("BENCH_PROFILE") else None
     # Polls only the receiver's counter while the burst arrives: /received would stall it.
     while receiver.count("alarm_fired") < len(expected) and time.time() <= target + BURST_TIMEOUT:
         time.sleep(0.2 if time.time() > target else max(0.2, min(5, target - time.time())))
     cpu_after = [cpu_seconds(pid) for pid in cpu_pids]
+    if profiler:
+        profiler.send_signal(signal.SIGINT)
+        profiler.wait()
     time.sleep(2)  # the last round's settle records the histogram after the receiver answered
     metrics_after = lag_buckets(scrape(metrics_url))
     fired = [r for r in receiver.received() if r["body"]["type"] == "alarm_fired"]
