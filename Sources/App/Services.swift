@@ -37,8 +37,11 @@ public struct Services: Sendable {
     /// The apps' configuration (`--app-config-file`, reloaded on SIGHUP): minimum versions, feature flags,
     /// deep-link app identities (docs/apps.md).
     public var apps: AppsConfigurationSource
-    /// Every signed-in user's write budget (`config.writeBudget`), charged by `authenticate`.
+    /// Every signed-in user's write budget (`config.writeBudget`), charged by `authenticate` and `writeAsUser`.
     public let writeBudgets: WriteBudgets
+    /// The account of each session token this process found valid (`writeAsUser` reads the session
+    /// inside the write for those).
+    public let sessionOwners = SessionOwners()
     /// A hash of a random password with the configured cost, verified when a login names an unknown
     /// email so that a miss takes as long as a wrong password (no account enumeration by timing).
     let decoyPasswordHash: String
@@ -98,55 +101,149 @@ public struct Services: Sendable {
     /// The signed-in user behind the request's bearer token. Throws 401 AUTH_REQUIRED for a missing,
     /// malformed, unknown, expired or revoked token, 403 ACCOUNT_SUSPENDED for a suspended account.
     ///
-    /// The one place write budgets are charged: for a write method (POST, PUT, PATCH, DELETE) it
-    /// charges the user's `WriteBudgets` entry with the request body and throws 429 RATE_LIMITED
-    /// (`Retry-After`) when it is spent — before the handler, and before this function's own session
-    /// touch, writes anything. Every route that changes data resolves its principal here, so every
-    /// such route is budgeted; `exemptFromWriteBudget` is for logout only (ending a session must
-    /// always work, and it only shrinks what is stored).
+    /// One of the two places write budgets are charged (with `writeAsUser`): for a write method (POST,
+    /// PUT, PATCH, DELETE) it charges the user's `WriteBudgets` entry with the request body and throws
+    /// 429 RATE_LIMITED (`Retry-After`) when it is spent — before the handler, and before this
+    /// function's own session touch, writes anything. Every route that changes data resolves its
+    /// principal here or in `writeAsUser`, so every such route is budgeted; `exemptFromWriteBudget` is
+    /// for logout only (ending a session must always work, and it only shrinks what is stored).
     ///
     /// `chargeBodyBytes` false charges the write but not its body's bytes: attachment uploads, whose
     /// bodies are files with limits of their own (size, count per alarm, uploads per minute).
     public func authenticate(_ request: Request, exemptFromWriteBudget: Bool = false, chargeBodyBytes: Bool = true)
         async throws -> AuthenticatedUser
     {
-        // A bearer token first (apps); else the web client's session cookie, whose writes must pass the
-        // CSRF check before anything else is looked at (SessionCookie).
-        let cookie = request.bearerToken == nil ? try SessionCookie.token(in: request, secure: SessionCookie.secure(config)) : nil
-        guard let token = request.bearerToken ?? cookie, let tokenHash = TokenHashing.hash(token: token) else {
-            throw DomainError.authenticationRequired
-        }
-        if cookie != nil { try SessionCookie.checkCSRF(request, config: config) }
+        guard let tokenHash = try sessionTokenHash(request) else { throw DomainError.authenticationRequired }
         let now = clock.nowMilliseconds()
-        let lookup = try await database.readStatement { db in try SessionStore.lookup(tokenHash: tokenHash, at: now, on: db) }
-        guard var lookup else { throw DomainError.authenticationRequired }
-        guard lookup.user.status == .active else { throw DomainError.accountSuspended }
+        var lookup = try await validSession(tokenHash, at: now)
         if !exemptFromWriteBudget, Self.writeMethods.contains(request.method) {
             try writeBudgets.charge(
                 userID: lookup.user.id, bodyBytes: chargeBodyBytes ? request.http.body.count : 0, now: now)
         }
         if lookup.needsTouch {
-            do {
-                // Bookkeeping, not the request's write: it never carries the request's Idempotency-Key claim.
-                try await IdempotencyKey.$current.withValue(nil) {
-                    try await database.write { db in try SessionStore.touch(tokenHash: tokenHash, at: now, on: db) }
-                }
-                lookup.user.lastSeenAt = max(lookup.user.lastSeenAt ?? Timestamp(milliseconds: now), Timestamp(milliseconds: now))
-            } catch let error as any StorageFailure where error.isStorageUnavailable {
-                // Sliding the expiry is bookkeeping: a full or read-only disk must not turn reads into 503s.
-                // The next request after the touch interval tries again.
-                logger.warning("session touch skipped: storage unavailable", metadata: ["error": "\(error)"])
-            }
+            await touchSession(tokenHash, at: now)
+            lookup.user.lastSeenAt = max(lookup.user.lastSeenAt ?? Timestamp(milliseconds: now), Timestamp(milliseconds: now))
         }
         return AuthenticatedUser(user: lookup.user, tokenHash: tokenHash, sessionID: lookup.sessionID)
     }
+
+    /// A write on behalf of the request's signed-in user, answering as `authenticate` then a write
+    /// would — 401, 403, 429 before anything is kept, `prepare`'s errors (decoding, validation) only
+    /// once the session is known to hold — with the write budget charged as `authenticate` charges it.
+    ///
+    /// For a token this process has seen (`sessionOwners`) the session is not read before the write:
+    /// its read goes with the write's first statement (`SessionStore.prefetchLookup`; on PostgreSQL no
+    /// round trip and no storage-queue hop of its own), and the write is undone and refused unless the
+    /// session still holds and names the same account. A token not seen yet is read first, as
+    /// `authenticate` reads it. `write` gets `prepare`'s answer, the user's id and `now`.
+    func writeAsUser<Input: Sendable, T: Sendable>(
+        _ request: Request, _ kind: TransactionKind = .immediate, prepare: () throws -> Input,
+        write: @escaping @Sendable (_ input: Input, _ userID: String, _ now: Int64, any SQLConnection) throws -> T
+    ) async throws -> T {
+        guard let tokenHash = try sessionTokenHash(request) else { throw DomainError.authenticationRequired }
+        guard let userID = sessionOwners.owner(of: tokenHash) else {
+            let userID = try await authenticate(request).user.id
+            let input = try prepare()
+            let now = clock.nowMilliseconds()
+            return try await database.write(kind) { db in try write(input, userID, now, db) }
+        }
+        let now = clock.nowMilliseconds()
+        let input: Input
+        do {
+            if Self.writeMethods.contains(request.method) {
+                try writeBudgets.charge(userID: userID, bodyBytes: request.http.body.count, now: now)
+            }
+            input = try prepare()
+        } catch {
+            // 401 and 403 come first, as from `authenticate`: the session is read before this answer.
+            _ = try await validSession(tokenHash, at: now)
+            throw error
+        }
+        let value: T
+        let needsTouch: Bool
+        do {
+            (value, needsTouch) = try await database.write(kind) { db in
+                let pending = try SessionStore.prefetchLookup(tokenHash: tokenHash, at: now, on: db)
+                let value: T
+                do {
+                    value = try write(input, userID, now, db)
+                } catch {
+                    // The write's own error is the answer only where the session holds.
+                    if case .success(let row) = Result(catching: { try pending.row() }),
+                        let refusal = Self.refusal(row.flatMap { try? SessionStore.lookup($0, at: now) }, owner: userID)
+                    {
+                        throw SessionRefused(error: refusal)
+                    }
+                    throw error
+                }
+                let session = try SessionStore.lookup(pending.row(), at: now)
+                if let refusal = Self.refusal(session, owner: userID) { throw SessionRefused(error: refusal) }
+                return (value, session?.needsTouch ?? false)
+            }
+        } catch let refused as SessionRefused {
+            sessionOwners.forget(tokenHash)
+            throw refused.error
+        }
+        if needsTouch { await touchSession(tokenHash, at: now) }
+        return value
+    }
+
+    /// Why a write by `owner` is refused for its session `lookup` (nil: none, revoked or expired;
+    /// or another account's), or nil when the session holds.
+    private static func refusal(_ lookup: SessionStore.Lookup?, owner: String) -> DomainError? {
+        guard let lookup, lookup.user.id == owner else { return .authenticationRequired }
+        return lookup.user.status == .active ? nil : .accountSuspended
+    }
+
+    /// A write undone because its session no longer holds (`writeAsUser`).
+    private struct SessionRefused: Error {
+        let error: DomainError
+    }
+
+    /// SHA-256 of the request's session token: a bearer token first (apps); else the web client's
+    /// session cookie, whose writes must pass the CSRF check before anything else is looked at
+    /// (SessionCookie). Nil when there is none or it is malformed.
+    private func sessionTokenHash(_ request: Request) throws -> [UInt8]? {
+        let cookie = request.bearerToken == nil ? try SessionCookie.token(in: request, secure: SessionCookie.secure(config)) : nil
+        guard let token = request.bearerToken ?? cookie, let tokenHash = TokenHashing.hash(token: token) else { return nil }
+        if cookie != nil { try SessionCookie.checkCSRF(request, config: config) }
+        return tokenHash
+    }
+
+    /// The session behind `tokenHash`, read on its own (a reader, one statement); 401 or 403 as
+    /// `authenticate` answers. Its account is remembered in `sessionOwners`.
+    private func validSession(_ tokenHash: [UInt8], at now: Int64) async throws -> SessionStore.Lookup {
+        let lookup = try await database.readStatement { db in try SessionStore.lookup(tokenHash: tokenHash, at: now, on: db) }
+        guard let lookup else {
+            sessionOwners.forget(tokenHash)
+            throw DomainError.authenticationRequired
+        }
+        guard lookup.user.status == .active else { throw DomainError.accountSuspended }
+        sessionOwners.record(tokenHash, owner: lookup.user.id)
+        return lookup
+    }
+
+    /// Slides the session's idle expiry (`SessionStore.touch`): bookkeeping in a write of its own,
+    /// never the request's (it carries no `Idempotency-Key` claim), and skipped when storage is
+    /// unavailable — a full or read-only disk must not turn reads into 503s; the next request after the
+    /// touch interval tries again.
+    private func touchSession(_ tokenHash: [UInt8], at now: Int64) async {
+        do {
+            try await IdempotencyKey.$current.withValue(nil) {
+                try await database.write { db in try SessionStore.touch(tokenHash: tokenHash, at: now, on: db) }
+            }
+        } catch let error as any StorageFailure where error.isStorageUnavailable {
+            logger.warning("session touch skipped: storage unavailable", metadata: ["error": "\(error)"])
+        } catch {
+            logger.error("session touch failed", metadata: ["error": "\(error)"])
+        }
+    }
+
     /// The id of the active account the request's credentials name (bearer token, or the session cookie
     /// with its CSRF check), or nil for none, an unknown or expired one, or a suspended account: one read,
     /// no write, no write-budget charge (`Idempotency-Key` scoping; the handler authenticates as always).
     func accountID(of request: Request) async throws -> String? {
-        let cookie = request.bearerToken == nil ? try SessionCookie.token(in: request, secure: SessionCookie.secure(config)) : nil
-        guard let token = request.bearerToken ?? cookie, let tokenHash = TokenHashing.hash(token: token) else { return nil }
-        if cookie != nil { try SessionCookie.checkCSRF(request, config: config) }
+        guard let tokenHash = try sessionTokenHash(request) else { return nil }
         let now = clock.nowMilliseconds()
         let lookup = try await database.readStatement { db in try SessionStore.lookup(tokenHash: tokenHash, at: now, on: db) }
         guard let lookup, lookup.user.status == .active else { return nil }

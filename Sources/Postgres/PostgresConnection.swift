@@ -34,8 +34,8 @@ public struct PostgresNotification: Sendable, Equatable {
 ///
 /// Round trips (docs/scaling.md): a database across a network costs a round trip per message
 /// exchange, so inside a transaction this connection holds back every statement whose result nobody
-/// waits for — BEGIN and the writer lock, SAVEPOINT and RELEASE, `send`'s statements, a failed
-/// savepoint's ROLLBACK TO — and sends them, in order, in one libpq pipeline (`PQenterPipelineMode`,
+/// waits for yet — BEGIN and the writer lock, SAVEPOINT and RELEASE, `send`'s statements, `prefetch`'s
+/// reads, a failed savepoint's ROLLBACK TO — and sends them, in order, in one libpq pipeline (`PQenterPipelineMode`,
 /// one `PQpipelineSync`) with the next statement whose result is needed: any `run`/`query`, or
 /// COMMIT. So a lone `PATCH /v1/me` is two round trips (BEGIN + lock + its reads; the UPDATE, the
 /// `sendAtCommit` appends and COMMIT) instead of one per statement, and one write
@@ -245,6 +245,18 @@ public final class PostgresConnection: SQLConnection {
             return
         }
         try hold(QueuedStatement(sql: sql, bindings: bindings, control: false))
+    }
+
+    /// Held back inside a transaction like `send`, its first row kept for `PrefetchedRow.row()`
+    /// (`SQLConnection.prefetch`); outside one, `queryOne` at once.
+    public func prefetch(_ sql: String, _ bindings: [SQLValue]) throws(PostgresError) -> PrefetchedRow {
+        guard transactionDepth > 0 else { return PrefetchedRow(row: try queryOne(sql, bindings)) }
+        let pending = PrefetchedRow { [weak self] in
+            guard let self, !self.queued.isEmpty else { return }
+            try self.flush(own: []) { _, _ in }
+        }
+        try hold(QueuedStatement(sql: sql, bindings: bindings, control: false, prefetched: pending))
+        return pending
     }
 
     public func scalar(_ sql: String, _ bindings: [SQLValue]) throws(PostgresError) -> SQLValue {
@@ -516,11 +528,14 @@ public final class PostgresConnection: SQLConnection {
         let bindings: [SQLValue]
         /// Transaction control (BEGIN, SAVEPOINT, RELEASE, ROLLBACK TO, COMMIT): sent unprepared.
         let control: Bool
+        /// A `prefetch` read: told its first row when its result arrives.
+        var prefetched: PrefetchedRow?
 
-        init(sql: String, bindings: [SQLValue], control: Bool) {
+        init(sql: String, bindings: [SQLValue], control: Bool, prefetched: PrefetchedRow? = nil) {
             self.sql = sql
             self.bindings = bindings
             self.control = control
+            self.prefetched = prefetched
         }
 
         init(control sql: String) { self.init(sql: sql, bindings: [], control: true) }
@@ -656,7 +671,11 @@ public final class PostgresConnection: SQLConnection {
                 if failure == nil, status != PGRES_PIPELINE_ABORTED {
                     do {
                         try check(result, connection, sql: items[index].sql)
-                        if index >= ownFrom { read(index - ownFrom, result) }
+                        if index >= ownFrom {
+                            read(index - ownFrom, result)
+                        } else if let prefetched = items[index].prefetched {
+                            prefetched.arrived(Self.rows(of: result, limit: 1).first)
+                        }
                     } catch {
                         failure = error
                         if index < ownFrom, transactionDepth > 0 { poisoned = poisoned ?? error }

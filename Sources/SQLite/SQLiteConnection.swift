@@ -133,6 +133,11 @@ public final class SQLiteConnection: SQLConnection {
         try run(sql, bindings)
     }
 
+    /// `queryOne` at once: one process has no round trip to save (`SQLConnection.prefetch`).
+    public func prefetch(_ sql: String, _ bindings: [SQLValue]) throws(SQLiteError) -> PrefetchedRow {
+        PrefetchedRow(row: try queryOne(sql, bindings))
+    }
+
     /// One `query` after the other: one process has no round trip to save (`SQLConnection.queryEach`).
     public func queryEach(_ statements: [(sql: String, bindings: [SQLValue])]) throws(SQLiteError) -> [[Row]] {
         var rows: [[Row]] = []

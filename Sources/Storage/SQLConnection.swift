@@ -100,6 +100,15 @@ public protocol SQLConnection: AnyObject, SendableMetatype {
     /// once, each time.
     func sendOnceAtCommit(_ sql: String, _ bindings: [SQLValue]) throws
 
+    /// Starts one read whose first row the caller takes later with `PrefetchedRow.row()`, so that it
+    /// costs no round trip of its own: PostgreSQL holds it back inside a transaction and sends it with
+    /// the next statement whose result is needed (or, when `row()` comes first, then); SQLite and a
+    /// call outside a transaction run it at once. The statements sent with it or after it run whatever
+    /// its row holds: a caller that decides on the row (a session check for the write it goes with)
+    /// reads it before its transaction or savepoint ends and throws to undo them. Like `send`, its
+    /// failure is thrown by the call that carried it and fails the whole top-level transaction.
+    func prefetch(_ sql: String, _ bindings: [SQLValue]) throws -> PrefetchedRow
+
     /// Runs independent statements (none needs another's result) and returns each one's rows, in
     /// order. An engine may send them together (PostgreSQL: one pipeline, one round trip); the first
     /// failure is thrown.
@@ -152,5 +161,35 @@ extension SQLConnection {
     @discardableResult
     public func transaction<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
         try transaction(.immediate, body)
+    }
+}
+
+/// The first row of a `SQLConnection.prefetch` read, once it arrived. Confined to the connection's
+/// queue like the connection, inside the transaction or savepoint that started the read.
+public final class PrefetchedRow {
+    /// What the read answered: nil until it arrived; `.some(nil)` when it found no row.
+    private var answer: Row??
+    /// Sends whatever the connection holds back (the read among it), once the read is still pending.
+    private let sendHeldBack: () throws -> Void
+
+    /// A read that arrives later (`arrived`), sent by `sendHeldBack` at the latest.
+    public init(sendHeldBack: @escaping () throws -> Void) { self.sendHeldBack = sendHeldBack }
+
+    /// A read that already ran.
+    public init(row: Row?) {
+        answer = .some(row)
+        sendHeldBack = {}
+    }
+
+    /// Records the read's first row (nil: none). Called by the connection when its result arrived.
+    public func arrived(_ row: Row?) { answer = .some(row) }
+
+    /// The read's first row, or nil when it found none; sends what is held back first when the read
+    /// has not left yet (one round trip). Throws the failure of that pipeline, or `StorageError.closed`
+    /// when the read was dropped unsent (its savepoint rolled back).
+    public func row() throws -> Row? {
+        if answer == nil { try sendHeldBack() }
+        guard let answer else { throw StorageError.closed }
+        return answer
     }
 }

@@ -85,6 +85,52 @@ struct PostgresConnectionTests {
 
     @Test(
         """
+        prefetch: inside a transaction the read leaves with the next statement whose result is needed (no round \
+        trip of its own) and sees what was sent before it; row() alone sends it; outside one it runs at once; \
+        dropped with a savepoint that rolls back before it left, row() throws
+        """
+    )
+    func prefetchTravelsWithTheNextStatement() throws {
+        let connection = try PostgresConnection(url: try PostgresServer.freshDatabaseURL())
+        try connection.execute("CREATE TABLE f (k text PRIMARY KEY, n int8)")
+        try connection.run("INSERT INTO f VALUES ('a', 1), ('b', 2)", [])
+        let read = "SELECT n FROM f WHERE k = ?1"
+        _ = try connection.query(read, [.text("a")])  // prepared: what follows counts only the reads
+        var before = connection.roundTrips
+        try connection.transaction(.immediate) { db in
+            try db.send("UPDATE f SET n = 10 WHERE k = ?1", [.text("a")])
+            let a = try db.prefetch(read, [.text("a")])
+            let missing = try db.prefetch(read, [.text("zz")])
+            #expect(connection.roundTrips == before, "held back")
+            // BEGIN + lock + UPDATE + both reads + this one: one round trip.
+            #expect(try db.scalar(read, [.text("b")]) == .integer(2))
+            #expect(connection.roundTrips - before == 1)
+            #expect(try a.row()?.values == [.integer(10)], "it sees the UPDATE sent before it")
+            #expect(try missing.row() == nil)
+            #expect(connection.roundTrips - before == 1, "row() of an arrived read costs nothing")
+            let alone = try db.prefetch(read, [.text("b")])
+            #expect(try alone.row()?.values == [.integer(2)])
+            #expect(connection.roundTrips - before == 2, "row() sends a read nothing carried")
+        }
+        before = connection.roundTrips
+        let outside = try connection.prefetch(read, [.text("b")])
+        #expect(connection.roundTrips - before == 1)
+        #expect(try outside.row()?.values == [.integer(2)])
+        struct Refused: Error {}
+        try connection.transaction(.immediate) { db in
+            var dropped: PrefetchedRow?
+            #expect(throws: Refused.self) {
+                try db.transaction { inner in
+                    dropped = try inner.prefetch(read, [.text("a")])
+                    throw Refused()
+                }
+            }
+            #expect(throws: StorageError.closed) { try dropped?.row() }
+        }
+    }
+
+    @Test(
+        """
         a .statement read is its one statement in autocommit: one round trip against a .deferred read's two (BEGIN + \
         statement, COMMIT), no transaction left open; a second statement throws misuse and leaves the connection usable
         """

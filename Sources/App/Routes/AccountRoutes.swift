@@ -190,8 +190,21 @@ enum AccountRoutes {
     }
 
     static func patchMe(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let principal = try await services.authenticate(request)
-        let patch = try JSONBody.decode(ProfilePatch.self, from: request)
+        // The session is read with the write (`writeAsUser`). Concurrent: updateProfile locks the user
+        // row first and changes only what hangs off it.
+        let document = try await services.writeAsUser(request, .concurrent) {
+            let patch = try JSONBody.decode(ProfilePatch.self, from: request)
+            return (change: try profileChange(patch), version: patch.version)
+        } write: { patch, userID, now, db in
+            try AccountStore.updateProfile(
+                userID: userID, change: patch.change, expectedVersion: patch.version, actor: .user(userID), at: now, on: db
+            ).document
+        }
+        return HTTPResponse(status: .ok, headers: ["Content-Type": JSONText.contentType], body: document)
+    }
+
+    /// The profile change `patch` asks for, each field normalised or refused (422).
+    private static func profileChange(_ patch: ProfilePatch) throws -> AccountStore.ProfileChange {
         let displayName = try patch.displayName.map { name throws(DomainError) in
             try AccountRules.normalizeDisplayName(name)
         }
@@ -205,15 +218,7 @@ enum AccountRoutes {
         if let requested = patch.avatarURL {
             change.avatarURL = .some(try requested.map { url throws(DomainError) in try AccountRules.validateAvatarURL(url) })
         }
-        let userID = principal.user.id
-        let version = patch.version
-        let validated = change
-        // Concurrent: updateProfile locks the user row first and changes only what hangs off it.
-        return try await services.writeDocument(.concurrent) { now, db in
-            try AccountStore.updateProfile(
-                userID: userID, change: validated, expectedVersion: version, actor: .user(userID), at: now, on: db
-            ).document
-        }
+        return change
     }
 
     /// `DELETE /v1/me`'s answer when a store subscription renews on: deleting the account cannot cancel

@@ -56,22 +56,33 @@ public enum SessionStore {
     /// deleted accounts. Suspended users are returned; the caller refuses them with `accountSuspended`.
     /// One statement: callers may run it as a `.statement` read (`SQLDatabase.readStatement`).
     public static func lookup(tokenHash: [UInt8], at now: Int64, on db: any SQLConnection) throws -> Lookup? {
-        guard
-            let row = try db.queryOne(
-                """
-                SELECT s.last_used_ms AS last_used_ms, s.expires_ms AS expires_ms, s.public_id AS public_id,
-                    \(AccountStore.userColumns("u"))
-                FROM sessions s JOIN users u ON u.id = s.user_id
-                WHERE s.token_hash = ?1 AND s.revoked_ms IS NULL AND s.expires_ms > ?2 AND u.deleted_ms IS NULL
-                """,
-                [.blob(tokenHash), .integer(now)])
-        else { return nil }
+        try lookup(db.queryOne(lookupSQL, lookupBindings(tokenHash: tokenHash, at: now)), at: now)
+    }
+
+    /// `lookup` started with `SQLConnection.prefetch` inside a write, so it travels with the write's
+    /// first statement (`Services.writeAsUser`); read it with `lookup(_:at:)` before the write ends.
+    public static func prefetchLookup(tokenHash: [UInt8], at now: Int64, on db: any SQLConnection) throws -> PrefetchedRow {
+        try db.prefetch(lookupSQL, lookupBindings(tokenHash: tokenHash, at: now))
+    }
+
+    /// What the row of `lookupSQL` grants (nil for none), as `lookup` answers.
+    public static func lookup(_ row: Row?, at now: Int64) throws -> Lookup? {
+        guard let row else { return nil }
         let lastUsed = row.int("last_used_ms") ?? 0
         guard let sessionID = row.string("public_id") else { throw StoreError.corruptRow(table: "sessions") }
         return Lookup(
             user: try AccountStore.userFromRow(row), sessionID: sessionID, needsTouch: now - lastUsed >= touchIntervalMilliseconds,
             expiresAt: row.int("expires_ms") ?? now)
     }
+
+    private static let lookupSQL = """
+        SELECT s.last_used_ms AS last_used_ms, s.expires_ms AS expires_ms, s.public_id AS public_id,
+            \(AccountStore.userColumns("u"))
+        FROM sessions s JOIN users u ON u.id = s.user_id
+        WHERE s.token_hash = ?1 AND s.revoked_ms IS NULL AND s.expires_ms > ?2 AND u.deleted_ms IS NULL
+        """
+
+    private static func lookupBindings(tokenHash: [UInt8], at now: Int64) -> [SQLValue] { [.blob(tokenHash), .integer(now)] }
 
     /// Slides the idle expiry forward from `now`, and sets the account's `last_seen_ms` to `now` (the
     /// user document's `last_seen_at`): one write at most per `touchInterval` per session, never one

@@ -1,0 +1,126 @@
+import Domain
+import Hashing
+import Storage
+import TestSupport
+import Testing
+import Wire
+
+@testable import App
+
+/// `Services.writeAsUser` (`PATCH /v1/me`): a token this process has seen is checked inside the write's
+/// own transaction instead of by a read before it — and answers exactly as a read first would.
+@Suite("Session read inside the write — answers as a read before it, keeps nothing of a refused write")
+struct SessionInWriteTests {
+    /// What `PATCH /v1/me` left: the user's display name and version, and the change-log rows so far.
+    func stored(_ h: AppHarness, _ userID: String) throws -> (name: String?, version: Int64?, changes: Int64?) {
+        try h.database.readSync { db in
+            let user = try db.queryOne("SELECT display_name, version FROM users WHERE id = ?1", [.text(userID)])
+            guard case .integer(let changes) = try db.scalar("SELECT COUNT(*) FROM change_log") else { return (nil, nil, nil) }
+            return (user?.string("display_name"), user?.int("version"), changes)
+        }
+    }
+
+    func rename(_ h: AppHarness, _ token: String, to name: String, version: Int? = nil) async -> Reply {
+        let json = version.map { #"{"display_name":"\#(name)","version":\#($0)}"# } ?? #"{"display_name":"\#(name)"}"#
+        return await h.send(.patch, "/v1/me", json: json, token: token)
+    }
+
+    func tokenHash(_ token: String) throws -> [UInt8] { try #require(TokenHashing.hash(token: token)) }
+
+    @Test("a token seen once is remembered with its account, and its next writes are answered as before")
+    func seenTokenWrites() async throws {
+        let h = try AppHarness()
+        let (token, id) = try await h.register("ana@example.com")
+        let owners = h.app.services.sessionOwners
+        #expect(owners.owner(of: try tokenHash(token)) == nil, "registering reads no session")
+        #expect(await rename(h, token, to: "Ana One").status == 200)
+        #expect(owners.owner(of: try tokenHash(token)) == id)
+        let reply = await rename(h, token, to: "Ana Two")
+        #expect(reply.status == 200, "\(reply.text)")
+        #expect((reply.json["display_name"] as? String) == "Ana Two")
+        #expect(try stored(h, id).name == "Ana Two")
+        // A token never seen on this process takes the read first, then is remembered.
+        let second = try #require((await h.login("ana@example.com")).json["token"] as? String)
+        #expect(await rename(h, second, to: "Ana Three").status == 200)
+        #expect(owners.owner(of: try tokenHash(second)) == id)
+    }
+
+    @Test(
+        """
+        a seen session revoked behind this process's back (another instance, the admin tool): the write is refused 401, \
+        nothing of it is kept, and the token is forgotten
+        """
+    )
+    func revokedElsewhere() async throws {
+        let h = try AppHarness()
+        let (token, id) = try await h.register("ana@example.com")
+        #expect(await rename(h, token, to: "Kept").status == 200)
+        let before = try stored(h, id)
+        let hash = try tokenHash(token)
+        let now = h.clock.nowMilliseconds()
+        try await h.database.write { db in
+            try db.run("UPDATE sessions SET revoked_ms = ?2 WHERE token_hash = ?1", [.blob(hash), .integer(now)])
+        }
+        let reply = await rename(h, token, to: "Lost")
+        #expect(reply.status == 401, "\(reply.text)")
+        #expect(reply.errorName == "AUTH_REQUIRED")
+        #expect(try stored(h, id) == before, "the UPDATE and its change-log row were undone")
+        #expect(h.app.services.sessionOwners.owner(of: hash) == nil)
+        #expect(await rename(h, token, to: "Lost").status == 401, "and stays refused, now by the read first")
+    }
+
+    @Test("a seen session whose account was suspended without its sessions revoked: 403, nothing kept")
+    func suspendedElsewhere() async throws {
+        let h = try AppHarness()
+        let (token, id) = try await h.register("ana@example.com")
+        #expect(await rename(h, token, to: "Kept").status == 200)
+        let before = try stored(h, id)
+        try await h.database.write { db in try db.run("UPDATE users SET status = 'suspended' WHERE id = ?1", [.text(id)]) }
+        let reply = await rename(h, token, to: "Lost")
+        #expect(reply.status == 403, "\(reply.text)")
+        #expect(reply.errorName == "ACCOUNT_SUSPENDED")
+        #expect(try stored(h, id) == before)
+    }
+
+    @Test(
+        """
+        401 comes first, as from a read before the write: a revoked seen token with a malformed body or a stale version \
+        gets 401, not 422 or 409; a valid one gets 422 and 409
+        """
+    )
+    func refusalComesFirst() async throws {
+        let h = try AppHarness()
+        let (token, anaID) = try await h.register("ana@example.com")
+        let (other, _) = try await h.register("bo@example.com")
+        #expect(await rename(h, token, to: "Seen").status == 200)
+        #expect(await rename(h, other, to: "Seen").status == 200)
+        #expect(await h.send(.patch, "/v1/me", json: #"{"display_name":3}"#, token: other).status == 422)
+        #expect(await rename(h, other, to: "Stale", version: 1).status == 409)
+        let hash = try tokenHash(token)
+        let now = h.clock.nowMilliseconds()
+        try await h.database.write { db in
+            try db.run("UPDATE sessions SET revoked_ms = ?2 WHERE token_hash = ?1", [.blob(hash), .integer(now)])
+        }
+        #expect(await h.send(.patch, "/v1/me", json: #"{"display_name":3}"#, token: token).status == 401)
+        // A valid token remembered with another account (never so, but the write checks it): 401, whatever
+        // the write said (here 409, Ana's version is not 1), and Ana's row untouched.
+        h.app.services.sessionOwners.record(try tokenHash(other), owner: anaID)
+        let crossed = await rename(h, other, to: "Crossed", version: 1)
+        #expect(crossed.status == 401, "\(crossed.text)")
+        #expect(try stored(h, anaID).name == "Seen")
+    }
+
+    @Test("the bound: a full map starts over; a forgotten token is read again and remembered")
+    func bounded() {
+        let owners = SessionOwners(maxEntries: 2)
+        owners.record([1], owner: "a")
+        owners.record([2], owner: "b")
+        owners.record([2], owner: "b")
+        #expect(owners.count == 2)
+        owners.record([3], owner: "c")
+        #expect(owners.count == 1)
+        #expect(owners.owner(of: [3]) == "c" && owners.owner(of: [1]) == nil)
+        owners.forget([3])
+        #expect(owners.count == 0)
+    }
+}
