@@ -110,6 +110,36 @@ struct SessionInWriteTests {
         #expect(try stored(h, anaID).name == "Seen")
     }
 
+    @Test("answering a shared alarm with a seen session revoked elsewhere: 401, no completion stored, the alarm unchanged")
+    func completionRevokedElsewhere() async throws {
+        let f = try await SharedAlarmFixture.make(members: 1)
+        let member = f.members[0]
+        let alarmID = try #require(try await f.createAlarm(assignees: [member])["id"] as? String)
+        let path = "\(f.g)/alarms/\(alarmID)/completions"
+        // Seen: a first write by this token (the read first), withdrawn again by a second (inside the write).
+        let answered = try await f.h.expect(201, .post, path, json: #"{"status":"completed"}"#, token: member.token)
+        let completionID = try #require(answered.object("completion")?["id"] as? String)
+        try await f.h.expect(200, .delete, "\(path)/\(completionID)", token: member.token)
+        let hash = try tokenHash(member.token)
+        #expect(f.h.app.services.sessionOwners.owner(of: hash) == member.id)
+        func completions() throws -> Int64? {
+            try f.h.database.readSync { db in
+                guard case .integer(let n) = try db.scalar("SELECT COUNT(*) FROM shared_completions WHERE status = 'completed'") else {
+                    return nil
+                }
+                return n
+            }
+        }
+        let before = try completions()
+        let now = f.h.clock.nowMilliseconds()
+        try await f.h.database.write { db in
+            try db.run("UPDATE sessions SET revoked_ms = ?2 WHERE token_hash = ?1", [.blob(hash), .integer(now)])
+        }
+        let refused = await f.h.send(.post, path, json: #"{"status":"completed"}"#, token: member.token)
+        #expect(refused.status == 401, "\(refused.text)")
+        #expect(try completions() == before)
+    }
+
     @Test("the bound: a full map starts over; a forgotten token is read again and remembered")
     func bounded() {
         let owners = SessionOwners(maxEntries: 2)

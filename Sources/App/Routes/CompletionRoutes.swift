@@ -30,37 +30,39 @@ enum CompletionRoutes {
     /// `DELETE …/completions/{completion_id}`: 200 `{completion, alarm}` (also when it was already withdrawn);
     /// someone else's 403 CA007, unknown 404, too late or moved on 409 CA051.
     static func withdraw(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, groupID) = try await services.groupCaller(request)
-        let alarmID = try request.parameter("aid")
-        let completionID = try request.parameter("completion_id")
-        let now = services.clock.nowMilliseconds()
-        let withdrawn = try await services.database.write { db in
+        // The session is read with the write (`Services.writeAsUser`).
+        let withdrawn = try await services.writeAsUser(request) {
+            (
+                groupID: try request.parameter("id"), alarmID: try request.parameter("aid"),
+                completionID: try request.parameter("completion_id")
+            )
+        } write: { path, userID, now, db in
             let done = try CompletionStore.withdraw(
-                groupID: groupID, alarmID: alarmID, completionID: completionID, userID: userID, at: now, on: db)
+                groupID: path.groupID, alarmID: path.alarmID, completionID: path.completionID, userID: userID, at: now, on: db)
             let completion = try AttachmentStore.attaching(
-                done.completion, to: .sharedCompletion(groupID: groupID, completionID: completionID), on: db)
+                done.completion, to: .sharedCompletion(groupID: path.groupID, completionID: path.completionID), on: db)
             return Recorded(completion: completion, alarm: try SharedAlarmView.reading(done.alarm, at: now, on: db))
         }
         return JSONBody.response(withdrawn, status: .ok)
     }
 
     static func record(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, groupID) = try await services.groupCaller(request)
-        let alarmID = try request.parameter("aid")
-        let body = try CompletionBody.decode(for: .shared, from: request)
-        let note = try SharedAlarmRules.completionNote(body.note)
-        let snoozes = body.snoozeCount ?? 0
-        try SharedAlarmRules.checkSnoozeCount(snoozes)
-        let answer = CompletionStore.Answer(
-            status: body.status, method: body.completionMethod ?? (body.status == .skipped ? .skipped : .onTime),
-            snoozeCount: snoozes, note: note, scheduledAt: body.scheduledAt?.milliseconds)
-        let now = services.clock.nowMilliseconds()
-        // Concurrent: `record` locks the alarm row first (answers to different alarms run together).
-        let (answered, created) = try await services.database.write(.concurrent) { db in
+        // The session is read with the write (`Services.writeAsUser`). Concurrent: `record` locks the
+        // alarm row first (answers to different alarms run together).
+        let (answered, created) = try await services.writeAsUser(request, .concurrent) {
+            let body = try CompletionBody.decode(for: .shared, from: request)
+            let note = try SharedAlarmRules.completionNote(body.note)
+            let snoozes = body.snoozeCount ?? 0
+            try SharedAlarmRules.checkSnoozeCount(snoozes)
+            let answer = CompletionStore.Answer(
+                status: body.status, method: body.completionMethod ?? (body.status == .skipped ? .skipped : .onTime),
+                snoozeCount: snoozes, note: note, scheduledAt: body.scheduledAt?.milliseconds)
+            return (groupID: try request.parameter("id"), alarmID: try request.parameter("aid"), answer: answer)
+        } write: { input, userID, now, db in
             let recorded = try CompletionStore.record(
-                groupID: groupID, alarmID: alarmID, userID: userID, answer: answer, at: now, on: db)
+                groupID: input.groupID, alarmID: input.alarmID, userID: userID, answer: input.answer, at: now, on: db)
             let completion = try AttachmentStore.attaching(
-                recorded.completion, to: .sharedCompletion(groupID: groupID, completionID: recorded.completion.id), on: db)
+                recorded.completion, to: .sharedCompletion(groupID: input.groupID, completionID: recorded.completion.id), on: db)
             return (
                 Recorded(completion: completion, alarm: try SharedAlarmView.reading(recorded.alarm, at: now, on: db)),
                 recorded.created

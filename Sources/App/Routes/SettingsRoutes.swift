@@ -36,11 +36,12 @@ enum SettingsRoutes {
 
     /// → the settings; stale `version` → 409 CA010 with the current document.
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let body = try JSONBody.decode(SettingsPatch.self, from: request)
         let patchJSON = request.http.body
-        return try await services.writeJSON { now, db in
-            try UserSettingsStore.update(userID: userID, expectedVersion: body.version, at: now, on: db) { settings in
+        // The session is read with the write (`Services.writeAsUser`).
+        let settings = try await services.writeAsUser(request) {
+            try JSONBody.decode(SettingsPatch.self, from: request).version
+        } write: { version, userID, now, db in
+            try UserSettingsStore.update(userID: userID, expectedVersion: version, at: now, on: db) { settings in
                 do {
                     settings = try UserSettingsRules.validate(settings.applying(patchJSON: patchJSON))
                 } catch let error as DecodingError {
@@ -48,5 +49,6 @@ enum SettingsRoutes {
                 }
             }
         }
+        return JSONBody.response(settings, status: .ok)
     }
 }
