@@ -9,6 +9,18 @@ import Testing
 /// Waits (bounded) until `condition` holds; the bound only turns a hang into a failure (TestSupport's `eventually`).
 private func waitUntil(_ condition: () -> Bool) -> Bool { eventually(timeout: .seconds(10), condition) }
 
+/// A connection to a fresh database with table `name` (`k` text key, `n` int8) holding `rows` (SQL
+/// `VALUES` text), and `SELECT column FROM name WHERE k = ?1` already prepared on it (run once with
+/// key 'a'), so what a test counts next is only its own round trips.
+private func keyedTable(_ name: String, rows: String, reading column: String) throws -> (PostgresConnection, String) {
+    let connection = try PostgresConnection(url: try PostgresServer.freshDatabaseURL())
+    try connection.execute("CREATE TABLE \(name) (k text PRIMARY KEY, n int8)")
+    try connection.run("INSERT INTO \(name) VALUES \(rows)", [])
+    let read = "SELECT \(column) FROM \(name) WHERE k = ?1"
+    _ = try connection.query(read, [.text("a")])
+    return (connection, read)
+}
+
 @Suite(
     "PostgreSQL client over libpq (a real server on loopback)",
     .enabled(if: PostgresServer.isAvailable, "no PostgreSQL server binaries: apt-get install postgresql"))
@@ -91,11 +103,7 @@ struct PostgresConnectionTests {
         """
     )
     func prefetchTravelsWithTheNextStatement() throws {
-        let connection = try PostgresConnection(url: try PostgresServer.freshDatabaseURL())
-        try connection.execute("CREATE TABLE f (k text PRIMARY KEY, n int8)")
-        try connection.run("INSERT INTO f VALUES ('a', 1), ('b', 2)", [])
-        let read = "SELECT n FROM f WHERE k = ?1"
-        _ = try connection.query(read, [.text("a")])  // prepared: what follows counts only the reads
+        let (connection, read) = try keyedTable("f", rows: "('a', 1), ('b', 2)", reading: "n")
         var before = connection.roundTrips
         try connection.transaction(.immediate) { db in
             try db.send("UPDATE f SET n = 10 WHERE k = ?1", [.text("a")])
@@ -136,11 +144,7 @@ struct PostgresConnectionTests {
         """
     )
     func statementRead() throws {
-        let connection = try PostgresConnection(url: try PostgresServer.freshDatabaseURL())
-        try connection.execute("CREATE TABLE s (k text PRIMARY KEY)")
-        try connection.run("INSERT INTO s VALUES ('a')", [])
-        let select = "SELECT k FROM s WHERE k = ?1"
-        _ = try connection.query(select, [.text("a")])  // prepared: what follows counts only the reads
+        let (connection, select) = try keyedTable("s", rows: "('a', 1)", reading: "k")
         var before = connection.roundTrips
         let rows = try connection.transaction(.statement) { try $0.query(select, [.text("a")]) }
         #expect(rows.map(\.values) == [[.text("a")]])
