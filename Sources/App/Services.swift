@@ -114,6 +114,13 @@ public struct Services: Sendable {
         async throws -> AuthenticatedUser
     {
         guard let tokenHash = try sessionTokenHash(request) else { throw DomainError.authenticationRequired }
+        return try await authenticate(request, tokenHash, exemptFromWriteBudget: exemptFromWriteBudget, chargeBodyBytes: chargeBodyBytes)
+    }
+
+    /// `authenticate` once the request's token is hashed (`sessionTokenHash`).
+    private func authenticate(_ request: Request, _ tokenHash: [UInt8], exemptFromWriteBudget: Bool = false, chargeBodyBytes: Bool = true)
+        async throws -> AuthenticatedUser
+    {
         let now = clock.nowMilliseconds()
         var lookup = try await validSession(tokenHash, at: now)
         if !exemptFromWriteBudget, Self.writeMethods.contains(request.method) {
@@ -142,7 +149,7 @@ public struct Services: Sendable {
     ) async throws -> T {
         guard let tokenHash = try sessionTokenHash(request) else { throw DomainError.authenticationRequired }
         guard let userID = sessionOwners.owner(of: tokenHash) else {
-            let userID = try await authenticate(request).user.id
+            let userID = try await authenticate(request, tokenHash).user.id
             let input = try prepare()
             let now = clock.nowMilliseconds()
             return try await database.write(kind) { db in try write(input, userID, now, db) }
@@ -168,16 +175,13 @@ public struct Services: Sendable {
                 do {
                     value = try write(input, userID, now, db)
                 } catch {
-                    // The write's own error is the answer only where the session holds.
-                    if case .success(let row) = Result(catching: { try pending.row() }),
-                        let refusal = Self.refusal(row.flatMap { try? SessionStore.lookup($0, at: now) }, owner: userID)
-                    {
-                        throw SessionRefused(error: refusal)
-                    }
+                    // The write's own error is the answer only where the session holds (and where the
+                    // session's read failed too: nothing better is known).
+                    if case .success(let session) = Result(catching: pending.result) { try Self.check(session, owner: userID) }
                     throw error
                 }
-                let session = try SessionStore.lookup(pending.row(), at: now)
-                if let refusal = Self.refusal(session, owner: userID) { throw SessionRefused(error: refusal) }
+                let session = try pending.result()
+                try Self.check(session, owner: userID)
                 return (value, session?.needsTouch ?? false)
             }
         } catch let refused as SessionRefused {
@@ -188,11 +192,11 @@ public struct Services: Sendable {
         return value
     }
 
-    /// Why a write by `owner` is refused for its session `lookup` (nil: none, revoked or expired;
-    /// or another account's), or nil when the session holds.
-    private static func refusal(_ lookup: SessionStore.Lookup?, owner: String) -> DomainError? {
-        guard let lookup, lookup.user.id == owner else { return .authenticationRequired }
-        return lookup.user.status == .active ? nil : .accountSuspended
+    /// Refuses a write by `owner` unless its session `lookup` holds: `SessionRefused` 401 for none
+    /// (revoked, expired, deleted) or another account's, 403 for a suspended account.
+    private static func check(_ lookup: SessionStore.Lookup?, owner: String) throws(SessionRefused) {
+        guard let lookup, lookup.user.id == owner else { throw SessionRefused(error: .authenticationRequired) }
+        guard lookup.user.status == .active else { throw SessionRefused(error: .accountSuspended) }
     }
 
     /// A write undone because its session no longer holds (`writeAsUser`).
@@ -244,10 +248,11 @@ public struct Services: Sendable {
     /// no write, no write-budget charge (`Idempotency-Key` scoping; the handler authenticates as always).
     func accountID(of request: Request) async throws -> String? {
         guard let tokenHash = try sessionTokenHash(request) else { return nil }
-        let now = clock.nowMilliseconds()
-        let lookup = try await database.readStatement { db in try SessionStore.lookup(tokenHash: tokenHash, at: now, on: db) }
-        guard let lookup, lookup.user.status == .active else { return nil }
-        return lookup.user.id
+        do {
+            return try await validSession(tokenHash, at: clock.nowMilliseconds()).user.id
+        } catch is DomainError {
+            return nil
+        }
     }
 }
 

@@ -529,7 +529,7 @@ public final class PostgresConnection: SQLConnection {
         /// Transaction control (BEGIN, SAVEPOINT, RELEASE, ROLLBACK TO, COMMIT): sent unprepared.
         let control: Bool
         /// A `prefetch` read: told its first row when its result arrives.
-        var prefetched: PrefetchedRow?
+        let prefetched: PrefetchedRow?
 
         init(sql: String, bindings: [SQLValue], control: Bool, prefetched: PrefetchedRow? = nil) {
             self.sql = sql

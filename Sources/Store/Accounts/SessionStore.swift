@@ -60,13 +60,22 @@ public enum SessionStore {
     }
 
     /// `lookup` started with `SQLConnection.prefetch` inside a write, so it travels with the write's
-    /// first statement (`Services.writeAsUser`); read it with `lookup(_:at:)` before the write ends.
-    public static func prefetchLookup(tokenHash: [UInt8], at now: Int64, on db: any SQLConnection) throws -> PrefetchedRow {
-        try db.prefetch(lookupSQL, lookupBindings(tokenHash: tokenHash, at: now))
+    /// first statement (`Services.writeAsUser`); its `result()` is read before the write ends.
+    public static func prefetchLookup(tokenHash: [UInt8], at now: Int64, on db: any SQLConnection) throws -> PendingLookup {
+        PendingLookup(row: try db.prefetch(lookupSQL, lookupBindings(tokenHash: tokenHash, at: now)), now: now)
+    }
+
+    /// A `lookup` on its way (`prefetchLookup`). Confined to the write that started it.
+    public struct PendingLookup {
+        let row: PrefetchedRow
+        let now: Int64
+
+        /// What `lookup` would answer; sends the read first when nothing carried it yet.
+        public func result() throws -> Lookup? { try lookup(row.row(), at: now) }
     }
 
     /// What the row of `lookupSQL` grants (nil for none), as `lookup` answers.
-    public static func lookup(_ row: Row?, at now: Int64) throws -> Lookup? {
+    private static func lookup(_ row: Row?, at now: Int64) throws -> Lookup? {
         guard let row else { return nil }
         let lastUsed = row.int("last_used_ms") ?? 0
         guard let sessionID = row.string("public_id") else { throw StoreError.corruptRow(table: "sessions") }
