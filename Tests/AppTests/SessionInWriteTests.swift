@@ -140,6 +140,51 @@ struct SessionInWriteTests {
         #expect(try completions() == before)
     }
 
+    @Test(
+        """
+        the group's writes (a shared alarm created, edited, deleted; the group renamed; the invite code disabled) with a \
+        seen session revoked elsewhere: 401 each, the change log and the rows as they were; a malformed body gets 401 too
+        """
+    )
+    func groupWritesRevokedElsewhere() async throws {
+        let f = try await SharedAlarmFixture.make(members: 1)
+        let alarmID = try #require(try await f.createAlarm()["id"] as? String)
+        try await f.h.expect(200, .patch, "\(f.g)/alarms/\(alarmID)", json: #"{"title":"Seen"}"#, token: f.owner.token)
+        let hash = try tokenHash(f.owner.token)
+        #expect(f.h.app.services.sessionOwners.owner(of: hash) == f.owner.id)
+        func state() throws -> [String?] {
+            try f.h.database.readSync { db in
+                [
+                    try db.scalar("SELECT COUNT(*) FROM change_log"),
+                    try db.scalar("SELECT COUNT(*) FROM shared_alarms WHERE deleted_ms IS NULL"),
+                    try db.scalar("SELECT version FROM shared_alarms WHERE id = ?1", [.text(alarmID)]),
+                    try db.scalar("SELECT name FROM groups WHERE id = ?1", [.text(f.groupID)]),
+                    try db.scalar("SELECT COUNT(*) FROM invite_codes WHERE disabled_ms IS NULL"),
+                ].map { "\($0)" }
+            }
+        }
+        let before = try state()
+        let now = f.h.clock.nowMilliseconds()
+        try await f.h.database.write { db in
+            try db.run("UPDATE sessions SET revoked_ms = ?2 WHERE token_hash = ?1", [.blob(hash), .integer(now)])
+        }
+        let attempts: [(HTTPMethod, String, String?)] = [
+            (.post, "\(f.g)/alarms", #"{"title":"Lost",\#(SharedAlarmFixture.dailyTen)}"#),
+            (.patch, "\(f.g)/alarms/\(alarmID)", #"{"title":"Lost"}"#),
+            (.delete, "\(f.g)/alarms/\(alarmID)", nil),
+            (.patch, f.g, #"{"name":"Lost"}"#),
+            (.patch, f.g, #"{"name":3}"#),
+            (.delete, "\(f.g)/invite-code", nil),
+        ]
+        for (method, path, json) in attempts {
+            // Remembered again before each, so every attempt is checked inside its write, not by a read first.
+            f.h.app.services.sessionOwners.record(hash, owner: f.owner.id)
+            let reply = await f.h.send(method, path, json: json, token: f.owner.token)
+            #expect(reply.status == 401, "\(method) \(path): \(reply.text)")
+            #expect(try state() == before, "\(method) \(path)")
+        }
+    }
+
     @Test("the bound: a full map starts over; a forgotten token is read again and remembered")
     func bounded() {
         let owners = SessionOwners(maxEntries: 2)

@@ -98,53 +98,56 @@ enum GroupRoutes {
     }
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, groupID) = try await services.groupCaller(request)
-        let body = try JSONBody.decode(PatchBody.self, from: request)
-        let name = try body.name.map { n throws(DomainError) in try GroupRules.normalizeName(n) }
-        var description: String?? = nil
-        if let d = body.description { description = .some(try GroupRules.normalizeDescription(d)) }
-        var icon: String?? = nil
-        if let i = body.iconName { icon = .some(try GroupRules.validateIconName(i)) }
-        var color: String?? = nil
-        if let c = body.colorTag { color = .some(try GroupRules.validateColorTag(c)) }
-        let (d, i, c, version) = (description, icon, color, body.version)
-        return try await services.writeJSON { now, db in
+        let group = try await services.writeToGroup(request) {
+            let body = try JSONBody.decode(PatchBody.self, from: request)
+            let name = try body.name.map { n throws(DomainError) in try GroupRules.normalizeName(n) }
+            var description: String?? = nil
+            if let d = body.description { description = .some(try GroupRules.normalizeDescription(d)) }
+            var icon: String?? = nil
+            if let i = body.iconName { icon = .some(try GroupRules.validateIconName(i)) }
+            var color: String?? = nil
+            if let c = body.colorTag { color = .some(try GroupRules.validateColorTag(c)) }
+            return (name: name, description: description, icon: icon, color: color, version: body.version)
+        } write: { change, userID, groupID, now, db in
             try GroupStore.update(
-                groupID: groupID, actorID: userID, name: name, description: d, iconName: i, colorTag: c,
-                expectedVersion: version, at: now, on: db)
+                groupID: groupID, actorID: userID, name: change.name, description: change.description,
+                iconName: change.icon, colorTag: change.color, expectedVersion: change.version, at: now, on: db)
         }
+        return JSONBody.response(group)
     }
 
     static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, groupID) = try await services.groupCaller(request)
-        return try await services.writeNoContent { now, db in
+        try await services.writeToGroup(request) { userID, groupID, now, db in
             try GroupStore.delete(groupID: groupID, actorID: userID, at: now, on: db)
         }
+        return HTTPResponse(status: .noContent)
     }
 
     static func changeRole(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, groupID) = try await services.groupCaller(request)
-        let targetID = try request.parameter("user_id")
-        let body = try JSONBody.decode(RoleBody.self, from: request)
-        return try await services.writeJSON { now, db in
-            try GroupStore.changeRole(groupID: groupID, actorID: userID, targetID: targetID, role: body.role, at: now, on: db)
+        let member = try await services.writeToGroup(request) {
+            (targetID: try request.parameter("user_id"), role: try JSONBody.decode(RoleBody.self, from: request).role)
+        } write: { change, userID, groupID, now, db in
+            try GroupStore.changeRole(groupID: groupID, actorID: userID, targetID: change.targetID, role: change.role, at: now, on: db)
         }
+        return JSONBody.response(member)
     }
 
     static func remove(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, groupID) = try await services.groupCaller(request)
-        let targetID = try request.parameter("user_id")
-        return try await services.writeNoContent { now, db in
+        try await services.writeToGroup(request) {
+            try request.parameter("user_id")
+        } write: { targetID, userID, groupID, now, db in
             _ = try GroupStore.removeMember(groupID: groupID, actorID: userID, targetID: targetID, at: now, on: db)
         }
+        return HTTPResponse(status: .noContent)
     }
 
     static func transfer(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, groupID) = try await services.groupCaller(request)
-        let body = try JSONBody.decode(TransferBody.self, from: request)
-        return try await services.writeJSON { now, db in
-            try GroupStore.transfer(groupID: groupID, actorID: userID, targetID: body.userID, at: now, on: db)
+        let group = try await services.writeToGroup(request) {
+            try JSONBody.decode(TransferBody.self, from: request).userID
+        } write: { targetID, userID, groupID, now, db in
+            try GroupStore.transfer(groupID: groupID, actorID: userID, targetID: targetID, at: now, on: db)
         }
+        return JSONBody.response(group)
     }
 }
 

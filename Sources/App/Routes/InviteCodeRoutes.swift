@@ -85,10 +85,10 @@ enum InviteCodeRoutes {
     }
 
     static func disable(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, groupID) = try await services.groupCaller(request)
-        return try await services.writeNoContent { now, db in
+        try await services.writeToGroup(request) { userID, groupID, now, db in
             try InviteCodeStore.disable(groupID: groupID, actorID: userID, at: now, on: db)
         }
+        return HTTPResponse(status: .noContent)
     }
 
     /// Any tier may join. Every unusable code gets the same 404 INVITE_CODE_INVALID; a spent per-user

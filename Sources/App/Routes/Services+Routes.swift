@@ -4,14 +4,35 @@ import Store
 import Transport
 import Wire
 
-/// What route handlers share: the opening of a `/v1/groups/{id}…` handler, and the tails once the
-/// request is checked (`now` read once, one write transaction, the answer).
+/// What route handlers share: the opening of a `/v1/groups/{id}…` handler, a write to that group
+/// with the session read inside it, and the tails once the request is checked (`now` read once, one
+/// write transaction, the answer).
 extension Services {
     /// The signed-in user's id (401 first, before anything else is looked at) and the group `{id}`
     /// the path names.
     func groupCaller(_ request: Request) async throws -> (userID: String, groupID: String) {
         let userID = try await authenticate(request).user.id
         return (userID, try request.parameter("id"))
+    }
+
+    /// A write by the signed-in user to the group `{id}` the path names, with the session read inside
+    /// the write (`writeAsUser`): answers 401, 403 and 429 as `groupCaller` would, then `prepare`'s
+    /// errors (the rest of the request, read and checked), then the write's. `write` gets `prepare`'s
+    /// answer, the caller's id, the group's id and `now`.
+    func writeToGroup<Input: Sendable, T: Sendable>(
+        _ request: Request, prepare: () throws -> Input,
+        write: @escaping @Sendable (_ input: Input, _ userID: String, _ groupID: String, _ now: Int64, any SQLConnection) throws -> T
+    ) async throws -> T {
+        try await writeAsUser(request, prepare: { (groupID: try request.parameter("id"), input: try prepare()) }) { path, userID, now, db in
+            try write(path.input, userID, path.groupID, now, db)
+        }
+    }
+
+    /// `writeToGroup` for a request that carries nothing but the path.
+    func writeToGroup<T: Sendable>(
+        _ request: Request, write: @escaping @Sendable (_ userID: String, _ groupID: String, _ now: Int64, any SQLConnection) throws -> T
+    ) async throws -> T {
+        try await writeToGroup(request, prepare: {}) { _, userID, groupID, now, db in try write(userID, groupID, now, db) }
     }
 
     /// Runs `write` in one write transaction at `now` and answers 204 No Content.
@@ -27,16 +48,6 @@ extension Services {
     ) async throws -> HTTPResponse {
         let now = clock.nowMilliseconds()
         return JSONBody.response(try await database.write { db in try write(now, db) }, status: status)
-    }
-
-    /// Runs `write` in one write transaction of `kind` at `now` and answers 200 with the JSON document
-    /// it returns, as is (a document the write encoded for the change log already: encoded once).
-    func writeDocument(
-        _ kind: TransactionKind = .immediate, _ write: @escaping @Sendable (_ now: Int64, any SQLConnection) throws -> [UInt8]
-    ) async throws -> HTTPResponse {
-        let now = clock.nowMilliseconds()
-        let document = try await database.write(kind) { db in try write(now, db) }
-        return HTTPResponse(status: .ok, headers: ["Content-Type": JSONText.contentType], body: document)
     }
 }
 

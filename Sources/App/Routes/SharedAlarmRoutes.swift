@@ -20,20 +20,21 @@ enum SharedAlarmRoutes {
     }
 
     static func create(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, groupID) = try await services.groupCaller(request)
-        let body = try AlarmBody.decode(for: .shared, from: request)
-        guard body.version == nil else {
-            throw APIError(.validationFailed, "version is invalid: unknown field", field: "version")
-        }
-        guard body.archived == nil else {
-            throw APIError(.validationFailed, "archived is invalid: a new alarm is not done", field: "archived")
-        }
-        let now = services.clock.nowMilliseconds()
-        let settings = try body.newSettings()
-        let valid = try SharedAlarmRules.validate(settings, now: now)
-        let alarm = try await services.database.write { db in
-            try SharedAlarmStore.create(
-                groupID: groupID, actorID: userID, settings: valid, controls: body.controls, at: now, on: db)
+        let (alarm, now) = try await services.writeToGroup(request) {
+            let body = try AlarmBody.decode(for: .shared, from: request)
+            guard body.version == nil else {
+                throw APIError(.validationFailed, "version is invalid: unknown field", field: "version")
+            }
+            guard body.archived == nil else {
+                throw APIError(.validationFailed, "archived is invalid: a new alarm is not done", field: "archived")
+            }
+            return (settings: try body.newSettings(), controls: body.controls)
+        } write: { input, userID, groupID, now, db in
+            // Validated at the write's `now` (a first fire must not lie in the past).
+            let valid = try SharedAlarmRules.validate(input.settings, now: now)
+            let alarm = try SharedAlarmStore.create(
+                groupID: groupID, actorID: userID, settings: valid, controls: input.controls, at: now, on: db)
+            return (alarm, now)
         }
         return JSONBody.response(SharedAlarmView(alarm, attachments: [], at: now), status: .created)
     }
@@ -106,24 +107,26 @@ enum SharedAlarmRoutes {
     }
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, groupID) = try await services.groupCaller(request)
-        let alarmID = try request.parameter("aid")
-        let body = try AlarmBody.decode(for: .shared, from: request)
-        return try await services.writeJSON { now, db in
-            try SharedAlarmView.reading(
+        let view = try await services.writeToGroup(request) {
+            (alarmID: try request.parameter("aid"), body: try AlarmBody.decode(for: .shared, from: request))
+        } write: { input, userID, groupID, now, db in
+            let body = input.body
+            return try SharedAlarmView.reading(
                 try SharedAlarmStore.update(
-                    groupID: groupID, alarmID: alarmID, actorID: userID, expectedVersion: body.version,
+                    groupID: groupID, alarmID: input.alarmID, actorID: userID, expectedVersion: body.version,
                     controls: body.controls, archived: body.archived, at: now, on: db
                 ) { settings in try body.apply(to: &settings) }, at: now, on: db)
         }
+        return JSONBody.response(view)
     }
 
     static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, groupID) = try await services.groupCaller(request)
-        let alarmID = try request.parameter("aid")
-        return try await services.writeNoContent { now, db in
+        try await services.writeToGroup(request) {
+            try request.parameter("aid")
+        } write: { alarmID, userID, groupID, now, db in
             try SharedAlarmStore.delete(groupID: groupID, alarmID: alarmID, actorID: userID, at: now, on: db)
         }
+        return HTTPResponse(status: .noContent)
     }
 }
 
