@@ -142,17 +142,23 @@ public struct Services: Sendable {
     /// its read goes with the write's first statement (`SessionStore.prefetchLookup`; on PostgreSQL no
     /// round trip and no storage-queue hop of its own), and the write is undone and refused unless the
     /// session still holds and names the same account. A token not seen yet is read first, as
-    /// `authenticate` reads it. `write` gets `prepare`'s answer, the user's id and `now`.
+    /// `authenticate` reads it. `prepare` gets `now`, the instant the request is checked and written
+    /// at; `write` gets `prepare`'s answer, the user's id and `now`.
+    ///
+    /// `needs`: the tier the write is for (`requireTier`), checked as `authenticate` then `requireTier`
+    /// would — 403 TIER_REQUIRED after 401/403 and before `prepare`'s errors and the write's; inside
+    /// the write from the same session read, the write undone when the tier falls short.
     func writeAsUser<Input: Sendable, T: Sendable>(
-        _ request: Request, _ kind: TransactionKind = .immediate, prepare: () throws -> Input,
+        _ request: Request, _ kind: TransactionKind = .immediate, needs: TierNeed? = nil, prepare: (_ now: Int64) throws -> Input,
         write: @escaping @Sendable (_ input: Input, _ userID: String, _ now: Int64, any SQLConnection) throws -> T
     ) async throws -> T {
         guard let tokenHash = try sessionTokenHash(request) else { throw DomainError.authenticationRequired }
         guard let userID = sessionOwners.owner(of: tokenHash) else {
-            let userID = try await authenticate(request, tokenHash).user.id
-            let input = try prepare()
+            let user = try await authenticate(request, tokenHash).user
+            if let needs { try await requireTier(user, needs.tier, needs.what) }
             let now = clock.nowMilliseconds()
-            return try await database.write(kind) { db in try write(input, userID, now, db) }
+            let input = try prepare(now)
+            return try await database.write(kind) { db in try write(input, user.id, now, db) }
         }
         let now = clock.nowMilliseconds()
         let input: Input
@@ -160,10 +166,12 @@ public struct Services: Sendable {
             if Self.writeMethods.contains(request.method) {
                 try writeBudgets.charge(userID: userID, bodyBytes: request.http.body.count, now: now)
             }
-            input = try prepare()
+            input = try prepare(now)
         } catch {
-            // 401 and 403 come first, as from `authenticate`: the session is read before this answer.
-            _ = try await validSession(tokenHash, at: now)
+            // 401, 403 and the tier come first, as from `authenticate` and `requireTier`: the session is
+            // read before this answer.
+            let lookup = try await validSession(tokenHash, at: now)
+            if let needs { try await requireTier(lookup.user, needs.tier, needs.what) }
             throw error
         }
         let value: T
@@ -171,17 +179,24 @@ public struct Services: Sendable {
         do {
             (value, needsTouch) = try await database.write(kind) { db in
                 let pending = try SessionStore.prefetchLookup(tokenHash: tokenHash, at: now, on: db)
+                /// Throws unless the session holds for `userID` with the tier the write needs.
+                func admit(_ session: SessionStore.Lookup?) throws {
+                    try Self.check(session, owner: userID)
+                    if let needs, let user = session?.user, user.tier < needs.tier {
+                        throw try EntitlementStore.tierError(userID: userID, needed: needs.tier, what: needs.what, at: now, on: db)
+                    }
+                }
                 let value: T
                 do {
                     value = try write(input, userID, now, db)
                 } catch {
                     // The write's own error is the answer only where the session holds (and where the
                     // session's read failed too: nothing better is known).
-                    if case .success(let session) = Result(catching: pending.result) { try Self.check(session, owner: userID) }
+                    if case .success(let session) = Result(catching: pending.result) { try admit(session) }
                     throw error
                 }
                 let session = try pending.result()
-                try Self.check(session, owner: userID)
+                try admit(session)
                 return (value, session?.needsTouch ?? false)
             }
         } catch let refused as SessionRefused {
@@ -197,6 +212,12 @@ public struct Services: Sendable {
     private static func check(_ lookup: SessionStore.Lookup?, owner: String) throws(SessionRefused) {
         guard let lookup, lookup.user.id == owner else { throw SessionRefused(error: .authenticationRequired) }
         guard lookup.user.status == .active else { throw SessionRefused(error: .accountSuspended) }
+    }
+
+    /// The tier a write is for, and what the 403 TIER_REQUIRED names (`writeAsUser`, `requireTier`).
+    struct TierNeed: Sendable {
+        let tier: Tier
+        let what: String
     }
 
     /// A write undone because its session no longer holds (`writeAsUser`).

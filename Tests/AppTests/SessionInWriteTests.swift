@@ -185,6 +185,56 @@ struct SessionInWriteTests {
         }
     }
 
+    @Test(
+        """
+        personal sync writes with a seen session: a tier taken away elsewhere answers 403 TIER_REQUIRED (before a \
+        malformed body's 422 and a stale version's 409) and keeps nothing; revoked answers 401; restored, the write goes
+        """
+    )
+    func syncWritesCheckTheTierInsideTheWrite() async throws {
+        let (h, phone, _) = try await PersonalAlarmTests.twoDevices()
+        let path = "/v1/me/alarms/\(PersonalAlarmTests.alarmA)"
+        try await h.expect(201, .put, path, json: PersonalAlarmTests.body("Rent"), token: phone)
+        let hash = try tokenHash(phone)
+        let userID = try #require(h.app.services.sessionOwners.owner(of: hash))
+        func state() throws -> [String] {
+            try h.database.readSync { db in
+                [
+                    try db.scalar("SELECT COUNT(*) FROM change_log"), try db.scalar("SELECT COUNT(*) FROM personal_alarms"),
+                    try db.scalar("SELECT COUNT(*) FROM personal_completions"),
+                ].map { "\($0)" }
+            }
+        }
+        func setTier(_ tier: String) async throws {
+            try await h.database.write { db in try db.run("UPDATE users SET tier = ?2 WHERE id = ?1", [.text(userID), .text(tier)]) }
+        }
+        let before = try state()
+        try await setTier("free")
+        let attempts: [(HTTPMethod, String, String?)] = [
+            (.put, path, PersonalAlarmTests.body("Lost")),
+            (.put, path, PersonalAlarmTests.body("Lost", version: 9)),
+            (.put, path, #"{"title":3}"#),
+            (.patch, path, #"{"title":"Lost"}"#),
+            (.delete, path, nil),
+            (.post, "\(path)/completions", #"{"status":"completed","scheduled_at":"2026-02-06T08:00:00.000Z"}"#),
+        ]
+        for (method, target, json) in attempts {
+            let reply = await h.send(method, target, json: json, token: phone)
+            #expect(reply.status == 403, "\(method) \(target): \(reply.text)")
+            #expect(reply.errorName == "TIER_REQUIRED", "\(method) \(target)")
+            #expect(try state() == before, "\(method) \(target)")
+            #expect(h.app.services.sessionOwners.owner(of: hash) == userID, "a tier refusal does not forget the session")
+        }
+        try await setTier("plus")
+        try await h.expect(200, .patch, path, json: #"{"title":"Kept"}"#, token: phone)
+        let now = h.clock.nowMilliseconds()
+        try await h.database.write { db in
+            try db.run("UPDATE sessions SET revoked_ms = ?2 WHERE token_hash = ?1", [.blob(hash), .integer(now)])
+        }
+        let revoked = await h.send(.patch, path, json: #"{"title":"Lost"}"#, token: phone)
+        #expect(revoked.status == 401, "\(revoked.text)")
+    }
+
     @Test("the bound: a full map starts over; a forgotten token is read again and remembered")
     func bounded() {
         let owners = SessionOwners(maxEntries: 2)

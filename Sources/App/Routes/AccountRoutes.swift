@@ -192,7 +192,7 @@ enum AccountRoutes {
     static func patchMe(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         // The session is read with the write (`writeAsUser`). Concurrent: updateProfile locks the user
         // row first and changes only what hangs off it.
-        let document = try await services.writeAsUser(request, .concurrent) {
+        let document = try await services.writeAsUser(request, .concurrent) { _ in
             let patch = try JSONBody.decode(ProfilePatch.self, from: request)
             return (change: try profileChange(patch), version: patch.version)
         } write: { patch, userID, now, db in

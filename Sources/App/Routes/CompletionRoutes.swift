@@ -31,7 +31,7 @@ enum CompletionRoutes {
     /// someone else's 403 CA007, unknown 404, too late or moved on 409 CA051.
     static func withdraw(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         // The session is read with the write (`Services.writeAsUser`).
-        let withdrawn = try await services.writeAsUser(request) {
+        let withdrawn = try await services.writeAsUser(request) { _ in
             (
                 groupID: try request.parameter("id"), alarmID: try request.parameter("aid"),
                 completionID: try request.parameter("completion_id")
@@ -49,7 +49,7 @@ enum CompletionRoutes {
     static func record(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         // The session is read with the write (`Services.writeAsUser`). Concurrent: `record` locks the
         // alarm row first (answers to different alarms run together).
-        let (answered, created) = try await services.writeAsUser(request, .concurrent) {
+        let (answered, created) = try await services.writeAsUser(request, .concurrent) { _ in
             let body = try CompletionBody.decode(for: .shared, from: request)
             let note = try SharedAlarmRules.completionNote(body.note)
             let snoozes = body.snoozeCount ?? 0

@@ -117,18 +117,18 @@ enum PersonalAlarmRoutes {
     /// Create or replace: 201 created, 200 replaced; 200 with the stored document when last-write-wins
     /// kept it (the body's version is then in the conflict archive).
     static func put(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, alarmID) = try await syncTarget(request, services)
-        let body = try AlarmBody.decode(for: .personal, from: request)
-        let now = services.clock.nowMilliseconds()
-        let settings = try SharedAlarmRules.validate(try body.newSettings(), now: now)
-        let sortOrder = body.sortOrder ?? 0
-        try PersonalAlarmRules.checkSortOrder(sortOrder)
-        let edit = PersonalAlarmStore.Edit(
-            settings: settings, isEnabled: body.isEnabled ?? true, vibrationEnabled: body.vibrationEnabled ?? true,
-            sortOrder: sortOrder, editedAt: try PersonalAlarmRules.editTime(body.updatedAt, now: now))
-        let (stored, created) = try await services.database.write { db in
+        let (stored, created) = try await syncWrite(request, services) { now in
+            let body = try AlarmBody.decode(for: .personal, from: request)
+            let settings = try SharedAlarmRules.validate(try body.newSettings(), now: now)
+            let sortOrder = body.sortOrder ?? 0
+            try PersonalAlarmRules.checkSortOrder(sortOrder)
+            let edit = PersonalAlarmStore.Edit(
+                settings: settings, isEnabled: body.isEnabled ?? true, vibrationEnabled: body.vibrationEnabled ?? true,
+                sortOrder: sortOrder, editedAt: try PersonalAlarmRules.editTime(body.updatedAt, now: now))
+            return (edit: edit, version: body.version)
+        } write: { input, userID, alarmID, now, db in
             switch try PersonalAlarmStore.put(
-                userID: userID, alarmID: alarmID, edit: edit, expectedVersion: body.version, at: now, on: db)
+                userID: userID, alarmID: alarmID, edit: input.edit, expectedVersion: input.version, at: now, on: db)
             {
             case .created(let alarm): (try attaching(alarm, on: db), true)
             case .replaced(let alarm, _): (try attaching(alarm, on: db), false)
@@ -139,10 +139,11 @@ enum PersonalAlarmRoutes {
     }
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, alarmID) = try await syncTarget(request, services)
-        let body = try AlarmBody.decode(for: .personal, from: request)
-        if let sortOrder = body.sortOrder { try PersonalAlarmRules.checkSortOrder(sortOrder) }
-        return try await services.writeJSON { now, db in
+        let patched = try await syncWrite(request, services) { _ in
+            let body = try AlarmBody.decode(for: .personal, from: request)
+            if let sortOrder = body.sortOrder { try PersonalAlarmRules.checkSortOrder(sortOrder) }
+            return body
+        } write: { body, userID, alarmID, now, db in
             let editedAt = try PersonalAlarmRules.editTime(body.updatedAt, now: now)
             let patched = try PersonalAlarmStore.patch(
                 userID: userID, alarmID: alarmID, expectedVersion: body.version, editedAt: editedAt, at: now, on: db
@@ -156,14 +157,24 @@ enum PersonalAlarmRoutes {
             }
             return try attaching(patched, on: db)
         }
+        return JSONBody.response(patched)
     }
 
-    /// A sync write's caller and target, checked in this order: the signed-in user (401), whose tier must
-    /// sync (403 TIER_REQUIRED), and the `alarm_id` the path names (422 when it is not a UUID).
-    static func syncTarget(_ request: Request, _ services: Services) async throws -> (userID: String, alarmID: String) {
-        let user = try await services.authenticate(request).user
-        try await services.requireTier(user, .plus, PersonalAlarmRules.syncTierMessage)
-        return (user.id, try PersonalAlarmRules.alarmID(try request.parameter("alarm_id")))
+    /// A sync write by the signed-in user to the alarm `alarm_id` the path names, with the session read
+    /// inside the write (`Services.writeAsUser`). Answers, in this order: the signed-in user (401), whose
+    /// tier must sync (403 TIER_REQUIRED), the `alarm_id` (422 when it is not a UUID), then `prepare`'s
+    /// errors (the body, checked at `now`) and the write's. `write` gets `prepare`'s answer, the user, the
+    /// alarm id and the same `now`.
+    static func syncWrite<Input: Sendable, T: Sendable>(
+        _ request: Request, _ services: Services, prepare: (_ now: Int64) throws -> Input,
+        write: @escaping @Sendable (_ input: Input, _ userID: String, _ alarmID: String, _ now: Int64, any SQLConnection) throws -> T
+    ) async throws -> T {
+        let needs = Services.TierNeed(tier: .plus, what: PersonalAlarmRules.syncTierMessage)
+        return try await services.writeAsUser(request, needs: needs) { now in
+            (alarmID: try PersonalAlarmRules.alarmID(try request.parameter("alarm_id")), input: try prepare(now))
+        } write: { target, userID, now, db in
+            try write(target.input, userID, target.alarmID, now, db)
+        }
     }
 
     /// The alarm document as answers show it: with its live attachments (docs/attachments.md#in-the-documents).
@@ -173,18 +184,16 @@ enum PersonalAlarmRoutes {
 
     /// 204; `?version=N` makes it conditional (409 CA010 with the current document when stale).
     static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, alarmID) = try await syncTarget(request, services)
-        var expected: Int64?
-        if let text = QueryParameters(request)["version"] {
+        try await syncWrite(request, services) { _ throws(DomainError) -> Int64? in
+            guard let text = QueryParameters(request)["version"] else { return nil }
             guard let version = Int64(text), version >= 1 else {
                 throw DomainError.invalidField(field: "version", message: "version must be a positive integer")
             }
-            expected = version
-        }
-        let expectedVersion = expected
-        return try await services.writeNoContent { now, db in
+            return version
+        } write: { expectedVersion, userID, alarmID, now, db in
             try PersonalAlarmStore.delete(userID: userID, alarmID: alarmID, expectedVersion: expectedVersion, at: now, on: db)
         }
+        return HTTPResponse(status: .noContent)
     }
 
     /// The versions of an alarm (live or deleted) that lost a last-write-wins comparison in the last

@@ -16,25 +16,24 @@ enum PersonalCompletionRoutes {
     }
 
     static func record(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (userID, alarmID) = try await PersonalAlarmRoutes.syncTarget(request, services)
-        let body = try CompletionBody.decode(for: .personal, from: request)
-        guard let scheduledAt = body.scheduledAt else {
-            throw DomainError.invalidField(field: "scheduled_at", message: "scheduled_at (the occurrence answered) is required")
-        }
-        let now = services.clock.nowMilliseconds()
-        try PersonalCompletionRules.checkScheduledAt(scheduledAt, now: now)
-        let note = try SharedAlarmRules.completionNote(body.note)
-        let snoozes = body.snoozeCount ?? 0
-        try SharedAlarmRules.checkSnoozeCount(snoozes)
-        let snoozeMinutes = body.totalSnoozeMinutes ?? 0
-        try PersonalCompletionRules.checkTotalSnoozeMinutes(snoozeMinutes)
-        let id = try body.id.map { text throws(DomainError) in try PersonalCompletionRules.completionID(text) }
-        let answer = PersonalCompletionStore.Answer(
-            id: id, scheduledAt: scheduledAt, status: body.status,
-            method: body.completionMethod ?? (body.status == .skipped ? .skipped : .onTime), snoozeCount: snoozes,
-            totalSnoozeMinutes: snoozeMinutes, note: note,
-            completedAt: try PersonalCompletionRules.completionTime(body.completedAt, now: now))
-        let recorded = try await services.database.write { db in
+        let recorded = try await PersonalAlarmRoutes.syncWrite(request, services) { now in
+            let body = try CompletionBody.decode(for: .personal, from: request)
+            guard let scheduledAt = body.scheduledAt else {
+                throw DomainError.invalidField(field: "scheduled_at", message: "scheduled_at (the occurrence answered) is required")
+            }
+            try PersonalCompletionRules.checkScheduledAt(scheduledAt, now: now)
+            let note = try SharedAlarmRules.completionNote(body.note)
+            let snoozes = body.snoozeCount ?? 0
+            try SharedAlarmRules.checkSnoozeCount(snoozes)
+            let snoozeMinutes = body.totalSnoozeMinutes ?? 0
+            try PersonalCompletionRules.checkTotalSnoozeMinutes(snoozeMinutes)
+            let id = try body.id.map { text throws(DomainError) in try PersonalCompletionRules.completionID(text) }
+            return PersonalCompletionStore.Answer(
+                id: id, scheduledAt: scheduledAt, status: body.status,
+                method: body.completionMethod ?? (body.status == .skipped ? .skipped : .onTime), snoozeCount: snoozes,
+                totalSnoozeMinutes: snoozeMinutes, note: note,
+                completedAt: try PersonalCompletionRules.completionTime(body.completedAt, now: now))
+        } write: { answer, userID, alarmID, now, db in
             try PersonalCompletionStore.record(userID: userID, alarmID: alarmID, answer: answer, at: now, on: db)
         }
         return JSONBody.response(recorded.completion, status: recorded.created ? .created : .ok)

@@ -23,7 +23,8 @@ extension Services {
         _ request: Request, prepare: () throws -> Input,
         write: @escaping @Sendable (_ input: Input, _ userID: String, _ groupID: String, _ now: Int64, any SQLConnection) throws -> T
     ) async throws -> T {
-        try await writeAsUser(request, prepare: { (groupID: try request.parameter("id"), input: try prepare()) }) { path, userID, now, db in
+        try await writeAsUser(request, prepare: { _ in (groupID: try request.parameter("id"), input: try prepare()) }) {
+            path, userID, now, db in
             try write(path.input, userID, path.groupID, now, db)
         }
     }

@@ -38,7 +38,7 @@ enum SettingsRoutes {
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let patchJSON = request.http.body
         // The session is read with the write (`Services.writeAsUser`).
-        let settings = try await services.writeAsUser(request) {
+        let settings = try await services.writeAsUser(request) { _ in
             try JSONBody.decode(SettingsPatch.self, from: request).version
         } write: { version, userID, now, db in
             try UserSettingsStore.update(userID: userID, expectedVersion: version, at: now, on: db) { settings in
