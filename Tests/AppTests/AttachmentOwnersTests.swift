@@ -79,6 +79,14 @@ struct AttachmentOwnersTests {
         }
         #expect(logged.map { $0.string("kind") } == ["personal_alarm", "attachment", "personal_alarm"])
         #expect(logged.last?.string("document")?.contains(id) == true)
+        // The answer is the change log's document, byte for byte (the write encoded it once for both).
+        #expect(logged.last?.string("document").map { Array($0.utf8) } == patched.response.body)
+        let replaced = await h.send(.put, Self.personal, json: Self.personalBody, token: f.owner.token)
+        #expect(replaced.status == 200 && Self.listed(replaced.json) == [id], "\(replaced.text)")
+        let newest = try await h.database.read { db in
+            try db.queryOne("SELECT document FROM change_log WHERE kind = 'personal_alarm' ORDER BY seq DESC LIMIT 1")
+        }
+        #expect(newest?.string("document").map { Array($0.utf8) } == replaced.response.body)
 
         #expect(await h.send(.delete, "\(Self.personal)/attachments/\(id)", token: f.owner.token).status == 204)
         #expect(Self.listed(await h.send(.get, Self.personal, token: f.owner.token).json) == [])

@@ -63,7 +63,12 @@ public enum JSONBody {
 
     /// A JSON response with `status` and the encoded `value`.
     public static func response(_ value: some Encodable, status: HTTPStatus = .ok) -> HTTPResponse {
-        HTTPResponse(
-            status: status, headers: ["Content-Type": JSONText.contentType], body: DocumentCoding.encode(value))
+        response(encoded: DocumentCoding.encode(value), status: status)
+    }
+
+    /// A JSON answer whose body is a document already encoded (`DocumentCoding.encode`): one the write
+    /// encoded for the change log, answered as is instead of read and encoded again.
+    public static func response(encoded document: [UInt8], status: HTTPStatus = .ok) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": JSONText.contentType], body: document)
     }
 }

@@ -200,7 +200,7 @@ enum AccountRoutes {
                 userID: userID, change: patch.change, expectedVersion: patch.version, actor: .user(userID), at: now, on: db
             ).document
         }
-        return HTTPResponse(status: .ok, headers: ["Content-Type": JSONText.contentType], body: document)
+        return JSONBody.response(encoded: document)
     }
 
     /// The profile change `patch` asks for, each field normalised or refused (422).

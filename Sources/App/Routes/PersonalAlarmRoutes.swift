@@ -130,12 +130,12 @@ enum PersonalAlarmRoutes {
             switch try PersonalAlarmStore.put(
                 userID: userID, alarmID: alarmID, edit: input.edit, expectedVersion: input.version, at: now, on: db)
             {
-            case .created(let alarm): (try attaching(alarm, on: db), true)
-            case .replaced(let alarm, _): (try attaching(alarm, on: db), false)
-            case .lost(let current): (try attaching(current, on: db), false)
+            case .created(_, let document): (document, true)
+            case .replaced(_, _, let document): (document, false)
+            case .lost(let current): (DocumentCoding.encode(try attaching(current, on: db)), false)
             }
         }
-        return JSONBody.response(stored, status: created ? .created : .ok)
+        return JSONBody.response(encoded: stored, status: created ? .created : .ok)
     }
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -145,7 +145,7 @@ enum PersonalAlarmRoutes {
             return body
         } write: { body, userID, alarmID, now, db in
             let editedAt = try PersonalAlarmRules.editTime(body.updatedAt, now: now)
-            let patched = try PersonalAlarmStore.patch(
+            return try PersonalAlarmStore.patch(
                 userID: userID, alarmID: alarmID, expectedVersion: body.version, editedAt: editedAt, at: now, on: db
             ) { alarm in
                 var settings = alarm.settings
@@ -154,10 +154,9 @@ enum PersonalAlarmRoutes {
                 if let isEnabled = body.isEnabled { alarm.isEnabled = isEnabled }
                 if let vibrationEnabled = body.vibrationEnabled { alarm.vibrationEnabled = vibrationEnabled }
                 if let sortOrder = body.sortOrder { alarm.sortOrder = sortOrder }
-            }
-            return try attaching(patched, on: db)
+            }.document
         }
-        return JSONBody.response(patched)
+        return JSONBody.response(encoded: patched)
     }
 
     /// A sync write by the signed-in user to the alarm `alarm_id` the path names, with the session read

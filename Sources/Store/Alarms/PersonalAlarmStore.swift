@@ -14,10 +14,12 @@ public import Storage
 public enum PersonalAlarmStore {
     /// What a create-or-replace did.
     public enum PutOutcome: Sendable, Equatable {
-        /// No alarm had that id: created (version 1).
-        case created(PersonalAlarm)
-        /// Replaced the stored version (`archived`: the replaced version went to the conflict archive).
-        case replaced(PersonalAlarm, archived: Bool)
+        /// No alarm had that id: created (version 1). `document`: as the change log got it (with its
+        /// live attachments), the bytes an answer shows.
+        case created(PersonalAlarm, document: [UInt8])
+        /// Replaced the stored version (`archived`: the replaced version went to the conflict archive);
+        /// `document` as in `created`.
+        case replaced(PersonalAlarm, archived: Bool, document: [UInt8])
         /// Last-write-wins kept the stored version; the written one is archived.
         case lost(current: PersonalAlarm)
     }
@@ -53,8 +55,7 @@ public enum PersonalAlarmStore {
                 createdAt: Timestamp(milliseconds: now), updatedAt: edit.editedAt)
             alarm.reschedule(at: now)
             try insert(alarm, on: db)
-            try append(alarm, op: .added, event: .personalAlarmCreated, at: now, on: db)
-            return .created(alarm)
+            return .created(alarm, document: try append(alarm, op: .added, event: .personalAlarmCreated, at: now, on: db))
         }
         var archived = false
         if let expectedVersion {
@@ -75,8 +76,8 @@ public enum PersonalAlarmStore {
         alarm.version = stored.version + 1
         alarm.reschedule(at: now)
         try update(alarm, on: db)
-        try append(alarm, op: stored.deletedAt == nil ? .modified : .added, event: .personalAlarmUpdated, at: now, on: db)
-        return .replaced(alarm, archived: archived)
+        let document = try append(alarm, op: stored.deletedAt == nil ? .modified : .added, event: .personalAlarmUpdated, at: now, on: db)
+        return .replaced(alarm, archived: archived, document: document)
     }
 
     /// Changes a live alarm (`PATCH`): `change` edits a copy of the stored alarm, the result is
@@ -86,7 +87,7 @@ public enum PersonalAlarmStore {
     public static func patch(
         userID: String, alarmID: String, expectedVersion: Int64?, editedAt: Timestamp, at now: Int64, on db: any SQLConnection,
         change: (inout PersonalAlarm) throws -> Void
-    ) throws -> PersonalAlarm {
+    ) throws -> (alarm: PersonalAlarm, document: [UInt8]) {
         guard let stored = try find(userID: userID, alarmID: alarmID, on: db), stored.deletedAt == nil else {
             throw DomainError.alarmNotFound
         }
@@ -99,8 +100,7 @@ public enum PersonalAlarmStore {
         alarm.updatedAt = max(editedAt, stored.updatedAt)
         alarm.reschedule(at: now)
         try update(alarm, on: db)
-        try append(alarm, op: .modified, event: .personalAlarmUpdated, at: now, on: db)
-        return alarm
+        return (alarm, try append(alarm, op: .modified, event: .personalAlarmUpdated, at: now, on: db))
     }
 
     /// Deletes (`DELETE`): leaves a tombstone that syncs, purged after 30 days. Deleting a tombstone
@@ -118,7 +118,7 @@ public enum PersonalAlarmStore {
         alarm.version += 1
         alarm.nextFireAt = nil
         try update(alarm, on: db)
-        try append(alarm, op: .removed, event: .personalAlarmDeleted, at: now, on: db)
+        try appendRemoval(alarm, at: now, on: db)
     }
 
     /// One alarm, live or tombstone; nil when the id never existed (or was purged).
@@ -292,19 +292,24 @@ public enum PersonalAlarmStore {
     }
 
     /// The alarm's change on its account's topic: the document carries its live attachments.
-    private static func append(_ alarm: PersonalAlarm, op: Change.Op, event: ChangeEvent, at now: Int64, on db: any SQLConnection) throws {
-        let document =
-            op == .removed
-            ? nil
-            : DocumentCoding.encode(
-                try AttachmentStore.attaching(alarm, to: .personalAlarm(userID: alarm.userID, alarmID: alarm.id), on: db))
+    /// Appends the alarm's document, with its live attachments, to the user's topic; returns the
+    /// document's bytes (the answer's body as is).
+    private static func append(_ alarm: PersonalAlarm, op: Change.Op, event: ChangeEvent, at now: Int64, on db: any SQLConnection)
+        throws -> [UInt8]
+    {
+        let document = DocumentCoding.encode(
+            try AttachmentStore.attaching(alarm, to: .personalAlarm(userID: alarm.userID, alarmID: alarm.id), on: db))
         try ChangeLog.append(
-            [
-                Change(
-                    topic: ChangeLog.userTopic(alarm.userID), kind: .personalAlarm, op: op, entityID: alarm.id,
-                    document: document)
-            ],
+            [Change(topic: ChangeLog.userTopic(alarm.userID), kind: .personalAlarm, op: op, entityID: alarm.id, document: document)],
             event: event, actor: .user(alarm.userID), at: now, on: db)
+        return document
+    }
+
+    /// Appends the alarm's removal (no document) to the user's topic.
+    private static func appendRemoval(_ alarm: PersonalAlarm, at now: Int64, on db: any SQLConnection) throws {
+        try ChangeLog.append(
+            [Change(topic: ChangeLog.userTopic(alarm.userID), kind: .personalAlarm, op: .removed, entityID: alarm.id, document: nil)],
+            event: .personalAlarmDeleted, actor: .user(alarm.userID), at: now, on: db)
     }
 
     private static func alarmFromRow(_ row: Row) throws -> PersonalAlarm {
