@@ -84,7 +84,7 @@ start_chronir() {  # start_chronir EXTRA_FLAGS...: sets CH_PORT, CH_PID (benchma
     CH_PID=$server_pid
 }
 
-seed_chronir() {  # seed_chronir USERS [--no-group] [--prefix NAME]: writes ${CH_SEED_DIR:-$work/seed}/{tokens,owner,group}
+seed_chronir() {  # seed_chronir USERS [--no-group] [--prefix NAME] [--personal-alarm]: writes ${CH_SEED_DIR:-$work/seed}/{tokens,owner,group}
     python3 Benchmarks/loadgen/chronir_seed.py "$CH_PORT" "$1" "${CH_SEED_DIR:-$work/seed}" "${@:2}"
 }
 
@@ -111,17 +111,30 @@ profile_report() {  # profile_report PERF_DATA TEXT: the flat report (self time 
 }
 
 # wrk script: request N carries token N mod WRITERS; every non-200 answer is reported on stderr.
+# WRITE=me (default): `PATCH /v1/me {"display_name": …}`; WRITE=alarm: `PATCH /v1/me/alarms/{id}
+# {"title": …}`, the token's own personal alarm (seeded with `seed_chronir … --personal-alarm`).
+write_seed() {  # write_seed: the seed_chronir flag WRITE needs (none for WRITE=me)
+    if [ "${WRITE:-me}" = alarm ]; then echo --personal-alarm; fi
+}
+write_what() {  # write_what: the request WRITE measures, for the reports
+    if [ "${WRITE:-me}" = alarm ]; then echo "PATCH /v1/me/alarms/{id}"; else echo "PATCH /v1/me"; fi
+}
 write_lua() {  # write_lua TOKENS_FILE > script
     printf 'local tokens = {'
     sed 's/.*/"&",/' "$1" | tr -d '\n'
     printf '}\n'
+    printf 'local alarm = %s\n' "$([ "${WRITE:-me}" = alarm ] && echo true || echo false)"
     cat <<'LUA'
 local counter = 0
 request = function()
     counter = counter + 1
-    local token = tokens[(counter % #tokens) + 1]
-    return wrk.format("PATCH", "/v1/me", {["Authorization"] = "Bearer " .. token,
-        ["Content-Type"] = "application/json"}, '{"display_name":"writer ' .. counter .. '"}')
+    local index = (counter % #tokens) + 1
+    local headers = {["Authorization"] = "Bearer " .. tokens[index], ["Content-Type"] = "application/json"}
+    if alarm then
+        return wrk.format("PATCH", string.format("/v1/me/alarms/00000000-0000-0000-0000-%012x", index), headers,
+            '{"title":"Rent ' .. counter .. '"}')
+    end
+    return wrk.format("PATCH", "/v1/me", headers, '{"display_name":"writer ' .. counter .. '"}')
 end
 response = function(status, headers, body)
     if status ~= 200 then io.stderr:write("status " .. status .. ": " .. body .. "\n") end

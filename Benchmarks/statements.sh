@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Where PostgreSQL spends a write (issue 35): `pg_stat_statements` over SECONDS of `PATCH /v1/me`
-# from one instance connected directly, per statement: calls, total and per-call execution time
+# (WRITE=alarm: a personal alarm's edit, Benchmarks/lib.sh write_lua) from one instance connected directly, per statement: calls, total and per-call execution time
 # (lock waits included: `pg_advisory_xact_lock` shows how long transactions queued for the
 # change-log append lock), rows — and the writes, transactions and statements per write.
 #
@@ -29,13 +29,13 @@ pg_as_postgres "$pg_bin/pg_ctl" -D "$pg_data" -l "$work/pg/log.restarted" -w -t 
 psql_do "$pg_url" -c "CREATE EXTENSION pg_stat_statements" -c "CREATE DATABASE bench"
 eval "extra=(${ARGS:-})"
 start_chronir --database-url "postgresql://chronir@127.0.0.1:$pg_port/bench?sslmode=disable" "${extra[@]}"
-CH_SEED_DIR=$work/writers seed_chronir "$writers" --no-group --prefix writer
+CH_SEED_DIR=$work/writers seed_chronir "$writers" --no-group --prefix writer $(write_seed)
 write_lua "$work/writers/tokens" >"$work/patch.lua"
 psql_do "$pg_url" -c "SELECT pg_stat_statements_reset()" >/dev/null
 wrk -t2 -c16 -d"${seconds}s" -s "$work/patch.lua" "http://127.0.0.1:$CH_PORT" >"$work/wrk" 2>"$work/wrk.err"
 if [ -s "$work/wrk.err" ]; then echo "non-200 answers:" >&2; sort "$work/wrk.err" | uniq -c | head -5 >&2; exit 1; fi
 rate=$(awk '/^Requests\/sec/ {printf "%.0f", $2}' "$work/wrk")
-echo "statements.sh: ${seconds}s of PATCH /v1/me, 1 instance directly connected, $CHRONIR_SERVER ${ARGS:-}; load $(load)"
+echo "statements.sh: ${seconds}s of $(write_what), 1 instance directly connected, $CHRONIR_SERVER ${ARGS:-}; load $(load)"
 echo "$rate writes/s"
 # Only the benchmark database's statements; the server's background passes run too and are listed.
 psql_do "$pg_url" -At -F ' ' -c "

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Writes/s and write latency through HTTP: `PATCH /v1/me {"display_name": …}` with wrk, at
-# `--durability normal` and `full`, alternating in one run (issue 23).
+# `--durability normal` and `full`, alternating in one run (issue 23). WRITE=alarm: each account
+# edits a personal alarm of its own instead (`PATCH /v1/me/alarms/{id}`, Benchmarks/lib.sh).
 #
 #   Benchmarks/writes.sh [SECONDS] [WRITERS] [CONNECTIONS]        (defaults 10 64 16)
 #   RUNS=3 CHRONIR_SERVER=… BASELINE_SERVER=… PROFILE_DIR=… Benchmarks/writes.sh
@@ -31,7 +32,7 @@ add() {  # add NAME BINARY DURABILITY
     CHRONIR_SERVER=$2 CH_DATA_DIR=$work/data-$1 CH_LOG=$work/$1.log start_chronir --durability "$3"
     port_of[$1]=$CH_PORT
     pid_of[$1]=$CH_PID
-    CH_SEED_DIR=$work/seed-$1 seed_chronir "$writers" --no-group >/dev/null
+    CH_SEED_DIR=$work/seed-$1 seed_chronir "$writers" --no-group $(write_seed) >/dev/null
     write_lua "$work/seed-$1/tokens" >"$work/$1.lua"
     names+=("$1")
 }
@@ -60,7 +61,7 @@ measure() {  # measure NAME RUN
         "$name" "$run" "$(cat "$out.rps")" "$(cat "$out.p50")" "$(cat "$out.p99")" "$(load)"
 }
 
-echo "writes: PATCH /v1/me, wrk -t2 -c$connections -d${seconds}s over $writers accounts; $(nproc) cores, $RUNS runs, alternating"
+echo "writes: $(write_what), wrk -t2 -c$connections -d${seconds}s over $writers accounts; $(nproc) cores, $RUNS runs, alternating"
 if [ -n "${PROFILE_DIR:-}" ]; then measure "${names[0]}" profile; fi
 for run in $(seq 1 "$RUNS"); do
     for i in "${!names[@]}"; do measure "${names[$(((i + run - 1) % ${#names[@]}))]}" "$run"; done

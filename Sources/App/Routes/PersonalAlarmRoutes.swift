@@ -160,7 +160,7 @@ enum PersonalAlarmRoutes {
     }
 
     /// A sync write by the signed-in user to the alarm `alarm_id` the path names, with the session read
-    /// inside the write (`Services.writeAsUser`). Answers, in this order: the signed-in user (401), whose
+    /// inside the write (`Services.writeAsUser`), as a `.concurrent` write. Answers, in this order: the signed-in user (401), whose
     /// tier must sync (403 TIER_REQUIRED), the `alarm_id` (422 when it is not a UUID), then `prepare`'s
     /// errors (the body, checked at `now`) and the write's. `write` gets `prepare`'s answer, the user, the
     /// alarm id and the same `now`.
@@ -169,7 +169,10 @@ enum PersonalAlarmRoutes {
         write: @escaping @Sendable (_ input: Input, _ userID: String, _ alarmID: String, _ now: Int64, any SQLConnection) throws -> T
     ) async throws -> T {
         let needs = Services.TierNeed(tier: .plus, what: PersonalAlarmRules.syncTierMessage)
-        return try await services.writeAsUser(request, needs: needs) { now in
+        // Concurrent: the personal stores lock the account's row first (`PersonalAlarmStore.findLocked`),
+        // so writes of different accounts run together (on PostgreSQL, beside each other on the
+        // concurrent writer connections) and one account's one after the other.
+        return try await services.writeAsUser(request, .concurrent, needs: needs) { now in
             (alarmID: try PersonalAlarmRules.alarmID(try request.parameter("alarm_id")), input: try prepare(now))
         } write: { target, userID, now, db in
             try write(target.input, userID, target.alarmID, now, db)

@@ -47,7 +47,7 @@ public enum PersonalAlarmStore {
     public static func put(
         userID: String, alarmID: String, edit: Edit, expectedVersion: Int64?, at now: Int64, on db: any SQLConnection
     ) throws -> PutOutcome {
-        guard let stored = try find(userID: userID, alarmID: alarmID, on: db) else {
+        guard let stored = try findLocked(userID: userID, alarmID: alarmID, on: db) else {
             try checkRoom(userID: userID, on: db)
             var alarm = PersonalAlarm(
                 id: alarmID, userID: userID, settings: edit.settings, isEnabled: edit.isEnabled,
@@ -88,7 +88,7 @@ public enum PersonalAlarmStore {
         userID: String, alarmID: String, expectedVersion: Int64?, editedAt: Timestamp, at now: Int64, on db: any SQLConnection,
         change: (inout PersonalAlarm) throws -> Void
     ) throws -> (alarm: PersonalAlarm, document: [UInt8]) {
-        guard let stored = try find(userID: userID, alarmID: alarmID, on: db), stored.deletedAt == nil else {
+        guard let stored = try findLocked(userID: userID, alarmID: alarmID, on: db), stored.deletedAt == nil else {
             throw DomainError.alarmNotFound
         }
         if let expectedVersion, expectedVersion != stored.version {
@@ -108,7 +108,7 @@ public enum PersonalAlarmStore {
     public static func delete(
         userID: String, alarmID: String, expectedVersion: Int64?, at now: Int64, on db: any SQLConnection
     ) throws {
-        guard var alarm = try find(userID: userID, alarmID: alarmID, on: db) else { throw DomainError.alarmNotFound }
+        guard var alarm = try findLocked(userID: userID, alarmID: alarmID, on: db) else { throw DomainError.alarmNotFound }
         if let expectedVersion, expectedVersion != alarm.version {
             throw DomainError.versionConflict(current: DocumentCoding.encode(alarm))
         }
@@ -119,6 +119,21 @@ public enum PersonalAlarmStore {
         alarm.nextFireAt = nil
         try update(alarm, on: db)
         try appendRemoval(alarm, at: now, on: db)
+    }
+
+    /// `find` for a write, which may be `.concurrent` (`TransactionKind`): the account's row is locked
+    /// first (`SQLConnection.forUpdate`), and the alarm read by a statement of its own after the lock
+    /// (sent in the same round trip), so it sees what the write before it committed. Everything a
+    /// personal write decides on hangs off the account — its alarms, their conflict archive, its
+    /// completions and the count of live alarms — and the `.immediate` writes that change those
+    /// otherwise (account deletion and merge, retention, attachments) never run beside it, so two
+    /// personal writes of one account run one after the other, and those of two accounts together.
+    static func findLocked(userID: String, alarmID: String, on db: any SQLConnection) throws -> PersonalAlarm? {
+        let rows = try db.queryEach([
+            ("SELECT 1 AS one FROM users WHERE id = ?1" + db.forUpdate, [.text(userID)]),
+            ("SELECT document FROM personal_alarms WHERE user_id = ?1 AND id = ?2", [.text(userID), .text(alarmID)]),
+        ])
+        return try rows[1].first.map(alarmFromRow)
     }
 
     /// One alarm, live or tombstone; nil when the id never existed (or was purged).

@@ -54,7 +54,8 @@ public enum PersonalCompletionStore {
     public static func record(
         userID: String, alarmID: String, answer: Answer, at now: Int64, on db: any SQLConnection
     ) throws -> Recorded {
-        guard let alarm = try PersonalAlarmStore.find(userID: userID, alarmID: alarmID, on: db), alarm.deletedAt == nil else {
+        // May be `.concurrent`: the account's row is locked first (`PersonalAlarmStore.findLocked`).
+        guard let alarm = try PersonalAlarmStore.findLocked(userID: userID, alarmID: alarmID, on: db), alarm.deletedAt == nil else {
             throw DomainError.alarmNotFound
         }
         if let existing = try db.queryOne(
