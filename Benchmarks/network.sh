@@ -17,10 +17,10 @@
 #   proxy1   one instance through the proxy (DELAY_US per direction, so ≈ 2 × DELAY_US more per
 #            round trip);
 #   proxy2   two instances through the proxy at once.
-# Each phase: one `wrk -t2 -c16 -d SECONDS` per instance of `PATCH /v1/me {"display_name": …}` rotating
-# over the WRITERS tokens (Benchmarks/lib.sh write_lua); writes/s summed over the instances, p50/p99 the
-# higher of the instances'. Then, unless SUBS=0, cross-instance delivery with both instances through the
-# proxy: SUBS (1000) accounts in one group with a socket each on instance B, the group renamed through A
+# Each phase: one `wrk -t2 -c16 -d SECONDS` per instance of `PATCH /v1/me {"display_name": …}`
+# (WRITE=alarm: a personal alarm's edit) rotating over the WRITERS tokens (Benchmarks/lib.sh
+# write_lua); writes/s summed over the instances, p50/p99 the higher of the instances'. Then, unless
+# SUBS=0, cross-instance delivery with both instances through the proxy: SUBS (1000) accounts in one group with a socket each on instance B, the group renamed through A
 # (delivery_phase in Benchmarks/lib.sh: LATENCY_RUNS (100) mutations one at a time, then SECONDS with 4
 # in flight), so each change travels A's COMMIT → NOTIFY → B's LISTEN → B's read → B's fan-out, every
 # database step across the proxy. Once per run: `pgbench -N` (TPC-B without the contended branch/teller
@@ -144,7 +144,7 @@ for pair in $SERVERS; do
     eval "extra=(\${ARGS_$label:-})"
     psql_do "$(url_for "$pg_port" postgres)" -c "CREATE DATABASE bench_$label"
     CH_DATA_DIR=$work/$label.a CH_LOG=$work/$label.a.log start_chronir "${group_flags[@]}" --database-url "$(url_for "$pg_port" "bench_$label")" "${extra[@]}"
-    CH_SEED_DIR=$work/$label.writers seed_chronir "$writers" --no-group --prefix writer
+    CH_SEED_DIR=$work/$label.writers seed_chronir "$writers" --no-group --prefix writer $(write_seed)
     write_lua "$work/$label.writers/tokens" >"$work/patch.$label.lua"
     if [ "$subs" -gt 0 ]; then CH_SEED_DIR=$work/$label.subs seed_chronir "$subs" --prefix sub; fi
     server_stop "$CH_PID" TERM
