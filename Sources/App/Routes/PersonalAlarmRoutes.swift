@@ -159,11 +159,11 @@ enum PersonalAlarmRoutes {
         return JSONBody.response(encoded: patched)
     }
 
-    /// A sync write by the signed-in user to the alarm `alarm_id` the path names, with the session read
-    /// inside the write (`Services.writeAsUser`), as a `.concurrent` write. Answers, in this order: the signed-in user (401), whose
-    /// tier must sync (403 TIER_REQUIRED), the `alarm_id` (422 when it is not a UUID), then `prepare`'s
-    /// errors (the body, checked at `now`) and the write's. `write` gets `prepare`'s answer, the user, the
-    /// alarm id and the same `now`.
+    /// A sync write by the signed-in user to the alarm `alarm_id` the path names: a `.concurrent` write
+    /// with the session read inside it (`Services.writeAsUser`). Answers, in this order: the signed-in
+    /// user (401), whose tier must sync (403 TIER_REQUIRED), the `alarm_id` (422 when it is not a UUID),
+    /// then `prepare`'s errors (the body, checked at `now`) and the write's. `write` gets `prepare`'s
+    /// answer, the user, the alarm id and the same `now`.
     static func syncWrite<Input: Sendable, T: Sendable>(
         _ request: Request, _ services: Services, prepare: (_ now: Int64) throws -> Input,
         write: @escaping @Sendable (_ input: Input, _ userID: String, _ alarmID: String, _ now: Int64, any SQLConnection) throws -> T
