@@ -98,7 +98,7 @@ enum GroupRoutes {
     }
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let group = try await services.writeToGroup(request) {
+        let group = try await services.writeToGroup(request) { _ in
             let body = try JSONBody.decode(PatchBody.self, from: request)
             let name = try body.name.map { n throws(DomainError) in try GroupRules.normalizeName(n) }
             var description: String?? = nil
@@ -124,7 +124,7 @@ enum GroupRoutes {
     }
 
     static func changeRole(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let member = try await services.writeToGroup(request) {
+        let member = try await services.writeToGroup(request) { _ in
             (targetID: try request.parameter("user_id"), role: try JSONBody.decode(RoleBody.self, from: request).role)
         } write: { change, userID, groupID, now, db in
             try GroupStore.changeRole(groupID: groupID, actorID: userID, targetID: change.targetID, role: change.role, at: now, on: db)
@@ -133,7 +133,7 @@ enum GroupRoutes {
     }
 
     static func remove(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        try await services.writeToGroup(request) {
+        try await services.writeToGroup(request) { _ in
             try request.parameter("user_id")
         } write: { targetID, userID, groupID, now, db in
             _ = try GroupStore.removeMember(groupID: groupID, actorID: userID, targetID: targetID, at: now, on: db)
@@ -142,7 +142,7 @@ enum GroupRoutes {
     }
 
     static func transfer(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let group = try await services.writeToGroup(request) {
+        let group = try await services.writeToGroup(request) { _ in
             try JSONBody.decode(TransferBody.self, from: request).userID
         } write: { targetID, userID, groupID, now, db in
             try GroupStore.transfer(groupID: groupID, actorID: userID, targetID: targetID, at: now, on: db)

@@ -17,13 +17,13 @@ extension Services {
 
     /// A write by the signed-in user to the group `{id}` the path names, with the session read inside
     /// the write (`writeAsUser`): answers 401, 403 and 429 as `groupCaller` would, then `prepare`'s
-    /// errors (the rest of the request, read and checked), then the write's. `write` gets `prepare`'s
-    /// answer, the caller's id, the group's id and `now`.
+    /// errors (the rest of the request, read and checked at `now`), then the write's. `write` gets
+    /// `prepare`'s answer, the caller's id, the group's id and the same `now`.
     func writeToGroup<Input: Sendable, T: Sendable>(
-        _ request: Request, prepare: () throws -> Input,
+        _ request: Request, prepare: (_ now: Int64) throws -> Input,
         write: @escaping @Sendable (_ input: Input, _ userID: String, _ groupID: String, _ now: Int64, any SQLConnection) throws -> T
     ) async throws -> T {
-        try await writeAsUser(request, prepare: { _ in (groupID: try request.parameter("id"), input: try prepare()) }) {
+        try await writeAsUser(request, prepare: { now in (groupID: try request.parameter("id"), input: try prepare(now)) }) {
             path, userID, now, db in
             try write(path.input, userID, path.groupID, now, db)
         }
@@ -33,7 +33,7 @@ extension Services {
     func writeToGroup<T: Sendable>(
         _ request: Request, write: @escaping @Sendable (_ userID: String, _ groupID: String, _ now: Int64, any SQLConnection) throws -> T
     ) async throws -> T {
-        try await writeToGroup(request, prepare: {}) { _, userID, groupID, now, db in try write(userID, groupID, now, db) }
+        try await writeToGroup(request, prepare: { _ in }) { _, userID, groupID, now, db in try write(userID, groupID, now, db) }
     }
 
     /// Runs `write` in one write transaction at `now` and answers 204 No Content.

@@ -20,7 +20,7 @@ enum SharedAlarmRoutes {
     }
 
     static func create(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (alarm, now) = try await services.writeToGroup(request) {
+        let (alarm, now) = try await services.writeToGroup(request) { now in
             let body = try AlarmBody.decode(for: .shared, from: request)
             guard body.version == nil else {
                 throw APIError(.validationFailed, "version is invalid: unknown field", field: "version")
@@ -28,12 +28,11 @@ enum SharedAlarmRoutes {
             guard body.archived == nil else {
                 throw APIError(.validationFailed, "archived is invalid: a new alarm is not done", field: "archived")
             }
-            return (settings: try body.newSettings(), controls: body.controls)
+            // Validated at the write's `now` (a first fire must not lie in the past), before it.
+            return (settings: try SharedAlarmRules.validate(try body.newSettings(), now: now), controls: body.controls)
         } write: { input, userID, groupID, now, db in
-            // Validated at the write's `now` (a first fire must not lie in the past).
-            let valid = try SharedAlarmRules.validate(input.settings, now: now)
             let alarm = try SharedAlarmStore.create(
-                groupID: groupID, actorID: userID, settings: valid, controls: input.controls, at: now, on: db)
+                groupID: groupID, actorID: userID, settings: input.settings, controls: input.controls, at: now, on: db)
             return (alarm, now)
         }
         return JSONBody.response(SharedAlarmView(alarm, attachments: [], at: now), status: .created)
@@ -107,7 +106,7 @@ enum SharedAlarmRoutes {
     }
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let view = try await services.writeToGroup(request) {
+        let view = try await services.writeToGroup(request) { _ in
             (alarmID: try request.parameter("aid"), body: try AlarmBody.decode(for: .shared, from: request))
         } write: { input, userID, groupID, now, db in
             let body = input.body
@@ -121,7 +120,7 @@ enum SharedAlarmRoutes {
     }
 
     static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        try await services.writeToGroup(request) {
+        try await services.writeToGroup(request) { _ in
             try request.parameter("aid")
         } write: { alarmID, userID, groupID, now, db in
             try SharedAlarmStore.delete(groupID: groupID, alarmID: alarmID, actorID: userID, at: now, on: db)
