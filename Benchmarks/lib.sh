@@ -112,16 +112,27 @@ profile_report() {  # profile_report PERF_DATA TEXT: the flat report (self time 
 
 # wrk script: request N carries token N mod WRITERS; every non-200 answer is reported on stderr.
 # WRITE=me (default): `PATCH /v1/me {"display_name": …}`; WRITE=alarm: `PATCH /v1/me/alarms/{id}
-# {"title": …}`, the token's own personal alarm (seeded with `seed_chronir … --personal-alarm`).
+# {"title": …}`, the token's own personal alarm (seeded with `seed_chronir … --personal-alarm`);
+# WRITE=shared: `PATCH /v1/groups/{id}/alarms/{aid} {"title": …}`, the shared alarm in the token's own
+# group (`--shared-alarm`: TOKENS_FILE's directory holds their paths, `shared_alarms`).
 write_seed() {  # write_seed: the seed_chronir flag WRITE needs (none for WRITE=me)
-    if [ "${WRITE:-me}" = alarm ]; then echo --personal-alarm; fi
+    case "${WRITE:-me}" in
+    alarm) echo --personal-alarm ;;
+    shared) echo --shared-alarm ;;
+    esac
 }
 write_what() {  # write_what: the request WRITE measures, for the reports
-    if [ "${WRITE:-me}" = alarm ]; then echo "PATCH /v1/me/alarms/{id}"; else echo "PATCH /v1/me"; fi
+    case "${WRITE:-me}" in
+    alarm) echo "PATCH /v1/me/alarms/{id}" ;;
+    shared) echo "PATCH /v1/groups/{id}/alarms/{aid}" ;;
+    *) echo "PATCH /v1/me" ;;
+    esac
 }
 write_lua() {  # write_lua TOKENS_FILE > script
     printf 'local tokens = {'
     sed 's/.*/"&",/' "$1" | tr -d '\n'
+    printf '}\nlocal paths = {'
+    if [ "${WRITE:-me}" = shared ]; then sed 's/.*/"&",/' "$(dirname "$1")/shared_alarms" | tr -d '\n'; fi
     printf '}\n'
     printf 'local alarm = %s\n' "$([ "${WRITE:-me}" = alarm ] && echo true || echo false)"
     cat <<'LUA'
@@ -130,6 +141,9 @@ request = function()
     counter = counter + 1
     local index = (counter % #tokens) + 1
     local headers = {["Authorization"] = "Bearer " .. tokens[index], ["Content-Type"] = "application/json"}
+    if #paths > 0 then
+        return wrk.format("PATCH", paths[index], headers, '{"title":"Filter ' .. counter .. '"}')
+    end
     if alarm then
         return wrk.format("PATCH", string.format("/v1/me/alarms/00000000-0000-0000-0000-%012x", index), headers,
             '{"title":"Rent ' .. counter .. '"}')

@@ -2,14 +2,16 @@
 """Seeds a running chronir-server (started with --default-tier premium --max-members N
 --password-hashing fast) through its public HTTP API, for Benchmarks/fanout.sh and idle-sockets.sh:
 
-    chronir_seed.py PORT USERS OUTDIR [--no-group] [--prefix NAME] [--personal-alarm]
+    chronir_seed.py PORT USERS OUTDIR [--no-group] [--prefix NAME] [--personal-alarm] [--shared-alarm]
 
 registers USERS accounts (NAME-N@example.com; NAME defaults to bench, another keeps a second set of
 accounts apart in the same database), the first creates a group and an invite code, every
 other one joins with it (not with --no-group). Writes OUTDIR/tokens (one bearer token per line, the owner's first),
 OUTDIR/group (the group id) and OUTDIR/owner (the owner's token). --personal-alarm: account N (the Nth
 token, from 1) also creates one personal alarm, id 00000000-0000-0000-0000-<N in 12 hex digits>, for
-the writes of WRITE=alarm (Benchmarks/lib.sh write_lua). Four keep-alive HTTP connections in parallel
+the writes of WRITE=alarm (Benchmarks/lib.sh write_lua). --shared-alarm: account N also creates a group
+of its own with one shared alarm in it, and OUTDIR/shared_alarms holds its path
+(/v1/groups/<group>/alarms/<alarm>) on line N, for the writes of WRITE=shared. Four keep-alive HTTP connections in parallel
 threads; the standard library only."""
 import http.client
 import json
@@ -66,6 +68,17 @@ def main():
                  "times_of_day": [{"hour": 10, "minute": 0}], "timezone": "UTC"}
         in_parallel(port, list(enumerate(tokens, 1)), lambda conn, it: call(
             conn, "PUT", f"/v1/me/alarms/00000000-0000-0000-0000-{it[0]:012x}", alarm, it[1]) or True)
+    if "--shared-alarm" in flags:
+        alarm = {"title": "Filter", "schedule": {"type": "custom_days", "interval_days": 1, "start_date": "2026-02-01"},
+                 "times_of_day": [{"hour": 10, "minute": 0}], "timezone": "UTC"}
+
+        def own_group(conn, token):
+            group = call(conn, "POST", "/v1/groups", {"name": "Household"}, token)["group"]["id"]
+            alarm_id = call(conn, "POST", f"/v1/groups/{group}/alarms", alarm, token)["id"]
+            return f"/v1/groups/{group}/alarms/{alarm_id}"
+        paths = in_parallel(port, tokens, own_group)
+        with open(os.path.join(out, "shared_alarms"), "w") as f:
+            f.write("\n".join(paths) + "\n")
     if "--no-group" in flags:
         return
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)

@@ -18,12 +18,13 @@ extension Services {
     /// A write by the signed-in user to the group `{id}` the path names, with the session read inside
     /// the write (`writeAsUser`): answers 401, 403 and 429 as `groupCaller` would, then `prepare`'s
     /// errors (the rest of the request, read and checked at `now`), then the write's. `write` gets
-    /// `prepare`'s answer, the caller's id, the group's id and the same `now`.
+    /// `prepare`'s answer, the caller's id, the group's id and the same `now`. `kind`: `.concurrent`
+    /// only for a write that locks the row it decides on first (docs/architecture.md#storage).
     func writeToGroup<Input: Sendable, T: Sendable>(
-        _ request: Request, prepare: (_ now: Int64) throws -> Input,
+        _ request: Request, _ kind: TransactionKind = .immediate, prepare: (_ now: Int64) throws -> Input,
         write: @escaping @Sendable (_ input: Input, _ userID: String, _ groupID: String, _ now: Int64, any SQLConnection) throws -> T
     ) async throws -> T {
-        try await writeAsUser(request, prepare: { now in (groupID: try request.parameter("id"), input: try prepare(now)) }) {
+        try await writeAsUser(request, kind, prepare: { now in (groupID: try request.parameter("id"), input: try prepare(now)) }) {
             path, userID, now, db in
             try write(path.input, userID, path.groupID, now, db)
         }

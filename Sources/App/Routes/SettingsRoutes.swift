@@ -37,8 +37,9 @@ enum SettingsRoutes {
     /// → the settings; stale `version` → 409 CA010 with the current document.
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let patchJSON = request.http.body
-        // The session is read with the write (`Services.writeAsUser`).
-        let settings = try await services.writeAsUser(request) { _ in
+        // The session is read with the write (`Services.writeAsUser`); `.concurrent`: the account's
+        // row is locked first (`UserSettingsStore.update`).
+        let settings = try await services.writeAsUser(request, .concurrent) { _ in
             try JSONBody.decode(SettingsPatch.self, from: request).version
         } write: { version, userID, now, db in
             try UserSettingsStore.update(userID: userID, expectedVersion: version, at: now, on: db) { settings in

@@ -106,7 +106,8 @@ enum SharedAlarmRoutes {
     }
 
     static func patch(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let view = try await services.writeToGroup(request) { _ in
+        // `.concurrent`: the alarm row is locked first (`SharedAlarmStore.update`).
+        let view = try await services.writeToGroup(request, .concurrent) { _ in
             (alarmID: try request.parameter("aid"), body: try AlarmBody.decode(for: .shared, from: request))
         } write: { input, userID, groupID, now, db in
             let body = input.body
@@ -120,7 +121,8 @@ enum SharedAlarmRoutes {
     }
 
     static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        try await services.writeToGroup(request) { _ in
+        // `.concurrent`: the alarm row is locked first (`SharedAlarmStore.delete`).
+        try await services.writeToGroup(request, .concurrent) { _ in
             try request.parameter("aid")
         } write: { alarmID, userID, groupID, now, db in
             try SharedAlarmStore.delete(groupID: groupID, alarmID: alarmID, actorID: userID, at: now, on: db)

@@ -34,8 +34,9 @@ public enum ServerOptions {
             .integer(
                 "database-writers", .server, "count", .literal("\(Defaults.databaseWriters)"), 0...64, \.app.databaseWriters,
                 help: """
-                    PostgreSQL: writer connections for the writes that run concurrently (profile changes, answers), besides the \
-                    one writer of all others; `0`: they queue for that writer ([scaling](scaling.md#appended-at-commit))
+                    PostgreSQL: writer connections for the writes that run concurrently (profile and settings, personal sync, \
+                    shared alarm edits and answers), besides the one writer of all others; `0`: they queue for that writer \
+                    ([scaling](scaling.md#appended-at-commit))
                     """),
             .text(
                 "public-dir", .server, "directory", .literal(Defaults.publicDirectory), \.publicDirectoryText,

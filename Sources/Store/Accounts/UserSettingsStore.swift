@@ -7,20 +7,31 @@ public import Storage
 public enum UserSettingsStore {
     /// The account's settings: the stored document, or the defaults at version 0.
     public static func settings(userID: String, on db: any SQLConnection) throws -> UserSettings {
-        guard let row = try db.queryOne("SELECT document FROM user_settings WHERE user_id = ?1", [.text(userID)]) else {
-            return UserSettings()
-        }
-        return try DocumentCoding.decode(UserSettings.self, from: Array((row.string("document") ?? "").utf8))
+        try db.queryOne("SELECT document FROM user_settings WHERE user_id = ?1", [.text(userID)]).map(settingsFromRow)
+            ?? UserSettings()
+    }
+
+    static func settingsFromRow(_ row: Row) throws -> UserSettings {
+        try DocumentCoding.decode(UserSettings.self, from: Array((row.string("document") ?? "").utf8))
     }
 
     /// Applies `change` to the current settings and stores the result (validated by the caller's
     /// closure). A stale `expectedVersion` → `versionConflict` with the current document. Nothing
     /// changed → nothing written.
+    /// Safe as a `.concurrent` write: the account's row is locked first (`SQLConnection.forUpdate`)
+    /// and the settings read by a statement of its own after the lock (sent in the same round trip),
+    /// so two changes of one account's settings run one after the other, each on what the one before
+    /// committed; the `.immediate` writes that change them otherwise (account deletion and merge)
+    /// never run beside it.
     public static func update(
         userID: String, expectedVersion: Int64?, at now: Int64, on db: any SQLConnection,
         change: (inout UserSettings) throws -> Void
     ) throws -> UserSettings {
-        let current = try settings(userID: userID, on: db)
+        let rows = try db.queryEach([
+            ("SELECT 1 AS one FROM users WHERE id = ?1" + db.forUpdate, [.text(userID)]),
+            ("SELECT document FROM user_settings WHERE user_id = ?1", [.text(userID)]),
+        ])
+        let current = try rows[1].first.map(settingsFromRow) ?? UserSettings()
         if let expectedVersion, expectedVersion != current.version {
             throw DomainError.versionConflict(current: DocumentCoding.encode(current))
         }

@@ -215,12 +215,16 @@ public enum SharedAlarmStore {
     /// rest of the edit leaves it — `alarmNotDone` with the current alarm unless that is done; `false`
     /// takes it out of the archive (docs/design.md#done-and-archived). Nothing changed → nothing
     /// written. Event `shared_alarm_updated`; archiving alone notifies nobody.
+    /// Safe as a `.concurrent` write: the alarm row is locked before anything is decided, so edits,
+    /// answers (`CompletionStore.record`) and the delete of one alarm run one after the other, each
+    /// on what the one before committed; what else it reads (the membership, the group, its members,
+    /// the attachments) only `.immediate` writes change.
     public static func update(
         groupID: String, alarmID: String, actorID: String, expectedVersion: Int64?, controls: ControlsEdit = ControlsEdit(),
         archived: Bool? = nil, at now: Int64, on db: any SQLConnection, edit: (inout AlarmSettings) throws -> Void
     ) throws -> SharedAlarm {
         _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
-        guard var alarm = try alarm(id: alarmID, groupID: groupID, on: db) else { throw DomainError.alarmNotFound }
+        guard var alarm = try alarm(id: alarmID, groupID: groupID, locked: true, on: db) else { throw DomainError.alarmNotFound }
         if let expectedVersion, expectedVersion != alarm.version {
             throw DomainError.versionConflict(current: DocumentCoding.encode(alarm))
         }
@@ -264,10 +268,12 @@ public enum SharedAlarmStore {
     /// Soft-deletes an alarm (its creator or the group owner; anyone else `permissionDenied`).
     /// Event `shared_alarm_deleted` (op `removed`, reason `deleted`); the group's active members'
     /// devices get the silent `shared_alarm_deleted` (`NotificationOutbox.alarmDeleted`).
+    /// Safe as a `.concurrent` write, as `update`: the alarm row is locked first, so an edit or an
+    /// answer that read the alarm before the delete committed never writes it back alive.
     public static func delete(groupID: String, alarmID: String, actorID: String, at now: Int64, on db: any SQLConnection)
         throws
     {
-        let (member, found) = try access(groupID: groupID, alarmID: alarmID, userID: actorID, on: db)
+        let (member, found) = try access(groupID: groupID, alarmID: alarmID, userID: actorID, locked: true, on: db)
         var alarm = found
         guard member.role == .owner || alarm.createdBy == actorID else {
             throw DomainError.permissionDenied("only the alarm's creator or the group owner can delete it")
