@@ -110,7 +110,10 @@ profile_report() {  # profile_report PERF_DATA TEXT: the flat report (self time 
         | grep -v '^$' | grep -v '^ *|' | grep -v '^ *-' | head -80 | swift demangle --simplified >"$2" || true
 }
 
-# wrk script: request N carries token N mod WRITERS; every non-200 answer is reported on stderr.
+# wrk script: request N of wrk thread K carries token 2N + K mod WRITERS (every caller runs `wrk -t2`):
+# the two threads take disjoint halves of the tokens, so they never write one account's row at the
+# same time (with one counter each they sent the same token at once and the row locks of
+# `.concurrent` writes made them queue). Every non-200 answer is reported on stderr.
 # WRITE=me (default): `PATCH /v1/me {"display_name": …}`; WRITE=alarm: `PATCH /v1/me/alarms/{id}
 # {"title": …}`, the token's own personal alarm (seeded with `seed_chronir … --personal-alarm`);
 # WRITE=shared: `PATCH /v1/groups/{id}/alarms/{aid} {"title": …}`, the shared alarm in the token's own
@@ -136,10 +139,15 @@ write_lua() {  # write_lua TOKENS_FILE > script
     printf '}\n'
     printf 'local alarm = %s\n' "$([ "${WRITE:-me}" = alarm ] && echo true || echo false)"
     cat <<'LUA'
+local threads = 0
+setup = function(thread)
+    thread:set("lane", threads)
+    threads = threads + 1
+end
 local counter = 0
 request = function()
     counter = counter + 1
-    local index = (counter % #tokens) + 1
+    local index = ((counter * 2 + (lane or 0)) % #tokens) + 1
     local headers = {["Authorization"] = "Bearer " .. tokens[index], ["Content-Type"] = "application/json"}
     if #paths > 0 then
         return wrk.format("PATCH", paths[index], headers, '{"title":"Filter ' .. counter .. '"}')

@@ -58,9 +58,10 @@ public enum CompletionStore {
     public static func record(
         groupID: String, alarmID: String, userID: String, answer: Answer, at now: Int64, on db: any SQLConnection
     ) throws -> Recorded {
-        let (member, accessed) = try SharedAlarmStore.access(
-            groupID: groupID, alarmID: alarmID, userID: userID, locked: true, on: db)
-        var alarm = accessed
+        let read = try SharedAlarmStore.accessRead(
+            groupID: groupID, alarmID: alarmID, userID: userID, locked: true, members: true, on: db)
+        guard var alarm = read.alarm else { throw DomainError.alarmNotFound }
+        let member = read.member
         let target = answer.scheduledAt ?? alarm.openOccurrence?.scheduledAt.milliseconds
         if let target, let existing = try completion(alarmID: alarmID, userID: userID, scheduledAt: target, on: db) {
             return Recorded(completion: existing, alarm: alarm, created: false)
@@ -99,8 +100,7 @@ public enum CompletionStore {
         )
         alarm.occurrence = open
         if closed {
-            alarm.advanceAfterClose(
-                at: now, activeMembers: try SharedAlarmStore.activeMemberIDs(groupID: groupID, on: db))
+            alarm.advanceAfterClose(at: now, activeMembers: read.members)
         }
         try SharedAlarmStore.save(&alarm, at: now, on: db)
         try ChangeLog.append(

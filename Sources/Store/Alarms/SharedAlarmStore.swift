@@ -21,22 +21,48 @@ public enum SharedAlarmStore {
     public static func alarm(
         id: String, groupID: String, includeDeleted: Bool = false, locked: Bool = false, on db: any SQLConnection
     ) throws -> SharedAlarm? {
+        guard let read = alarmRead(id: id, groupID: groupID, includeDeleted: includeDeleted, locked: locked, on: db) else {
+            return nil
+        }
+        return try db.queryOne(read.sql, read.bindings).map(alarmFromRow)
+    }
+
+    /// The statement `alarm(id:groupID:includeDeleted:locked:)` runs; nil for an id no alarm can have.
+    static func alarmRead(
+        id: String, groupID: String, includeDeleted: Bool = false, locked: Bool, on db: any SQLConnection
+    ) -> (sql: String, bindings: [SQLValue])? {
         guard UUIDText.isCanonical(id) else { return nil }
-        return try db.queryOne(
+        return (
             "SELECT document FROM shared_alarms WHERE id = ?1 AND group_id = ?2 AND (?3 = 1 OR deleted_ms IS NULL)"
                 + (locked ? db.forUpdate : ""),
             [.text(id), .text(groupID), .integer(includeDeleted ? 1 : 0)]
-        ).map(alarmFromRow)
+        )
     }
 
     /// The caller's membership and the live alarm; `notFound("group")` for non-members,
-    /// `alarmNotFound` for an unknown or deleted alarm.
+    /// `alarmNotFound` for an unknown or deleted alarm. One round trip (`GroupStore.access(with:)`).
     public static func access(
         groupID: String, alarmID: String, userID: String, locked: Bool = false, on db: any SQLConnection
     ) throws -> (GroupMember, SharedAlarm) {
-        let (_, member) = try GroupStore.access(groupID: groupID, userID: userID, on: db)
-        guard let alarm = try alarm(id: alarmID, groupID: groupID, locked: locked, on: db) else { throw DomainError.alarmNotFound }
-        return (member, alarm)
+        let read = try accessRead(groupID: groupID, alarmID: alarmID, userID: userID, locked: locked, members: false, on: db)
+        guard let alarm = read.alarm else { throw DomainError.alarmNotFound }
+        return (read.member, alarm)
+    }
+
+    /// What a write to one alarm decides on, read in one round trip: the caller's membership
+    /// (`GroupStore.access`: `notFound("group")` for a non-member), the live alarm (nil when unknown
+    /// or deleted; `locked` as in `alarm`) and, with `members`, the ids of the group's active members
+    /// (`activeMemberIDs`). The caller checks the role before the alarm, so a member who may not
+    /// write learns nothing about it.
+    static func accessRead(
+        groupID: String, alarmID: String, userID: String, locked: Bool, members: Bool, on db: any SQLConnection
+    ) throws -> (member: GroupMember, alarm: SharedAlarm?, members: [String]) {
+        let alarmStatement = alarmRead(id: alarmID, groupID: groupID, locked: locked, on: db)
+        let more = [alarmStatement, members ? GroupStore.activeMembersRead(groupID: groupID) : nil].compactMap { $0 }
+        let ((_, member), rows) = try GroupStore.access(groupID: groupID, userID: userID, with: more, on: db)
+        let alarm = try alarmStatement == nil ? nil : rows[0].first.map(alarmFromRow)
+        let memberRows = members ? rows[alarmStatement == nil ? 0 : 1] : []
+        return (member, alarm, try memberRows.map { try GroupStore.memberFromRow($0).userID })
     }
 
     /// Which alarms a list shows by their archive state (docs/design.md#done-and-archived).
@@ -223,8 +249,9 @@ public enum SharedAlarmStore {
         groupID: String, alarmID: String, actorID: String, expectedVersion: Int64?, controls: ControlsEdit = ControlsEdit(),
         archived: Bool? = nil, at now: Int64, on db: any SQLConnection, edit: (inout AlarmSettings) throws -> Void
     ) throws -> SharedAlarm {
-        _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
-        guard var alarm = try alarm(id: alarmID, groupID: groupID, locked: true, on: db) else { throw DomainError.alarmNotFound }
+        let read = try accessRead(groupID: groupID, alarmID: alarmID, userID: actorID, locked: true, members: true, on: db)
+        try GroupStore.requireManager(read.member)
+        guard var alarm = read.alarm else { throw DomainError.alarmNotFound }
         if let expectedVersion, expectedVersion != alarm.version {
             throw DomainError.versionConflict(current: DocumentCoding.encode(alarm))
         }
@@ -238,11 +265,10 @@ public enum SharedAlarmStore {
             || probe.setControls(isEnabled: switches.isEnabled, pausedUntil: switches.pausedUntil, at: now)
         let before = alarm
         if edited {
-            let members = try activeMemberIDs(groupID: groupID, on: db)
             let added = settings.assignedTo.filter { !alarm.settings.assignedTo.contains($0) }
-            try SharedAlarmRules.checkAssignees(added, activeMembers: members)
+            try SharedAlarmRules.checkAssignees(added, activeMembers: read.members)
             alarm.edit(
-                settings: settings, isEnabled: switches.isEnabled, pausedUntil: switches.pausedUntil, activeMembers: members,
+                settings: settings, isEnabled: switches.isEnabled, pausedUntil: switches.pausedUntil, activeMembers: read.members,
                 at: now)
         }
         switch archived {

@@ -28,16 +28,34 @@ public enum GroupStore {
 
     /// The live (not deleted) group with this id.
     public static func group(id: String, on db: any SQLConnection) throws -> Group? {
-        try db.queryOne("SELECT \(groupColumns()) FROM groups WHERE id = ?1 AND deleted_ms IS NULL", [.text(id)])
-            .map(groupFromRow)
+        let read = groupRead(id: id)
+        return try db.queryOne(read.sql, read.bindings).map(groupFromRow)
     }
 
     /// The membership record of a user in a group, whatever its status.
     public static func member(groupID: String, userID: String, on db: any SQLConnection) throws -> GroupMember? {
-        try db.queryOne(
-            "SELECT \(memberColumns) FROM group_members WHERE group_id = ?1 AND user_id = ?2",
-            [.text(groupID), .text(userID)]
-        ).map(memberFromRow)
+        let read = memberRead(groupID: groupID, userID: userID)
+        return try db.queryOne(read.sql, read.bindings).map(memberFromRow)
+    }
+
+    /// The statement `group(id:)` runs.
+    static func groupRead(id: String) -> (sql: String, bindings: [SQLValue]) {
+        ("SELECT \(groupColumns()) FROM groups WHERE id = ?1 AND deleted_ms IS NULL", [.text(id)])
+    }
+
+    /// The statement `member(groupID:userID:)` runs.
+    static func memberRead(groupID: String, userID: String) -> (sql: String, bindings: [SQLValue]) {
+        ("SELECT \(memberColumns) FROM group_members WHERE group_id = ?1 AND user_id = ?2", [.text(groupID), .text(userID)])
+    }
+
+    /// The statement `activeMembers(groupID:)` runs.
+    static func activeMembersRead(groupID: String) -> (sql: String, bindings: [SQLValue]) {
+        (
+            """
+            SELECT \(memberColumns) FROM group_members WHERE group_id = ?1 AND status = 'active'
+            ORDER BY role = 'owner' DESC, joined_ms, user_id
+            """, [.text(groupID)]
+        )
     }
 
     /// The active membership of `userID` in `groupID`; else (never a member, removed, left)
@@ -51,28 +69,40 @@ public enum GroupStore {
 
     /// The group and the caller's active membership. Anyone else — never a member, removed, left, or
     /// the group deleted — gets `notFound("group")`: a non-member learns nothing about the group.
+    /// Both are read in one round trip (`SQLConnection.queryEach`).
     public static func access(groupID: String, userID: String, on db: any SQLConnection) throws -> (Group, GroupMember) {
-        guard UUIDText.isCanonical(groupID), let group = try group(id: groupID, on: db),
-            let member = try member(groupID: groupID, userID: userID, on: db), member.status == .active
+        try access(groupID: groupID, userID: userID, with: [], on: db).0
+    }
+
+    /// `access`, with `more` statements sent in the same round trip after its two; returns their rows
+    /// too (all of them run, whatever `access` answers).
+    static func access(
+        groupID: String, userID: String, with more: [(sql: String, bindings: [SQLValue])], on db: any SQLConnection
+    ) throws -> ((Group, GroupMember), [[Row]]) {
+        guard UUIDText.isCanonical(groupID) else { throw DomainError.notFound("group") }
+        let rows = try db.queryEach([groupRead(id: groupID), memberRead(groupID: groupID, userID: userID)] + more)
+        guard let group = try rows[0].first.map(groupFromRow), let member = try rows[1].first.map(memberFromRow),
+            member.status == .active
         else { throw DomainError.notFound("group") }
-        return (group, member)
+        return ((group, member), Array(rows.dropFirst(2)))
     }
 
     /// Like `access`, and the member must be owner or admin (else `permissionDenied`).
     public static func managerAccess(groupID: String, userID: String, on db: any SQLConnection) throws -> (Group, GroupMember) {
         let (group, member) = try access(groupID: groupID, userID: userID, on: db)
-        guard member.role.canManage else { throw DomainError.permissionDenied("only the owner or an admin can do this") }
+        try requireManager(member)
         return (group, member)
+    }
+
+    /// `permissionDenied` unless `member` is the owner or an admin.
+    static func requireManager(_ member: GroupMember) throws {
+        guard member.role.canManage else { throw DomainError.permissionDenied("only the owner or an admin can do this") }
     }
 
     /// Active members, owner first, then by join time.
     public static func activeMembers(groupID: String, on db: any SQLConnection) throws -> [GroupMember] {
-        try db.query(
-            """
-            SELECT \(memberColumns) FROM group_members WHERE group_id = ?1 AND status = 'active'
-            ORDER BY role = 'owner' DESC, joined_ms, user_id
-            """, [.text(groupID)]
-        ).map(memberFromRow)
+        let read = activeMembersRead(groupID: groupID)
+        return try db.query(read.sql, read.bindings).map(memberFromRow)
     }
 
     /// The group and its active members.

@@ -148,13 +148,23 @@ public enum NotificationOutbox {
     static func audience(_ candidates: [String], in groupID: String, on db: any SQLConnection) throws
         -> (groupName: String, listening: [String])
     {
+        let everyone = try audience(in: groupID, excluding: [], on: db)
+        return (everyone.groupName, ordered(candidates, among: Set(everyone.listening)))
+    }
+
+    /// The group's name and `listeningMembers(of:excluding:)`, in one query (a change that tells the
+    /// group names it).
+    static func audience(in groupID: String, excluding excluded: Set<String>, on db: any SQLConnection) throws
+        -> (groupName: String, listening: [String])
+    {
         let rows = try db.query(
             """
             SELECT g.name AS name, m.user_id AS user_id FROM groups g
             LEFT JOIN group_members m ON m.group_id = g.id AND m.status = 'active' AND m.notification_enabled = 1
             WHERE g.id = ?1
+            ORDER BY m.joined_ms, m.user_id
             """, [.text(groupID)])
-        return (rows.first?.string("name") ?? "", ordered(candidates, among: Set(rows.compactMap { $0.string("user_id") })))
+        return (rows.first?.string("name") ?? "", rows.compactMap { $0.string("user_id") }.filter { !excluded.contains($0) })
     }
 
     static func groupName(_ groupID: String, on db: any SQLConnection) throws -> String {
@@ -184,13 +194,13 @@ extension NotificationOutbox {
         throws
     {
         let actor = completion.userID
-        let recipients = try listeningMembers(of: completion.groupID, excluding: Set([actor].compactMap { $0 }), on: db)
+        let (group, recipients) = try audience(in: completion.groupID, excluding: Set([actor].compactMap { $0 }), on: db)
         let status = completion.status == .completed ? "completed" : "skipped"
         let content = NotificationContent.make(
             .sharedCompletion, groupID: completion.groupID, title: alarm.settings.title,
             message: NotificationMessage(
                 .completionAnswered,
-                ["actor": completion.userName, "status": status, "group": try groupName(completion.groupID, on: db)]),
+                ["actor": completion.userName, "status": status, "group": group]),
             extra: ["alarm_id": alarm.id, "completion_id": completion.id])
         try enqueue(
             .sharedCompletion, key: "shared_completion:\(completion.id)", groupID: completion.groupID, actorID: actor,
@@ -204,8 +214,7 @@ extension NotificationOutbox {
         throws
     {
         let type: NotificationType = created ? .sharedAlarmCreated : .sharedAlarmUpdated
-        let recipients = try listeningMembers(of: alarm.groupID, excluding: [actorID], on: db)
-        let group = try groupName(alarm.groupID, on: db)
+        let (group, recipients) = try audience(in: alarm.groupID, excluding: [actorID], on: db)
         let content = NotificationContent.make(
             type, groupID: alarm.groupID, title: alarm.settings.title,
             message: NotificationMessage(created ? .alarmCreated : .alarmChanged, ["group": group]),
