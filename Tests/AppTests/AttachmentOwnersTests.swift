@@ -206,6 +206,16 @@ struct AttachmentOwnersTests {
         }
         let document = try #require(logged.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) } as? [String: Any])
         #expect(Self.listed(document) == [alarmAttachment])
+
+        // An answer carries the alarm's attachments (a new answer has none); a retry, the answer's own.
+        let answered = try await h.expect(
+            201, .post, "\(f.g)/alarms/\(alarmID)/completions", json: #"{"status":"completed"}"#, token: f.members[0].token)
+        #expect(Self.listed(answered.object("alarm") ?? [:]) == [alarmAttachment])
+        #expect(Self.listed(answered.object("completion") ?? [:]) == [])
+        let firstAlarmID = try #require(alarms[0]["id"] as? String)
+        let retried = try await h.expect(
+            200, .post, "\(f.g)/alarms/\(firstAlarmID)/completions", json: #"{"status":"completed"}"#, token: f.members[0].token)
+        #expect(Self.listed(retried.object("completion") ?? [:]) == [completionAttachment])
     }
 
     @Test("the user quota: an upload past it is 409 ATTACHMENT_QUOTA_EXCEEDED and stores nothing")

@@ -61,10 +61,10 @@ enum CompletionRoutes {
         } write: { input, userID, now, db in
             let recorded = try CompletionStore.record(
                 groupID: input.groupID, alarmID: input.alarmID, userID: userID, answer: input.answer, at: now, on: db)
-            let completion = try AttachmentStore.attaching(
-                recorded.completion, to: .sharedCompletion(groupID: input.groupID, completionID: recorded.completion.id), on: db)
             return (
-                Recorded(completion: completion, alarm: try SharedAlarmView.reading(recorded.alarm, at: now, on: db)),
+                Recorded(
+                    completion: WithAttachments(recorded.completion, attachments: recorded.completionAttachments),
+                    alarm: SharedAlarmView(recorded.alarm, attachments: recorded.alarmAttachments, at: now)),
                 recorded.created
             )
         }

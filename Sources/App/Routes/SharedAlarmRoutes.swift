@@ -111,11 +111,11 @@ enum SharedAlarmRoutes {
             (alarmID: try request.parameter("aid"), body: try AlarmBody.decode(for: .shared, from: request))
         } write: { input, userID, groupID, now, db in
             let body = input.body
-            return try SharedAlarmView.reading(
-                try SharedAlarmStore.update(
-                    groupID: groupID, alarmID: input.alarmID, actorID: userID, expectedVersion: body.version,
-                    controls: body.controls, archived: body.archived, at: now, on: db
-                ) { settings in try body.apply(to: &settings) }, at: now, on: db)
+            let edited = try SharedAlarmStore.update(
+                groupID: groupID, alarmID: input.alarmID, actorID: userID, expectedVersion: body.version,
+                controls: body.controls, archived: body.archived, at: now, on: db
+            ) { settings in try body.apply(to: &settings) }
+            return SharedAlarmView(edited.document, attachments: edited.attachments, at: now)
         }
         return JSONBody.response(view)
     }

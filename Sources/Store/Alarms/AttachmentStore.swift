@@ -228,13 +228,20 @@ public enum AttachmentStore {
 
     /// The owner's live attachments, oldest first, without an access check (the caller made it).
     static func live(_ owner: Owner, on db: any SQLConnection) throws -> [Attachment] {
-        try db.query(
+        let read = liveRead(owner)
+        return try db.query(read.sql, read.bindings).map(attachmentFromRow)
+    }
+
+    /// The statement `live(_:on:)` runs, for a caller that sends it with others (`attachmentFromRow`
+    /// reads its rows).
+    static func liveRead(_ owner: Owner) -> (sql: String, bindings: [SQLValue]) {
+        (
             """
             SELECT \(columns) FROM attachments
             WHERE owner_kind = ?1 AND owner_id = ?2 AND COALESCE(group_id, uploaded_by) = ?3 AND deleted_ms IS NULL
             ORDER BY created_ms, id
             """, [.text(owner.kind.rawValue), .text(owner.ownerID), .text(owner.scope)]
-        ).map(attachmentFromRow)
+        )
     }
 
     /// The live attachments of several owners of one kind in one group (or, for personal alarms, one

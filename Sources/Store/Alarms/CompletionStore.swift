@@ -14,6 +14,10 @@ public enum CompletionStore {
         public var alarm: SharedAlarm
         /// false: a retry; nothing was written.
         public var created: Bool
+        /// The completion's live attachments (none for a new one).
+        public var completionAttachments: [Attachment]
+        /// The alarm's live attachments.
+        public var alarmAttachments: [Attachment]
     }
 
     /// The answer a member gives to an occurrence.
@@ -58,20 +62,26 @@ public enum CompletionStore {
     public static func record(
         groupID: String, alarmID: String, userID: String, answer: Answer, at now: Int64, on db: any SQLConnection
     ) throws -> Recorded {
-        let read = try SharedAlarmStore.accessRead(
-            groupID: groupID, alarmID: alarmID, userID: userID, locked: true, members: true, on: db)
+        let read = try SharedAlarmStore.writeAccess(groupID: groupID, alarmID: alarmID, userID: userID, on: db)
         guard var alarm = read.alarm else { throw DomainError.alarmNotFound }
         let member = read.member
         let target = answer.scheduledAt ?? alarm.openOccurrence?.scheduledAt.milliseconds
-        if let target, let existing = try completion(alarmID: alarmID, userID: userID, scheduledAt: target, on: db) {
-            return Recorded(completion: existing, alarm: alarm, created: false)
-        }
-        if answer.scheduledAt == nil,
-            let recent = try latestCompletion(
-                alarmID: alarmID, userID: userID,
-                since: now - SharedAlarmRules.unnamedAnswerRetryWindowMilliseconds, on: db)
-        {
-            return Recorded(completion: recent, alarm: alarm, created: false)
+        // A retry (1.): both lookups in one round trip.
+        let retries = try db.queryEach(
+            [
+                target.map { completionRead(alarmID: alarmID, userID: userID, scheduledAt: $0) },
+                answer.scheduledAt != nil
+                    ? nil
+                    : latestCompletionRead(
+                        alarmID: alarmID, userID: userID, since: now - SharedAlarmRules.unnamedAnswerRetryWindowMilliseconds),
+            ].compactMap { $0 })
+        if let row = retries.lazy.compactMap(\.first).first {
+            let existing = try completionFromRow(row)
+            return Recorded(
+                completion: existing, alarm: alarm, created: false,
+                completionAttachments: try AttachmentStore.live(
+                    .sharedCompletion(groupID: groupID, completionID: existing.id), on: db),
+                alarmAttachments: read.attachments)
         }
         guard var open = alarm.openOccurrence, target == open.scheduledAt.milliseconds else {
             throw DomainError.occurrenceClosed(current: DocumentCoding.encode(alarm))
@@ -103,11 +113,16 @@ public enum CompletionStore {
             alarm.advanceAfterClose(at: now, activeMembers: read.members)
         }
         try SharedAlarmStore.save(&alarm, at: now, on: db)
+        // A new completion has no attachments yet.
         try ChangeLog.append(
-            [try completionChange(completion, .added, on: db), try SharedAlarmStore.alarmChange(alarm, .modified, on: db)],
+            [
+                completionChange(completion, .added, attachments: []),
+                SharedAlarmStore.alarmChange(alarm, .modified, attachments: read.attachments),
+            ],
             event: .sharedCompletion, actor: .user(userID), at: now, on: db)
         try NotificationOutbox.sharedCompletion(completion, alarm: alarm, at: now, on: db)
-        return Recorded(completion: completion, alarm: alarm, created: true)
+        return Recorded(
+            completion: completion, alarm: alarm, created: true, completionAttachments: [], alarmAttachments: read.attachments)
     }
 
     /// What `withdraw` did.
@@ -178,26 +193,31 @@ public enum CompletionStore {
     public static func completion(
         alarmID: String, userID: String, scheduledAt: Int64, on db: any SQLConnection
     ) throws -> SharedCompletion? {
-        try db.queryOne(
+        let read = completionRead(alarmID: alarmID, userID: userID, scheduledAt: scheduledAt)
+        return try db.queryOne(read.sql, read.bindings).map(completionFromRow)
+    }
+
+    /// The statement `completion(alarmID:userID:scheduledAt:)` runs.
+    static func completionRead(alarmID: String, userID: String, scheduledAt: Int64) -> (sql: String, bindings: [SQLValue]) {
+        (
             """
             SELECT \(columns) FROM shared_completions
             WHERE alarm_id = ?1 AND user_id = ?2 AND scheduled_ms = ?3 AND withdrawn_ms IS NULL
             """,
             [.text(alarmID), .text(userID), .integer(scheduledAt)]
-        ).map(completionFromRow)
+        )
     }
 
-    /// The member's latest standing answer to the alarm recorded after `since`, if any.
-    static func latestCompletion(
-        alarmID: String, userID: String, since: Int64, on db: any SQLConnection
-    ) throws -> SharedCompletion? {
-        try db.queryOne(
+    /// The statement that reads the member's latest standing answer to the alarm recorded after
+    /// `since`, if any.
+    static func latestCompletionRead(alarmID: String, userID: String, since: Int64) -> (sql: String, bindings: [SQLValue]) {
+        (
             """
             SELECT \(columns) FROM shared_completions WHERE alarm_id = ?1 AND user_id = ?2 AND completed_ms > ?3 AND withdrawn_ms IS NULL
             ORDER BY completed_ms DESC, id DESC LIMIT 1
             """,
             [.text(alarmID), .text(userID), .integer(since)]
-        ).map(completionFromRow)
+        )
     }
 
     /// The completion with this id in the group, if any (the owner of a completion's attachments).
@@ -283,11 +303,17 @@ public enum CompletionStore {
 
     /// The completion document, with its live attachments, on its group's topic.
     static func completionChange(_ completion: SharedCompletion, _ op: Change.Op, on db: any SQLConnection) throws -> Change {
-        let document = try AttachmentStore.attaching(
-            completion, to: .sharedCompletion(groupID: completion.groupID, completionID: completion.id), on: db)
-        return Change(
+        completionChange(
+            completion, op,
+            attachments: try AttachmentStore.live(
+                .sharedCompletion(groupID: completion.groupID, completionID: completion.id), on: db))
+    }
+
+    /// `completionChange` for a caller that knows the completion's live `attachments`.
+    static func completionChange(_ completion: SharedCompletion, _ op: Change.Op, attachments: [Attachment]) -> Change {
+        Change(
             topic: ChangeLog.groupTopic(completion.groupID), kind: .sharedCompletion, op: op,
-            entityID: completion.id, document: DocumentCoding.encode(document))
+            entityID: completion.id, document: DocumentCoding.encode(WithAttachments(completion, attachments: attachments)))
     }
 
     static func completionFromRow(_ row: Row) throws -> SharedCompletion {

@@ -44,25 +44,45 @@ public enum SharedAlarmStore {
     public static func access(
         groupID: String, alarmID: String, userID: String, locked: Bool = false, on db: any SQLConnection
     ) throws -> (GroupMember, SharedAlarm) {
-        let read = try accessRead(groupID: groupID, alarmID: alarmID, userID: userID, locked: locked, members: false, on: db)
-        guard let alarm = read.alarm else { throw DomainError.alarmNotFound }
-        return (read.member, alarm)
+        let statement = alarmRead(id: alarmID, groupID: groupID, locked: locked, on: db)
+        let ((_, member), rows) = try GroupStore.access(
+            groupID: groupID, userID: userID, with: statement.map { [$0] } ?? [], on: db)
+        guard let alarm = try rows.first?.first.map(alarmFromRow) else { throw DomainError.alarmNotFound }
+        return (member, alarm)
     }
 
-    /// What a write to one alarm decides on, read in one round trip: the caller's membership
-    /// (`GroupStore.access`: `notFound("group")` for a non-member), the live alarm (nil when unknown
-    /// or deleted; `locked` as in `alarm`) and, with `members`, the ids of the group's active members
-    /// (`activeMemberIDs`). The caller checks the role before the alarm, so a member who may not
-    /// write learns nothing about it.
-    static func accessRead(
-        groupID: String, alarmID: String, userID: String, locked: Bool, members: Bool, on db: any SQLConnection
-    ) throws -> (member: GroupMember, alarm: SharedAlarm?, members: [String]) {
-        let alarmStatement = alarmRead(id: alarmID, groupID: groupID, locked: locked, on: db)
-        let more = [alarmStatement, members ? GroupStore.activeMembersRead(groupID: groupID) : nil].compactMap { $0 }
-        let ((_, member), rows) = try GroupStore.access(groupID: groupID, userID: userID, with: more, on: db)
-        let alarm = try alarmStatement == nil ? nil : rows[0].first.map(alarmFromRow)
-        let memberRows = members ? rows[alarmStatement == nil ? 0 : 1] : []
-        return (member, alarm, try memberRows.map { try GroupStore.memberFromRow($0).userID })
+    /// What a write to one alarm decides on and writes back (`writeAccess`).
+    struct AlarmRead {
+        /// The caller's active membership.
+        var member: GroupMember
+        /// The live alarm, its row locked until COMMIT (`SQLConnection.forUpdate`); nil when unknown or
+        /// deleted.
+        var alarm: SharedAlarm?
+        /// The ids of the group's active members (`activeMemberIDs`).
+        var members: [String]
+        /// The alarm's live attachments, oldest first: what its documents carry.
+        var attachments: [Attachment]
+    }
+
+    /// Everything a write to one alarm reads, in one round trip: the caller's membership
+    /// (`GroupStore.access`: `notFound("group")` for a non-member), the alarm, locked, the group's
+    /// active members and the alarm's attachments. The caller checks the role before the alarm, so
+    /// a member who may not write learns nothing about it.
+    static func writeAccess(groupID: String, alarmID: String, userID: String, on db: any SQLConnection) throws -> AlarmRead {
+        guard let statement = alarmRead(id: alarmID, groupID: groupID, locked: true, on: db) else {
+            let (_, member) = try GroupStore.access(groupID: groupID, userID: userID, on: db)
+            return AlarmRead(member: member, alarm: nil, members: [], attachments: [])
+        }
+        let ((_, member), rows) = try GroupStore.access(
+            groupID: groupID, userID: userID,
+            with: [
+                statement, GroupStore.activeMembersRead(groupID: groupID),
+                AttachmentStore.liveRead(.sharedAlarm(groupID: groupID, alarmID: alarmID)),
+            ], on: db)
+        return AlarmRead(
+            member: member, alarm: try rows[0].first.map(alarmFromRow),
+            members: try rows[1].map { try GroupStore.memberFromRow($0).userID },
+            attachments: try rows[2].map(AttachmentStore.attachmentFromRow))
     }
 
     /// Which alarms a list shows by their archive state (docs/design.md#done-and-archived).
@@ -235,7 +255,8 @@ public enum SharedAlarmStore {
     }
 
     /// Edits an alarm (owner/admin). `edit` changes a copy of the settings; the result is validated as
-    /// a whole. A stale `expectedVersion` → `versionConflict` with the current alarm. What the edit
+    /// a whole; returns the alarm with its attachments (its change-log document). A stale
+    /// `expectedVersion` → `versionConflict` with the current alarm. What the edit
     /// does to the open occurrence is the domain's rule (`SharedAlarm.edit`,
     /// docs/design.md#who-answers-the-open-occurrence). `archived`: `true` archives the alarm as the
     /// rest of the edit leaves it — `alarmNotDone` with the current alarm unless that is done; `false`
@@ -248,8 +269,8 @@ public enum SharedAlarmStore {
     public static func update(
         groupID: String, alarmID: String, actorID: String, expectedVersion: Int64?, controls: ControlsEdit = ControlsEdit(),
         archived: Bool? = nil, at now: Int64, on db: any SQLConnection, edit: (inout AlarmSettings) throws -> Void
-    ) throws -> SharedAlarm {
-        let read = try accessRead(groupID: groupID, alarmID: alarmID, userID: actorID, locked: true, members: true, on: db)
+    ) throws -> WithAttachments<SharedAlarm> {
+        let read = try writeAccess(groupID: groupID, alarmID: alarmID, userID: actorID, on: db)
         try GroupStore.requireManager(read.member)
         guard var alarm = read.alarm else { throw DomainError.alarmNotFound }
         if let expectedVersion, expectedVersion != alarm.version {
@@ -279,16 +300,16 @@ public enum SharedAlarmStore {
         case nil: break
         }
         alarm.unarchiveUnlessDone()
-        guard alarm != before else { return before }
+        guard alarm != before else { return WithAttachments(before, attachments: read.attachments) }
         try save(&alarm, at: now, on: db)
         // The row's reason names what the person changed (`editedKeys`), for the activity history only.
-        var change = try alarmChange(alarm, .modified, on: db)
+        var change = alarmChange(alarm, .modified, attachments: read.attachments)
         change.reason = alarm.editedKeys(from: before).joined(separator: ",")
         try ChangeLog.append([change], event: .sharedAlarmUpdated, actor: .user(actorID), at: now, on: db)
         if edited {
             try NotificationOutbox.alarmChanged(alarm, created: false, actorID: actorID, at: now, on: db)
         }
-        return alarm
+        return WithAttachments(alarm, attachments: read.attachments)
     }
 
     /// Soft-deletes an alarm (its creator or the group owner; anyone else `permissionDenied`).
@@ -459,10 +480,15 @@ public enum SharedAlarmStore {
 
     /// The alarm document, with its live attachments, on its group's topic.
     static func alarmChange(_ alarm: SharedAlarm, _ op: Change.Op, on db: any SQLConnection) throws -> Change {
-        let document = try AttachmentStore.attaching(alarm, to: .sharedAlarm(groupID: alarm.groupID, alarmID: alarm.id), on: db)
-        return Change(
+        alarmChange(
+            alarm, op, attachments: try AttachmentStore.live(.sharedAlarm(groupID: alarm.groupID, alarmID: alarm.id), on: db))
+    }
+
+    /// `alarmChange` for a caller that read the alarm's live `attachments` in this transaction.
+    static func alarmChange(_ alarm: SharedAlarm, _ op: Change.Op, attachments: [Attachment]) -> Change {
+        Change(
             topic: ChangeLog.groupTopic(alarm.groupID), kind: .sharedAlarm, op: op, entityID: alarm.id,
-            document: DocumentCoding.encode(document))
+            document: DocumentCoding.encode(WithAttachments(alarm, attachments: attachments)))
     }
 
     static func alarmFromRow(_ row: Row) throws -> SharedAlarm {
