@@ -1,5 +1,3 @@
-import Foundation
-
 /// What an edit changed, in document keys, for the activity history.
 extension SharedAlarm {
     /// Document keys the server keeps rather than a person edits: an edit is never told as "changed
@@ -14,14 +12,8 @@ extension SharedAlarm {
     /// `assigned_to_uids`, `paused_until`… — for the activity history ("assigned to Bea, time
     /// moved", not "was edited"). Server-kept fields (`serverKeptKeys`) are left out.
     public func editedKeys(from before: SharedAlarm) -> [String] {
-        guard
-            let old = try? JSONSerialization.jsonObject(with: Data(DocumentCoding.encode(before))) as? [String: Any],
-            let new = try? JSONSerialization.jsonObject(with: Data(DocumentCoding.encode(self))) as? [String: Any]
+        guard let old = DocumentMembers.of(DocumentCoding.encode(before)), let new = DocumentMembers.of(DocumentCoding.encode(self))
         else { return [] }
-        func canonical(_ value: Any?) -> Data? {
-            value.flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys, .fragmentsAllowed]) }
-        }
-        return Set(old.keys).union(new.keys).subtracting(Self.serverKeptKeys)
-            .filter { canonical(old[$0]) != canonical(new[$0]) }.sorted()
+        return Set(old.keys).union(new.keys).subtracting(Self.serverKeptKeys).filter { old[$0] != new[$0] }.sorted()
     }
 }
