@@ -206,6 +206,13 @@ struct AttachmentOwnersTests {
         }
         let document = try #require(logged.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) } as? [String: Any])
         #expect(Self.listed(document) == [alarmAttachment])
+        // The edit's answer is its change-log document with `occurrence_state` put in: the bytes a read
+        // answers, and the change log's members.
+        let read = await h.send(.get, "\(f.g)/alarms/\(alarmID)", token: f.owner.token)
+        #expect(patched.response.body == read.response.body)
+        var patchMembers = try #require(DocumentMembers.of(patched.response.body))
+        #expect(patchMembers.removeValue(forKey: "occurrence_state") != nil)
+        #expect(patchMembers == DocumentMembers.of(Array((logged ?? "").utf8)))
 
         // An answer carries the alarm's attachments (a new answer has none); a retry, the answer's own.
         let answered = try await h.expect(

@@ -34,7 +34,7 @@ struct ConcurrentSharedAlarmTests {
                         groupID: f.groupID, alarmID: alarmID, actorID: f.owner.id, expectedVersion: nil, at: now, on: db
                     ) { $0.title = "Other \(index)" }
                 }
-                return edited.document.version
+                return edited.alarm.version
             }
         }
         var versions: [Int64] = []

@@ -45,6 +45,43 @@ struct DocumentMembersTests {
         #expect(DocumentMembers.of(Array("{}".utf8))?.isEmpty == true)
     }
 
+    /// `Tricky` with one more member, for `inserting`'s bytes to be checked against the encoder's.
+    struct Plus<Extra: Encodable>: Encodable {
+        var base = Tricky()
+        var key: String
+        var extra: Extra
+        func encode(to encoder: any Encoder) throws {
+            try base.encode(to: encoder)
+            var container = encoder.container(keyedBy: AnyKey.self)
+            try container.encode(extra, forKey: AnyKey(stringValue: key))
+        }
+    }
+
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    @Test(
+        "inserting puts a member where the encoder sorts it: the same bytes as encoding it all",
+        arguments: ["0_first", "flag_", "list_", "nested_zz", "numbers", "zz_last"])
+    func insertingMatchesTheEncoder(_ key: String) throws {
+        let extra = ["a": [#"x "y", {z}"#], "b": []]
+        let inserted = DocumentMembers.inserting(key, DocumentCoding.encode(extra), into: DocumentCoding.encode(Tricky()))
+        #expect(inserted == DocumentCoding.encode(Plus(key: key, extra: extra)))
+    }
+
+    @Test("inserting into the empty object; a key already there or needing escapes, or no object: nil")
+    func insertingEdges() {
+        #expect(DocumentMembers.inserting("k", Array("1".utf8), into: Array("{}".utf8)) == Array(#"{"k":1}"#.utf8))
+        let document = DocumentCoding.encode(Tricky())
+        #expect(DocumentMembers.inserting("title", Array("1".utf8), into: document) == nil)
+        #expect(DocumentMembers.inserting(#"a"b"#, Array("1".utf8), into: document) == nil)
+        #expect(DocumentMembers.inserting("k", Array("1".utf8), into: Array("[]".utf8)) == nil)
+    }
+
     @Test("editedKeys names the keys a person changed, nested ones too, and none the server keeps")
     func editedKeys() throws {
         let before = try SharedAlarmControlsDomainTests.alarm()
@@ -55,5 +92,6 @@ struct DocumentMembersTests {
         after.version += 1
         after.updatedAt = Timestamp(milliseconds: before.updatedAt.milliseconds + 1)
         #expect(after.editedKeys(from: before) == ["times_of_day", "title"])
+        #expect(after.editedKeys(from: before, encoded: DocumentCoding.encode(after)) == ["times_of_day", "title"])
     }
 }

@@ -103,7 +103,7 @@ struct SharedAlarmChangeLogTests {
             ) { $0.title = "Recycling" }
         }
         #expect(update.event == "shared_alarm_updated")
-        #expect(try DocumentCoding.decode(SharedAlarm.self, from: update.rows[0].document ?? []) == updated.document)
+        #expect(try DocumentCoding.decode(SharedAlarm.self, from: update.rows[0].document ?? []) == updated.alarm)
 
         // Removing b (the last pending member) closes and advances the occurrence inside member_removed.
         let (_, removal) = try logged { c in

@@ -115,9 +115,9 @@ enum SharedAlarmRoutes {
                 groupID: groupID, alarmID: input.alarmID, actorID: userID, expectedVersion: body.version,
                 controls: body.controls, archived: body.archived, at: now, on: db
             ) { settings in try body.apply(to: &settings) }
-            return SharedAlarmView(edited.document, attachments: edited.attachments, at: now)
+            return SharedAlarmView.encoded(edited, at: now)
         }
-        return JSONBody.response(view)
+        return JSONBody.response(encoded: view)
     }
 
     static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
@@ -169,10 +169,21 @@ struct SharedAlarmView: Encodable, Sendable {
         GroupStore.Page(items: try reading(page.items, at: now, on: db), next: page.next)
     }
 
+    /// The key of the time-dependent member the view adds to the document.
+    static let occurrenceStateKey = "occurrence_state"
+
+    /// The edited alarm as seen at `now`, encoded: its change-log document with `occurrence_state`
+    /// put in (`DocumentMembers.inserting`), the bytes `encode(to:)` writes, not encoded again.
+    static func encoded(_ edited: SharedAlarmStore.Edited, at now: Int64) -> [UInt8] {
+        DocumentMembers.inserting(
+            occurrenceStateKey, DocumentCoding.encode(edited.alarm.occurrenceState(at: now)), into: edited.document)
+            ?? DocumentCoding.encode(SharedAlarmView(edited.alarm, attachments: edited.attachments, at: now))
+    }
+
     func encode(to encoder: any Encoder) throws {
         try alarm.encode(to: encoder)
         var c = encoder.container(keyedBy: StrictKeys.AnyKey.self)
-        try c.encode(alarm.occurrenceState(at: now), forKey: StrictKeys.AnyKey(stringValue: "occurrence_state"))
-        try c.encode(attachments, forKey: StrictKeys.AnyKey(stringValue: "attachments"))
+        try c.encode(alarm.occurrenceState(at: now), forKey: StrictKeys.AnyKey(stringValue: Self.occurrenceStateKey))
+        try c.encode(attachments, forKey: StrictKeys.AnyKey(stringValue: WithAttachments<SharedAlarm>.attachmentsKey))
     }
 }

@@ -99,6 +99,9 @@ public struct WithAttachments<Document: Encodable & Sendable>: Encodable, Sendab
         case attachments
     }
 
+    /// The key the attachments take in the document (`DocumentMembers.inserting` puts them there).
+    public static var attachmentsKey: String { CodingKeys.attachments.stringValue }
+
     /// The document's own keys, then `attachments` (the document must encode as a keyed container).
     public func encode(to encoder: any Encoder) throws {
         try document.encode(to: encoder)

@@ -10,9 +10,11 @@ extension SharedAlarm {
 
     /// The document keys an edit from `before` to this alarm changed, sorted — `title`, `times_of_day`,
     /// `assigned_to_uids`, `paused_until`… — for the activity history ("assigned to Bea, time
-    /// moved", not "was edited"). Server-kept fields (`serverKeptKeys`) are left out.
-    public func editedKeys(from before: SharedAlarm) -> [String] {
-        guard let old = DocumentMembers.of(DocumentCoding.encode(before)), let new = DocumentMembers.of(DocumentCoding.encode(self))
+    /// moved", not "was edited"). Server-kept fields (`serverKeptKeys`) are left out. `encoded`: this
+    /// alarm as `DocumentCoding.encode` wrote it, when the caller has it (not encoded again).
+    public func editedKeys(from before: SharedAlarm, encoded: [UInt8]? = nil) -> [String] {
+        guard let old = DocumentMembers.of(DocumentCoding.encode(before)),
+            let new = DocumentMembers.of(encoded ?? DocumentCoding.encode(self))
         else { return [] }
         return Set(old.keys).union(new.keys).subtracting(Self.serverKeptKeys).filter { old[$0] != new[$0] }.sorted()
     }

@@ -112,12 +112,12 @@ public enum CompletionStore {
         if closed {
             alarm.advanceAfterClose(at: now, activeMembers: read.members)
         }
-        try SharedAlarmStore.save(&alarm, at: now, on: db)
+        let encoded = try SharedAlarmStore.save(&alarm, at: now, on: db)
         // A new completion has no attachments yet.
         try ChangeLog.append(
             [
                 completionChange(completion, .added, attachments: []),
-                SharedAlarmStore.alarmChange(alarm, .modified, attachments: read.attachments),
+                SharedAlarmStore.alarmChange(alarm, .modified, attachments: read.attachments, encoded: encoded),
             ],
             event: .sharedCompletion, actor: .user(userID), at: now, on: db)
         try NotificationOutbox.sharedCompletion(completion, alarm: alarm, at: now, on: db)

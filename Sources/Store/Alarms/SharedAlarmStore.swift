@@ -255,7 +255,7 @@ public enum SharedAlarmStore {
     }
 
     /// Edits an alarm (owner/admin). `edit` changes a copy of the settings; the result is validated as
-    /// a whole; returns the alarm with its attachments (its change-log document). A stale
+    /// a whole; returns the alarm with its attachments and its change-log document (`Edited`). A stale
     /// `expectedVersion` → `versionConflict` with the current alarm. What the edit
     /// does to the open occurrence is the domain's rule (`SharedAlarm.edit`,
     /// docs/design.md#who-answers-the-open-occurrence). `archived`: `true` archives the alarm as the
@@ -269,7 +269,7 @@ public enum SharedAlarmStore {
     public static func update(
         groupID: String, alarmID: String, actorID: String, expectedVersion: Int64?, controls: ControlsEdit = ControlsEdit(),
         archived: Bool? = nil, at now: Int64, on db: any SQLConnection, edit: (inout AlarmSettings) throws -> Void
-    ) throws -> WithAttachments<SharedAlarm> {
+    ) throws -> Edited {
         let read = try writeAccess(groupID: groupID, alarmID: alarmID, userID: actorID, on: db)
         try GroupStore.requireManager(read.member)
         guard var alarm = read.alarm else { throw DomainError.alarmNotFound }
@@ -300,16 +300,30 @@ public enum SharedAlarmStore {
         case nil: break
         }
         alarm.unarchiveUnlessDone()
-        guard alarm != before else { return WithAttachments(before, attachments: read.attachments) }
-        try save(&alarm, at: now, on: db)
+        guard alarm != before else {
+            let document = DocumentCoding.encode(WithAttachments(before, attachments: read.attachments))
+            return Edited(alarm: before, attachments: read.attachments, document: document)
+        }
+        // One encode serves the table, the change log and the changed keys.
+        let encoded = try save(&alarm, at: now, on: db)
+        var change = alarmChange(alarm, .modified, attachments: read.attachments, encoded: encoded)
         // The row's reason names what the person changed (`editedKeys`), for the activity history only.
-        var change = alarmChange(alarm, .modified, attachments: read.attachments)
-        change.reason = alarm.editedKeys(from: before).joined(separator: ",")
+        change.reason = alarm.editedKeys(from: before, encoded: encoded).joined(separator: ",")
         try ChangeLog.append([change], event: .sharedAlarmUpdated, actor: .user(actorID), at: now, on: db)
         if edited {
             try NotificationOutbox.alarmChanged(alarm, created: false, actorID: actorID, at: now, on: db)
         }
-        return WithAttachments(alarm, attachments: read.attachments)
+        return Edited(alarm: alarm, attachments: read.attachments, document: change.document ?? [])
+    }
+
+    /// What `update` answers.
+    public struct Edited: Sendable {
+        /// The alarm after the edit.
+        public var alarm: SharedAlarm
+        /// Its live attachments, oldest first.
+        public var attachments: [Attachment]
+        /// The alarm with its attachments as the change log holds it (`WithAttachments`' bytes).
+        public var document: [UInt8]
     }
 
     /// Soft-deletes an alarm (its creator or the group owner; anyone else `permissionDenied`).
@@ -439,17 +453,20 @@ public enum SharedAlarmStore {
 
     /// Bumps `version` and `updated_at`, clears `archived_at` of an alarm no longer done, then writes
     /// the row.
-    static func save(_ alarm: inout SharedAlarm, at now: Int64, on db: any SQLConnection) throws {
+    @discardableResult
+    static func save(_ alarm: inout SharedAlarm, at now: Int64, on db: any SQLConnection) throws -> [UInt8] {
         alarm.unarchiveUnlessDone()
         alarm.version += 1
         alarm.updatedAt = Timestamp(milliseconds: now)
-        try write(alarm, on: db)
+        return try write(alarm, on: db)
     }
 
     /// Writes the document and the columns copied from it (`pre_alarm_ms`: `SharedAlarm.preAlarmAt`;
-    /// `archived_ms`: `archived_at`).
-    static func write(_ alarm: SharedAlarm, on db: any SQLConnection) throws {
-        let document = String(decoding: DocumentCoding.encode(alarm), as: UTF8.self)
+    /// `archived_ms`: `archived_at`). Returns the document's bytes.
+    @discardableResult
+    static func write(_ alarm: SharedAlarm, on db: any SQLConnection) throws -> [UInt8] {
+        let encoded = DocumentCoding.encode(alarm)
+        let document = String(decoding: encoded, as: UTF8.self)
         try db.run(
             """
             UPDATE shared_alarms SET document = ?2, next_fire_ms = ?3, open_ms = ?4, grace_ms = ?5, version = ?6,
@@ -464,6 +481,7 @@ public enum SharedAlarmStore {
                 SQLValue(alarm.preAlarmAt), SQLValue(alarm.archivedAt?.milliseconds),
             ])
         try writePending(alarm, on: db)
+        return encoded
     }
 
     /// Keeps `shared_alarm_pending` (migration 0020) equal to the open occurrence's `pending_uids` of a
@@ -485,10 +503,15 @@ public enum SharedAlarmStore {
     }
 
     /// `alarmChange` for a caller that read the alarm's live `attachments` in this transaction.
-    static func alarmChange(_ alarm: SharedAlarm, _ op: Change.Op, attachments: [Attachment]) -> Change {
-        Change(
-            topic: ChangeLog.groupTopic(alarm.groupID), kind: .sharedAlarm, op: op, entityID: alarm.id,
-            document: DocumentCoding.encode(WithAttachments(alarm, attachments: attachments)))
+    /// `encoded`: the alarm as `DocumentCoding.encode` wrote it (`save`'s answer), when the caller has
+    /// it: the document is then those bytes with the attachments put in, not the alarm encoded again.
+    static func alarmChange(_ alarm: SharedAlarm, _ op: Change.Op, attachments: [Attachment], encoded: [UInt8]? = nil) -> Change {
+        let key = WithAttachments<SharedAlarm>.attachmentsKey
+        let document =
+            encoded.flatMap { DocumentMembers.inserting(key, DocumentCoding.encode(attachments), into: $0) }
+            ?? DocumentCoding.encode(WithAttachments(alarm, attachments: attachments))
+        return Change(
+            topic: ChangeLog.groupTopic(alarm.groupID), kind: .sharedAlarm, op: op, entityID: alarm.id, document: document)
     }
 
     static func alarmFromRow(_ row: Row) throws -> SharedAlarm {
