@@ -6,6 +6,13 @@ public import Storage
 /// caller owns, inside the caller's transaction (`Database.write`/`read`), so the API and the admin CLI
 /// share one copy of these rules.
 public enum AccountStore {
+    /// The statement that locks the account's `users` row until COMMIT (`SQLConnection.forUpdate`):
+    /// what serialises the `.concurrent` writes of one account's own data (personal sync, settings).
+    /// Send it before the reads the write decides on, in the same round trip (`queryEach`).
+    static func accountLock(userID: String, on db: any SQLConnection) -> (sql: String, bindings: [SQLValue]) {
+        ("SELECT 1 AS one FROM users WHERE id = ?1" + db.forUpdate, [.text(userID)])
+    }
+
     /// Columns `userFromRow` reads, optionally qualified by a table alias (`u.id, u.email, …`).
     static func userColumns(_ alias: String = "") -> String {
         switch alias {

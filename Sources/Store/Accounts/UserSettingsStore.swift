@@ -28,7 +28,7 @@ public enum UserSettingsStore {
         change: (inout UserSettings) throws -> Void
     ) throws -> UserSettings {
         let rows = try db.queryEach([
-            ("SELECT 1 AS one FROM users WHERE id = ?1" + db.forUpdate, [.text(userID)]),
+            AccountStore.accountLock(userID: userID, on: db),
             ("SELECT document FROM user_settings WHERE user_id = ?1", [.text(userID)]),
         ])
         let current = try rows[1].first.map(settingsFromRow) ?? UserSettings()

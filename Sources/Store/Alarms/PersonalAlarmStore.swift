@@ -130,7 +130,7 @@ public enum PersonalAlarmStore {
     /// personal writes of one account run one after the other, and those of two accounts together.
     static func findLocked(userID: String, alarmID: String, on db: any SQLConnection) throws -> PersonalAlarm? {
         let rows = try db.queryEach([
-            ("SELECT 1 AS one FROM users WHERE id = ?1" + db.forUpdate, [.text(userID)]),
+            AccountStore.accountLock(userID: userID, on: db),
             ("SELECT document FROM personal_alarms WHERE user_id = ?1 AND id = ?2", [.text(userID), .text(alarmID)]),
         ])
         return try rows[1].first.map(alarmFromRow)
