@@ -132,7 +132,7 @@ enum PersonalAlarmRoutes {
             {
             case .created(_, let document): (document, true)
             case .replaced(_, _, let document): (document, false)
-            case .lost(let current): (DocumentCoding.encode(try attaching(current, on: db)), false)
+            case .lost(_, let document): (document, false)
             }
         }
         return JSONBody.response(encoded: stored, status: created ? .created : .ok)

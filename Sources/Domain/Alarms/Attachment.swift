@@ -102,6 +102,13 @@ public struct WithAttachments<Document: Encodable & Sendable>: Encodable, Sendab
     /// The key the attachments take in the document (`DocumentMembers.inserting` puts them there).
     public static var attachmentsKey: String { CodingKeys.attachments.stringValue }
 
+    /// The bytes `DocumentCoding.encode(self)` writes, made from `document` — the document alone as
+    /// `DocumentCoding.encode` wrote it — with the attachments put in, not the document encoded again.
+    public func encoded(from document: [UInt8]) -> [UInt8] {
+        DocumentMembers.inserting(Self.attachmentsKey, DocumentCoding.encode(attachments), into: document)
+            ?? DocumentCoding.encode(self)
+    }
+
     /// The document's own keys, then `attachments` (the document must encode as a keyed container).
     public func encode(to encoder: any Encoder) throws {
         try document.encode(to: encoder)

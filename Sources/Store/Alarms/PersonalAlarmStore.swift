@@ -20,8 +20,9 @@ public enum PersonalAlarmStore {
         /// Replaced the stored version (`archived`: the replaced version went to the conflict archive);
         /// `document` as in `created`.
         case replaced(PersonalAlarm, archived: Bool, document: [UInt8])
-        /// Last-write-wins kept the stored version; the written one is archived.
-        case lost(current: PersonalAlarm)
+        /// Last-write-wins kept the stored version; the written one is archived. `document`: the
+        /// stored one with its live attachments, the bytes an answer shows.
+        case lost(current: PersonalAlarm, document: [UInt8])
     }
 
     /// The client-settable part of a write.
@@ -47,15 +48,18 @@ public enum PersonalAlarmStore {
     public static func put(
         userID: String, alarmID: String, edit: Edit, expectedVersion: Int64?, at now: Int64, on db: any SQLConnection
     ) throws -> PutOutcome {
-        guard let stored = try findLocked(userID: userID, alarmID: alarmID, on: db) else {
+        let read = try writeRead(userID: userID, alarmID: alarmID, on: db)
+        guard let (stored, storedDocument) = read.stored else {
             try checkRoom(userID: userID, on: db)
             var alarm = PersonalAlarm(
                 id: alarmID, userID: userID, settings: edit.settings, isEnabled: edit.isEnabled,
                 vibrationEnabled: edit.vibrationEnabled, sortOrder: edit.sortOrder, version: 1,
                 createdAt: Timestamp(milliseconds: now), updatedAt: edit.editedAt)
             alarm.reschedule(at: now)
-            try insert(alarm, on: db)
-            return .created(alarm, document: try append(alarm, op: .added, event: .personalAlarmCreated, at: now, on: db))
+            let encoded = try insert(alarm, on: db)
+            let document = try append(
+                alarm, encoded: encoded, attachments: read.attachments, op: .added, event: .personalAlarmCreated, at: now, on: db)
+            return .created(alarm, document: document)
         }
         var archived = false
         if let expectedVersion {
@@ -63,10 +67,10 @@ public enum PersonalAlarmStore {
         } else if edit.editedAt < stored.updatedAt {
             var loser = stored
             apply(edit, to: &loser)
-            try archive(loser, at: now, on: db)
-            return .lost(current: stored)
+            try archive(loser.userID, loser.id, DocumentCoding.encode(loser), at: now, on: db)
+            return .lost(current: stored, document: DocumentCoding.encode(WithAttachments(stored, attachments: read.attachments)))
         } else {
-            try archive(stored, at: now, on: db)
+            try archive(stored.userID, stored.id, storedDocument, at: now, on: db)
             archived = true
         }
         if stored.deletedAt != nil { try checkRoom(userID: userID, on: db) }
@@ -75,8 +79,10 @@ public enum PersonalAlarmStore {
         alarm.deletedAt = nil
         alarm.version = stored.version + 1
         alarm.reschedule(at: now)
-        try update(alarm, on: db)
-        let document = try append(alarm, op: stored.deletedAt == nil ? .modified : .added, event: .personalAlarmUpdated, at: now, on: db)
+        let encoded = try update(alarm, on: db)
+        let document = try append(
+            alarm, encoded: encoded, attachments: read.attachments, op: stored.deletedAt == nil ? .modified : .added,
+            event: .personalAlarmUpdated, at: now, on: db)
         return .replaced(alarm, archived: archived, document: document)
     }
 
@@ -88,9 +94,8 @@ public enum PersonalAlarmStore {
         userID: String, alarmID: String, expectedVersion: Int64?, editedAt: Timestamp, at now: Int64, on db: any SQLConnection,
         change: (inout PersonalAlarm) throws -> Void
     ) throws -> (alarm: PersonalAlarm, document: [UInt8]) {
-        guard let stored = try findLocked(userID: userID, alarmID: alarmID, on: db), stored.deletedAt == nil else {
-            throw DomainError.alarmNotFound
-        }
+        let read = try writeRead(userID: userID, alarmID: alarmID, on: db)
+        guard let stored = read.stored?.alarm, stored.deletedAt == nil else { throw DomainError.alarmNotFound }
         if let expectedVersion, expectedVersion != stored.version {
             throw DomainError.versionConflict(current: DocumentCoding.encode(stored))
         }
@@ -99,8 +104,10 @@ public enum PersonalAlarmStore {
         alarm.version = stored.version + 1
         alarm.updatedAt = max(editedAt, stored.updatedAt)
         alarm.reschedule(at: now)
-        try update(alarm, on: db)
-        return (alarm, try append(alarm, op: .modified, event: .personalAlarmUpdated, at: now, on: db))
+        let encoded = try update(alarm, on: db)
+        let document = try append(
+            alarm, encoded: encoded, attachments: read.attachments, op: .modified, event: .personalAlarmUpdated, at: now, on: db)
+        return (alarm, document)
     }
 
     /// Deletes (`DELETE`): leaves a tombstone that syncs, purged after 30 days. Deleting a tombstone
@@ -129,11 +136,35 @@ public enum PersonalAlarmStore {
     /// otherwise (account deletion and merge, retention, attachments) never run beside it, so two
     /// personal writes of one account run one after the other, and those of two accounts together.
     static func findLocked(userID: String, alarmID: String, on db: any SQLConnection) throws -> PersonalAlarm? {
-        let rows = try db.queryEach([
+        try writeRead(userID: userID, alarmID: alarmID, attachments: false, on: db).stored?.alarm
+    }
+
+    /// What a write of one alarm reads, in one round trip after the account's lock (`findLocked`).
+    struct WriteRead {
+        /// The alarm, live or tombstone, and its document as the row holds it (the bytes
+        /// `DocumentCoding.encode` wrote when it was stored: an answer encodes `alarm` again, in
+        /// today's shape); nil when the id never existed (or was purged).
+        var stored: (alarm: PersonalAlarm, document: [UInt8])?
+        /// The alarm's live attachments, oldest first: what its change-log document carries (none
+        /// when not asked for).
+        var attachments: [Attachment]
+    }
+
+    /// `findLocked` with the stored bytes and, with `attachments`, the alarm's live attachments in the
+    /// same round trip. Only `.immediate` writes change a personal alarm's attachments, so they hold
+    /// for the rest of the write.
+    static func writeRead(userID: String, alarmID: String, attachments: Bool = true, on db: any SQLConnection) throws -> WriteRead {
+        var statements = [
             AccountStore.accountLock(userID: userID, on: db),
             ("SELECT document FROM personal_alarms WHERE user_id = ?1 AND id = ?2", [.text(userID), .text(alarmID)]),
-        ])
-        return try rows[1].first.map(alarmFromRow)
+        ]
+        if attachments { statements.append(AttachmentStore.liveRead(.personalAlarm(userID: userID, alarmID: alarmID))) }
+        let rows = try db.queryEach(statements)
+        let stored = try rows[1].first.map { row in
+            let document = Array((row.string("document") ?? "").utf8)
+            return (alarm: try DocumentCoding.decode(PersonalAlarm.self, from: document), document: document)
+        }
+        return WriteRead(stored: stored, attachments: attachments ? try rows[2].map(AttachmentStore.attachmentFromRow) : [])
     }
 
     /// One alarm, live or tombstone; nil when the id never existed (or was purged).
@@ -275,45 +306,52 @@ public enum PersonalAlarmStore {
         }
     }
 
-    private static func insert(_ alarm: PersonalAlarm, on db: any SQLConnection) throws {
+    /// Inserts the alarm's row; returns its document's bytes.
+    private static func insert(_ alarm: PersonalAlarm, on db: any SQLConnection) throws -> [UInt8] {
+        let encoded = DocumentCoding.encode(alarm)
         try db.run(
             """
             INSERT INTO personal_alarms (user_id, id, document, version, updated_ms, created_ms, deleted_ms)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL)
             """,
             [
-                .text(alarm.userID), .text(alarm.id), .text(String(decoding: DocumentCoding.encode(alarm), as: UTF8.self)),
+                .text(alarm.userID), .text(alarm.id), .text(String(decoding: encoded, as: UTF8.self)),
                 .integer(alarm.version), .integer(alarm.updatedAt.milliseconds), .integer(alarm.createdAt.milliseconds),
             ])
+        return encoded
     }
 
-    private static func update(_ alarm: PersonalAlarm, on db: any SQLConnection) throws {
+    /// Writes the alarm's row; returns its document's bytes.
+    @discardableResult
+    private static func update(_ alarm: PersonalAlarm, on db: any SQLConnection) throws -> [UInt8] {
+        let encoded = DocumentCoding.encode(alarm)
         try db.run(
             "UPDATE personal_alarms SET document = ?3, version = ?4, updated_ms = ?5, deleted_ms = ?6 WHERE user_id = ?1 AND id = ?2",
             [
-                .text(alarm.userID), .text(alarm.id), .text(String(decoding: DocumentCoding.encode(alarm), as: UTF8.self)),
+                .text(alarm.userID), .text(alarm.id), .text(String(decoding: encoded, as: UTF8.self)),
                 .integer(alarm.version), .integer(alarm.updatedAt.milliseconds),
                 alarm.deletedAt.map { .integer($0.milliseconds) } ?? .null,
             ])
+        return encoded
     }
 
-    private static func archive(_ alarm: PersonalAlarm, at now: Int64, on db: any SQLConnection) throws {
+    /// Archives a version of `userID`'s alarm `alarmID`: `document`, its bytes as `DocumentCoding.encode` wrote them.
+    private static func archive(_ userID: String, _ alarmID: String, _ document: [UInt8], at now: Int64, on db: any SQLConnection)
+        throws
+    {
         try db.run(
             "INSERT INTO personal_alarm_conflicts (user_id, alarm_id, document, archived_ms) VALUES (?1, ?2, ?3, ?4)",
-            [
-                .text(alarm.userID), .text(alarm.id), .text(String(decoding: DocumentCoding.encode(alarm), as: UTF8.self)),
-                .integer(now),
-            ])
+            [.text(userID), .text(alarmID), .text(String(decoding: document, as: UTF8.self)), .integer(now)])
     }
 
-    /// The alarm's change on its account's topic: the document carries its live attachments.
-    /// Appends the alarm's document, with its live attachments, to the user's topic; returns the
-    /// document's bytes (the answer's body as is).
-    private static func append(_ alarm: PersonalAlarm, op: Change.Op, event: ChangeEvent, at now: Int64, on db: any SQLConnection)
-        throws -> [UInt8]
-    {
-        let document = DocumentCoding.encode(
-            try AttachmentStore.attaching(alarm, to: .personalAlarm(userID: alarm.userID, alarmID: alarm.id), on: db))
+    /// Appends the alarm's document with its live `attachments` to the user's topic; returns the
+    /// document's bytes (the answer's body as is). `encoded`: the alarm alone as `update` or `insert`
+    /// wrote it, so it is not encoded again.
+    private static func append(
+        _ alarm: PersonalAlarm, encoded: [UInt8], attachments: [Attachment], op: Change.Op, event: ChangeEvent, at now: Int64,
+        on db: any SQLConnection
+    ) throws -> [UInt8] {
+        let document = WithAttachments(alarm, attachments: attachments).encoded(from: encoded)
         try ChangeLog.append(
             [Change(topic: ChangeLog.userTopic(alarm.userID), kind: .personalAlarm, op: op, entityID: alarm.id, document: document)],
             event: event, actor: .user(alarm.userID), at: now, on: db)

@@ -506,10 +506,8 @@ public enum SharedAlarmStore {
     /// `encoded`: the alarm as `DocumentCoding.encode` wrote it (`save`'s answer), when the caller has
     /// it: the document is then those bytes with the attachments put in, not the alarm encoded again.
     static func alarmChange(_ alarm: SharedAlarm, _ op: Change.Op, attachments: [Attachment], encoded: [UInt8]? = nil) -> Change {
-        let key = WithAttachments<SharedAlarm>.attachmentsKey
-        let document =
-            encoded.flatMap { DocumentMembers.inserting(key, DocumentCoding.encode(attachments), into: $0) }
-            ?? DocumentCoding.encode(WithAttachments(alarm, attachments: attachments))
+        let withAttachments = WithAttachments(alarm, attachments: attachments)
+        let document = encoded.map(withAttachments.encoded(from:)) ?? DocumentCoding.encode(withAttachments)
         return Change(
             topic: ChangeLog.groupTopic(alarm.groupID), kind: .sharedAlarm, op: op, entityID: alarm.id, document: document)
     }
