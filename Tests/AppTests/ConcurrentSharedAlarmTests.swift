@@ -91,6 +91,84 @@ struct ConcurrentSharedAlarmTests {
         #expect(try await Self.loggedVersions(alarmID, f.h) == Array(1...(applied + 1)))
     }
 
+    @Test("eight creations by one account at once on two instances: five created, three refused by its 5-a-minute window")
+    func creationsByOneAccountKeepItsWindow() async throws {
+        let f = try await SharedAlarmFixture.make(members: 0)
+        let outcomes = try await Self.createAtOnce(8, f, actors: [f.owner, f.owner])
+        #expect(outcomes.filter { $0 == "created" }.count == 5, "\(outcomes)")
+        #expect(outcomes.filter { $0 == "RATE_LIMITED" }.count == 3, "\(outcomes)")
+        #expect(try await Self.liveAlarms(f) == 5)
+    }
+
+    @Test("two admins creating six alarms at once, on two instances, in a group two short of its limit: two created, four refused")
+    func creationsInOneGroupKeepItsLimit() async throws {
+        let f = try await SharedAlarmFixture.make(members: 1)
+        let admin = f.members[0]
+        try await f.h.expect(200, .patch, "\(f.g)/members/\(admin.id)", json: #"{"role":"admin"}"#, token: f.owner.token)
+        let (group, owner) = (f.groupID, f.owner.id)
+        try await f.h.database.write { db in
+            for i in 0..<(SharedAlarmRules.maxAlarmsPerGroup - 2) {
+                try db.run(
+                    """
+                    INSERT INTO shared_alarms (id, group_id, created_by, document, grace_ms, version, created_ms, updated_ms)
+                    VALUES (?1, ?2, ?3, '{}', 1, 1, 0, 0)
+                    """, [.text("00000000-0000-4000-8000-\(String(format: "%012d", i))"), .text(group), .text(owner)])
+            }
+        }
+        let outcomes = try await Self.createAtOnce(6, f, actors: [f.owner, admin])
+        #expect(outcomes.filter { $0 == "created" }.count == 2, "\(outcomes)")
+        #expect(outcomes.filter { $0 == "ALARM_LIMIT_REACHED" }.count == 4, "\(outcomes)")
+        #expect(try await Self.liveAlarms(f) == Int64(SharedAlarmRules.maxAlarmsPerGroup))
+        let created = try await f.h.database.read { db in
+            try db.scalar("SELECT COUNT(*) FROM change_log WHERE kind = 'shared_alarm' AND op = 'added'")
+        }
+        #expect(created == .integer(2), "one change per alarm created")
+    }
+
+    /// `count` creations at once in the fixture's group, taking turns through the API and through
+    /// another instance's writer (the store call the route makes), by `actors` in turn: each
+    /// "created" or the error's wire name.
+    static func createAtOnce(_ count: Int, _ f: SharedAlarmFixture, actors: [GroupFixture.Account]) async throws -> [String] {
+        let other = try f.h.openAnotherHandle()
+        defer { other.close() }
+        let now = f.h.clock.nowMilliseconds()
+        let timing = AlarmTiming(
+            schedule: Schedule(.customDays(intervalDays: 1), startDate: try #require(LocalDate(year: 2026, month: 2, day: 1))),
+            timesOfDay: [try #require(TimeOfDay(hour: 10, minute: 0))], timezone: "UTC")
+        let settings = AlarmSettings(title: "Other instance", timing: timing)
+        let creations = (0..<count).map { index in
+            Task { () -> String in
+                let actor = actors[index % actors.count]
+                if index % 2 == 0 {
+                    let json = #"{"title":"API \#(index)",\#(SharedAlarmFixture.dailyTen)}"#
+                    let reply = await f.h.send(.post, "\(f.g)/alarms", json: json, token: actor.token)
+                    return reply.status == 201 ? "created" : reply.errorName ?? "\(reply.status)"
+                }
+                do {
+                    _ = try await other.write(.concurrent) { db in
+                        try SharedAlarmStore.create(groupID: f.groupID, actorID: actor.id, settings: settings, at: now, on: db)
+                    }
+                    return "created"
+                } catch DomainError.rateLimited {
+                    return "RATE_LIMITED"
+                } catch DomainError.alarmLimitReached {
+                    return "ALARM_LIMIT_REACHED"
+                }
+            }
+        }
+        var outcomes: [String] = []
+        for creation in creations { outcomes.append(try await creation.value) }
+        return outcomes
+    }
+
+    static func liveAlarms(_ f: SharedAlarmFixture) async throws -> Int64? {
+        let group = f.groupID
+        return try await f.h.database.read { db in
+            try db.queryOne("SELECT COUNT(*) AS n FROM shared_alarms WHERE group_id = ?1 AND deleted_ms IS NULL", [.text(group)])?
+                .int("n")
+        }
+    }
+
     /// The `version` of each `shared_alarm` document the change log holds for the alarm, in seq order
     /// (the removal carries none).
     static func loggedVersions(_ alarmID: String, _ h: AppHarness) async throws -> [Int] {

@@ -20,7 +20,9 @@ enum SharedAlarmRoutes {
     }
 
     static func create(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (alarm, now) = try await services.writeToGroup(request) { now in
+        // Concurrent: the store locks the creator's row and the group's before it counts
+        // (`SharedAlarmStore.create`).
+        let (alarm, now) = try await services.writeToGroup(request, .concurrent) { now in
             let body = try AlarmBody.decode(for: .shared, from: request)
             guard body.version == nil else {
                 throw APIError(.validationFailed, "version is invalid: unknown field", field: "version")

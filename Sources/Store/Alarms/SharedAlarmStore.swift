@@ -214,26 +214,36 @@ public enum SharedAlarmStore {
     /// `now`. Assignees must be active members. At most `maxAlarmsPerGroup` live alarms per group
     /// (`alarmLimitReached`) and 5 creations per user per minute (`rateLimited`). Event
     /// `shared_alarm_created`.
+    /// Safe as a `.concurrent` write: the creator's row and then the group's are locked before
+    /// anything is counted, so two creations by one account (its rate window spans its groups) or in
+    /// one group (its alarm count) run one after the other, each counting what the one before
+    /// committed, while creations elsewhere run beside them; what else it reads (the membership and
+    /// role, the owner's subscription, the active members) only `.immediate` writes change.
     public static func create(
         groupID: String, actorID: String, settings: AlarmSettings, controls: ControlsEdit = ControlsEdit(), at now: Int64,
         on db: any SQLConnection
     ) throws -> SharedAlarm {
-        _ = try GroupStore.managerAccess(groupID: groupID, userID: actorID, on: db)
-        try EntitlementStore.checkOwnerSubscription(groupID: groupID, what: "the group is not accepting new shared alarms", at: now, on: db)
         let window = SharedAlarmRules.creationWindow
-        let recent = try db.query(
-            "SELECT created_ms FROM shared_alarms WHERE created_by = ?1 AND created_ms > ?2",
-            [.text(actorID), .integer(window.windowStart(now: now))]
-        ).compactMap { $0.int("created_ms") }
-        if case .refused(let seconds) = window.evaluate(failureTimes: recent, now: now) {
+        let ((_, member), rows) = try GroupStore.access(
+            groupID: groupID, userID: actorID,
+            with: [
+                AccountStore.accountLock(userID: actorID, on: db), GroupStore.groupLock(groupID: groupID, on: db),
+                (
+                    "SELECT created_ms FROM shared_alarms WHERE created_by = ?1 AND created_ms > ?2",
+                    [.text(actorID), .integer(window.windowStart(now: now))]
+                ),
+                ("SELECT COUNT(*) AS live FROM shared_alarms WHERE group_id = ?1 AND deleted_ms IS NULL", [.text(groupID)]),
+                GroupStore.activeMembersRead(groupID: groupID),
+            ], on: db)
+        try GroupStore.requireManager(member)
+        try EntitlementStore.checkOwnerSubscription(groupID: groupID, what: "the group is not accepting new shared alarms", at: now, on: db)
+        if case .refused(let seconds) = window.evaluate(failureTimes: rows[2].compactMap { $0.int("created_ms") }, now: now) {
             throw DomainError.rateLimited(retryAfterSeconds: seconds)
         }
-        let live = try db.scalar(
-            "SELECT COUNT(*) FROM shared_alarms WHERE group_id = ?1 AND deleted_ms IS NULL", [.text(groupID)])
-        if case .integer(let count) = live, count >= SharedAlarmRules.maxAlarmsPerGroup {
+        if let live = rows[3].first?.int("live"), live >= SharedAlarmRules.maxAlarmsPerGroup {
             throw DomainError.alarmLimitReached
         }
-        let members = try activeMemberIDs(groupID: groupID, on: db)
+        let members = try rows[4].map { try GroupStore.memberFromRow($0).userID }
         try SharedAlarmRules.checkAssignees(settings.assignedTo, activeMembers: members)
         var alarm = SharedAlarm(
             id: UUID().uuidString.lowercased(), groupID: groupID, createdBy: actorID, settings: settings,
@@ -247,9 +257,11 @@ public enum SharedAlarmStore {
                                        created_ms, updated_ms)
             VALUES (?1, ?2, ?3, '{}', NULL, NULL, 1, 1, ?4, ?4)
             """, [.text(alarm.id), .text(groupID), .text(actorID), .integer(now)])
-        try write(alarm, on: db)
+        // A new id: it has no attachments yet.
+        let encoded = try write(alarm, on: db)
         try ChangeLog.append(
-            [try alarmChange(alarm, .added, on: db)], event: .sharedAlarmCreated, actor: .user(actorID), at: now, on: db)
+            [alarmChange(alarm, .added, attachments: [], encoded: encoded)], event: .sharedAlarmCreated, actor: .user(actorID), at: now,
+            on: db)
         try NotificationOutbox.alarmChanged(alarm, created: true, actorID: actorID, at: now, on: db)
         return alarm
     }

@@ -43,6 +43,14 @@ public enum GroupStore {
         ("SELECT \(groupColumns()) FROM groups WHERE id = ?1 AND deleted_ms IS NULL", [.text(id)])
     }
 
+    /// The statement that locks the group's row until COMMIT (`SQLConnection.forUpdate`): what
+    /// serialises the `.concurrent` writes that count the group's rows (creating a shared alarm).
+    /// Taken after the account's lock (`AccountStore.accountLock`) when a write takes both, never
+    /// before it, so two such writes never wait for each other in a cycle.
+    static func groupLock(groupID: String, on db: any SQLConnection) -> (sql: String, bindings: [SQLValue]) {
+        ("SELECT 1 AS one FROM groups WHERE id = ?1" + db.forUpdate, [.text(groupID)])
+    }
+
     /// The statement `member(groupID:userID:)` runs.
     static func memberRead(groupID: String, userID: String) -> (sql: String, bindings: [SQLValue]) {
         ("SELECT \(memberColumns) FROM group_members WHERE group_id = ?1 AND user_id = ?2", [.text(groupID), .text(userID)])
