@@ -53,7 +53,7 @@ public struct PostgresError: StorageFailure {
     public var isStorageUnavailable: Bool {
         isUnavailable || isBusy || (sqlState?.hasPrefix("53") ?? false) || sqlState == "25006"
     }
-    /// SQLSTATE 55P03 `lock_not_available`: `FOR UPDATE NOWAIT` found the row locked.
+    /// SQLSTATE 55P03 `lock_not_available`: `FOR NO KEY UPDATE NOWAIT` found the row locked.
     public var isRowLockUnavailable: Bool { sqlState == "55P03" }
     /// SQLSTATE 40001 / 40P01: a serialization failure or deadlock; the transaction may be retried.
     public var isRetryable: Bool { sqlState == "40001" || sqlState == "40P01" }

@@ -27,9 +27,9 @@ public enum TransactionKind: Sendable {
 /// in different orders would deadlock — so it fails at once (`StorageFailure.isRowLockUnavailable`)
 /// and runs again first in the next transaction (`ConnectionQueues.write`).
 public enum RowLockWait: Sendable {
-    /// Wait for the lock (`FOR UPDATE`).
+    /// Wait for the lock (`FOR NO KEY UPDATE`).
     case wait
-    /// Fail at once when another transaction holds it (`FOR UPDATE NOWAIT`).
+    /// Fail at once when another transaction holds it (`FOR NO KEY UPDATE NOWAIT`).
     case fail
 }
 
@@ -143,11 +143,17 @@ extension SQLConnection {
     /// `scalar` without parameters.
     public func scalar(_ sql: String) throws -> SQLValue { try scalar(sql, []) }
     /// The clause that locks the rows a `SELECT` reads until COMMIT, for a `.concurrent` write that
-    /// decides on them (PostgreSQL ` FOR UPDATE` or ` FOR UPDATE NOWAIT` by `rowLockWait`; empty on
+    /// decides on them (PostgreSQL ` FOR NO KEY UPDATE`, or with ` NOWAIT` by `rowLockWait`; empty on
     /// SQLite, whose writer lock already excludes every other writer). Append it to the statement.
+    /// Two writes taking it on one row run one after the other, as with `FOR UPDATE`; but it leaves
+    /// alone the `FOR KEY SHARE` a foreign-key check takes on the row it references, so another write
+    /// that inserts a row pointing at a locked one (a delivery for a user whose profile is being
+    /// changed) neither waits for it nor — inside a group commit, where a wait may close a cycle
+    /// between two instances' batches — deadlocks with it. Concurrent writes never delete the rows
+    /// they lock nor change their keys (only `.immediate` writes do), which is all `FOR UPDATE` adds.
     public var forUpdate: String {
         guard dialect == .postgres else { return "" }
-        return rowLockWait == .wait ? " FOR UPDATE" : " FOR UPDATE NOWAIT"
+        return rowLockWait == .wait ? " FOR NO KEY UPDATE" : " FOR NO KEY UPDATE NOWAIT"
     }
     /// The clause that takes rows of the table aliased `alias` that no other transaction holds and
     /// locks them until COMMIT, passing over the held ones (PostgreSQL ` FOR UPDATE OF alias SKIP

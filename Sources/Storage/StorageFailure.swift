@@ -24,7 +24,7 @@ public protocol StorageFailure: Error, Sendable, CustomStringConvertible {
 }
 
 extension StorageFailure {
-    /// False: only an engine with row locks (PostgreSQL's `FOR UPDATE NOWAIT`) reports it.
+    /// False: only an engine with row locks (PostgreSQL's `FOR NO KEY UPDATE NOWAIT`) reports it.
     public var isRowLockUnavailable: Bool { false }
 }
 

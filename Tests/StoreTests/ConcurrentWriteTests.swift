@@ -28,6 +28,47 @@ struct ConcurrentWriteTests {
 
     @Test(
         """
+        PostgreSQL: a concurrent write's row lock does not hold off another write that inserts a row pointing at \
+        the locked one (its foreign-key check), and still holds off a second locker
+        """,
+        .enabled(if: TestBackend.available.contains(.postgres)), .timeLimit(.minutes(5)))
+    func rowLockLeavesForeignKeyChecksAlone() async throws {
+        let database = try PostgresDatabase(url: try PostgresServer.freshDatabaseURL(), options: PostgresConfiguration(readerCount: 1))
+        defer { database.close() }
+        let migrations =
+            Self.itemMigrations + [Migration(name: "0002_notes", sql: "CREATE TABLE note (k TEXT NOT NULL REFERENCES item(k), text TEXT)")]
+        _ = try MigrationRunner.migrate(database, migrations: migrations, nowMilliseconds: 1)
+        try database.writeSync { try $0.run("INSERT INTO item (k, n) VALUES ('a', 0)") }
+        let other = try openAnotherHandle(database)
+        defer { other.close() }
+
+        let held = try await HeldWrite(on: database) { db in try Self.increment("a", on: db) }
+        // A lock wait would be a hang: `lock_timeout` turns it into an error (`FOR UPDATE` made one here).
+        try await blocking {
+            try other.writeSync(.concurrent) { db in
+                try db.run("SET LOCAL lock_timeout = '30s'")
+                try db.run("INSERT INTO note (k, text) VALUES ('a', 'while a is locked')")
+            }
+        }
+        // A second locker of the row still fails at once with NOWAIT: the lock still excludes writers.
+        let refused = try await blocking { () -> Bool in
+            do {
+                try other.writeSync(.concurrent) { db in
+                    db.rowLockWait = .fail
+                    _ = try Self.increment("a", on: db)
+                }
+                return false
+            } catch let failure as any StorageFailure where failure.isRowLockUnavailable {
+                return true
+            }
+        }
+        #expect(refused, "the row stays locked against another write that locks it")
+        #expect(try await held.commit() == 1)
+        #expect(try database.readSync { try $0.scalar("SELECT COUNT(*) FROM note") } == .integer(1))
+    }
+
+    @Test(
+        """
         PostgreSQL: in a group commit, a write whose row another instance holds leaves the batch without failing; \
         the writes before it commit at once, it waits first in the next transaction and sees the holder's commit
         """,
