@@ -2,7 +2,8 @@
 # Where PostgreSQL spends a write (issue 35): `pg_stat_statements` over SECONDS of `PATCH /v1/me`
 # (WRITE=alarm: a personal alarm's edit; WRITE=shared: a shared alarm's; Benchmarks/lib.sh write_lua) from one instance connected directly, per statement: calls, total and per-call execution time
 # (lock waits included: `pg_advisory_xact_lock` shows how long transactions queued for the
-# change-log append lock), rows — and the writes, transactions and statements per write.
+# change-log append lock), rows — and the writes, transactions and statements per write; then the
+# tables written most, with how many of their updates were heap-only (HOT: no index entry written).
 #
 #   Benchmarks/statements.sh [SECONDS] [WRITERS]                         (defaults 10 64)
 #   CHRONIR_SERVER=/work/bench/chronir-server-base ARGS="--database-writers 0" Benchmarks/statements.sh
@@ -50,3 +51,9 @@ psql_do "$pg_url" -c "
     FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
     WHERE d.datname = 'bench'
     ORDER BY total_exec_time DESC LIMIT 20"
+# Updates that stayed on their page without touching an index (HOT) leave no index entries to write.
+echo
+psql_do "postgresql://chronir@127.0.0.1:$pg_port/bench?sslmode=disable" -c "
+    SELECT relname AS table, n_tup_ins AS inserts, n_tup_upd AS updates, n_tup_hot_upd AS hot_updates,
+        pg_relation_size(relid) / 8192 AS pages
+    FROM pg_stat_user_tables WHERE n_tup_upd + n_tup_ins > 0 ORDER BY n_tup_upd + n_tup_ins DESC LIMIT 6"
