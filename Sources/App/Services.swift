@@ -228,7 +228,7 @@ public struct Services: Sendable {
     /// SHA-256 of the request's session token: a bearer token first (apps); else the web client's
     /// session cookie, whose writes must pass the CSRF check before anything else is looked at
     /// (SessionCookie). Nil when there is none or it is malformed.
-    private func sessionTokenHash(_ request: Request) throws -> [UInt8]? {
+    func sessionTokenHash(_ request: Request) throws -> [UInt8]? {
         let cookie = request.bearerToken == nil ? try SessionCookie.token(in: request, secure: SessionCookie.secure(config)) : nil
         guard let token = request.bearerToken ?? cookie, let tokenHash = TokenHashing.hash(token: token) else { return nil }
         if cookie != nil { try SessionCookie.checkCSRF(request, config: config) }

@@ -69,6 +69,44 @@ struct SessionInWriteTests {
         #expect(await rename(h, token, to: "Lost").status == 401, "and stays refused, now by the read first")
     }
 
+    @Test(
+        """
+        a device registered and removed with a seen session: the device carries that session; revoked elsewhere, \
+        both are refused 401 (a malformed body too) and the devices stay as they were
+        """
+    )
+    func devicesRevokedElsewhere() async throws {
+        let h = try AppHarness()
+        let (token, id) = try await h.register("ana@example.com")
+        #expect(await rename(h, token, to: "Seen").status == 200)
+        func body(_ byte: String) -> String { #"{"platform":"ios","provider":"apns","token":"\#(String(repeating: byte, count: 32))"}"# }
+        try await h.expect(201, .put, "/v1/me/devices/phone", json: body("ab"), token: token)
+        try await h.expect(201, .put, "/v1/me/devices/pad", json: body("cd"), token: token)
+        try await h.expect(204, .delete, "/v1/me/devices/pad", token: token)
+        try await h.expect(404, .delete, "/v1/me/devices/pad", token: token)
+        let hash = try tokenHash(token)
+        let devices = { () throws -> [String] in
+            try h.database.readSync { db in
+                try db.query(
+                    "SELECT device_id, session_hash FROM devices WHERE user_id = ?1 ORDER BY device_id", [.text(id)]
+                ).map { "\($0.string("device_id") ?? "") \($0.blob("session_hash") == hash)" }
+            }
+        }
+        #expect(try devices() == ["phone true"], "the device remembers the session that registered it")
+        let now = h.clock.nowMilliseconds()
+        try await h.database.write { db in
+            try db.run("UPDATE sessions SET revoked_ms = ?2 WHERE token_hash = ?1", [.blob(hash), .integer(now)])
+        }
+        for reply in [
+            await h.send(.put, "/v1/me/devices/tablet", json: body("ef"), token: token),
+            await h.send(.put, "/v1/me/devices/tablet", json: #"{"platform":"ios"}"#, token: token),
+            await h.send(.delete, "/v1/me/devices/phone", token: token),
+        ] {
+            #expect(reply.status == 401 && reply.errorName == "AUTH_REQUIRED", "\(reply.status) \(reply.text)")
+        }
+        #expect(try devices() == ["phone true"])
+    }
+
     @Test("a seen session whose account was suspended without its sessions revoked: 403, nothing kept")
     func suspendedElsewhere() async throws {
         let h = try AppHarness()

@@ -90,25 +90,40 @@ enum NotificationRoutes {
         return JSONBody.response(VAPIDPublicKey(publicKey: key))
     }
 
+    /// What a registration writes, checked before the write.
+    struct Registration: Sendable {
+        var deviceID: String
+        var platform: Device.Platform
+        var provider: Device.Provider
+        var address: Device.Address
+        var appVersion: String?
+        var locale: String?
+        /// The signing-in session's token hash: the device goes when that session is revoked.
+        var sessionHash: [UInt8]?
+    }
+
     /// 201 with the device when it is new to the account, 200 when it replaced the one of that id.
+    /// The session is read inside the write (`Services.writeAsUser`): 401 before the body's 422.
     static func put(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let principal = try await services.authenticate(request)
-        let deviceID = try DeviceRules.validateDeviceID(try request.parameter("device_id"))
-        let body = try JSONBody.decode(DeviceBody.self, from: request)
-        guard DeviceRules.allows(body.platform, body.provider) else {
-            throw DomainError.invalidField(
-                field: "provider",
-                message: "provider \(body.provider.rawValue) does not reach platform \(body.platform.rawValue)")
-        }
-        let address = try DeviceRules.address(provider: body.provider, token: body.token, subscription: body.subscription)
-        let appVersion = try DeviceRules.label(body.appVersion, field: "app_version", maxBytes: DeviceRules.maxAppVersionBytes)
-        let locale = try DeviceRules.label(body.locale, field: "locale", maxBytes: DeviceRules.maxLocaleBytes)
-        let now = services.clock.nowMilliseconds()
-        let userID = principal.user.id
-        let (device, outcome) = try await services.database.write { db in
+        let (device, outcome) = try await services.writeAsUser(request) { _ in
+            let deviceID = try DeviceRules.validateDeviceID(try request.parameter("device_id"))
+            let body = try JSONBody.decode(DeviceBody.self, from: request)
+            guard DeviceRules.allows(body.platform, body.provider) else {
+                throw DomainError.invalidField(
+                    field: "provider",
+                    message: "provider \(body.provider.rawValue) does not reach platform \(body.platform.rawValue)")
+            }
+            return Registration(
+                deviceID: deviceID, platform: body.platform, provider: body.provider,
+                address: try DeviceRules.address(provider: body.provider, token: body.token, subscription: body.subscription),
+                appVersion: try DeviceRules.label(body.appVersion, field: "app_version", maxBytes: DeviceRules.maxAppVersionBytes),
+                locale: try DeviceRules.label(body.locale, field: "locale", maxBytes: DeviceRules.maxLocaleBytes),
+                sessionHash: try services.sessionTokenHash(request))
+        } write: { registration, userID, now, db in
             try DeviceStore.register(
-                userID: userID, deviceID: deviceID, platform: body.platform, provider: body.provider, address: address,
-                appVersion: appVersion, locale: locale, sessionHash: principal.tokenHash, at: now, on: db)
+                userID: userID, deviceID: registration.deviceID, platform: registration.platform, provider: registration.provider,
+                address: registration.address, appVersion: registration.appVersion, locale: registration.locale,
+                sessionHash: registration.sessionHash, at: now, on: db)
         }
         return JSONBody.response(device, status: outcome == .created ? .created : .ok)
     }
@@ -121,9 +136,9 @@ enum NotificationRoutes {
 
     /// 204; 404 when the account has no device of that id.
     static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let deviceID = try request.parameter("device_id")
-        let deleted = try await services.database.write { db in
+        let deleted = try await services.writeAsUser(request) { _ in
+            try request.parameter("device_id")
+        } write: { deviceID, userID, _, db in
             try DeviceStore.delete(userID: userID, deviceID: deviceID, on: db)
         }
         guard deleted else { throw DomainError.notFound("device") }
