@@ -71,12 +71,12 @@ struct SessionInWriteTests {
 
     @Test(
         """
-        a device registered and removed with a seen session: the device carries that session; revoked elsewhere, \
-        both are refused 401 (a malformed body too) and the devices stay as they were
+        a device registered and removed, a group's notifications switched, with a seen session: the device carries \
+        that session; revoked elsewhere, each is refused 401 inside its write (a malformed body too), nothing changed
         """
     )
     func devicesRevokedElsewhere() async throws {
-        let h = try AppHarness()
+        let h = try AppHarness(defaultTier: .premium)
         let (token, id) = try await h.register("ana@example.com")
         #expect(await rename(h, token, to: "Seen").status == 200)
         func body(_ byte: String) -> String { #"{"platform":"ios","provider":"apns","token":"\#(String(repeating: byte, count: 32))"}"# }
@@ -93,18 +93,27 @@ struct SessionInWriteTests {
             }
         }
         #expect(try devices() == ["phone true"], "the device remembers the session that registered it")
+        let groupID = try await h.createGroup(token: token)
+        let changes = { () throws -> SQLValue in try h.database.readSync { try $0.scalar("SELECT COUNT(*) FROM change_log") } }
+        let before = try changes()
         let now = h.clock.nowMilliseconds()
         try await h.database.write { db in
             try db.run("UPDATE sessions SET revoked_ms = ?2 WHERE token_hash = ?1", [.blob(hash), .integer(now)])
         }
-        for reply in [
-            await h.send(.put, "/v1/me/devices/tablet", json: body("ef"), token: token),
-            await h.send(.put, "/v1/me/devices/tablet", json: #"{"platform":"ios"}"#, token: token),
-            await h.send(.delete, "/v1/me/devices/phone", token: token),
-        ] {
-            #expect(reply.status == 401 && reply.errorName == "AUTH_REQUIRED", "\(reply.status) \(reply.text)")
+        let attempts: [(HTTPMethod, String, String?)] = [
+            (.put, "/v1/me/devices/tablet", body("ef")),
+            (.put, "/v1/me/devices/tablet", #"{"platform":"ios"}"#),
+            (.delete, "/v1/me/devices/phone", nil),
+            (.patch, "/v1/groups/\(groupID)/membership", #"{"notification_enabled":false}"#),
+        ]
+        for (method, path, json) in attempts {
+            // Remembered again before each, so every attempt is checked inside its write, not by a read first.
+            h.app.services.sessionOwners.record(hash, owner: id)
+            let reply = await h.send(method, path, json: json, token: token)
+            #expect(reply.status == 401 && reply.errorName == "AUTH_REQUIRED", "\(method) \(path): \(reply.status) \(reply.text)")
         }
         #expect(try devices() == ["phone true"])
+        #expect(try changes() == before, "no member_settings_changed")
     }
 
     @Test("a seen session whose account was suspended without its sessions revoked: 403, nothing kept")

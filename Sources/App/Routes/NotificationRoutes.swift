@@ -146,15 +146,12 @@ enum NotificationRoutes {
     }
 
     /// The caller's own membership settings → 200 with their member document; 404 when they are not
-    /// an active member.
+    /// an active member. The session is read inside the write (`Services.writeAsUser`).
     static func membership(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let userID = try await services.authenticate(request).user.id
-        let groupID = try request.parameter("id")
-        let body = try JSONBody.decode(MembershipBody.self, from: request)
-        let now = services.clock.nowMilliseconds()
-        let member = try await services.database.write { db in
-            try GroupStore.setNotifications(
-                groupID: groupID, userID: userID, enabled: body.notificationEnabled, at: now, on: db)
+        let member = try await services.writeAsUser(request) { _ in
+            (groupID: try request.parameter("id"), enabled: try JSONBody.decode(MembershipBody.self, from: request).notificationEnabled)
+        } write: { input, userID, now, db in
+            try GroupStore.setNotifications(groupID: input.groupID, userID: userID, enabled: input.enabled, at: now, on: db)
         }
         return JSONBody.response(member)
     }
