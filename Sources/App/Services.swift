@@ -143,14 +143,14 @@ public struct Services: Sendable {
     /// round trip and no storage-queue hop of its own), and the write is undone and refused unless the
     /// session still holds and names the same account. A token not seen yet is read first, as
     /// `authenticate` reads it. `prepare` gets `now`, the instant the request is checked and written
-    /// at; `write` gets `prepare`'s answer, the user's id and `now`.
+    /// at; `write` gets `prepare`'s answer, the caller (the account and its session's token hash) and `now`.
     ///
     /// `needs`: the tier the write is for (`requireTier`), checked as `authenticate` then `requireTier`
     /// would — 403 TIER_REQUIRED after 401/403 and before `prepare`'s errors and the write's; inside
     /// the write from the same session read, the write undone when the tier falls short.
     func writeAsUser<Input: Sendable, T: Sendable>(
         _ request: Request, _ kind: TransactionKind = .immediate, needs: TierNeed? = nil, prepare: (_ now: Int64) throws -> Input,
-        write: @escaping @Sendable (_ input: Input, _ userID: String, _ now: Int64, any SQLConnection) throws -> T
+        write: @escaping @Sendable (_ input: Input, _ caller: SessionCaller, _ now: Int64, any SQLConnection) throws -> T
     ) async throws -> T {
         guard let tokenHash = try sessionTokenHash(request) else { throw DomainError.authenticationRequired }
         guard let userID = sessionOwners.owner(of: tokenHash) else {
@@ -158,7 +158,8 @@ public struct Services: Sendable {
             if let needs { try await requireTier(user, needs.tier, needs.what) }
             let now = clock.nowMilliseconds()
             let input = try prepare(now)
-            return try await database.write(kind) { db in try write(input, user.id, now, db) }
+            let caller = SessionCaller(userID: user.id, tokenHash: tokenHash)
+            return try await database.write(kind) { db in try write(input, caller, now, db) }
         }
         let now = clock.nowMilliseconds()
         let input: Input
@@ -188,7 +189,7 @@ public struct Services: Sendable {
                 }
                 let value: T
                 do {
-                    value = try write(input, userID, now, db)
+                    value = try write(input, SessionCaller(userID: userID, tokenHash: tokenHash), now, db)
                 } catch {
                     // The write's own error is the answer only where the session holds (and where the
                     // session's read failed too: nothing better is known).
@@ -214,6 +215,13 @@ public struct Services: Sendable {
         guard lookup.user.status == .active else { throw SessionRefused(error: .accountSuspended) }
     }
 
+    /// Whom a `writeAsUser` write is for: the signed-in account and the hash of the session token the
+    /// request carried (what a device registered by that session is tied to).
+    struct SessionCaller: Sendable {
+        let userID: String
+        let tokenHash: [UInt8]
+    }
+
     /// The tier a write is for, and what the 403 TIER_REQUIRED names (`writeAsUser`, `requireTier`).
     struct TierNeed: Sendable {
         let tier: Tier
@@ -228,7 +236,7 @@ public struct Services: Sendable {
     /// SHA-256 of the request's session token: a bearer token first (apps); else the web client's
     /// session cookie, whose writes must pass the CSRF check before anything else is looked at
     /// (SessionCookie). Nil when there is none or it is malformed.
-    func sessionTokenHash(_ request: Request) throws -> [UInt8]? {
+    private func sessionTokenHash(_ request: Request) throws -> [UInt8]? {
         let cookie = request.bearerToken == nil ? try SessionCookie.token(in: request, secure: SessionCookie.secure(config)) : nil
         guard let token = request.bearerToken ?? cookie, let tokenHash = TokenHashing.hash(token: token) else { return nil }
         if cookie != nil { try SessionCookie.checkCSRF(request, config: config) }

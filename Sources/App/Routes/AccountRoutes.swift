@@ -195,9 +195,9 @@ enum AccountRoutes {
         let document = try await services.writeAsUser(request, .concurrent) { _ in
             let patch = try JSONBody.decode(ProfilePatch.self, from: request)
             return (change: try profileChange(patch), version: patch.version)
-        } write: { patch, userID, now, db in
+        } write: { patch, caller, now, db in
             try AccountStore.updateProfile(
-                userID: userID, change: patch.change, expectedVersion: patch.version, actor: .user(userID), at: now, on: db
+                userID: caller.userID, change: patch.change, expectedVersion: patch.version, actor: .user(caller.userID), at: now, on: db
             ).document
         }
         return JSONBody.response(encoded: document)

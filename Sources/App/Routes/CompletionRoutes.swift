@@ -36,9 +36,9 @@ enum CompletionRoutes {
                 groupID: try request.parameter("id"), alarmID: try request.parameter("aid"),
                 completionID: try request.parameter("completion_id")
             )
-        } write: { path, userID, now, db in
+        } write: { path, caller, now, db in
             let done = try CompletionStore.withdraw(
-                groupID: path.groupID, alarmID: path.alarmID, completionID: path.completionID, userID: userID, at: now, on: db)
+                groupID: path.groupID, alarmID: path.alarmID, completionID: path.completionID, userID: caller.userID, at: now, on: db)
             let completion = try AttachmentStore.attaching(
                 done.completion, to: .sharedCompletion(groupID: path.groupID, completionID: path.completionID), on: db)
             return Recorded(completion: completion, alarm: try SharedAlarmView.reading(done.alarm, at: now, on: db))
@@ -58,9 +58,9 @@ enum CompletionRoutes {
                 status: body.status, method: body.completionMethod ?? (body.status == .skipped ? .skipped : .onTime),
                 snoozeCount: snoozes, note: note, scheduledAt: body.scheduledAt?.milliseconds)
             return (groupID: try request.parameter("id"), alarmID: try request.parameter("aid"), answer: answer)
-        } write: { input, userID, now, db in
+        } write: { input, caller, now, db in
             let recorded = try CompletionStore.record(
-                groupID: input.groupID, alarmID: input.alarmID, userID: userID, answer: input.answer, at: now, on: db)
+                groupID: input.groupID, alarmID: input.alarmID, userID: caller.userID, answer: input.answer, at: now, on: db)
             return (
                 Recorded(
                     completion: WithAttachments(recorded.completion, attachments: recorded.completionAttachments),

@@ -98,8 +98,6 @@ enum NotificationRoutes {
         var address: Device.Address
         var appVersion: String?
         var locale: String?
-        /// The signing-in session's token hash: the device goes when that session is revoked.
-        var sessionHash: [UInt8]?
     }
 
     /// 201 with the device when it is new to the account, 200 when it replaced the one of that id.
@@ -117,13 +115,12 @@ enum NotificationRoutes {
                 deviceID: deviceID, platform: body.platform, provider: body.provider,
                 address: try DeviceRules.address(provider: body.provider, token: body.token, subscription: body.subscription),
                 appVersion: try DeviceRules.label(body.appVersion, field: "app_version", maxBytes: DeviceRules.maxAppVersionBytes),
-                locale: try DeviceRules.label(body.locale, field: "locale", maxBytes: DeviceRules.maxLocaleBytes),
-                sessionHash: try services.sessionTokenHash(request))
-        } write: { registration, userID, now, db in
+                locale: try DeviceRules.label(body.locale, field: "locale", maxBytes: DeviceRules.maxLocaleBytes))
+        } write: { registration, caller, now, db in
             try DeviceStore.register(
-                userID: userID, deviceID: registration.deviceID, platform: registration.platform, provider: registration.provider,
+                userID: caller.userID, deviceID: registration.deviceID, platform: registration.platform, provider: registration.provider,
                 address: registration.address, appVersion: registration.appVersion, locale: registration.locale,
-                sessionHash: registration.sessionHash, at: now, on: db)
+                sessionHash: caller.tokenHash, at: now, on: db)
         }
         return JSONBody.response(device, status: outcome == .created ? .created : .ok)
     }
@@ -138,8 +135,8 @@ enum NotificationRoutes {
     static func delete(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let deleted = try await services.writeAsUser(request) { _ in
             try request.parameter("device_id")
-        } write: { deviceID, userID, _, db in
-            try DeviceStore.delete(userID: userID, deviceID: deviceID, on: db)
+        } write: { deviceID, caller, _, db in
+            try DeviceStore.delete(userID: caller.userID, deviceID: deviceID, on: db)
         }
         guard deleted else { throw DomainError.notFound("device") }
         return HTTPResponse(status: .noContent)
@@ -150,8 +147,8 @@ enum NotificationRoutes {
     static func membership(_ request: Request, _ services: Services) async throws -> HTTPResponse {
         let member = try await services.writeAsUser(request) { _ in
             (groupID: try request.parameter("id"), enabled: try JSONBody.decode(MembershipBody.self, from: request).notificationEnabled)
-        } write: { input, userID, now, db in
-            try GroupStore.setNotifications(groupID: input.groupID, userID: userID, enabled: input.enabled, at: now, on: db)
+        } write: { input, caller, now, db in
+            try GroupStore.setNotifications(groupID: input.groupID, userID: caller.userID, enabled: input.enabled, at: now, on: db)
         }
         return JSONBody.response(member)
     }

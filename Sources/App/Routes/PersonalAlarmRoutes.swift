@@ -174,8 +174,8 @@ enum PersonalAlarmRoutes {
         // concurrent writer connections) and one account's one after the other.
         return try await services.writeAsUser(request, .concurrent, needs: needs) { now in
             (alarmID: try PersonalAlarmRules.alarmID(try request.parameter("alarm_id")), input: try prepare(now))
-        } write: { target, userID, now, db in
-            try write(target.input, userID, target.alarmID, now, db)
+        } write: { target, caller, now, db in
+            try write(target.input, caller.userID, target.alarmID, now, db)
         }
     }
 

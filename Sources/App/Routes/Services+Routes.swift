@@ -25,8 +25,8 @@ extension Services {
         write: @escaping @Sendable (_ input: Input, _ userID: String, _ groupID: String, _ now: Int64, any SQLConnection) throws -> T
     ) async throws -> T {
         try await writeAsUser(request, kind, prepare: { now in (groupID: try request.parameter("id"), input: try prepare(now)) }) {
-            path, userID, now, db in
-            try write(path.input, userID, path.groupID, now, db)
+            path, caller, now, db in
+            try write(path.input, caller.userID, path.groupID, now, db)
         }
     }
 

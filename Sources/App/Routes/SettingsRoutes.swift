@@ -41,8 +41,8 @@ enum SettingsRoutes {
         // row is locked first (`UserSettingsStore.update`).
         let settings = try await services.writeAsUser(request, .concurrent) { _ in
             try JSONBody.decode(SettingsPatch.self, from: request).version
-        } write: { version, userID, now, db in
-            try UserSettingsStore.update(userID: userID, expectedVersion: version, at: now, on: db) { settings in
+        } write: { version, caller, now, db in
+            try UserSettingsStore.update(userID: caller.userID, expectedVersion: version, at: now, on: db) { settings in
                 do {
                     settings = try UserSettingsRules.validate(settings.applying(patchJSON: patchJSON))
                 } catch let error as DecodingError {

@@ -7,8 +7,9 @@ public import Storage
 /// share one copy of these rules.
 public enum AccountStore {
     /// The statement that locks the account's `users` row until COMMIT (`SQLConnection.forUpdate`):
-    /// what serialises the `.concurrent` writes of one account's own data (personal sync, settings).
-    /// Send it before the reads the write decides on, in the same round trip (`queryEach`).
+    /// what serialises the `.concurrent` writes of one account's own data (personal sync, settings) and
+    /// its shared alarm creations (whose rate window counts that account's). Send it before the reads
+    /// the write decides on, in the same round trip (`queryEach`).
     static func accountLock(userID: String, on db: any SQLConnection) -> (sql: String, bindings: [SQLValue]) {
         ("SELECT 1 AS one FROM users WHERE id = ?1" + db.forUpdate, [.text(userID)])
     }
