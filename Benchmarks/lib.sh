@@ -117,7 +117,9 @@ profile_report() {  # profile_report PERF_DATA TEXT: the flat report (self time 
 # WRITE=me (default): `PATCH /v1/me {"display_name": …}`; WRITE=alarm: `PATCH /v1/me/alarms/{id}
 # {"title": …}`, the token's own personal alarm (seeded with `seed_chronir … --personal-alarm`);
 # WRITE=shared: `PATCH /v1/groups/{id}/alarms/{aid} {"title": …}`, the shared alarm in the token's own
-# group (`--shared-alarm`: TOKENS_FILE's directory holds their paths, `shared_alarms`).
+# group (`--shared-alarm`: TOKENS_FILE's directory holds their paths, `shared_alarms`); WRITE=device:
+# `PUT /v1/me/devices/phone`, an iPhone's APNs token of the account's own (what every app start
+# sends; the first of each account creates it, 201).
 write_seed() {  # write_seed: the seed_chronir flag WRITE needs (none for WRITE=me)
     case "${WRITE:-me}" in
     alarm) echo --personal-alarm ;;
@@ -128,6 +130,7 @@ write_what() {  # write_what: the request WRITE measures, for the reports
     case "${WRITE:-me}" in
     alarm) echo "PATCH /v1/me/alarms/{id}" ;;
     shared) echo "PATCH /v1/groups/{id}/alarms/{aid}" ;;
+    device) echo "PUT /v1/me/devices/{id}" ;;
     *) echo "PATCH /v1/me" ;;
     esac
 }
@@ -138,6 +141,7 @@ write_lua() {  # write_lua TOKENS_FILE > script
     if [ "${WRITE:-me}" = shared ]; then sed 's/.*/"&",/' "$(dirname "$1")/shared_alarms" | tr -d '\n'; fi
     printf '}\n'
     printf 'local alarm = %s\n' "$([ "${WRITE:-me}" = alarm ] && echo true || echo false)"
+    printf 'local device = %s\n' "$([ "${WRITE:-me}" = device ] && echo true || echo false)"
     cat <<'LUA'
 local threads = 0
 setup = function(thread)
@@ -152,6 +156,10 @@ request = function()
     if #paths > 0 then
         return wrk.format("PATCH", paths[index], headers, '{"title":"Filter ' .. counter .. '"}')
     end
+    if device then
+        return wrk.format("PUT", "/v1/me/devices/phone", headers,
+            string.format('{"platform":"ios","provider":"apns","token":"%064x","app_version":"%d"}', index, counter))
+    end
     if alarm then
         return wrk.format("PATCH", string.format("/v1/me/alarms/00000000-0000-0000-0000-%012x", index), headers,
             '{"title":"Rent ' .. counter .. '"}')
@@ -159,7 +167,7 @@ request = function()
     return wrk.format("PATCH", "/v1/me", headers, '{"display_name":"writer ' .. counter .. '"}')
 end
 response = function(status, headers, body)
-    if status ~= 200 then io.stderr:write("status " .. status .. ": " .. body .. "\n") end
+    if status ~= 200 and not (device and status == 201) then io.stderr:write("status " .. status .. ": " .. body .. "\n") end
 end
 LUA
 }

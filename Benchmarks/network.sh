@@ -18,7 +18,7 @@
 #            round trip);
 #   proxy2   two instances through the proxy at once.
 # Each phase: one `wrk -t2 -c16 -d SECONDS` per instance of `PATCH /v1/me {"display_name": …}`
-# (WRITE=alarm: a personal alarm's edit; WRITE=shared: a shared alarm's) rotating over the WRITERS tokens (Benchmarks/lib.sh
+# (WRITE=alarm: a personal alarm's edit; WRITE=shared: a shared alarm's; WRITE=device: a device's registration) rotating over the WRITERS tokens (Benchmarks/lib.sh
 # write_lua); writes/s summed over the instances, p50/p99 the higher of the instances'. Then, unless
 # SUBS=0, cross-instance delivery with both instances through the proxy: SUBS (1000) accounts in one group with a socket each on instance B, the group renamed through A
 # (delivery_phase in Benchmarks/lib.sh: LATENCY_RUNS (100) mutations one at a time, then SECONDS with 4

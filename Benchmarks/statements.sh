@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Where PostgreSQL spends a write (issue 35): `pg_stat_statements` over SECONDS of `PATCH /v1/me`
-# (WRITE=alarm: a personal alarm's edit; WRITE=shared: a shared alarm's; Benchmarks/lib.sh write_lua) from one instance connected directly, per statement: calls, total and per-call execution time
+# (WRITE=alarm: a personal alarm's edit; WRITE=shared: a shared alarm's; WRITE=device: a device's registration; Benchmarks/lib.sh write_lua) from one instance connected directly, per statement: calls, total and per-call execution time
 # (lock waits included: `pg_advisory_xact_lock` shows how long transactions queued for the
 # change-log append lock), rows — and the writes, transactions and statements per write; then the
 # tables written most, with how many of their updates were heap-only (HOT: no index entry written).

@@ -2,7 +2,8 @@
 # Writes/s and write latency through HTTP: `PATCH /v1/me {"display_name": …}` with wrk, at
 # `--durability normal` and `full`, alternating in one run (issue 23). WRITE=alarm: each account
 # edits a personal alarm of its own instead (`PATCH /v1/me/alarms/{id}`, Benchmarks/lib.sh);
-# WRITE=shared: the shared alarm of a group of its own (`PATCH /v1/groups/{id}/alarms/{aid}`).
+# WRITE=shared: the shared alarm of a group of its own (`PATCH /v1/groups/{id}/alarms/{aid}`);
+# WRITE=device: its phone's registration (`PUT /v1/me/devices/phone`).
 #
 #   Benchmarks/writes.sh [SECONDS] [WRITERS] [CONNECTIONS]        (defaults 10 64 16)
 #   RUNS=3 CHRONIR_SERVER=… BASELINE_SERVER=… PROFILE_DIR=… Benchmarks/writes.sh

@@ -82,6 +82,10 @@ public final class PostgresConnection: SQLConnection {
     public var transactionMemo: [String: [SQLValue]] = [:]
     /// See `SQLConnection.rowLockWait`: `.wait` at each BEGIN.
     public var rowLockWait = RowLockWait.wait
+    /// See `SQLConnection.writesAlone`: inside an `.immediate` transaction (the writer lock exclusive).
+    public var writesAlone: Bool { transactionDepth > 0 && transactionKind == .immediate }
+    /// The kind of the open top-level transaction.
+    private var transactionKind = TransactionKind.deferred
     /// Statements held back until the next one whose result is needed (see the type's comment).
     private var queued: [QueuedStatement] = []
     /// Statements held back until COMMIT (`sendAtCommit`), in order.
@@ -302,6 +306,7 @@ public final class PostgresConnection: SQLConnection {
                     sql: "SELECT pg_advisory_xact_lock_shared($1)", bindings: [.integer(Self.writerLockKey)], control: false))
         }
         rowLockWait = .wait
+        transactionKind = kind
         let preamble = queued.count
         beginQueued = true
         transactionDepth = 1

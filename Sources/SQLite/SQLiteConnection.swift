@@ -52,6 +52,8 @@ public final class SQLiteConnection: SQLConnection {
     /// See `SQLConnection.rowLockWait`: SQLite locks no rows (its writer lock excludes every other
     /// writer), so it is only kept.
     public var rowLockWait = RowLockWait.wait
+    /// See `SQLConnection.writesAlone`: SQLite has one writer at a time.
+    public var writesAlone: Bool { true }
 
     /// At once: SQLite's writer holds its lock from BEGIN, so nothing can come between this and
     /// COMMIT that a later moment would order differently.

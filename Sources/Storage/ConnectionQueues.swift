@@ -119,7 +119,8 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
     /// its own group commits, so several transactions of this instance wait on the network at once),
     /// else for the writer like the rest. A batch holds writes of one kind. In a concurrent batch every write after the first locks rows
     /// without waiting (`RowLockWait.fail`); one that finds a row locked is not failed: the batch
-    /// commits without it and it runs first in the next transaction, where it may wait.
+    /// commits without it and it runs first in the next transaction, where it may wait. One that throws
+    /// `StorageError.exclusiveWriteNeeded` (`SQLConnection.writesAlone`) runs again as `.immediate`.
     public func write<T: Sendable>(
         _ kind: TransactionKind = .immediate, _ body: @escaping @Sendable (any SQLConnection) throws -> T
     ) async throws -> T {
@@ -150,7 +151,8 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
     /// resumes the caller once the transaction committed; `fail` resumes it with an error.
     private struct PendingWrite: Sendable {
         let queued: UInt64
-        let kind: TransactionKind
+        /// `.immediate` or `.concurrent`; a concurrent write that needs to run alone becomes immediate.
+        var kind: TransactionKind
         let run: @Sendable (any SQLConnection) throws -> @Sendable () -> Void
         let fail: @Sendable (any Error) -> Void
     }
@@ -196,7 +198,15 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
         }
         if let failed {
             let retried = failed.index > 0 && failed.error.storageFailure?.isRowLockUnavailable == true
-            if !retried { batch[failed.index].fail(failed.error) }
+            if failed.error as? StorageError == .exclusiveWriteNeeded, kind == .concurrent {
+                // Again as `.immediate`, first in the writer's queue; it changed nothing (`writesAlone`).
+                var alone = batch[failed.index]
+                alone.kind = .immediate
+                writerLane.pending.withLock { $0.insert(alone, at: 0) }
+                writerLane.schedule { lane, slot in self.commitPendingWrites(lane, on: slot) }
+            } else if !retried {
+                batch[failed.index].fail(failed.error)
+            }
             let rest = batch[(retried ? failed.index : failed.index + 1)...]
             if !rest.isEmpty {
                 lane.pending.withLock { $0.insert(contentsOf: rest, at: 0) }
@@ -253,8 +263,18 @@ public final class ConnectionQueues<C: SQLConnection>: Sendable {
 
     /// Blocking `write`: runs body on the writer queue in one transaction of `kind` (`.immediate` or
     /// `.concurrent`, as in `write`) of its own, and waits.
+    /// A `.concurrent` body that throws `StorageError.exclusiveWriteNeeded` runs again as `.immediate`.
     public func writeSync<T>(_ kind: TransactionKind = .immediate, _ body: (any SQLConnection) throws -> T) throws -> T {
         precondition(kind == .immediate || kind == .concurrent, "a write is .immediate or .concurrent")
+        do {
+            return try writeSyncOnce(kind, body)
+        } catch StorageError.exclusiveWriteNeeded where kind == .concurrent {
+            return try writeSyncOnce(.immediate, body)
+        }
+    }
+
+    /// `writeSync` without the second run.
+    private func writeSyncOnce<T>(_ kind: TransactionKind, _ body: (any SQLConnection) throws -> T) throws -> T {
         let observer = observer
         let queued = observer == nil ? 0 : uptimeNanoseconds()
         let result = try withWriter { connection in

@@ -123,6 +123,12 @@ public protocol SQLConnection: AnyObject, SendableMetatype {
     /// group commit (`RowLockWait`); `.wait` outside them. SQLite ignores it (one writer at a time).
     var rowLockWait: RowLockWait { get set }
 
+    /// True when no other write runs beside the current one: always on SQLite (one writer), and on
+    /// PostgreSQL inside an `.immediate` transaction (the writer lock held exclusively). A `.concurrent`
+    /// write that finds it must do what only such a write may (delete rows another transaction may be
+    /// pointing at) throws `StorageError.exclusiveWriteNeeded` when this is false.
+    var writesAlone: Bool { get }
+
     /// Runs `body` in one transaction of `kind`: COMMIT when it returns, ROLLBACK and rethrow when it
     /// (or COMMIT) throws. Called inside an open transaction, it uses a SAVEPOINT instead: an error
     /// undoes the savepoint only and the outer transaction goes on.
@@ -162,6 +168,26 @@ extension SQLConnection {
     /// `rowLockWait` says. Append it to the statement.
     public func forUpdateSkipLocked(of alias: String) -> String {
         dialect == .postgres ? " FOR UPDATE OF \(alias) SKIP LOCKED" : ""
+    }
+    /// A statement that takes a lock on `key` until COMMIT, for `.concurrent` writes that must run one
+    /// after the other for something no row stands for yet (two registrations of one push address):
+    /// PostgreSQL's transaction-scoped advisory lock in the two-integer key space (apart from the
+    /// writer and append locks' one-integer keys), waiting or — by `rowLockWait`, as `forUpdate` —
+    /// answering at once; SQLite takes nothing (its writer lock already excludes every other writer).
+    /// Send it like `forUpdate`'s statement, before the reads it guards, and pass its rows to
+    /// `requireKeyLock`.
+    public func keyLock(space: Int32, key: Int32) -> (sql: String, bindings: [SQLValue]) {
+        guard dialect == .postgres else { return ("SELECT 1 AS held", []) }
+        let bindings: [SQLValue] = [.integer(Int64(space)), .integer(Int64(key))]
+        return rowLockWait == .wait
+            ? ("SELECT 1 AS held FROM (SELECT pg_advisory_xact_lock(?1::int4, ?2::int4)) AS waited", bindings)
+            : ("SELECT CASE WHEN pg_try_advisory_xact_lock(?1::int4, ?2::int4) THEN 1 ELSE 0 END AS held", bindings)
+    }
+    /// Throws `StorageError.rowLockUnavailable` unless `keyLock`'s rows say the lock is held (it was
+    /// asked for without waiting and another transaction holds it): the write runs again, first in the
+    /// next transaction, as when `forUpdate`'s `NOWAIT` finds a row taken.
+    public func requireKeyLock(_ rows: [Row]) throws {
+        guard rows.first?.int("held") == 1 else { throw StorageError.rowLockUnavailable }
     }
     /// `transaction` of kind `.immediate`.
     @discardableResult

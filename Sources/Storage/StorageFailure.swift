@@ -37,12 +37,26 @@ extension Error {
 public enum StorageError: StorageFailure, Equatable {
     /// The database was closed (shutdown); nothing ran.
     case closed
+    /// A lock asked for without waiting (`SQLConnection.keyLock`) was held by another transaction:
+    /// the writer queue runs the write again, first in the next transaction.
+    case rowLockUnavailable
+    /// A `.concurrent` write found it must do what only an `.immediate` one may
+    /// (`SQLConnection.writesAlone`), having changed nothing: the writer queue runs it again as
+    /// `.immediate` (so its body runs twice).
+    case exclusiveWriteNeeded
 
-    public var message: String { "database is closed" }
+    public var message: String {
+        switch self {
+        case .closed: "database is closed"
+        case .rowLockUnavailable: "a lock asked for without waiting is held by another transaction"
+        case .exclusiveWriteNeeded: "a concurrent write needs to run alone"
+        }
+    }
     public var isConstraintViolation: Bool { false }
     public var raisedRule: String? { nil }
     public var isUniqueViolation: Bool { false }
     public var isBusy: Bool { false }
-    public var isStorageUnavailable: Bool { true }
+    public var isStorageUnavailable: Bool { self == .closed }
+    public var isRowLockUnavailable: Bool { self == .rowLockUnavailable }
     public var description: String { message }
 }

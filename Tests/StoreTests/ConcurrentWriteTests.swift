@@ -112,6 +112,85 @@ struct ConcurrentWriteTests {
         #expect(try await tasks[3].value == 1)
     }
 
+    @Test(
+        """
+        PostgreSQL: in a group commit, a write that finds it must run alone leaves the batch having changed \
+        nothing; the writes around it commit, it runs again as .immediate
+        """,
+        .enabled(if: TestBackend.available.contains(.postgres)), .timeLimit(.minutes(5)))
+    func writeThatMustRunAloneRunsAgainAsImmediate() async throws {
+        let database = try PostgresDatabase(
+            url: try PostgresServer.freshDatabaseURL(), options: PostgresConfiguration(readerCount: 1, concurrentWriterCount: 1))
+        defer { database.close() }
+        _ = try MigrationRunner.migrate(database, migrations: Self.itemMigrations, nowMilliseconds: 1)
+        try await database.write { db in
+            for key in ["gate", "a", "alone", "c"] { try db.run("INSERT INTO item VALUES (?1, 0)", [.text(key)]) }
+        }
+        let gate = try Holder(database, row: "gate")
+        try await blocking { gate.holding.wait() }
+        let first = Task { try await database.write(.concurrent) { try Self.increment("gate", on: $0) } }
+        #expect(await eventually { database.queuedWrites == 0 })
+        // Each run of the middle write: whether it ran alone.
+        let runs = Mutex<[Bool]>([])
+        let writes = [
+            Task { try await database.write(.concurrent) { try Self.increment("a", on: $0) } },
+            Task {
+                try await database.write(.concurrent) { db in
+                    let n = try Self.increment("alone", on: db)
+                    runs.withLock { $0.append(db.writesAlone) }
+                    if !db.writesAlone { throw StorageError.exclusiveWriteNeeded }
+                    return n
+                }
+            },
+            Task { try await database.write(.concurrent) { try Self.increment("c", on: $0) } },
+        ]
+        #expect(await eventually { database.queuedWrites == 3 })
+        try await gate.commit()
+        #expect(try await first.value == 101)
+        for write in writes { #expect(try await write.value == 1, "each counter once: the undone run left nothing") }
+        #expect(runs.withLock { $0 } == [false, true])
+    }
+
+    @Test(
+        "PostgreSQL: a key lock asked for without waiting while another instance holds it fails at once; free once that commits",
+        .enabled(if: TestBackend.available.contains(.postgres)), .timeLimit(.minutes(5)))
+    func keyLockWithoutWaiting() async throws {
+        let database = try PostgresDatabase(url: try PostgresServer.freshDatabaseURL(), options: PostgresConfiguration(readerCount: 1))
+        defer { database.close() }
+        let other = try openAnotherHandle(database)
+        defer { other.close() }
+        /// Takes key 7 of space 1 (`rowLockWait` as given) and throws unless it is held.
+        @Sendable func lock(_ wait: RowLockWait) throws -> Bool {
+            try other.writeSync(.concurrent) { db in
+                db.rowLockWait = wait
+                let statement = db.keyLock(space: 1, key: 7)
+                try db.requireKeyLock(try db.query(statement.sql, statement.bindings))
+                return true
+            }
+        }
+        let held = try await HeldWrite(on: database) { db in
+            let statement = db.keyLock(space: 1, key: 7)
+            try db.requireKeyLock(try db.query(statement.sql, statement.bindings))
+        }
+        let refused = try await blocking { () -> Bool in
+            do { return !(try lock(.fail)) } catch let failure as any StorageFailure where failure.isRowLockUnavailable { return true }
+        }
+        #expect(refused)
+        // Another key is free meanwhile.
+        #expect(
+            try await blocking {
+                try other.writeSync(.concurrent) { db in
+                    db.rowLockWait = .fail
+                    let statement = db.keyLock(space: 1, key: 8)
+                    try db.requireKeyLock(try db.query(statement.sql, statement.bindings))
+                    return true
+                }
+            })
+        try await held.commit()
+        #expect(try await blocking { try lock(.fail) })
+        #expect(try await blocking { try lock(.wait) })
+    }
+
     /// Another instance that sets `row`'s counter to 100 and holds it (uncommitted) until `commit`.
     final class Holder: Sendable {
         let holding = DispatchSemaphore(value: 0)

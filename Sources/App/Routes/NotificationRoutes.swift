@@ -102,8 +102,10 @@ enum NotificationRoutes {
 
     /// 201 with the device when it is new to the account, 200 when it replaced the one of that id.
     /// The session is read inside the write (`Services.writeAsUser`): 401 before the body's 422.
+    /// `.concurrent`: `DeviceStore.register` locks the account's row and the address first, and runs
+    /// again as `.immediate` when it must move the address or drop a device.
     static func put(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        let (device, outcome) = try await services.writeAsUser(request) { _ in
+        let (device, outcome) = try await services.writeAsUser(request, .concurrent) { _ in
             let deviceID = try DeviceRules.validateDeviceID(try request.parameter("device_id"))
             let body = try JSONBody.decode(DeviceBody.self, from: request)
             guard DeviceRules.allows(body.platform, body.provider) else {

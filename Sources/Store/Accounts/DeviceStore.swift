@@ -1,4 +1,5 @@
 public import Domain
+import Hashing
 public import Storage
 
 /// SQL for devices (migration 0013; docs/notifications.md#devices). Every function runs inside the
@@ -19,42 +20,101 @@ public enum DeviceStore {
     /// - `created_ms` survives re-registration, `last_seen_ms` becomes `now`, `sessionHash` is the
     ///   session whose logout drops the device;
     /// - past `DeviceRules.maxDevicesPerUser`, the least recently seen devices are dropped.
+    ///
+    /// A `.concurrent` write: the account's row (its device ids and limit) and the address
+    /// (`SQLConnection.keyLock`: the next registration of it may find no row yet) are locked before
+    /// anything is read. What an app start sends — the same device again, or a new one with an
+    /// address nobody holds — runs beside other writes: it only inserts a row or updates its own
+    /// without touching its keys, which a delivery's foreign-key check on the row never waits for.
+    /// Moving an address, changing the device's address or dropping devices deletes or re-keys rows a
+    /// delivery being staged may point at: that throws `StorageError.exclusiveWriteNeeded`, having
+    /// changed nothing, unless the write runs alone (`SQLConnection.writesAlone`), and the writer
+    /// queue runs it again as `.immediate`.
     public static func register(
         userID: String, deviceID: String, platform: Device.Platform, provider: Device.Provider,
         address: Device.Address, appVersion: String?, locale: String?, sessionHash: [UInt8]?, at now: Int64,
         on db: any SQLConnection
     ) throws -> (Device, Outcome) {
-        try db.run(
-            "DELETE FROM devices WHERE provider = ?1 AND address = ?2 AND NOT (user_id = ?3 AND device_id = ?4)",
-            [.text(provider.rawValue), .text(address.key), .text(userID), .text(deviceID)])
-        let existing = try db.queryOne(
-            "SELECT created_ms FROM devices WHERE user_id = ?1 AND device_id = ?2", [.text(userID), .text(deviceID)])
+        let reads = try db.queryEach([
+            AccountStore.accountLock(userID: userID, on: db),
+            db.keyLock(space: addressLockSpace, key: addressLockKey(provider: provider, address: address.key)),
+            (
+                """
+                SELECT user_id, device_id, provider, address, created_ms FROM devices
+                WHERE user_id = ?1 OR (provider = ?2 AND address = ?3)
+                """,
+                [.text(userID), .text(provider.rawValue), .text(address.key)]
+            ),
+        ])
+        try db.requireKeyLock(reads[1])
+        let held = reads[2]
+        func isThisDevice(_ row: Row) -> Bool { row.string("user_id") == userID && row.string("device_id") == deviceID }
+        let existing = held.first(where: isThisDevice)
+        func holdsAddress(_ row: Row) -> Bool { row.string("provider") == provider.rawValue && row.string("address") == address.key }
+        let addressElsewhere = held.contains { !isThisDevice($0) && holdsAddress($0) }
+        let keepsAddress = existing.map(holdsAddress) ?? true
+        let accountDevices = held.filter { $0.string("user_id") == userID }.count + (existing == nil ? 1 : 0)
+        let alone = addressElsewhere || !keepsAddress || accountDevices > DeviceRules.maxDevicesPerUser
+        if alone, !db.writesAlone { throw StorageError.exclusiveWriteNeeded }
+
         var keys: (p256dh: String?, auth: String?) = (nil, nil)
         if case .webPush(let subscription) = address { keys = (subscription.p256dh, subscription.auth) }
-        try db.run(
-            """
-            INSERT INTO devices (user_id, device_id, platform, provider, address, p256dh, auth, app_version, locale,
-                session_hash, created_ms, last_seen_ms)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)
-            ON CONFLICT (user_id, device_id) DO UPDATE SET platform = ?3, provider = ?4, address = ?5, p256dh = ?6,
-                auth = ?7, app_version = ?8, locale = ?9, session_hash = ?10, last_seen_ms = ?11
-            """,
-            [
-                .text(userID), .text(deviceID), .text(platform.rawValue), .text(provider.rawValue), .text(address.key),
-                SQLValue(keys.p256dh), SQLValue(keys.auth), SQLValue(appVersion), SQLValue(locale),
-                SQLValue(sessionHash), .integer(now),
-            ])
-        let surplus = try db.query(
-            "SELECT device_id FROM devices WHERE user_id = ?1 ORDER BY last_seen_ms DESC, device_id DESC", [.text(userID)]
-        ).dropFirst(DeviceRules.maxDevicesPerUser)
-        for row in surplus {
-            try db.run("DELETE FROM devices WHERE user_id = ?1 AND device_id = ?2", [.text(userID), row["device_id"]])
+        if existing != nil, keepsAddress {
+            // Its keys (the account, the id, the provider and address) stay: a non-key update.
+            try db.run(
+                """
+                UPDATE devices SET platform = ?3, p256dh = ?4, auth = ?5, app_version = ?6, locale = ?7, session_hash = ?8,
+                    last_seen_ms = ?9
+                WHERE user_id = ?1 AND device_id = ?2
+                """,
+                [
+                    .text(userID), .text(deviceID), .text(platform.rawValue), SQLValue(keys.p256dh), SQLValue(keys.auth),
+                    SQLValue(appVersion), SQLValue(locale), SQLValue(sessionHash), .integer(now),
+                ])
+        } else {
+            if addressElsewhere {
+                try db.run(
+                    "DELETE FROM devices WHERE provider = ?1 AND address = ?2 AND NOT (user_id = ?3 AND device_id = ?4)",
+                    [.text(provider.rawValue), .text(address.key), .text(userID), .text(deviceID)])
+            }
+            try db.run(
+                """
+                INSERT INTO devices (user_id, device_id, platform, provider, address, p256dh, auth, app_version, locale,
+                    session_hash, created_ms, last_seen_ms)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)
+                ON CONFLICT (user_id, device_id) DO UPDATE SET platform = ?3, provider = ?4, address = ?5, p256dh = ?6,
+                    auth = ?7, app_version = ?8, locale = ?9, session_hash = ?10, last_seen_ms = ?11
+                """,
+                [
+                    .text(userID), .text(deviceID), .text(platform.rawValue), .text(provider.rawValue), .text(address.key),
+                    SQLValue(keys.p256dh), SQLValue(keys.auth), SQLValue(appVersion), SQLValue(locale),
+                    SQLValue(sessionHash), .integer(now),
+                ])
+        }
+        if alone {
+            let surplus = try db.query(
+                "SELECT device_id FROM devices WHERE user_id = ?1 ORDER BY last_seen_ms DESC, device_id DESC", [.text(userID)]
+            ).dropFirst(DeviceRules.maxDevicesPerUser)
+            for row in surplus {
+                try db.run("DELETE FROM devices WHERE user_id = ?1 AND device_id = ?2", [.text(userID), row["device_id"]])
+            }
         }
         let device = Device(
             deviceID: deviceID, platform: platform, provider: provider, address: address, appVersion: appVersion,
             locale: locale, createdAt: Timestamp(milliseconds: existing?.int("created_ms") ?? now),
             lastSeenAt: Timestamp(milliseconds: now))
         return (device, existing == nil ? .created : .updated)
+    }
+
+    /// `SQLConnection.keyLock`'s space for push addresses (ASCII "dev"): two registrations of one
+    /// address run one after the other.
+    static let addressLockSpace: Int32 = 0x64_65_76
+
+    /// The address's lock key within `addressLockSpace`: 32 bits of its SHA-256 (two addresses that
+    /// share them only wait for each other).
+    static func addressLockKey(provider: Device.Provider, address: String) -> Int32 {
+        let digest = SHA256.hash(Array("\(provider.rawValue) \(address)".utf8))
+        return Int32(bitPattern: UInt32(digest[0]) << 24 | UInt32(digest[1]) << 16 | UInt32(digest[2]) << 8 | UInt32(digest[3]))
     }
 
     /// The account's devices, most recently seen first.
