@@ -74,35 +74,18 @@ struct ConcurrentWriteTests {
         """,
         .enabled(if: TestBackend.available.contains(.postgres)), .timeLimit(.minutes(5)))
     func lockedRowWaitsForTheNextTransaction() async throws {
-        // One connection for concurrent writes, so the five below share its group commits.
-        let database = try PostgresDatabase(
-            url: try PostgresServer.freshDatabaseURL(), options: PostgresConfiguration(readerCount: 1, concurrentWriterCount: 1))
+        let database = try await Self.oneConcurrentWriter(items: ["gate", "a", "b", "held", "c"])
         defer { database.close() }
-        _ = try MigrationRunner.migrate(database, migrations: Self.itemMigrations, nowMilliseconds: 1)
-        try await database.write { db in
-            for key in ["gate", "a", "b", "held", "c"] { try db.run("INSERT INTO item VALUES (?1, 0)", [.text(key)]) }
-        }
-        // Two other instances hold "gate" and "held": each changed its row and has not committed yet.
-        let gate = try Holder(database, row: "gate")
+        // Another instance holds "held": it changed the row and has not committed yet.
         let held = try Holder(database, row: "held")
-        try await blocking { gate.holding.wait() }
         try await blocking { held.holding.wait() }
-        // The concurrent writer waits for "gate" while four writes queue behind it, in this order.
-        let first = Task { try await database.write(.concurrent) { try Self.increment("gate", on: $0) } }
-        #expect(
-            await eventually {
-                let waiting = try? database.readSync {
-                    try $0.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
-                }
-                return database.queuedWrites == 0 && waiting == .integer(1)
-            })
+        let gate = try await GatedWriter(database)
         var tasks: [Task<Int64, any Error>] = []
         for (index, key) in ["a", "b", "held", "c"].enumerated() {
             tasks.append(Task { try await database.write(.concurrent) { try Self.increment(key, on: $0) } })
             #expect(await eventually { database.queuedWrites == index + 1 })
         }
-        try await gate.commit()
-        #expect(try await first.value == 101)
+        try await gate.open()
         // "a" and "b" commit while "held" is still held: their batch did not wait for it.
         #expect(try await tasks[0].value == 1)
         #expect(try await tasks[1].value == 1)
@@ -119,36 +102,27 @@ struct ConcurrentWriteTests {
         """,
         .enabled(if: TestBackend.available.contains(.postgres)), .timeLimit(.minutes(5)))
     func writeThatMustRunAloneRunsAgainAsImmediate() async throws {
-        let database = try PostgresDatabase(
-            url: try PostgresServer.freshDatabaseURL(), options: PostgresConfiguration(readerCount: 1, concurrentWriterCount: 1))
+        let database = try await Self.oneConcurrentWriter(items: ["gate", "a", "alone", "c"])
         defer { database.close() }
-        _ = try MigrationRunner.migrate(database, migrations: Self.itemMigrations, nowMilliseconds: 1)
-        try await database.write { db in
-            for key in ["gate", "a", "alone", "c"] { try db.run("INSERT INTO item VALUES (?1, 0)", [.text(key)]) }
+        let gate = try await GatedWriter(database)
+        let runs = Runs()
+        var writes: [Task<Int64, any Error>] = []
+        for (index, key) in ["a", "alone", "c"].enumerated() {
+            writes.append(
+                Task {
+                    try await database.write(.concurrent) { db in
+                        let n = try Self.increment(key, on: db)
+                        guard key == "alone" else { return n }
+                        runs.alone.withLock { $0.append(db.writesAlone) }
+                        if !db.writesAlone { throw StorageError.exclusiveWriteNeeded }
+                        return n
+                    }
+                })
+            #expect(await eventually { database.queuedWrites == index + 1 })
         }
-        let gate = try Holder(database, row: "gate")
-        try await blocking { gate.holding.wait() }
-        let first = Task { try await database.write(.concurrent) { try Self.increment("gate", on: $0) } }
-        #expect(await eventually { database.queuedWrites == 0 })
-        // Each run of the middle write: whether it ran alone.
-        let runs = Mutex<[Bool]>([])
-        let writes = [
-            Task { try await database.write(.concurrent) { try Self.increment("a", on: $0) } },
-            Task {
-                try await database.write(.concurrent) { db in
-                    let n = try Self.increment("alone", on: db)
-                    runs.withLock { $0.append(db.writesAlone) }
-                    if !db.writesAlone { throw StorageError.exclusiveWriteNeeded }
-                    return n
-                }
-            },
-            Task { try await database.write(.concurrent) { try Self.increment("c", on: $0) } },
-        ]
-        #expect(await eventually { database.queuedWrites == 3 })
-        try await gate.commit()
-        #expect(try await first.value == 101)
+        try await gate.open()
         for write in writes { #expect(try await write.value == 1, "each counter once: the undone run left nothing") }
-        #expect(runs.withLock { $0 } == [false, true])
+        #expect(runs.alone.withLock { $0 } == [false, true])
     }
 
     @Test(
@@ -189,6 +163,51 @@ struct ConcurrentWriteTests {
         try await held.commit()
         #expect(try await blocking { try lock(.fail) })
         #expect(try await blocking { try lock(.wait) })
+    }
+
+    /// Each run of a write body: whether it ran alone (`SQLConnection.writesAlone`).
+    final class Runs: Sendable {
+        let alone = Mutex<[Bool]>([])
+    }
+
+    /// A fresh database with the items table holding `items` at 0 and one connection for concurrent
+    /// writes, so the writes queued while it waits share its next group commit.
+    static func oneConcurrentWriter(items: [String]) async throws -> PostgresDatabase {
+        let database = try PostgresDatabase(
+            url: try PostgresServer.freshDatabaseURL(), options: PostgresConfiguration(readerCount: 1, concurrentWriterCount: 1))
+        _ = try MigrationRunner.migrate(database, migrations: Self.itemMigrations, nowMilliseconds: 1)
+        try await database.write { db in
+            for key in items { try db.run("INSERT INTO item VALUES (?1, 0)", [.text(key)]) }
+        }
+        return database
+    }
+
+    /// The concurrent writer held at a gate: another instance holds item "gate", and a concurrent write
+    /// incrementing it waits for that row (`init` returns once it does), so writes queued meanwhile
+    /// wait behind it, in the order they were queued.
+    final class GatedWriter: Sendable {
+        private let holder: Holder
+        private let first: Task<Int64, any Error>
+
+        init(_ database: PostgresDatabase) async throws {
+            holder = try Holder(database, row: "gate")
+            try await blocking { [holder] in holder.holding.wait() }
+            first = Task { try await database.write(.concurrent) { try ConcurrentWriteTests.increment("gate", on: $0) } }
+            #expect(
+                await eventually {
+                    let waiting = try? database.readSync {
+                        try $0.scalar(
+                            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+                    }
+                    return database.queuedWrites == 0 && waiting == .integer(1)
+                })
+        }
+
+        /// Commits the holder; the gated write goes on and reads its commit.
+        func open() async throws {
+            try await holder.commit()
+            #expect(try await first.value == 101)
+        }
     }
 
     /// Another instance that sets `row`'s counter to 100 and holds it (uncommitted) until `commit`.
