@@ -256,14 +256,14 @@ public struct Services: Sendable {
         return lookup
     }
 
-    /// Slides the session's idle expiry (`SessionStore.touch`): bookkeeping in a write of its own,
-    /// never the request's (it carries no `Idempotency-Key` claim), and skipped when storage is
-    /// unavailable — a full or read-only disk must not turn reads into 503s; the next request after the
-    /// touch interval tries again.
+    /// Slides the session's idle expiry (`SessionStore.touch`): bookkeeping in a `.concurrent` write of
+    /// its own (the session's and the account's rows locked first), never the request's (it carries no
+    /// `Idempotency-Key` claim), and skipped when storage is unavailable — a full or read-only disk must
+    /// not turn reads into 503s; the next request after the touch interval tries again.
     private func touchSession(_ tokenHash: [UInt8], at now: Int64) async {
         do {
             try await IdempotencyKey.$current.withValue(nil) {
-                try await database.write { db in try SessionStore.touch(tokenHash: tokenHash, at: now, on: db) }
+                try await database.write(.concurrent) { db in try SessionStore.touch(tokenHash: tokenHash, at: now, on: db) }
             }
         } catch let error as any StorageFailure where error.isStorageUnavailable {
             logger.warning("session touch skipped: storage unavailable", metadata: ["error": "\(error)"])

@@ -195,6 +195,41 @@ struct SessionTests {
         for blocker in blockers { _ = try await blocker.value }
     }
 
+    @Test("a session's hourly touch is a concurrent write: it runs while another instance holds a concurrent write open (PostgreSQL)")
+    func touchRunsBesideConcurrentWrites() async throws {
+        let h = try AppHarness()
+        let (ana, anaID) = try await h.register("ana@example.com")
+        let (_, benID) = try await h.register("ben@example.com", name: "Ben")
+        // Another instance's write of Ben's, his row locked, not committed (on SQLite it would hold the
+        // one writer: nothing runs beside it there).
+        let other = try h.openAnotherHandle()
+        defer { other.close() }
+        let held =
+            h.database.dialect == .postgres
+            ? try await HeldWrite(on: other) { db in
+                _ = try db.query("SELECT 1 AS one FROM users WHERE id = ?1" + db.forUpdate, [.text(benID)])
+            } : nil
+        h.clock.advance(by: SessionStore.touchIntervalMilliseconds)
+        let now = h.clock.nowMilliseconds()
+        let me = Task { await h.send(.get, "/v1/me", token: ana) }
+        /// The session's and the account's rows as the touch leaves them.
+        @Sendable func touched() -> Bool {
+            let row = try? h.database.readSync { db in
+                try db.queryOne(
+                    """
+                    SELECT s.last_used_ms AS used, u.last_seen_ms AS seen FROM sessions s JOIN users u ON u.id = s.user_id
+                    WHERE u.id = ?1
+                    """, [.text(anaID)])
+            }
+            return row?.int("used") == now && row?.int("seen") == now
+        }
+        // An `.immediate` touch would wait for the held write (the writer lock is exclusive for it).
+        #expect(await eventually(touched), "touched while the other instance's write is open")
+        try await held?.commit()
+        let reply = await me.value
+        #expect(reply.status == 200 && reply.json["last_seen_at"] as? String == Timestamp(milliseconds: now).description)
+    }
+
     @Test("a revoked session's devices are dropped, as at logout")
     func revokedSessionDevices() async throws {
         let h = try AppHarness()

@@ -96,17 +96,24 @@ public enum SessionStore {
     /// Slides the idle expiry forward from `now`, and sets the account's `last_seen_ms` to `now` (the
     /// user document's `last_seen_at`): one write at most per `touchInterval` per session, never one
     /// per request. `last_seen_ms` only moves forward (another session may have touched later).
+    ///
+    /// A `.concurrent` write: the session's row and its account's are locked first, in one statement
+    /// (`SQLConnection.forUpdate`: a batch's later write that finds either taken runs again first in
+    /// the next transaction), so the two updates, sent with the COMMIT, never wait inside a batch.
     public static func touch(tokenHash: [UInt8], at now: Int64, on db: any SQLConnection) throws {
-        try db.run(
-            "UPDATE sessions SET last_used_ms = ?2, expires_ms = ?3 WHERE token_hash = ?1 AND revoked_ms IS NULL",
-            [.blob(tokenHash), .integer(now), .integer(now + idleLifetimeMilliseconds)])
-        try db.run(
+        let locked = try db.queryOne(
             """
-            UPDATE users SET last_seen_ms = ?2
-            WHERE id = (SELECT user_id FROM sessions WHERE token_hash = ?1 AND revoked_ms IS NULL)
-              AND (last_seen_ms IS NULL OR last_seen_ms < ?2)
-            """,
-            [.blob(tokenHash), .integer(now)])
+            SELECT s.user_id AS user_id FROM sessions s JOIN users u ON u.id = s.user_id
+            WHERE s.token_hash = ?1 AND s.revoked_ms IS NULL
+            """ + db.forUpdate,
+            [.blob(tokenHash)])
+        guard let userID = locked?.string("user_id") else { return }
+        try db.send(
+            "UPDATE sessions SET last_used_ms = ?2, expires_ms = ?3 WHERE token_hash = ?1",
+            [.blob(tokenHash), .integer(now), .integer(now + idleLifetimeMilliseconds)])
+        try db.send(
+            "UPDATE users SET last_seen_ms = ?2 WHERE id = ?1 AND (last_seen_ms IS NULL OR last_seen_ms < ?2)",
+            [.text(userID), .integer(now)])
     }
 }
 
