@@ -4,6 +4,7 @@ import Storage
 import Store
 import TestSupport
 import Testing
+import Wire
 
 @testable import App
 
@@ -41,6 +42,54 @@ struct ConcurrentAnswersTests {
             try db.scalar("SELECT COUNT(*) FROM shared_completions WHERE alarm_id = ?1", [.text(alarmID)])
         }
         #expect(stored == .integer(6))
+        let report = try await f.h.database.read { try ChangeLogChain.verify(on: $0) }
+        #expect(report.firstBroken == nil)
+    }
+
+    @Test("withdrawals racing the last answers on two instances: each alarm ends in one of the two orders, every version once")
+    func withdrawalRacingAnswers() async throws {
+        let f = try await SharedAlarmFixture.make(members: 3)
+        let (first, second, last) = (f.members[0], f.members[1], f.members[2])
+        var races: [(alarmID: String, completionID: String)] = []
+        for _ in 0..<4 {
+            let alarmID = try #require(try await f.createAlarm(rule: "all", assignees: f.members)["id"] as? String)
+            let answered = await f.answer(alarmID, by: first)
+            let completionID = try #require((answered.json["completion"] as? [String: Any])?["id"] as? String)
+            #expect(await f.answer(alarmID, by: second).status == 201)
+            races.append((alarmID, completionID))
+        }
+        let other = try f.h.openAnotherHandle()
+        defer { other.close() }
+        let (groupID, lastID, now) = (f.groupID, last.id, f.h.clock.nowMilliseconds())
+        // Per alarm at once: the first member takes the answer back (API), the last answers (another instance).
+        let outcomes = races.map { race in
+            Task { () -> (withdrawn: Int, answered: Bool) in
+                async let withdrawn = f.h.send(
+                    .delete, "\(f.g)/alarms/\(race.alarmID)/completions/\(race.completionID)", token: first.token)
+                let answer = CompletionStore.Answer(status: .completed, method: .onTime, snoozeCount: 0, note: nil, scheduledAt: nil)
+                let recorded = try await other.write(.concurrent) { db in
+                    try CompletionStore.record(groupID: groupID, alarmID: race.alarmID, userID: lastID, answer: answer, at: now, on: db)
+                }
+                return (await withdrawn.status, recorded.created)
+            }
+        }
+        for (race, outcome) in zip(races, outcomes) {
+            let (withdrawn, answered) = try await outcome.value
+            #expect(answered)
+            let after = try await f.alarm(race.alarmID)
+            let names = Set((after.occurrence["answered"] as? [[String: Any]])?.compactMap { $0["user_id"] as? String } ?? [])
+            if withdrawn == 200 {
+                // The withdrawal first: the occurrence stays open, answered by the other two.
+                #expect(after.occurrence["scheduled_at"] as? String == SharedAlarmFixture.firstFire)
+                #expect(names == [second.id, last.id], "\(after.occurrence)")
+            } else {
+                // The last answer first: all three answered, it closed and moved on; too late to take back.
+                #expect(withdrawn == 409)
+                #expect(after.occurrence["scheduled_at"] as? String == SharedAlarmFixture.secondFire, "\(after.occurrence)")
+            }
+            let versions = try await ConcurrentSharedAlarmTests.loggedVersions(race.alarmID, f.h)
+            #expect(versions == Array(1...(versions.count)), "every version of the alarm once, in order: \(versions)")
+        }
         let report = try await f.h.database.read { try ChangeLogChain.verify(on: $0) }
         #expect(report.firstBroken == nil)
     }

@@ -30,8 +30,9 @@ enum CompletionRoutes {
     /// `DELETE …/completions/{completion_id}`: 200 `{completion, alarm}` (also when it was already withdrawn);
     /// someone else's 403 CA007, unknown 404, too late or moved on 409 CA051.
     static func withdraw(_ request: Request, _ services: Services) async throws -> HTTPResponse {
-        // The session is read with the write (`Services.writeAsUser`).
-        let withdrawn = try await services.writeAsUser(request) { _ in
+        // The session is read with the write (`Services.writeAsUser`). Concurrent: `withdraw` locks the
+        // alarm's row first, as `record` does.
+        let withdrawn = try await services.writeAsUser(request, .concurrent) { _ in
             (
                 groupID: try request.parameter("id"), alarmID: try request.parameter("aid"),
                 completionID: try request.parameter("completion_id")

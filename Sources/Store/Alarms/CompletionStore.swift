@@ -142,11 +142,15 @@ public enum CompletionStore {
     /// rule (`SharedAlarm.withdraw`) reopens or keeps the occurrence, or refuses. Event
     /// `shared_completion_withdrawn`: the completion and the alarm (`modified`). A frozen group refuses
     /// at the alarm's write (its trigger). No notification: nobody is told twice about a tap.
+    ///
+    /// A `.concurrent` write, as `record`: the alarm's row is locked before anything is read
+    /// (`SharedAlarmStore.writeAccess`), so a withdrawal and the answers to the same alarm run one
+    /// after the other on every instance.
     public static func withdraw(
         groupID: String, alarmID: String, completionID: String, userID: String, at now: Int64, on db: any SQLConnection
     ) throws -> Withdrawn {
-        let (_, accessed) = try SharedAlarmStore.access(groupID: groupID, alarmID: alarmID, userID: userID, on: db)
-        var alarm = accessed
+        let read = try SharedAlarmStore.writeAccess(groupID: groupID, alarmID: alarmID, userID: userID, on: db)
+        guard var alarm = read.alarm else { throw DomainError.alarmNotFound }
         guard var completion = try completion(id: completionID, groupID: groupID, on: db), completion.alarmID == alarmID
         else { throw DomainError.notFound("completion") }
         guard completion.userID == userID else {
@@ -178,13 +182,16 @@ public enum CompletionStore {
         if case .integer(let ms) = previous { previousCompletedAt = Timestamp(milliseconds: ms) }
         try alarm.withdraw(
             completion, otherAnswers: others, previousCompletedAt: previousCompletedAt,
-            activeMembers: try SharedAlarmStore.activeMemberIDs(groupID: groupID, on: db), at: now)
+            activeMembers: read.members, at: now)
         try db.run(
             "UPDATE shared_completions SET withdrawn_ms = ?2 WHERE id = ?1", [.text(completionID), .integer(now)])
         completion.withdrawnAt = Timestamp(milliseconds: now)
-        try SharedAlarmStore.save(&alarm, at: now, on: db)
+        let encoded = try SharedAlarmStore.save(&alarm, at: now, on: db)
         try ChangeLog.append(
-            [try completionChange(completion, .modified, on: db), try SharedAlarmStore.alarmChange(alarm, .modified, on: db)],
+            [
+                try completionChange(completion, .modified, on: db),
+                SharedAlarmStore.alarmChange(alarm, .modified, attachments: read.attachments, encoded: encoded),
+            ],
             event: .sharedCompletionWithdrawn, actor: .user(userID), at: now, on: db)
         return Withdrawn(completion: completion, alarm: alarm, changed: true)
     }
